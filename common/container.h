@@ -1,0 +1,139 @@
+/* The np container: one format for recordings (.npr) and analyses (.npa).
+ *
+ *   file   = file-magic(8) version(u16le) kind(u16le) reserved(u32le)  [16 bytes]
+ *            chunk*
+ *   chunk  = header(24) payload(clen) trailer(4)
+ *   header = magic "NPCK"(4) type(u16) flags(u16) clen(u32) ulen(u32)
+ *            payload_crc32(u32) header_crc32(u32, over the 20 bytes before it)
+ *   payload= one zstd frame; decompressed it is a sequence of msgpack records
+ *   record = msgpack array [type(uint), version(uint), body(map)]
+ *   trailer= u32le total chunk length (24 + clen + 4), to walk backwards
+ *
+ * The first chunk of a file holds one NP_REC_HEADER record. docs/FORMAT.md is
+ * the normative description; this header is its C side.
+ */
+#ifndef NP_CONTAINER_H
+#define NP_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <msgpack.h>
+
+#define NP_FILE_MAGIC      "NPFILE\r\n"
+#define NP_FILE_MAGIC_LEN  8
+#define NP_FILE_HDR_LEN    16
+#define NP_FORMAT_VERSION  1
+#define NP_CHUNK_MAGIC     "NPCK"
+#define NP_CHUNK_HDR_LEN   24
+#define NP_CHUNK_TRL_LEN   4
+/* Readers refuse chunks claiming more than this: lengths are never trusted. */
+#define NP_CHUNK_MAX_ULEN  (256u << 20)
+#define NP_CHUNK_TYPE_MIXED 0   /* chunk holds records of several types */
+
+enum np_file_kind {
+	NP_KIND_RECORDING = 1,
+	NP_KIND_ANALYSIS  = 2,
+};
+
+/* ---- building records in memory ------------------------------------- */
+
+/* A record buffer collects msgpack records that will become one chunk. */
+struct np_recbuf {
+	msgpack_sbuffer sbuf;
+	msgpack_packer  pk;
+	uint32_t        nrecords;
+	int             type;      /* -1 empty, record type if uniform, else MIXED */
+};
+
+void np_recbuf_init(struct np_recbuf *rb);
+void np_recbuf_reset(struct np_recbuf *rb);
+void np_recbuf_free(struct np_recbuf *rb);
+/* Starts a record: packs [type, version, and the caller packs ONE map body
+ * next with the returned packer. */
+msgpack_packer *np_recbuf_begin(struct np_recbuf *rb, uint16_t type, uint16_t version);
+static inline bool np_recbuf_empty(const struct np_recbuf *rb) { return rb->nrecords == 0; }
+
+/* A finished chunk in memory (header + zstd payload + trailer). */
+struct np_chunk {
+	uint8_t *data;
+	size_t   len;
+	uint16_t type;
+	uint32_t ulen;
+};
+/* Compresses rb into a complete chunk. 0 or -errno. Does not reset rb. */
+int  np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level);
+void np_chunk_free(struct np_chunk *c);
+
+/* ---- writer ----------------------------------------------------------- */
+
+struct np_writer;
+
+struct np_writer_opts {
+	int  zstd_level;   /* 0 = default (3) */
+	bool fsync_each;   /* fsync after every chunk (durability over speed) */
+};
+
+/* Creates path with mode 0600 (O_EXCL unless truncate) and writes the file
+ * magic. Returns 0 or -errno. */
+int  np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kind,
+		    const struct np_writer_opts *opts);
+/* Adopts an open fd (e.g. stdout); the writer closes it. */
+int  np_writer_fdopen(struct np_writer **w, int fd, enum np_file_kind kind,
+		      const struct np_writer_opts *opts);
+/* Builds a chunk from rb, writes and flushes it, resets rb. On a write error
+ * (ENOSPC, EIO) the file is truncated back to the last complete chunk so it
+ * stays valid, and -errno is returned; the writer is then unusable. */
+int  np_writer_commit(struct np_writer *w, struct np_recbuf *rb);
+/* Writes an already built chunk (flight recorder ring, rotation). */
+int  np_writer_write_chunk(struct np_writer *w, const struct np_chunk *c);
+int  np_writer_fsync(struct np_writer *w);
+uint64_t np_writer_bytes(const struct np_writer *w);    /* bytes in the file */
+uint64_t np_writer_chunks(const struct np_writer *w);
+int  np_writer_fd(const struct np_writer *w);
+/* Flushes and closes; returns the first error seen, 0 if none. Frees w. */
+int  np_writer_close(struct np_writer *w);
+
+/* ---- reader ----------------------------------------------------------- */
+
+struct np_reader;
+
+struct np_record {
+	uint16_t type;
+	uint16_t version;
+	const msgpack_object *body;   /* a map; valid until the next np_reader_next */
+	uint64_t chunk_index;         /* 0-based index of good chunks */
+	uint64_t file_offset;         /* offset of the chunk holding the record */
+};
+
+struct np_reader_stats {
+	uint64_t chunks_ok;
+	uint64_t chunks_bad;          /* checksum / decompression / msgpack errors */
+	uint64_t bytes_skipped;       /* garbage or damaged bytes passed over */
+	uint64_t records;
+	uint64_t records_bad;         /* undecodable records inside a good chunk */
+	bool     truncated;           /* file ends inside a chunk */
+	uint64_t last_good_offset;    /* end offset of the last good chunk */
+	bool     bad_file_header;
+};
+
+/* Called once per problem; msg has no trailing newline. NULL = silent. */
+typedef void (*np_warn_fn)(void *ctx, const char *msg);
+
+/* Opens path (mmap). Returns 0 or -errno; a file whose 16-byte header is
+ * damaged is still opened (stats.bad_file_header) and scanned for chunks. */
+int  np_reader_open(struct np_reader **r, const char *path, np_warn_fn warn, void *ctx);
+/* Reads from memory (fuzzing, tests); data must outlive the reader. */
+int  np_reader_open_mem(struct np_reader **r, const void *data, size_t len,
+			np_warn_fn warn, void *ctx);
+/* 1 = rec filled, 0 = end of file. Never fails on content: damage is
+ * skipped, counted and reported through warn. */
+int  np_reader_next(struct np_reader *r, struct np_record *rec);
+enum np_file_kind np_reader_kind(const struct np_reader *r);   /* 0 if unknown */
+const struct np_reader_stats *np_reader_stats(const struct np_reader *r);
+const char *np_reader_path(const struct np_reader *r);
+void np_reader_close(struct np_reader *r);
+
+uint32_t np_crc32(const void *data, size_t len);
+
+#endif

@@ -1,0 +1,71 @@
+/* nprec configuration: every command-line option of every recorder family,
+ * parsed once in record/cli.c and read by the families. */
+#ifndef NP_REC_CONFIG_H
+#define NP_REC_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#define REC_MAX_IFACES   16
+#define REC_MAX_FILTERS  16
+
+struct rec_addr {             /* --host ADDR (v4 stored as v4-mapped v6) */
+	struct in6_addr addr;
+};
+
+struct rec_config {
+	/* output (issue 3, 5) */
+	const char *output;           /* -o FILE ("-" = stdout) */
+	uint64_t duration_ns;         /* -d DURATION, 0 = until signal */
+	uint64_t interval_ns;         /* -I INTERVAL, default 1 s */
+	bool quiet, verbose;          /* -q, -v */
+	bool fsync;                   /* --fsync */
+	int  zstd_level;              /* --zstd-level, default 3 */
+	uint64_t max_size;            /* --max-size SIZE, 0 = none */
+	uint64_t rotate_size;         /* --rotate SIZE[,COUNT] */
+	unsigned rotate_count;        /*   0 = keep all */
+	uint64_t flight_seconds_ns;   /* --flight-recorder SECONDS (ns) */
+	uint64_t flight_bytes;        /* --flight-recorder SIZE */
+	const char *trigger_on[8];    /* --trigger-on EXPR (repeatable) */
+	unsigned ntrigger_on;
+	double max_cpu_pct;           /* --max-cpu PCT, 0 = no limit */
+
+	/* filters, applied in the kernel (issue 3) */
+	char ifaces[REC_MAX_IFACES][16]; unsigned nifaces;     /* -i IFACE */
+	uint16_t ports[REC_MAX_FILTERS]; unsigned nports;      /* --port P */
+	struct rec_addr hosts[REC_MAX_FILTERS]; unsigned nhosts; /* --host ADDR */
+	uint32_t pids[REC_MAX_FILTERS]; unsigned npids;        /* --pid PID */
+	const char *cgroup_path;      /* --cgroup PATH */
+	uint64_t cgroup_id;           /*   resolved id, 0 = no filter */
+	const char *netns;            /* --netns NAME|PATH */
+	uint64_t netns_ino;           /*   resolved inode, 0 = no filter */
+	int netns_fd;                 /*   open fd of that netns, -1 if none */
+
+	/* families (issue 3) */
+	unsigned sample_hz;           /* --sample-hz N, NET_RX stack sampling, default 1000, 0 off */
+	bool redact_paths;            /* --redact-paths */
+	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
+
+	/* packet paths, host stack, clock sync (issue 4) */
+	bool pktpath;                 /* --packets: packet-path tracing on */
+	uint32_t sample_n;            /* --sample 1/N (1 = all) */
+	uint32_t per_flow_cap;        /* --per-flow-cap N events/s per flow, 0 = none */
+	bool active_ids;              /* --active-ids */
+	const char *cgroup_root;      /*   cgroup for sock_ops (default /sys/fs/cgroup) */
+	const char *profile_baseline; /* --profile-baseline FILE */
+	const char *baseline;         /* --baseline FILE */
+	double scale_x;               /* --scale X (perfmon eq. 1), default 1.5 */
+	double ewma_alpha;            /* --ewma-alpha A, default 0.125 */
+	unsigned alert_window_t;      /* --alert-window T, default 10 */
+	uint16_t sync_listen_port;    /* --sync-listen PORT */
+	const char *sync_peers[8]; unsigned nsync_peers;  /* --sync-peer HOST:PORT */
+	int64_t test_clock_shift_ns;  /* --test-clock-shift NS (test only) */
+
+	/* the whole command line, for the header */
+	int argc; char **argv;
+};
+
+void rec_config_defaults(struct rec_config *c);
+
+#endif

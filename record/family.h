@@ -1,0 +1,61 @@
+/* A recorder family: one BPF object (bpf/NAME.bpf.c + bpf/NAME.h) and its user
+ * side (record/NAME.c). nprec's main loop opens every family, drains their
+ * ring buffers every tick (~20 ms) and asks each for its records at the end
+ * of every snapshot interval. A family that cannot load or attach reports
+ * why through rec_probe() and stays off; that never aborts the recording
+ * unless the family is required by an explicit option. */
+#ifndef NP_REC_FAMILY_H
+#define NP_REC_FAMILY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "config.h"
+#include "container.h"
+
+struct rec_ctx;
+
+struct rec_family {
+	const char *name;
+	/* Load and attach. Return 0 (possibly with some probes skipped), a
+	 * positive value meaning "family off, not an error", or -errno for a
+	 * fatal error (err filled). */
+	int  (*open)(struct rec_ctx *ctx, void **state, char *err, size_t errlen);
+	/* Consume ring buffers; called every tick and before snapshot. */
+	int  (*drain)(void *state);
+	/* Append this interval's records (aggregates read with deltas, batched
+	 * events) to rb. t0/t1: the interval, mono ns (already shifted). */
+	int  (*snapshot)(void *state, struct rec_ctx *ctx, struct np_recbuf *rb,
+			 uint64_t t0, uint64_t t1);
+	/* Lost events since open, for the progress line and LOST records. */
+	uint64_t (*lost)(void *state);
+	/* Events seen since open (for events/s). */
+	uint64_t (*events)(void *state);
+	void (*close)(void *state);
+};
+
+/* Probe status list, written into the header (and a PROBES record when it
+ * changes later). */
+enum rec_probe_state { REC_PROBE_ATTACHED = 1, REC_PROBE_SKIPPED = 2, REC_PROBE_FAILED = 3 };
+void rec_probe(struct rec_ctx *ctx, const char *family, const char *probe,
+	       enum rec_probe_state st, const char *reason);
+
+struct rec_ctx {
+	struct rec_config *cfg;
+	/* filled by nprec.c */
+	uint64_t start_mono_ns;
+	int64_t  shift_ns;          /* cfg->test_clock_shift_ns: add to every stored ts */
+	/* probe list */
+	struct rec_probe_entry {
+		char family[24], probe[64], reason[160];
+		enum rec_probe_state st;
+	} *probes;
+	unsigned nprobes, probes_cap;
+	bool probes_changed;
+	/* shared state families may publish for each other */
+	void *shared[8];
+};
+
+/* Families are listed in record/families.c (one line each). */
+extern const struct rec_family *const rec_families[];
+
+#endif

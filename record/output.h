@@ -1,0 +1,32 @@
+/* Where finished chunks go: a plain file, a size-bounded file, a rotated set
+ * of files, or the flight-recorder ring that is dumped on a trigger. Every
+ * file produced starts with the same header record. Owned by the incident
+ * features (issue 5); nprec.c only calls this API. */
+#ifndef NP_REC_OUTPUT_H
+#define NP_REC_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "config.h"
+#include "container.h"
+
+struct rec_output;
+
+/* header: the HEADER record buffer, re-written at the start of every file. */
+int  rec_output_open(struct rec_output **o, const struct rec_config *cfg,
+		     const struct np_recbuf *header, char *err, size_t errlen);
+/* Takes one interval's records (one or more chunks are produced) and resets rb.
+ * Returns 0, 1 when --max-size was reached (stop cleanly), or -errno when
+ * recording must stop (disk full: the file stays valid; err says what was kept). */
+int  rec_output_interval(struct rec_output *o, struct np_recbuf *rb, uint64_t t_mono,
+			 char *err, size_t errlen);
+/* Flight recorder: write the ring out as a recording now. why = trigger text. */
+int  rec_output_dump(struct rec_output *o, const char *why, uint64_t t_mono,
+		     char *err, size_t errlen);
+/* SIGHUP: close and reopen the output path. */
+int  rec_output_reopen(struct rec_output *o, char *err, size_t errlen);
+uint64_t rec_output_bytes(const struct rec_output *o);   /* all bytes written */
+/* Writes the final chunk (rb: END record) and closes. */
+int  rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err, size_t errlen);
+
+#endif

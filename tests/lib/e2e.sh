@@ -1,0 +1,89 @@
+# Shared helpers for end-to-end tests (source it). Every test script:
+#   . "$(dirname "$0")/../lib/e2e.sh"; e2e_init NAME
+#   ... ns_add PREFIX-a; check "what" test-expression...; e2e_finish
+# Namespaces and background processes registered here are removed on exit,
+# also when the test fails or is interrupted.
+set -u
+E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NP_BUILD=${NP_BUILD:-$E2E_ROOT/build}
+NPREC=$NP_BUILD/nprec
+NPANALYZE=$NP_BUILD/npanalyze
+NPREPORT=$NP_BUILD/npreport
+E2E_PASS=0
+E2E_FAIL=0
+E2E_NS=()
+E2E_PIDS=()
+E2E_LINKS=()
+
+e2e_cleanup() {
+	local p ns l
+	for p in "${E2E_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	sleep 0.2
+	for p in "${E2E_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for ns in "${E2E_NS[@]}"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	for l in "${E2E_LINKS[@]}"; do ip link del "$l" 2>/dev/null; done
+	[ -n "${E2E_TMP:-}" ] && [ -z "${E2E_KEEP:-}" ] && rm -rf "$E2E_TMP"
+}
+
+e2e_init() {
+	E2E_NAME=$1
+	E2E_TMP=$(mktemp -d "/tmp/np-e2e-$1.XXXXXX")
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT TERM
+	echo "== e2e $E2E_NAME (tmp $E2E_TMP)" >&2
+}
+
+# e2e_skip REASON: the whole test cannot run here (prints 0 passed, 0 failed).
+e2e_skip() {
+	echo "SKIP $E2E_NAME: $*" >&2
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+}
+
+e2e_need_root() { [ "$(id -u)" -eq 0 ] || e2e_skip "needs root"; }
+
+# ns_add NAME: a fresh network namespace with loopback up.
+ns_add() {
+	ip netns del "$1" 2>/dev/null
+	ip netns add "$1" || return 1
+	E2E_NS+=("$1")
+	ip -n "$1" link set lo up
+}
+
+# veth_pair NS1 IF1 ADDR1/PFX NS2 IF2 ADDR2/PFX
+veth_pair() {
+	ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" || return 1
+	ip -n "$1" addr add "$3" dev "$2"
+	ip -n "$4" addr add "$6" dev "$5"
+	ip -n "$1" link set "$2" up
+	ip -n "$4" link set "$5" up
+}
+
+# bg CMD...: run in background, killed at exit. Sets BG_PID.
+bg() { "$@" & BG_PID=$!; E2E_PIDS+=("$BG_PID"); }
+
+# check DESCRIPTION CMD...: run CMD; pass if it exits 0.
+check() {
+	local d=$1; shift
+	if "$@"; then
+		E2E_PASS=$((E2E_PASS + 1)); echo "  ok   $d" >&2
+	else
+		E2E_FAIL=$((E2E_FAIL + 1)); echo "  FAIL $d" >&2
+	fi
+}
+
+# within A B PCT: |A-B| <= PCT% of |B| (numbers may be floats)
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN{d=a-b; if(d<0)d=-d; m=b<0?-b:b; exit !(d<=m*p/100.0)}'; }
+# ge A B / le A B / gt A B / lt A B for floats
+ge() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a>=b)}'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a<=b)}'; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a>b)}'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a<b)}'; }
+
+e2e_finish() {
+	echo "$E2E_PASS passed, $E2E_FAIL failed"
+	[ "$E2E_FAIL" -eq 0 ]
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# make test: unit tests (plain, then ASan+UBSan), a short fuzz run, the
+# end-to-end tests (root), and one closing "N passed, N failed" line.
+cd "$(dirname "$0")/.."
+tp=0; tf=0
+run() {
+	local out line p f
+	out=$("$@" | tee /dev/stderr | tail -1)
+	line=$(echo "$out" | grep -E '[0-9]+ passed, [0-9]+ failed')
+	p=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); p=${p:-0}
+	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-1}
+	tp=$((tp + p)); tf=$((tf + f))
+}
+run make --no-print-directory unit
+run make --no-print-directory unit-asan
+run make --no-print-directory fuzz-short FUZZ_SHORT_SECONDS=${FUZZ_SHORT_SECONDS:-60}
+if [ "$(id -u)" -eq 0 ]; then
+	run tests/run_e2e.sh
+else
+	echo "e2e tests skipped: they need root (network namespaces, eBPF)" >&2
+fi
+echo "$tp passed, $tf failed"
+[ $tf -eq 0 ]

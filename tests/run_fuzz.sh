@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# tests/run_fuzz.sh SECONDS FUZZER... : runs each libFuzzer target for its share
+# of SECONDS on its seed corpus (fixtures/fuzz/NAME, copied to a scratch dir).
+secs=$1; shift
+n=$#; [ $n -eq 0 ] && { echo "fuzz: 0 passed, 0 failed"; exit 0; }
+each=$(( secs / n )); [ $each -lt 5 ] && each=5
+cd "$(dirname "$0")/.."
+pass=0; fail=0
+for f in "$@"; do
+	name=$(basename "$f")
+	corpus=$(mktemp -d); seeds=fixtures/fuzz/${name#fuzz_}
+	[ -d "$seeds" ] && cp -r "$seeds/." "$corpus/"
+	[ -d fixtures ] && find fixtures -maxdepth 1 -name '*.np[ra]' -exec cp {} "$corpus/" \;
+	if "$f" -max_total_time="$each" -rss_limit_mb=2048 -timeout=10 -print_final_stats=0 \
+		"$corpus" > "$corpus.log" 2>&1; then
+		pass=$((pass + 1)); echo "  [fuzz] $name: ok ($each s)" >&2
+	else
+		fail=$((fail + 1)); echo "  [fuzz] $name: FAILED" >&2; tail -40 "$corpus.log" >&2
+		cp -f crash-* leak-* timeout-* build/ 2>/dev/null
+	fi
+	rm -rf "$corpus" "$corpus.log" crash-* leak-* timeout-* oom-* 2>/dev/null
+done
+echo "fuzz: $pass passed, $fail failed"
+[ $fail -eq 0 ]
