@@ -1,0 +1,609 @@
+/* The np container: writer and reader. See container.h and docs/FORMAT.md. */
+#include "container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+/* ---- little-endian helpers ---- */
+
+static void put_u16(uint8_t *p, uint16_t v) { p[0] = v; p[1] = v >> 8; }
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+static uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint32_t np_crc32(const void *data, size_t len)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	const uint8_t *p = data;
+	/* zlib takes uInt lengths: feed large buffers in pieces. */
+	while (len > 0) {
+		uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+		c = crc32(c, p, n);
+		p += n;
+		len -= n;
+	}
+	return (uint32_t)c;
+}
+
+/* ---- record buffers ---- */
+
+void np_recbuf_init(struct np_recbuf *rb)
+{
+	msgpack_sbuffer_init(&rb->sbuf);
+	msgpack_packer_init(&rb->pk, &rb->sbuf, msgpack_sbuffer_write);
+	rb->nrecords = 0;
+	rb->type = -1;
+}
+
+void np_recbuf_reset(struct np_recbuf *rb)
+{
+	rb->sbuf.size = 0;
+	rb->nrecords = 0;
+	rb->type = -1;
+}
+
+void np_recbuf_free(struct np_recbuf *rb)
+{
+	msgpack_sbuffer_destroy(&rb->sbuf);
+	rb->nrecords = 0;
+	rb->type = -1;
+}
+
+msgpack_packer *np_recbuf_begin(struct np_recbuf *rb, uint16_t type, uint16_t version)
+{
+	if (rb->type == -1)
+		rb->type = type;
+	else if (rb->type != type)
+		rb->type = NP_CHUNK_TYPE_MIXED;
+	rb->nrecords++;
+	msgpack_pack_array(&rb->pk, 3);
+	msgpack_pack_uint16(&rb->pk, type);
+	msgpack_pack_uint16(&rb->pk, version);
+	return &rb->pk;
+}
+
+/* ---- chunks ---- */
+
+int np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level)
+{
+	memset(out, 0, sizeof(*out));
+	if (rb->sbuf.size > NP_CHUNK_MAX_ULEN)
+		return -EFBIG;
+	size_t bound = ZSTD_compressBound(rb->sbuf.size);
+	size_t total_max = NP_CHUNK_HDR_LEN + bound + NP_CHUNK_TRL_LEN;
+	uint8_t *buf = malloc(total_max);
+	if (!buf)
+		return -ENOMEM;
+	size_t clen = ZSTD_compress(buf + NP_CHUNK_HDR_LEN, bound, rb->sbuf.data ? rb->sbuf.data : "",
+				    rb->sbuf.size, zstd_level > 0 ? zstd_level : 3);
+	if (ZSTD_isError(clen)) {
+		free(buf);
+		return -EIO;
+	}
+	uint16_t type = rb->type < 0 ? NP_CHUNK_TYPE_MIXED : (uint16_t)rb->type;
+	memcpy(buf, NP_CHUNK_MAGIC, 4);
+	put_u16(buf + 4, type);
+	put_u16(buf + 6, 0);
+	put_u32(buf + 8, (uint32_t)clen);
+	put_u32(buf + 12, (uint32_t)rb->sbuf.size);
+	put_u32(buf + 16, np_crc32(buf + NP_CHUNK_HDR_LEN, clen));
+	put_u32(buf + 20, np_crc32(buf, 20));
+	size_t total = NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
+	put_u32(buf + NP_CHUNK_HDR_LEN + clen, (uint32_t)total);
+	out->data = buf;
+	out->len = total;
+	out->type = type;
+	out->ulen = (uint32_t)rb->sbuf.size;
+	return 0;
+}
+
+void np_chunk_free(struct np_chunk *c)
+{
+	free(c->data);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- writer ---- */
+
+struct np_writer {
+	int fd;
+	uint64_t bytes;       /* length of the valid file */
+	uint64_t chunks;
+	int error;            /* first error, sticky */
+	struct np_writer_opts opts;
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int writer_start(struct np_writer **wp, int fd, enum np_file_kind kind,
+			const struct np_writer_opts *opts)
+{
+	struct np_writer *w = calloc(1, sizeof(*w));
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	w->fd = fd;
+	if (opts)
+		w->opts = *opts;
+	uint8_t hdr[NP_FILE_HDR_LEN] = {0};
+	memcpy(hdr, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
+	put_u16(hdr + 8, NP_FORMAT_VERSION);
+	put_u16(hdr + 10, (uint16_t)kind);
+	int err = write_all(fd, hdr, sizeof(hdr));
+	if (err) {
+		close(fd);
+		free(w);
+		return err;
+	}
+	w->bytes = NP_FILE_HDR_LEN;
+	*wp = w;
+	return 0;
+}
+
+int np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kind,
+		   const struct np_writer_opts *opts)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	/* An existing file keeps its mode under O_CREAT: recordings hold
+	 * addresses and paths, so force 0600 either way. */
+	if (fchmod(fd, 0600) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return writer_start(w, fd, kind, opts);
+}
+
+int np_writer_fdopen(struct np_writer **w, int fd, enum np_file_kind kind,
+		     const struct np_writer_opts *opts)
+{
+	return writer_start(w, fd, kind, opts);
+}
+
+int np_writer_write_chunk(struct np_writer *w, const struct np_chunk *c)
+{
+	if (w->error)
+		return w->error;
+	int err = write_all(w->fd, c->data, c->len);
+	if (!err && w->opts.fsync_each && fsync(w->fd) < 0 && errno != EINVAL)
+		err = -errno;
+	if (err) {
+		/* Cut the partial chunk off so the file ends on a chunk
+		 * boundary; pipes cannot be truncated, which is fine: a
+		 * reader reports the torn tail. */
+		if (ftruncate(w->fd, (off_t)w->bytes) == 0)
+			lseek(w->fd, (off_t)w->bytes, SEEK_SET);
+		w->error = err;
+		return err;
+	}
+	w->bytes += c->len;
+	w->chunks++;
+	return 0;
+}
+
+int np_writer_commit(struct np_writer *w, struct np_recbuf *rb)
+{
+	if (w->error)
+		return w->error;
+	if (np_recbuf_empty(rb))
+		return 0;
+	struct np_chunk c;
+	int err = np_chunk_build(&c, rb, w->opts.zstd_level);
+	if (err)
+		return err;
+	err = np_writer_write_chunk(w, &c);
+	np_chunk_free(&c);
+	np_recbuf_reset(rb);
+	return err;
+}
+
+int np_writer_fsync(struct np_writer *w)
+{
+	if (fsync(w->fd) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+uint64_t np_writer_bytes(const struct np_writer *w) { return w->bytes; }
+uint64_t np_writer_chunks(const struct np_writer *w) { return w->chunks; }
+int np_writer_fd(const struct np_writer *w) { return w->fd; }
+
+int np_writer_close(struct np_writer *w)
+{
+	if (!w)
+		return 0;
+	int err = w->error;
+	if (w->opts.fsync_each && fsync(w->fd) < 0 && errno != EINVAL && !err)
+		err = -errno;
+	if (close(w->fd) < 0 && !err)
+		err = -errno;
+	free(w);
+	return err;
+}
+
+/* ---- reader ---- */
+
+struct np_reader {
+	const uint8_t *data;
+	size_t size;
+	bool mapped;
+	char *path;
+	enum np_file_kind kind;
+	size_t pos;                 /* next chunk candidate */
+	/* current chunk */
+	uint8_t *ubuf;
+	size_t ucap, ulen, upos;
+	uint64_t chunk_offset;
+	msgpack_unpacked unp;
+	struct np_reader_stats st;
+	np_warn_fn warn;
+	void *warn_ctx;
+};
+
+static void rwarn(struct np_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void rwarn(struct np_reader *r, const char *fmt, ...)
+{
+	if (!r->warn)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->warn(r->warn_ctx, msg);
+}
+
+static int reader_init(struct np_reader *r)
+{
+	msgpack_unpacked_init(&r->unp);
+	if (r->size < NP_FILE_HDR_LEN || memcmp(r->data, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN) != 0) {
+		r->st.bad_file_header = true;
+		rwarn(r, "%s: no np file header; scanning for chunks", r->path);
+		r->pos = 0;
+		return 0;
+	}
+	uint16_t ver = get_u16(r->data + 8);
+	uint16_t kind = get_u16(r->data + 10);
+	if (ver > NP_FORMAT_VERSION)
+		rwarn(r, "%s: format version %u is newer than this reader (%u); reading known records",
+		      r->path, ver, NP_FORMAT_VERSION);
+	if (kind == NP_KIND_RECORDING || kind == NP_KIND_ANALYSIS)
+		r->kind = (enum np_file_kind)kind;
+	r->pos = NP_FILE_HDR_LEN;
+	return 0;
+}
+
+int np_reader_open_mem(struct np_reader **rp, const void *data, size_t len,
+		       np_warn_fn warn, void *ctx)
+{
+	struct np_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->data = data;
+	r->size = len;
+	r->path = strdup("(memory)");
+	r->warn = warn;
+	r->warn_ctx = ctx;
+	reader_init(r);
+	*rp = r;
+	return 0;
+}
+
+int np_reader_open(struct np_reader **rp, const char *path, np_warn_fn warn, void *ctx)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat sb;
+	if (fstat(fd, &sb) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	struct np_reader *r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->size = (size_t)sb.st_size;
+	if (r->size > 0) {
+		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int e = -errno;
+			close(fd);
+			free(r);
+			return e;
+		}
+		r->data = m;
+		r->mapped = true;
+	}
+	close(fd);
+	r->path = strdup(path);
+	r->warn = warn;
+	r->warn_ctx = ctx;
+	reader_init(r);
+	*rp = r;
+	return 0;
+}
+
+/* Offset of the next chunk magic at or after from, or size. */
+static size_t find_magic(const struct np_reader *r, size_t from)
+{
+	if (from >= r->size)
+		return r->size;
+	const void *p = memmem(r->data + from, r->size - from, NP_CHUNK_MAGIC, 4);
+	return p ? (size_t)((const uint8_t *)p - r->data) : r->size;
+}
+
+/* Skips damaged bytes from r->pos to the next chunk magic after it. */
+static void resync(struct np_reader *r, const char *why)
+{
+	size_t next = find_magic(r, r->pos + 1);
+	r->st.bytes_skipped += next - r->pos;
+	rwarn(r, "%s: %s at offset %zu (after chunk %llu); skipped %zu bytes",
+	      r->path, why, r->pos, (unsigned long long)r->st.chunks_ok, next - r->pos);
+	r->pos = next;
+}
+
+static bool ensure_ubuf(struct np_reader *r, size_t need)
+{
+	if (need <= r->ucap)
+		return true;
+	size_t cap = r->ucap ? r->ucap : 65536;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *n = realloc(r->ubuf, cap);
+	if (!n)
+		return false;
+	r->ubuf = n;
+	r->ucap = cap;
+	return true;
+}
+
+/* 1: a good chunk is decoded into ubuf; 0: end of file. */
+static int load_chunk(struct np_reader *r)
+{
+	for (;;) {
+		if (r->pos >= r->size)
+			return 0;
+		size_t left = r->size - r->pos;
+		const uint8_t *h = r->data + r->pos;
+		if (left < NP_CHUNK_HDR_LEN || memcmp(h, NP_CHUNK_MAGIC, 4) != 0) {
+			if (left < NP_CHUNK_HDR_LEN && find_magic(r, r->pos + 1) == r->size) {
+				r->st.truncated = true;
+				r->st.bytes_skipped += left;
+				rwarn(r, "%s: file ends inside a chunk after chunk %llu (offset %zu); %zu bytes not read",
+				      r->path, (unsigned long long)r->st.chunks_ok, r->pos, left);
+				r->pos = r->size;
+				return 0;
+			}
+			resync(r, "garbage instead of a chunk");
+			continue;
+		}
+		if (get_u32(h + 20) != np_crc32(h, 20)) {
+			resync(r, "damaged chunk header");
+			continue;
+		}
+		uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+		if (ulen > NP_CHUNK_MAX_ULEN || clen > NP_CHUNK_MAX_ULEN + 65536) {
+			r->st.chunks_bad++;
+			resync(r, "chunk with impossible length");
+			continue;
+		}
+		size_t total = (size_t)NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
+		if (total > left) {
+			if (find_magic(r, r->pos + 1) == r->size) {
+				r->st.truncated = true;
+				r->st.bytes_skipped += left;
+				rwarn(r, "%s: file ends inside a chunk after chunk %llu (offset %zu); %zu bytes not read",
+				      r->path, (unsigned long long)r->st.chunks_ok, r->pos, left);
+				r->pos = r->size;
+				return 0;
+			}
+			r->st.chunks_bad++;
+			resync(r, "chunk longer than the file");
+			continue;
+		}
+		const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
+		if (get_u32(h + 16) != np_crc32(payload, clen)) {
+			r->st.chunks_bad++;
+			resync(r, "chunk checksum mismatch");
+			continue;
+		}
+		if (get_u32(payload + clen) != total)
+			rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
+			      r->path, r->pos);
+		unsigned long long fcs = ZSTD_getFrameContentSize(payload, clen);
+		if (fcs != ulen || !ensure_ubuf(r, ulen ? ulen : 1)) {
+			r->st.chunks_bad++;
+			resync(r, "chunk payload is not a zstd frame of the stated size");
+			continue;
+		}
+		size_t got = ZSTD_decompress(r->ubuf, ulen ? ulen : 1, payload, clen);
+		if (ZSTD_isError(got) || got != ulen) {
+			r->st.chunks_bad++;
+			resync(r, "chunk payload does not decompress");
+			continue;
+		}
+		r->chunk_offset = r->pos;
+		r->ulen = ulen;
+		r->upos = 0;
+		r->pos += total;
+		r->st.chunks_ok++;
+		r->st.last_good_offset = r->pos;
+		return 1;
+	}
+}
+
+/* Walks one msgpack object without allocating and returns its length, or 0
+ * if it is malformed or claims more elements than bytes remain. This keeps
+ * msgpack-c from allocating for counts an attacker made up. */
+static size_t mp_object_len(const uint8_t *p, size_t len)
+{
+	size_t pos = 0;
+	uint64_t items = 1;
+	while (items > 0) {
+		if (pos >= len || items > len - pos)
+			return 0;
+		uint8_t b = p[pos++];
+		uint64_t skip = 0, add = 0;
+		size_t lb = 0;             /* bytes of a length field */
+		int kind = 0;              /* 0 scalar/skip, 1 str/bin/ext len, 2 array, 3 map */
+		if (b <= 0x7f || b >= 0xe0) skip = 0;
+		else if (b <= 0x8f) { add = 2u * (b & 0x0f); }
+		else if (b <= 0x9f) { add = b & 0x0f; }
+		else if (b <= 0xbf) { skip = b & 0x1f; }
+		else switch (b) {
+		case 0xc0: case 0xc2: case 0xc3: break;
+		case 0xc4: case 0xd9: lb = 1; kind = 1; break;
+		case 0xc5: case 0xda: lb = 2; kind = 1; break;
+		case 0xc6: case 0xdb: lb = 4; kind = 1; break;
+		case 0xc7: lb = 1; kind = 4; break;
+		case 0xc8: lb = 2; kind = 4; break;
+		case 0xc9: lb = 4; kind = 4; break;
+		case 0xca: skip = 4; break;
+		case 0xcb: skip = 8; break;
+		case 0xcc: case 0xd0: skip = 1; break;
+		case 0xcd: case 0xd1: skip = 2; break;
+		case 0xce: case 0xd2: skip = 4; break;
+		case 0xcf: case 0xd3: skip = 8; break;
+		case 0xd4: skip = 2; break;
+		case 0xd5: skip = 3; break;
+		case 0xd6: skip = 5; break;
+		case 0xd7: skip = 9; break;
+		case 0xd8: skip = 17; break;
+		case 0xdc: lb = 2; kind = 2; break;
+		case 0xdd: lb = 4; kind = 2; break;
+		case 0xde: lb = 2; kind = 3; break;
+		case 0xdf: lb = 4; kind = 3; break;
+		default: return 0;         /* 0xc1: never used */
+		}
+		if (lb) {
+			if (len - pos < lb)
+				return 0;
+			uint64_t n = 0;
+			for (size_t i = 0; i < lb; i++)
+				n = n << 8 | p[pos + i];
+			pos += lb;
+			if (kind == 1) skip = n;
+			else if (kind == 4) skip = n + 1;   /* ext: type byte + data */
+			else if (kind == 2) add = n;
+			else add = 2 * n;
+		}
+		if (skip > len - pos)
+			return 0;
+		pos += skip;
+		items--;
+		if (add > len - pos)
+			return 0;
+		items += add;
+	}
+	return pos;
+}
+
+static bool record_shape_ok(const msgpack_object *o, struct np_record *rec)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < 3)
+		return false;
+	const msgpack_object *e = o->via.array.ptr;
+	if (e[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[0].via.u64 > 0xffff)
+		return false;
+	if (e[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[1].via.u64 > 0xffff)
+		return false;
+	if (e[2].type != MSGPACK_OBJECT_MAP)
+		return false;
+	rec->type = (uint16_t)e[0].via.u64;
+	rec->version = (uint16_t)e[1].via.u64;
+	rec->body = &e[2];
+	return true;
+}
+
+int np_reader_next(struct np_reader *r, struct np_record *rec)
+{
+	for (;;) {
+		if (r->upos >= r->ulen) {
+			r->ulen = r->upos = 0;
+			if (!load_chunk(r))
+				return 0;
+			if (r->ulen == 0)
+				continue;
+		}
+		size_t olen = mp_object_len(r->ubuf + r->upos, r->ulen - r->upos);
+		size_t off = 0;
+		if (olen == 0 ||
+		    msgpack_unpack_next(&r->unp, (const char *)r->ubuf + r->upos, olen, &off) !=
+			    MSGPACK_UNPACK_SUCCESS || off != olen) {
+			r->st.records_bad++;
+			rwarn(r, "%s: undecodable records in chunk at offset %llu; rest of chunk skipped",
+			      r->path, (unsigned long long)r->chunk_offset);
+			r->upos = r->ulen;
+			continue;
+		}
+		r->upos += olen;
+		if (!record_shape_ok(&r->unp.data, rec)) {
+			r->st.records_bad++;
+			rwarn(r, "%s: malformed record in chunk at offset %llu skipped",
+			      r->path, (unsigned long long)r->chunk_offset);
+			continue;
+		}
+		rec->chunk_index = r->st.chunks_ok - 1;
+		rec->file_offset = r->chunk_offset;
+		r->st.records++;
+		return 1;
+	}
+}
+
+enum np_file_kind np_reader_kind(const struct np_reader *r) { return r->kind; }
+const struct np_reader_stats *np_reader_stats(const struct np_reader *r) { return &r->st; }
+const char *np_reader_path(const struct np_reader *r) { return r->path; }
+
+void np_reader_close(struct np_reader *r)
+{
+	if (!r)
+		return;
+	msgpack_unpacked_destroy(&r->unp);
+	if (r->mapped)
+		munmap((void *)r->data, r->size);
+	free(r->ubuf);
+	free(r->path);
+	free(r);
+}
