@@ -22,7 +22,7 @@ BASECFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Icommon -Irecord -Ianalyze -Irep
              -DNP_VERSION='"$(VERSION) ($(GITREV))"'
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS := $(BASECFLAGS) $(CFLAGS)
-LDLIBS_COMMON := -lzstd -lmsgpackc -lcsv -lz -lm -lpthread
+LDLIBS_COMMON := -lzstd -lmsgpackc -lcsv -ljansson -lz -lm -lpthread
 
 # BPF toolchain present? The analyzer binaries never need it.
 HAVE_BPF := $(shell command -v $(CLANG) >/dev/null 2>&1 && test -x $(BPFTOOL) && \
