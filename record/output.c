@@ -1,39 +1,245 @@
-/* Where finished chunks go (issue 5). Minimal version: one plain file whose
- * first chunk is the header; every interval is committed (written + flushed)
- * before the next one starts. Rotation, size bound and the flight recorder
- * are layered on this. */
+/* Where finished chunks go (issue 5).
+ *
+ *  file    one recording; every interval is one chunk, written with write(2)
+ *          before the next interval starts (so SIGKILL loses at most the
+ *          interval in progress); --fsync makes each chunk durable.
+ *  rotate  NAME.0001.npr, NAME.0002.npr ...: a new file when the next chunk
+ *          would pass --rotate SIZE, at most COUNT files kept.
+ *  flight  chunks are built in memory and kept in a ring bounded by time or
+ *          bytes; a trigger writes the ring out as NAME.dump-0001.npr ...
+ *
+ * Every file starts with the same HEADER record plus an "output" key that
+ * says which file of the set it is (docs/records/incident.md). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "output.h"
 #include "records.h"
+#include "trigger.h"
+
+/* Room kept under --max-size for the END chunk written at close. */
+#define OUT_END_RESERVE       4096u
+/* A time-bounded ring never holds more than this in memory. */
+#define OUT_FLIGHT_MAX_MEM    (1024ull << 20)
+#define OUT_TRIGGER_VERSION   1
+
+enum out_mode { OUT_FILE, OUT_ROTATE, OUT_FLIGHT };
+
+struct out_slot {
+	struct np_chunk c;
+	uint64_t t_start, t_end;    /* the interval the chunk covers (mono ns) */
+};
+
+struct out_ring {
+	struct out_slot *slot;
+	size_t cap, head, n;        /* circular: oldest at head */
+	uint64_t bytes;
+	uint64_t dropped_mem;       /* chunks dropped by OUT_FLIGHT_MAX_MEM */
+};
+
+struct out_pending {                /* a dump requested, written at interval end */
+	bool on;
+	char why[256];
+	char source[16];
+	uint64_t t_mono;
+	struct rec_trigger_fire fire;
+	bool has_fire;
+};
 
 struct rec_output {
 	const struct rec_config *cfg;
-	struct np_writer *w;
+	enum out_mode mode;
 	struct np_writer_opts wopts;
-	/* copy of the HEADER record bytes, re-written at the start of every file */
-	char *hdr;
+	char *hdr;                  /* HEADER record bytes, copied */
 	size_t hdr_len;
-	uint64_t bytes_total;     /* bytes of files closed before the current one */
+	char *base;                 /* output path without ".npr" */
+
+	struct np_writer *w;        /* current file (NULL in flight mode) */
+	char *path;                 /* its path */
+	uint64_t file_intervals;    /* intervals in the current file */
+	uint64_t file_first_t, file_last_t;
+	unsigned file_index;        /* rotation index / reopen count */
+	uint64_t bytes_closed;      /* bytes of files already closed */
+	int failed;                 /* sticky write error */
+	bool full;                  /* --max-size reached */
+
+	struct out_ring ring;
+	uint64_t last_t_end;
+	unsigned dump_index;
+	uint64_t last_cond_dump;    /* mono ns of the last condition dump */
+	struct out_pending pend;
+
+	struct rec_trigger *trig;
+	char notice[512];
+	char failmsg[512];          /* why o->failed was set, repeated at close */
 };
 
-static int out_header_chunk(struct rec_output *o)
+/* ---- small msgpack helpers (no dependency on npmsg.c) ---- */
+
+static void out_pack_s(msgpack_packer *pk, const char *s)
 {
-	struct np_recbuf rb;
-	np_recbuf_init(&rb);
-	msgpack_sbuffer_write(&rb.sbuf, o->hdr, o->hdr_len);
-	rb.nrecords = 1;
-	rb.type = NP_REC_HEADER;
-	int rc = np_writer_commit(o->w, &rb);
-	np_recbuf_free(&rb);
-	return rc;
+	size_t n = strlen(s);
+	msgpack_pack_str(pk, n);
+	msgpack_pack_str_body(pk, s, n);
+}
+static void out_kv_u64(msgpack_packer *pk, const char *k, uint64_t v)
+{
+	out_pack_s(pk, k);
+	msgpack_pack_uint64(pk, v);
+}
+static void out_kv_f64(msgpack_packer *pk, const char *k, double v)
+{
+	out_pack_s(pk, k);
+	msgpack_pack_double(pk, v);
+}
+static void out_kv_str(msgpack_packer *pk, const char *k, const char *v)
+{
+	out_pack_s(pk, k);
+	out_pack_s(pk, v);
 }
 
-static int out_open_file(struct rec_output *o, const char *path, char *err, size_t errlen)
+static uint64_t out_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* mono timestamp -> realtime, through the current offset between the clocks */
+static uint64_t out_mono_to_rt(uint64_t t_mono)
+{
+	uint64_t m = out_clock(CLOCK_MONOTONIC), r = out_clock(CLOCK_REALTIME);
+	return r - (m - t_mono);
+}
+
+static void out_notice(struct rec_output *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void out_notice(struct rec_output *o, const char *fmt, ...)
+{
+	size_t len = strlen(o->notice);
+	if (len + 2 >= sizeof(o->notice))
+		return;
+	if (len)
+		o->notice[len++] = '\n';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->notice + len, sizeof(o->notice) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- header of each file ---- */
+
+struct out_fileinfo {
+	const char *mode;           /* "file", "rotate", "flight-dump" */
+	unsigned index;             /* rotation index / reopen count / dump index */
+	const struct out_pending *dump;
+};
+
+static void out_pack_fileinfo(struct rec_output *o, msgpack_packer *pk,
+			      const struct out_fileinfo *fi)
+{
+	const char *slash = strrchr(o->base, '/');
+	const char *set = slash ? slash + 1 : o->base;
+	unsigned n = 2;
+	if (fi->dump)
+		n += 5;
+	if (o->mode == OUT_ROTATE)
+		n += 3;
+	msgpack_pack_map(pk, n);
+	out_kv_str(pk, "mode", fi->mode);
+	out_kv_str(pk, "set", set);
+	if (o->mode == OUT_ROTATE) {
+		out_kv_u64(pk, "rotation_index", fi->index);
+		out_kv_u64(pk, "rotate_size", o->cfg->rotate_size);
+		out_kv_u64(pk, "rotate_count", o->cfg->rotate_count);
+	}
+	if (fi->dump) {
+		out_kv_u64(pk, "dump_index", fi->index);
+		out_kv_str(pk, "trigger", fi->dump->why);
+		out_kv_u64(pk, "trigger_mono_ns", fi->dump->t_mono);
+		out_kv_u64(pk, "window_ns", o->cfg->flight_seconds_ns);
+		out_kv_u64(pk, "window_bytes", o->cfg->flight_bytes);
+	}
+}
+
+static bool out_key_is(const msgpack_object *k, const char *s)
+{
+	return k->type == MSGPACK_OBJECT_STR && k->via.str.size == strlen(s) &&
+	       memcmp(k->via.str.ptr, s, k->via.str.size) == 0;
+}
+
+static bool out_is_header_rec(const msgpack_object *ob)
+{
+	return ob->type == MSGPACK_OBJECT_ARRAY && ob->via.array.size == 3 &&
+	       ob->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	       ob->via.array.ptr[0].via.u64 == NP_REC_HEADER &&
+	       ob->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	       ob->via.array.ptr[2].type == MSGPACK_OBJECT_MAP;
+}
+
+static void out_rb_raw(struct np_recbuf *rb, const char *p, size_t n, int type)
+{
+	msgpack_sbuffer_write(&rb->sbuf, p, n);
+	rb->nrecords++;
+	if (rb->type == -1)
+		rb->type = type;
+	else if (rb->type != type)
+		rb->type = NP_CHUNK_TYPE_MIXED;
+}
+
+/* The header records with "output" added to (or replacing it in) the HEADER
+ * body; other records of the header buffer are copied as they are. */
+static void out_build_header(struct rec_output *o, struct np_recbuf *rb,
+			     const struct out_fileinfo *fi)
+{
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	size_t off = 0;
+	bool done = false;
+	while (off < o->hdr_len) {
+		size_t prev = off;
+		if (msgpack_unpack_next(&u, o->hdr, o->hdr_len, &off) != MSGPACK_UNPACK_SUCCESS) {
+			out_rb_raw(rb, o->hdr + prev, o->hdr_len - prev, NP_CHUNK_TYPE_MIXED);
+			break;
+		}
+		const msgpack_object *ob = &u.data;
+		if (done || !out_is_header_rec(ob)) {
+			int type = ob->type == MSGPACK_OBJECT_ARRAY && ob->via.array.size > 0 &&
+				   ob->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER
+				   ? (int)ob->via.array.ptr[0].via.u64 : NP_CHUNK_TYPE_MIXED;
+			out_rb_raw(rb, o->hdr + prev, off - prev, type);
+			continue;
+		}
+		const msgpack_object_map *m = &ob->via.array.ptr[2].via.map;
+		uint32_t keep = 0;
+		for (uint32_t i = 0; i < m->size; i++)
+			keep += !out_key_is(&m->ptr[i].key, "output");
+		msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER,
+						     (uint16_t)ob->via.array.ptr[1].via.u64);
+		msgpack_pack_map(pk, keep + 1);
+		for (uint32_t i = 0; i < m->size; i++) {
+			if (out_key_is(&m->ptr[i].key, "output"))
+				continue;
+			msgpack_pack_object(pk, m->ptr[i].key);
+			msgpack_pack_object(pk, m->ptr[i].val);
+		}
+		out_pack_s(pk, "output");
+		out_pack_fileinfo(o, pk, fi);
+		done = true;
+	}
+	msgpack_unpacked_destroy(&u);
+}
+
+/* ---- files ---- */
+
+static int out_create(struct rec_output *o, struct np_writer **w, const char *path,
+		      const struct out_fileinfo *fi, char *err, size_t errlen)
 {
 	int rc;
 	if (strcmp(path, "-") == 0) {
@@ -43,113 +249,574 @@ static int out_open_file(struct rec_output *o, const char *path, char *err, size
 			snprintf(err, errlen, "cannot use stdout: %s", strerror(-rc));
 			return rc;
 		}
-		rc = np_writer_fdopen(&o->w, fd, NP_KIND_RECORDING, &o->wopts);
+		rc = np_writer_fdopen(w, fd, NP_KIND_RECORDING, &o->wopts);
 	} else {
-		rc = np_writer_open(&o->w, path, NP_KIND_RECORDING, &o->wopts);
+		rc = np_writer_open(w, path, NP_KIND_RECORDING, &o->wopts);
 	}
 	if (rc < 0) {
-		o->w = NULL;
+		*w = NULL;
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
+		if (strcmp(path, "-") != 0)
+			unlink(path);
 		return rc;
 	}
-	rc = out_header_chunk(o);
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	out_build_header(o, &rb, fi);
+	rc = np_writer_commit(*w, &rb);
+	np_recbuf_free(&rb);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot write header to %s: %s", path, strerror(-rc));
-		np_writer_close(o->w);
-		o->w = NULL;
+		np_writer_close(*w);
+		*w = NULL;
+		if (strcmp(path, "-") != 0)
+			unlink(path);
 	}
 	return rc;
+}
+
+static char *out_name(const struct rec_output *o, const char *fmt, unsigned idx)
+{
+	char *p = NULL;
+	if (asprintf(&p, fmt, o->base, idx) < 0)
+		return NULL;
+	return p;
+}
+
+static void out_close_current(struct rec_output *o)
+{
+	if (!o->w)
+		return;
+	o->bytes_closed += np_writer_bytes(o->w);
+	np_writer_close(o->w);
+	o->w = NULL;
+}
+
+/* Opens the file for o->file_index of the current mode and makes it current. */
+static int out_open_current(struct rec_output *o, char *err, size_t errlen)
+{
+	char *path;
+	struct out_fileinfo fi = { .index = o->file_index };
+	if (o->mode == OUT_ROTATE) {
+		path = out_name(o, "%s.%04u.npr", o->file_index);
+		fi.mode = "rotate";
+	} else {
+		path = strdup(o->cfg->output);
+		fi.mode = "file";
+	}
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct np_writer *w;
+	int rc = out_create(o, &w, path, &fi, err, errlen);
+	if (rc < 0) {
+		free(path);
+		return rc;
+	}
+	out_close_current(o);
+	free(o->path);
+	o->path = path;
+	o->w = w;
+	o->file_intervals = 0;
+	o->file_first_t = o->file_last_t = 0;
+	return 0;
+}
+
+static int out_rotate(struct rec_output *o, char *err, size_t errlen)
+{
+	o->file_index++;
+	int rc = out_open_current(o, err, errlen);
+	if (rc < 0)
+		return rc;
+	unsigned count = o->cfg->rotate_count;
+	if (count && o->file_index > count) {
+		char *old = out_name(o, "%s.%04u.npr", o->file_index - count);
+		if (old && unlink(old) < 0 && errno != ENOENT)
+			out_notice(o, "cannot remove old rotated file %s: %s", old, strerror(errno));
+		free(old);
+	}
+	return 0;
+}
+
+/* Recording stops; err (already filled) is repeated by later calls. */
+static void out_stop(struct rec_output *o, int rc, char *err, size_t errlen)
+{
+	o->failed = rc;
+	snprintf(o->failmsg, sizeof(o->failmsg), "%s; recording stopped, the previous files "
+		 "are complete", err);
+	snprintf(err, errlen, "%s", o->failmsg);
+}
+
+static void out_write_failed(struct rec_output *o, int rc, char *err, size_t errlen)
+{
+	o->failed = rc;
+	double secs = o->file_intervals ? (double)(o->file_last_t - o->file_first_t) / 1e9 : 0;
+	snprintf(o->failmsg, sizeof(o->failmsg), "write to %s failed: %s; recording stopped; %s is valid up to its "
+		 "last complete chunk: %llu bytes, %llu intervals (%.1f s)",
+		 o->path, strerror(-rc), o->path, (unsigned long long)np_writer_bytes(o->w),
+		 (unsigned long long)o->file_intervals, secs);
+	snprintf(err, errlen, "%s", o->failmsg);
+}
+
+/* ---- the flight-recorder ring ---- */
+
+static struct out_slot *out_ring_at(struct out_ring *r, size_t i)
+{
+	return &r->slot[(r->head + i) % r->cap];
+}
+
+static void out_ring_pop(struct out_ring *r)
+{
+	struct out_slot *s = out_ring_at(r, 0);
+	r->bytes -= s->c.len;
+	np_chunk_free(&s->c);
+	r->head = (r->head + 1) % r->cap;
+	r->n--;
+}
+
+static int out_ring_push(struct out_ring *r, struct out_slot *s)
+{
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 64;
+		struct out_slot *ns = malloc(ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->n; i++)
+			ns[i] = *out_ring_at(r, i);
+		free(r->slot);
+		r->slot = ns;
+		r->cap = ncap;
+		r->head = 0;
+	}
+	r->slot[(r->head + r->n) % r->cap] = *s;
+	r->n++;
+	r->bytes += s->c.len;
+	return 0;
+}
+
+/* Drops the oldest chunks the window no longer needs. A time window keeps
+ * the ring covering at least [newest end - N, newest end]. */
+static void out_ring_trim(struct rec_output *o)
+{
+	struct out_ring *r = &o->ring;
+	const struct rec_config *c = o->cfg;
+	while (r->n > 1) {
+		if (c->flight_bytes) {
+			if (r->bytes <= c->flight_bytes)
+				break;
+		} else {
+			uint64_t newest = out_ring_at(r, r->n - 1)->t_end;
+			uint64_t from = newest > c->flight_seconds_ns ? newest - c->flight_seconds_ns : 0;
+			bool still_covered = out_ring_at(r, 1)->t_start <= from;
+			if (!still_covered && r->bytes <= OUT_FLIGHT_MAX_MEM)
+				break;
+			if (!still_covered)
+				r->dropped_mem++;
+		}
+		out_ring_pop(r);
+	}
+}
+
+static void out_ring_free(struct out_ring *r)
+{
+	while (r->n)
+		out_ring_pop(r);
+	free(r->slot);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- TRIGGER records ---- */
+
+static void out_pack_trigger(struct rec_output *o, struct np_recbuf *rb,
+			     const struct out_pending *p, const char *file_mode,
+			     uint64_t first_t, uint64_t last_t, uint64_t chunks, uint64_t bytes)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TRIGGER, OUT_TRIGGER_VERSION);
+	unsigned n = 10 + (p->has_fire ? 3 : 0);
+	msgpack_pack_map(pk, n);
+	out_kv_str(pk, "why", p->why);
+	out_kv_str(pk, "source", p->source);
+	out_kv_str(pk, "mode", file_mode);
+	out_kv_u64(pk, "t_mono_ns", p->t_mono);
+	out_kv_u64(pk, "t_rt_ns", out_mono_to_rt(p->t_mono));
+	out_kv_u64(pk, "dump_index", o->mode == OUT_FLIGHT ? o->dump_index : 0);
+	out_kv_u64(pk, "first_mono_ns", first_t);
+	out_kv_u64(pk, "last_mono_ns", last_t);
+	out_kv_u64(pk, "chunks", chunks);
+	out_kv_u64(pk, "bytes", bytes);
+	if (p->has_fire) {
+		out_kv_str(pk, "expr", p->fire.expr);
+		out_kv_f64(pk, "value", p->fire.value);
+		out_kv_f64(pk, "threshold", p->fire.threshold);
+	}
+}
+
+/* Writes the ring as NAME.dump-NNNN.npr, then the TRIGGER record, then tail
+ * (the END record when the recorder stops); the ring itself stays. */
+static int out_dump_now(struct rec_output *o, struct np_recbuf *tail, char *err, size_t errlen)
+{
+	struct out_pending *p = &o->pend;
+	struct out_ring *r = &o->ring;
+	unsigned idx = ++o->dump_index;
+	char *path = out_name(o, "%s.dump-%04u.npr", idx);
+	if (!path) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct out_fileinfo fi = { .mode = "flight-dump", .index = idx, .dump = p };
+	struct np_writer *w;
+	int rc = out_create(o, &w, path, &fi, err, errlen);
+	uint64_t first_t = r->n ? out_ring_at(r, 0)->t_start : 0;
+	uint64_t last_t = r->n ? out_ring_at(r, r->n - 1)->t_end : 0;
+	size_t i = 0;
+	for (; rc == 0 && i < r->n; i++)
+		rc = np_writer_write_chunk(w, &out_ring_at(r, i)->c);
+	if (rc == 0) {
+		struct np_recbuf rb;
+		np_recbuf_init(&rb);
+		out_pack_trigger(o, &rb, p, "flight-dump", first_t, last_t, r->n, r->bytes);
+		rc = np_writer_commit(w, &rb);
+		np_recbuf_free(&rb);
+	}
+	if (rc == 0 && tail && !np_recbuf_empty(tail))
+		rc = np_writer_commit(w, tail);
+	if (rc == 0)
+		rc = np_writer_fsync(w);
+	uint64_t bytes = w ? np_writer_bytes(w) : 0;
+	int crc = w ? np_writer_close(w) : 0;
+	if (rc == 0)
+		rc = crc;
+	o->bytes_closed += bytes;
+	if (rc < 0 && w) {
+		snprintf(err, errlen, "flight-recorder dump %s failed: %s; %zu of %zu intervals "
+			 "kept (%llu bytes); the ring is kept for the next trigger", path,
+			 strerror(-rc), i ? i - 1 : 0, r->n, (unsigned long long)bytes);
+	} else if (rc == 0) {
+		out_notice(o, "flight recorder: %s written (%s; %zu intervals, %.1f s, %.1f MB)",
+			   path, p->why, r->n, (double)(last_t - first_t) / 1e9, (double)bytes / 1e6);
+	}
+	free(path);
+	p->on = false;
+	return rc;
+}
+
+/* A trigger outside flight mode leaves a mark in the current file. */
+static int out_mark(struct rec_output *o, char *err, size_t errlen)
+{
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	out_pack_trigger(o, &rb, &o->pend, "mark", o->file_first_t, o->file_last_t,
+			 o->file_intervals, np_writer_bytes(o->w));
+	int rc = np_writer_commit(o->w, &rb);
+	np_recbuf_free(&rb);
+	o->pend.on = false;
+	if (rc < 0) {
+		out_write_failed(o, rc, err, errlen);
+	} else {
+		out_notice(o, "trigger (%s) marked in %s", o->pend.why, o->path);
+	}
+	return rc;
+}
+
+static void out_pend(struct rec_output *o, const char *why, const char *source, uint64_t t)
+{
+	if (o->pend.on)
+		return;     /* a second trigger before the dump: one dump serves both */
+	memset(&o->pend, 0, sizeof(o->pend));
+	o->pend.on = true;
+	snprintf(o->pend.why, sizeof(o->pend.why), "%s", why && *why ? why : "trigger");
+	snprintf(o->pend.source, sizeof(o->pend.source), "%s", source);
+	o->pend.t_mono = t;
+}
+
+/* ---- open ---- */
+
+static int out_check_cfg(const struct rec_config *c, const char *out, char *err, size_t errlen)
+{
+	bool flight = c->flight_bytes || c->flight_seconds_ns;
+	if ((flight || c->rotate_size) && strcmp(out, "-") == 0) {
+		snprintf(err, errlen, "%s needs -o FILE (not stdout)",
+			 flight ? "--flight-recorder" : "--rotate");
+		return -EINVAL;
+	}
+	if (flight && c->rotate_size) {
+		snprintf(err, errlen, "--rotate and --flight-recorder exclude each other");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char *out_base(const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 4 && strcmp(path + n - 4, ".npr") == 0)
+		n -= 4;
+	return strndup(path, n);
 }
 
 int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 		    const struct np_recbuf *header, char *err, size_t errlen)
 {
+	const char *out = cfg->output ? cfg->output : "-";
+	int rc = out_check_cfg(cfg, out, err, errlen);
+	if (rc < 0)
+		return rc;
 	struct rec_output *o = calloc(1, sizeof(*o));
 	if (!o) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	o->cfg = cfg;
+	o->mode = (cfg->flight_bytes || cfg->flight_seconds_ns) ? OUT_FLIGHT
+		: cfg->rotate_size ? OUT_ROTATE : OUT_FILE;
 	o->wopts.zstd_level = cfg->zstd_level;
 	o->wopts.fsync_each = cfg->fsync;
 	o->hdr_len = header->sbuf.size;
 	o->hdr = malloc(o->hdr_len ? o->hdr_len : 1);
-	if (!o->hdr) {
-		free(o);
+	o->base = out_base(out);
+	if (!o->hdr || !o->base) {
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		rc = -ENOMEM;
+		goto fail;
 	}
 	memcpy(o->hdr, header->sbuf.data, o->hdr_len);
-	int rc = out_open_file(o, cfg->output ? cfg->output : "-", err, errlen);
-	if (rc < 0) {
-		free(o->hdr);
-		free(o);
-		return rc;
+	if (cfg->ntrigger_on) {
+		rc = rec_trigger_parse(&o->trig, cfg->trigger_on, cfg->ntrigger_on, err, errlen);
+		if (rc < 0)
+			goto fail;
+	}
+	if (o->mode == OUT_ROTATE)
+		o->file_index = 1;
+	if (o->mode != OUT_FLIGHT) {
+		rc = out_open_current(o, err, errlen);
+		if (rc < 0)
+			goto fail;
 	}
 	*op = o;
 	return 0;
+fail:
+	rec_trigger_free(o->trig);
+	free(o->hdr);
+	free(o->base);
+	free(o);
+	return rc;
+}
+
+/* ---- intervals ---- */
+
+static int out_build(struct rec_output *o, struct np_recbuf *rb, struct np_chunk *c,
+		     char *err, size_t errlen)
+{
+	int rc = np_chunk_build(c, rb, o->cfg->zstd_level);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot build chunk: %s", strerror(-rc));
+		return rc;
+	}
+	/* the builder allocates the compress bound; the ring keeps only len */
+	uint8_t *shrunk = realloc(c->data, c->len);
+	if (shrunk)
+		c->data = shrunk;
+	return 0;
+}
+
+static int out_file_interval(struct rec_output *o, struct np_chunk *c, uint64_t t_start,
+			     uint64_t t_end, char *err, size_t errlen)
+{
+	const struct rec_config *cfg = o->cfg;
+	if (cfg->max_size) {
+		uint64_t reserve = OUT_END_RESERVE < cfg->max_size / 8 ? OUT_END_RESERVE
+								      : cfg->max_size / 8;
+		if (rec_output_bytes(o) + c->len + reserve > cfg->max_size) {
+			o->full = true;
+			return 1;
+		}
+	}
+	if (o->mode == OUT_ROTATE && o->file_intervals > 0 &&
+	    np_writer_bytes(o->w) + c->len > cfg->rotate_size) {
+		int rc = out_rotate(o, err, errlen);
+		if (rc < 0) {
+			out_stop(o, rc, err, errlen);
+			return rc;
+		}
+	}
+	int rc = np_writer_write_chunk(o->w, c);
+	if (rc < 0) {
+		out_write_failed(o, rc, err, errlen);
+		return rc;
+	}
+	if (!o->file_intervals)
+		o->file_first_t = t_start;
+	o->file_last_t = t_end;
+	o->file_intervals++;
+	return 0;
+}
+
+static void out_check_triggers(struct rec_output *o, const struct np_recbuf *rb,
+			       uint64_t t_start, uint64_t t_end)
+{
+	char why[256];
+	if (!o->trig || !rec_trigger_check(o->trig, rb, t_end - t_start, why, sizeof(why)))
+		return;
+	/* conditions flapping inside one window would dump the same data again */
+	if (o->mode == OUT_FLIGHT && o->cfg->flight_seconds_ns && o->last_cond_dump &&
+	    t_end - o->last_cond_dump < o->cfg->flight_seconds_ns) {
+		out_notice(o, "trigger %s fired again within the window; no new dump", why);
+		return;
+	}
+	if (o->pend.on)
+		return;
+	out_pend(o, why, "condition", t_end);
+	const struct rec_trigger_fire *f = rec_trigger_last(o->trig);
+	if (f) {
+		o->pend.fire = *f;
+		o->pend.has_fire = true;
+	}
+	o->last_cond_dump = t_end;
 }
 
 int rec_output_interval(struct rec_output *o, struct np_recbuf *rb, uint64_t t_mono,
 			char *err, size_t errlen)
 {
-	(void)t_mono;
-	if (!o->w) {
-		snprintf(err, errlen, "output is closed");
-		return -EBADF;
+	if (o->failed) {
+		snprintf(err, errlen, "%s", o->failmsg[0] ? o->failmsg : "output stopped after an earlier error");
+		return o->failed;
 	}
+	if (o->full) {
+		np_recbuf_reset(rb);
+		return 1;
+	}
+	uint64_t t_start = o->last_t_end ? o->last_t_end
+		: (t_mono > o->cfg->interval_ns ? t_mono - o->cfg->interval_ns : 0);
+	o->last_t_end = t_mono;
 	if (np_recbuf_empty(rb))
 		return 0;
-	int rc = np_writer_commit(o->w, rb);
-	if (rc < 0) {
-		snprintf(err, errlen, "write to %s failed: %s; file kept valid up to %llu bytes",
-			 o->cfg->output, strerror(-rc), (unsigned long long)np_writer_bytes(o->w));
+	out_check_triggers(o, rb, t_start, t_mono);
+
+	struct out_slot s = { .t_start = t_start, .t_end = t_mono };
+	int rc = out_build(o, rb, &s.c, err, errlen);
+	np_recbuf_reset(rb);
+	if (rc < 0)
 		return rc;
+	if (o->mode == OUT_FLIGHT) {
+		rc = out_ring_push(&o->ring, &s);
+		if (rc < 0) {
+			np_chunk_free(&s.c);
+			snprintf(err, errlen, "flight recorder: out of memory");
+			return rc;
+		}
+		out_ring_trim(o);
+		if (o->pend.on) {
+			char derr[512] = "";
+			if (out_dump_now(o, NULL, derr, sizeof(derr)) < 0)
+				out_notice(o, "%s", derr);   /* a failed dump does not stop recording */
+		}
+		return 0;
 	}
-	return 0;
+	rc = out_file_interval(o, &s.c, t_start, t_mono, err, errlen);
+	np_chunk_free(&s.c);
+	if (rc == 0 && o->pend.on)
+		rc = out_mark(o, err, errlen);
+	return rc;
 }
 
 int rec_output_dump(struct rec_output *o, const char *why, uint64_t t_mono,
 		    char *err, size_t errlen)
 {
-	(void)o; (void)why; (void)t_mono;
-	snprintf(err, errlen, "not in flight-recorder mode (--flight-recorder)");
-	return -EINVAL;
+	if (o->failed) {
+		snprintf(err, errlen, "%s", o->failmsg[0] ? o->failmsg : "output stopped after an earlier error");
+		return o->failed;
+	}
+	out_pend(o, why, "external", t_mono);
+	/* Flight mode writes the dump at the end of the interval in progress,
+	 * so the dump holds what happened up to the trigger. */
+	if (o->mode == OUT_FLIGHT)
+		return 0;
+	return out_mark(o, err, errlen);
 }
 
 int rec_output_reopen(struct rec_output *o, char *err, size_t errlen)
 {
-	if (!o->cfg->output || strcmp(o->cfg->output, "-") == 0)
+	if (o->failed || o->mode == OUT_FLIGHT || !o->w || strcmp(o->cfg->output, "-") == 0)
 		return 0;
-	if (o->w) {
-		o->bytes_total += np_writer_bytes(o->w);
-		np_writer_close(o->w);
-		o->w = NULL;
+	if (o->mode == OUT_ROTATE) {
+		int rc = out_rotate(o, err, errlen);
+		if (rc < 0)
+			out_stop(o, rc, err, errlen);
+		return rc;
 	}
-	return out_open_file(o, o->cfg->output, err, errlen);
+	/* Only reopen when the file was moved away: reopening our own path
+	 * would truncate the recording in progress. */
+	struct stat cur, onpath;
+	if (fstat(np_writer_fd(o->w), &cur) == 0 && stat(o->path, &onpath) == 0 &&
+	    cur.st_dev == onpath.st_dev && cur.st_ino == onpath.st_ino) {
+		out_notice(o, "reopen: %s was not moved; still writing to it", o->path);
+		return 0;
+	}
+	o->file_index++;
+	int rc = out_open_current(o, err, errlen);
+	if (rc < 0) {
+		o->file_index--;
+		size_t n = strlen(err);
+		snprintf(err + n, errlen > n ? errlen - n : 0, "; still writing to the moved file");
+		return rc;
+	}
+	out_notice(o, "reopened %s", o->path);
+	return 0;
 }
 
 uint64_t rec_output_bytes(const struct rec_output *o)
 {
-	return o->bytes_total + (o->w ? np_writer_bytes(o->w) : 0);
+	return o->bytes_closed + (o->w ? np_writer_bytes(o->w) : 0);
+}
+
+int rec_output_notice(struct rec_output *o, char *buf, size_t len)
+{
+	if (!o->notice[0])
+		return 0;
+	snprintf(buf, len, "%s", o->notice);
+	o->notice[0] = 0;
+	return 1;
+}
+
+static int out_close_flight(struct rec_output *o, struct np_recbuf *final_rb,
+			    char *err, size_t errlen)
+{
+	int rc = 0;
+	/* Stopping a flight recorder writes the ring out: the user stopped it
+	 * because something happened (or a trigger is still pending). */
+	if (!o->pend.on)
+		out_pend(o, "stop", "stop", o->last_t_end ? o->last_t_end : out_clock(CLOCK_MONOTONIC));
+	if (o->ring.n || strcmp(o->pend.source, "stop") != 0)
+		rc = out_dump_now(o, final_rb, err, errlen);
+	return rc;
 }
 
 int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err, size_t errlen)
 {
-	int rc = 0;
-	if (o->w && final_rb && !np_recbuf_empty(final_rb)) {
+	int rc = o->failed;
+	if (rc)
+		snprintf(err, errlen, "%s", o->failmsg[0] ? o->failmsg : strerror(-rc));
+	if (o->mode == OUT_FLIGHT && !o->failed) {
+		rc = out_close_flight(o, final_rb, err, errlen);
+	} else if (o->w && !o->failed && final_rb && !np_recbuf_empty(final_rb)) {
 		rc = np_writer_commit(o->w, final_rb);
 		if (rc < 0)
-			snprintf(err, errlen, "cannot write final chunk: %s", strerror(-rc));
+			out_write_failed(o, rc, err, errlen);
 	}
 	if (o->w) {
 		int crc = np_writer_close(o->w);
+		o->w = NULL;
 		if (crc < 0 && rc == 0) {
 			rc = crc;
-			snprintf(err, errlen, "closing output: %s", strerror(-crc));
+			snprintf(err, errlen, "closing %s: %s", o->path, strerror(-crc));
 		}
 	}
+	out_ring_free(&o->ring);
+	rec_trigger_free(o->trig);
 	free(o->hdr);
+	free(o->base);
+	free(o->path);
 	free(o);
 	return rc;
 }

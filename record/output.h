@@ -26,6 +26,10 @@ int  rec_output_dump(struct rec_output *o, const char *why, uint64_t t_mono,
 /* SIGHUP: close and reopen the output path. */
 int  rec_output_reopen(struct rec_output *o, char *err, size_t errlen);
 uint64_t rec_output_bytes(const struct rec_output *o);   /* all bytes written */
+/* Messages for the user that did not stop recording (dump written, dump
+ * failed, file reopened): 1 and buf filled (lines joined by '\n') when one is
+ * pending, else 0. Call after every rec_output_* call and print to stderr. */
+int  rec_output_notice(struct rec_output *o, char *buf, size_t len);
 /* Writes the final chunk (rb: END record) and closes. */
 int  rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err, size_t errlen);
 
