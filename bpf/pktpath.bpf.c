@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Packet-path tracing: one event per traced packet per hook point. Device
+ * and socket hooks are tp_btf tracepoints, TC clsact programs cover the
+ * selected interfaces. Headers are parsed into struct pk_event; readers
+ * derive the passive packet ID from the stored fields (bpf/pktpath.h). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "pktpath.h"
+
+/* BPF_PROG declares ctx and every tracepoint argument, used or not. */
+#pragma clang diagnostic ignored "-Wunused-parameter"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PK_ETH_P_IP    0x0800
+#define PK_ETH_P_IPV6  0x86DD
+#define PK_IPPROTO_TCP 6
+#define PK_IPPROTO_UDP 17
+#define PK_TC_ACT_UNSPEC (-1)
+
+const volatile __u64 filter_netns_ino = 0;
+const volatile __u32 sample_n = 1;
+const volatile __u32 per_flow_cap = 0;          /* events per second per flow */
+const volatile __u32 nifaces = 0;
+const volatile __u32 ifaces[PK_MAX_IFACES] = {};
+const volatile __u32 nports = 0;
+const volatile __u16 ports[PK_MAX_PORTS] = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} pk_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PK_HOOK_MAX);
+	__type(key, __u32);
+	__type(value, struct pk_counters);
+} pk_counts SEC(".maps");
+
+struct pk_cap_state { __u64 win_start; __u32 count; __u32 pad; };
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct pk_cap_state);
+} pk_caps SEC(".maps");
+
+/* net_dev_xmit comes right after net_dev_start_xmit on the same CPU for the
+ * same skb; by then the driver may have handed the skb on, so the parsed
+ * event is stashed at start_xmit and re-emitted with the new hook. */
+struct pk_stash { __u64 skb; struct pk_event ev; };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pk_stash);
+} pk_stash_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pk_event);
+} pk_scratch SEC(".maps");
+
+/* Raw header bytes: IPv6 (40) or IPv4 with options (<= 60), then the
+ * transport header with options (<= 60). */
+struct pk_hdrs { __u8 ip[60]; __u8 l4[60]; };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pk_hdrs);
+} pk_hdr_scratch SEC(".maps");
+
+static __always_inline struct pk_counters *pk_counter(__u8 hook)
+{
+	__u32 k = hook;
+	return bpf_map_lookup_elem(&pk_counts, &k);
+}
+
+static __always_inline bool pk_iface_ok(__u32 ifindex)
+{
+	if (nifaces == 0)
+		return true;
+	for (__u32 i = 0; i < PK_MAX_IFACES; i++) {
+		if (i >= nifaces)
+			break;
+		if (ifaces[i] == ifindex)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline bool pk_port_ok(__u16 sport, __u16 dport)
+{
+	if (nports == 0)
+		return true;
+	for (__u32 i = 0; i < PK_MAX_PORTS; i++) {
+		if (i >= nports)
+			break;
+		if (ports[i] == sport || ports[i] == dport)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline bool pk_netns_ok_dev(const struct net_device *dev)
+{
+	if (!filter_netns_ino)
+		return true;
+	if (!dev)
+		return false;
+	return BPF_CORE_READ(dev, nd_net.net, ns.inum) == filter_netns_ino;
+}
+
+static __always_inline bool pk_netns_ok_sk(const struct sock *sk)
+{
+	if (!filter_netns_ino)
+		return true;
+	if (!sk)
+		return false;
+	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) == filter_netns_ino;
+}
+
+/* TCP timestamp option: Linux puts NOP NOP TS first on data segments; other
+ * layouts are scanned option by option. */
+static __always_inline void pk_parse_tcp_opts(const __u8 *l4, __u8 doff, struct pk_event *ev)
+{
+	__u32 optlen = doff * 4;
+	if (optlen <= 20 || optlen > 60)
+		return;
+	if (l4[20] == 1 && l4[21] == 1 && l4[22] == 8 && l4[23] == 10 && optlen >= 32) {
+		ev->tsval = ((__u32)l4[24] << 24) | ((__u32)l4[25] << 16) |
+			    ((__u32)l4[26] << 8) | l4[27];
+		ev->flags |= PK_F_HAS_TS;
+		return;
+	}
+	__u32 off = 20;
+	for (int i = 0; i < 10; i++) {
+		if (off >= optlen || off > 50)
+			return;
+		__u8 kind = l4[off & 63];
+		if (kind == 0)
+			return;
+		if (kind == 1) { off++; continue; }
+		__u8 len = l4[(off + 1) & 63];
+		if (kind == 8 && len == 10 && off + 10 <= optlen && off <= 50) {
+			__u32 o = off & 63;
+			if (o > 50)
+				return;
+			ev->tsval = ((__u32)l4[o + 2] << 24) | ((__u32)l4[o + 3] << 16) |
+				    ((__u32)l4[o + 4] << 8) | l4[o + 5];
+			ev->flags |= PK_F_HAS_TS;
+			return;
+		}
+		if (len < 2)
+			return;
+		off += len;
+	}
+}
+
+/* Fills addresses, ports and TCP/UDP fields from raw headers. ip_len: bytes of
+ * the packet from the IP header on (0 = unknown). 0 ok, -1 not traced. */
+static __always_inline int pk_parse_l4(struct pk_hdrs *h, struct pk_event *ev, __u32 ihl,
+				       __u8 proto, __u32 l4_len)
+{
+	const __u8 *l4 = h->l4;
+	ev->proto = proto;
+	ev->sport = ((__u16)l4[0] << 8) | l4[1];
+	ev->dport = ((__u16)l4[2] << 8) | l4[3];
+	if (proto == PK_IPPROTO_TCP) {
+		ev->seq = ((__u32)l4[4] << 24) | ((__u32)l4[5] << 16) | ((__u32)l4[6] << 8) | l4[7];
+		ev->ack = ((__u32)l4[8] << 24) | ((__u32)l4[9] << 16) | ((__u32)l4[10] << 8) | l4[11];
+		ev->doff = l4[12] >> 4;
+		ev->tcpflags = l4[13];
+		__u32 thl = ev->doff * 4;
+		__u32 payload = l4_len > thl ? l4_len - thl : 0;
+		ev->end_seq = ev->seq + payload + ((ev->tcpflags & 0x03) ? 1 : 0);
+		pk_parse_tcp_opts(l4, ev->doff, ev);
+		return 0;
+	}
+	/* UDP: invariant header fields and the leading payload bytes. */
+	__u32 u = 0x0d9u;
+	u = pk_hash_step(u, ((__u32)l4[4] << 8) | l4[5]);
+	u = pk_hash_step(u, ev->ipid);
+	u = pk_hash_step(u, ((__u32)l4[8] << 24) | ((__u32)l4[9] << 16) | ((__u32)l4[10] << 8) | l4[11]);
+	u = pk_hash_step(u, ((__u32)l4[12] << 24) | ((__u32)l4[13] << 16) | ((__u32)l4[14] << 8) | l4[15]);
+	ev->uid = u ? u : 1;
+	return 0;
+}
+
+/* Parses the IP header in h->ip; returns the IP header length, or 0 if the
+ * packet is neither TCP nor UDP over IPv4/IPv6. *l4_len gets payload length
+ * after the IP header. */
+static __always_inline __u32 pk_parse_ip(struct pk_hdrs *h, struct pk_event *ev, __u8 *proto,
+					 __u32 *l4_len)
+{
+	const __u8 *ip = h->ip;
+	__u8 ver = ip[0] >> 4;
+	if (ver == 4) {
+		__u32 ihl = (ip[0] & 0x0f) * 4;
+		if (ihl < 20)
+			return 0;
+		/* fragments other than the first carry no L4 header */
+		if (((ip[6] & 0x1f) | ip[7]) != 0)
+			return 0;
+		__u32 tot = ((__u32)ip[2] << 8) | ip[3];
+		*proto = ip[9];
+		ev->ipid = ((__u16)ip[4] << 8) | ip[5];
+		__builtin_memcpy(&ev->saddr[0], &ip[12], 4);
+		__builtin_memcpy(&ev->daddr[0], &ip[16], 4);
+		*l4_len = tot > ihl ? tot - ihl : 0;
+		return ihl;
+	}
+	if (ver == 6) {
+		*proto = ip[6];   /* extension headers are not followed */
+		__u32 plen = ((__u32)ip[4] << 8) | ip[5];
+		__builtin_memcpy(ev->saddr, &ip[8], 16);
+		__builtin_memcpy(ev->daddr, &ip[24], 16);
+		ev->flags |= PK_F_V6;
+		*l4_len = plen;
+		return 40;
+	}
+	return 0;
+}
+
+static __always_inline struct pk_hdrs *pk_hdrs_get(void)
+{
+	__u32 z = 0;
+	return bpf_map_lookup_elem(&pk_hdr_scratch, &z);
+}
+
+static __always_inline struct pk_event *pk_ev_get(void)
+{
+	__u32 z = 0;
+	struct pk_event *ev = bpf_map_lookup_elem(&pk_scratch, &z);
+	if (ev)
+		__builtin_memset(ev, 0, sizeof(*ev));
+	return ev;
+}
+
+/* Parses a packet whose IP header is at kernel address l3. For GSO skbs the
+ * IP total length is that of the first segment or 0: skb_len (from the IP
+ * header on) is used then. */
+static __always_inline int pk_parse_kmem(const void *l3, __u32 l3_skb_len, struct pk_event *ev)
+{
+	struct pk_hdrs *h = pk_hdrs_get();
+	if (!h)
+		return -1;
+	if (bpf_probe_read_kernel(h->ip, 40, l3))
+		return -1;
+	__u8 proto = 0;
+	__u32 l4_len = 0;
+	__u32 ihl = pk_parse_ip(h, ev, &proto, &l4_len);
+	if (!ihl || (proto != PK_IPPROTO_TCP && proto != PK_IPPROTO_UDP))
+		return -1;
+	if (ihl > 20 && ihl <= 60 && !(ev->flags & PK_F_V6))
+		bpf_probe_read_kernel(h->ip, 60, l3);
+	ihl &= 63;
+	if (bpf_probe_read_kernel(h->l4, 60, l3 + ihl))
+		return -1;
+	if (l3_skb_len > ihl && l3_skb_len - ihl > l4_len)
+		l4_len = l3_skb_len - ihl;
+	return pk_parse_l4(h, ev, ihl, proto, l4_len);
+}
+
+static __always_inline __u64 pk_flow_key(const struct pk_event *ev)
+{
+	__u32 h = pk_hash_step(0x1234u, ev->saddr[0] ^ ev->saddr[3]);
+	h = pk_hash_step(h, ev->daddr[0] ^ ev->daddr[3]);
+	__u32 p = ((__u32)ev->sport << 16) | ev->dport;
+	return ((__u64)h << 32) | p;
+}
+
+/* Sampling, per-flow cap, ring buffer: the common tail of every hook. */
+static __always_inline void pk_emit(struct pk_event *ev, __u8 hook)
+{
+	struct pk_counters *c = pk_counter(hook);
+	if (!c)
+		return;
+	if (!pk_port_ok(ev->sport, ev->dport))
+		return;
+	c->seen++;
+	if (sample_n > 1) {
+		__u32 key;
+		if (ev->proto == PK_IPPROTO_TCP)
+			key = pk_sample_key(ev->seq, ev->ack, ev->tsval, ev->flags & PK_F_HAS_TS);
+		else
+			key = pk_mix32(ev->uid);
+		if (key % sample_n) {
+			c->sampled_out++;
+			return;
+		}
+	}
+	ev->hook = hook;
+	ev->ts = bpf_ktime_get_ns();
+	ev->cpu = bpf_get_smp_processor_id();
+	if (per_flow_cap) {
+		__u64 fk = pk_flow_key(ev);
+		struct pk_cap_state *st = bpf_map_lookup_elem(&pk_caps, &fk);
+		if (!st) {
+			struct pk_cap_state ns = { .win_start = ev->ts, .count = 1 };
+			bpf_map_update_elem(&pk_caps, &fk, &ns, BPF_ANY);
+		} else if (ev->ts - st->win_start >= 1000000000ull) {
+			st->win_start = ev->ts;
+			st->count = 1;
+		} else if (++st->count > per_flow_cap) {
+			c->capped++;
+			return;
+		}
+	}
+	if (bpf_ringbuf_output(&pk_events, ev, sizeof(*ev), 0)) {
+		c->lost++;
+		return;
+	}
+	c->emitted++;
+}
+
+/* For skbs on the transmit path (network header set by the IP layer). */
+static __always_inline struct pk_event *pk_from_tx_skb(const struct sk_buff *skb)
+{
+	const struct net_device *dev = BPF_CORE_READ(skb, dev);
+	if (!pk_netns_ok_dev(dev))
+		return NULL;
+	__u32 ifindex = BPF_CORE_READ(dev, ifindex);
+	if (!pk_iface_ok(ifindex))
+		return NULL;
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	if (nh == (__u16)~0U)
+		return NULL;
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	unsigned char *data = BPF_CORE_READ(skb, data);
+	__u32 len = BPF_CORE_READ(skb, len);
+	struct pk_event *ev = pk_ev_get();
+	if (!ev)
+		return NULL;
+	__u32 before = (data - head) <= nh ? nh - (data - head) : 0;
+	if (pk_parse_kmem(head + nh, len > before ? len - before : 0, ev))
+		return NULL;
+	ev->ifindex = ifindex;
+	ev->len = len;
+	return ev;
+}
+
+/* Receive path before the IP layer: skb->data is the IP header. */
+static __always_inline struct pk_event *pk_from_rx_skb(const struct sk_buff *skb)
+{
+	const struct net_device *dev = BPF_CORE_READ(skb, dev);
+	if (!pk_netns_ok_dev(dev))
+		return NULL;
+	__u32 ifindex = BPF_CORE_READ(dev, ifindex);
+	if (!pk_iface_ok(ifindex))
+		return NULL;
+	__be16 p = BPF_CORE_READ(skb, protocol);
+	if (p != bpf_htons(PK_ETH_P_IP) && p != bpf_htons(PK_ETH_P_IPV6))
+		return NULL;
+	struct pk_event *ev = pk_ev_get();
+	if (!ev)
+		return NULL;
+	__u32 len = BPF_CORE_READ(skb, len);
+	if (pk_parse_kmem(BPF_CORE_READ(skb, data), len, ev))
+		return NULL;
+	ev->ifindex = ifindex;
+	ev->len = len;
+	return ev;
+}
+
+/* Socket-side hooks: the skb belongs to a socket; headers are still in the
+ * head buffer; seq/end_seq come from TCP_SKB_CB (they cover coalesced data). */
+static __always_inline struct pk_event *pk_from_sock_skb(const struct sk_buff *skb,
+							 const struct sock *sk)
+{
+	if (!pk_netns_ok_sk(sk))
+		return NULL;
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	if (nh == (__u16)~0U)
+		return NULL;
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	struct pk_event *ev = pk_ev_get();
+	if (!ev)
+		return NULL;
+	__u32 len = BPF_CORE_READ(skb, len);
+	if (pk_parse_kmem(head + nh, 0, ev))
+		return NULL;
+	if (ev->proto == PK_IPPROTO_TCP) {
+		__u32 cb[2] = {};
+		bpf_probe_read_kernel(cb, sizeof(cb), &skb->cb[0]);
+		ev->seq = cb[0];
+		ev->end_seq = cb[1];
+	}
+	ev->ifindex = BPF_CORE_READ(skb, skb_iif);
+	ev->len = len;
+	return ev;
+}
+
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(pk_dev_queue, struct sk_buff *skb)
+{
+	struct pk_event *ev = pk_from_tx_skb(skb);
+	if (ev)
+		pk_emit(ev, PK_HOOK_DEV_QUEUE);
+	return 0;
+}
+
+SEC("tp_btf/qdisc_enqueue")
+int BPF_PROG(pk_qdisc_enq, struct Qdisc *q, const struct netdev_queue *txq, struct sk_buff *skb)
+{
+	struct pk_event *ev = pk_from_tx_skb(skb);
+	if (ev)
+		pk_emit(ev, PK_HOOK_QDISC_ENQ);
+	return 0;
+}
+
+SEC("tp_btf/qdisc_dequeue")
+int BPF_PROG(pk_qdisc_deq, struct Qdisc *q, const struct netdev_queue *txq, int packets,
+	     struct sk_buff *skb)
+{
+	if (!skb)
+		return 0;
+	struct pk_event *ev = pk_from_tx_skb(skb);
+	if (ev)
+		pk_emit(ev, PK_HOOK_QDISC_DEQ);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(pk_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
+{
+	__u32 z = 0;
+	struct pk_stash *st = bpf_map_lookup_elem(&pk_stash_map, &z);
+	if (st)
+		st->skb = 0;
+	struct pk_event *ev = pk_from_tx_skb(skb);
+	if (!ev)
+		return 0;
+	pk_emit(ev, PK_HOOK_DEV_START_XMIT);
+	if (st) {
+		st->ev = *ev;
+		st->skb = (__u64)skb;
+	}
+	return 0;
+}
+
+SEC("tp_btf/net_dev_xmit")
+int BPF_PROG(pk_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len)
+{
+	__u32 z = 0;
+	struct pk_stash *st = bpf_map_lookup_elem(&pk_stash_map, &z);
+	if (!st || st->skb != (__u64)skb || rc != 0)
+		return 0;
+	st->skb = 0;
+	struct pk_event *ev = pk_ev_get();
+	if (!ev)
+		return 0;
+	*ev = st->ev;
+	pk_emit(ev, PK_HOOK_DEV_XMIT);
+	return 0;
+}
+
+SEC("tp_btf/napi_gro_receive_entry")
+int BPF_PROG(pk_gro_entry, const struct sk_buff *skb)
+{
+	struct pk_event *ev = pk_from_rx_skb(skb);
+	if (ev)
+		pk_emit(ev, PK_HOOK_GRO_ENTRY);
+	return 0;
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(pk_netif_receive, struct sk_buff *skb)
+{
+	struct pk_event *ev = pk_from_rx_skb(skb);
+	if (ev)
+		pk_emit(ev, PK_HOOK_NETIF_RECEIVE);
+	return 0;
+}
+
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(pk_tcp_rcv, struct sock *sk, const struct sk_buff *skb)
+{
+	struct pk_event *ev = pk_from_sock_skb(skb, sk);
+	if (ev)
+		pk_emit(ev, PK_HOOK_TCP_RCV);
+	return 0;
+}
+
+SEC("tp_btf/skb_copy_datagram_iovec")
+int BPF_PROG(pk_copy_to_user, const struct sk_buff *skb, int len)
+{
+	const struct sock *sk = BPF_CORE_READ(skb, sk);
+	struct pk_event *ev = pk_from_sock_skb(skb, sk);
+	if (!ev)
+		return 0;
+	ev->len = len;
+	pk_emit(ev, PK_HOOK_COPY_TO_USER);
+	return 0;
+}
+
+/* Socket send: no packet exists yet; the event is the byte range the call
+ * appended to the send queue, [write_seq - ret, write_seq). */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(pk_sock_send, struct sock *sk, int ret, int flags)
+{
+	if (ret <= 0 || !pk_netns_ok_sk(sk))
+		return 0;
+	if (BPF_CORE_READ(sk, sk_protocol) != PK_IPPROTO_TCP)
+		return 0;
+	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	struct pk_event *ev = pk_ev_get();
+	if (!ev)
+		return 0;
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+	__u32 wseq = BPF_CORE_READ(tp, write_seq);
+	ev->seq = wseq - ret;
+	ev->end_seq = wseq;
+	ev->proto = PK_IPPROTO_TCP;
+	ev->flags = PK_F_RANGE;
+	ev->len = ret;
+	ev->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	ev->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (fam == 10) {
+		BPF_CORE_READ_INTO(ev->saddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
+		BPF_CORE_READ_INTO(ev->daddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+		ev->flags |= PK_F_V6;
+	} else {
+		ev->saddr[0] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		ev->daddr[0] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+	}
+	pk_emit(ev, PK_HOOK_SOCK_SEND);
+	return 0;
+}
+
+/* ---- TC clsact (selected interfaces, inside the recorded netns) ---- */
+static __always_inline int pk_tc(struct __sk_buff *skb, __u8 hook)
+{
+	/* Ethernet-framed interfaces only (veth, physical NICs). */
+	const __u32 off = 14;
+	if (skb->protocol != bpf_htons(PK_ETH_P_IP) && skb->protocol != bpf_htons(PK_ETH_P_IPV6))
+		return PK_TC_ACT_UNSPEC;
+	struct pk_hdrs *h = pk_hdrs_get();
+	struct pk_event *ev = pk_ev_get();
+	if (!h || !ev)
+		return PK_TC_ACT_UNSPEC;
+	if (bpf_skb_load_bytes(skb, off, h->ip, 40))
+		return PK_TC_ACT_UNSPEC;
+	__u8 proto = 0;
+	__u32 l4_len = 0;
+	__u32 ihl = pk_parse_ip(h, ev, &proto, &l4_len);
+	if (!ihl || (proto != PK_IPPROTO_TCP && proto != PK_IPPROTO_UDP))
+		return PK_TC_ACT_UNSPEC;
+	ihl &= 63;
+	if (ihl < 20)
+		return PK_TC_ACT_UNSPEC;
+	/* the TCP header may be shorter than 60 bytes at the end of a packet */
+	if (bpf_skb_load_bytes(skb, off + ihl, h->l4, 60) &&
+	    bpf_skb_load_bytes(skb, off + ihl, h->l4, 20))
+		return PK_TC_ACT_UNSPEC;
+	__u32 l3len = skb->len > off ? skb->len - off : 0;
+	if (l3len > ihl && l3len - ihl > l4_len)
+		l4_len = l3len - ihl;
+	pk_parse_l4(h, ev, ihl, proto, l4_len);
+	ev->ifindex = skb->ifindex;
+	ev->len = skb->len;
+	pk_emit(ev, hook);
+	return PK_TC_ACT_UNSPEC;
+}
+
+SEC("tc")
+int pk_tc_egress(struct __sk_buff *skb)
+{
+	return pk_tc(skb, PK_HOOK_TC_EGRESS);
+}
+
+SEC("tc")
+int pk_tc_ingress(struct __sk_buff *skb)
+{
+	return pk_tc(skb, PK_HOOK_TC_INGRESS);
+}
