@@ -1,0 +1,462 @@
+/* nprec: the eBPF recorder. Opens every family of record/families.c, writes
+ * a HEADER, then every interval an INTERVAL record, each family's snapshot
+ * and a LOST record, until the duration ends or a signal stops it. */
+#include <errno.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "family.h"
+#include "hostinfo.h"
+#include "npmsg.h"
+#include "output.h"
+#include "recheader.h"
+#include "records.h"
+
+/* Exit codes (documented in docs/NPREC.md and --help). */
+enum {
+	RC_EXIT_OK = 0, RC_EXIT_RUNTIME = 1, RC_EXIT_USAGE = 2, RC_EXIT_PRIV = 3,
+	RC_EXIT_KERNEL = 4, RC_EXIT_OUTPUT = 5,
+};
+
+#define RC_TICK_NS 20000000ull
+#define RC_MAX_FAMILIES 16
+
+static volatile sig_atomic_t rc_stop_sig, rc_hup, rc_usr1;
+
+static void rc_on_signal(int sig)
+{
+	if (sig == SIGHUP) rc_hup = 1;
+	else if (sig == SIGUSR1) rc_usr1 = 1;
+	else rc_stop_sig = sig;
+}
+
+struct rc_fam {
+	const struct rec_family *f;
+	void *state;
+	uint64_t lost_prev;
+};
+
+struct rc_run {
+	struct rec_config cfg;
+	struct rec_ctx ctx;
+	struct rc_fam fams[RC_MAX_FAMILIES];
+	unsigned nfams;
+	struct rec_output *out;
+	struct np_recbuf rb;
+	uint64_t intervals;
+	bool progress;
+	bool progress_dirty;
+};
+
+/* ---- environment checks ---- */
+
+static bool rc_has_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	uint64_t eff = d[0].effective | ((uint64_t)d[1].effective << 32);
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#define CAP_PERFMON 38
+#endif
+	if (eff & (1ull << CAP_SYS_ADMIN))
+		return true;
+	return (eff & (1ull << CAP_BPF)) && (eff & (1ull << CAP_PERFMON));
+}
+
+static int rc_check_env(void)
+{
+	if (!rc_has_caps()) {
+		fprintf(stderr, "nprec: need root or CAP_BPF+CAP_PERFMON (+CAP_NET_ADMIN for TC hooks) to load eBPF programs: run it with sudo\n");
+		return RC_EXIT_PRIV;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		fprintf(stderr, "nprec: kernel BTF missing (/sys/kernel/btf/vmlinux: %s): use a kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or later)\n",
+			strerror(errno));
+		return RC_EXIT_KERNEL;
+	}
+	return 0;
+}
+
+static bool rc_libbpf_verbose;
+
+/* libbpf's own messages only with -v (or NPREC_LIBBPF_DEBUG=1 for all):
+ * failures are reported once, with context, by the family that saw them. */
+static int rc_libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	static int debug = -1;
+	if (debug < 0)
+		debug = getenv("NPREC_LIBBPF_DEBUG") != NULL;
+	if (debug || (rc_libbpf_verbose && lvl != LIBBPF_DEBUG))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* ---- self cost (netto's user-space overhead metric) ---- */
+
+static uint64_t rc_self_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rc_self_rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* ---- families ---- */
+
+static int rc_open_families(struct rc_run *r)
+{
+	char err[256];
+	for (unsigned i = 0; rec_families[i] && r->nfams < RC_MAX_FAMILIES; i++) {
+		const struct rec_family *f = rec_families[i];
+		void *st = NULL;
+		err[0] = 0;
+		int rc = f->open(&r->ctx, &st, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "nprec: %s: %s\n", f->name, err[0] ? err : strerror(-rc));
+			return rc == -EPERM || rc == -EACCES ? RC_EXIT_PRIV : RC_EXIT_KERNEL;
+		}
+		if (rc > 0) {
+			if (r->cfg.verbose)
+				fprintf(stderr, "nprec: family %s off%s%s\n", f->name, err[0] ? ": " : "", err);
+			continue;
+		}
+		r->fams[r->nfams++] = (struct rc_fam){ .f = f, .state = st };
+	}
+	return 0;
+}
+
+static void rc_close_families(struct rc_run *r)
+{
+	for (unsigned i = 0; i < r->nfams; i++)
+		r->fams[i].f->close(r->fams[i].state);
+	r->nfams = 0;
+}
+
+static void rc_drain(struct rc_run *r)
+{
+	for (unsigned i = 0; i < r->nfams; i++)
+		if (r->fams[i].f->drain)
+			r->fams[i].f->drain(r->fams[i].state);
+}
+
+static uint64_t rc_total(struct rc_run *r, bool lost)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < r->nfams; i++) {
+		const struct rec_family *f = r->fams[i].f;
+		uint64_t (*fn)(void *) = lost ? f->lost : f->events;
+		if (fn)
+			n += fn(r->fams[i].state);
+	}
+	return n;
+}
+
+/* ---- records of the core ---- */
+
+static uint64_t rc_shift(const struct rc_run *r, uint64_t t)
+{
+	return t + (uint64_t)r->ctx.shift_ns;
+}
+
+static void rc_interval_record(struct rc_run *r, uint64_t t0, uint64_t t1)
+{
+	struct np_clockref clk;
+	np_clockref_read(&clk);
+	clk.mono_ns = rc_shift(r, clk.mono_ns);
+	msgpack_packer *pk = np_recbuf_begin(&r->rb, NP_REC_INTERVAL, 1);
+	msgpack_pack_map(pk, 7);
+	np_pack_kv_u64(pk, "seq", r->intervals);
+	np_pack_kv_u64(pk, "t0_ns", rc_shift(r, t0));
+	np_pack_kv_u64(pk, "t1_ns", rc_shift(r, t1));
+	np_pack_str(pk, "clock");
+	np_clockref_pack(pk, &clk);
+	np_pack_kv_u64(pk, "self_cpu_ns", rc_self_cpu_ns());
+	np_pack_kv_u64(pk, "self_rss_bytes", rc_self_rss_bytes());
+	np_pack_kv_u64(pk, "bytes_written", r->out ? rec_output_bytes(r->out) : 0);
+}
+
+/* Per family: lost events in this interval and since start. */
+static void rc_lost_record(struct rc_run *r, uint64_t t0, uint64_t t1)
+{
+	msgpack_packer *pk = np_recbuf_begin(&r->rb, NP_REC_LOST, 1);
+	msgpack_pack_map(pk, 5);
+	np_pack_kv_u64(pk, "t0_ns", rc_shift(r, t0));
+	np_pack_kv_u64(pk, "t1_ns", rc_shift(r, t1));
+	uint64_t total[RC_MAX_FAMILIES], delta[RC_MAX_FAMILIES];
+	np_pack_str(pk, "family");
+	msgpack_pack_array(pk, r->nfams);
+	for (unsigned i = 0; i < r->nfams; i++) {
+		struct rc_fam *fm = &r->fams[i];
+		np_pack_str(pk, fm->f->name);
+		total[i] = fm->f->lost ? fm->f->lost(fm->state) : 0;
+		delta[i] = total[i] - fm->lost_prev;
+		fm->lost_prev = total[i];
+	}
+	np_pack_kv_u64_array(pk, "lost", delta, r->nfams);
+	np_pack_kv_u64_array(pk, "lost_total", total, r->nfams);
+}
+
+static void rc_end_record(struct rc_run *r, uint64_t t_end, const char *reason)
+{
+	uint64_t ev[RC_MAX_FAMILIES], lost[RC_MAX_FAMILIES];
+	msgpack_packer *pk = np_recbuf_begin(&r->rb, NP_REC_END, 1);
+	msgpack_pack_map(pk, 10);
+	np_pack_kv_u64(pk, "t_ns", rc_shift(r, t_end));
+	np_pack_kv_u64(pk, "duration_ns", t_end - r->ctx.start_mono_ns);
+	np_pack_kv_u64(pk, "intervals", r->intervals);
+	np_pack_kv_str(pk, "reason", reason);
+	np_pack_kv_u64(pk, "events_total", rc_total(r, false));
+	np_pack_kv_u64(pk, "lost_total", rc_total(r, true));
+	np_pack_kv_u64(pk, "self_cpu_ns", rc_self_cpu_ns());
+	np_pack_str(pk, "family");
+	msgpack_pack_array(pk, r->nfams);
+	for (unsigned i = 0; i < r->nfams; i++) {
+		struct rc_fam *fm = &r->fams[i];
+		np_pack_str(pk, fm->f->name);
+		ev[i] = fm->f->events ? fm->f->events(fm->state) : 0;
+		lost[i] = fm->f->lost ? fm->f->lost(fm->state) : 0;
+	}
+	np_pack_kv_u64_array(pk, "events", ev, r->nfams);
+	np_pack_kv_u64_array(pk, "lost", lost, r->nfams);
+}
+
+/* ---- progress line ---- */
+
+static void rc_progress(struct rc_run *r, uint64_t now, uint64_t *last_t, uint64_t *last_ev)
+{
+	if (!r->progress || now - *last_t < 500000000ull)
+		return;
+	uint64_t ev = rc_total(r, false);
+	double dt = (double)(now - *last_t) / 1e9;
+	double el = (double)(now - r->ctx.start_mono_ns) / 1e9;
+	double mb = (double)rec_output_bytes(r->out) / 1e6;
+	fprintf(stderr, "\rnprec: %7.1fs  %9.0f ev/s  %8.2f MB  lost %llu   ",
+		el, (double)(ev - *last_ev) / dt, mb, (unsigned long long)rc_total(r, true));
+	r->progress_dirty = true;
+	*last_t = now;
+	*last_ev = ev;
+}
+
+/* ---- main loop ---- */
+
+/* Builds and hands over one interval; returns 0, 1 (size limit) or <0. */
+static int rc_interval(struct rc_run *r, uint64_t t0, uint64_t t1)
+{
+	char err[256] = "";
+	rc_drain(r);
+	rc_interval_record(r, t0, t1);
+	if (r->ctx.probes_changed)
+		rc_probes_record(&r->rb, &r->ctx, rc_shift(r, t1));
+	for (unsigned i = 0; i < r->nfams; i++) {
+		struct rc_fam *fm = &r->fams[i];
+		if (fm->f->snapshot &&
+		    fm->f->snapshot(fm->state, &r->ctx, &r->rb, rc_shift(r, t0), rc_shift(r, t1)) < 0)
+			fprintf(stderr, "nprec: %s: snapshot failed, interval incomplete\n", fm->f->name);
+	}
+	rc_lost_record(r, t0, t1);
+	r->intervals++;
+	int rc = rec_output_interval(r->out, &r->rb, rc_shift(r, t1), err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err[0] ? err : strerror(-rc));
+	return rc;
+}
+
+static void rc_sleep_tick(void)
+{
+	struct timespec ts = { 0, RC_TICK_NS };
+	nanosleep(&ts, NULL);   /* a signal ends it early, which is what we want */
+}
+
+static void rc_handle_async(struct rc_run *r, uint64_t now)
+{
+	char err[256] = "";
+	if (rc_hup) {
+		rc_hup = 0;
+		if (rec_output_reopen(r->out, err, sizeof(err)) < 0)
+			fprintf(stderr, "nprec: reopen after SIGHUP failed: %s\n", err);
+	}
+	if (rc_usr1) {
+		rc_usr1 = 0;
+		if (rec_output_dump(r->out, "sigusr1", rc_shift(r, now), err, sizeof(err)) < 0)
+			fprintf(stderr, "nprec: dump on SIGUSR1 failed: %s\n", err);
+	}
+}
+
+/* Returns the exit code. */
+static int rc_loop(struct rc_run *r)
+{
+	uint64_t start = r->ctx.start_mono_ns, t0 = start;
+	uint64_t next = start + r->cfg.interval_ns;
+	uint64_t end = r->cfg.duration_ns ? start + r->cfg.duration_ns : UINT64_MAX;
+	uint64_t last_t = start, last_ev = 0;
+	const char *reason = "duration";
+	int code = RC_EXIT_OK;
+
+	for (;;) {
+		rc_sleep_tick();
+		uint64_t now = np_mono_ns();
+		rc_drain(r);
+		rc_handle_async(r, now);
+		if (rc_stop_sig) {
+			reason = rc_stop_sig == SIGINT ? "sigint" : "sigterm";
+			break;
+		}
+		if (now >= end)
+			break;
+		if (now >= next) {
+			int rc = rc_interval(r, t0, now);
+			t0 = now;
+			next += r->cfg.interval_ns;
+			if (next <= now)   /* we fell behind: do not burst to catch up */
+				next = now + r->cfg.interval_ns;
+			if (rc == 1) { reason = "max-size"; break; }
+			if (rc < 0) { reason = "output-error"; code = RC_EXIT_RUNTIME; break; }
+		}
+		rc_progress(r, now, &last_t, &last_ev);
+	}
+	if (code == RC_EXIT_OK) {
+		/* the last partial interval and the END record, in the final chunk */
+		uint64_t now = np_mono_ns();
+		char err[256] = "";
+		rc_drain(r);
+		rc_interval_record(r, t0, now);
+		for (unsigned i = 0; i < r->nfams; i++) {
+			struct rc_fam *fm = &r->fams[i];
+			if (fm->f->snapshot)
+				fm->f->snapshot(fm->state, &r->ctx, &r->rb, rc_shift(r, t0), rc_shift(r, now));
+		}
+		rc_lost_record(r, t0, now);
+		r->intervals++;
+		rc_end_record(r, now, reason);
+		if (rec_output_close(r->out, &r->rb, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
+			code = RC_EXIT_RUNTIME;
+		}
+	} else {
+		char err[256] = "";
+		np_recbuf_reset(&r->rb);
+		rc_end_record(r, np_mono_ns(), reason);
+		rec_output_close(r->out, &r->rb, err, sizeof(err));
+	}
+	r->out = NULL;
+	if (r->progress_dirty)
+		fputc('\n', stderr);
+	if (!r->cfg.quiet)
+		fprintf(stderr, "nprec: stopped (%s): %llu intervals, %llu events, %llu lost\n", reason,
+			(unsigned long long)r->intervals, (unsigned long long)rc_total(r, false),
+			(unsigned long long)rc_total(r, true));
+	return code;
+}
+
+static void rc_install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rc_on_signal;   /* no SA_RESTART: a signal ends the tick sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int rc_start(struct rc_run *r)
+{
+	char err[256] = "";
+	struct np_hostinfo host;
+	struct np_clockref clk;
+	struct np_recbuf hdr;
+
+	r->ctx.start_mono_ns = np_mono_ns();   /* provisional, for the families' open */
+	int code = rc_open_families(r);
+	if (code)
+		return code;
+	np_hostinfo_read(&host);
+	np_clockref_read(&clk);
+	r->ctx.start_mono_ns = clk.mono_ns;
+	clk.mono_ns = rc_shift(r, clk.mono_ns);
+	np_recbuf_init(&hdr);
+	rc_header_build(&hdr, &r->ctx, &host, &clk);
+	int rc = rec_output_open(&r->out, &r->cfg, &hdr, err, sizeof(err));
+	np_recbuf_free(&hdr);
+	if (rc < 0) {
+		fprintf(stderr, "nprec: %s\n", err[0] ? err : strerror(-rc));
+		return RC_EXIT_OUTPUT;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct rc_run run;
+	struct rc_run *r = &run;
+	struct rc_cli_result res;
+	char err[256] = "";
+
+	rec_config_defaults(&r->cfg);
+	switch (rc_cli_parse(&r->cfg, argc, argv, &res, stdout, err, sizeof(err))) {
+	case RC_CLI_HELP:
+	case RC_CLI_VERSION:
+		return RC_EXIT_OK;
+	case RC_CLI_TRIGGER:
+		if (rc_cli_trigger(res.trigger_target, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nprec: %s\n", err);
+			return RC_EXIT_RUNTIME;
+		}
+		return RC_EXIT_OK;
+	case RC_CLI_ERROR:
+		fprintf(stderr, "nprec: %s\n", err);
+		return RC_EXIT_USAGE;
+	case RC_CLI_RUN:
+		break;
+	}
+	int code = rc_check_env();
+	if (code)
+		return code;
+	if (rc_cli_resolve(&r->cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nprec: %s\n", err);
+		return RC_EXIT_USAGE;
+	}
+	rc_libbpf_verbose = r->cfg.verbose;
+	libbpf_set_print(rc_libbpf_print);
+	r->ctx.cfg = &r->cfg;
+	r->ctx.shift_ns = r->cfg.test_clock_shift_ns;
+	r->progress = !r->cfg.quiet && isatty(STDERR_FILENO);
+	np_recbuf_init(&r->rb);
+	rc_install_signals();
+
+	code = rc_start(r);
+	if (!code)
+		code = rc_loop(r);
+	rc_close_families(r);
+	np_recbuf_free(&r->rb);
+	rc_probes_free(&r->ctx);
+	if (r->cfg.netns_fd >= 0)
+		close(r->cfg.netns_fd);
+	return code;
+}

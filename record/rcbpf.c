@@ -1,0 +1,142 @@
+/* tp_btf/raw_tp selection and attach reporting for the REC-CORE families. */
+#include "rcbpf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include "npmsg.h"
+
+static struct btf *rc_btf;
+static bool rc_btf_tried;
+
+const struct btf *rc_vmlinux_btf(void)
+{
+	if (!rc_btf_tried) {
+		rc_btf_tried = true;
+		rc_btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(rc_btf))
+			rc_btf = NULL;
+	}
+	return rc_btf;
+}
+
+const char *rc_btf_enum_name(const char *ename, long long val, const char *strip_prefix)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	if (!btf)
+		return NULL;
+	int id = btf__find_by_name_kind(btf, ename, BTF_KIND_ENUM);
+	if (id < 0)
+		return NULL;
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_enum *e = btf_enum(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, e++) {
+		if (e->val != val)
+			continue;
+		const char *s = btf__name_by_offset(btf, e->name_off);
+		size_t pl = strip_prefix ? strlen(strip_prefix) : 0;
+		if (s && pl && strncmp(s, strip_prefix, pl) == 0)
+			s += pl;
+		return s;
+	}
+	return NULL;
+}
+
+/* A tracepoint exists when BTF has its btf_trace_NAME typedef (tp_btf) or
+ * tracefs lists it (raw_tp on kernels whose BTF lacks the typedef). */
+static bool rc_tp_exists(const char *name, bool *has_btf)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	char tn[128];
+	snprintf(tn, sizeof(tn), "btf_trace_%s", name);
+	*has_btf = btf && btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF) >= 0;
+	return *has_btf;
+}
+
+int rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
+		 bool use_raw, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct rc_tp *t = &tps[i];
+		bool has_btf;
+		t->present = rc_tp_exists(t->name, &has_btf);
+		bool btf_on = t->present && !use_raw && t->btf_prog;
+		bool raw_on = t->present && !btf_on && t->raw_prog;
+		if (t->btf_prog)
+			bpf_program__set_autoload(t->btf_prog, btf_on);
+		if (t->raw_prog)
+			bpf_program__set_autoload(t->raw_prog, raw_on);
+		if (!t->present) {
+			rec_probe(ctx, family, t->name, REC_PROBE_SKIPPED, "tracepoint not in this kernel");
+			if (t->required) {
+				snprintf(err, errlen, "kernel lacks tracepoint %s (needed by %s; kernel 6.3+ has it)",
+					 t->name, family);
+				return -ENOENT;
+			}
+		}
+	}
+	return 0;
+}
+
+int rc_tp_attach(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
+		 bool use_raw, char *err, size_t errlen)
+{
+	char probe[80], reason[160];
+	for (size_t i = 0; i < n; i++) {
+		struct rc_tp *t = &tps[i];
+		if (!t->present)
+			continue;
+		bool btf_on = !use_raw && t->btf_prog;
+		struct bpf_program *p = btf_on ? t->btf_prog : t->raw_prog;
+		snprintf(probe, sizeof(probe), "%s/%s", btf_on ? "tp_btf" : "raw_tp", t->name);
+		if (!p) {
+			rec_probe(ctx, family, probe, REC_PROBE_SKIPPED, "no program variant");
+			continue;
+		}
+		t->link = bpf_program__attach(p);
+		long e = libbpf_get_error(t->link);
+		if (!e) {
+			rec_probe(ctx, family, probe, REC_PROBE_ATTACHED, "");
+			continue;
+		}
+		t->link = NULL;
+		snprintf(reason, sizeof(reason), "attach failed: %s", strerror((int)-e));
+		rec_probe(ctx, family, probe, REC_PROBE_FAILED, reason);
+		if (t->required) {
+			snprintf(err, errlen, "cannot attach %s: %s", probe, strerror((int)-e));
+			return (int)e;
+		}
+	}
+	return 0;
+}
+
+void rc_tp_detach(struct rc_tp *tps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bpf_link__destroy(tps[i].link);
+		tps[i].link = NULL;
+	}
+}
+
+int rc_ncpus(void)
+{
+	int n = libbpf_num_possible_cpus();
+	return n > 0 ? n : 1;
+}
+
+void rc_format_addr(const uint32_t a[4], char *buf, size_t n)
+{
+	if (a[0] == 0 && a[1] == 0 && a[2] == htonl(0xffff))
+		inet_ntop(AF_INET, &a[3], buf, (socklen_t)n);
+	else
+		inet_ntop(AF_INET6, a, buf, (socklen_t)n);
+}
+
+void rc_pack_kv_strcol(msgpack_packer *pk, const char *key, const char *base, size_t stride, size_t n)
+{
+	np_pack_str(pk, key);
+	msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++)
+		np_pack_str(pk, base + i * stride);
+}

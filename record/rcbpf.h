@@ -1,0 +1,52 @@
+/* Helpers the REC-CORE families share: choosing tp_btf or raw_tp for each
+ * tracepoint (both variants live in one object, the loser is switched off
+ * with bpf_program__set_autoload), attaching with every result reported
+ * through rec_probe(), and reading per-CPU map values. */
+#ifndef NP_REC_RCBPF_H
+#define NP_REC_RCBPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <bpf/libbpf.h>
+#include <bpf/btf.h>
+#include "family.h"
+
+struct rc_tp {
+	const char *name;             /* tracepoint, e.g. "sock_send_length" */
+	struct bpf_program *btf_prog; /* SEC("tp_btf/NAME"), may be NULL */
+	struct bpf_program *raw_prog; /* SEC("raw_tp/NAME"), may be NULL */
+	bool required;                /* family off without it */
+	bool present;                 /* filled: tracepoint exists */
+	struct bpf_link *link;        /* filled by rc_tp_attach */
+};
+
+/* Marks which variant loads: tp_btf unless use_raw; neither when the
+ * kernel has no such tracepoint. Returns -ENOENT when a required one is
+ * missing (err filled). */
+int  rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
+		  bool use_raw, char *err, size_t errlen);
+/* Attaches the selected variants; returns -errno when a required one fails. */
+int  rc_tp_attach(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
+		  bool use_raw, char *err, size_t errlen);
+void rc_tp_detach(struct rc_tp *tps, size_t n);
+
+/* Possible CPUs (the per-CPU map value count). */
+int  rc_ncpus(void);
+/* Value size rounded as the kernel lays out per-CPU values. */
+static inline size_t rc_pcpu_stride(size_t valsz) { return (valsz + 7) & ~(size_t)7; }
+
+/* Shared vmlinux BTF (loaded once, never freed before exit). */
+const struct btf *rc_vmlinux_btf(void);
+/* Name of enumerator val of enum ename ("SKB_DROP_REASON_NETFILTER_DROP"
+ * with prefix stripped when it matches). NULL if unknown. */
+const char *rc_btf_enum_name(const char *ename, long long val, const char *strip_prefix);
+
+
+/* "10.0.0.1" for v4-mapped addresses, else IPv6 text. buf >= 46 bytes. */
+void rc_format_addr(const uint32_t a[4], char *buf, size_t n);
+#include <msgpack.h>
+/* Column of strings: key then [s0, s1, ...]; strings are at base + i*stride. */
+void rc_pack_kv_strcol(msgpack_packer *pk, const char *key, const char *base, size_t stride, size_t n);
+
+#endif

@@ -1,0 +1,98 @@
+#include "rcdelta.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rc_hash(const void *k, size_t n)
+{
+	const uint8_t *p = k;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static int rc_dtab_alloc(struct rc_dtab *t, size_t cap)
+{
+	t->slotsz = (1 + t->keysz + t->valsz + 7) & ~(size_t)7;
+	t->slots = calloc(cap, t->slotsz);
+	if (!t->slots)
+		return -ENOMEM;
+	t->cap = cap;
+	t->n = 0;
+	return 0;
+}
+
+int rc_dtab_init(struct rc_dtab *t, size_t keysz, size_t valsz)
+{
+	memset(t, 0, sizeof(*t));
+	t->keysz = keysz;
+	t->valsz = valsz;
+	return rc_dtab_alloc(t, 64);
+}
+
+static uint8_t *rc_slot(const struct rc_dtab *t, size_t i) { return t->slots + i * t->slotsz; }
+
+static uint8_t *rc_lookup(const struct rc_dtab *t, const void *key)
+{
+	size_t i = rc_hash(key, t->keysz) & (t->cap - 1);
+	for (;;) {
+		uint8_t *s = rc_slot(t, i);
+		if (!s[0] || memcmp(s + 1, key, t->keysz) == 0)
+			return s;
+		i = (i + 1) & (t->cap - 1);
+	}
+}
+
+void *rc_dtab_find(const struct rc_dtab *t, const void *key)
+{
+	uint8_t *s = rc_lookup(t, key);
+	return s[0] ? s + 1 + t->keysz : NULL;
+}
+
+static int rc_grow(struct rc_dtab *t)
+{
+	struct rc_dtab n = *t;
+	if (rc_dtab_alloc(&n, t->cap * 2))
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		uint8_t *s = rc_slot(t, i);
+		if (!s[0])
+			continue;
+		uint8_t *d = rc_lookup(&n, s + 1);
+		memcpy(d, s, t->slotsz);
+		n.n++;
+	}
+	free(t->slots);
+	*t = n;
+	return 0;
+}
+
+void *rc_dtab_put(struct rc_dtab *t, const void *key)
+{
+	if ((t->n + 1) * 4 > t->cap * 3 && rc_grow(t))
+		return NULL;
+	uint8_t *s = rc_lookup(t, key);
+	if (!s[0]) {
+		s[0] = 1;
+		memcpy(s + 1, key, t->keysz);
+		memset(s + 1 + t->keysz, 0, t->valsz);
+		t->n++;
+	}
+	return s + 1 + t->keysz;
+}
+
+void rc_dtab_free(struct rc_dtab *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->cap = t->n = 0;
+}
+
+void rc_dtab_swap(struct rc_dtab *a, struct rc_dtab *b)
+{
+	struct rc_dtab tmp = *a;
+	*a = *b;
+	*b = tmp;
+}
