@@ -1,0 +1,55 @@
+/* Network CPU cost (netto thesis ch. 4-5): types shared by bpf/netcpu.bpf.c
+ * and record/netcpu.c. Include <linux/types.h> (user space) or vmlinux.h
+ * (BPF) first. docs/NETCPU.md explains the method, docs/records/
+ * netcpu-threads.md the record bodies. */
+#ifndef NP_NETCPU_H
+#define NP_NETCPU_H
+
+/* Measured classes. Stored in recordings by name, the numbers are internal. */
+enum nc_class {
+	NC_NET_RX = 0,      /* NET_RX softirq */
+	NC_NET_TX = 1,      /* NET_TX softirq */
+	NC_SOCK_SEND = 2,   /* socket send syscalls, on-CPU only */
+	NC_SOCK_RECV = 3,   /* socket receive syscalls, on-CPU only */
+	NC_CLASS_MAX = 4,
+};
+
+/* softirq vector numbers (include/linux/interrupt.h) */
+#define NC_VEC_NET_TX 2
+#define NC_VEC_NET_RX 3
+
+#define NC_STACK_DEPTH 64      /* frames kept per sampled stack */
+
+/* Per-CPU monotonic counters and the CPU's softirq clock. User space reads
+ * the counters every interval and stores differences: no reset, no race. */
+struct nc_cpu {
+	__u64 ns[NC_CLASS_MAX];     /* on-CPU ns per class since load */
+	__u64 n[NC_CLASS_MAX];      /* completed invocations per class */
+	__u64 sirq_ts;              /* entry ts of the running softirq, 0 if none */
+	__u32 sirq_vec;
+	__u32 pad;
+	__u64 samples;              /* perf_event samples seen on this CPU */
+	__u64 samples_netrx;        /* ... of which inside NET_RX */
+	__u64 stack_lost;           /* bpf_get_stackid / count update failures */
+	__u64 nested_ns;            /* softirq ns taken out of socket ops */
+};
+
+/* Per-task socket-op state (task storage). ts is the start of the op's
+ * current on-CPU stretch, 0 while the task is off CPU or under a softirq. */
+struct nc_task {
+	__u64 ts;
+	__u32 kind;                 /* NC_SOCK_SEND / NC_SOCK_RECV, 0xff = none */
+	__u32 pad;
+};
+#define NC_KIND_NONE 0xff
+
+/* Key of the sampled-stack count map: the user side flips `slot` every
+ * interval and drains the other one (deep-mon's selector). */
+struct nc_stack_key {
+	__s32 stackid;
+	__u32 cpu;
+	__u32 slot;
+	__u32 pad;
+};
+
+#endif

@@ -1,0 +1,24 @@
+/* Kernel text symbols from /proc/kallsyms (or a file in that format),
+ * sorted by address so an instruction pointer is matched to the function
+ * that holds it by binary search (netto §5.3.2). A symbol's range ends
+ * where the next symbol starts. */
+#ifndef NP_REC_KSYMS_H
+#define NP_REC_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct nc_ksyms;
+
+/* Loads text symbols (types t/T/w/W). Returns 0, -ENOENT/-EACCES from
+ * open, -EPERM when every address reads 0 (kptr_restrict), -ENOMEM. */
+int nc_ksyms_load(struct nc_ksyms **out, const char *path);
+void nc_ksyms_free(struct nc_ksyms *k);
+size_t nc_ksyms_count(const struct nc_ksyms *k);
+
+/* Name of the function holding ip, or NULL when ip is below the first
+ * symbol or past the last one's assumed end. *start (optional) gets the
+ * symbol address. */
+const char *nc_ksyms_lookup(const struct nc_ksyms *k, uint64_t ip, uint64_t *start);
+
+#endif

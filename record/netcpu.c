@@ -1,0 +1,481 @@
+/* Recorder family "netcpu": per-CPU network CPU cost (netto thesis ch. 4-5).
+ * Kernel side: bpf/netcpu.bpf.c. Records: NP_REC_NETCPU every interval,
+ * NP_REC_NETRX_STACKS when stack sampling is on. docs/NETCPU.md has the
+ * method, docs/records/netcpu-threads.md the bodies. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "family.h"
+#include "ksyms.h"
+#include "netcpu.h"
+#include "netcpu.skel.h"
+#include "netrxcat.h"
+#include "npmsg.h"
+#include "powerattr.h"
+#include "rapl.h"
+#include "rcfilter.h"
+#include "records.h"
+
+#define NC_REC_VERSION 1
+#define NC_TOP_STACKS 5
+#define NC_TOP_FRAMES 16
+#define NC_MAX_COUNT_KEYS 16384
+
+static const char *const nc_class_key[NC_CLASS_MAX] = { "netrx", "nettx", "send", "recv" };
+
+struct nc_top {
+	uint64_t samples;
+	int32_t stackid;
+	int cat;
+	uint64_t ips[NC_STACK_DEPTH];
+};
+
+struct nc_state {
+	struct netcpu_bpf *skel;
+	int ncpu;                        /* possible CPUs */
+	struct nc_cpu *cur, *prev;       /* per-CPU values, ncpu each */
+	int *perf_fds;
+	struct bpf_link **perf_links;
+	unsigned sample_hz;
+	bool sampling;
+	struct nc_ksyms *ksyms;
+	struct nc_rapl rapl;
+	bool have_rapl;
+	char rapl_why[160];
+	uint64_t events, lost;
+	/* scratch for stack draining */
+	struct nc_stack_key *keys;
+	uint64_t *cpu_cat;               /* ncpu x NC_CAT_MAX */
+};
+
+static void nc_close(void *state);
+
+static int nc_perf_open(unsigned hz, int cpu)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = hz,
+		.freq = 1,
+		.exclude_user = 1,     /* NET_RX runs in the kernel only */
+	};
+	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Opens one cpu-clock event per CPU and attaches the sampler. Returns the
+ * number of CPUs sampled; reason says why none was. */
+static int nc_attach_sampler(struct nc_state *s, char *reason, size_t rlen)
+{
+	int ok = 0, err = 0;
+	s->perf_fds = calloc(s->ncpu, sizeof(int));
+	s->perf_links = calloc(s->ncpu, sizeof(*s->perf_links));
+	if (!s->perf_fds || !s->perf_links) {
+		snprintf(reason, rlen, "out of memory");
+		return 0;
+	}
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		s->perf_fds[cpu] = nc_perf_open(s->sample_hz, cpu);
+		if (s->perf_fds[cpu] < 0) {
+			if (errno != ENODEV)      /* offline CPU: nothing to sample */
+				err = errno;
+			continue;
+		}
+		s->perf_links[cpu] = bpf_program__attach_perf_event(s->skel->progs.nc_sample,
+								    s->perf_fds[cpu]);
+		if (!s->perf_links[cpu]) {
+			err = errno;
+			close(s->perf_fds[cpu]);
+			s->perf_fds[cpu] = -1;
+			continue;
+		}
+		ok++;
+	}
+	if (!ok)
+		snprintf(reason, rlen, "perf_event_open(cpu-clock) or attach failed: %s",
+			 strerror(err ? err : ENODEV));
+	return ok;
+}
+
+static int nc_read_cpus(struct nc_state *s, struct nc_cpu *out)
+{
+	__u32 zero = 0;
+	return bpf_map__lookup_elem(s->skel->maps.nc_cpus, &zero, sizeof(zero), out,
+				    sizeof(struct nc_cpu) * s->ncpu, 0);
+}
+
+/* Attaches one tracepoint program into its skeleton link slot (destroyed
+ * with the skeleton) and reports the result. */
+static bool nc_attach_one(struct rec_ctx *ctx, struct bpf_program *p, struct bpf_link **slot,
+			  const char *probe)
+{
+	*slot = bpf_program__attach(p);
+	if (!*slot) {
+		char why[160];
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		*slot = NULL;
+		rec_probe(ctx, "netcpu", probe, REC_PROBE_FAILED, why);
+		return false;
+	}
+	rec_probe(ctx, "netcpu", probe, REC_PROBE_ATTACHED, NULL);
+	return true;
+}
+
+static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
+{
+	const struct rec_config *cfg = ctx->cfg;
+	if (cfg->no_netcpu) {
+		snprintf(err, errlen, "--no-netcpu");
+		return 1;
+	}
+	struct nc_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ncpu = libbpf_num_possible_cpus();
+	s->sample_hz = cfg->sample_hz;
+	s->cur = calloc(s->ncpu, sizeof(struct nc_cpu));
+	s->prev = calloc(s->ncpu, sizeof(struct nc_cpu));
+	s->keys = calloc(NC_MAX_COUNT_KEYS, sizeof(*s->keys));
+	s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
+	s->skel = netcpu_bpf__open();
+	if (s->ncpu <= 0 || !s->cur || !s->prev || !s->keys || !s->cpu_cat || !s->skel) {
+		snprintf(err, errlen, "cannot open BPF object netcpu: %s", strerror(errno ? errno : ENOMEM));
+		nc_close(s);
+		return -ENOMEM;
+	}
+	RC_FILTER_SET(s->skel->rodata, cfg);
+	if (!s->sample_hz)
+		bpf_program__set_autoload(s->skel->progs.nc_sample, false);
+	int rc = netcpu_bpf__load(s->skel);
+	if (rc) {
+		snprintf(err, errlen, "cannot load BPF object netcpu: %s", strerror(-rc));
+		rec_probe(ctx, "netcpu", "load", REC_PROBE_FAILED, err);
+		nc_close(s);
+		return rc == -EPERM ? rc : 1;
+	}
+
+	struct netcpu_bpf *k = s->skel;
+	bool sirq = nc_attach_one(ctx, k->progs.nc_softirq_entry, &k->links.nc_softirq_entry,
+				  "tp_btf/softirq_entry");
+	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
+			      "tp_btf/softirq_exit");
+	nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
+	nc_attach_one(ctx, k->progs.nc_sys_exit, &k->links.nc_sys_exit, "tp_btf/sys_exit");
+	nc_attach_one(ctx, k->progs.nc_sched_switch, &k->links.nc_sched_switch, "tp_btf/sched_switch");
+
+	char why[200];
+	if (!s->sample_hz) {
+		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_SKIPPED, "--sample-hz 0");
+	} else if (!sirq) {
+		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_SKIPPED,
+			  "needs the softirq tracepoints");
+	} else if (nc_attach_sampler(s, why, sizeof(why)) == 0) {
+		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_FAILED, why);
+	} else {
+		snprintf(why, sizeof(why), "%u Hz", s->sample_hz);
+		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_ATTACHED, why);
+		rc = nc_ksyms_load(&s->ksyms, "/proc/kallsyms");
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved",
+				 strerror(-rc));
+			rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
+		}
+		s->sampling = true;
+	}
+
+	rc = nc_rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why, sizeof(s->rapl_why));
+	s->have_rapl = rc == 0;
+	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
+		  s->have_rapl ? NULL : s->rapl_why);
+
+	nc_read_cpus(s, s->prev);
+	*state = s;
+	return 0;
+}
+
+static void nc_pack_col(msgpack_packer *pk, const char *key, const uint64_t *v, int n)
+{
+	np_pack_kv_u64_array(pk, key, v, (size_t)n);
+}
+
+/* NP_REC_NETCPU: per-CPU deltas of every class since the last interval. */
+static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
+{
+	int n = s->ncpu;
+	uint64_t *col = calloc((size_t)n, sizeof(uint64_t));
+	uint64_t net_total = 0;
+	if (!col)
+		return;
+	bool energy = s->have_rapl;
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
+	msgpack_pack_map(pk, 4 + 2 * NC_CLASS_MAX + 2 + (energy ? 2 : 1));
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t1);
+	for (int i = 0; i < n; i++)
+		col[i] = (uint64_t)i;
+	nc_pack_col(pk, "cpu", col, n);
+	for (int c = 0; c < NC_CLASS_MAX; c++) {
+		char key[24];
+		for (int i = 0; i < n; i++) {
+			col[i] = s->cur[i].ns[c] - s->prev[i].ns[c];
+			net_total += col[i];
+		}
+		snprintf(key, sizeof(key), "%s_ns", nc_class_key[c]);
+		nc_pack_col(pk, key, col, n);
+		for (int i = 0; i < n; i++)
+			col[i] = s->cur[i].n[c] - s->prev[i].n[c];
+		snprintf(key, sizeof(key), "%s_n", nc_class_key[c]);
+		nc_pack_col(pk, key, col, n);
+	}
+	for (int i = 0; i < n; i++)
+		col[i] = s->cur[i].nested_ns - s->prev[i].nested_ns;
+	nc_pack_col(pk, "nested_ns", col, n);
+	np_pack_kv_u64(pk, "ncpu_online", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	np_pack_kv_bool(pk, "rapl", energy);
+	if (energy) {
+		uint64_t d[NC_RAPL_MAX], total = 0;
+		nc_rapl_read(&s->rapl, d);
+		for (unsigned i = 0; i < s->rapl.n; i++)   /* netto: package + dram */
+			if (s->rapl.dom[i].top || strcmp(s->rapl.dom[i].name, "dram") == 0)
+				total += d[i];
+		np_pack_kv_u64(pk, "energy_uj", total);
+		np_pack_kv_u64(pk, "net_energy_uj",
+			       (uint64_t)np_powerattr_net_share((double)total, net_total, t1 - t0,
+							       (unsigned)sysconf(_SC_NPROCESSORS_ONLN)));
+	} else {
+		np_pack_kv_str(pk, "rapl_reason", s->rapl_why);
+	}
+	free(col);
+}
+
+static int nc_key_cmp(const void *a, const void *b)
+{
+	const struct nc_stack_key *x = a, *y = b;
+	if (x->stackid != y->stackid)
+		return x->stackid < y->stackid ? -1 : 1;
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/* Flips the selector, then takes (and deletes) every count of the old
+ * slot. Keys are collected first: deleting while walking would restart
+ * get_next_key. Returns the number of keys; counts go to cnt[]. */
+static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt)
+{
+	struct bpf_map *cm = s->skel->maps.nc_stack_counts;
+	__u32 old = s->skel->bss->nc_slot & 1;
+	__atomic_store_n(&s->skel->bss->nc_slot, old ^ 1, __ATOMIC_SEQ_CST);
+	struct nc_stack_key cur, next;
+	const void *prevp = NULL;
+	size_t nk = 0;
+	while (nk < NC_MAX_COUNT_KEYS &&
+	       bpf_map__get_next_key(cm, prevp, &next, sizeof(next)) == 0) {
+		if (next.slot == old)
+			s->keys[nk++] = next;
+		cur = next;
+		prevp = &cur;
+	}
+	qsort(s->keys, nk, sizeof(*s->keys), nc_key_cmp);
+	for (size_t i = 0; i < nk; i++) {
+		cnt[i] = 0;
+		bpf_map__lookup_elem(cm, &s->keys[i], sizeof(s->keys[i]), &cnt[i], sizeof(cnt[i]), 0);
+		bpf_map__delete_elem(cm, &s->keys[i], sizeof(s->keys[i]), 0);
+	}
+	return nk;
+}
+
+static void nc_top_insert(struct nc_top *top, unsigned *ntop, const struct nc_top *t)
+{
+	unsigned pos = *ntop;
+	while (pos > 0 && top[pos - 1].samples < t->samples)
+		pos--;
+	if (pos >= NC_TOP_STACKS)
+		return;
+	unsigned last = *ntop < NC_TOP_STACKS ? *ntop : NC_TOP_STACKS - 1;
+	memmove(&top[pos + 1], &top[pos], (last - pos) * sizeof(*top));
+	top[pos] = *t;
+	if (*ntop < NC_TOP_STACKS)
+		(*ntop)++;
+}
+
+struct nc_stack_sum {
+	uint64_t cat[NC_CAT_MAX];
+	uint64_t unresolved;
+	struct nc_top top[NC_TOP_STACKS];
+	unsigned ntop;
+};
+
+/* Resolves every stack id once, charges its counts to its category per CPU. */
+static void nc_classify(struct nc_state *s, size_t nk, const uint64_t *cnt, struct nc_stack_sum *sum)
+{
+	struct bpf_map *sm = s->skel->maps.nc_stacks;
+	memset(s->cpu_cat, 0, (size_t)s->ncpu * NC_CAT_MAX * sizeof(uint64_t));
+	for (size_t i = 0; i < nk;) {
+		size_t j = i;
+		struct nc_top t = { .stackid = s->keys[i].stackid };
+		while (j < nk && s->keys[j].stackid == t.stackid)
+			t.samples += cnt[j++];
+		__u32 id = (__u32)t.stackid;
+		bool ok = bpf_map__lookup_elem(sm, &id, sizeof(id), t.ips, sizeof(t.ips), 0) == 0;
+		if (ok && s->ksyms) {
+			t.cat = nc_cat_of_stack(s->ksyms, t.ips, NC_STACK_DEPTH, NULL);
+			for (size_t x = i; x < j; x++)
+				if ((int)s->keys[x].cpu < s->ncpu)
+					s->cpu_cat[s->keys[x].cpu * NC_CAT_MAX + t.cat] += cnt[x];
+			sum->cat[t.cat] += t.samples;
+			nc_top_insert(sum->top, &sum->ntop, &t);
+		} else {
+			sum->unresolved += t.samples;
+		}
+		/* the id is re-created if sampled again; keeps the map from filling */
+		bpf_map__delete_elem(sm, &id, sizeof(id), 0);
+		i = j;
+	}
+}
+
+static void nc_pack_top(struct nc_state *s, msgpack_packer *pk, const struct nc_stack_sum *sum)
+{
+	uint64_t v[NC_TOP_STACKS];
+	for (unsigned i = 0; i < sum->ntop; i++)
+		v[i] = sum->top[i].samples;
+	np_pack_kv_u64_array(pk, "top_samples", v, sum->ntop);
+	np_pack_str(pk, "top_cat");
+	msgpack_pack_array(pk, sum->ntop);
+	for (unsigned i = 0; i < sum->ntop; i++)
+		np_pack_str(pk, nc_cat_name(sum->top[i].cat));
+	np_pack_str(pk, "top_stack");
+	msgpack_pack_array(pk, sum->ntop);
+	for (unsigned i = 0; i < sum->ntop; i++) {
+		const uint64_t *ips = sum->top[i].ips;
+		unsigned nf = 0;
+		while (nf < NC_TOP_FRAMES && nf < NC_STACK_DEPTH && ips[nf])
+			nf++;
+		msgpack_pack_array(pk, nf);
+		for (unsigned f = 0; f < nf; f++) {
+			uint64_t start = 0;
+			const char *name = nc_ksyms_lookup(s->ksyms, ips[f], &start);
+			char buf[160];
+			if (name)
+				snprintf(buf, sizeof(buf), "%s+0x%llx", name,
+					 (unsigned long long)(ips[f] - start));
+			else
+				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)ips[f]);
+			np_pack_str(pk, buf);
+		}
+	}
+}
+
+/* NP_REC_NETRX_STACKS: samples per category, per CPU and category, the
+ * NET_RX ns each category is estimated to hold, and the top stacks. */
+static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
+{
+	uint64_t *cnt = calloc(NC_MAX_COUNT_KEYS, sizeof(uint64_t));
+	struct nc_stack_sum *sum = calloc(1, sizeof(*sum));
+	if (!cnt || !sum) {
+		free(cnt);
+		free(sum);
+		return;
+	}
+	size_t nk = nc_take_counts(s, cnt);
+	nc_classify(s, nk, cnt, sum);
+
+	uint64_t samples = 0, netrx = 0, lost = 0, est[NC_CAT_MAX] = { 0 };
+	for (int c = 0; c < s->ncpu; c++) {
+		samples += s->cur[c].samples - s->prev[c].samples;
+		netrx += s->cur[c].samples_netrx - s->prev[c].samples_netrx;
+		lost += s->cur[c].stack_lost - s->prev[c].stack_lost;
+		uint64_t *row = &s->cpu_cat[c * NC_CAT_MAX], rsum = 0;
+		for (int k = 0; k < NC_CAT_MAX; k++)
+			rsum += row[k];
+		double rx_ns = (double)(s->cur[c].ns[NC_NET_RX] - s->prev[c].ns[NC_NET_RX]);
+		for (int k = 0; rsum && k < NC_CAT_MAX; k++)
+			est[k] += (uint64_t)(rx_ns * (double)row[k] / (double)rsum);
+	}
+	s->lost += lost;
+
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETRX_STACKS, NC_REC_VERSION);
+	msgpack_pack_map(pk, 15);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t1);
+	np_pack_kv_u64(pk, "hz", s->sample_hz);
+	np_pack_kv_u64(pk, "samples", samples);
+	np_pack_kv_u64(pk, "samples_netrx", netrx);
+	np_pack_kv_u64(pk, "lost", lost);
+	np_pack_kv_u64(pk, "unresolved", sum->unresolved);
+	np_pack_str(pk, "cat");
+	msgpack_pack_array(pk, NC_CAT_MAX);
+	for (int k = 0; k < NC_CAT_MAX; k++)
+		np_pack_str(pk, nc_cat_name(k));
+	np_pack_kv_u64_array(pk, "cat_samples", sum->cat, NC_CAT_MAX);
+	np_pack_kv_u64_array(pk, "cat_est_ns", est, NC_CAT_MAX);
+	np_pack_kv_u64(pk, "ncpu", (uint64_t)s->ncpu);
+	np_pack_kv_u64_array(pk, "cpu_cat_samples", s->cpu_cat, (size_t)s->ncpu * NC_CAT_MAX);
+	nc_pack_top(s, pk, sum);
+	free(cnt);
+	free(sum);
+}
+
+static int nc_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
+{
+	struct nc_state *s = state;
+	(void)ctx;
+	int rc = nc_read_cpus(s, s->cur);
+	if (rc < 0)
+		return rc;
+	nc_pack_netcpu(s, rb, t0, t1);
+	if (s->sampling)
+		nc_pack_stacks(s, rb, t0, t1);
+	for (int i = 0; i < s->ncpu; i++)
+		for (int c = 0; c < NC_CLASS_MAX; c++)
+			s->events += s->cur[i].n[c] - s->prev[i].n[c];
+	memcpy(s->prev, s->cur, sizeof(struct nc_cpu) * s->ncpu);
+	return 0;
+}
+
+static uint64_t nc_lost(void *state)
+{
+	return ((struct nc_state *)state)->lost;
+}
+
+static uint64_t nc_events(void *state)
+{
+	return ((struct nc_state *)state)->events;
+}
+
+static void nc_close(void *state)
+{
+	struct nc_state *s = state;
+	if (!s)
+		return;
+	for (int i = 0; s->perf_links && i < s->ncpu; i++)
+		bpf_link__destroy(s->perf_links[i]);
+	for (int i = 0; s->perf_fds && i < s->ncpu; i++)
+		if (s->perf_fds[i] >= 0 && s->perf_links[i])
+			close(s->perf_fds[i]);
+	netcpu_bpf__destroy(s->skel);
+	nc_ksyms_free(s->ksyms);
+	free(s->perf_links);
+	free(s->perf_fds);
+	free(s->cur);
+	free(s->prev);
+	free(s->keys);
+	free(s->cpu_cat);
+	free(s);
+}
+
+const struct rec_family rec_family_netcpu = {
+	.name = "netcpu",
+	.open = nc_open,
+	.drain = NULL,
+	.snapshot = nc_snapshot,
+	.lost = nc_lost,
+	.events = nc_events,
+	.close = nc_close,
+};

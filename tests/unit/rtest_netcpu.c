@@ -1,0 +1,269 @@
+/* The netcpu family opened directly (no nprec main): TCP traffic over
+ * loopback made by this process, pinned to one CPU, against what the
+ * recorded NP_REC_NETCPU says. Ground truth: the number of send/recv/write
+ * calls this process made on sockets (and writes that were not on sockets),
+ * the CPU the threads were pinned to, the process's own CPU time. Needs
+ * root; skips otherwise. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <msgpack.h>
+
+#include "config.h"
+#include "family.h"
+#include "npmsg.h"
+#include "records.h"
+#include "tap.h"
+
+extern const struct rec_family rec_family_netcpu;
+
+#define N_SEND 2000
+#define N_WRITE 100
+#define CHUNK 65536
+
+static int cpu_pin = 1;
+static uint64_t n_recv_calls;
+
+static void pin(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu_pin, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *receiver(void *arg)
+{
+	int fd = *(int *)arg;
+	static char buf[CHUNK];
+	pin();
+	for (;;) {
+		n_recv_calls++;
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+		if (r <= 0)
+			break;
+	}
+	return NULL;
+}
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Runs the transfer; returns the number of socket send calls made. */
+static uint64_t transfer(void)
+{
+	int ls = socket(AF_INET, SOCK_STREAM, 0), cs = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	bind(ls, (struct sockaddr *)&a, sizeof(a));
+	listen(ls, 1);
+	getsockname(ls, (struct sockaddr *)&a, &al);
+	connect(cs, (struct sockaddr *)&a, sizeof(a));
+	int as = accept(ls, NULL, NULL);
+	pthread_t th;
+	pthread_create(&th, NULL, receiver, &as);
+	static char buf[CHUNK];
+	uint64_t calls = 0;
+	int devnull = open("/dev/null", O_WRONLY);
+	for (int i = 0; i < N_SEND; i++, calls++)
+		if (send(cs, buf, sizeof(buf), 0) < 0)
+			break;
+	for (int i = 0; i < N_WRITE; i++, calls++) {
+		if (write(cs, buf, 1024) < 0)
+			break;
+		if (write(devnull, buf, 1024) < 0)   /* not a socket: not counted */
+			break;
+	}
+	shutdown(cs, SHUT_WR);
+	pthread_join(th, NULL);
+	close(devnull);
+	close(cs);
+	close(as);
+	close(ls);
+	return calls;
+}
+
+struct netcpu_rec {
+	int found;
+	uint64_t t0, t1;
+	uint64_t *ns[4], *n[4], *nested;
+	size_t ncpu;
+	int stacks_found;
+	uint64_t samples_netrx, unresolved, lost, cat_sum;
+	uint64_t cat_tcp_ip;
+};
+
+static const char *cls[4] = { "netrx", "nettx", "send", "recv" };
+
+static void parse_stacks(const msgpack_object *body, struct netcpu_rec *r)
+{
+	r->stacks_found = 1;
+	np_get_u64(body, "samples_netrx", &r->samples_netrx);
+	np_get_u64(body, "unresolved", &r->unresolved);
+	np_get_u64(body, "lost", &r->lost);
+	size_t n = 0;
+	uint64_t *cs = np_get_u64_array(body, "cat_samples", &n);
+	const msgpack_object_array *names = np_get_array(body, "cat");
+	for (size_t i = 0; cs && names && i < n && i < names->size; i++) {
+		r->cat_sum += cs[i];
+		const msgpack_object *o = &names->ptr[i];
+		if (o->type == MSGPACK_OBJECT_STR &&
+		    ((o->via.str.size == 7 && !memcmp(o->via.str.ptr, "tcp_udp", 7)) ||
+		     (o->via.str.size == 2 && !memcmp(o->via.str.ptr, "ip", 2))))
+			r->cat_tcp_ip += cs[i];
+	}
+	free(cs);
+}
+
+static void parse(const struct np_recbuf *rb, struct netcpu_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	size_t off = 0;
+	while (msgpack_unpack_next(&u, rb->sbuf.data, rb->sbuf.size, &off) == MSGPACK_UNPACK_SUCCESS) {
+		const msgpack_object *o = &u.data;
+		if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 3)
+			continue;
+		uint64_t type = o->via.array.ptr[0].via.u64;
+		const msgpack_object *body = &o->via.array.ptr[2];
+		if (type == NP_REC_NETRX_STACKS) {
+			parse_stacks(body, r);
+			continue;
+		}
+		if (type != NP_REC_NETCPU)
+			continue;
+		r->found = 1;
+		np_get_u64(body, "t0_ns", &r->t0);
+		np_get_u64(body, "t1_ns", &r->t1);
+		for (int c = 0; c < 4; c++) {
+			char k[24];
+			snprintf(k, sizeof(k), "%s_ns", cls[c]);
+			r->ns[c] = np_get_u64_array(body, k, &r->ncpu);
+			snprintf(k, sizeof(k), "%s_n", cls[c]);
+			r->n[c] = np_get_u64_array(body, k, &r->ncpu);
+		}
+		r->nested = np_get_u64_array(body, "nested_ns", &r->ncpu);
+	}
+	msgpack_unpacked_destroy(&u);
+}
+
+static void rec_free(struct netcpu_rec *r)
+{
+	for (int c = 0; c < 4; c++) {
+		free(r->ns[c]);
+		free(r->n[c]);
+	}
+	free(r->nested);
+}
+
+static uint64_t col_sum(const uint64_t *v, size_t n)
+{
+	uint64_t s = 0;
+	for (size_t i = 0; v && i < n; i++)
+		s += v[i];
+	return s;
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP rtest_netcpu: needs root (BPF)\n");
+		return tap_done();
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cpu_pin = 0;
+	struct rec_config cfg;
+	rec_config_defaults(&cfg);
+	cfg.pids[0] = (uint32_t)getpid();
+	cfg.npids = 1;
+	cfg.sample_hz = 1000;
+	struct rec_ctx ctx = { .cfg = &cfg };
+	void *st = NULL;
+	char err[256] = "";
+	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
+	CHECK(rc == 0, "open: %d %s", rc, err);
+	if (rc != 0)
+		return tap_done();
+	for (unsigned i = 0; i < ctx.nprobes; i++)
+		fprintf(stderr, "  probe %s %s: %d %s\n", ctx.probes[i].family, ctx.probes[i].probe,
+			ctx.probes[i].st, ctx.probes[i].reason);
+
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	struct netcpu_rec r;
+
+	/* busy interval: this process's traffic, pinned to cpu_pin */
+	pin();
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC), cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	uint64_t sends = transfer();
+	uint64_t t1 = now_ns(CLOCK_MONOTONIC), cpu1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	rec_family_netcpu.snapshot(st, &ctx, &rb, t0, t1);
+	parse(&rb, &r);
+	CHECK(r.found, "no NETCPU record");
+	CHECK(r.ncpu >= (size_t)cpu_pin + 1, "ncpu %zu", r.ncpu);
+	if (r.found && r.ncpu > (size_t)cpu_pin) {
+		uint64_t send_n = col_sum(r.n[2], r.ncpu), recv_n = col_sum(r.n[3], r.ncpu);
+		CHECK_EQ_U(send_n, sends);                 /* writes to /dev/null excluded */
+		CHECK_EQ_U(recv_n, n_recv_calls);
+		CHECK_EQ_U(r.n[2][cpu_pin], sends);         /* all on the pinned CPU */
+		for (size_t c = 0; c < r.ncpu; c++)
+			if ((int)c != cpu_pin) {
+				CHECK_EQ_U(r.ns[2][c], 0);
+				CHECK_EQ_U(r.ns[3][c], 0);
+			}
+		uint64_t op_ns = r.ns[2][cpu_pin] + r.ns[3][cpu_pin];
+		CHECK(r.ns[2][cpu_pin] > 0 && r.ns[3][cpu_pin] > 0, "send %llu recv %llu ns",
+		      (unsigned long long)r.ns[2][cpu_pin], (unsigned long long)r.ns[3][cpu_pin]);
+		/* op time is on-CPU time of this process's threads */
+		CHECK(op_ns <= cpu1 - cpu0, "socket ops %llu ns > process CPU %llu ns",
+		      (unsigned long long)op_ns, (unsigned long long)(cpu1 - cpu0));
+		CHECK(col_sum(r.ns[0], r.ncpu) > 0, "no NET_RX time under loopback TCP");
+		CHECK(r.n[0][cpu_pin] > 0, "no NET_RX on the pinned CPU");
+		fprintf(stderr, "  busy: send %llu ns / %llu calls, recv %llu ns / %llu calls, "
+			"netrx %llu ns, nested %llu ns, process cpu %llu ns\n",
+			(unsigned long long)r.ns[2][cpu_pin], (unsigned long long)send_n,
+			(unsigned long long)r.ns[3][cpu_pin], (unsigned long long)recv_n,
+			(unsigned long long)col_sum(r.ns[0], r.ncpu),
+			(unsigned long long)col_sum(r.nested, r.ncpu), (unsigned long long)(cpu1 - cpu0));
+	}
+	CHECK(r.stacks_found, "no NETRX_STACKS record");
+	CHECK(r.samples_netrx > 0, "no sample inside NET_RX");
+	CHECK(r.cat_sum + r.unresolved <= r.samples_netrx + 5, "categorised %llu + %llu > %llu",
+	      (unsigned long long)r.cat_sum, (unsigned long long)r.unresolved,
+	      (unsigned long long)r.samples_netrx);
+	CHECK(r.cat_tcp_ip > 0, "no tcp/ip samples in loopback NET_RX");
+	fprintf(stderr, "  stacks: netrx samples %llu, classified %llu (tcp+ip %llu), unresolved %llu\n",
+		(unsigned long long)r.samples_netrx, (unsigned long long)r.cat_sum,
+		(unsigned long long)r.cat_tcp_ip, (unsigned long long)r.unresolved);
+	rec_free(&r);
+
+	/* idle interval: no socket op by this process */
+	np_recbuf_reset(&rb);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	usleep(300000);
+	t1 = now_ns(CLOCK_MONOTONIC);
+	rec_family_netcpu.snapshot(st, &ctx, &rb, t0, t1);
+	parse(&rb, &r);
+	CHECK(r.found, "no NETCPU record (idle)");
+	CHECK_EQ_U(col_sum(r.n[2], r.ncpu) + col_sum(r.n[3], r.ncpu), 0);
+	CHECK_EQ_U(col_sum(r.ns[2], r.ncpu) + col_sum(r.ns[3], r.ncpu), 0);
+	rec_free(&r);
+
+	np_recbuf_free(&rb);
+	rec_family_netcpu.close(st);
+	return tap_done();
+}
