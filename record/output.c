@@ -352,9 +352,9 @@ static void out_write_failed(struct rec_output *o, int rc, char *err, size_t err
 {
 	o->failed = rc;
 	double secs = o->file_intervals ? (double)(o->file_last_t - o->file_first_t) / 1e9 : 0;
-	snprintf(o->failmsg, sizeof(o->failmsg), "write to %s failed: %s; recording stopped; %s is valid up to its "
-		 "last complete chunk: %llu bytes, %llu intervals (%.1f s)",
-		 o->path, strerror(-rc), o->path, (unsigned long long)np_writer_bytes(o->w),
+	snprintf(o->failmsg, sizeof(o->failmsg), "write to %s failed: %s; recording stopped; "
+		 "kept %llu bytes, %llu intervals (%.1f s), valid to the last complete chunk",
+		 o->path, strerror(-rc), (unsigned long long)np_writer_bytes(o->w),
 		 (unsigned long long)o->file_intervals, secs);
 	snprintf(err, errlen, "%s", o->failmsg);
 }
@@ -406,8 +406,11 @@ static void out_ring_trim(struct rec_output *o)
 			if (r->bytes <= c->flight_bytes)
 				break;
 		} else {
+			/* one interval more than the window: a dump is written at
+			 * the end of the interval in which it was requested */
+			uint64_t keep = c->flight_seconds_ns + c->interval_ns;
 			uint64_t newest = out_ring_at(r, r->n - 1)->t_end;
-			uint64_t from = newest > c->flight_seconds_ns ? newest - c->flight_seconds_ns : 0;
+			uint64_t from = newest > keep ? newest - keep : 0;
 			bool still_covered = out_ring_at(r, 1)->t_start <= from;
 			if (!still_covered && r->bytes <= OUT_FLIGHT_MAX_MEM)
 				break;
@@ -467,15 +470,25 @@ static int out_dump_now(struct rec_output *o, struct np_recbuf *tail, char *err,
 	struct out_fileinfo fi = { .mode = "flight-dump", .index = idx, .dump = p };
 	struct np_writer *w;
 	int rc = out_create(o, &w, path, &fi, err, errlen);
-	uint64_t first_t = r->n ? out_ring_at(r, 0)->t_start : 0;
-	uint64_t last_t = r->n ? out_ring_at(r, r->n - 1)->t_end : 0;
-	size_t i = 0;
+	/* a time window starts at the last interval that still reaches
+	 * back to trigger time - N */
+	size_t from = 0;
+	uint64_t win = o->cfg->flight_seconds_ns;
+	while (win && from + 1 < r->n && out_ring_at(r, from + 1)->t_start + win <= p->t_mono)
+		from++;
+	size_t nchunks = r->n - from;
+	uint64_t ring_bytes = 0;
+	for (size_t k = from; k < r->n; k++)
+		ring_bytes += out_ring_at(r, k)->c.len;
+	uint64_t first_t = nchunks ? out_ring_at(r, from)->t_start : 0;
+	uint64_t last_t = nchunks ? out_ring_at(r, r->n - 1)->t_end : 0;
+	size_t i = from;
 	for (; rc == 0 && i < r->n; i++)
 		rc = np_writer_write_chunk(w, &out_ring_at(r, i)->c);
 	if (rc == 0) {
 		struct np_recbuf rb;
 		np_recbuf_init(&rb);
-		out_pack_trigger(o, &rb, p, "flight-dump", first_t, last_t, r->n, r->bytes);
+		out_pack_trigger(o, &rb, p, "flight-dump", first_t, last_t, nchunks, ring_bytes);
 		rc = np_writer_commit(w, &rb);
 		np_recbuf_free(&rb);
 	}
@@ -491,10 +504,10 @@ static int out_dump_now(struct rec_output *o, struct np_recbuf *tail, char *err,
 	if (rc < 0 && w) {
 		snprintf(err, errlen, "flight-recorder dump %s failed: %s; %zu of %zu intervals "
 			 "kept (%llu bytes); the ring is kept for the next trigger", path,
-			 strerror(-rc), i ? i - 1 : 0, r->n, (unsigned long long)bytes);
+			 strerror(-rc), i > from ? i - from - 1 : 0, nchunks, (unsigned long long)bytes);
 	} else if (rc == 0) {
 		out_notice(o, "flight recorder: %s written (%s; %zu intervals, %.1f s, %.1f MB)",
-			   path, p->why, r->n, (double)(last_t - first_t) / 1e9, (double)bytes / 1e6);
+			   path, p->why, nchunks, (double)(last_t - first_t) / 1e9, (double)bytes / 1e6);
 	}
 	free(path);
 	p->on = false;
@@ -792,6 +805,57 @@ static int out_close_flight(struct rec_output *o, struct np_recbuf *final_rb,
 	return rc;
 }
 
+/* Keeps only the records of one type (rb rewritten in place). */
+static void out_rb_filter(struct np_recbuf *rb, int type)
+{
+	struct np_recbuf keep;
+	np_recbuf_init(&keep);
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	size_t off = 0;
+	while (off < rb->sbuf.size) {
+		size_t prev = off;
+		if (msgpack_unpack_next(&u, rb->sbuf.data, rb->sbuf.size, &off) != MSGPACK_UNPACK_SUCCESS)
+			break;
+		const msgpack_object *ob = &u.data;
+		if (ob->type == MSGPACK_OBJECT_ARRAY && ob->via.array.size == 3 &&
+		    ob->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+		    ob->via.array.ptr[0].via.u64 == (uint64_t)type)
+			out_rb_raw(&keep, rb->sbuf.data + prev, off - prev, type);
+	}
+	msgpack_unpacked_destroy(&u);
+	np_recbuf_reset(rb);
+	msgpack_sbuffer_write(&rb->sbuf, keep.sbuf.data, keep.sbuf.size);
+	rb->nrecords = keep.nrecords;
+	rb->type = keep.type;
+	np_recbuf_free(&keep);
+}
+
+/* The final chunk; under --max-size only its END record when the whole
+ * last interval does not fit any more. */
+static int out_write_final(struct rec_output *o, struct np_recbuf *rb)
+{
+	uint64_t max = o->cfg->max_size;
+	if (max) {
+		struct np_chunk c;
+		int rc = np_chunk_build(&c, rb, o->cfg->zstd_level);
+		if (rc < 0)
+			return rc;
+		bool fits = rec_output_bytes(o) + c.len <= max;
+		if (fits) {
+			rc = np_writer_write_chunk(o->w, &c);
+			np_chunk_free(&c);
+			np_recbuf_reset(rb);
+			return rc;
+		}
+		np_chunk_free(&c);
+		out_rb_filter(rb, NP_REC_END);
+		if (np_recbuf_empty(rb))
+			return 0;
+	}
+	return np_writer_commit(o->w, rb);
+}
+
 int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err, size_t errlen)
 {
 	int rc = o->failed;
@@ -800,7 +864,7 @@ int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err
 	if (o->mode == OUT_FLIGHT && !o->failed) {
 		rc = out_close_flight(o, final_rb, err, errlen);
 	} else if (o->w && !o->failed && final_rb && !np_recbuf_empty(final_rb)) {
-		rc = np_writer_commit(o->w, final_rb);
+		rc = out_write_final(o, final_rb);
 		if (rc < 0)
 			out_write_failed(o, rc, err, errlen);
 	}

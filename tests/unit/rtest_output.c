@@ -1,0 +1,666 @@
+/* record/output.c, trigger.c, selfcost.c without nprec: a rec_config by
+ * hand, intervals of fake records, files read back with the container
+ * reader. Chunk sizes are controlled with incompressible payloads. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "config.h"
+#include "container.h"
+#include "npmsg.h"
+#include "output.h"
+#include "records.h"
+#include "selfcost.h"
+#include "trigger.h"
+
+#define SEC 1000000000ull
+#define REC_BLOB 99   /* an unknown record type: readers skip it */
+
+static char tmpdir[256];
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void header_rb(struct np_recbuf *rb)
+{
+	np_recbuf_init(rb);
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
+	msgpack_pack_map(pk, 2);
+	np_pack_kv_str(pk, "hostname", "test-host");
+	np_pack_kv_str(pk, "output", "replaced by output.c");
+}
+
+/* One interval: INTERVAL {seq, t0_ns, t1_ns}, a FLOWS record with retrans
+ * (if >= 0) and `blob` random bytes. */
+static void interval_rb(struct np_recbuf *rb, uint64_t seq, uint64_t t0, uint64_t t1,
+			int retrans, size_t blob)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_INTERVAL, 1);
+	msgpack_pack_map(pk, 3);
+	np_pack_kv_u64(pk, "seq", seq);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t1);
+	if (retrans >= 0) {
+		/* three flows sharing the retransmissions, as a delta column */
+		uint64_t col[3] = { (uint64_t)retrans / 2, (uint64_t)retrans / 4,
+				    (uint64_t)retrans - retrans / 2 - retrans / 4 };
+		pk = np_recbuf_begin(rb, NP_REC_FLOWS, 1);
+		msgpack_pack_map(pk, 1);
+		np_pack_kv_u64_delta(pk, "retrans_d", col, 3);
+	}
+	if (blob) {
+		char *b = malloc(blob);
+		for (size_t i = 0; i < blob; i++)
+			b[i] = (char)xorshift();
+		pk = np_recbuf_begin(rb, REC_BLOB, 1);
+		msgpack_pack_map(pk, 1);
+		np_pack_str(pk, "data");
+		msgpack_pack_bin(pk, blob);
+		msgpack_pack_bin_body(pk, b, blob);
+		free(b);
+	}
+}
+
+static void end_rb(struct np_recbuf *rb)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_END, 1);
+	msgpack_pack_map(pk, 1);
+	np_pack_kv_str(pk, "reason", "test");
+}
+
+struct summary {
+	int ok;                      /* file opened */
+	uint64_t n_header, n_interval, n_end, n_trigger, n_blob, n_flows;
+	uint64_t first_t0, last_t1, first_seq, last_seq;
+	bool header_first;
+	char mode[32], set[64], trigger_why[128], trig_expr[64];
+	uint64_t rotation_index, dump_index, trig_first, trig_last, trig_t;
+	double trig_value;
+	struct np_reader_stats st;
+	off_t size;
+};
+
+static void summarize(const char *path, struct summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	struct np_reader *r;
+	struct stat sb;
+	if (stat(path, &sb) == 0)
+		s->size = sb.st_size;
+	if (np_reader_open(&r, path, NULL, NULL) < 0)
+		return;
+	s->ok = 1;
+	struct np_record rec;
+	uint64_t n = 0;
+	while (np_reader_next(r, &rec) == 1) {
+		if (n++ == 0)
+			s->header_first = rec.type == NP_REC_HEADER;
+		uint64_t v;
+		switch (rec.type) {
+		case NP_REC_HEADER: {
+			s->n_header++;
+			const msgpack_object *out = np_map_get(rec.body, "output");
+			if (out && out->type == MSGPACK_OBJECT_MAP) {
+				np_get_strbuf(out, "mode", s->mode, sizeof(s->mode));
+				np_get_strbuf(out, "set", s->set, sizeof(s->set));
+				np_get_u64(out, "rotation_index", &s->rotation_index);
+				np_get_u64(out, "dump_index", &s->dump_index);
+			}
+			break;
+		}
+		case NP_REC_INTERVAL:
+			if (!s->n_interval++) {
+				np_get_u64(rec.body, "t0_ns", &s->first_t0);
+				np_get_u64(rec.body, "seq", &s->first_seq);
+			}
+			np_get_u64(rec.body, "t1_ns", &s->last_t1);
+			if (np_get_u64(rec.body, "seq", &v) == 0)
+				s->last_seq = v;
+			break;
+		case NP_REC_END: s->n_end++; break;
+		case NP_REC_FLOWS: s->n_flows++; break;
+		case REC_BLOB: s->n_blob++; break;
+		case NP_REC_TRIGGER:
+			s->n_trigger++;
+			np_get_strbuf(rec.body, "why", s->trigger_why, sizeof(s->trigger_why));
+			np_get_strbuf(rec.body, "expr", s->trig_expr, sizeof(s->trig_expr));
+			np_get_u64(rec.body, "first_mono_ns", &s->trig_first);
+			np_get_u64(rec.body, "last_mono_ns", &s->trig_last);
+			np_get_u64(rec.body, "t_mono_ns", &s->trig_t);
+			np_get_f64(rec.body, "value", &s->trig_value);
+			break;
+		}
+	}
+	s->st = *np_reader_stats(r);
+	np_reader_close(r);
+}
+
+static bool clean(const struct summary *s)
+{
+	return s->ok && !s->st.chunks_bad && !s->st.truncated && !s->st.bad_file_header &&
+	       !s->st.bytes_skipped && s->header_first;
+}
+
+static void cfg_init(struct rec_config *c, const char *name)
+{
+	static char path[512];
+	rec_config_defaults(c);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	c->output = path;
+	c->interval_ns = SEC;
+	c->zstd_level = 3;
+}
+
+static bool exists(const char *fmt, const char *a, unsigned i)
+{
+	char p[600];
+	snprintf(p, sizeof(p), fmt, a, i);
+	return access(p, F_OK) == 0;
+}
+
+/* ---- plain file ---- */
+
+static void test_plain(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "plain.npr");
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	for (uint64_t i = 1; i <= 5; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 100);
+		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
+		CHECK(np_recbuf_empty(&rb), "recbuf reset after interval");
+	}
+	/* every interval is in the file before the next one starts */
+	struct summary s;
+	summarize(c.output, &s);
+	CHECK_EQ_U(s.n_interval, 5);
+	CHECK_EQ_U(rec_output_bytes(o), s.size);
+	end_rb(&rb);
+	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	summarize(c.output, &s);
+	CHECK(clean(&s), "plain file reads cleanly");
+	CHECK_EQ_U(s.n_header, 1);
+	CHECK_EQ_U(s.n_interval, 5);
+	CHECK_EQ_U(s.n_blob, 5);
+	CHECK_EQ_U(s.n_end, 1);
+	CHECK(strcmp(s.mode, "file") == 0, "header output.mode=%s", s.mode);
+	CHECK(strcmp(s.set, "plain") == 0, "header output.set=%s", s.set);
+	struct stat sb;
+	CHECK(stat(c.output, &sb) == 0 && (sb.st_mode & 0777) == 0600, "mode 0600");
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+/* ---- --max-size ---- */
+
+static void test_max_size(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "max.npr");
+	c.max_size = 20000;
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	int rc = 0;
+	uint64_t i, written = 0;
+	for (i = 1; i <= 100 && rc == 0; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);
+		rc = rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
+		written += rc == 0;
+	}
+	CHECK(rc == 1, "max-size returns 1, got %d (%s)", rc, err);
+	CHECK(written >= 10 && written <= 20, "intervals before the limit: %llu",
+	      (unsigned long long)written);
+	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);   /* the last partial one */
+	end_rb(&rb);
+	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	struct summary s;
+	summarize(c.output, &s);
+	CHECK(clean(&s), "max-size file reads cleanly");
+	CHECK(s.size <= 20000, "file %lld <= max-size 20000", (long long)s.size);
+	CHECK(s.size >= 20000 - 2 * 1100 - 4096, "file %lld is near the limit", (long long)s.size);
+	/* the last partial interval goes in only if it fits, END always */
+	CHECK(s.n_interval == written || s.n_interval == written + 1, "%llu intervals",
+	      (unsigned long long)s.n_interval);
+	CHECK_EQ_U(s.n_end, 1);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+/* ---- --rotate SIZE,COUNT ---- */
+
+static void test_rotate(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "rot.npr");
+	c.rotate_size = 5000;
+	c.rotate_count = 3;
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	for (uint64_t i = 1; i <= 30; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);
+		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
+	}
+	end_rb(&rb);
+	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	char base[512];
+	snprintf(base, sizeof(base), "%s/rot", tmpdir);
+	CHECK(access(c.output, F_OK) != 0, "no un-numbered file with --rotate");
+	/* 1000-byte intervals, 5000-byte files: 4 intervals a file, 30 -> 8 files */
+	unsigned last = 0;
+	for (unsigned k = 1; k <= 20; k++)
+		if (exists("%s.%04u.npr", base, k))
+			last = k;
+	CHECK_EQ_U(last, 8);
+	unsigned kept = 0;
+	uint64_t expect_seq = 0, total_iv = 0;
+	for (unsigned k = 1; k <= last; k++) {
+		if (!exists("%s.%04u.npr", base, k))
+			continue;
+		kept++;
+		char p[600];
+		snprintf(p, sizeof(p), "%s.%04u.npr", base, k);
+		struct summary s;
+		summarize(p, &s);
+		CHECK(clean(&s), "%s reads alone", p);
+		CHECK(s.size <= 5000 + 200, "%s size %lld within rotate size", p, (long long)s.size);
+		CHECK(strcmp(s.mode, "rotate") == 0 && s.rotation_index == k,
+		      "%s: mode %s index %llu", p, s.mode, (unsigned long long)s.rotation_index);
+		CHECK(strcmp(s.set, "rot") == 0, "set %s", s.set);
+		if (expect_seq)
+			CHECK_EQ_U(s.first_seq, expect_seq);   /* no interval lost between files */
+		expect_seq = s.last_seq + 1;
+		total_iv += s.n_interval;
+		CHECK_EQ_U(s.n_end, k == last ? 1 : 0);
+	}
+	CHECK_EQ_U(kept, 3);
+	CHECK_EQ_U(expect_seq, 31);
+	CHECK(total_iv >= 9 && total_iv <= 12, "kept intervals %llu", (unsigned long long)total_iv);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+/* ---- flight recorder ---- */
+
+static void test_flight_seconds(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "fl.npr");
+	c.flight_seconds_ns = 5 * SEC;
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	CHECK(access(c.output, F_OK) != 0, "flight mode writes nothing before a trigger");
+	uint64_t i;
+	for (i = 1; i <= 20; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 500);
+		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
+	}
+	CHECK_EQ_U(rec_output_bytes(o), 0);
+	/* trigger in the middle of interval 21 ([21 s, 22 s]) */
+	uint64_t trig = 21 * SEC + SEC / 2;
+	CHECK(rec_output_dump(o, "sigusr1", trig, err, sizeof(err)) == 0, "%s", err);
+	char p[600];
+	snprintf(p, sizeof(p), "%s/fl.dump-0001.npr", tmpdir);
+	CHECK(access(p, F_OK) != 0, "dump waits for the end of the interval");
+	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 500);
+	CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
+	char note[1024] = "";
+	CHECK(rec_output_notice(o, note, sizeof(note)) == 1 && strstr(note, "fl.dump-0001.npr"),
+	      "notice: %s", note);
+	struct summary s;
+	summarize(p, &s);
+	CHECK(clean(&s), "dump reads cleanly");
+	CHECK(strcmp(s.mode, "flight-dump") == 0 && s.dump_index == 1, "mode %s", s.mode);
+	/* the dump covers [trigger - 5 s, trigger] and little more */
+	CHECK(s.first_t0 <= trig - 5 * SEC, "first t0 %llu", (unsigned long long)s.first_t0);
+	CHECK(s.first_t0 >= trig - 7 * SEC, "first t0 %llu", (unsigned long long)s.first_t0);
+	CHECK(s.last_t1 >= trig && s.last_t1 <= trig + SEC, "last t1 %llu",
+	      (unsigned long long)s.last_t1);
+	CHECK_EQ_U(s.n_trigger, 1);
+	CHECK(strcmp(s.trigger_why, "sigusr1") == 0, "why %s", s.trigger_why);
+	CHECK_EQ_U(s.trig_t, trig);
+	CHECK_EQ_U(s.trig_first, s.first_t0);
+	CHECK_EQ_U(s.trig_last, s.last_t1);
+	CHECK_EQ_U(s.n_end, 0);
+	/* keeps recording: a later trigger makes a second dump; stop makes a third */
+	for (i = 22; i <= 40; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 500);
+		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
+		if (i == 30)
+			rec_output_dump(o, "nprec --trigger", (i + 1) * SEC - 1, err, sizeof(err));
+	}
+	end_rb(&rb);
+	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	snprintf(p, sizeof(p), "%s/fl.dump-0002.npr", tmpdir);
+	summarize(p, &s);
+	CHECK(clean(&s) && s.n_interval >= 6 && s.n_interval <= 7 && s.last_seq == 31,
+	      "second dump: %llu intervals, last seq %llu", (unsigned long long)s.n_interval,
+	      (unsigned long long)s.last_seq);
+	snprintf(p, sizeof(p), "%s/fl.dump-0003.npr", tmpdir);
+	summarize(p, &s);
+	CHECK(clean(&s) && s.n_end == 1 && s.last_seq == 40 && strcmp(s.trigger_why, "stop") == 0,
+	      "stop dump: end %llu last seq %llu why %s", (unsigned long long)s.n_end,
+	      (unsigned long long)s.last_seq, s.trigger_why);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+static void test_flight_bytes_and_condition(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "fb.npr");
+	c.flight_bytes = 8000;
+	c.trigger_on[c.ntrigger_on++] = "retrans>100/s";
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	/* retrans per interval: low, then high for 3 intervals (one dump, not
+	 * three), low, high again (second dump) */
+	int retrans[] = { 10, 50, 90, 100, 30, 400, 500, 450, 20, 20, 300, 10 };
+	unsigned n = sizeof(retrans) / sizeof(retrans[0]);
+	for (unsigned i = 0; i < n; i++) {
+		interval_rb(&rb, i + 1, (i + 1) * SEC, (i + 2) * SEC, retrans[i], 1000);
+		CHECK(rec_output_interval(o, &rb, (i + 2) * SEC, err, sizeof(err)) == 0, "%s", err);
+	}
+	char p[600];
+	struct summary s;
+	snprintf(p, sizeof(p), "%s/fb.dump-0001.npr", tmpdir);
+	summarize(p, &s);
+	CHECK(clean(&s), "condition dump reads cleanly");
+	CHECK_EQ_U(s.last_seq, 6);          /* fired at the end of interval 6 (400/s) */
+	CHECK(strcmp(s.trig_expr, "retrans>100/s") == 0, "expr %s", s.trig_expr);
+	CHECK_NEAR(s.trig_value, 400, 0.01);
+	/* 8000-byte ring of ~1060-byte chunks: 7 intervals */
+	CHECK(s.n_interval >= 6 && s.n_interval <= 7, "bytes ring holds %llu intervals",
+	      (unsigned long long)s.n_interval);
+	CHECK(s.size <= 8000 + 1000, "dump size %lld", (long long)s.size);
+	snprintf(p, sizeof(p), "%s/fb.dump-0002.npr", tmpdir);
+	summarize(p, &s);
+	CHECK(clean(&s) && s.last_seq == 11, "second condition dump ends at interval 11 (%llu)",
+	      (unsigned long long)s.last_seq);
+	snprintf(p, sizeof(p), "%s/fb.dump-0003.npr", tmpdir);
+	CHECK(access(p, F_OK) != 0, "no dump for a sustained condition");
+	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+/* A trigger without --flight-recorder marks the moment in the recording. */
+static void test_mark(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "mark.npr");
+	c.trigger_on[c.ntrigger_on++] = "retrans > 5";
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	interval_rb(&rb, 1, SEC, 2 * SEC, 0, 10);
+	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
+	CHECK(rec_output_dump(o, "sigusr1", 2 * SEC + 5, err, sizeof(err)) == 0, "%s", err);
+	interval_rb(&rb, 2, 2 * SEC, 3 * SEC, 12, 10);
+	rec_output_interval(o, &rb, 3 * SEC, err, sizeof(err));
+	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	struct summary s;
+	summarize(c.output, &s);
+	CHECK(clean(&s) && s.n_trigger == 2 && s.n_interval == 2, "two marks, %llu",
+	      (unsigned long long)s.n_trigger);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+/* ---- SIGHUP reopen ---- */
+
+static void test_reopen(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "hup.npr");
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "", moved[600];
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	interval_rb(&rb, 1, SEC, 2 * SEC, -1, 10);
+	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
+	/* not moved: reopening must not truncate the recording */
+	CHECK(rec_output_reopen(o, err, sizeof(err)) == 0, "%s", err);
+	interval_rb(&rb, 2, 2 * SEC, 3 * SEC, -1, 10);
+	rec_output_interval(o, &rb, 3 * SEC, err, sizeof(err));
+	snprintf(moved, sizeof(moved), "%s.1", c.output);
+	CHECK(rename(c.output, moved) == 0, "rename");
+	CHECK(rec_output_reopen(o, err, sizeof(err)) == 0, "reopen: %s", err);
+	for (uint64_t i = 3; i <= 5; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 10);
+		rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
+	}
+	end_rb(&rb);
+	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	struct summary a, b;
+	summarize(moved, &a);
+	summarize(c.output, &b);
+	CHECK(clean(&a) && a.n_interval == 2 && a.last_seq == 2, "old file: %llu intervals",
+	      (unsigned long long)a.n_interval);
+	CHECK(clean(&b) && b.n_header == 1 && b.n_interval == 3 && b.first_seq == 3 && b.n_end == 1,
+	      "new file: %llu intervals from %llu", (unsigned long long)b.n_interval,
+	      (unsigned long long)b.first_seq);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
+/* ---- disk full ---- */
+
+static void test_disk_full(void)
+{
+	char mnt[300];
+	snprintf(mnt, sizeof(mnt), "%s/tiny", tmpdir);
+	mkdir(mnt, 0700);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") < 0) {
+		fprintf(stderr, "# disk-full test skipped: cannot mount tmpfs: %s\n", strerror(errno));
+		return;
+	}
+	struct rec_config c;
+	rec_config_defaults(&c);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/full.npr", mnt);
+	c.output = path;
+	c.interval_ns = SEC;
+	c.zstd_level = 3;
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "";
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	int rc = 0;
+	uint64_t i, ok = 0;
+	for (i = 1; i <= 1000 && rc == 0; i++) {
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 10000);
+		rc = rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
+		ok += rc == 0;
+	}
+	CHECK(rc == -ENOSPC, "disk full gives -ENOSPC, got %d", rc);
+	CHECK(strstr(err, "No space left") && strstr(err, "kept") && strstr(err, "intervals"),
+	      "message says what was kept: %s", err);
+	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 10);
+	CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) < 0, "stays stopped");
+	np_recbuf_reset(&rb);
+	end_rb(&rb);
+	err[0] = 0;
+	CHECK(rec_output_close(o, &rb, err, sizeof(err)) < 0 && err[0], "close reports: %s", err);
+	struct summary s;
+	summarize(path, &s);
+	CHECK(clean(&s), "full disk: file valid to the last chunk");
+	CHECK_EQ_U(s.n_interval, ok);
+	CHECK(ok >= 20, "intervals kept %llu", (unsigned long long)ok);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+	umount2(mnt, MNT_DETACH);
+}
+
+/* ---- configuration errors ---- */
+
+static void test_errors(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "err.npr");
+	struct np_recbuf h;
+	header_rb(&h);
+	char err[512] = "";
+	struct rec_output *o = NULL;
+	c.trigger_on[c.ntrigger_on++] = "retrans>";
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == -EINVAL && strstr(err, "retrans>"),
+	      "bad trigger: %s", err);
+	cfg_init(&c, "err.npr");
+	c.output = "-";
+	c.flight_seconds_ns = SEC;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == -EINVAL, "flight to stdout refused");
+	cfg_init(&c, "nodir/x.npr");
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == -ENOENT && strstr(err, "nodir"),
+	      "missing dir: %s", err);
+	np_recbuf_free(&h);
+}
+
+/* ---- trigger.c ---- */
+
+static void test_trigger_parse(void)
+{
+	const char *good[] = { "alert", "alerts", "alert>2", "retrans>100/s", "drops > 0.5 /s",
+			       "retrans>7" };
+	const char *bad[] = { "", "retrans", "retrans<5", "drops>x/s", "cpu>5", "alert>-1",
+			      "retrans>5/m" };
+	char err[256];
+	struct rec_trigger *t;
+	for (unsigned i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		CHECK(rec_trigger_parse(&t, &good[i], 1, err, sizeof(err)) == 0, "%s: %s", good[i], err);
+		rec_trigger_free(t);
+	}
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		CHECK(rec_trigger_parse(&t, &bad[i], 1, err, sizeof(err)) == -EINVAL, "'%s' refused", bad[i]);
+}
+
+static void test_trigger_counts(void)
+{
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	interval_rb(&rb, 1, 0, SEC, 37, 0);
+	msgpack_packer *pk = np_recbuf_begin(&rb, NP_REC_FLOWS, 1);  /* plain column */
+	uint64_t r2[] = { 1, 2, 3 };
+	msgpack_pack_map(pk, 1);
+	np_pack_kv_u64_array(pk, "retrans", r2, 3);
+	pk = np_recbuf_begin(&rb, NP_REC_DROPS, 1);
+	uint64_t d[] = { 5, 7 };
+	msgpack_pack_map(pk, 1);
+	np_pack_kv_u64_array(pk, "count", d, 2);
+	pk = np_recbuf_begin(&rb, NP_REC_ALERTS, 1);
+	uint64_t a[] = { 1, 1, 1 };
+	msgpack_pack_map(pk, 1);
+	np_pack_kv_u64_array(pk, "flow", a, 3);
+	struct rec_trigger_counts cn;
+	rec_trigger_count(&rb, &cn);
+	CHECK_EQ_U(cn.retrans, 43);
+	CHECK_EQ_U(cn.drops, 12);
+	CHECK_EQ_U(cn.alerts, 3);
+
+	const char *ex[] = { "drops>5/s", "alert>3" };
+	struct rec_trigger *t;
+	char err[256], why[256] = "";
+	CHECK(rec_trigger_parse(&t, ex, 2, err, sizeof(err)) == 0, "%s", err);
+	/* 12 drops in 2 s = 6/s > 5 */
+	CHECK(rec_trigger_check(t, &rb, 2 * SEC, why, sizeof(why)) == 1 && strstr(why, "6.0/s"),
+	      "why %s", why);
+	CHECK(rec_trigger_check(t, &rb, 2 * SEC, why, sizeof(why)) == 0, "edge-triggered");
+	/* 12 in 3 s = 4/s: re-arms */
+	CHECK(rec_trigger_check(t, &rb, 3 * SEC, why, sizeof(why)) == 0, "below");
+	CHECK(rec_trigger_check(t, &rb, 1 * SEC, why, sizeof(why)) == 1, "fires again");
+	rec_trigger_free(t);
+	np_recbuf_free(&rb);
+}
+
+/* ---- selfcost.c ---- */
+
+static void test_selfcost(void)
+{
+	struct rec_selfcost s;
+	rec_selfcost_init(&s);
+	uint64_t before = s.utime_ns + s.stime_ns;
+	volatile uint64_t x = 0;
+	for (uint64_t i = 0; i < 300000000ull; i++)
+		x += i ^ (x >> 3);
+	rec_selfcost_sample(&s);
+	CHECK(s.utime_ns + s.stime_ns > before, "cpu time grows");
+	CHECK(s.cpu_pct > 0 && s.cpu_pct <= 100.0 * 1.05, "busy loop cpu %.1f%%", s.cpu_pct);
+	CHECK(s.rss_bytes > 0 && s.maxrss_bytes >= s.rss_bytes / 2, "rss %llu",
+	      (unsigned long long)s.rss_bytes);
+
+	struct rec_ratectl r;
+	rec_ratectl_init(&r, 10, 1);
+	CHECK_EQ_U(rec_ratectl_update(&r, 5), 1);
+	CHECK_EQ_U(rec_ratectl_update(&r, 15), 2);      /* over: halve the rate */
+	CHECK(r.div != r.prev_div, "change visible");
+	CHECK_EQ_U(rec_ratectl_update(&r, 25), 8);      /* far over: quarter */
+	CHECK_EQ_U(rec_ratectl_update(&r, 8), 8);       /* within budget: hold */
+	CHECK_EQ_U(rec_ratectl_update(&r, 2), 8);
+	CHECK_EQ_U(rec_ratectl_update(&r, 2), 8);
+	CHECK_EQ_U(rec_ratectl_update(&r, 2), 4);       /* 3 calm intervals: back up */
+	CHECK_EQ_U(r.changes, 3);
+	rec_ratectl_init(&r, 0, 4);
+	CHECK_EQ_U(rec_ratectl_update(&r, 400), 4);     /* no --max-cpu: never changes */
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/np-rtest-output.XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_plain();
+	test_max_size();
+	test_rotate();
+	test_flight_seconds();
+	test_flight_bytes_and_condition();
+	test_mark();
+	test_reopen();
+	test_disk_full();
+	test_errors();
+	test_trigger_parse();
+	test_trigger_counts();
+	test_selfcost();
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", tmpdir);
+	return tap_done();
+}
