@@ -6,8 +6,10 @@
 #ifndef NP_SKETCH_H
 #define NP_SKETCH_H
 
+#ifndef __bpf__   /* BPF objects get uint64_t/uint32_t from vmlinux.h */
 #include <stdint.h>
 #include <stddef.h>
+#endif
 
 #define NP_SK_SUB_BITS   6
 #define NP_SK_SUB        (1u << NP_SK_SUB_BITS)          /* 64 */
