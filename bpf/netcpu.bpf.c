@@ -119,8 +119,13 @@ static __always_inline struct sock *nc_fd_sock(struct task_struct *t, unsigned l
 /* Stops the op clock of task state s (running on this CPU) at now. */
 static __always_inline void nc_op_pause(struct nc_task *s, struct nc_cpu *c, __u64 now)
 {
-	if (s->kind < NC_CLASS_MAX && s->ts && now > s->ts)
-		c->ns[s->kind] += now - s->ts;
+	/* one read of kind, masked: the verifier needs the bound on the
+	 * register that indexes */
+	__u32 kind = *(volatile __u32 *)&s->kind;
+	__u64 ts = s->ts;
+
+	if (kind < NC_CLASS_MAX && ts && now > ts)
+		c->ns[kind & (NC_CLASS_MAX - 1)] += now - ts;
 	s->ts = 0;
 }
 
@@ -153,13 +158,18 @@ int BPF_PROG(nc_sys_exit, struct pt_regs *regs, long ret)
 	struct nc_cpu *c;
 	__u64 now = bpf_ktime_get_ns();
 
+	__u32 kind;
+
 	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
-	if (!s || s->kind >= NC_CLASS_MAX)
+	if (!s)
+		return 0;
+	kind = *(volatile __u32 *)&s->kind;
+	if (kind >= NC_CLASS_MAX)
 		return 0;
 	c = nc_this_cpu();
 	if (c) {
 		nc_op_pause(s, c, now);
-		c->n[s->kind]++;
+		c->n[kind & (NC_CLASS_MAX - 1)]++;
 	}
 	s->kind = NC_KIND_NONE;
 	return 0;
@@ -206,7 +216,8 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
 	c->sirq_ts = 0;
 	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
 	if (s && s->kind < NC_CLASS_MAX && !s->ts) {
-		c->nested_ns += d;
+		if (vec == NC_VEC_NET_RX || vec == NC_VEC_NET_TX)
+			c->nested_ns += d;
 		s->ts = now;
 	}
 	return 0;

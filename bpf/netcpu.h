@@ -31,7 +31,7 @@ struct nc_cpu {
 	__u64 samples;              /* perf_event samples seen on this CPU */
 	__u64 samples_netrx;        /* ... of which inside NET_RX */
 	__u64 stack_lost;           /* bpf_get_stackid / count update failures */
-	__u64 nested_ns;            /* softirq ns taken out of socket ops */
+	__u64 nested_ns;            /* NET_RX/TX ns taken out of socket ops */
 };
 
 /* Per-task socket-op state (task storage). ts is the start of the op's

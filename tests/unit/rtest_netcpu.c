@@ -232,6 +232,10 @@ int main(void)
 		CHECK(op_ns <= cpu1 - cpu0, "socket ops %llu ns > process CPU %llu ns",
 		      (unsigned long long)op_ns, (unsigned long long)(cpu1 - cpu0));
 		CHECK(col_sum(r.ns[0], r.ncpu) > 0, "no NET_RX time under loopback TCP");
+		/* nested time is a part of the network softirq time */
+		CHECK(col_sum(r.nested, r.ncpu) <= col_sum(r.ns[0], r.ncpu) + col_sum(r.ns[1], r.ncpu),
+		      "nested %llu > softirq %llu", (unsigned long long)col_sum(r.nested, r.ncpu),
+		      (unsigned long long)(col_sum(r.ns[0], r.ncpu) + col_sum(r.ns[1], r.ncpu)));
 		CHECK(r.n[0][cpu_pin] > 0, "no NET_RX on the pinned CPU");
 		fprintf(stderr, "  busy: send %llu ns / %llu calls, recv %llu ns / %llu calls, "
 			"netrx %llu ns, nested %llu ns, process cpu %llu ns\n",
