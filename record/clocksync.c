@@ -1,0 +1,477 @@
+/* Clock-sync exchange family: NTP-style 4-timestamp probes between nprec
+ * instances over UDP (docs/CLOCKSYNC-EXCHANGE.md). Everything runs from
+ * drain() on non-blocking sockets. Receive times are the kernel's socket
+ * receive timestamps (CLOCK_REALTIME) mapped to CLOCK_MONOTONIC with a clock
+ * pair read at that drain, so a late drain does not widen the exchange. */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <endian.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include "family.h"
+#include "npmsg.h"
+#include "records.h"
+#include "pknetns.h"
+
+#define CS_FAMILY      "clocksync"
+#define CS_MAGIC       0x4e505359u     /* "NPSY" */
+#define CS_BURST       100             /* exchanges at start and at end */
+#define CS_BURST_STEP  10              /* probes sent per drain during a burst */
+#define CS_PERIOD_NS   250000000ull    /* between bursts: 4 per second */
+#define CS_END_NS      1500000000ull   /* end burst this long before -d ends */
+#define CS_MAX_PEERS   8
+#define CS_MAX_STORED  100000          /* exchanges held per interval */
+
+enum cs_type { CS_REQ = 1, CS_REPLY = 2, CS_REPORT = 3 };
+
+struct cs_msg {            /* little-endian on the wire */
+	uint32_t magic;
+	uint8_t  type, pad[3];
+	uint32_t seq, pad2;
+	uint64_t sender_id;
+	uint64_t t1, t2, t3, t4;
+};
+
+struct cs_exchange {
+	uint8_t role;          /* 0: we probed (T1, T4 ours); 1: we answered (T2, T3 ours) */
+	uint8_t peer;          /* index into peers[] (role 0) or 0xff (role 1: peer_id only) */
+	uint32_t seq;
+	uint64_t peer_id;
+	uint64_t t[4];
+};
+
+struct cs_peer {
+	char name[128];
+	int fd;
+	uint32_t next_seq;
+	uint64_t sent, replies, errors;
+	bool reported_error, reported_silent;
+};
+
+struct cs_state {
+	struct rec_ctx *ctx;
+	uint64_t self_id;
+	int64_t shift;
+	int listen_fd;
+	struct cs_peer peers[CS_MAX_PEERS];
+	unsigned npeers;
+	uint64_t start_ns, end_ns, next_probe_ns;
+	unsigned burst_left;
+	bool end_burst_done;
+	struct cs_exchange *ex;
+	size_t nex, capex;
+	uint64_t answered, reports, dropped;
+};
+
+static uint64_t cs_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* realtime - monotonic, read back to back (mono twice, averaged). */
+static int64_t cs_rt_minus_mono(void)
+{
+	uint64_t a = cs_clock(CLOCK_MONOTONIC), rt = cs_clock(CLOCK_REALTIME);
+	uint64_t b = cs_clock(CLOCK_MONOTONIC);
+	return (int64_t)(rt - (a + (b - a) / 2));
+}
+
+static void cs_msg_to_le(struct cs_msg *m)
+{
+	m->magic = htole32(m->magic); m->seq = htole32(m->seq);
+	m->sender_id = htole64(m->sender_id);
+	m->t1 = htole64(m->t1); m->t2 = htole64(m->t2);
+	m->t3 = htole64(m->t3); m->t4 = htole64(m->t4);
+}
+
+static void cs_msg_from_le(struct cs_msg *m)
+{
+	m->magic = le32toh(m->magic); m->seq = le32toh(m->seq);
+	m->sender_id = le64toh(m->sender_id);
+	m->t1 = le64toh(m->t1); m->t2 = le64toh(m->t2);
+	m->t3 = le64toh(m->t3); m->t4 = le64toh(m->t4);
+}
+
+static void cs_store(struct cs_state *s, const struct cs_exchange *e)
+{
+	if (s->nex == s->capex) {
+		size_t cap = s->capex ? s->capex * 2 : 256;
+		void *p = cap <= CS_MAX_STORED ? realloc(s->ex, cap * sizeof(*s->ex)) : NULL;
+		if (!p) {
+			s->dropped++;
+			return;
+		}
+		s->ex = p;
+		s->capex = cap;
+	}
+	s->ex[s->nex++] = *e;
+}
+
+static int cs_socket(int family)
+{
+	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Receives one message; *rx_mono is its kernel receive time on our clock
+ * (shifted). Returns bytes, or -1 (EAGAIN or error). */
+static ssize_t cs_recv(struct cs_state *s, int fd, struct cs_msg *m, struct sockaddr_storage *from,
+		       socklen_t *fromlen, int64_t rt_off, uint64_t *rx_mono)
+{
+	char ctl[CMSG_SPACE(sizeof(struct timespec))];
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_name = from, .msg_namelen = from ? *fromlen : 0,
+			     .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	ssize_t n = recvmsg(fd, &mh, 0);
+	if (n < 0)
+		return -1;
+	uint64_t now = cs_clock(CLOCK_MONOTONIC);
+	*rx_mono = now;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			uint64_t rt = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			uint64_t m0 = rt - (uint64_t)rt_off;
+			if (m0 <= now)     /* a clock step in between: keep the user time */
+				*rx_mono = m0;
+		}
+	}
+	*rx_mono += (uint64_t)s->shift;
+	if (fromlen)
+		*fromlen = mh.msg_namelen;
+	if (n != (ssize_t)sizeof(*m))
+		return -1;
+	cs_msg_from_le(m);
+	return m->magic == CS_MAGIC ? n : -1;
+}
+
+static int cs_send(int fd, struct cs_msg *m, const struct sockaddr *to, socklen_t tolen)
+{
+	struct cs_msg w = *m;
+	cs_msg_to_le(&w);
+	return sendto(fd, &w, sizeof(w), 0, to, tolen) == (ssize_t)sizeof(w) ? 0 : -errno;
+}
+
+static void cs_serve(struct cs_state *s, int64_t rt_off)
+{
+	for (int i = 0; i < 256; i++) {
+		struct cs_msg m;
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		uint64_t rx;
+		if (cs_recv(s, s->listen_fd, &m, &from, &fl, rt_off, &rx) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			continue;
+		}
+		if (m.type == CS_REQ) {
+			m.type = CS_REPLY;
+			uint64_t peer = m.sender_id;
+			m.sender_id = s->self_id;
+			m.t2 = rx;
+			m.t3 = cs_clock(CLOCK_MONOTONIC) + (uint64_t)s->shift;
+			if (cs_send(s->listen_fd, &m, (struct sockaddr *)&from, fl) == 0)
+				s->answered++;
+			(void)peer;
+		} else if (m.type == CS_REPORT) {
+			struct cs_exchange e = { .role = 1, .peer = 0xff, .seq = m.seq,
+						 .peer_id = m.sender_id, .t = { m.t1, m.t2, m.t3, m.t4 } };
+			s->reports++;
+			cs_store(s, &e);
+		}
+	}
+}
+
+static void cs_collect_replies(struct cs_state *s, unsigned pi, int64_t rt_off)
+{
+	struct cs_peer *p = &s->peers[pi];
+	for (int i = 0; i < 256; i++) {
+		struct cs_msg m;
+		uint64_t rx;
+		if (cs_recv(s, p->fd, &m, NULL, NULL, rt_off, &rx) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno == ECONNREFUSED && !p->reported_error) {
+				fprintf(stderr, "nprec: clocksync: peer %s unreachable: %s (recording goes on)\n",
+					p->name, strerror(errno));
+				p->reported_error = true;
+			}
+			p->errors++;
+			continue;
+		}
+		if (m.type != CS_REPLY)
+			continue;
+		p->replies++;
+		struct cs_exchange e = { .role = 0, .peer = pi, .seq = m.seq, .peer_id = m.sender_id,
+					 .t = { m.t1, m.t2, m.t3, rx } };
+		cs_store(s, &e);
+		m.type = CS_REPORT;
+		m.sender_id = s->self_id;
+		m.t4 = rx;
+		cs_send(p->fd, &m, NULL, 0);
+	}
+}
+
+static void cs_probe_all(struct cs_state *s, unsigned count)
+{
+	for (unsigned pi = 0; pi < s->npeers; pi++) {
+		struct cs_peer *p = &s->peers[pi];
+		for (unsigned k = 0; k < count; k++) {
+			struct cs_msg m = { .magic = CS_MAGIC, .type = CS_REQ, .seq = p->next_seq++,
+					    .sender_id = s->self_id };
+			m.t1 = cs_clock(CLOCK_MONOTONIC) + (uint64_t)s->shift;
+			int rc = cs_send(p->fd, &m, NULL, 0);
+			if (rc < 0) {
+				p->errors++;
+				if (!p->reported_error) {
+					fprintf(stderr, "nprec: clocksync: peer %s unreachable: %s (recording goes on)\n",
+						p->name, strerror(-rc));
+					p->reported_error = true;
+				}
+				break;
+			}
+			p->sent++;
+		}
+		if (p->sent >= CS_BURST && !p->replies && !p->reported_silent) {
+			fprintf(stderr, "nprec: clocksync: no reply from peer %s after %llu probes (recording goes on)\n",
+				p->name, (unsigned long long)p->sent);
+			p->reported_silent = true;
+		}
+	}
+}
+
+static int cs_drain(void *state)
+{
+	struct cs_state *s = state;
+	int64_t rt_off = cs_rt_minus_mono();
+	if (s->listen_fd >= 0)
+		cs_serve(s, rt_off);
+	for (unsigned i = 0; i < s->npeers; i++)
+		cs_collect_replies(s, i, rt_off);
+	if (!s->npeers)
+		return 0;
+	uint64_t now = cs_clock(CLOCK_MONOTONIC);
+	if (s->end_ns && !s->end_burst_done && now + CS_END_NS >= s->end_ns) {
+		s->end_burst_done = true;
+		s->burst_left = CS_BURST;
+	}
+	if (s->burst_left) {
+		unsigned k = s->burst_left < CS_BURST_STEP ? s->burst_left : CS_BURST_STEP;
+		cs_probe_all(s, k);
+		s->burst_left -= k;
+	} else if (now >= s->next_probe_ns) {
+		cs_probe_all(s, 1);
+		s->next_probe_ns = now + CS_PERIOD_NS;
+	}
+	return 0;
+}
+
+static int cs_open_peer(struct cs_state *s, const char *spec, char *err, size_t errlen)
+{
+	struct cs_peer *p = &s->peers[s->npeers];
+	char host[128];
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(host)) {
+		snprintf(err, errlen, "clocksync: --sync-peer %s: expected HOST:PORT", spec);
+		return -EINVAL;
+	}
+	memcpy(host, spec, colon - spec);
+	host[colon - spec] = 0;
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = 0;
+	}
+	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+	int g = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (g) {
+		snprintf(err, errlen, "clocksync: --sync-peer %s: %s", spec, gai_strerror(g));
+		return -EINVAL;
+	}
+	p->fd = cs_socket(ai->ai_family);
+	int rc = p->fd < 0 ? -errno : 0;
+	if (!rc && connect(p->fd, ai->ai_addr, ai->ai_addrlen) < 0)
+		rc = -errno;
+	freeaddrinfo(ai);
+	if (rc) {
+		snprintf(err, errlen, "clocksync: --sync-peer %s: %s", spec, strerror(-rc));
+		if (p->fd >= 0)
+			close(p->fd);
+		return rc;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", spec);
+	s->npeers++;
+	return 0;
+}
+
+static int cs_open_listener(struct cs_state *s, uint16_t port, char *err, size_t errlen)
+{
+	int fd = cs_socket(AF_INET6);
+	if (fd < 0) {
+		snprintf(err, errlen, "clocksync: socket: %s", strerror(errno));
+		return -errno;
+	}
+	int zero = 0;
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+				  .sin6_addr = IN6ADDR_ANY_INIT };
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = -errno;
+		snprintf(err, errlen, "clocksync: --sync-listen %u: %s", port, strerror(-e));
+		close(fd);
+		return e;
+	}
+	s->listen_fd = fd;
+	return 0;
+}
+
+static void cs_close(void *state);
+
+static int cs_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
+{
+	struct rec_config *c = ctx->cfg;
+	if (!c->sync_listen_port && !c->nsync_peers)
+		return 1;
+	struct cs_state *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "clocksync: out of memory");
+		return -ENOMEM;
+	}
+	s->ctx = ctx;
+	s->listen_fd = -1;
+	s->shift = ctx->shift_ns;
+	if (getrandom(&s->self_id, sizeof(s->self_id), 0) != sizeof(s->self_id))
+		s->self_id = cs_clock(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+	/* Sockets belong to the netns they are created in: make them there. */
+	int saved, rc = pk_netns_enter(c->netns_fd, &saved);
+	if (rc < 0) {
+		snprintf(err, errlen, "clocksync: cannot enter the netns: %s", strerror(-rc));
+		free(s);
+		return rc;
+	}
+	if (c->sync_listen_port)
+		rc = cs_open_listener(s, c->sync_listen_port, err, errlen);
+	for (unsigned i = 0; rc == 0 && i < c->nsync_peers && i < CS_MAX_PEERS; i++)
+		rc = cs_open_peer(s, c->sync_peers[i], err, errlen);
+	pk_netns_leave(saved);
+	if (rc < 0) {
+		cs_close(s);
+		return rc;
+	}
+	s->start_ns = cs_clock(CLOCK_MONOTONIC);
+	s->end_ns = c->duration_ns ? s->start_ns + c->duration_ns : 0;
+	s->burst_left = s->npeers ? CS_BURST : 0;
+	if (s->end_ns && s->end_ns - s->start_ns < 2 * CS_END_NS)
+		s->end_burst_done = true;   /* short run: the start burst covers it */
+	rec_probe(ctx, CS_FAMILY, "udp", REC_PROBE_ATTACHED, NULL);
+	*state = s;
+	return 0;
+}
+
+static void cs_pack_u64_col(msgpack_packer *pk, const char *key, const struct cs_exchange *e,
+			    size_t n, int which)
+{
+	np_pack_str(pk, key);
+	msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++) {
+		switch (which) {
+		case 0: case 1: case 2: case 3: msgpack_pack_uint64(pk, e[i].t[which]); break;
+		case 4: msgpack_pack_uint64(pk, e[i].peer_id); break;
+		case 5: msgpack_pack_uint32(pk, e[i].role); break;
+		case 6: msgpack_pack_uint32(pk, e[i].seq); break;
+		}
+	}
+}
+
+static int cs_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, uint64_t t0,
+		       uint64_t t1)
+{
+	struct cs_state *s = state;
+	(void)ctx;
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_SYNC, 1);
+	msgpack_pack_map(pk, 16);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t1);
+	np_pack_kv_u64(pk, "self_id", s->self_id);
+	np_pack_kv_u64(pk, "n", s->nex);
+	cs_pack_u64_col(pk, "role", s->ex, s->nex, 5);
+	cs_pack_u64_col(pk, "peer_id", s->ex, s->nex, 4);
+	np_pack_str(pk, "peer");
+	msgpack_pack_array(pk, s->nex);
+	for (size_t i = 0; i < s->nex; i++)
+		np_pack_str(pk, s->ex[i].peer < s->npeers ? s->peers[s->ex[i].peer].name : "");
+	cs_pack_u64_col(pk, "seq", s->ex, s->nex, 6);
+	cs_pack_u64_col(pk, "ts1_ns", s->ex, s->nex, 0);
+	cs_pack_u64_col(pk, "ts2_ns", s->ex, s->nex, 1);
+	cs_pack_u64_col(pk, "ts3_ns", s->ex, s->nex, 2);
+	cs_pack_u64_col(pk, "ts4_ns", s->ex, s->nex, 3);
+	uint64_t sent = 0, replies = 0, errors = 0;
+	for (unsigned i = 0; i < s->npeers; i++) {
+		sent += s->peers[i].sent;
+		replies += s->peers[i].replies;
+		errors += s->peers[i].errors;
+	}
+	np_pack_str(pk, "probes");
+	msgpack_pack_map(pk, 4);
+	np_pack_kv_u64(pk, "sent", sent);
+	np_pack_kv_u64(pk, "replies", replies);
+	np_pack_kv_u64(pk, "errors", errors);
+	np_pack_kv_u64(pk, "answered", s->answered);
+	np_pack_kv_u64(pk, "reports", s->reports);
+	np_pack_kv_u64(pk, "dropped", s->dropped);
+	s->nex = 0;
+	return 0;
+}
+
+static uint64_t cs_lost(void *state)
+{
+	return ((struct cs_state *)state)->dropped;
+}
+
+static uint64_t cs_events(void *state)
+{
+	struct cs_state *s = state;
+	uint64_t n = s->reports;
+	for (unsigned i = 0; i < s->npeers; i++)
+		n += s->peers[i].replies;
+	return n;
+}
+
+static void cs_close(void *state)
+{
+	struct cs_state *s = state;
+	if (!s)
+		return;
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	for (unsigned i = 0; i < s->npeers; i++)
+		close(s->peers[i].fd);
+	free(s->ex);
+	free(s);
+}
+
+const struct rec_family rec_family_clocksync = {
+	.name = CS_FAMILY,
+	.open = cs_open,
+	.drain = cs_drain,
+	.snapshot = cs_snapshot,
+	.lost = cs_lost,
+	.events = cs_events,
+	.close = cs_close,
+};
