@@ -393,7 +393,6 @@ static void cs_pack_u64_col(msgpack_packer *pk, const char *key, const struct cs
 		switch (which) {
 		case 0: case 1: case 2: case 3: msgpack_pack_uint64(pk, e[i].t[which]); break;
 		case 4: msgpack_pack_uint64(pk, e[i].peer_id); break;
-		case 5: msgpack_pack_uint32(pk, e[i].role); break;
 		case 6: msgpack_pack_uint32(pk, e[i].seq); break;
 		}
 	}
@@ -410,17 +409,20 @@ static int cs_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	np_pack_kv_u64(pk, "self_id", s->self_id);
 	np_pack_kv_u64(pk, "n", s->nex);
-	cs_pack_u64_col(pk, "role", s->ex, s->nex, 5);
+	np_pack_str(pk, "role");
+	msgpack_pack_array(pk, s->nex);
+	for (size_t i = 0; i < s->nex; i++)
+		np_pack_str(pk, s->ex[i].role ? "server" : "client");
 	cs_pack_u64_col(pk, "peer_id", s->ex, s->nex, 4);
 	np_pack_str(pk, "peer");
 	msgpack_pack_array(pk, s->nex);
 	for (size_t i = 0; i < s->nex; i++)
 		np_pack_str(pk, s->ex[i].peer < s->npeers ? s->peers[s->ex[i].peer].name : "");
 	cs_pack_u64_col(pk, "seq", s->ex, s->nex, 6);
-	cs_pack_u64_col(pk, "ts1_ns", s->ex, s->nex, 0);
-	cs_pack_u64_col(pk, "ts2_ns", s->ex, s->nex, 1);
-	cs_pack_u64_col(pk, "ts3_ns", s->ex, s->nex, 2);
-	cs_pack_u64_col(pk, "ts4_ns", s->ex, s->nex, 3);
+	cs_pack_u64_col(pk, "t1", s->ex, s->nex, 0);
+	cs_pack_u64_col(pk, "t2", s->ex, s->nex, 1);
+	cs_pack_u64_col(pk, "t3", s->ex, s->nex, 2);
+	cs_pack_u64_col(pk, "t4", s->ex, s->nex, 3);
 	uint64_t sent = 0, replies = 0, errors = 0;
 	for (unsigned i = 0; i < s->npeers; i++) {
 		sent += s->peers[i].sent;
