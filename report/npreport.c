@@ -1,35 +1,297 @@
 /* npreport: renders an analysis (.npa) as text, CSV and plots, compares two
- * analyses for CI, and dumps any np file. Placeholder main until the report
- * modules land: it keeps the build linking for everyone. */
+ * analyses for CI, and dumps any np file. It never recomputes an analysis:
+ * everything shown is what npanalyze stored. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "anatable.h"
+#include "compare.h"
+#include "csvout.h"
+#include "plots.h"
+#include "sections.h"
+#include "textrep.h"
 
 #if __has_include("dump.h")
 #include "dump.h"
 #define RPT_HAVE_DUMP 1
 #endif
 
+#define RPT_EXIT_USAGE 2
+#define RPT_MAX_SEL 64
+
 static void rpt_usage(FILE *f)
 {
-	fprintf(f, "usage: npreport FILE.npa [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
-		   "       npreport compare BASE.npa NEW.npa [--threshold PCT] [--alpha A] [--metric M]...\n"
-		   "       npreport dump FILE\n");
+	fprintf(f,
+"usage: npreport FILE.npa [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
+"                [--rows N] [--width N]\n"
+"       npreport compare BASE.npa NEW.npa [--threshold PCT] [--alpha A] [--metric M]...\n"
+"                [--format text|csv] [--width N]\n"
+"       npreport dump FILE...\n"
+"\n"
+"Report: summary and the three worst findings, then hosts, clock, flows, decomp,\n"
+"jitter, loss, txn, netcpu, hoststack, graph, patterns and any other table.\n"
+"  -s, --section NAME  only this section or table (repeatable); also findings,\n"
+"                      and for CSV series and sketches\n"
+"  -f, --format FMT    text (default) or csv (raw numbers in ns, bytes, bits/s)\n"
+"  -o, --output DIR    CSV: one file per section in DIR (else one section to stdout)\n"
+"  -p, --plots DIR     gnuplot data, scripts, PNG and SVG in DIR\n"
+"  -r, --rows N        rows shown per text table (default 40, 0 = all)\n"
+"  -w, --width N       text width (default: the terminal's, at least 80)\n"
+"\n"
+"Compare: every metric both analyses have (rows matched by key columns); the\n"
+"median of the per-interval samples with a 95%% CI, the change, and a two-sided\n"
+"Mann-Whitney U test; '~' = not significant.\n"
+"  -t, --threshold PCT significant regressions smaller than PCT pass (default 5)\n"
+"  -a, --alpha A       significance level (default 0.05)\n"
+"  -m, --metric M      only metrics matching M (column, table.column, table or\n"
+"                      section; shell patterns allowed; repeatable)\n"
+"\n"
+"Exit status: report 0 ok, 1 the file was damaged (what was readable is shown),\n"
+"2 usage or input error. compare 0 no significant regression beyond the threshold,\n"
+"1 regression, 2 usage or input error. dump: see 'npreport dump --help'.\n");
+}
+
+static int rpt_term_width(void)
+{
+	struct winsize ws;
+	int w = 0;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		w = ws.ws_col;
+	else if (getenv("COLUMNS"))
+		w = atoi(getenv("COLUMNS"));
+	return w > 80 ? w : 80;
+}
+
+static void rpt_warn(void *ctx, const char *msg)
+{
+	fprintf(stderr, "npreport: %s: %s\n", (const char *)ctx, msg);
+}
+
+static int rpt_load(struct np_analysis *a, const char *path)
+{
+	int err = np_analysis_load(a, path, rpt_warn, (void *)path);
+	if (err == -EINVAL)
+		fprintf(stderr, "npreport: %s is not an np analysis (.npa); run npanalyze on "
+			"recordings first, or 'npreport dump' to inspect it\n", path);
+	else if (err < 0)
+		fprintf(stderr, "npreport: cannot read %s: %s\n", path, strerror(-err));
+	return err;
+}
+
+static bool rpt_damaged(const struct np_analysis *a)
+{
+	const struct np_reader_stats *s = &a->stats;
+	return s->chunks_bad || s->bytes_skipped || s->records_bad || s->truncated ||
+	       s->bad_file_header;
+}
+
+static int rpt_parse_num(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "npreport: %s: '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int rpt_parse_format(const char *s, bool *csv)
+{
+	if (!strcmp(s, "text") || !strcmp(s, "csv")) {
+		*csv = !strcmp(s, "csv");
+		return 0;
+	}
+	fprintf(stderr, "npreport: --format: '%s' is neither text nor csv\n", s);
+	return -1;
+}
+
+struct rpt_cli {
+	const char *sel[RPT_MAX_SEL];
+	size_t nsel;
+	bool csv;
+	const char *outdir, *plotdir;
+	struct rpt_textopt to;
+	struct rpt_cmpopt co;
+};
+
+static int rpt_add_sel(struct rpt_cli *c, const char *s)
+{
+	if (c->nsel >= RPT_MAX_SEL) {
+		fprintf(stderr, "npreport: too many --section/--metric options (max %d)\n", RPT_MAX_SEL);
+		return -1;
+	}
+	c->sel[c->nsel++] = s;
+	return 0;
+}
+
+static const struct option rpt_opts[] = {
+	{ "section", required_argument, NULL, 's' }, { "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' }, { "plots", required_argument, NULL, 'p' },
+	{ "rows", required_argument, NULL, 'r' }, { "width", required_argument, NULL, 'w' },
+	{ "threshold", required_argument, NULL, 't' }, { "alpha", required_argument, NULL, 'a' },
+	{ "metric", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+};
+
+/* Parses options of both modes; compare-only options are refused in report
+ * mode and the other way round. Returns optind or -1 (usage printed), or 0
+ * when --help/--version was handled. */
+static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
+{
+	int opt;
+	double v;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:hV", rpt_opts, NULL)) != -1) {
+		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm';
+		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r';
+		if ((compare && rep_only) || (!compare && cmp_only)) {
+			fprintf(stderr, "npreport: option -%c is for %s\n", opt,
+				compare ? "reports, not compare" : "compare only");
+			return -1;
+		}
+		switch (opt) {
+		case 's': case 'm': if (rpt_add_sel(c, optarg) < 0) return -1; break;
+		case 'f': if (rpt_parse_format(optarg, &c->csv) < 0) return -1; break;
+		case 'o': c->outdir = optarg; break;
+		case 'p': c->plotdir = optarg; break;
+		case 'r': if (rpt_parse_num("--rows", optarg, 0, 1e9, &v) < 0) return -1;
+			  c->to.max_rows = (size_t)v; break;
+		case 'w': if (rpt_parse_num("--width", optarg, 40, 10000, &v) < 0) return -1;
+			  c->to.width = (int)v; break;
+		case 't': if (rpt_parse_num("--threshold", optarg, 0, 1e6, &c->co.threshold_pct) < 0)
+				  return -1;
+			  break;
+		case 'a': if (rpt_parse_num("--alpha", optarg, 1e-9, 0.5, &c->co.alpha) < 0) return -1;
+			  break;
+		case 'h': rpt_usage(stdout); return 0;
+		case 'V': printf("npreport %s\n", NP_VERSION); return 0;
+		default: rpt_usage(stderr); return -1;
+		}
+	}
+	return optind;
+}
+
+static int rpt_check_sections(const struct rpt_cli *c, const struct np_analysis *a)
+{
+	for (size_t i = 0; i < c->nsel; i++) {
+		bool found = rpt_selector_known(c->sel[i]);
+		for (size_t t = 0; !found && t < a->ntables; t++)
+			found = rpt_selector_matches(c->sel[i], a->tables[t]);
+		if (!found) {
+			fprintf(stderr, "npreport: no section or table '%s'; tables in this analysis:",
+				c->sel[i]);
+			for (size_t t = 0; t < a->ntables; t++)
+				fprintf(stderr, " %s", a->tables[t]->name);
+			fputc('\n', stderr);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int rpt_report_main(int argc, char **argv)
+{
+	struct rpt_cli c = { .to = { .width = rpt_term_width(), .max_rows = 40 } };
+	int ind = rpt_parse(&c, argc, argv, false);
+	if (ind <= 0)
+		return ind < 0 ? RPT_EXIT_USAGE : 0;
+	if (argc - ind != 1) {
+		rpt_usage(stderr);
+		return RPT_EXIT_USAGE;
+	}
+	if (c.outdir && !c.csv) {
+		fprintf(stderr, "npreport: -o DIR writes CSV files: add --format csv\n");
+		return RPT_EXIT_USAGE;
+	}
+	const char *path = argv[ind];
+	struct np_analysis a;
+	if (rpt_load(&a, path) < 0)
+		return RPT_EXIT_USAGE;
+	int ret = 0;
+	struct rpt_selection sel = { c.sel, c.nsel };
+	c.to.t0 = rpt_analysis_t0(&a);
+	if (rpt_check_sections(&c, &a) < 0) {
+		ret = RPT_EXIT_USAGE;
+	} else if (c.csv) {
+		if (c.outdir ? rpt_csv_dir(c.outdir, &a, &sel) : rpt_csv_one(stdout, &a, &sel))
+			ret = RPT_EXIT_USAGE;
+	} else {
+		rpt_text_report(stdout, &a, path, &sel, &c.to);
+	}
+	if (ret == 0 && c.plotdir) {
+		struct rpt_plotres pr;
+		if (rpt_plots(c.plotdir, &a, &pr) < 0)
+			ret = RPT_EXIT_USAGE;
+		else
+			fprintf(stderr, "npreport: %zu plots %s in %s\n", pr.scripts,
+				pr.have_gnuplot ? "rendered" : "prepared (no gnuplot)", c.plotdir);
+	}
+	if (ret == 0 && fflush(stdout) != 0) {
+		fprintf(stderr, "npreport: cannot write the report: %s\n", strerror(errno));
+		ret = RPT_EXIT_USAGE;
+	}
+	if (ret == 0 && rpt_damaged(&a))
+		ret = 1;
+	np_analysis_free(&a);
+	return ret;
+}
+
+static int rpt_compare_main(int argc, char **argv)
+{
+	struct rpt_cli c = { .to = { .width = rpt_term_width() },
+			     .co = { .threshold_pct = 5, .alpha = 0.05 } };
+	int ind = rpt_parse(&c, argc, argv, true);
+	if (ind <= 0)
+		return ind < 0 ? RPT_EXIT_USAGE : 0;
+	if (argc - ind != 2) {
+		rpt_usage(stderr);
+		return RPT_EXIT_USAGE;
+	}
+	c.co.metrics = c.sel;
+	c.co.nmetrics = c.nsel;
+	c.co.csv = c.csv;
+	c.co.base_path = argv[ind];
+	c.co.new_path = argv[ind + 1];
+	struct np_analysis base, neu;
+	if (rpt_load(&base, argv[ind]) < 0)
+		return RPT_EXIT_USAGE;
+	if (rpt_load(&neu, argv[ind + 1]) < 0) {
+		np_analysis_free(&base);
+		return RPT_EXIT_USAGE;
+	}
+	int ret = rpt_compare(stdout, &base, &neu, &c.co, &c.to, NULL);
+	if (ret < 0) {
+		fprintf(stderr, "npreport: compare: out of memory\n");
+		ret = RPT_EXIT_USAGE;
+	}
+	np_analysis_free(&base);
+	np_analysis_free(&neu);
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		rpt_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	if (argc < 2) {
+		rpt_usage(stderr);
+		return RPT_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("npreport %s\n", NP_VERSION);
-		return 0;
-	}
+	if (!strcmp(argv[1], "compare"))
+		return rpt_compare_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump")) {
 #ifdef RPT_HAVE_DUMP
-	if (!strcmp(argv[1], "dump"))
 		return dump_main(argc - 1, argv + 1);
+#else
+		fprintf(stderr, "npreport: dump is not built into this binary\n");
+		return RPT_EXIT_USAGE;
 #endif
-	fprintf(stderr, "npreport: not implemented yet\n");
-	return 2;
+	}
+	return rpt_report_main(argc, argv);
 }

@@ -1,0 +1,499 @@
+#include "plots.h"
+#include "sections.h"
+#include "textrep.h"
+#include "units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define RPT_PLOT_MAXLINES 12
+
+struct rpt_plotctx {
+	const char *dir;
+	const struct np_analysis *a;
+	double t0;
+	struct rpt_plotres *res;
+	const char *gnuplot;
+	int err;
+};
+
+const char *rpt_gnuplot_path(void)
+{
+	static char found[4096];
+	const char *env = getenv("NP_GNUPLOT");
+	if (env)
+		return *env && access(env, X_OK) == 0 ? env : NULL;
+	const char *path = getenv("PATH");
+	char *copy = strdup(path ? path : "/usr/bin:/bin");
+	const char *ret = NULL;
+	for (char *save, *d = strtok_r(copy, ":", &save); d && !ret; d = strtok_r(NULL, ":", &save)) {
+		snprintf(found, sizeof(found), "%s/gnuplot", d);
+		if (access(found, X_OK) == 0)
+			ret = found;
+	}
+	free(copy);
+	return ret;
+}
+
+static FILE *rpt_open(struct rpt_plotctx *c, const char *name, const char *ext)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.%s", c->dir, name, ext);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "npreport: cannot create %s: %s\n", path, strerror(errno));
+		c->err = -1;
+	}
+	return f;
+}
+
+/* Plot names become file names: keep them to [A-Za-z0-9_-]. */
+static void rpt_plotname(char *buf, size_t size, const char *a, const char *b)
+{
+	snprintf(buf, size, "%s%s%s", a, b ? "-" : "", b ? b : "");
+	for (char *p = buf; *p; p++)
+		if (!(((*p | 32) >= 'a' && (*p | 32) <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			*p = '_';
+}
+
+/* Labels go inside gnuplot double quotes. */
+static void rpt_gp_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s >= 32)
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *ylabel)
+{
+	fputs("set datafile separator \"\\t\"\nset key outside right top noenhanced\n"
+	      "set grid\nset termoption noenhanced\n", f);
+	fputs("set title ", f); rpt_gp_str(f, title); fputc('\n', f);
+	fputs("set xlabel ", f); rpt_gp_str(f, xlabel); fputc('\n', f);
+	fputs("set ylabel ", f); rpt_gp_str(f, ylabel); fputc('\n', f);
+}
+
+/* Every script draws into PNG then SVG with the same plot command. */
+static void rpt_gp_outputs(FILE *f, const char *name, const char *plotcmd)
+{
+	fprintf(f, "set terminal pngcairo size 1100,620 noenhanced\nset output '%s.png'\n%s\n"
+		"set terminal svg size 1100,620 noenhanced\nset output '%s.svg'\n%s\nunset output\n",
+		name, plotcmd, name, plotcmd);
+}
+
+static void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name)
+{
+	c->res->scripts++;
+	if (!c->gnuplot)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char script[512], log[512];
+		snprintf(script, sizeof(script), "%s.gp", name);
+		snprintf(log, sizeof(log), "%s.log", name);
+		if (chdir(c->dir) < 0)
+			_exit(127);
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, STDERR_FILENO);
+			dup2(fd, STDOUT_FILENO);
+		}
+		execl(c->gnuplot, "gnuplot", script, (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "npreport: gnuplot failed on %s/%s.gp (see %s/%s.log)\n",
+			c->dir, name, c->dir, name);
+		return;
+	}
+	c->res->rendered++;
+}
+
+/* ---- latency CDF per segment (sketches of one table) ---- */
+
+static int rpt_cmp_sketch_n(const void *x, const void *y)
+{
+	const struct np_sketchrec *a = *(const struct np_sketchrec *const *)x;
+	const struct np_sketchrec *b = *(const struct np_sketchrec *const *)y;
+	return (a->sk.n < b->sk.n) - (a->sk.n > b->sk.n);
+}
+
+static void rpt_plot_cdf(struct rpt_plotctx *c, const char *table)
+{
+	const struct np_sketchrec *sel[RPT_PLOT_MAXLINES];
+	const struct np_sketchrec **all = calloc(c->a->nsketches + 1, sizeof(*all));
+	size_t n = 0, nsel = 0;
+	if (!all)
+		return;
+	for (size_t i = 0; i < c->a->nsketches; i++)
+		if (!strcmp(c->a->sketches[i].table, table) && c->a->sketches[i].sk.n &&
+		    c->a->sketches[i].sk.counts)
+			all[n++] = &c->a->sketches[i];
+	qsort(all, n, sizeof(*all), rpt_cmp_sketch_n);
+	for (size_t i = 0; i < n && nsel < RPT_PLOT_MAXLINES; i++)
+		sel[nsel++] = all[i];
+	free(all);
+	if (!nsel)
+		return;
+	double med[RPT_PLOT_MAXLINES];
+	for (size_t i = 0; i < nsel; i++)
+		med[i] = (double)np_sketch_quantile(&sel[i]->sk, 0.5);
+	struct rpt_scale sc = rpt_scale_pick(rpt_ukind_of(sel[0]->unit), sel[0]->unit,
+					     rpt_typical(med, nsel), 0);
+	char name[256], xl[128], cmd[16384];
+	rpt_plotname(name, sizeof(name), "cdf", table);
+	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
+	if (!g) {
+		if (d)
+			fclose(d);
+		return;
+	}
+	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
+	for (size_t i = 0; i < nsel; i++) {
+		const struct np_sketch *sk = &sel[i]->sk;
+		uint64_t cum = 0;
+		fprintf(d, "# %s %s\n", sel[i]->key, sel[i]->metric);
+		for (uint32_t b = 0; b < NP_SK_NBUCKETS; b++) {
+			if (!sk->counts[b])
+				continue;
+			cum += sk->counts[b];
+			double v = (double)np_sketch_bucket_hi(b);
+			if (v > (double)sk->max)
+				v = (double)sk->max;
+			fprintf(d, "%.6g\t%.6f\n", v / sc.div, (double)cum / (double)sk->n);
+		}
+		fputs("\n\n", d);
+		char title[300];
+		snprintf(title, sizeof(title), "%s %s", sel[i]->key, sel[i]->metric);
+		for (char *p = title; *p; p++)
+			if (*p == '"' || *p == '\\')
+				*p = '\'';
+		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
+					"%s '%s.dat' index %zu using 1:2 with steps lw 2 title \"%s\"",
+					i ? ", \\\n  " : " ", name, i, title);
+		if (off >= sizeof(cmd))
+			break;
+	}
+	snprintf(xl, sizeof(xl), "latency (%s, log scale)", sc.label);
+	char title[300];
+	snprintf(title, sizeof(title), "Latency CDF: %s", table);
+	rpt_gp_head(g, title, xl, "fraction of packets/requests <= x");
+	fputs("set logscale x\nset yrange [0:1.02]\n", g);
+	rpt_gp_outputs(g, name, cmd);
+	fclose(d);
+	fclose(g);
+	rpt_run_gnuplot(c, name);
+}
+
+static void rpt_plot_cdfs(struct rpt_plotctx *c)
+{
+	for (size_t i = 0; i < c->a->nsketches; i++) {
+		bool first = true;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(c->a->sketches[k].table, c->a->sketches[i].table))
+				first = false;
+		if (first)
+			rpt_plot_cdf(c, c->a->sketches[i].table);
+	}
+}
+
+/* ---- per-interval series over time (network CPU, loss) ---- */
+
+static void rpt_plot_series(struct rpt_plotctx *c, size_t section, const char *what)
+{
+	const struct np_analysis *a = c->a;
+	for (size_t i = 0; i < a->nseries; i++) {
+		const struct np_series *s = a->series[i];
+		if (rpt_section_of(s->table) != section)
+			continue;
+		bool first = true;     /* one plot per (table, metric) */
+		for (size_t k = 0; k < i && first; k++)
+			if (!strcmp(a->series[k]->table, s->table) && !strcmp(a->series[k]->metric, s->metric))
+				first = false;
+		if (!first)
+			continue;
+		char name[256], base[200], cmd[16384], yl[128];
+		snprintf(base, sizeof(base), "%s-%s", what, s->table);
+		rpt_plotname(name, sizeof(name), base, s->metric);
+		double vals[4096];
+		size_t nv = 0;
+		for (size_t k = i; k < a->nseries; k++)
+			if (!strcmp(a->series[k]->table, s->table) && !strcmp(a->series[k]->metric, s->metric))
+				for (size_t j = 0; j < a->series[k]->n && nv < 4096; j++)
+					vals[nv++] = a->series[k]->v[j];
+		struct rpt_scale sc = rpt_scale_pick(rpt_ukind_of(s->unit), s->unit, rpt_typical(vals, nv), 0);
+		FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
+		if (!g) {
+			if (d)
+				fclose(d);
+			return;
+		}
+		size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot"), idx = 0;
+		for (size_t k = i; k < a->nseries && idx < RPT_PLOT_MAXLINES; k++) {
+			const struct np_series *x = a->series[k];
+			if (strcmp(x->table, s->table) || strcmp(x->metric, s->metric))
+				continue;
+			fprintf(d, "# %s\n", x->key);
+			for (size_t j = 0; j < x->n; j++)
+				fprintf(d, "%.3f\t%.6g\n", ((double)x->t[j] - c->t0) / 1e9,
+					x->v[j] / sc.div);
+			fputs("\n\n", d);
+			char title[200];
+			snprintf(title, sizeof(title), "%s", x->key);
+			for (char *p = title; *p; p++)
+				if (*p == '"' || *p == '\\')
+					*p = '\'';
+			off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
+						"%s '%s.dat' index %zu using 1:2 with linespoints title \"%s\"",
+						idx ? ", \\\n  " : " ", name, idx, title);
+			idx++;
+			if (off >= sizeof(cmd))
+				break;
+		}
+		char title[300];
+		snprintf(title, sizeof(title), "%s over time: %s.%s", what, s->table, s->metric);
+		snprintf(yl, sizeof(yl), "%s%s%s%s", s->metric, *sc.label ? " (" : "", sc.label,
+			 *sc.label ? ")" : "");
+		rpt_gp_head(g, title, "time since start of analysis (s)", yl);
+		rpt_gp_outputs(g, name, cmd);
+		fclose(d);
+		fclose(g);
+		rpt_run_gnuplot(c, name);
+	}
+}
+
+/* ---- decomposition stacked bars per flow ---- */
+
+static bool rpt_is_total(const char *s)
+{
+	return !strncmp(s, "total", 5) || !strcmp(s, "all") || !strncmp(s, "e2e", 3) ||
+	       !strncmp(s, "rtt", 3);
+}
+
+/* The value column of a long (flow, segment, stats...) table. */
+static int rpt_decomp_value_col(const struct np_table *t)
+{
+	static const char *const pref[] = { "mean", "p50", "median", "avg", NULL };
+	for (const char *const *p = pref; *p; p++) {
+		int col = np_table_find_col(t, *p);
+		if (col >= (int)t->nkey)
+			return col;
+	}
+	for (size_t col = t->nkey; col < t->ncols; col++)
+		if (rpt_ukind_of(t->cols[col].unit) == RPT_U_NS)
+			return (int)col;
+	return -1;
+}
+
+static void rpt_plot_decomp_table(struct rpt_plotctx *c, const struct np_table *t)
+{
+	/* Long form needs two key columns (flow, segment); wide form one key and
+	 * one ns column per segment. */
+	size_t nx = 0, nseg = 0;
+	const char *xs[64], *segs[16];
+	int vcol = -1;
+	bool longform = t->nkey >= 2;
+	if (longform) {
+		vcol = rpt_decomp_value_col(t);
+		if (vcol < 0)
+			return;
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct np_cell *kx = np_table_cell_c(t, r, 0);
+		if (kx->kind != NP_CELL_STR)
+			continue;
+		size_t i;
+		for (i = 0; i < nx && strcmp(xs[i], kx->s); i++)
+			;
+		if (i == nx && nx < 64)
+			xs[nx++] = kx->s;
+		if (!longform)
+			continue;
+		const struct np_cell *ks = np_table_cell_c(t, r, 1);
+		if (ks->kind != NP_CELL_STR || rpt_is_total(ks->s))
+			continue;
+		for (i = 0; i < nseg && strcmp(segs[i], ks->s); i++)
+			;
+		if (i == nseg && nseg < 16)
+			segs[nseg++] = ks->s;
+	}
+	int wcols[16];
+	if (!longform) {
+		for (size_t col = t->nkey; col < t->ncols && nseg < 16; col++)
+			if (rpt_ukind_of(t->cols[col].unit) == RPT_U_NS && !rpt_is_total(t->cols[col].name))
+				wcols[nseg] = (int)col, segs[nseg++] = t->cols[col].name;
+	}
+	if (nx == 0 || nseg < 2)
+		return;
+	double *m = calloc(nx * nseg, sizeof(double)), typ[64 * 16];
+	size_t ntyp = 0;
+	if (!m)
+		return;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct np_cell *kx = np_table_cell_c(t, r, 0);
+		if (kx->kind != NP_CELL_STR)
+			continue;
+		size_t i, s;
+		for (i = 0; i < nx && strcmp(xs[i], kx->s); i++)
+			;
+		if (i == nx)
+			continue;
+		for (s = 0; s < nseg; s++) {
+			double v;
+			if (longform) {
+				const struct np_cell *ks = np_table_cell_c(t, r, 1);
+				if (ks->kind != NP_CELL_STR || strcmp(ks->s, segs[s]))
+					continue;
+				v = np_cell_f64(np_table_cell_c(t, r, (size_t)vcol));
+			} else {
+				v = np_cell_f64(np_table_cell_c(t, r, (size_t)wcols[s]));
+			}
+			if (!isnan(v))
+				m[i * nseg + s] = v, typ[ntyp++] = v;
+		}
+	}
+	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", rpt_typical(typ, ntyp), 0);
+	char name[256], cmd[1024], yl[128], title[300];
+	rpt_plotname(name, sizeof(name), "decomp-bars", t->name);
+	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
+	if (!g) {
+		if (d)
+			fclose(d);
+		free(m);
+		return;
+	}
+	fputs("flow", d);
+	for (size_t s = 0; s < nseg; s++)
+		fprintf(d, "\t%s", segs[s]);
+	fputc('\n', d);
+	for (size_t i = 0; i < nx; i++) {
+		fputs(xs[i], d);
+		for (size_t s = 0; s < nseg; s++)
+			fprintf(d, "\t%.6g", m[i * nseg + s] / sc.div);
+		fputc('\n', d);
+	}
+	snprintf(title, sizeof(title), "Latency decomposition per flow (%s of %s)",
+		 longform ? t->cols[vcol].name : "columns", t->name);
+	snprintf(yl, sizeof(yl), "time (%s)", sc.label);
+	rpt_gp_head(g, title, "", yl);
+	fputs("set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+	      "set boxwidth 0.7\nset xtics rotate by -30 left\nset key autotitle columnhead\n", g);
+	snprintf(cmd, sizeof(cmd), "plot for [i=2:%zu] '%s.dat' using i:xtic(1)", nseg + 1, name);
+	rpt_gp_outputs(g, name, cmd);
+	fclose(d);
+	fclose(g);
+	free(m);
+	rpt_run_gnuplot(c, name);
+}
+
+/* ---- degradation patterns over the latency histogram ---- */
+
+static int rpt_find_col_like(const struct np_table *t, const char *const *names)
+{
+	for (const char *const *n = names; *n; n++) {
+		int col = np_table_find_col(t, *n);
+		if (col >= 0)
+			return col;
+	}
+	return -1;
+}
+
+static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
+{
+	static const char *const lo_names[] = { "lat_lo", "latency_lo", "lo_ns", "range_lo",
+						"min_ns", "lat_min", "lo", "from", NULL };
+	static const char *const hi_names[] = { "lat_hi", "latency_hi", "hi_ns", "range_hi",
+						"max_ns", "lat_max", "hi", "to", NULL };
+	int clo = rpt_find_col_like(t, lo_names), chi = rpt_find_col_like(t, hi_names);
+	/* The latency distribution: a sketch of this table, else of the transactions. */
+	const struct np_sketchrec *sk = NULL;
+	for (size_t i = 0; i < c->a->nsketches && !sk; i++)
+		if (!strcmp(c->a->sketches[i].table, t->name) && c->a->sketches[i].sk.counts)
+			sk = &c->a->sketches[i];
+	for (size_t i = 0; i < c->a->nsketches && !sk; i++)
+		if (rpt_section_of(c->a->sketches[i].table) == rpt_section_of("txn") &&
+		    c->a->sketches[i].sk.counts)
+			sk = &c->a->sketches[i];
+	if (!sk)
+		return;
+	double med = (double)np_sketch_quantile(&sk->sk, 0.5);
+	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", med, 0);
+	char name[256], title[300], xl[128];
+	rpt_plotname(name, sizeof(name), "patterns-hist", t->name);
+	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
+	if (!g) {
+		if (d)
+			fclose(d);
+		return;
+	}
+	for (uint32_t b = 0; b < NP_SK_NBUCKETS; b++)
+		if (sk->sk.counts[b])
+			fprintf(d, "%.6g\t%.6g\t%llu\n", (double)np_sketch_bucket_lo(b) / sc.div,
+				(double)(np_sketch_bucket_hi(b) + 1) / sc.div,
+				(unsigned long long)sk->sk.counts[b]);
+	snprintf(title, sizeof(title), "Latency histogram (%s %s) with degradation patterns of %s",
+		 sk->table, sk->key, t->name);
+	snprintf(xl, sizeof(xl), "latency (%s, log scale)", sc.label);
+	rpt_gp_head(g, title, xl, "requests");
+	fputs("set logscale x\nset style fill transparent solid 0.25 noborder\n", g);
+	for (size_t r = 0; clo >= 0 && chi >= 0 && r < t->nrows && r < RPT_PLOT_MAXLINES; r++) {
+		double lo = np_cell_f64(np_table_cell_c(t, r, (size_t)clo));
+		double hi = np_cell_f64(np_table_cell_c(t, r, (size_t)chi));
+		if (isnan(lo) || isnan(hi) || hi <= lo)
+			continue;
+		if (lo <= 0)
+			lo = (double)sk->sk.min;
+		char *label = np_table_row_key(t, r);
+		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu behind\n",
+			r + 1, lo / sc.div, hi / sc.div, r + 2);
+		fprintf(g, "set label %zu ", r + 1);
+		rpt_gp_str(g, label ? label : "");
+		fprintf(g, " at %.6g, graph %.2f\n", lo / sc.div, 0.95 - 0.05 * (double)r);
+		free(label);
+	}
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "plot '%s.dat' using (sqrt($1*$2)):3:($2-$1) with boxes lc rgb '#3060a0' title 'requests'", name);
+	rpt_gp_outputs(g, name, cmd);
+	fclose(d);
+	fclose(g);
+	rpt_run_gnuplot(c, name);
+}
+
+int rpt_plots(const char *dir, const struct np_analysis *a, struct rpt_plotres *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "npreport: cannot create directory %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	struct rpt_plotctx c = { .dir = dir, .a = a, .t0 = rpt_analysis_t0(a), .res = res,
+				 .gnuplot = rpt_gnuplot_path() };
+	res->have_gnuplot = c.gnuplot != NULL;
+	if (!c.gnuplot)
+		fprintf(stderr, "npreport: gnuplot not found: plot data and scripts written to %s, "
+			"no images (install gnuplot-nox and run 'gnuplot NAME.gp' there)\n", dir);
+	rpt_plot_cdfs(&c);
+	for (size_t i = 0; i < a->ntables; i++) {
+		size_t s = rpt_section_of(a->tables[i]->name);
+		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "decomp"))
+			rpt_plot_decomp_table(&c, a->tables[i]);
+		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "patterns"))
+			rpt_plot_patterns(&c, a->tables[i]);
+	}
+	rpt_plot_series(&c, rpt_section_of("netcpu"), "netcpu");
+	rpt_plot_series(&c, rpt_section_of("loss"), "loss");
+	return c.err;
+}

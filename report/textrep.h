@@ -1,0 +1,22 @@
+/* The text report: summary (inputs, damage, the three worst findings), then
+ * every selected table in section order. */
+#ifndef RPT_TEXTREP_H
+#define RPT_TEXTREP_H
+
+#include <stdio.h>
+#include "anatable.h"
+#include "sections.h"
+#include "texttab.h"
+
+/* Start of the analysis timeline: the earliest series timestamp or
+ * time_ns cell (0 if none). */
+double rpt_analysis_t0(const struct np_analysis *a);
+/* Findings sorted worst first (stable); returns a malloc'd index array. */
+size_t *rpt_findings_order(const struct np_analysis *a);
+const char *rpt_severity_name(int severity);
+void rpt_text_report(FILE *f, const struct np_analysis *a, const char *path,
+		     const struct rpt_selection *sel, const struct rpt_textopt *o);
+/* Formats a scalar msgpack object (str, number, bool, nil) into buf. */
+void rpt_obj_scalar(char *buf, size_t size, const msgpack_object *o);
+
+#endif
