@@ -832,28 +832,38 @@ static void out_rb_filter(struct np_recbuf *rb, int type)
 }
 
 /* The final chunk; under --max-size only its END record when the whole
- * last interval does not fit any more. */
-static int out_write_final(struct rec_output *o, struct np_recbuf *rb)
+ * last interval does not fit any more; with --rotate it starts a new file
+ * when it would pass the rotation size. err filled on failure. */
+static int out_write_final(struct rec_output *o, struct np_recbuf *rb, char *err, size_t errlen)
 {
+	struct np_chunk c;
+	int rc = out_build(o, rb, &c, err, errlen);
+	if (rc < 0)
+		return rc;
 	uint64_t max = o->cfg->max_size;
-	if (max) {
-		struct np_chunk c;
-		int rc = np_chunk_build(&c, rb, o->cfg->zstd_level);
-		if (rc < 0)
-			return rc;
-		bool fits = rec_output_bytes(o) + c.len <= max;
-		if (fits) {
-			rc = np_writer_write_chunk(o->w, &c);
-			np_chunk_free(&c);
-			np_recbuf_reset(rb);
-			return rc;
-		}
+	if (max && rec_output_bytes(o) + c.len > max) {
 		np_chunk_free(&c);
 		out_rb_filter(rb, NP_REC_END);
 		if (np_recbuf_empty(rb))
 			return 0;
+		rc = out_build(o, rb, &c, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
-	return np_writer_commit(o->w, rb);
+	np_recbuf_reset(rb);
+	if (o->mode == OUT_ROTATE && o->file_intervals > 0 &&
+	    np_writer_bytes(o->w) + c.len > o->cfg->rotate_size) {
+		rc = out_rotate(o, err, errlen);
+		if (rc < 0) {
+			np_chunk_free(&c);
+			return rc;
+		}
+	}
+	rc = np_writer_write_chunk(o->w, &c);
+	np_chunk_free(&c);
+	if (rc < 0)
+		out_write_failed(o, rc, err, errlen);
+	return rc;
 }
 
 int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err, size_t errlen)
@@ -864,9 +874,7 @@ int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err
 	if (o->mode == OUT_FLIGHT && !o->failed) {
 		rc = out_close_flight(o, final_rb, err, errlen);
 	} else if (o->w && !o->failed && final_rb && !np_recbuf_empty(final_rb)) {
-		rc = out_write_final(o, final_rb);
-		if (rc < 0)
-			out_write_failed(o, rc, err, errlen);
+		rc = out_write_final(o, final_rb, err, errlen);
 	}
 	if (o->w) {
 		int crc = np_writer_close(o->w);
