@@ -23,11 +23,17 @@ static char *xstrdup(const char *s)
 	return strdup(s ? s : "");
 }
 
+/* msgpack-c leaves ptr NULL for empty strings: never hand that to libc. */
+static char *str_copy(const char *p, uint32_t n)
+{
+	return n ? strndup(p, n) : strdup("");
+}
+
 static char *strndup_obj(const msgpack_object *o)
 {
 	if (!o || o->type != MSGPACK_OBJECT_STR)
 		return NULL;
-	return strndup(o->via.str.ptr, o->via.str.size);
+	return str_copy(o->via.str.ptr, o->via.str.size);
 }
 
 /* Optional string key: a copy, or "" when missing or not a string. */
@@ -276,7 +282,7 @@ static int unpack_cell(struct np_cell *c, const msgpack_object *o)
 	case MSGPACK_OBJECT_BOOLEAN:
 		c->kind = NP_CELL_UINT; c->u = o->via.boolean ? 1 : 0; break;
 	case MSGPACK_OBJECT_STR:
-		c->s = strndup(o->via.str.ptr, o->via.str.size);
+		c->s = str_copy(o->via.str.ptr, o->via.str.size);
 		if (!c->s)
 			return -ENOMEM;
 		c->kind = NP_CELL_STR;
@@ -519,7 +525,8 @@ static int obj_copy(msgpack_zone *z, msgpack_object *dst, const msgpack_object *
 		char *p = msgpack_zone_malloc(z, size ? size : 1);
 		if (!p)
 			return -ENOMEM;
-		memcpy(p, from, size);
+		if (size)   /* an empty str may have a NULL ptr */
+			memcpy(p, from, size);
 		if (src->type == MSGPACK_OBJECT_STR)
 			dst->via.str.ptr = p;
 		else if (src->type == MSGPACK_OBJECT_BIN)

@@ -1,0 +1,95 @@
+/* libFuzzer target: the container reader and everything that decodes what it
+ * returns (JSON printing, the analysis loader) on arbitrary bytes. The input
+ * is also tried with a valid file header in front, and as the decompressed
+ * payload of a valid chunk: mutations rarely keep a CRC-32 right, so without
+ * that the fuzzer would never get past the checksums to the record decoding. */
+#include "anatable.h"
+#include "container.h"
+#include "npmsg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *devnull;
+
+static void fz_read(const uint8_t *data, size_t size)
+{
+	struct np_reader *r;
+	if (np_reader_open_mem(&r, data, size, NULL, NULL) != 0)
+		return;
+	struct np_record rec;
+	while (np_reader_next(r, &rec) == 1) {
+		np_obj_print_json(devnull, rec.body);
+		if (rec.type == 65) {
+			struct np_table *t = np_table_unpack(rec.body);
+			if (t && t->nrows)
+				free(np_table_row_key(t, 0));
+			np_table_free(t);
+		}
+	}
+	const struct np_reader_stats *st = np_reader_stats(r);
+	if (st->last_good_offset > size)
+		abort();   /* the reader must never claim bytes it did not have */
+	np_reader_close(r);
+
+	struct np_analysis a;
+	if (np_analysis_load_mem(&a, data, size, NULL, NULL) == 0)
+		np_analysis_free(&a);
+}
+
+static void fz_file_header(uint8_t *buf)
+{
+	memset(buf, 0, NP_FILE_HDR_LEN);
+	memcpy(buf, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
+	buf[8] = NP_FORMAT_VERSION;
+	buf[10] = NP_KIND_ANALYSIS;
+}
+
+/* data as the records of one good chunk, between two good empty chunks. */
+static void fz_as_payload(const uint8_t *data, size_t size)
+{
+	struct np_recbuf rb, empty;
+	struct np_chunk c, e;
+	np_recbuf_init(&rb);
+	np_recbuf_init(&empty);
+	if (size)   /* msgpack-c adds 0 to a NULL buffer on empty writes (UB) */
+		msgpack_sbuffer_write(&rb.sbuf, (const char *)data, size);
+	rb.nrecords = 1;
+	if (np_chunk_build(&c, &rb, 1) == 0) {
+		if (np_chunk_build(&e, &empty, 1) == 0) {
+			size_t len = NP_FILE_HDR_LEN + 2 * e.len + c.len;
+			uint8_t *buf = malloc(len);
+			if (buf) {
+				fz_file_header(buf);
+				memcpy(buf + NP_FILE_HDR_LEN, e.data, e.len);
+				memcpy(buf + NP_FILE_HDR_LEN + e.len, c.data, c.len);
+				memcpy(buf + NP_FILE_HDR_LEN + e.len + c.len, e.data, e.len);
+				fz_read(buf, len);
+				free(buf);
+			}
+			np_chunk_free(&e);
+		}
+		np_chunk_free(&c);
+	}
+	np_recbuf_free(&rb);
+	np_recbuf_free(&empty);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!devnull)
+		devnull = fopen("/dev/null", "w");
+	fz_read(data, size);
+	fz_as_payload(data, size);
+	if (size >= NP_FILE_MAGIC_LEN && memcmp(data, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN) == 0)
+		return 0;
+	uint8_t *buf = malloc(size + NP_FILE_HDR_LEN);
+	if (!buf)
+		return 0;
+	fz_file_header(buf);
+	memcpy(buf + NP_FILE_HDR_LEN, data, size);
+	fz_read(buf, size + NP_FILE_HDR_LEN);
+	free(buf);
+	return 0;
+}
