@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Per-thread on-CPU time and context switches from sched:sched_switch
+ * (deep-mon §3.1.1, Fig. 3): the CPU remembers who was switched in and
+ * when; at the next switch the time and, where hardware counters exist,
+ * the counter deltas go to the thread switched out. Cycles are split into
+ * "alone" and "overlap" by the sibling hyper-thread's state at that moment
+ * for the HT-aware power attribution (eq. 1) done in user space. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "filter.bpf.h"
+#include "threads.h"
+
+/* BPF_PROG() declares ctx and every tracepoint argument, used or not */
+#pragma clang diagnostic ignored "-Wunused-parameter"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile bool nt_hw_enabled = false;
+
+#define NT_PF_EXITING 0x00000004
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NT_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct nt_thread);
+} nt_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nt_cpu);
+} nt_cpus SEC(".maps");
+
+/* cpu -> 1 while it runs a thread (not idle); read by its sibling */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NT_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u32);
+} nt_busy SEC(".maps");
+
+/* cpu -> sibling hyper-thread, 0xffffffff when none (filled by user space) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NT_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __u32);
+} nt_sibling SEC(".maps");
+
+#define NT_PERF_ARRAY(name) struct { \
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY); \
+	__uint(max_entries, NT_MAX_CPUS); \
+	__type(key, __u32); \
+	__type(value, __u32); \
+} name SEC(".maps")
+
+NT_PERF_ARRAY(nt_pmu_cycles);
+NT_PERF_ARRAY(nt_pmu_instructions);
+NT_PERF_ARRAY(nt_pmu_cache_refs);
+NT_PERF_ARRAY(nt_pmu_cache_misses);
+
+__u64 nt_map_full = 0;    /* thread entries that could not be created */
+
+static __always_inline struct nt_thread *nt_thread_get(__u32 tid)
+{
+	struct nt_thread *t = bpf_map_lookup_elem(&nt_threads, &tid);
+	struct nt_thread zero = {};
+
+	if (t)
+		return t;
+	if (bpf_map_update_elem(&nt_threads, &tid, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&nt_threads, &tid)) {
+		__sync_fetch_and_add(&nt_map_full, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&nt_threads, &tid);
+}
+
+static __always_inline bool nt_selected(struct task_struct *p)
+{
+	if (!rc_filter_task())
+		return false;
+	if (rc_filter_netns_ino) {
+		struct nsproxy *ns = BPF_CORE_READ(p, nsproxy);
+		if (!ns || BPF_CORE_READ(ns, net_ns, ns.inum) != rc_filter_netns_ino)
+			return false;
+	}
+	return true;
+}
+
+static __always_inline __u64 nt_read_pmu(void *map)
+{
+	struct bpf_perf_event_value v = {};
+	if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v)))
+		return 0;
+	return v.counter;
+}
+
+/* Reads the counters and charges their growth since the last switch on
+ * this CPU to t (may be NULL: only the baseline moves). */
+static __always_inline void nt_account_hw(struct nt_cpu *c, struct nt_thread *t)
+{
+	__u64 now[NT_HW_MAX];
+	__u32 cpu = bpf_get_smp_processor_id(), *sib, *busy = NULL;
+
+	now[NT_HW_CYCLES] = nt_read_pmu(&nt_pmu_cycles);
+	now[NT_HW_INSTRUCTIONS] = nt_read_pmu(&nt_pmu_instructions);
+	now[NT_HW_CACHE_REFS] = nt_read_pmu(&nt_pmu_cache_refs);
+	now[NT_HW_CACHE_MISSES] = nt_read_pmu(&nt_pmu_cache_misses);
+	if (t) {
+		for (int i = 0; i < NT_HW_MAX; i++)
+			if (now[i] > c->hw_last[i])
+				t->hw[i] += now[i] - c->hw_last[i];
+		sib = bpf_map_lookup_elem(&nt_sibling, &cpu);
+		if (sib && *sib != 0xffffffff)
+			busy = bpf_map_lookup_elem(&nt_busy, sib);
+		if (now[NT_HW_CYCLES] > c->hw_last[NT_HW_CYCLES]) {
+			__u64 d = now[NT_HW_CYCLES] - c->hw_last[NT_HW_CYCLES];
+			if (busy && *busy)
+				t->cycles_overlap += d;
+			else
+				t->cycles_alone += d;
+		}
+	}
+	for (int i = 0; i < NT_HW_MAX; i++)
+		c->hw_last[i] = now[i];
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct nt_cpu *c = bpf_map_lookup_elem(&nt_cpus, &zero);
+	struct nt_thread *t = NULL;
+	__u32 tid = BPF_CORE_READ(prev, pid), *busy;
+
+	if (!c)
+		return 0;
+	/* current is still prev here: the filters and the cgroup see prev */
+	if (tid && nt_selected(prev))
+		t = nt_thread_get(tid);
+	if (t) {
+		if (c->ts && c->tid == tid && now > c->ts)
+			t->oncpu_ns += now - c->ts;
+		/* the kernel's own nvcsw/nivcsw rule (__schedule) */
+		if (!preempt && prev_state)
+			t->nvcsw++;
+		else
+			t->nivcsw++;
+		t->pid = BPF_CORE_READ(prev, tgid);
+		t->cgroup_id = bpf_get_current_cgroup_id();
+		BPF_CORE_READ_STR_INTO(&t->comm, prev, comm);
+		if (BPF_CORE_READ(prev, flags) & NT_PF_EXITING)
+			t->flags |= NT_F_EXITED;
+	}
+	if (nt_hw_enabled)
+		nt_account_hw(c, t);
+	c->ts = now;
+	c->tid = BPF_CORE_READ(next, pid);
+	busy = bpf_map_lookup_elem(&nt_busy, &cpu);
+	if (busy)
+		*busy = c->tid != 0;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(nt_process_exit, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct nt_thread *t = bpf_map_lookup_elem(&nt_threads, &tid);
+
+	if (t)
+		t->flags |= NT_F_EXITED;
+	return 0;
+}

@@ -1,0 +1,126 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cgpath.h"
+
+#define NT_CG_MAX_DEPTH 32
+
+struct nt_cg {
+	uint64_t id;
+	char *path;
+};
+
+struct nt_cgpaths {
+	char root[256];
+	struct nt_cg *v;
+	size_t n, cap;
+	bool may_rescan;
+};
+
+static void nt_cg_clear(struct nt_cgpaths *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].path);
+	c->n = 0;
+}
+
+static int nt_cg_add(struct nt_cgpaths *c, uint64_t id, const char *rel)
+{
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 256;
+		struct nt_cg *nv = realloc(c->v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = nc;
+	}
+	c->v[c->n].path = strdup(rel[0] ? rel : "/");
+	if (!c->v[c->n].path)
+		return -ENOMEM;
+	c->v[c->n++].id = id;
+	return 0;
+}
+
+/* rel: path below the root, "" for the root itself, else "/a/b". */
+static void nt_cg_walk(struct nt_cgpaths *c, const char *rel, int depth)
+{
+	char abs[4096];
+	struct stat st;
+	snprintf(abs, sizeof(abs), "%s%s", c->root, rel);
+	if (stat(abs, &st) < 0 || nt_cg_add(c, (uint64_t)st.st_ino, rel) < 0)
+		return;
+	if (depth >= NT_CG_MAX_DEPTH)
+		return;
+	DIR *d = opendir(abs);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[4096];
+		if (snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) < (int)sizeof(sub))
+			nt_cg_walk(c, sub, depth + 1);
+	}
+	closedir(d);
+}
+
+static void nt_cg_scan(struct nt_cgpaths *c)
+{
+	nt_cg_clear(c);
+	nt_cg_walk(c, "", 0);
+}
+
+int nt_cgpaths_open(struct nt_cgpaths **out, const char *root)
+{
+	struct nt_cgpaths *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	snprintf(c->root, sizeof(c->root), "%s", root);
+	nt_cg_scan(c);
+	if (c->n == 0) {
+		nt_cgpaths_free(c);
+		return -ENOENT;
+	}
+	*out = c;
+	return 0;
+}
+
+void nt_cgpaths_new_round(struct nt_cgpaths *c)
+{
+	if (c)
+		c->may_rescan = true;
+}
+
+static const char *nt_cg_find(const struct nt_cgpaths *c, uint64_t id)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].id == id)
+			return c->v[i].path;
+	return NULL;
+}
+
+const char *nt_cgpaths_get(struct nt_cgpaths *c, uint64_t id)
+{
+	if (!c)
+		return NULL;
+	const char *p = nt_cg_find(c, id);
+	if (p || !c->may_rescan)
+		return p;
+	c->may_rescan = false;
+	nt_cg_scan(c);
+	return nt_cg_find(c, id);
+}
+
+void nt_cgpaths_free(struct nt_cgpaths *c)
+{
+	if (!c)
+		return;
+	nt_cg_clear(c);
+	free(c->v);
+	free(c);
+}

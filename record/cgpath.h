@@ -1,0 +1,21 @@
+/* cgroup v2 id -> path. A cgroup's id (bpf_get_current_cgroup_id) is the
+ * inode number of its directory under the cgroup2 mount, so walking the
+ * mount once maps every id; an unknown id triggers one rescan per
+ * snapshot (new containers), not one per lookup. */
+#ifndef NP_REC_CGPATH_H
+#define NP_REC_CGPATH_H
+
+#include <stdint.h>
+
+struct nt_cgpaths;
+
+/* root: the cgroup2 mount, normally "/sys/fs/cgroup". 0 or -errno. */
+int nt_cgpaths_open(struct nt_cgpaths **out, const char *root);
+/* Allows one rescan during the following lookups (call once per snapshot). */
+void nt_cgpaths_new_round(struct nt_cgpaths *c);
+/* Path relative to the mount ("/" for the root, "/system.slice/x.service"),
+ * or NULL when unknown even after a rescan. */
+const char *nt_cgpaths_get(struct nt_cgpaths *c, uint64_t id);
+void nt_cgpaths_free(struct nt_cgpaths *c);
+
+#endif

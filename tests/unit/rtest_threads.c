@@ -1,0 +1,196 @@
+/* The threads family opened directly: a thread of this process burns CPU
+ * and sleeps a known number of times; the recorded on-CPU time and
+ * context switches are compared with what the kernel reports for that
+ * thread itself (CLOCK_THREAD_CPUTIME_ID, getrusage(RUSAGE_THREAD)), and
+ * its cgroup path with /proc/self/cgroup. Needs root; skips otherwise. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <msgpack.h>
+
+#include "config.h"
+#include "family.h"
+#include "npmsg.h"
+#include "records.h"
+#include "tap.h"
+
+extern const struct rec_family rec_family_threads;
+
+static struct {
+	pid_t tid;
+	uint64_t cpu_ns;
+	long nvcsw, nivcsw;
+} truth;
+
+static uint64_t clk(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	truth.tid = (pid_t)syscall(SYS_gettid);
+	volatile uint64_t x = 0;
+	for (int round = 0; round < 20; round++) {
+		uint64_t until = clk(CLOCK_THREAD_CPUTIME_ID) + 10000000;   /* 10 ms of CPU */
+		while (clk(CLOCK_THREAD_CPUTIME_ID) < until)
+			x++;
+		usleep(2000);
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	truth.nvcsw = ru.ru_nvcsw;
+	truth.nivcsw = ru.ru_nivcsw;
+	truth.cpu_ns = clk(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+struct found {
+	int rec, cg_rec;
+	uint64_t oncpu, nvcsw, nivcsw, cgroup_id, pid;
+	char comm[32], path[512];
+};
+
+static void scan_threads(const msgpack_object *b, struct found *f)
+{
+	size_t n = 0, m = 0;
+	uint64_t *tid = np_get_u64_delta(b, "tid_d", &n);
+	uint64_t *on = np_get_u64_array(b, "oncpu_ns", &m);
+	uint64_t *vc = np_get_u64_array(b, "nvcsw", &m);
+	uint64_t *ic = np_get_u64_array(b, "nivcsw", &m);
+	uint64_t *cg = np_get_u64_array(b, "cgroup_id", &m);
+	uint64_t *pid = np_get_u64_array(b, "pid", &m);
+	const msgpack_object_array *comm = np_get_array(b, "comm");
+	f->rec = 1;
+	for (size_t i = 0; tid && on && vc && ic && cg && pid && i < n && i < m; i++) {
+		if (tid[i] != (uint64_t)truth.tid)
+			continue;
+		f->oncpu += on[i];
+		f->nvcsw += vc[i];
+		f->nivcsw += ic[i];
+		f->cgroup_id = cg[i];
+		f->pid = pid[i];
+		if (comm && i < comm->size && comm->ptr[i].type == MSGPACK_OBJECT_STR)
+			snprintf(f->comm, sizeof(f->comm), "%.*s", (int)comm->ptr[i].via.str.size,
+				 comm->ptr[i].via.str.ptr);
+	}
+	free(tid); free(on); free(vc); free(ic); free(cg); free(pid);
+}
+
+static void scan_cgroups(const msgpack_object *b, struct found *f)
+{
+	size_t n = 0;
+	uint64_t *id = np_get_u64_array(b, "id", &n);
+	const msgpack_object_array *path = np_get_array(b, "path");
+	f->cg_rec = 1;
+	for (size_t i = 0; id && path && i < n && i < path->size; i++)
+		if (id[i] == f->cgroup_id && path->ptr[i].type == MSGPACK_OBJECT_STR)
+			snprintf(f->path, sizeof(f->path), "%.*s", (int)path->ptr[i].via.str.size,
+				 path->ptr[i].via.str.ptr);
+	free(id);
+}
+
+static void scan(const struct np_recbuf *rb, struct found *f)
+{
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	size_t off = 0;
+	while (msgpack_unpack_next(&u, rb->sbuf.data, rb->sbuf.size, &off) == MSGPACK_UNPACK_SUCCESS) {
+		const msgpack_object *o = &u.data;
+		if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 3)
+			continue;
+		uint64_t type = o->via.array.ptr[0].via.u64;
+		if (type == NP_REC_THREADS)
+			scan_threads(&o->via.array.ptr[2], f);
+		else if (type == NP_REC_CGROUPS)
+			scan_cgroups(&o->via.array.ptr[2], f);   /* follows THREADS */
+	}
+	msgpack_unpacked_destroy(&u);
+}
+
+static void self_cgroup(char *buf, size_t len)
+{
+	FILE *fp = fopen("/proc/self/cgroup", "r");
+	char line[480];
+	buf[0] = 0;
+	while (fp && fgets(line, sizeof(line), fp))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, len, "%s", line + 3);
+		}
+	if (fp)
+		fclose(fp);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP rtest_threads: needs root (BPF)\n");
+		return tap_done();
+	}
+	struct rec_config cfg;
+	rec_config_defaults(&cfg);
+	cfg.pids[0] = (uint32_t)getpid();
+	cfg.npids = 1;
+	struct rec_ctx ctx = { .cfg = &cfg };
+	void *st = NULL;
+	char err[256] = "";
+	int rc = rec_family_threads.open(&ctx, &st, err, sizeof(err));
+	CHECK(rc == 0, "open: %d %s", rc, err);
+	if (rc != 0)
+		return tap_done();
+	for (unsigned i = 0; i < ctx.nprobes; i++)
+		fprintf(stderr, "  probe %s %s: %d %s\n", ctx.probes[i].family, ctx.probes[i].probe,
+			ctx.probes[i].st, ctx.probes[i].reason);
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	struct found f = { 0 };
+	uint64_t t0 = clk(CLOCK_MONOTONIC);
+	pthread_t th;
+	pthread_setname_np(pthread_self(), "rtest_threads");
+	pthread_create(&th, NULL, worker, NULL);
+	pthread_setname_np(th, "nc-worker");
+	/* two snapshots while it runs, one after: the sum must be whole */
+	for (int i = 0; i < 2; i++) {
+		usleep(120000);
+		rec_family_threads.snapshot(st, &ctx, &rb, t0, clk(CLOCK_MONOTONIC));
+		scan(&rb, &f);
+		np_recbuf_reset(&rb);
+	}
+	pthread_join(th, NULL);
+	usleep(50000);
+	rec_family_threads.snapshot(st, &ctx, &rb, t0, clk(CLOCK_MONOTONIC));
+	scan(&rb, &f);
+	char cg[512];
+	self_cgroup(cg, sizeof(cg));
+
+	CHECK(f.rec, "no THREADS record");
+	CHECK(f.cg_rec, "no CGROUPS record");
+	fprintf(stderr, "  worker tid %d: recorded %llu ns, %llu vol, %llu invol; kernel %llu ns, %ld vol, %ld invol; comm %s cgroup %s\n",
+		truth.tid, (unsigned long long)f.oncpu, (unsigned long long)f.nvcsw,
+		(unsigned long long)f.nivcsw, (unsigned long long)truth.cpu_ns, truth.nvcsw,
+		truth.nivcsw, f.comm, f.path);
+	/* the thread ran a little after its last reading (getrusage, exit) */
+	CHECK(f.oncpu >= truth.cpu_ns * 98 / 100 && f.oncpu <= truth.cpu_ns + 5000000,
+	      "on-CPU %llu vs thread clock %llu", (unsigned long long)f.oncpu,
+	      (unsigned long long)truth.cpu_ns);
+	CHECK(f.nvcsw >= (uint64_t)truth.nvcsw && f.nvcsw <= (uint64_t)truth.nvcsw + 2,
+	      "voluntary %llu vs %ld", (unsigned long long)f.nvcsw, truth.nvcsw);
+	CHECK(f.nivcsw >= (uint64_t)truth.nivcsw && f.nivcsw <= (uint64_t)truth.nivcsw + 2,
+	      "involuntary %llu vs %ld", (unsigned long long)f.nivcsw, truth.nivcsw);
+	CHECK(truth.nvcsw >= 20, "worker slept 20 times, only %ld voluntary switches", truth.nvcsw);
+	CHECK_EQ_U(f.pid, getpid());
+	CHECK(strcmp(f.comm, "nc-worker") == 0, "comm '%s'", f.comm);
+	CHECK(cg[0] && strcmp(f.path, cg) == 0, "cgroup path '%s' vs /proc/self/cgroup '%s'", f.path, cg);
+	np_recbuf_free(&rb);
+	rec_family_threads.close(st);
+	return tap_done();
+}
