@@ -5,15 +5,17 @@
 
 extern const struct rec_family rec_family_flows;      /* REC-CORE */
 extern const struct rec_family rec_family_txn;        /* REC-CORE */
-/* NETCPU engineer: rec_family_netcpu, rec_family_threads */
+extern const struct rec_family rec_family_netcpu, rec_family_threads; /* NETCPU */
 extern const struct rec_family rec_family_pktpath;    /* PKTPATH */
-/* PKTPATH engineer: rec_family_stackmon, rec_family_clocksync */
+extern const struct rec_family rec_family_clocksync;  /* PKTPATH */
+/* PKTPATH engineer: rec_family_stackmon */
 
 const struct rec_family *const rec_families[] = {
 	&rec_family_flows,
-	/* &rec_family_txn, (lands with record/txn.c) */
-	/* NETCPU: &rec_family_netcpu, &rec_family_threads, */
+	&rec_family_txn,
+	&rec_family_netcpu, &rec_family_threads, /* NETCPU */
 	&rec_family_pktpath,
-	/* PKTPATH: &rec_family_stackmon, &rec_family_clocksync, */
+	&rec_family_clocksync,
+	/* PKTPATH: &rec_family_stackmon, */
 	NULL,
 };

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Transactions family (deep-mon §3.1.2, Fig. 4): per TCP connection, a
+ * transaction is a run of data in the request direction followed by a run
+ * in the response direction; the next request run ends it. Client side:
+ * first request send (syscall entry) -> last response receive; server
+ * side: first request receive -> last response send. Completed
+ * transactions update per-connection cumulative per-CPU counters and a
+ * log-linear latency sketch (common/sketch.h), and are sent one by one
+ * through a ring buffer (failed reserves counted). */
+#pragma clang diagnostic ignored "-Wunused-parameter"   /* BPF_PROG names every argument */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "filter.bpf.h"
+#include "sketch.h"
+#include "txn.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define RC_IPPROTO_TCP 6
+#define RC_TCP_ESTABLISHED 1
+#define RC_TCP_SYN_SENT 2
+#define RC_TCP_SYN_RECV 3
+#define RC_TCP_FIN_WAIT1 4
+#define RC_TCP_CLOSE 7
+#define RC_TCP_LAST_ACK 9
+#define RC_MSG_PEEK 2
+
+enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
+
+const volatile bool txn_http = true;       /* read request lines for method + path */
+
+/* Per socket: where the current transaction is. */
+struct txn_conn {
+	struct rc_txn_ckey k;
+	__u64 conn;
+	__u64 start_ns, first_resp_ns, last_ns;
+	__u64 bytes_req, bytes_resp;
+	__u32 pid, tid;
+	__u8  phase, http, keyed;
+	__u8  pad[5];
+	char  method[TXN_METHOD_LEN];
+	char  path[TXN_PATH_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TXN_CONNS_MAX);
+	__type(key, __u64);              /* struct sock * */
+	__type(value, struct txn_conn);
+} txn_conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, TXN_STATS_MAX);
+	__type(key, struct rc_txn_ckey);
+	__type(value, struct rc_txn_stats);
+} txn_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, TXN_SKETCH_MAX);
+	__type(key, struct rc_txn_skey);
+	__type(value, __u64);
+} txn_sketch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TXN_RINGBUF_SIZE);
+} txn_events SEC(".maps");
+
+/* [0] I/O events handled, [1] ring buffer reserves that failed */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} txn_counters SEC(".maps");
+
+/* The socket syscall in progress on this CPU: its entry time and user
+ * buffer (sock_send/recv_length fire inside it, on the same CPU). */
+struct txn_sys {
+	__u64 tid;
+	__u64 ts;
+	__u64 buf;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct txn_sys);
+} txn_sysbuf SEC(".maps");
+
+struct txn_peek { char b[TXN_PEEK_LEN]; };
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct txn_peek);
+} txn_peekbuf SEC(".maps");
+
+__u64 txn_next_conn = 0;
+
+static const struct rc_txn_stats zero_stats;
+static const struct txn_conn zero_conn;
+
+static __always_inline void counter_add(__u32 idx)
+{
+	__u64 *n = bpf_map_lookup_elem(&txn_counters, &idx);
+	if (n)
+		(*n)++;
+}
+
+/* ---- syscall entry: remember time and buffer ---- */
+
+static __always_inline int sys_note(__u64 buf)
+{
+	__u32 z = 0;
+	struct txn_sys *s = bpf_map_lookup_elem(&txn_sysbuf, &z);
+	if (s) {
+		s->tid = bpf_get_current_pid_tgid();
+		s->ts = bpf_ktime_get_ns();
+		s->buf = buf;
+	}
+	return 0;
+}
+
+/* iovec / msghdr: the first iovec's base */
+static __always_inline __u64 iov_base0(__u64 iov)
+{
+	struct iovec v = {};
+	bpf_probe_read_user(&v, sizeof(v), (void *)iov);
+	return (__u64)v.iov_base;
+}
+
+static __always_inline __u64 msg_base0(__u64 msg)
+{
+	struct user_msghdr m = {};
+	bpf_probe_read_user(&m, sizeof(m), (void *)msg);
+	return iov_base0((__u64)m.msg_iov);
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int txn_enter_write(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx->args[1]); }
+SEC("tracepoint/syscalls/sys_enter_sendto")
+int txn_enter_sendto(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx->args[1]); }
+SEC("tracepoint/syscalls/sys_enter_read")
+int txn_enter_read(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx->args[1]); }
+SEC("tracepoint/syscalls/sys_enter_recvfrom")
+int txn_enter_recvfrom(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx->args[1]); }
+SEC("tracepoint/syscalls/sys_enter_writev")
+int txn_enter_writev(struct trace_event_raw_sys_enter *ctx) { return sys_note(iov_base0(ctx->args[1])); }
+SEC("tracepoint/syscalls/sys_enter_readv")
+int txn_enter_readv(struct trace_event_raw_sys_enter *ctx) { return sys_note(iov_base0(ctx->args[1])); }
+SEC("tracepoint/syscalls/sys_enter_sendmsg")
+int txn_enter_sendmsg(struct trace_event_raw_sys_enter *ctx) { return sys_note(msg_base0(ctx->args[1])); }
+SEC("tracepoint/syscalls/sys_enter_recvmsg")
+int txn_enter_recvmsg(struct trace_event_raw_sys_enter *ctx) { return sys_note(msg_base0(ctx->args[1])); }
+
+/* ---- HTTP/1.x request line ---- */
+
+static __always_inline bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+
+/* "METHOD SP PATH SP" at the start of the request buffer. */
+static __always_inline void http_parse(struct txn_conn *c, __u64 ubuf)
+{
+	__u32 z = 0;
+	struct txn_peek *p = bpf_map_lookup_elem(&txn_peekbuf, &z);
+	if (!p || !ubuf || bpf_probe_read_user(p->b, sizeof(p->b), (void *)ubuf))
+		return;
+	int m = 0;
+	for (m = 0; m < TXN_METHOD_LEN; m++) {
+		if (!is_upper(p->b[m]))
+			break;
+	}
+	if (m < 3 || m >= TXN_METHOD_LEN || p->b[m] != ' ')
+		return;
+	char first = p->b[m + 1];
+	if (first != '/' && first != '*' && first != 'h')
+		return;
+	for (int i = 0; i < TXN_METHOD_LEN; i++)
+		c->method[i] = i < m ? p->b[i] : 0;
+	int j;
+	for (j = 0; j < TXN_PATH_LEN - 1; j++) {
+		int src = m + 1 + j;
+		if (src >= TXN_PEEK_LEN)
+			break;
+		char ch = p->b[src];
+		if (ch == ' ' || ch == '\r' || ch == '\n' || ch == 0)
+			break;
+		c->path[j] = ch;
+	}
+	c->path[j] = 0;
+	c->http = 1;
+}
+
+/* ---- transaction bookkeeping ---- */
+
+static __always_inline void txn_finish(struct txn_conn *c)
+{
+	__u64 lat = c->last_ns - c->start_ns;
+	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->k);
+	if (!s) {
+		bpf_map_update_elem(&txn_stats, &c->k, &zero_stats, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&txn_stats, &c->k);
+	}
+	if (s) {
+		s->conn = c->conn;
+		s->count++;
+		s->bytes_req += c->bytes_req;
+		s->bytes_resp += c->bytes_resp;
+		s->lat_sum_ns += lat;
+		s->last_ns = c->last_ns;
+		s->pid = c->pid;
+		s->tid = c->tid;
+		if (c->http) {
+			s->http_count++;
+			__builtin_memcpy(s->method, c->method, TXN_METHOD_LEN);
+			__builtin_memcpy(s->path, c->path, TXN_PATH_LEN);
+		}
+	}
+	struct rc_txn_skey sk = { .c = c->k, .bucket = np_sketch_index(lat) };
+	__u64 one = 1, *n = bpf_map_lookup_elem(&txn_sketch, &sk);
+	if (n)
+		(*n)++;
+	else
+		bpf_map_update_elem(&txn_sketch, &sk, &one, BPF_NOEXIST);
+
+	struct rc_txn_event *e = bpf_ringbuf_reserve(&txn_events, sizeof(*e), 0);
+	if (!e) {
+		counter_add(1);
+	} else {
+		e->conn = c->conn;
+		e->start_ns = c->start_ns;
+		e->first_resp_ns = c->first_resp_ns;
+		e->end_ns = c->last_ns;
+		e->bytes_req = c->bytes_req;
+		e->bytes_resp = c->bytes_resp;
+		e->pid = c->pid;
+		e->tid = c->tid;
+		e->role = c->k.role;
+		e->http = c->http;
+		__builtin_memcpy(e->method, c->method, TXN_METHOD_LEN);
+		__builtin_memcpy(e->path, c->path, TXN_PATH_LEN);
+		bpf_ringbuf_submit(e, 0);
+	}
+	c->phase = PH_IDLE;
+}
+
+static __always_inline struct txn_conn *conn_get(__u64 skp, __u8 role)
+{
+	struct txn_conn *c = bpf_map_lookup_elem(&txn_conns, &skp);
+	if (c)
+		return c;
+	if (!role)
+		return NULL;
+	bpf_map_update_elem(&txn_conns, &skp, &zero_conn, BPF_NOEXIST);
+	c = bpf_map_lookup_elem(&txn_conns, &skp);
+	if (c) {
+		c->k.role = role;
+		c->conn = __sync_fetch_and_add(&txn_next_conn, 1) + 1;
+	}
+	return c;
+}
+
+static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk)
+{
+	int fam = rc_sk_addrs(sk, c->k.laddr, c->k.raddr, &c->k.lport, &c->k.rport);
+	c->k.family = fam;
+	c->k.netns = rc_sk_netns_ino(sk);
+	c->keyed = 1;
+}
+
+static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
+{
+	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)) || !sk)
+		return 0;
+	if (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) != RC_IPPROTO_TCP)
+		return 0;
+	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if ((fam != AF_INET && fam != AF_INET6) || !rc_filter_sk_task(sk))
+		return 0;
+	/* a connection we saw no handshake for: who sends first is the client */
+	struct txn_conn *c = conn_get((__u64)sk, tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER);
+	if (!c)
+		return 0;
+	counter_add(0);
+	if (!c->keyed)
+		conn_key(c, sk);
+	__u64 now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	bool req = (c->k.role == TXN_ROLE_CLIENT) == tx;
+	if (req) {
+		if (c->phase == PH_RESP)
+			txn_finish(c);
+		if (c->phase == PH_IDLE) {
+			__u32 z = 0;
+			struct txn_sys *sys = bpf_map_lookup_elem(&txn_sysbuf, &z);
+			bool same = sys && sys->tid == id;
+			/* the client's request starts when its send syscall began */
+			c->start_ns = (tx && same) ? sys->ts : now;
+			c->first_resp_ns = 0;
+			c->bytes_req = 0;
+			c->bytes_resp = 0;
+			c->pid = id >> 32;
+			c->tid = (__u32)id;
+			c->http = 0;
+			c->method[0] = 0;
+			c->path[0] = 0;
+			if (txn_http && same)
+				http_parse(c, sys->buf);
+			c->phase = PH_REQ;
+		}
+		c->bytes_req += ret;
+		c->last_ns = now;
+	} else {
+		if (c->phase == PH_IDLE)
+			return 0;   /* unsolicited data (a banner, a late tail): no transaction */
+		if (c->phase == PH_REQ) {
+			c->first_resp_ns = now;
+			c->phase = PH_RESP;
+		}
+		c->bytes_resp += ret;
+		c->last_ns = now;
+	}
+	return 0;
+}
+
+static __always_inline void stats_mark_closed(struct txn_conn *c)
+{
+	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->k);
+	if (s)
+		s->close_ns = bpf_ktime_get_ns();
+}
+
+static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
+{
+	if (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) != RC_IPPROTO_TCP)
+		return 0;
+	__u64 skp = (__u64)sk;
+	if (newstate == RC_TCP_SYN_SENT || newstate == RC_TCP_SYN_RECV) {
+		if (!rc_filter_netns(rc_sk_netns_ino(sk)))
+			return 0;
+		/* a reused socket address: a fresh connection */
+		bpf_map_delete_elem(&txn_conns, &skp);
+		conn_get(skp, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER);
+		return 0;
+	}
+	if (newstate != RC_TCP_FIN_WAIT1 && newstate != RC_TCP_LAST_ACK && newstate != RC_TCP_CLOSE)
+		return 0;
+	struct txn_conn *c = bpf_map_lookup_elem(&txn_conns, &skp);
+	if (!c)
+		return 0;
+	/* the application closed (or the connection died): the response run
+	 * that was going on is complete */
+	if (c->phase == PH_RESP)
+		txn_finish(c);
+	if (newstate == RC_TCP_CLOSE) {
+		if (c->keyed)
+			stats_mark_closed(c);
+		bpf_map_delete_elem(&txn_conns, &skp);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(txn_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true); }
+SEC("raw_tp/sock_send_length")
+int BPF_PROG(txn_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true); }
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(txn_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false); }
+SEC("raw_tp/sock_recv_length")
+int BPF_PROG(txn_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false); }
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
+{ return on_state(sk, oldstate, newstate); }
+SEC("raw_tp/inet_sock_set_state")
+int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
+{ return on_state(sk, oldstate, newstate); }

@@ -1,0 +1,91 @@
+#!/bin/bash
+# nprec transactions family against ground truth: K HTTP requests from a
+# client namespace to nginx in a server namespace, one nprec per namespace
+# (--netns). The client side must record K transactions in the client role,
+# the server side K in the server role, one event per transaction, the
+# HTTP method + path, and latency p50/p99 within 5 % of what the client
+# itself measured (tests/tools/rc_httpc, per request, exact percentiles).
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init rec_txn
+e2e_need_root
+command -v nginx >/dev/null || e2e_skip "nginx not installed"
+[ -x "$NPREC" ] || e2e_skip "nprec not built"
+HTTPC=$NP_BUILD/tools/rc_httpc
+NPR="python3 $E2E_ROOT/tests/tools/rc_npr.py"
+K=${RC_TXN_K:-3000}
+
+ns_add rc-a && ns_add rc-b || e2e_skip "cannot create namespaces"
+veth_pair rc-a rca0 10.77.1.1/24 rc-b rcb0 10.77.1.2/24
+
+# nginx serving a 16 KiB file (a latency well above syscall noise)
+mkdir -p "$E2E_TMP/www" "$E2E_TMP/logs"
+chmod 755 "$E2E_TMP" "$E2E_TMP/www"   # nginx workers run as nobody
+head -c 16384 /dev/zero | tr '\0' x > "$E2E_TMP/www/index.html"
+cat > "$E2E_TMP/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $E2E_TMP/nginx.pid;
+error_log $E2E_TMP/logs/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $E2E_TMP/logs;
+  proxy_temp_path $E2E_TMP/logs;
+  fastcgi_temp_path $E2E_TMP/logs;
+  uwsgi_temp_path $E2E_TMP/logs;
+  scgi_temp_path $E2E_TMP/logs;
+  keepalive_requests 1000000;
+  server { listen 10.77.1.2:8080; root $E2E_TMP/www; }
+}
+CONF
+bg ip netns exec rc-b nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
+# ready when listening (no request: every transaction recorded is the client's)
+for _ in $(seq 50); do ip netns exec rc-b ss -ltn | grep -q 10.77.1.2:8080 && break; sleep 0.1; done
+
+# wait_file FILE: nprec has written its header (probes attached)
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+
+bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netns rc-b -o "$E2E_TMP/b.npr"; PB=$BG_PID
+wait_file "$E2E_TMP/a.npr" && wait_file "$E2E_TMP/b.npr" || { echo "nprec did not start" >&2; }
+OUT=$(ip netns exec rc-a "$HTTPC" -h 10.77.1.2 -p 8080 -n "$K" -c 4 -u /index.html)
+echo "client: $OUT" >&2
+sleep 1.2   # let one snapshot interval pass so the close is seen
+kill -INT $PA $PB; wait $PA; RA=$?; wait $PB; RB=$?
+check "nprec (client ns) exit 0" [ "$RA" -eq 0 ]
+check "nprec (server ns) exit 0" [ "$RB" -eq 0 ]
+
+CP50=$(sed -n 's/.*p50_ns=\([0-9]*\).*/\1/p' <<<"$OUT")
+CP99=$(sed -n 's/.*p99_ns=\([0-9]*\).*/\1/p' <<<"$OUT")
+CREQ=$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' <<<"$OUT")
+check "client completed $K requests" [ "$CREQ" = "$K" ]
+
+"$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR txn > "$E2E_TMP/a.txn"
+"$NPREPORT" dump "$E2E_TMP/b.npr" | $NPR txn > "$E2E_TMP/b.txn"
+echo "client side: $(cat "$E2E_TMP/a.txn")" >&2
+echo "server side: $(cat "$E2E_TMP/b.txn")" >&2
+read -r AROLE ACOUNT AEV AHTTP AP50 AP99 _ ARESP APATHS < <(grep '^client' "$E2E_TMP/a.txn")
+read -r BROLE BCOUNT BEV BHTTP _ _ _ _ BPATHS < <(grep '^server' "$E2E_TMP/b.txn")
+EXP=$K
+check "client ns: $EXP transactions in the client role (got ${ACOUNT:-none})" [ "${ACOUNT:-0}" -eq "$EXP" ]
+check "server ns: $EXP transactions in the server role (got ${BCOUNT:-none})" [ "${BCOUNT:-0}" -eq "$EXP" ]
+check "client ns: no server-role transactions" [ "$(grep -c '^server' "$E2E_TMP/a.txn")" -eq 0 ]
+check "server ns: no client-role transactions" [ "$(grep -c '^client' "$E2E_TMP/b.txn")" -eq 0 ]
+check "one event per transaction (client $AEV, server $BEV)" [ "${AEV:-0}" -eq "$EXP" -a "${BEV:-0}" -eq "$EXP" ]
+check "HTTP request line parsed on both sides" [ "${AHTTP:-0}" -eq "$EXP" -a "${BHTTP:-0}" -eq "$EXP" ]
+check "path recorded: GET /index.html" grep -q "GET /index.html" <<<"$APATHS $BPATHS"
+check "response bytes >= K x 16 KiB" [ "${ARESP:-0}" -ge $((K * 16384)) ]
+check "p50 recorded ${AP50:-?} ns within 5% of client ${CP50} ns" within "${AP50:-0}" "$CP50" 5
+check "p99 recorded ${AP99:-?} ns within 5% of client ${CP99} ns" within "${AP99:-0}" "$CP99" 5
+check "no lost transaction events" [ "$("$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR lost txn)" -eq 0 ]
+
+# --redact-paths: the path never reaches the file, only method + hash
+bg "$NPREC" -q --redact-paths --netns rc-a -o "$E2E_TMP/r.npr"; PR=$BG_PID
+wait_file "$E2E_TMP/r.npr"
+ip netns exec rc-a "$HTTPC" -h 10.77.1.2 -p 8080 -n 50 -c 1 -u /secret-path-xyz >/dev/null
+sleep 1.2
+kill -INT $PR; wait $PR
+check "--redact-paths: transactions recorded" [ "$("$NPREPORT" dump "$E2E_TMP/r.npr" | $NPR txn | awk '{print $2}')" -ge 50 ]
+check "--redact-paths: path absent from the file" bash -c "! '$NPREPORT' dump '$E2E_TMP/r.npr' | grep -q secret-path-xyz"
+check "--redact-paths: path hash present" bash -c "'$NPREPORT' dump --type txn_stats '$E2E_TMP/r.npr' | grep -q '\"path_hash\":\[[1-9]'"
+e2e_finish

@@ -1,0 +1,142 @@
+/* rc_httpc: a plain HTTP/1.1 load client for the transaction tests. Sends
+ * K GET requests over C keep-alive connections (one request in flight per
+ * connection, connections used round-robin), measures every request from
+ * just before write() to the read() that completes the response
+ * (Content-Length), and prints the exact percentiles it saw:
+ *   requests=K errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=...
+ * With -l FILE it also writes one latency (ns) per line.
+ * usage: rc_httpc -h ADDR -p PORT [-n K] [-c C] [-u PATH] [-l FILE] */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int connect_to(const char *addr, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		return -1;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads one response (headers + Content-Length body). 0 ok, -1 error. */
+static int read_response(int fd, char *buf, size_t size)
+{
+	size_t have = 0;
+	long body = -1;
+	size_t hdr_end = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, size - have - 1);
+		if (n <= 0)
+			return -1;
+		have += (size_t)n;
+		buf[have] = 0;
+		if (!hdr_end) {
+			char *e = strstr(buf, "\r\n\r\n");
+			if (!e)
+				continue;
+			hdr_end = (size_t)(e - buf) + 4;
+			if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0)
+				return -1;   /* only successful requests are ground truth */
+			char *cl = strcasestr(buf, "\r\nContent-Length:");
+			if (!cl || cl > e)
+				return -1;
+			body = strtol(cl + 17, NULL, 10);
+			if (body < 0 || hdr_end + (size_t)body >= size)
+				return -1;
+		}
+		if (have >= hdr_end + (size_t)body)
+			return have == hdr_end + (size_t)body ? 0 : -1;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *host = "127.0.0.1", *path = "/", *logf = NULL;
+	int port = 80, opt;
+	long k = 100, c = 1;
+	while ((opt = getopt(argc, argv, "h:p:n:c:u:l:")) != -1) {
+		switch (opt) {
+		case 'h': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'n': k = atol(optarg); break;
+		case 'c': c = atol(optarg); break;
+		case 'u': path = optarg; break;
+		case 'l': logf = optarg; break;
+		default:
+			fprintf(stderr, "usage: rc_httpc -h ADDR -p PORT [-n K] [-c C] [-u PATH] [-l FILE]\n");
+			return 2;
+		}
+	}
+	if (k <= 0 || c <= 0 || c > 1024)
+		return 2;
+	int *fds = calloc((size_t)c, sizeof(int));
+	uint64_t *lat = calloc((size_t)k, sizeof(uint64_t));
+	size_t bufsz = 1 << 20;
+	char *buf = malloc(bufsz), req[512];
+	if (!fds || !lat || !buf)
+		return 1;
+	for (long i = 0; i < c; i++)
+		if ((fds[i] = connect_to(host, port)) < 0) {
+			fprintf(stderr, "rc_httpc: connect %s:%d: %s\n", host, port, strerror(errno));
+			return 1;
+		}
+	int rl = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rc_httpc\r\n\r\n", path, host);
+	long errors = 0, done = 0;
+	for (long i = 0; i < k; i++) {
+		int fd = fds[i % c];
+		uint64_t t0 = now_ns();
+		if (write(fd, req, (size_t)rl) != rl || read_response(fd, buf, bufsz) < 0) {
+			errors++;
+			continue;
+		}
+		lat[done++] = now_ns() - t0;
+	}
+	for (long i = 0; i < c; i++)
+		close(fds[i]);
+	if (logf) {
+		FILE *f = fopen(logf, "w");
+		for (long i = 0; f && i < done; i++)
+			fprintf(f, "%llu\n", (unsigned long long)lat[i]);
+		if (f) fclose(f);
+	}
+	qsort(lat, (size_t)done, sizeof(uint64_t), cmp_u64);
+	double sum = 0;
+	for (long i = 0; i < done; i++)
+		sum += (double)lat[i];
+#define PCT(q) (done ? lat[(size_t)((q) * (double)(done - 1) + 0.5)] : 0)
+	printf("requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f\n", done, errors,
+	       (unsigned long long)PCT(0.50), (unsigned long long)PCT(0.90), (unsigned long long)PCT(0.99),
+	       done ? sum / (double)done : 0.0);
+	free(fds); free(lat); free(buf);
+	return errors ? 1 : 0;
+}
