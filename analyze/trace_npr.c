@@ -1,0 +1,233 @@
+/* Request tables from nprec recordings, black-box: every server-side
+ * transaction at the entry endpoint is a request; the client-side
+ * transactions the same thread (the process when no thread id is known)
+ * made inside its time span are its RPCs, one column per callee endpoint
+ * (ADDR:PORT), the value their duration. A column "<entry> (self)" holds the
+ * server's own time: its duration minus the union of those calls. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "container.h"
+#include "npmsg.h"
+#include "records.h"
+#include "trace.h"
+
+enum { NPR_SERVER = 2 };
+
+struct npr_conn { size_t file; uint64_t conn, lport, rport; char la[64], ra[64]; };
+struct npr_ev { size_t file; uint64_t conn, role, key, start, dur; char path[96]; };
+
+struct npr {
+	struct npr_conn *c; size_t nc, capc;
+	struct npr_ev *e;   size_t ne, cape;
+};
+
+static void obj_str(const msgpack_object *arr, size_t i, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (!arr || arr->type != MSGPACK_OBJECT_ARRAY || i >= arr->via.array.size) return;
+	const msgpack_object *o = &arr->via.array.ptr[i];
+	if (o->type != MSGPACK_OBJECT_STR) return;
+	size_t n = o->via.str.size < len - 1 ? o->via.str.size : len - 1;
+	memcpy(buf, o->via.str.ptr, n);
+	buf[n] = 0;
+}
+
+#define NPR_NCOL 6
+static int npr_stats(struct npr *s, size_t file, const msgpack_object *body)
+{
+	static const char *const keys[NPR_NCOL] = { "conn", "role", "lport", "rport", "n", "n" };
+	uint64_t *col[NPR_NCOL] = { 0 };
+	size_t n[NPR_NCOL] = { 0 }, rows = 0;
+	int rc = 0;
+	for (int k = 0; k < 4; k++) col[k] = np_get_u64_array(body, keys[k], &n[k]);
+	if (!col[0] || !col[1] || !col[2] || !col[3] || n[1] != n[0] || n[2] != n[0] || n[3] != n[0]) goto out;
+	rows = n[0];
+	const msgpack_object *la = np_map_get(body, "laddr"), *ra = np_map_get(body, "raddr");
+	for (size_t i = 0; i < rows; i++) {
+		if (col[1][i] != NPR_SERVER && col[1][i] != 1) continue;
+		if (s->nc == s->capc) {
+			size_t cap = s->capc ? s->capc * 2 : 256;
+			struct npr_conn *c = realloc(s->c, cap * sizeof(*c));
+			if (!c) { rc = -ENOMEM; goto out; }
+			s->c = c; s->capc = cap;
+		}
+		struct npr_conn *c = &s->c[s->nc++];
+		c->file = file; c->conn = col[0][i]; c->lport = col[2][i]; c->rport = col[3][i];
+		obj_str(la, i, c->la, sizeof(c->la));
+		obj_str(ra, i, c->ra, sizeof(c->ra));
+	}
+out:
+	for (int k = 0; k < 4; k++) free(col[k]);
+	return rc;
+}
+
+static int npr_events(struct npr *s, size_t file, const msgpack_object *body)
+{
+	size_t n0, n1, n2, n3, n4, n5;
+	uint64_t *conn = np_get_u64_array(body, "conn", &n0), *role = np_get_u64_array(body, "role", &n1);
+	uint64_t *tid = np_get_u64_array(body, "tid", &n2), *pid = np_get_u64_array(body, "pid", &n3);
+	uint64_t *start = np_get_u64_delta(body, "start_ns_d", &n4), *dur = np_get_u64_array(body, "dur_ns", &n5);
+	const msgpack_object *path = np_map_get(body, "path");
+	int rc = 0;
+	if (!conn || !role || !tid || !pid || !start || !dur || n1 != n0 || n2 != n0 || n3 != n0 ||
+	    n4 != n0 || n5 != n0)
+		goto out;
+	for (size_t i = 0; i < n0; i++) {
+		if (s->ne == s->cape) {
+			size_t cap = s->cape ? s->cape * 2 : 1024;
+			struct npr_ev *e = realloc(s->e, cap * sizeof(*e));
+			if (!e) { rc = -ENOMEM; goto out; }
+			s->e = e; s->cape = cap;
+		}
+		struct npr_ev *e = &s->e[s->ne++];
+		e->file = file; e->conn = conn[i]; e->role = role[i];
+		e->key = tid[i] ? tid[i] : pid[i];
+		e->start = start[i]; e->dur = dur[i];
+		obj_str(path, i, e->path, sizeof(e->path));
+	}
+out:
+	free(conn); free(role); free(tid); free(pid); free(start); free(dur);
+	return rc;
+}
+
+static int cmp_conn(const void *a, const void *b)
+{
+	const struct npr_conn *x = a, *y = b;
+	if (x->file != y->file) return x->file < y->file ? -1 : 1;
+	return (x->conn > y->conn) - (x->conn < y->conn);
+}
+
+static const struct npr_conn *find_conn(const struct npr *s, size_t file, uint64_t conn)
+{
+	struct npr_conn k = { .file = file, .conn = conn };
+	return bsearch(&k, s->c, s->nc, sizeof(*s->c), cmp_conn);
+}
+
+/* Clients sorted by (file, key, start) so one thread's calls are a range. */
+static int cmp_ev(const void *a, const void *b)
+{
+	const struct npr_ev *x = a, *y = b;
+	if (x->file != y->file) return x->file < y->file ? -1 : 1;
+	if (x->key != y->key) return x->key < y->key ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+struct npr_entry { char host[64]; uint64_t port; const char *path; };
+
+static int parse_entry(const char *entry, struct npr_entry *en)
+{
+	memset(en, 0, sizeof(*en));
+	if (!entry) return -1;
+	const char *slash = strchr(entry, '/');
+	size_t hl = slash ? (size_t)(slash - entry) : strlen(entry);
+	const char *colon = NULL;
+	for (size_t i = 0; i < hl; i++) if (entry[i] == ':') colon = entry + i;
+	if (!colon) return -1;
+	size_t h = (size_t)(colon - entry);
+	if (h >= sizeof(en->host)) return -1;
+	memcpy(en->host, entry, h);
+	if (h >= 2 && en->host[0] == '[' && en->host[h - 1] == ']') { memmove(en->host, en->host + 1, h - 2); en->host[h - 2] = 0; }
+	char *end;
+	en->port = strtoull(colon + 1, &end, 10);
+	if (end != entry + hl || en->port == 0 || en->port > 65535) return -1;
+	en->path = slash;
+	return 0;
+}
+
+static bool entry_match(const struct npr_entry *en, const struct npr_conn *c, const struct npr_ev *e)
+{
+	if (c->lport != en->port) return false;
+	if (en->host[0] && strcmp(en->host, "*") && strcmp(en->host, c->la)) return false;
+	return !en->path || !strncmp(e->path, en->path, strlen(en->path));
+}
+
+/* One row for server transaction S: its thread's client calls inside it. */
+static int npr_request(const struct npr *s, const struct npr_ev *S, const struct npr_ev *cl, size_t ncl,
+		       const char *self, struct pat_table *t)
+{
+	char id[96];
+	snprintf(id, sizeof(id), "%zu:%llu@%llu", S->file, (unsigned long long)S->conn, (unsigned long long)S->start);
+	long row = pat_table_row(t, id, (double)S->dur / 1e6);
+	if (row < 0) return -ENOMEM;
+	uint64_t end = S->start + S->dur, covered = 0, cur_end = S->start;
+	struct npr_ev k = { .file = S->file, .key = S->key, .start = S->start };
+	size_t lo = 0, hi = ncl;                       /* first client call at or after S */
+	while (lo < hi) { size_t m = (lo + hi) / 2; if (cmp_ev(&cl[m], &k) < 0) lo = m + 1; else hi = m; }
+	for (size_t i = lo; i < ncl && cl[i].file == S->file && cl[i].key == S->key && cl[i].start < end; i++) {
+		if (cl[i].start + cl[i].dur > end) continue;
+		const struct npr_conn *c = find_conn(s, cl[i].file, cl[i].conn);
+		char name[160];
+		if (c) snprintf(name, sizeof(name), "%s:%llu", c->ra, (unsigned long long)c->rport);
+		else snprintf(name, sizeof(name), "conn %llu", (unsigned long long)cl[i].conn);
+		int col = pat_table_rpc(t, name);
+		if (col < 0) return -ENOMEM;
+		pat_table_add(t, (size_t)row, col, (double)cl[i].dur / 1e6);
+		uint64_t a = cl[i].start > cur_end ? cl[i].start : cur_end, b = cl[i].start + cl[i].dur;
+		if (b > a) { covered += b - a; cur_end = b; }
+	}
+	int col = pat_table_rpc(t, self);
+	if (col < 0) return -ENOMEM;
+	pat_table_add(t, (size_t)row, col, (double)(S->dur - (covered < S->dur ? covered : S->dur)) / 1e6);
+	return 0;
+}
+
+static int npr_read(struct npr *s, char *const *paths, size_t npaths, char *err, size_t errlen)
+{
+	for (size_t f = 0; f < npaths; f++) {
+		struct np_reader *r;
+		int rc = np_reader_open(&r, paths[f], NULL, NULL);
+		if (rc) { snprintf(err, errlen, "cannot open %s: %s", paths[f], strerror(-rc)); return rc; }
+		struct np_record rec;
+		while (!rc && np_reader_next(r, &rec) == 1) {
+			if (rec.type == NP_REC_TXN_STATS) rc = npr_stats(s, f, rec.body);
+			else if (rec.type == NP_REC_TXN_EVENTS) rc = npr_events(s, f, rec.body);
+		}
+		np_reader_close(r);
+		if (rc) { snprintf(err, errlen, "out of memory reading %s", paths[f]); return rc; }
+	}
+	return 0;
+}
+
+int trace_npr_load(char *const *paths, size_t npaths, const char *entry, struct pat_table *t,
+		   char *err, size_t errlen)
+{
+	struct npr_entry en;
+	if (parse_entry(entry, &en)) {
+		snprintf(err, errlen, "recordings need --entry HOST:PORT[/PATH] (the server endpoint of the requests)");
+		return -EINVAL;
+	}
+	struct npr s = { 0 };
+	int rc = npr_read(&s, paths, npaths, err, errlen);
+	if (rc) goto out;
+	qsort(s.c, s.nc, sizeof(*s.c), cmp_conn);
+	/* servers at the entry, clients sorted for range lookups */
+	size_t ncl = 0;
+	struct npr_ev *cl = malloc((s.ne + 1) * sizeof(*cl)), *sv = malloc((s.ne + 1) * sizeof(*sv));
+	size_t nsv = 0;
+	if (!cl || !sv) { rc = -ENOMEM; free(cl); free(sv); snprintf(err, errlen, "out of memory"); goto out; }
+	for (size_t i = 0; i < s.ne; i++) {
+		const struct npr_conn *c = find_conn(&s, s.e[i].file, s.e[i].conn);
+		if (s.e[i].role == NPR_SERVER) {
+			if (c && entry_match(&en, c, &s.e[i])) sv[nsv++] = s.e[i];
+		} else {
+			cl[ncl++] = s.e[i];
+		}
+	}
+	qsort(cl, ncl, sizeof(*cl), cmp_ev);
+	char self[128];
+	snprintf(self, sizeof(self), "%s (self)", entry);
+	for (size_t i = 0; i < nsv && !rc; i++) rc = npr_request(&s, &sv[i], cl, ncl, self, t);
+	if (rc) snprintf(err, errlen, "out of memory");
+	else if (nsv == 0) {
+		snprintf(err, errlen, "no server transaction at %s in %zu recording(s) (%zu transaction events; "
+			 "were they recorded with the transactions family?)", entry, npaths, s.ne);
+		rc = -ENOENT;
+	}
+	free(cl); free(sv);
+out:
+	free(s.c); free(s.e);
+	return rc;
+}
