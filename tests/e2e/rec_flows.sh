@@ -1,0 +1,95 @@
+#!/bin/bash
+# nprec flows family against ground truth, in two namespaces joined by veth,
+# one nprec per namespace (--netns):
+#  1. a TCP transfer of a file of known size: the sender's flow records
+#     tx_bytes == size and the receiver's rx_bytes == size (payload bytes at
+#     the socket, so headers and retransmissions are not counted);
+#  2. UDP datagrams of known total size on a connected UDP socket: sender
+#     tx_bytes == size (an unconnected socket is one flow with remote 0.0.0.0:0);
+#  3. loss injected with iptables (statistic match, 3 %): the sender's flow
+#     records retransmissions, the receiver's recording drops with reason
+#     NETFILTER_DROP, and bytes are still exact;
+#  4. filters: traffic in another namespace and on another port is absent.
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init rec_flows
+e2e_need_root
+[ -x "$NPREC" ] || e2e_skip "nprec not built"
+command -v socat >/dev/null || e2e_skip "socat not installed"
+NPR="python3 $E2E_ROOT/tests/tools/rc_npr.py"
+
+ns_add rc-a && ns_add rc-b || e2e_skip "cannot create namespaces"
+veth_pair rc-a rca1 10.77.2.1/24 rc-b rcb1 10.77.2.2/24
+SIZE=$((8 * 1048576 + 12345))
+head -c $SIZE /dev/urandom > "$E2E_TMP/send.bin"
+USIZE=$((200 * 1000))
+head -c $USIZE /dev/urandom > "$E2E_TMP/usend.bin"
+
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+wait_listen() { for _ in $(seq 50); do ip netns exec "$1" ss -lntu | grep -q ":$2 " && return 0; sleep 0.1; done; return 1; }
+
+bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netns rc-b -o "$E2E_TMP/b.npr"; PB=$BG_PID
+bg "$NPREC" -q --netns rc-a --port 5003 -o "$E2E_TMP/p.npr"; PP=$BG_PID
+wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"
+
+# 1. clean TCP transfer
+bg ip netns exec rc-b socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
+wait_listen rc-b 5001
+ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5001
+wait $BG_PID 2>/dev/null
+check "ground truth: receiver got $SIZE bytes" [ "$(stat -c %s "$E2E_TMP/recv.bin")" -eq $SIZE ]
+
+# 2. UDP datagrams (sender side is exact; the receiver may drop)
+bg ip netns exec rc-b socat -u UDP-RECV:5002 OPEN:/dev/null
+wait_listen rc-b 5002
+ip netns exec rc-a socat -u OPEN:"$E2E_TMP/usend.bin" UDP:10.77.2.2:5002
+
+# 3. TCP with 3 % of incoming segments dropped at the receiver
+ip netns exec rc-b iptables -A INPUT -p tcp --dport 5003 -m statistic --mode random --probability 0.03 -j DROP \
+	|| echo "iptables failed" >&2
+bg ip netns exec rc-b socat -u TCP-LISTEN:5003,reuseaddr OPEN:/dev/null
+wait_listen rc-b 5003
+ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5003
+wait $BG_PID 2>/dev/null
+
+# 4. traffic the filters must exclude: loopback inside rc-b
+bg ip netns exec rc-b socat -u TCP-LISTEN:5004,reuseaddr OPEN:/dev/null
+wait_listen rc-b 5004
+ip netns exec rc-b socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
+
+sleep 1.2
+kill -INT $PA $PB $PP; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP
+check "nprec exit 0 (both namespaces)" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
+
+"$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR flows > "$E2E_TMP/a.flows"
+"$NPREPORT" dump "$E2E_TMP/b.npr" | $NPR flows > "$E2E_TMP/b.flows"
+cat "$E2E_TMP/a.flows" "$E2E_TMP/b.flows" >&2
+# columns: laddr lport raddr rport proto tx_bytes rx_bytes tx_pkts rx_pkts retrans
+f1a=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/a.flows")
+f1b=$(awk '$1=="10.77.2.2" && $2==5001 && $5==6' "$E2E_TMP/b.flows")
+check "sender flow tx_bytes == $SIZE ($(awk '{print $6}' <<<"$f1a"))" [ "$(awk '{print $6}' <<<"$f1a")" = "$SIZE" ]
+check "receiver flow rx_bytes == $SIZE ($(awk '{print $7}' <<<"$f1b"))" [ "$(awk '{print $7}' <<<"$f1b")" = "$SIZE" ]
+check "sender flow: no payload received" [ "$(awk '{print $7}' <<<"$f1a")" = "0" ]
+check "sender flow: >= size/65536 segments out" [ "$(awk '{print $8}' <<<"$f1a")" -ge $((SIZE / 65536)) ]
+check "receiver flow: segments in > 0" [ "$(awk '{print $9}' <<<"$f1b")" -gt 0 ]
+
+fu=$(awk '$3=="10.77.2.2" && $4==5002 && $5==17' "$E2E_TMP/a.flows")
+check "UDP sender tx_bytes == $USIZE ($(awk '{print $6}' <<<"$fu"))" [ "$(awk '{print $6}' <<<"$fu")" = "$USIZE" ]
+check "UDP sender datagrams > 0" [ "$(awk '{print $8}' <<<"$fu")" -gt 0 ]
+
+f3a=$(awk '$3=="10.77.2.2" && $4==5003 && $5==6' "$E2E_TMP/a.flows")
+check "lossy transfer: retransmissions > 0 ($(awk '{print $10}' <<<"$f3a"))" [ "$(awk '{print $10}' <<<"$f3a")" -gt 0 ]
+check "lossy transfer: tx_bytes still == $SIZE" [ "$(awk '{print $6}' <<<"$f3a")" = "$SIZE" ]
+"$NPREPORT" dump "$E2E_TMP/b.npr" | $NPR drops > "$E2E_TMP/b.drops"
+cat "$E2E_TMP/b.drops" >&2
+check "receiver: drops with reason NETFILTER_DROP" awk '$1=="NETFILTER_DROP" && $2>0 {f=1} END {exit !f}' "$E2E_TMP/b.drops"
+IPT=$(ip netns exec rc-b iptables -L INPUT -v -x -n | awk '/statistic/ {print $1}')
+ND=$(awk '$1=="NETFILTER_DROP" {print $2}' "$E2E_TMP/b.drops")
+check "NETFILTER_DROP count ($ND) == iptables rule count ($IPT)" [ "${ND:-x}" = "${IPT:-y}" ]
+
+check "--netns: rc-b loopback flow absent from rc-a recording" bash -c "! grep -q ' 5004 ' '$E2E_TMP/a.flows'"
+check "--netns: rc-b loopback flow present in rc-b recording" grep -q "127.0.0.1 5004 " "$E2E_TMP/b.flows"
+"$NPREPORT" dump "$E2E_TMP/p.npr" | $NPR flows > "$E2E_TMP/p.flows"
+check "--port 5003: only port-5003 flows recorded" bash -c "[ -s '$E2E_TMP/p.flows' ] && awk '\$2!=5003 && \$4!=5003 {exit 1}' '$E2E_TMP/p.flows'"
+check "header lists attached probes" bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep 'flows tp_btf/sock_send_length attached' >/dev/null"
+e2e_finish
