@@ -69,12 +69,17 @@ static int rpt_term_width(void)
 
 static void rpt_warn(void *ctx, const char *msg)
 {
-	fprintf(stderr, "npreport: %s: %s\n", (const char *)ctx, msg);
+	(void)ctx;        /* the reader's messages name the file already */
+	fprintf(stderr, "npreport: %s\n", msg);
 }
 
 static int rpt_load(struct np_analysis *a, const char *path)
 {
 	int err = np_analysis_load(a, path, rpt_warn, (void *)path);
+	if (err == 0 && a->stats.records == 0 && a->stats.bad_file_header) {
+		np_analysis_free(a);
+		err = -EINVAL;
+	}
 	if (err == -EINVAL)
 		fprintf(stderr, "npreport: %s is not an np analysis (.npa); run npanalyze on "
 			"recordings first, or 'npreport dump' to inspect it\n", path);

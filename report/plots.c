@@ -457,7 +457,7 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 		if (lo <= 0)
 			lo = (double)sk->sk.min;
 		char *label = np_table_row_key(t, r);
-		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu behind\n",
+		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu fs transparent solid 0.25 noborder behind\n",
 			r + 1, lo / sc.div, hi / sc.div, r + 2);
 		fprintf(g, "set label %zu ", r + 1);
 		rpt_gp_str(g, label ? label : "");
@@ -465,7 +465,7 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 		free(label);
 	}
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "plot '%s.dat' using (sqrt($1*$2)):3:($2-$1) with boxes lc rgb '#3060a0' title 'requests'", name);
+	snprintf(cmd, sizeof(cmd), "plot '%s.dat' using (sqrt($1*$2)):3:($2-$1) with boxes fs solid 0.6 lc rgb '#3060a0' title 'requests'", name);
 	rpt_gp_outputs(g, name, cmd);
 	fclose(d);
 	fclose(g);
