@@ -15,7 +15,8 @@ struct nt_cg {
 };
 
 struct nt_cgpaths {
-	char root[256];
+	char root[512];
+	dev_t dev;
 	struct nt_cg *v;
 	size_t n, cap;
 	bool may_rescan;
@@ -51,7 +52,13 @@ static void nt_cg_walk(struct nt_cgpaths *c, const char *rel, int depth)
 	char abs[4096];
 	struct stat st;
 	snprintf(abs, sizeof(abs), "%s%s", c->root, rel);
-	if (stat(abs, &st) < 0 || nt_cg_add(c, (uint64_t)st.st_ino, rel) < 0)
+	if (stat(abs, &st) < 0)
+		return;
+	if (depth == 0)
+		c->dev = st.st_dev;
+	else if (st.st_dev != c->dev)
+		return;     /* another mount below: not this hierarchy */
+	if (nt_cg_add(c, (uint64_t)st.st_ino, rel) < 0)
 		return;
 	if (depth >= NT_CG_MAX_DEPTH)
 		return;
@@ -75,12 +82,43 @@ static void nt_cg_scan(struct nt_cgpaths *c)
 	nt_cg_walk(c, "", 0);
 }
 
+/* The cgroup2 mount point from /proc/self/mountinfo: "/sys/fs/cgroup" on
+ * unified hosts, "/sys/fs/cgroup/unified" on hybrid ones. */
+static int nt_cg_find_mount(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[1024];
+	int rc = -ENOENT;
+	if (!f)
+		return -errno;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char mnt[512], fstype[64];
+		const char *sep = strstr(line, " - ");
+		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
+			snprintf(buf, len, "%s", mnt);
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
 int nt_cgpaths_open(struct nt_cgpaths **out, const char *root)
 {
 	struct nt_cgpaths *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	snprintf(c->root, sizeof(c->root), "%s", root);
+	if (root) {
+		snprintf(c->root, sizeof(c->root), "%s", root);
+	} else {
+		int rc = nt_cg_find_mount(c->root, sizeof(c->root));
+		if (rc < 0) {
+			free(c);
+			return rc;
+		}
+	}
 	nt_cg_scan(c);
 	if (c->n == 0) {
 		nt_cgpaths_free(c);

@@ -9,7 +9,8 @@
 
 struct nt_cgpaths;
 
-/* root: the cgroup2 mount, normally "/sys/fs/cgroup". 0 or -errno. */
+/* root: the cgroup2 mount, NULL = find it in /proc/self/mountinfo.
+ * 0 or -errno (-ENOENT: no cgroup2 mount). */
 int nt_cgpaths_open(struct nt_cgpaths **out, const char *root);
 /* Allows one rescan during the following lookups (call once per snapshot). */
 void nt_cgpaths_new_round(struct nt_cgpaths *c);

@@ -210,9 +210,9 @@ static void nt_probe_extras(struct rec_ctx *ctx, struct nt_state *s, const char 
 	else
 		rec_probe(ctx, "threads", "power-attribution", REC_PROBE_SKIPPED,
 			  !s->hw ? "needs hardware counters (cycles)" : why);
-	int rc = nt_cgpaths_open(&s->cg, "/sys/fs/cgroup");
+	int rc = nt_cgpaths_open(&s->cg, NULL);
 	if (rc < 0) {
-		snprintf(why, sizeof(why), "/sys/fs/cgroup: %s: cgroup paths unknown", strerror(-rc));
+		snprintf(why, sizeof(why), "no cgroup2 mount: %s: cgroup paths unknown", strerror(-rc));
 		rec_probe(ctx, "threads", "cgroup-paths", REC_PROBE_FAILED, why);
 	}
 }

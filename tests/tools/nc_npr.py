@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Summaries of the netcpu and threads records of a recording, for
+tests/e2e/rec_netcpu.sh and bench scripts. Reads `npreport dump FILE`
+JSON lines on stdin and prints one line of key=value tokens.
+  nc_npr.py netcpu        dur_ns=D ncpu=N netrx_ns=a,b nettx_ns=.. send_ns=.. recv_ns=..
+                          netrx_n=.. send_n=.. recv_n=.. nested_ns=.. rapl=0|1
+  nc_npr.py stacks        samples=N samples_netrx=N lost=N unresolved=N cat_NAME=N ...
+  nc_npr.py threads PID   tids=N oncpu_ns=X nvcsw=N nivcsw=N comm=a,b cgroup=PATH|?
+"""
+import json
+import sys
+
+
+def records(kind):
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            r = json.loads(line)
+            if r.get("type") == kind:
+                yield r["body"]
+
+
+def netcpu():
+    keys = ["netrx_ns", "nettx_ns", "send_ns", "recv_ns", "netrx_n", "send_n", "recv_n", "nested_ns"]
+    acc = {k: [] for k in keys}
+    dur = 0
+    rapl = 0
+    for b in records("netcpu"):
+        dur += b["t1_ns"] - b["t0_ns"]
+        rapl = 1 if b.get("rapl") else 0
+        for k in keys:
+            col = b.get(k, [])
+            if len(acc[k]) < len(col):
+                acc[k] += [0] * (len(col) - len(acc[k]))
+            for i, v in enumerate(col):
+                acc[k][i] += v
+    ncpu = max((len(v) for v in acc.values()), default=0)
+    out = ["dur_ns=%d" % dur, "ncpu=%d" % ncpu]
+    for k in keys:
+        col = acc[k] + [0] * (ncpu - len(acc[k]))
+        out.append("%s=%s" % (k, ",".join(str(v) for v in col)))
+    out.append("rapl=%d" % rapl)
+    print(" ".join(out))
+
+
+def stacks():
+    tot = {"samples": 0, "samples_netrx": 0, "lost": 0, "unresolved": 0}
+    cats = {}
+    for b in records("netrx_stacks"):
+        for k in tot:
+            tot[k] += b.get(k, 0)
+        for name, n in zip(b.get("cat", []), b.get("cat_samples", [])):
+            cats[name] = cats.get(name, 0) + n
+    out = ["%s=%d" % kv for kv in tot.items()]
+    out += ["cat_%s=%d" % kv for kv in sorted(cats.items())]
+    print(" ".join(out))
+
+
+def threads(pid):
+    tids, comms, cgids = set(), set(), set()
+    oncpu = nv = ni = 0
+    paths = {}
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        r = json.loads(line)
+        b = r.get("body", {})
+        if r.get("type") == "cgroups":
+            for i, p in zip(b.get("id", []), b.get("path", [])):
+                paths[i] = p
+            continue
+        if r.get("type") != "threads":
+            continue
+        tid, t = [], 0
+        for d in b.get("tid_d", []):
+            t += d
+            tid.append(t)
+        for i in range(b.get("n", 0)):
+            if b["pid"][i] != pid:
+                continue
+            tids.add(tid[i])
+            comms.add(b["comm"][i])
+            cgids.add(b["cgroup_id"][i])
+            oncpu += b["oncpu_ns"][i]
+            nv += b["nvcsw"][i]
+            ni += b["nivcsw"][i]
+    cg = ",".join(sorted(str(paths.get(c) or "?") for c in cgids)) or "?"
+    print("tids=%d oncpu_ns=%d nvcsw=%d nivcsw=%d comm=%s cgroup=%s" %
+          (len(tids), oncpu, nv, ni, ",".join(sorted(comms)) or "?", cg))
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    cmd = sys.argv[1]
+    if cmd == "netcpu":
+        netcpu()
+    elif cmd == "stacks":
+        stacks()
+    elif cmd == "threads" and len(sys.argv) == 3:
+        threads(int(sys.argv[2]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
