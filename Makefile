@@ -156,7 +156,7 @@ fuzz-short: $(FUZZERS)
 
 # ---------- fixtures ----------
 fixtures: tools
-	@tests/make_fixtures.sh
+	@NP_BUILD=$(O) tests/make_fixtures.sh
 
 # ---------- top-level jobs ----------
 deps:

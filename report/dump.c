@@ -60,9 +60,11 @@ static bool dump_wanted(const struct dump_opts *o, int type)
 	return false;
 }
 
+/* The reader's messages already name the file. */
 static void dump_warn(void *ctx, const char *msg)
 {
-	fprintf(stderr, "npreport dump: %s: %s\n", (const char *)ctx, msg);
+	(void)ctx;
+	fprintf(stderr, "npreport dump: %s\n", msg);
 }
 
 /* A JSON string of a file name (paths may hold quotes or control bytes). */
