@@ -1,0 +1,285 @@
+/* npanalyze's in-memory model: the hosts, the packet-hook events, flows,
+ * clock-sync exchanges and the aggregates of the other recorder families,
+ * loaded from N recordings, then analysed into an np_analysis file.
+ * Every symbol of the analyzer modules starts with ana_. */
+#ifndef NP_ANA_H
+#define NP_ANA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "container.h"
+#include "anatable.h"
+#include "sketch.h"
+
+/* Hook points: the recorder's enum pk_hook (bpf/pktpath.h), stored as
+ * numbers in PKT_EVENTS. ana_hook_from_name() also accepts the names. */
+#include <linux/types.h>
+#include "pktpath.h"
+#define ANA_NHOOKS PK_HOOK_MAX
+
+/* Latency segments a path is cut into; the time between two consecutive
+ * hooks goes to the segment of the later hook. */
+enum ana_seg {
+	ANA_SEG_SND_STACK = 0, ANA_SEG_QDISC, ANA_SEG_DEVICE, ANA_SEG_WIRE,
+	ANA_SEG_RCV_STACK, ANA_SEG_RCV_APP, ANA_SEG_TOTAL, ANA_NSEGS
+};
+
+const char *ana_hook_name(int hook);
+int  ana_hook_from_name(const char *s, size_t n);
+const char *ana_seg_name(int seg);
+int  ana_hook_segment(int hook, bool first_on_host);
+
+#define ANA_HOST_NONE 0xffff
+
+enum ana_clock_quality { ANA_CLK_REF = 0, ANA_CLK_ACCURATE, ANA_CLK_APPROX,
+			 ANA_CLK_FAILED, ANA_CLK_UNALIGNED };
+const char *ana_clock_quality_name(int q);
+
+struct ana_host {
+	char name[128];             /* display name (alias, hostname, or file stem) */
+	char hostname[128], machine_id[64], boot_id[64], label[128];
+	char stem[256];             /* file name without rotation suffix */
+	bool has_header;
+	unsigned ncpus;
+	size_t nfiles;
+	uint64_t t_min, t_max;      /* local mono ns of everything seen */
+	uint64_t interval_ns;
+	uint64_t lost_events;       /* sum of LOST records */
+	uint64_t chunks_bad, bytes_skipped, records_bad;
+	bool truncated;
+	/* clock: ref_ns = a * (t - t0) + b; for the reference host a=1, b=t0 */
+	uint64_t t0;
+	double clk_a, clk_b, clk_err_ns;
+	int clk_quality;
+	int clk_via;                /* host this one was aligned through, -1 direct */
+	uint64_t pkt_events;
+	uint64_t sync_id;           /* self_id of its clock-sync family */
+};
+
+/* One packet-hook event (32 bytes; millions of them). */
+struct ana_pev {
+	uint64_t ts;                /* local mono ns */
+	uint32_t seq, ack, xid, len;/* xid tells a retransmission from the original */
+	uint32_t flow;              /* index into ana_model.flows */
+	uint16_t host;
+	uint8_t  hook, flags;
+};
+
+struct ana_flow {
+	uint16_t host;
+	uint64_t local_id;          /* id in the recording */
+	uint8_t  proto;
+	char src[48], dst[48];
+	uint16_t sport, dport;
+	uint32_t pid;
+	uint64_t cgroup;
+	char comm[20];
+};
+
+struct ana_sync {
+	uint16_t client, server;    /* hosts of T1/T4 and T2/T3 */
+	uint64_t t1, t2, t3, t4;
+	uint64_t peer_id;           /* the other side's sync self_id, 0 unknown */
+};
+
+/* Grow-only arrays without per-item malloc. */
+#define ANA_VEC(T) struct { T *v; size_t n, cap; }
+int ana_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
+#define ANA_PUSH(vec) \
+	(ana_vec_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v)) ? NULL \
+	 : &(vec).v[(vec).n++])
+
+/* Family aggregates other than packet paths (recorder-core / netcpu). */
+struct ana_flowstat {           /* FLOWS record, one flow in one interval */
+	uint16_t host;
+	uint64_t t;                 /* interval start, local */
+	uint64_t dur_ns;
+	char key[160];              /* "proto src:sport>dst:dport" */
+	char src[48], dst[48];
+	uint16_t sport, dport;
+	uint8_t proto;
+	uint64_t tx_bytes, rx_bytes, tx_pkts, rx_pkts, retrans, drops;
+	uint64_t srtt_ns;
+	uint32_t pid; uint64_t cgroup; char comm[20];
+};
+
+struct ana_drop {
+	uint16_t host;
+	uint64_t t;
+	char flowkey[160];
+	char reason[64];
+	uint64_t count;
+	int hook;                   /* where the kernel dropped it, if known */
+};
+
+struct ana_txn {                /* TXN_STATS: per connection per interval */
+	uint16_t host;
+	uint64_t t;
+	char conn[160];             /* connection key */
+	char endpoint[200];         /* server ip:port + HTTP path */
+	char container[128];
+	char peer_host_addr[48], local_addr[48];
+	uint16_t local_port, peer_port;
+	bool server;
+	uint32_t pid; uint64_t cgroup; char comm[20];
+	uint64_t count, bytes;
+	struct np_sketch lat;
+};
+
+struct ana_txev {               /* TXN_EVENTS: one transaction */
+	uint16_t host;
+	uint8_t server;
+	uint64_t start, dur;
+	uint32_t pid, tid;
+	uint64_t conn;              /* recorder's connection id */
+};
+
+/* Per-interval overall segment means from the packet paths, for the
+ * bottleneck analysis (filled by ana_path_analyze). */
+struct ana_ivseg {
+	size_t n;
+	int64_t t0, len;
+	double *sum;                /* n * ANA_NSEGS */
+	uint64_t *cnt;
+	double mean[ANA_NSEGS];     /* over the whole recording */
+};
+
+struct ana_netcpu {             /* NETCPU: per host per interval (summed over CPUs) */
+	uint16_t host;
+	uint64_t t, dur_ns;
+	uint64_t net_rx_ns, net_tx_ns, sock_send_ns, sock_recv_ns;
+};
+
+struct ana_netrx {              /* NETRX_STACKS: per host per interval per component */
+	uint16_t host;
+	uint64_t t;
+	char comp[48];
+	uint64_t samples, est_ns;
+};
+
+struct ana_thread {             /* THREADS: per thread per interval */
+	uint16_t host;
+	uint64_t t, dur_ns;
+	uint32_t pid, tid;
+	uint64_t cgroup;
+	char comm[20];
+	uint64_t cpu_ns;
+};
+
+struct ana_cgroup { uint16_t host; uint64_t id; char path[200]; };
+
+struct ana_alert {              /* ALERTS (perfmon) */
+	uint16_t host;
+	uint64_t t;
+	char flowkey[160];
+	char comp[16];              /* rtt, rnst1, cnst, rnst2 */
+	uint64_t value_ns, thresh_ns;
+};
+
+struct ana_options {
+	const char *ref;            /* --ref HOST */
+	uint64_t from_ns, to_ns;    /* --from/--to on the reference timeline (0 = open) */
+	bool from_set, to_set;
+	const char *flow_filter;    /* --flow substring on the flow key */
+	const char *aliases[64]; size_t naliases;   /* FILE=NAME */
+	bool quiet;
+};
+
+struct ana_model {
+	ANA_VEC(struct ana_host) hosts;
+	ANA_VEC(struct ana_pev) pev;
+	ANA_VEC(struct ana_flow) flows;
+	ANA_VEC(struct ana_sync) syncs;
+	ANA_VEC(struct ana_flowstat) fstats;
+	ANA_VEC(struct ana_drop) drops;
+	ANA_VEC(struct ana_txn) txns;
+	ANA_VEC(struct ana_txev) txevs;
+	ANA_VEC(struct ana_netcpu) netcpu;
+	ANA_VEC(struct ana_netrx) netrx;
+	ANA_VEC(struct ana_thread) threads;
+	ANA_VEC(struct ana_cgroup) cgroups;
+	ANA_VEC(struct ana_alert) alerts;
+	ANA_VEC(char *) warnings;
+	ANA_VEC(char *) inputs;
+	struct ana_ivseg ivseg;
+	int ref;                    /* reference host index */
+	const struct ana_options *opt;
+	/* flow lookup (host, local id) -> index */
+	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;
+	/* sync records seen only once so far, keyed by t1^t2^t3 (dedup) */
+};
+
+/* Everything the analysis produces, before it is written. */
+struct ana_out {
+	ANA_VEC(struct np_table *) tables;
+	struct np_recbuf rb;        /* series, sketches, findings */
+	struct np_writer *w;
+	ANA_VEC(char *) findings;   /* also printed in the summary */
+	struct { double score; int sev; char text[400]; char table[32]; char key[200];
+		 char metric[32]; double value; } cand[64];
+	size_t ncand;
+};
+
+/* ana_util.c */
+void ana_warn(struct ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ana_model_init(struct ana_model *m, const struct ana_options *opt);
+void ana_model_free(struct ana_model *m);
+int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t);
+bool ana_host_aligned(const struct ana_model *m, int host);
+uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, bool create);
+void ana_flow_key(const struct ana_flow *f, char *buf, size_t n);
+void ana_sketch_cols(struct np_table *t);   /* count mean p50 p90 p99 p999 max */
+void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct np_sketch *s);
+
+/* ana_load.c: reads one recording file into m (host chosen by identity). */
+int  ana_load_file(struct ana_model *m, const char *path, const char *alias);
+int  ana_load_mem(struct ana_model *m, const void *data, size_t len, const char *name);
+void ana_load_finish(struct ana_model *m);
+
+/* ana_clock.c */
+struct ana_hull_pt { double x, y; };
+/* Fits y = a*x + b with up[] on or above the line and lo[] on or below it
+ * (points sorted by x). Returns ACCURATE (both sides, bounds consistent),
+ * APPROX (one side only) or FAILED (the sides cross); fills a, b, the half
+ * width of the feasible offset band (err, NAN when unbounded) and the
+ * feasible slope interval [a_lo, a_hi]. */
+int  ana_clock_fit(const struct ana_hull_pt *up, size_t nup, const struct ana_hull_pt *lo,
+		   size_t nlo, double *a, double *b, double *err, double *a_lo, double *a_hi);
+struct ana_clockpts;
+struct ana_clockpts *ana_clock_pts_new(const struct ana_model *m);
+/* One message from host s (sent at local ts) to host r (received at local tr). */
+void ana_clock_add(struct ana_clockpts *cp, int s, uint64_t ts, int r, uint64_t tr);
+void ana_clock_pts_free(struct ana_clockpts *cp);
+/* Adds the sync exchanges, fits every host pair, aligns every host it can
+ * onto the reference, writes tables "clock" and "clock_pairs". */
+void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o);
+
+/* ana_path.c: packet matching, decomposition, jitter, loss. */
+struct ana_paths;
+struct ana_paths *ana_path_match(struct ana_model *m);
+void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
+			   struct ana_clockpts *cp);
+void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
+void ana_path_free(struct ana_paths *p);
+
+/* ana_families.c: flows, transactions, netcpu, bottlenecks, service graph. */
+void ana_flows_run(struct ana_model *m, struct ana_out *o);
+void ana_txn_run(struct ana_model *m, struct ana_out *o);
+void ana_netcpu_run(struct ana_model *m, struct ana_out *o);
+void ana_bneck_run(struct ana_model *m, struct ana_out *o);
+void ana_graph_run(struct ana_model *m, struct ana_out *o);
+
+/* ana_out.c */
+void ana_out_init(struct ana_out *o);
+void ana_out_free(struct ana_out *o);
+void ana_out_table(struct ana_out *o, struct np_table *t);
+/* A candidate finding; the worst three by score become ANA_FINDING records. */
+void ana_out_candidate(struct ana_out *o, double score, int sev, const char *table,
+		       const char *key, const char *metric, double value, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+/* Runs every analysis of m and writes the .npa (path NULL = no file). */
+int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
+
+#endif

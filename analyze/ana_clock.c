@@ -1,0 +1,462 @@
+/* Clock model between hosts (docs/CLOCKSYNC.md).
+ *
+ * Every message with a known send time on one host and receive time on the
+ * other says "the receiver's clock, mapped, is later than the sender's". For
+ * the map y = a*x + b from host H's clock x to host X's clock y, messages
+ * H->X give points above the line, messages X->H points below it. Only the
+ * lower convex hull of the first set and the upper hull of the second can
+ * touch a separating line; the separating lines form a convex set in (a, b)
+ * whose slope extremes bound the drift and whose middle is the estimate
+ * (Duda et al.; Jabbarifar & Dagenais). Cristian's min-RTT estimate
+ * (vnettracer SIII-B) is reported next to it for the sync exchanges. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+
+#define ANA_CLK_SLOPE_RANGE 1e-3     /* search drift within +-1000 ppm */
+#define ANA_CLK_MAX_BINS    65536
+
+struct ana_bin { double x, y; bool set; };
+
+struct ana_pairpts {
+	struct ana_bin *b[2];       /* [0] hi->lo (above), [1] lo->hi (below) */
+	size_t nbins;
+	double binw;
+	uint64_t n[2];
+};
+
+struct ana_clockpts {
+	size_t nhosts;
+	uint64_t *t0, *span;
+	struct ana_pairpts *p;      /* nhosts * nhosts, only [lo][hi] used */
+};
+
+struct ana_clockpts *ana_clock_pts_new(const struct ana_model *m)
+{
+	struct ana_clockpts *cp = calloc(1, sizeof(*cp));
+	if (!cp)
+		return NULL;
+	size_t n = m->hosts.n;
+	cp->nhosts = n;
+	cp->t0 = calloc(n ? n : 1, sizeof(uint64_t));
+	cp->span = calloc(n ? n : 1, sizeof(uint64_t));
+	cp->p = calloc(n ? n * n : 1, sizeof(*cp->p));
+	if (!cp->t0 || !cp->span || !cp->p) {
+		ana_clock_pts_free(cp);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		cp->t0[i] = m->hosts.v[i].t0;
+		cp->span[i] = m->hosts.v[i].t_max - m->hosts.v[i].t0;
+	}
+	return cp;
+}
+
+void ana_clock_pts_free(struct ana_clockpts *cp)
+{
+	if (!cp)
+		return;
+	for (size_t i = 0; cp->p && i < cp->nhosts * cp->nhosts; i++) {
+		free(cp->p[i].b[0]);
+		free(cp->p[i].b[1]);
+	}
+	free(cp->p); free(cp->t0); free(cp->span);
+	free(cp);
+}
+
+/* Keeps per time bin the point closest to the line (minimum one-way delay):
+ * only those can be hull vertices for any slope near 1. */
+void ana_clock_add(struct ana_clockpts *cp, int s, uint64_t ts, int r, uint64_t tr)
+{
+	if (!cp || s == r || s < 0 || r < 0 || (size_t)s >= cp->nhosts || (size_t)r >= cp->nhosts)
+		return;
+	int lo = s < r ? s : r, hi = s < r ? r : s;
+	struct ana_pairpts *pp = &cp->p[(size_t)lo * cp->nhosts + hi];
+	if (!pp->nbins) {
+		double span = (double)cp->span[hi] + 1.0;
+		pp->binw = span / ANA_CLK_MAX_BINS > 1e6 ? span / ANA_CLK_MAX_BINS : 1e6;
+		pp->nbins = (size_t)(span / pp->binw) + 2;
+	}
+	int dir = s == hi ? 0 : 1;
+	if (!pp->b[dir]) {
+		pp->b[dir] = calloc(pp->nbins, sizeof(struct ana_bin));
+		if (!pp->b[dir])
+			return;
+	}
+	double t0 = (double)cp->t0[hi];
+	double x = dir == 0 ? (double)ts - t0 : (double)tr - t0;
+	double y = dir == 0 ? (double)tr - t0 : (double)ts - t0;
+	double bi = x / pp->binw;
+	size_t k = bi < 0 ? 0 : bi >= (double)(pp->nbins - 1) ? pp->nbins - 1 : (size_t)bi;
+	struct ana_bin *bn = &pp->b[dir][k];
+	double d = y - x;
+	if (!bn->set || (dir == 0 ? d < bn->y - bn->x : d > bn->y - bn->x)) {
+		bn->x = x; bn->y = y; bn->set = true;
+	}
+	pp->n[dir]++;
+}
+
+static double ana_cross(struct ana_hull_pt o, struct ana_hull_pt a, struct ana_hull_pt b)
+{
+	return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+/* Monotone chain over points sorted by x; lower = true keeps the lower hull.
+ * Works in place, returns the hull size. */
+static size_t ana_hull(struct ana_hull_pt *p, size_t n, bool lower)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (k >= 2) {
+			double c = ana_cross(p[k - 2], p[k - 1], p[i]);
+			if (lower ? c <= 0 : c >= 0)
+				k--;
+			else
+				break;
+		}
+		p[k++] = p[i];
+	}
+	return k;
+}
+
+static double ana_min_off(const struct ana_hull_pt *p, size_t n, double a)
+{
+	double m = INFINITY;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].y - a * p[i].x < m)
+			m = p[i].y - a * p[i].x;
+	return m;
+}
+
+static double ana_max_off(const struct ana_hull_pt *p, size_t n, double a)
+{
+	double m = -INFINITY;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].y - a * p[i].x > m)
+			m = p[i].y - a * p[i].x;
+	return m;
+}
+
+/* Width of the feasible offset band for slope a (concave in a). */
+static double ana_gap(const struct ana_hull_pt *u, size_t nu, const struct ana_hull_pt *l,
+		      size_t nl, double a)
+{
+	return ana_min_off(u, nu, a) - ana_max_off(l, nl, a);
+}
+
+/* One side only: the hull edge under (over) the middle of the data. */
+static void ana_fit_one_side(const struct ana_hull_pt *h, size_t n, bool upper_set,
+			     double *a, double *b)
+{
+	*a = 1.0;
+	if (n >= 2) {
+		double xm = (h[0].x + h[n - 1].x) / 2;
+		size_t i = 0;
+		while (i + 2 < n && h[i + 1].x < xm)
+			i++;
+		double dx = h[i + 1].x - h[i].x;
+		if (dx > 0) {
+			double s = (h[i + 1].y - h[i].y) / dx;
+			if (fabs(s - 1.0) <= ANA_CLK_SLOPE_RANGE)
+				*a = s;
+		}
+	}
+	*b = upper_set ? ana_min_off(h, n, *a) : ana_max_off(h, n, *a);
+}
+
+int ana_clock_fit(const struct ana_hull_pt *up, size_t nup, const struct ana_hull_pt *lo,
+		  size_t nlo, double *a, double *b, double *err, double *a_lo, double *a_hi)
+{
+	*a = 1.0; *b = 0; *err = NAN; *a_lo = NAN; *a_hi = NAN;
+	if (!nup && !nlo)
+		return ANA_CLK_UNALIGNED;
+	struct ana_hull_pt *u = malloc((nup + 1) * sizeof(*u));
+	struct ana_hull_pt *l = malloc((nlo + 1) * sizeof(*l));
+	if (!u || !l) {
+		free(u); free(l);
+		return ANA_CLK_FAILED;
+	}
+	memcpy(u, up, nup * sizeof(*u));
+	memcpy(l, lo, nlo * sizeof(*l));
+	size_t nu = ana_hull(u, nup, true), nl = ana_hull(l, nlo, false);
+	int q;
+	if (!nu || !nl) {
+		ana_fit_one_side(nu ? u : l, nu ? nu : nl, nu != 0, a, b);
+		q = ANA_CLK_APPROX;
+		goto out;
+	}
+	/* maximise the concave gap over the slope, then find its zero crossings */
+	double lo_a = 1.0 - ANA_CLK_SLOPE_RANGE, hi_a = 1.0 + ANA_CLK_SLOPE_RANGE;
+	double x1 = lo_a, x2 = hi_a;
+	for (int it = 0; it < 200 && x2 - x1 > 1e-15; it++) {
+		double m1 = x1 + (x2 - x1) / 3, m2 = x2 - (x2 - x1) / 3;
+		if (ana_gap(u, nu, l, nl, m1) < ana_gap(u, nu, l, nl, m2))
+			x1 = m1;
+		else
+			x2 = m2;
+	}
+	double best = (x1 + x2) / 2;
+	if (ana_gap(u, nu, l, nl, best) < 0) {
+		*a = best;
+		*b = (ana_min_off(u, nu, best) + ana_max_off(l, nl, best)) / 2;
+		q = ANA_CLK_FAILED;
+		goto out;
+	}
+	double p = lo_a, r = best;
+	for (int it = 0; it < 100; it++) {
+		double mid = (p + r) / 2;
+		if (ana_gap(u, nu, l, nl, mid) >= 0) r = mid; else p = mid;
+	}
+	*a_lo = r;
+	p = best; r = hi_a;
+	for (int it = 0; it < 100; it++) {
+		double mid = (p + r) / 2;
+		if (ana_gap(u, nu, l, nl, mid) >= 0) p = mid; else r = mid;
+	}
+	*a_hi = p;
+	*a = (*a_lo + *a_hi) / 2;
+	/* the drift is not determined by the data (one instant): assume none */
+	if (*a_hi - *a_lo > ANA_CLK_SLOPE_RANGE && ana_gap(u, nu, l, nl, 1.0) >= 0)
+		*a = 1.0;
+	double bu = ana_min_off(u, nu, *a), bl = ana_max_off(l, nl, *a);
+	*b = (bu + bl) / 2;
+	*err = (bu - bl) / 2;
+	q = ANA_CLK_ACCURATE;
+out:
+	free(u); free(l);
+	return q;
+}
+
+/* ---- solving all pairs and aligning hosts ---- */
+
+struct ana_pairfit {
+	int q;
+	double a, b, err, a_lo, a_hi;   /* hi-host clock -> lo-host clock, relative to t0[hi] */
+	uint64_t nsync, npkt_up, npkt_lo;
+	double min_rtt, cristian;       /* Cristian: lo - hi offset at min-RTT exchange */
+};
+
+static size_t ana_collect(const struct ana_bin *b, size_t n, struct ana_hull_pt *out)
+{
+	size_t k = 0;
+	for (size_t i = 0; b && i < n; i++)
+		if (b[i].set)
+			out[k++] = (struct ana_hull_pt){ b[i].x, b[i].y };
+	return k;
+}
+
+static void ana_pair_fit(struct ana_clockpts *cp, int lo, int hi, struct ana_pairfit *f)
+{
+	struct ana_pairpts *pp = &cp->p[(size_t)lo * cp->nhosts + hi];
+	f->q = ANA_CLK_UNALIGNED;
+	if (!pp->nbins)
+		return;
+	struct ana_hull_pt *u = malloc(pp->nbins * sizeof(*u));
+	struct ana_hull_pt *l = malloc(pp->nbins * sizeof(*l));
+	if (u && l) {
+		size_t nu = ana_collect(pp->b[0], pp->nbins, u);
+		size_t nl = ana_collect(pp->b[1], pp->nbins, l);
+		f->q = ana_clock_fit(u, nu, l, nl, &f->a, &f->b, &f->err, &f->a_lo, &f->a_hi);
+	}
+	f->npkt_up = pp->n[0];
+	f->npkt_lo = pp->n[1];
+	free(u); free(l);
+}
+
+/* Map of host h onto host x as absolute: t_x = A*(t_h - t0_h) + C. */
+struct ana_map { double A, C, err; };
+
+static bool ana_pair_map(const struct ana_clockpts *cp, const struct ana_pairfit *fits,
+			 int h, int x, struct ana_map *mp)
+{
+	int lo = h < x ? h : x, hi = h < x ? x : h;
+	const struct ana_pairfit *f = &fits[(size_t)lo * cp->nhosts + hi];
+	if (f->q != ANA_CLK_ACCURATE && f->q != ANA_CLK_APPROX)
+		return false;
+	double t0h = (double)cp->t0[hi];
+	double err = isnan(f->err) ? 0 : f->err;
+	if (h == hi) {                      /* direct: t_lo = a*(t_hi - t0_hi) + b + t0_hi */
+		mp->A = f->a;
+		mp->C = f->b + t0h;
+	} else {                            /* inverse: t_hi = (t_lo - b - t0_hi)/a + t0_hi */
+		double t0l = (double)cp->t0[lo];
+		mp->A = 1.0 / f->a;
+		mp->C = (t0l - f->b - t0h) / f->a + t0h;
+	}
+	mp->err = err;
+	return true;
+}
+
+static void ana_sync_points(struct ana_model *m, struct ana_clockpts *cp, struct ana_pairfit *fits)
+{
+	for (size_t i = 0; i < m->syncs.n; i++) {
+		const struct ana_sync *s = &m->syncs.v[i];
+		ana_clock_add(cp, s->client, s->t1, s->server, s->t2);
+		ana_clock_add(cp, s->server, s->t3, s->client, s->t4);
+		int lo = s->client < s->server ? s->client : s->server;
+		int hi = s->client < s->server ? s->server : s->client;
+		struct ana_pairfit *f = &fits[(size_t)lo * cp->nhosts + hi];
+		double rtt = (double)(s->t4 - s->t1) - (double)(s->t3 - s->t2);
+		/* server - client offset at this exchange */
+		double off = ((double)s->t2 - (double)s->t1 + (double)s->t3 - (double)s->t4) / 2;
+		if (!f->nsync || rtt < f->min_rtt) {
+			f->min_rtt = rtt;
+			f->cristian = s->server == lo ? off : -off;
+		}
+		f->nsync++;
+	}
+}
+
+static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
+			     struct ana_pairfit *fits, struct ana_out *o)
+{
+	struct np_table *t = np_table_new("clock", "Clock model per host vs the reference", 1);
+	np_table_col(t, "host", "str", "host");
+	np_table_col(t, "ref", "str", "reference host");
+	np_table_col(t, "quality", "str", "reference/accurate/approximate/failed/unaligned");
+	np_table_col(t, "offset", "ns", "reference clock minus host clock at the host's first timestamp");
+	np_table_col(t, "drift", "ppm", "host clock rate error vs reference (ref = host*(1+drift))");
+	np_table_col(t, "offset_err", "ns", "error bound of the offset (half the feasible band)");
+	np_table_col(t, "via", "str", "host the alignment was chained through");
+	np_table_col(t, "first_ns", "time_ns", "first timestamp of the host on the reference timeline");
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		struct ana_host *h = &m->hosts.v[i];
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, h->name);
+		np_table_set_str(t, r, 1, m->hosts.v[m->ref].name);
+		np_table_set_str(t, r, 2, ana_clock_quality_name(h->clk_quality));
+		if (ana_host_aligned(m, (int)i)) {
+			np_table_set_i64(t, r, 3, llround(h->clk_b - (double)h->t0));
+			np_table_set_f64(t, r, 4, (h->clk_a - 1.0) * 1e6);
+			if (!isnan(h->clk_err_ns))
+				np_table_set_f64(t, r, 5, h->clk_err_ns);
+			np_table_set_i64(t, r, 7, ana_to_ref(m, (int)i, h->t0));
+		}
+		if (h->clk_via >= 0)
+			np_table_set_str(t, r, 6, m->hosts.v[h->clk_via].name);
+	}
+	ana_out_table(o, t);
+
+	t = np_table_new("clock_pairs", "Clock fit per host pair (host_b clock -> host_a clock)", 2);
+	np_table_col(t, "host_a", "str", NULL);
+	np_table_col(t, "host_b", "str", NULL);
+	np_table_col(t, "quality", "str", NULL);
+	np_table_col(t, "offset", "ns", "host_a minus host_b clock at host_b's first timestamp");
+	np_table_col(t, "drift", "ppm", "rate of host_a's clock vs host_b's, minus 1");
+	np_table_col(t, "offset_err", "ns", "half width of the feasible offset band");
+	np_table_col(t, "drift_lo", "ppm", "steepest/shallowest separating lines");
+	np_table_col(t, "drift_hi", "ppm", NULL);
+	np_table_col(t, "sync_count", "count", "sync exchanges");
+	np_table_col(t, "msgs_b_to_a", "count", "messages (sync + packets) host_b -> host_a");
+	np_table_col(t, "msgs_a_to_b", "count", "messages host_a -> host_b");
+	np_table_col(t, "min_rtt", "ns", "minimum sync RTT minus server time");
+	np_table_col(t, "cristian_offset", "ns", "Cristian min-RTT estimate of host_a minus host_b");
+	for (size_t lo = 0; lo < m->hosts.n; lo++)
+		for (size_t hi = lo + 1; hi < m->hosts.n; hi++) {
+			const struct ana_pairfit *f = &fits[lo * cp->nhosts + hi];
+			if (f->q == ANA_CLK_UNALIGNED && !f->nsync)
+				continue;
+			size_t r = np_table_row(t);
+			np_table_set_str(t, r, 0, m->hosts.v[lo].name);
+			np_table_set_str(t, r, 1, m->hosts.v[hi].name);
+			np_table_set_str(t, r, 2, ana_clock_quality_name(f->q));
+			np_table_set_i64(t, r, 3, llround(f->b));
+			np_table_set_f64(t, r, 4, (f->a - 1.0) * 1e6);
+			if (!isnan(f->err)) np_table_set_f64(t, r, 5, f->err);
+			if (!isnan(f->a_lo)) np_table_set_f64(t, r, 6, (f->a_lo - 1.0) * 1e6);
+			if (!isnan(f->a_hi)) np_table_set_f64(t, r, 7, (f->a_hi - 1.0) * 1e6);
+			np_table_set_u64(t, r, 8, f->nsync);
+			np_table_set_u64(t, r, 9, f->npkt_up);
+			np_table_set_u64(t, r, 10, f->npkt_lo);
+			if (f->nsync) {
+				np_table_set_f64(t, r, 11, f->min_rtt);
+				np_table_set_f64(t, r, 12, f->cristian);
+			}
+		}
+	ana_out_table(o, t);
+}
+
+static int ana_pick_ref(struct ana_model *m)
+{
+	const char *want = m->opt ? m->opt->ref : NULL;
+	if (want) {
+		for (size_t i = 0; i < m->hosts.n; i++)
+			if (!strcmp(m->hosts.v[i].name, want) || !strcmp(m->hosts.v[i].hostname, want) ||
+			    !strcmp(m->hosts.v[i].stem, want))
+				return (int)i;
+		ana_warn(m, "--ref %s: no such host; using %s", want,
+			 m->hosts.n ? m->hosts.v[0].name : "none");
+	}
+	return 0;
+}
+
+void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o)
+{
+	size_t n = m->hosts.n;
+	if (!n)
+		return;
+	m->ref = ana_pick_ref(m);
+	struct ana_pairfit *fits = calloc(n * n, sizeof(*fits));
+	int *queue = calloc(n, sizeof(int));
+	if (!fits || !queue || !cp) {
+		free(fits); free(queue);
+		return;
+	}
+	ana_sync_points(m, cp, fits);
+	for (size_t lo = 0; lo < n; lo++)
+		for (size_t hi = lo + 1; hi < n; hi++)
+			ana_pair_fit(cp, (int)lo, (int)hi, &fits[lo * n + hi]);
+
+	struct ana_host *ref = &m->hosts.v[m->ref];
+	ref->clk_a = 1.0; ref->clk_b = (double)ref->t0; ref->clk_err_ns = 0;
+	ref->clk_quality = ANA_CLK_REF;
+	/* breadth first from the reference; accurate links before approximate */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t qh = 0, qt = 0;
+		for (size_t i = 0; i < n; i++)
+			if (ana_host_aligned(m, (int)i))
+				queue[qt++] = (int)i;
+		while (qh < qt) {
+			int x = queue[qh++];
+			struct ana_host *hx = &m->hosts.v[x];
+			for (size_t h = 0; h < n; h++) {
+				if (ana_host_aligned(m, (int)h))
+					continue;
+				int lo = (int)h < x ? (int)h : x, hi = (int)h < x ? x : (int)h;
+				const struct ana_pairfit *f = &fits[(size_t)lo * n + hi];
+				if (f->q != ANA_CLK_ACCURATE && !(pass == 1 && f->q == ANA_CLK_APPROX))
+					continue;
+				struct ana_map mp;
+				if (!ana_pair_map(cp, fits, (int)h, x, &mp))
+					continue;
+				struct ana_host *hh = &m->hosts.v[h];
+				hh->clk_a = hx->clk_a * mp.A;
+				hh->clk_b = hx->clk_a * (mp.C - (double)hx->t0) + hx->clk_b;
+				hh->clk_err_ns = (isnan(hx->clk_err_ns) ? 0 : hx->clk_err_ns) +
+						 (f->q == ANA_CLK_APPROX ? NAN : mp.err);
+				hh->clk_quality = hx->clk_quality == ANA_CLK_APPROX ? ANA_CLK_APPROX : f->q;
+				hh->clk_via = x == m->ref ? -1 : x;
+				queue[qt++] = (int)h;
+			}
+		}
+	}
+	for (size_t lo = 0; lo < n; lo++)
+		for (size_t hi = lo + 1; hi < n; hi++)
+			if (fits[lo * n + hi].q == ANA_CLK_FAILED)
+				ana_warn(m, "clock fit %s / %s failed (the bounds cross: a clock stepped, "
+					 "or events were mis-matched); not applied",
+					 m->hosts.v[lo].name, m->hosts.v[hi].name);
+	for (size_t i = 0; i < n; i++) {
+		struct ana_host *h = &m->hosts.v[i];
+		if (ana_host_aligned(m, (int)i))
+			continue;
+		h->clk_quality = ANA_CLK_UNALIGNED;
+		ana_warn(m, "host %s shares no clock-sync exchange and no matched traffic with %s: "
+			 "left unaligned, cross-host figures for it are omitted",
+			 h->name, ref->name);
+	}
+	ana_clock_tables(m, cp, fits, o);
+	free(fits);
+	free(queue);
+}

@@ -1,0 +1,793 @@
+/* Per-packet latency decomposition, jitter and loss over the matched paths.
+ * Tables: decomp, jitter, loss, loss_hops, lost_packets, pkt_flows (see
+ * docs/ANALYSIS.md). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+#include "ana_path.h"
+
+#define ANA_TOP_FLOWS 64
+#define ANA_MAX_POS   32
+#define ANA_MAX_INTERVALS 600
+#define ANA_LOST_ROWS 10000
+
+struct ana_pres {                 /* one packet's result */
+	int64_t t;                    /* first event, reference timeline */
+	int64_t seg[ANA_NSEGS];       /* -1: not observed */
+	uint32_t flow;                /* sender's flow */
+	uint32_t last_flow;           /* flow id at the last hook seen */
+	uint32_t len;
+	uint32_t posmask;             /* positions of the flow seen */
+	uint16_t first_host, last_host;
+	uint8_t last_hook, last_pos, retx, skip;
+	uint32_t seq;
+};
+
+struct ana_pos { uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum; uint64_t rn; };
+
+struct ana_fagg {                 /* per flow */
+	uint64_t pkts, bytes, retx, lost, lost_ok;
+	int64_t first, last;
+	struct ana_pos pos[ANA_MAX_POS];
+	uint8_t npos, order[ANA_MAX_POS], rank[ANA_MAX_POS];
+	int top;                      /* index into sketches or -1 */
+	uint16_t snd_host, rcv_host;
+	uint32_t first_mask_bit, deliver_mask;
+};
+
+struct ana_dctx {
+	struct ana_model *m;
+	struct ana_paths *p;
+	struct ana_out *o;
+	struct ana_pres *res;
+	struct ana_fagg *fa;
+	struct np_sketch all[ANA_NSEGS];
+	struct np_sketch (*top)[ANA_NSEGS];
+	uint32_t topflow[ANA_TOP_FLOWS];
+	int ntop;
+	int64_t t_start, iv, t_end_cut;
+	size_t nint;
+	struct np_sketch (*ivsk)[ANA_NSEGS];
+	uint64_t (*ivbytes)[ANA_TOP_FLOWS];
+	uint64_t negative;
+};
+
+/* A flow's hook position; rank = host ordinal in the path * 64 + index of
+ * the hook on that host, averaged over packets, gives the canonical order. */
+static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank)
+{
+	int i;
+	for (i = 0; i < f->npos; i++)
+		if (f->pos[i].host == host && f->pos[i].hook == hook)
+			break;
+	if (i == f->npos) {
+		if (f->npos >= ANA_MAX_POS)
+			return -1;
+		f->pos[f->npos++] = (struct ana_pos){ .host = host, .hook = hook };
+	}
+	if (f->pos[i].rn < 64) {           /* the first packets fix the order */
+		f->pos[i].rsum += rank;
+		f->pos[i].rn++;
+	}
+	return i;
+}
+
+static bool ana_flow_match(const struct ana_model *m, uint32_t flow)
+{
+	const char *flt = m->opt ? m->opt->flow_filter : NULL;
+	if (!flt || !*flt)
+		return true;
+	char key[160];
+	ana_flow_key(&m->flows.v[flow], key, sizeof(key));
+	return strstr(key, flt) != NULL;
+}
+
+/* Builds the result of packet k. */
+static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
+{
+	struct ana_model *m = d->m;
+	const struct ana_pev *ev = m->pev.v;
+	struct ana_pres *r = &d->res[k];
+	memset(r, 0, sizeof(*r));
+	for (int s = 0; s < ANA_NSEGS; s++)
+		r->seg[s] = -1;
+	size_t n = ana_path_order(m, d->p, k, idx, ANA_PATH_MAXEV);
+	if (!n) {
+		r->skip = 1;
+		return;
+	}
+	const struct ana_pev *e0 = &ev[idx[0]];
+	r->flow = e0->flow;
+	r->first_host = e0->host;
+	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
+	r->seq = d->p->pkts[k].seq;
+	r->t = ana_host_aligned(m, e0->host) ? ana_to_ref(m, e0->host, e0->ts) : (int64_t)e0->ts;
+	if (!ana_flow_match(m, r->flow)) {
+		r->skip = 1;
+		return;
+	}
+	struct ana_fagg *f = &d->fa[r->flow];
+	uint32_t seenpos = 0;
+	int hostord = 0, inhost = 0;
+	const struct ana_pev *prev = NULL;
+	bool cross_ok = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct ana_pev *e = &ev[idx[i]];
+		bool newhost = prev && e->host != prev->host;
+		if (newhost || !prev) {
+			/* role of this host: 0 sender, 1 forwarder, 2 receiver */
+			bool ing = false, eg_after = false, eg_first = false;
+			for (size_t x = i; x < n && ev[idx[x]].host == e->host; x++) {
+				if (ev[idx[x]].hook <= PK_HOOK_DEV_XMIT) {
+					if (!ing) eg_first = true; else eg_after = true;
+				} else
+					ing = true;
+			}
+			hostord = eg_first ? 0 : eg_after ? 1 : 2;
+			inhost = 0;
+		}
+		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++);
+		if (pos >= 0) {
+			if (seenpos & (1u << pos))
+				continue;           /* duplicate at one hook: a re-send */
+			seenpos |= 1u << pos;
+		}
+		if (prev) {
+			int seg = ana_hook_segment(e->hook, newhost);
+			int64_t dt;
+			if (!newhost)
+				dt = (int64_t)(e->ts - prev->ts);
+			else if (ana_host_aligned(m, e->host) && ana_host_aligned(m, prev->host))
+				dt = ana_to_ref(m, e->host, e->ts) - ana_to_ref(m, prev->host, prev->ts);
+			else {
+				cross_ok = false;
+				dt = -1;
+			}
+			if (dt < 0 && dt != -1) {
+				d->negative++;
+				dt = 0;
+			}
+			if (dt >= 0)
+				r->seg[seg] = (r->seg[seg] < 0 ? 0 : r->seg[seg]) + dt;
+		}
+		prev = e;
+		r->last_host = e->host;
+		r->last_hook = e->hook;
+		r->last_flow = e->flow;
+		r->last_pos = pos >= 0 ? (uint8_t)pos : 0;
+	}
+	r->posmask = seenpos;
+	if (cross_ok && n > 1) {
+		const struct ana_pev *el = prev;
+		r->seg[ANA_SEG_TOTAL] = el->host == e0->host ? (int64_t)(el->ts - e0->ts)
+			: ana_to_ref(m, el->host, el->ts) - r->t;
+		if (r->seg[ANA_SEG_TOTAL] < 0)
+			r->seg[ANA_SEG_TOTAL] = 0;
+	}
+}
+
+static void ana_retx_mark(struct ana_dctx *d)
+{
+	struct ana_paths *p = d->p;
+	int64_t *gmin = NULL;
+	bool any = false;
+	for (size_t k = 0; k < p->npkts && !any; k++)
+		any = p->pkts[k].ngroup;
+	if (!any)
+		return;
+	gmin = malloc(p->npkts * sizeof(*gmin));
+	if (!gmin)
+		return;
+	for (size_t k = 0; k < p->npkts; k++)
+		gmin[k] = INT64_MAX;
+	for (size_t k = 0; k < p->npkts; k++)
+		if (p->pkts[k].ngroup && d->res[k].t < gmin[p->pkts[k].group])
+			gmin[p->pkts[k].group] = d->res[k].t;
+	for (size_t k = 0; k < p->npkts; k++)
+		if (p->pkts[k].ngroup && d->res[k].t > gmin[p->pkts[k].group])
+			d->res[k].retx = 1;
+	free(gmin);
+}
+
+/* Canonical position order per flow: by mean rank in the path. */
+static void ana_flow_orders(struct ana_dctx *d)
+{
+	for (size_t fi = 0; fi < d->m->flows.n; fi++) {
+		struct ana_fagg *f = &d->fa[fi];
+		for (int i = 0; i < f->npos; i++)
+			f->order[i] = (uint8_t)i;
+		for (int i = 1; i < f->npos; i++) {
+			uint8_t x = f->order[i];
+			int j = i;
+			while (j > 0) {
+				const struct ana_pos *a = &f->pos[f->order[j - 1]], *b = &f->pos[x];
+				if (a->rsum / (double)(a->rn ? a->rn : 1) <= b->rsum / (double)(b->rn ? b->rn : 1))
+					break;
+				f->order[j] = f->order[j - 1];
+				j--;
+			}
+			f->order[j] = x;
+		}
+		for (int i = 0; i < f->npos; i++)
+			f->rank[f->order[i]] = (uint8_t)i;
+		f->deliver_mask = 0;
+		for (int i = 0; i < f->npos; i++) {
+			const struct ana_pos *ps = &f->pos[i];
+			if (f->rank[i] == f->npos - 1 || ps->hook == PK_HOOK_TCP_RCV ||
+			    ps->hook == PK_HOOK_COPY_TO_USER)
+				f->deliver_mask |= 1u << i;
+		}
+		f->first_mask_bit = f->npos ? 1u << f->order[0] : 0;
+		if (f->npos) {
+			f->snd_host = f->pos[f->order[0]].host;
+			f->rcv_host = f->pos[f->order[f->npos - 1]].host;
+		}
+	}
+}
+
+static void ana_pick_top(struct ana_dctx *d)
+{
+	size_t nf = d->m->flows.n;
+	d->ntop = 0;
+	for (size_t fi = 0; fi < nf; fi++)
+		d->fa[fi].top = -1;
+	for (int t = 0; t < ANA_TOP_FLOWS; t++) {
+		uint64_t best = 0;
+		size_t bi = SIZE_MAX;
+		for (size_t fi = 0; fi < nf; fi++)
+			if (d->fa[fi].top < 0 && d->fa[fi].pkts > best) {
+				best = d->fa[fi].pkts;
+				bi = fi;
+			}
+		if (bi == SIZE_MAX)
+			break;
+		d->fa[bi].top = t;
+		d->topflow[t] = (uint32_t)bi;
+		d->ntop++;
+	}
+}
+
+static void ana_time_grid(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	int64_t lo = INT64_MAX, hi = INT64_MIN, end_min = INT64_MAX;
+	for (size_t h = 0; h < m->hosts.n; h++) {
+		if (!ana_host_aligned(m, (int)h) || !m->hosts.v[h].pkt_events)
+			continue;
+		int64_t a = ana_to_ref(m, (int)h, m->hosts.v[h].t_min);
+		int64_t b = ana_to_ref(m, (int)h, m->hosts.v[h].t_max);
+		if (a < lo) lo = a;
+		if (b > hi) hi = b;
+		if (b < end_min) end_min = b;
+	}
+	if (lo == INT64_MAX) {
+		lo = 0; hi = 1; end_min = INT64_MAX;
+	}
+	uint64_t iv = m->ref >= 0 && m->hosts.v[m->ref].interval_ns ? m->hosts.v[m->ref].interval_ns
+								     : 1000000000ull;
+	while ((uint64_t)(hi - lo) / iv + 1 > ANA_MAX_INTERVALS)
+		iv *= 2;
+	d->t_start = lo;
+	d->iv = (int64_t)iv;
+	d->nint = (size_t)((hi - lo) / (int64_t)iv) + 1;
+	/* packets still in flight when a recording stopped are not losses */
+	int64_t guard = (end_min - lo) / 10 < 100000000 ? (end_min - lo) / 10 : 100000000;
+	d->t_end_cut = end_min == INT64_MAX ? INT64_MAX : end_min - guard;
+}
+
+static bool ana_in_window(const struct ana_model *m, int64_t t)
+{
+	const struct ana_options *o = m->opt;
+	if (!o)
+		return true;
+	if (o->from_set && t < (int64_t)o->from_ns)
+		return false;
+	if (o->to_set && t > (int64_t)o->to_ns)
+		return false;
+	return true;
+}
+
+static void ana_accumulate(struct ana_dctx *d)
+{
+	struct ana_paths *p = d->p;
+	for (size_t k = 0; k < p->npkts; k++) {
+		struct ana_pres *r = &d->res[k];
+		if (r->skip || !ana_in_window(d->m, r->t))
+			continue;
+		struct ana_fagg *f = &d->fa[r->flow];
+		f->pkts++;
+		f->bytes += r->len;
+		if (r->retx)
+			f->retx++;
+		if (!f->first || r->t < f->first) f->first = r->t;
+		if (r->t > f->last) f->last = r->t;
+		for (int i = 0; i < f->npos && i < ANA_MAX_POS; i++)
+			if (r->posmask & (1u << i))
+				f->pos[i].n++;
+	}
+	ana_pick_top(d);
+	d->top = calloc(d->ntop ? d->ntop : 1, sizeof(*d->top));
+	d->ivsk = calloc(d->nint, sizeof(*d->ivsk));
+	d->ivbytes = calloc(d->nint, sizeof(*d->ivbytes));
+	if (!d->top || !d->ivsk || !d->ivbytes)
+		return;
+	for (size_t k = 0; k < p->npkts; k++) {
+		struct ana_pres *r = &d->res[k];
+		if (r->skip || !ana_in_window(d->m, r->t))
+			continue;
+		struct ana_fagg *f = &d->fa[r->flow];
+		int64_t ii = (r->t - d->t_start) / d->iv;
+		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+		if (f->top >= 0)
+			d->ivbytes[iv][f->top] += r->len;
+		if (r->retx)
+			continue;                       /* retransmissions: separate, not in latency */
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			if (r->seg[s] < 0)
+				continue;
+			np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
+			np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
+			if (f->top >= 0)
+				np_sketch_add(&d->top[f->top][s], (uint64_t)r->seg[s], 1);
+		}
+	}
+}
+
+static void ana_flow_name(const struct ana_model *m, uint32_t fi, char *buf, size_t n)
+{
+	ana_flow_key(&m->flows.v[fi], buf, n);
+}
+
+static void ana_decomp_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	struct np_table *t = np_table_new("decomp", "Latency decomposition per segment", 2);
+	np_table_col(t, "flow", "str", "sender-side flow, or all");
+	np_table_col(t, "segment", "str", "sender_stack qdisc device wire receiver_stack receiver_app total");
+	ana_sketch_cols(t);
+	np_table_col(t, "share_mean", "pct", "segment mean as % of the total mean");
+	np_table_col(t, "share_p99", "pct", "% of the latency of the slowest 1 % of packets spent here");
+	np_table_col(t, "host", "str", "host the segment runs on (wire: sender>receiver)");
+	for (int f = -1; f < d->ntop; f++) {
+		char name[160] = "all";
+		struct np_sketch *sk = f < 0 ? d->all : d->top[f];
+		if (f >= 0)
+			ana_flow_name(m, d->topflow[f], name, sizeof(name));
+		/* tail decomposition: mean per segment over packets >= total p99 */
+		double tail[ANA_NSEGS] = { 0 };
+		uint64_t ntail = 0;
+		uint64_t p99 = np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99);
+		if (sk[ANA_SEG_TOTAL].n) {
+			for (size_t k = 0; k < d->p->npkts; k++) {
+				const struct ana_pres *r = &d->res[k];
+				if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 ||
+				    (f >= 0 && r->flow != d->topflow[f]) ||
+				    (uint64_t)r->seg[ANA_SEG_TOTAL] < p99 || !ana_in_window(m, r->t))
+					continue;
+				for (int s = 0; s < ANA_NSEGS; s++)
+					if (r->seg[s] > 0)
+						tail[s] += (double)r->seg[s];
+				ntail++;
+			}
+		}
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			if (!sk[s].n)
+				continue;
+			size_t r = np_table_row(t);
+			np_table_set_str(t, r, 0, name);
+			np_table_set_str(t, r, 1, ana_seg_name(s));
+			ana_sketch_cells(t, r, 2, &sk[s]);
+			double tm = np_sketch_mean(&sk[ANA_SEG_TOTAL]);
+			if (tm > 0)
+				np_table_set_f64(t, r, 9, 100.0 * np_sketch_mean(&sk[s]) * (double)sk[s].n /
+						 ((double)sk[ANA_SEG_TOTAL].n * tm));
+			if (ntail && tail[ANA_SEG_TOTAL] > 0)
+				np_table_set_f64(t, r, 10, 100.0 * tail[s] / tail[ANA_SEG_TOTAL]);
+			if (f >= 0) {
+				const struct ana_fagg *fa = &d->fa[d->topflow[f]];
+				char hb[300];
+				if (s == ANA_SEG_WIRE || s == ANA_SEG_TOTAL)
+					snprintf(hb, sizeof(hb), "%s>%s", m->hosts.v[fa->snd_host].name,
+						 m->hosts.v[fa->rcv_host].name);
+				else
+					snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
+										      : fa->rcv_host].name);
+				np_table_set_str(t, r, 11, hb);
+				if (s != ANA_SEG_TOTAL && ntail && tail[ANA_SEG_TOTAL] > 0) {
+					double sh = 100.0 * tail[s] / tail[ANA_SEG_TOTAL];
+					char key[200];
+					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
+					ana_out_candidate(d->o, sh / 100.0 * 2.0, sh >= 50 ? 2 : 1, "decomp", key,
+							  "share_p99", sh,
+							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s",
+							  sh, (double)p99 / 1e3, name, ana_seg_name(s), hb);
+				}
+			}
+			char key[200];
+			snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
+			np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
+		}
+	}
+	ana_out_table(d->o, t);
+	/* per-interval series of the overall decomposition */
+	uint64_t *ts = malloc(d->nint * sizeof(*ts));
+	double *v50 = malloc(d->nint * sizeof(double)), *v99 = malloc(d->nint * sizeof(double));
+	double *vn = malloc(d->nint * sizeof(double));
+	if (ts && v50 && v99 && vn) {
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			size_t k = 0;
+			for (size_t i = 0; i < d->nint; i++) {
+				if (!d->ivsk[i][s].n)
+					continue;
+				ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
+				v50[k] = (double)np_sketch_quantile(&d->ivsk[i][s], 0.5);
+				v99[k] = (double)np_sketch_quantile(&d->ivsk[i][s], 0.99);
+				vn[k] = (double)d->ivsk[i][s].n;
+				k++;
+			}
+			if (!k)
+				continue;
+			char key[64];
+			snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
+			np_series_pack(&d->o->rb, "decomp", key, "p50", "ns", ts, v50, k);
+			np_series_pack(&d->o->rb, "decomp", key, "p99", "ns", ts, v99, k);
+			np_series_pack(&d->o->rb, "decomp", key, "count", "count", ts, vn, k);
+		}
+	}
+	free(ts); free(v50); free(v99); free(vn);
+	if (d->negative)
+		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
+			 "(clamped to 0): the clock error bound is larger than those segments",
+			 (unsigned long long)d->negative);
+}
+
+/* ---- jitter ---- */
+
+struct ana_jit { uint32_t flow; int64_t t, lat; };
+
+static int ana_jit_cmp(const void *a, const void *b)
+{
+	const struct ana_jit *x = a, *y = b;
+	if (x->flow != y->flow) return x->flow < y->flow ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int ana_i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void ana_jitter_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	size_t n = 0;
+	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
+	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
+	struct np_table *t = np_table_new("jitter", "Jitter per flow (vnettracer dT(i+1)-dT(i); RFC 3550)", 1);
+	np_table_col(t, "flow", "str", NULL);
+	np_table_col(t, "packets", "count", "packets with a full path (first to last hook of the flow)");
+	np_table_col(t, "jitter_min", "ns", "smallest dT(i+1)-dT(i)");
+	np_table_col(t, "jitter_max", "ns", "largest dT(i+1)-dT(i)");
+	np_table_col(t, "jitter_range", "ns", "max - min");
+	np_table_col(t, "jitter_p50_abs", "ns", "median |dT(i+1)-dT(i)|");
+	np_table_col(t, "jitter_p99_abs", "ns", "99th percentile |dT(i+1)-dT(i)|");
+	np_table_col(t, "jitter_rfc3550", "ns", "RFC 3550 interarrival jitter at the end");
+	np_table_col(t, "jitter_rfc3550_mean", "ns", "mean of the RFC 3550 estimate over packets");
+	if (!j || !absj)
+		goto out;
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(m, r->t))
+			continue;
+		const struct ana_fagg *f = &d->fa[r->flow];
+		if (f->npos < 2 || !(r->posmask & f->first_mask_bit) ||
+		    !(r->posmask & (1u << f->order[f->npos - 1])))
+			continue;
+		j[n++] = (struct ana_jit){ r->flow, r->t, r->seg[ANA_SEG_TOTAL] };
+	}
+	qsort(j, n, sizeof(*j), ana_jit_cmp);
+	for (size_t a = 0; a < n;) {
+		size_t b = a;
+		while (b < n && j[b].flow == j[a].flow)
+			b++;
+		if (b - a >= 2 && d->fa[j[a].flow].top >= 0) {
+			int64_t mn = INT64_MAX, mx = INT64_MIN;
+			double J = 0, Jsum = 0;
+			size_t na = 0;
+			for (size_t i = a + 1; i < b; i++) {
+				int64_t dj = j[i].lat - j[i - 1].lat;
+				if (dj < mn) mn = dj;
+				if (dj > mx) mx = dj;
+				absj[na++] = dj < 0 ? -dj : dj;
+				J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
+				Jsum += J;
+			}
+			qsort(absj, na, sizeof(*absj), ana_i64_cmp);
+			size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
+			char name[160];
+			ana_flow_name(m, j[a].flow, name, sizeof(name));
+			size_t r = np_table_row(t);
+			np_table_set_str(t, r, 0, name);
+			np_table_set_u64(t, r, 1, b - a);
+			np_table_set_i64(t, r, 2, mn);
+			np_table_set_i64(t, r, 3, mx);
+			np_table_set_i64(t, r, 4, mx - mn);
+			np_table_set_i64(t, r, 5, absj[i50]);
+			np_table_set_i64(t, r, 6, absj[i99]);
+			np_table_set_f64(t, r, 7, J);
+			np_table_set_f64(t, r, 8, Jsum / (double)na);
+			double med = (double)np_sketch_quantile(&d->top[d->fa[j[a].flow].top][ANA_SEG_TOTAL], 0.5);
+			if (med > 0 && (double)absj[i99] > med * 0.5)
+				ana_out_candidate(d->o, (double)absj[i99] / med, 1, "jitter", name,
+						  "jitter_p99_abs", (double)absj[i99],
+						  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
+						  name, (double)absj[i99] / 1e3, med / 1e3);
+		}
+		a = b;
+	}
+out:
+	ana_out_table(d->o, t);
+	free(j); free(absj);
+}
+
+/* ---- loss ---- */
+
+static const char *ana_drop_reason(const struct ana_model *m, uint16_t host, uint32_t flow)
+{
+	char key[160];
+	ana_flow_key(&m->flows.v[flow], key, sizeof(key));
+	const struct ana_drop *best = NULL, *any = NULL;
+	for (size_t i = 0; i < m->drops.n; i++) {
+		const struct ana_drop *dr = &m->drops.v[i];
+		if (dr->host != host)
+			continue;
+		if (!any || dr->count > any->count)
+			any = dr;
+		if (!strcmp(dr->flowkey, key) && (!best || dr->count > best->count))
+			best = dr;
+	}
+	return best ? best->reason : NULL;
+}
+
+static void ana_loss_tables(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	struct np_table *lp = np_table_new("lost_packets", "Every lost packet, located", 3);
+	np_table_col(lp, "flow", "str", NULL);
+	np_table_col(lp, "seq", "id", "TCP seq or UDP id");
+	np_table_col(lp, "time", "time_ns", "first seen, reference timeline");
+	np_table_col(lp, "len", "bytes", "payload");
+	np_table_col(lp, "last_host", "str", "last host that saw it");
+	np_table_col(lp, "last_hook", "str", "last hook that saw it");
+	np_table_col(lp, "lost_in", "str", "segment after the last hook (where it vanished)");
+	np_table_col(lp, "next_hook", "str", "the hook it never reached");
+	np_table_col(lp, "retransmission", "bool", "the lost packet was itself a retransmission");
+	np_table_col(lp, "drop_reason", "str", "kernel drop reason on that host, when recorded");
+	size_t nrows = 0;
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || !ana_in_window(m, r->t) || r->t > d->t_end_cut)
+			continue;
+		struct ana_fagg *f = &d->fa[r->flow];
+		if (f->npos < 2 || !(r->posmask & f->first_mask_bit) || (r->posmask & f->deliver_mask))
+			continue;
+		f->lost++;
+		/* last position reached in canonical order */
+		int last = -1;
+		for (int i = 0; i < f->npos; i++)
+			if (r->posmask & (1u << i))
+				if (last < 0 || f->rank[i] > f->rank[last])
+					last = i;
+		if (last < 0)
+			continue;
+		f->pos[last].lost_here++;
+		if (nrows >= ANA_LOST_ROWS)
+			continue;
+		int nxt = f->rank[last] + 1 < f->npos ? f->order[f->rank[last] + 1] : -1;
+		const struct ana_pos *lp_ = &f->pos[last];
+		char name[160];
+		ana_flow_name(m, r->flow, name, sizeof(name));
+		size_t row = np_table_row(lp);
+		nrows++;
+		np_table_set_str(lp, row, 0, name);
+		np_table_set_u64(lp, row, 1, r->seq);
+		np_table_set_i64(lp, row, 2, r->t);
+		np_table_set_u64(lp, row, 3, r->len);
+		np_table_set_str(lp, row, 4, m->hosts.v[lp_->host].name);
+		np_table_set_str(lp, row, 5, ana_hook_name(lp_->hook));
+		if (nxt >= 0) {
+			const struct ana_pos *np_ = &f->pos[nxt];
+			np_table_set_str(lp, row, 6, ana_seg_name(ana_hook_segment(np_->hook,
+								      np_->host != lp_->host)));
+			np_table_set_str(lp, row, 7, ana_hook_name(np_->hook));
+		}
+		np_table_set_u64(lp, row, 8, r->retx);
+		const char *why = ana_drop_reason(m, lp_->host, r->last_flow);
+		if (why)
+			np_table_set_str(lp, row, 9, why);
+	}
+	if (nrows >= ANA_LOST_ROWS)
+		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
+			 ANA_LOST_ROWS, ANA_LOST_ROWS);
+
+	struct np_table *t = np_table_new("loss", "Loss per flow (retransmissions counted apart)", 1);
+	np_table_col(t, "flow", "str", NULL);
+	np_table_col(t, "sent", "count", "packets seen at the flow's first hook");
+	np_table_col(t, "received", "count", "packets seen at the flow's last hook");
+	np_table_col(t, "lost", "count", "packets that never reached the receiver");
+	np_table_col(t, "loss_rate", "ratio", "lost / sent");
+	np_table_col(t, "retrans", "count", "retransmitted packets");
+	np_table_col(t, "worst_hook", "str", "host:hook after which most packets vanished");
+	struct np_table *hp = np_table_new("loss_hops", "Packets between consecutive hook points", 3);
+	np_table_col(hp, "flow", "str", NULL);
+	np_table_col(hp, "from", "str", "host:hook");
+	np_table_col(hp, "to", "str", "host:hook");
+	np_table_col(hp, "n_from", "count", "packets seen at from (N_i)");
+	np_table_col(hp, "n_to", "count", "packets seen at to (N_j)");
+	np_table_col(hp, "lost", "count", "N_i - N_j");
+	np_table_col(hp, "loss_rate", "ratio", "(N_i - N_j) / N_i");
+	np_table_col(hp, "lost_here", "count", "packets whose last hook was from");
+	for (size_t fi = 0; fi < m->flows.n; fi++) {
+		struct ana_fagg *f = &d->fa[fi];
+		if (!f->pkts || f->npos < 1)
+			continue;
+		char name[160];
+		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
+		uint64_t sent = f->pos[f->order[0]].n, recv = f->pos[f->order[f->npos - 1]].n;
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, name);
+		np_table_set_u64(t, r, 1, sent);
+		np_table_set_u64(t, r, 2, recv);
+		np_table_set_u64(t, r, 3, f->lost);
+		if (sent)
+			np_table_set_f64(t, r, 4, (double)f->lost / (double)sent);
+		np_table_set_u64(t, r, 5, f->retx);
+		int worst = -1;
+		for (int i = 0; i < f->npos; i++)
+			if (f->pos[i].lost_here && (worst < 0 || f->pos[i].lost_here > f->pos[worst].lost_here))
+				worst = i;
+		if (worst >= 0) {
+			char hk[200];
+			snprintf(hk, sizeof(hk), "%s:%s", m->hosts.v[f->pos[worst].host].name,
+				 ana_hook_name(f->pos[worst].hook));
+			np_table_set_str(t, r, 6, hk);
+			double rate = sent ? (double)f->lost / (double)sent : 0;
+			const char *why = ana_drop_reason(m, f->pos[worst].host, (uint32_t)fi);
+			ana_out_candidate(d->o, rate * 50.0 + (f->lost ? 0.1 : 0), rate > 0.01 ? 2 : 1,
+					  "loss", name, "loss_rate", rate,
+					  "flow %s lost %llu of %llu packets (%.2f %%), most after %s%s%s",
+					  name, (unsigned long long)f->lost, (unsigned long long)sent,
+					  rate * 100, hk, why ? ": " : "", why ? why : "");
+		}
+		if (f->top < 0)
+			continue;
+		for (int i = 0; i + 1 < f->npos; i++) {
+			const struct ana_pos *a = &f->pos[f->order[i]], *b = &f->pos[f->order[i + 1]];
+			char fa[200], fb[200];
+			snprintf(fa, sizeof(fa), "%s:%s", m->hosts.v[a->host].name, ana_hook_name(a->hook));
+			snprintf(fb, sizeof(fb), "%s:%s", m->hosts.v[b->host].name, ana_hook_name(b->hook));
+			size_t rr = np_table_row(hp);
+			np_table_set_str(hp, rr, 0, name);
+			np_table_set_str(hp, rr, 1, fa);
+			np_table_set_str(hp, rr, 2, fb);
+			np_table_set_u64(hp, rr, 3, a->n);
+			np_table_set_u64(hp, rr, 4, b->n);
+			np_table_set_i64(hp, rr, 5, (int64_t)a->n - (int64_t)b->n);
+			if (a->n)
+				np_table_set_f64(hp, rr, 6, ((double)a->n - (double)b->n) / (double)a->n);
+			np_table_set_u64(hp, rr, 7, a->lost_here);
+		}
+	}
+	ana_out_table(d->o, t);
+	ana_out_table(d->o, hp);
+	ana_out_table(d->o, lp);
+}
+
+/* ---- throughput from packet paths ---- */
+
+static void ana_pkt_flows_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	struct np_table *t = np_table_new("pkt_flows", "Traced flows (from packet paths)", 1);
+	np_table_col(t, "flow", "str", NULL);
+	np_table_col(t, "sender", "str", "host");
+	np_table_col(t, "receiver", "str", "host");
+	np_table_col(t, "packets", "count", NULL);
+	np_table_col(t, "bytes", "bytes", "payload");
+	np_table_col(t, "first", "time_ns", NULL);
+	np_table_col(t, "last", "time_ns", NULL);
+	np_table_col(t, "throughput", "bps", "payload bits / (last - first)");
+	uint64_t *ts = malloc(d->nint * sizeof(*ts));
+	double *v = malloc(d->nint * sizeof(*v));
+	for (size_t fi = 0; fi < m->flows.n; fi++) {
+		const struct ana_fagg *f = &d->fa[fi];
+		if (!f->pkts)
+			continue;
+		char name[160];
+		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, name);
+		if (f->npos) {
+			np_table_set_str(t, r, 1, m->hosts.v[f->snd_host].name);
+			np_table_set_str(t, r, 2, m->hosts.v[f->rcv_host].name);
+		}
+		np_table_set_u64(t, r, 3, f->pkts);
+		np_table_set_u64(t, r, 4, f->bytes);
+		np_table_set_i64(t, r, 5, f->first);
+		np_table_set_i64(t, r, 6, f->last);
+		if (f->last > f->first)
+			np_table_set_f64(t, r, 7, (double)f->bytes * 8e9 / (double)(f->last - f->first));
+		if (f->top < 0 || !ts || !v)
+			continue;
+		size_t k = 0;
+		for (size_t i = 0; i < d->nint; i++) {
+			ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
+			v[k++] = (double)d->ivbytes[i][f->top] * 8e9 / (double)d->iv;
+		}
+		np_series_pack(&d->o->rb, "pkt_flows", name, "throughput", "bps", ts, v, k);
+	}
+	free(ts); free(v);
+	ana_out_table(d->o, t);
+}
+
+static void ana_export_ivseg(struct ana_dctx *d)
+{
+	struct ana_ivseg *v = &d->m->ivseg;
+	free(v->sum); free(v->cnt);
+	v->n = d->nint;
+	v->t0 = d->t_start;
+	v->len = d->iv;
+	v->sum = calloc(d->nint * ANA_NSEGS, sizeof(double));
+	v->cnt = calloc(d->nint * ANA_NSEGS, sizeof(uint64_t));
+	if (!v->sum || !v->cnt) {
+		v->n = 0;
+		return;
+	}
+	for (size_t i = 0; i < d->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			v->sum[i * ANA_NSEGS + s] = d->ivsk[i][s].sum;
+			v->cnt[i * ANA_NSEGS + s] = d->ivsk[i][s].n;
+		}
+	for (int s = 0; s < ANA_NSEGS; s++)
+		v->mean[s] = np_sketch_mean(&d->all[s]);
+}
+
+void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
+{
+	struct ana_dctx d = { .m = m, .p = p, .o = o };
+	if (!p || !p->npkts)
+		return;
+	d.res = malloc(p->npkts * sizeof(*d.res));
+	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
+	uint32_t *idx = malloc(ANA_PATH_MAXEV * sizeof(uint32_t));
+	if (!d.res || !d.fa || !idx)
+		goto out;
+	for (int s = 0; s < ANA_NSEGS; s++)
+		np_sketch_init(&d.all[s]);
+	ana_time_grid(&d);
+	for (size_t k = 0; k < p->npkts; k++)
+		ana_packet(&d, k, idx);
+	ana_retx_mark(&d);
+	ana_flow_orders(&d);
+	ana_accumulate(&d);
+	if (!d.top || !d.ivsk || !d.ivbytes)
+		goto out;
+	ana_export_ivseg(&d);
+	ana_decomp_table(&d);
+	ana_jitter_table(&d);
+	ana_loss_tables(&d);
+	ana_pkt_flows_table(&d);
+out:
+	for (int s = 0; s < ANA_NSEGS; s++)
+		np_sketch_free(&d.all[s]);
+	for (int f = 0; d.top && f < d.ntop; f++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_free(&d.top[f][s]);
+	for (size_t i = 0; d.ivsk && i < d.nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_free(&d.ivsk[i][s]);
+	free(d.top); free(d.ivsk); free(d.ivbytes);
+	free(d.res); free(d.fa); free(idx);
+}

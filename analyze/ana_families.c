@@ -1,0 +1,333 @@
+/* Aggregates of the recorder-core families: flows and throughput, drops,
+ * transactions (per connection / endpoint / container, sketches merged
+ * across intervals, deep-mon S4.2.3) and network CPU cost (netto). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+
+#define ANA_SERIES_MAX 600
+
+static int64_t ana_ref_or_local(const struct ana_model *m, int host, uint64_t t)
+{
+	return ana_host_aligned(m, host) ? ana_to_ref(m, host, t) : (int64_t)t;
+}
+
+/* ---- flows ---- */
+
+struct ana_fkey { uint16_t host; const char *key; size_t first; };
+
+static int ana_fstat_cmp(const void *a, const void *b)
+{
+	const struct ana_flowstat *x = a, *y = b;
+	if (x->host != y->host) return x->host < y->host ? -1 : 1;
+	int c = strcmp(x->key, y->key);
+	if (c) return c;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+void ana_flows_run(struct ana_model *m, struct ana_out *o)
+{
+	if (!m->fstats.n && !m->drops.n)
+		return;
+	struct ana_flowstat *v = m->fstats.v;
+	size_t n = m->fstats.n;
+	qsort(v, n, sizeof(*v), ana_fstat_cmp);
+	struct np_table *t = np_table_new("flows", "Flows (recorder flow table)", 2);
+	np_table_col(t, "host", "str", NULL);
+	np_table_col(t, "flow", "str", "proto local:port>remote:port");
+	np_table_col(t, "comm", "str", "owning process");
+	np_table_col(t, "pid", "id", NULL);
+	np_table_col(t, "tx_bytes", "bytes", NULL);
+	np_table_col(t, "rx_bytes", "bytes", NULL);
+	np_table_col(t, "tx_pkts", "count", NULL);
+	np_table_col(t, "rx_pkts", "count", NULL);
+	np_table_col(t, "retrans", "count", "retransmissions");
+	np_table_col(t, "throughput", "bps", "(tx+rx) bits over the intervals the flow was active");
+	np_table_col(t, "throughput_max", "bps", "busiest interval");
+	np_table_col(t, "srtt_mean", "ns", "mean smoothed RTT over intervals");
+	uint64_t *ts = malloc(ANA_SERIES_MAX * sizeof(*ts));
+	double *val = malloc(ANA_SERIES_MAX * sizeof(*val));
+	for (size_t a = 0; a < n;) {
+		size_t b = a;
+		uint64_t tx = 0, rx = 0, tp = 0, rp = 0, re = 0, dur = 0, srs = 0, srn = 0;
+		double bmax = 0;
+		size_t k = 0;
+		while (b < n && v[b].host == v[a].host && !strcmp(v[b].key, v[a].key)) {
+			tx += v[b].tx_bytes; rx += v[b].rx_bytes;
+			tp += v[b].tx_pkts; rp += v[b].rx_pkts; re += v[b].retrans;
+			dur += v[b].dur_ns;
+			if (v[b].srtt_ns) { srs += v[b].srtt_ns; srn++; }
+			double bps = v[b].dur_ns ? (double)(v[b].tx_bytes + v[b].rx_bytes) * 8e9 / (double)v[b].dur_ns : 0;
+			if (bps > bmax) bmax = bps;
+			if (ts && val && k < ANA_SERIES_MAX) {
+				ts[k] = (uint64_t)ana_ref_or_local(m, v[b].host, v[b].t);
+				val[k++] = bps;
+			}
+			b++;
+		}
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, m->hosts.v[v[a].host].name);
+		np_table_set_str(t, r, 1, v[a].key);
+		if (v[a].comm[0]) np_table_set_str(t, r, 2, v[a].comm);
+		if (v[a].pid) np_table_set_u64(t, r, 3, v[a].pid);
+		np_table_set_u64(t, r, 4, tx);
+		np_table_set_u64(t, r, 5, rx);
+		np_table_set_u64(t, r, 6, tp);
+		np_table_set_u64(t, r, 7, rp);
+		np_table_set_u64(t, r, 8, re);
+		if (dur)
+			np_table_set_f64(t, r, 9, (double)(tx + rx) * 8e9 / (double)dur);
+		np_table_set_f64(t, r, 10, bmax);
+		if (srn)
+			np_table_set_f64(t, r, 11, (double)srs / (double)srn);
+		if (k) {
+			char key[400];
+			snprintf(key, sizeof(key), "%s|%s", m->hosts.v[v[a].host].name, v[a].key);
+			np_series_pack(&o->rb, "flows", key, "throughput", "bps", ts, val, k);
+		}
+		if (tp && re * 100 > tp)
+			ana_out_candidate(o, (double)re / (double)tp * 20, 1, "flows", v[a].key, "retrans",
+					  (double)re, "flow %s on %s retransmitted %llu of %llu segments (%.1f %%)",
+					  v[a].key, m->hosts.v[v[a].host].name, (unsigned long long)re,
+					  (unsigned long long)tp, 100.0 * (double)re / (double)tp);
+		a = b;
+	}
+	free(ts); free(val);
+	ana_out_table(o, t);
+
+	/* drops by host, flow, kernel reason */
+	struct np_table *d = np_table_new("drops", "Kernel packet drops by reason", 3);
+	np_table_col(d, "host", "str", NULL);
+	np_table_col(d, "flow", "str", NULL);
+	np_table_col(d, "reason", "str", "kernel drop reason (skb_drop_reason)");
+	np_table_col(d, "drops", "count", NULL);
+	for (size_t i = 0; i < m->drops.n; i++) {
+		const struct ana_drop *x = &m->drops.v[i];
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = m->drops.v[j].host == x->host && !strcmp(m->drops.v[j].flowkey, x->flowkey) &&
+			       !strcmp(m->drops.v[j].reason, x->reason);
+		if (seen)
+			continue;
+		uint64_t cnt = 0;
+		for (size_t j = i; j < m->drops.n; j++)
+			if (m->drops.v[j].host == x->host && !strcmp(m->drops.v[j].flowkey, x->flowkey) &&
+			    !strcmp(m->drops.v[j].reason, x->reason))
+				cnt += m->drops.v[j].count;
+		size_t r = np_table_row(d);
+		np_table_set_str(d, r, 0, m->hosts.v[x->host].name);
+		np_table_set_str(d, r, 1, x->flowkey);
+		np_table_set_str(d, r, 2, x->reason);
+		np_table_set_u64(d, r, 3, cnt);
+	}
+	ana_out_table(o, d);
+}
+
+/* ---- transactions ---- */
+
+/* pid -> container path through THREADS (pid, cgroup) and CGROUPS. */
+static const char *ana_container_of(const struct ana_model *m, uint16_t host, uint32_t pid,
+				    uint64_t cgroup)
+{
+	for (size_t i = 0; !cgroup && i < m->threads.n; i++)
+		if (m->threads.v[i].host == host && m->threads.v[i].pid == pid)
+			cgroup = m->threads.v[i].cgroup;
+	for (size_t i = 0; cgroup && i < m->cgroups.n; i++)
+		if (m->cgroups.v[i].host == host && m->cgroups.v[i].id == cgroup && m->cgroups.v[i].path[0])
+			return m->cgroups.v[i].path;
+	return NULL;
+}
+
+struct ana_tgroup { char level[12]; char key[300]; uint16_t host; bool server;
+		    uint64_t count, bytes; struct np_sketch lat; uint64_t t_lo, t_hi; };
+
+static struct ana_tgroup *ana_tgroup_get(struct ana_tgroup **g, size_t *n, size_t *cap,
+					 const char *level, const char *key, uint16_t host, bool server)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*g)[i].host == host && (*g)[i].server == server && !strcmp((*g)[i].level, level) &&
+		    !strcmp((*g)[i].key, key))
+			return &(*g)[i];
+	if (ana_vec_grow((void **)g, cap, *n + 1, sizeof(**g)))
+		return NULL;
+	struct ana_tgroup *x = &(*g)[(*n)++];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->level, sizeof(x->level), "%s", level);
+	snprintf(x->key, sizeof(x->key), "%s", key);
+	x->host = host;
+	x->server = server;
+	x->t_lo = UINT64_MAX;
+	np_sketch_init(&x->lat);
+	return x;
+}
+
+void ana_txn_run(struct ana_model *m, struct ana_out *o)
+{
+	if (!m->txns.n)
+		return;
+	struct ana_tgroup *g = NULL;
+	size_t ng = 0, cap = 0;
+	for (size_t i = 0; i < m->txns.n; i++) {
+		struct ana_txn *x = &m->txns.v[i];
+		const char *cont = x->container[0] ? x->container : ana_container_of(m, x->host, x->pid, x->cgroup);
+		char ckey[160];
+		if (!cont) {
+			snprintf(ckey, sizeof(ckey), "%s[%u]", x->comm[0] ? x->comm : "pid", x->pid);
+			cont = ckey;
+		}
+		const char *lv[3] = { "connection", "endpoint", "container" };
+		const char *ky[3] = { x->conn, x->endpoint, cont };
+		for (int l = 0; l < 3; l++) {
+			struct ana_tgroup *t = ana_tgroup_get(&g, &ng, &cap, lv[l], ky[l], x->host, x->server);
+			if (!t)
+				continue;
+			t->count += x->count;
+			t->bytes += x->bytes;
+			np_sketch_merge(&t->lat, &x->lat);
+			if (x->t < t->t_lo) t->t_lo = x->t;
+			if (x->t > t->t_hi) t->t_hi = x->t;
+		}
+	}
+	struct np_table *t = np_table_new("transactions", "Transaction latency (merged across intervals)", 4);
+	np_table_col(t, "level", "str", "connection / endpoint / container");
+	np_table_col(t, "key", "str", "conn tuple, server ip:port + HTTP path, or cgroup");
+	np_table_col(t, "host", "str", NULL);
+	np_table_col(t, "role", "str", "server or client side");
+	np_table_col(t, "requests", "count", NULL);
+	np_table_col(t, "rate", "rate", "requests per second over the recording");
+	np_table_col(t, "bytes", "bytes", "request + response bytes");
+	ana_sketch_cols(t);
+	for (size_t i = 0; i < ng; i++) {
+		struct ana_tgroup *x = &g[i];
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, x->level);
+		np_table_set_str(t, r, 1, x->key);
+		np_table_set_str(t, r, 2, m->hosts.v[x->host].name);
+		np_table_set_str(t, r, 3, x->server ? "server" : "client");
+		np_table_set_u64(t, r, 4, x->count);
+		uint64_t span = x->t_hi > x->t_lo ? x->t_hi - x->t_lo : 0;
+		span += m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns : 1000000000ull;
+		np_table_set_f64(t, r, 5, (double)x->count * 1e9 / (double)span);
+		np_table_set_u64(t, r, 6, x->bytes);
+		/* the sketch carries the latency; count column is requests */
+		ana_sketch_cells(t, r, 7, &x->lat);
+		np_table_set_u64(t, r, 7, x->lat.n);
+		char key[640];
+		snprintf(key, sizeof(key), "%s|%s|%s|%s", x->level, x->key, m->hosts.v[x->host].name,
+			 x->server ? "server" : "client");
+		np_sketchrec_pack(&o->rb, "transactions", key, "latency", "ns", &x->lat);
+		if (!strcmp(x->level, "endpoint") && x->server && x->lat.n >= 20) {
+			double p50 = (double)np_sketch_quantile(&x->lat, 0.5);
+			double p99 = (double)np_sketch_quantile(&x->lat, 0.99);
+			if (p50 > 0 && p99 > 5 * p50)
+				ana_out_candidate(o, p99 / p50 / 10.0, 1, "transactions", key, "p99", p99,
+						  "endpoint %s on %s has p99 %.2f ms, %.0fx its median",
+						  x->key, m->hosts.v[x->host].name, p99 / 1e6, p99 / p50);
+		}
+		np_sketch_free(&x->lat);
+	}
+	free(g);
+	ana_out_table(o, t);
+}
+
+/* ---- network CPU cost ---- */
+
+void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
+{
+	if (!m->netcpu.n)
+		return;
+	struct np_table *t = np_table_new("netcpu", "Network CPU cost per host", 1);
+	np_table_col(t, "host", "str", NULL);
+	np_table_col(t, "net_rx", "ns", "CPU time in NET_RX softirq");
+	np_table_col(t, "net_tx", "ns", "CPU time in NET_TX softirq");
+	np_table_col(t, "sock_send", "ns", "CPU time in socket send");
+	np_table_col(t, "sock_recv", "ns", "CPU time in socket receive");
+	np_table_col(t, "total", "ns", NULL);
+	np_table_col(t, "cpu_mean", "pct", "mean network CPU, % of one core");
+	np_table_col(t, "cpu_max", "pct", "busiest interval, % of one core");
+	np_table_col(t, "cpu_share", "pct", "% of all cores of the host");
+	uint64_t *ts = malloc(ANA_SERIES_MAX * sizeof(*ts));
+	double *val = malloc(ANA_SERIES_MAX * sizeof(*val));
+	for (size_t h = 0; h < m->hosts.n; h++) {
+		uint64_t rx = 0, tx = 0, sd = 0, rv = 0, dur = 0;
+		double mx = 0;
+		size_t k = 0;
+		for (size_t i = 0; i < m->netcpu.n; i++) {
+			const struct ana_netcpu *x = &m->netcpu.v[i];
+			if (x->host != h)
+				continue;
+			uint64_t tot = x->net_rx_ns + x->net_tx_ns + x->sock_send_ns + x->sock_recv_ns;
+			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;
+			dur += x->dur_ns;
+			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
+			if (pct > mx) mx = pct;
+			if (ts && val && k < ANA_SERIES_MAX) {
+				ts[k] = (uint64_t)ana_ref_or_local(m, (int)h, x->t);
+				val[k++] = pct;
+			}
+		}
+		if (!dur)
+			continue;
+		uint64_t tot = rx + tx + sd + rv;
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, m->hosts.v[h].name);
+		np_table_set_u64(t, r, 1, rx);
+		np_table_set_u64(t, r, 2, tx);
+		np_table_set_u64(t, r, 3, sd);
+		np_table_set_u64(t, r, 4, rv);
+		np_table_set_u64(t, r, 5, tot);
+		np_table_set_f64(t, r, 6, 100.0 * (double)tot / (double)dur);
+		np_table_set_f64(t, r, 7, mx);
+		unsigned nc = m->hosts.v[h].ncpus ? m->hosts.v[h].ncpus : 1;
+		np_table_set_f64(t, r, 8, 100.0 * (double)tot / (double)dur / nc);
+		if (k)
+			np_series_pack(&o->rb, "netcpu", m->hosts.v[h].name, "cpu", "pct", ts, val, k);
+		double share = 100.0 * (double)tot / (double)dur / nc;
+		if (share > 10)
+			ana_out_candidate(o, share / 50.0, share > 30 ? 2 : 1, "netcpu", m->hosts.v[h].name,
+					  "cpu_share", share, "networking takes %.0f %% of all CPU on %s (peak %.0f %% of a core)",
+					  share, m->hosts.v[h].name, mx);
+	}
+	free(ts); free(val);
+	ana_out_table(o, t);
+
+	struct np_table *b = np_table_new("netrx_breakdown", "NET_RX time by stack component", 2);
+	np_table_col(b, "host", "str", NULL);
+	np_table_col(b, "component", "str", "driver poll, GRO, TC, netfilter, bridge, forward, local delivery ...");
+	np_table_col(b, "time", "ns", "estimated NET_RX time (samples x NET_RX time)");
+	np_table_col(b, "samples", "count", "stack samples");
+	np_table_col(b, "share", "pct", "% of the host's NET_RX time");
+	for (size_t h = 0; h < m->hosts.n; h++) {
+		uint64_t all = 0;
+		for (size_t i = 0; i < m->netrx.n; i++)
+			if (m->netrx.v[i].host == h)
+				all += m->netrx.v[i].est_ns;
+		for (size_t i = 0; i < m->netrx.n; i++) {
+			const struct ana_netrx *x = &m->netrx.v[i];
+			if (x->host != h)
+				continue;
+			bool seen = false;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = m->netrx.v[j].host == h && !strcmp(m->netrx.v[j].comp, x->comp);
+			if (seen)
+				continue;
+			uint64_t est = 0, smp = 0;
+			for (size_t j = i; j < m->netrx.n; j++)
+				if (m->netrx.v[j].host == h && !strcmp(m->netrx.v[j].comp, x->comp)) {
+					est += m->netrx.v[j].est_ns;
+					smp += m->netrx.v[j].samples;
+				}
+			if (!est && !smp)
+				continue;
+			size_t r = np_table_row(b);
+			np_table_set_str(b, r, 0, m->hosts.v[h].name);
+			np_table_set_str(b, r, 1, x->comp);
+			np_table_set_u64(b, r, 2, est);
+			np_table_set_u64(b, r, 3, smp);
+			if (all)
+				np_table_set_f64(b, r, 4, 100.0 * (double)est / (double)all);
+		}
+	}
+	ana_out_table(o, b);
+}

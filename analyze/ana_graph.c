@@ -1,0 +1,430 @@
+/* Host-stack bottlenecks (perfmon S6: X_i = D_i / D_RTT) and the service
+ * graph (deep-mon S3.2.2: U_i, D_i, lambda_sat, critical path). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+
+/* ---- bottlenecks ---- */
+
+struct ana_bwin { int64_t a, b; const char *src; char what[200]; };
+
+/* Components = path segments of the traced packets; deviations are the
+ * window's mean minus the whole recording's mean. */
+static void ana_bneck_window(struct ana_model *m, struct np_table *t, const struct ana_bwin *w,
+			     struct ana_out *o)
+{
+	const struct ana_ivseg *v = &m->ivseg;
+	if (!v->n || v->len <= 0)
+		return;
+	double sum[ANA_NSEGS] = { 0 };
+	uint64_t cnt[ANA_NSEGS] = { 0 };
+	for (size_t i = 0; i < v->n; i++) {
+		int64_t ia = v->t0 + (int64_t)i * v->len, ib = ia + v->len;
+		if (ib <= w->a || ia > w->b)
+			continue;
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			sum[s] += v->sum[i * ANA_NSEGS + s];
+			cnt[s] += v->cnt[i * ANA_NSEGS + s];
+		}
+	}
+	if (!cnt[ANA_SEG_TOTAL])
+		return;
+	double drtt = sum[ANA_SEG_TOTAL] / (double)cnt[ANA_SEG_TOTAL] - v->mean[ANA_SEG_TOTAL];
+	double dsum = 0;
+	double di[ANA_NSEGS] = { 0 };
+	for (int s = 0; s < ANA_SEG_TOTAL; s++)
+		if (cnt[s]) {
+			di[s] = sum[s] / (double)cnt[s] - v->mean[s];
+			if (di[s] > 0)
+				dsum += di[s];
+		}
+	if (drtt <= 0)
+		drtt = dsum;
+	if (drtt <= 0)
+		return;
+	int best = -1;
+	for (int s = 0; s < ANA_SEG_TOTAL; s++)
+		if (cnt[s] && (best < 0 || di[s] > di[best]))
+			best = s;
+	for (int s = 0; s < ANA_SEG_TOTAL; s++) {
+		if (!cnt[s])
+			continue;
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, w->src);
+		np_table_set_i64(t, r, 1, w->a);
+		np_table_set_i64(t, r, 2, w->b);
+		np_table_set_str(t, r, 3, ana_seg_name(s));
+		np_table_set_f64(t, r, 4, di[s]);
+		np_table_set_f64(t, r, 5, drtt);
+		np_table_set_f64(t, r, 6, di[s] / drtt);
+		np_table_set_u64(t, r, 7, s == best);
+		np_table_set_str(t, r, 8, w->what);
+	}
+	if (best >= 0 && di[best] / drtt > 0.3)
+		ana_out_candidate(o, di[best] / drtt, 1, "bottlenecks", ana_seg_name(best), "x", di[best] / drtt,
+				  "in the %s window at %.3f s the %s adds %.1f us (X = %.2f of the extra latency)",
+				  w->src, (double)(w->a - v->t0) / 1e9, ana_seg_name(best), di[best] / 1e3,
+				  di[best] / drtt);
+}
+
+static int ana_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void ana_bneck_run(struct ana_model *m, struct ana_out *o)
+{
+	struct np_table *t = np_table_new("bottlenecks", "Host-stack bottlenecks by relative importance X_i = D_i / D_RTT", 4);
+	np_table_col(t, "source", "str", "alerts, slow_rpc or slow_interval");
+	np_table_col(t, "from", "time_ns", "window start");
+	np_table_col(t, "to", "time_ns", "window end");
+	np_table_col(t, "component", "str", "segment or perfmon component (host:comp)");
+	np_table_col(t, "d_i", "ns", "deviation of the component");
+	np_table_col(t, "d_rtt", "ns", "deviation of the round trip / total");
+	np_table_col(t, "x_i", "ratio", "relative importance D_i / D_RTT");
+	np_table_col(t, "bottleneck", "bool", "component with the largest X_i");
+	np_table_col(t, "what", "str", "what made the window");
+	/* perfmon alerts: windows of 1 s; D_i = value - threshold per host:comp */
+	for (size_t i = 0; i < m->alerts.n; i++) {
+		const struct ana_alert *a = &m->alerts.v[i];
+		int64_t ta = ana_host_aligned(m, a->host) ? ana_to_ref(m, a->host, a->t) : (int64_t)a->t;
+		int64_t w0 = ta - ta % 1000000000, w1 = w0 + 1000000000;
+		bool done = false;
+		for (size_t j = 0; j < i && !done; j++) {
+			int64_t tb = ana_host_aligned(m, m->alerts.v[j].host) ? ana_to_ref(m, m->alerts.v[j].host, m->alerts.v[j].t) : (int64_t)m->alerts.v[j].t;
+			done = tb >= w0 && tb < w1;
+		}
+		if (done)
+			continue;
+		struct { char comp[160]; double d; } c[32];
+		int nc = 0;
+		double drtt = 0, dsum = 0;
+		for (size_t j = i; j < m->alerts.n; j++) {
+			const struct ana_alert *b = &m->alerts.v[j];
+			int64_t tb = ana_host_aligned(m, b->host) ? ana_to_ref(m, b->host, b->t) : (int64_t)b->t;
+			if (tb < w0 || tb >= w1)
+				continue;
+			double d = (double)b->value_ns - (double)b->thresh_ns;
+			if (!strcmp(b->comp, "rtt") || !strcmp(b->comp, "RTT")) {
+				if (d > drtt) drtt = d;
+				continue;
+			}
+			char name[160];
+			snprintf(name, sizeof(name), "%s:%s", m->hosts.v[b->host].name, b->comp);
+			int k;
+			for (k = 0; k < nc && strcmp(c[k].comp, name); k++)
+				;
+			if (k == nc && nc < 32) {
+				snprintf(c[nc].comp, sizeof(c[nc].comp), "%s", name);
+				c[nc++].d = 0;
+			}
+			if (k < nc && d > c[k].d)
+				c[k].d = d;
+		}
+		for (int k = 0; k < nc; k++)
+			dsum += c[k].d > 0 ? c[k].d : 0;
+		if (drtt <= 0)
+			drtt = dsum;
+		int best = -1;
+		for (int k = 0; k < nc; k++)
+			if (best < 0 || c[k].d > c[best].d)
+				best = k;
+		for (int k = 0; k < nc && drtt > 0; k++) {
+			size_t r = np_table_row(t);
+			np_table_set_str(t, r, 0, "alerts");
+			np_table_set_i64(t, r, 1, w0);
+			np_table_set_i64(t, r, 2, w1);
+			np_table_set_str(t, r, 3, c[k].comp);
+			np_table_set_f64(t, r, 4, c[k].d);
+			np_table_set_f64(t, r, 5, drtt);
+			np_table_set_f64(t, r, 6, c[k].d / drtt);
+			np_table_set_u64(t, r, 7, k == best);
+			np_table_set_str(t, r, 8, "perfmon alerts");
+		}
+		if (best >= 0 && drtt > 0)
+			ana_out_candidate(o, 1.0 + c[best].d / drtt, 2, "bottlenecks", c[best].comp, "x",
+					  c[best].d / drtt, "perfmon alerts point at %s (X = %.2f)",
+					  c[best].comp, c[best].d / drtt);
+	}
+	/* slow RPCs: server transactions above the host's p99, at most 20 */
+	size_t ns = 0;
+	uint64_t *durs = malloc((m->txevs.n + 1) * sizeof(uint64_t));
+	for (size_t i = 0; durs && i < m->txevs.n; i++)
+		if (m->txevs.v[i].server)
+			durs[ns++] = m->txevs.v[i].dur;
+	if (ns >= 100) {
+		qsort(durs, ns, sizeof(*durs), ana_u64_cmp);
+		uint64_t p99 = durs[(size_t)(0.99 * (double)(ns - 1))];
+		int nw = 0;
+		for (size_t i = 0; i < m->txevs.n && nw < 20; i++) {
+			const struct ana_txev *x = &m->txevs.v[i];
+			if (!x->server || x->dur <= p99)
+				continue;
+			struct ana_bwin w = { .src = "slow_rpc" };
+			w.a = ana_host_aligned(m, x->host) ? ana_to_ref(m, x->host, x->start) : (int64_t)x->start;
+			w.b = w.a + (int64_t)x->dur;
+			snprintf(w.what, sizeof(w.what), "transaction of %.2f ms on %s (p99 %.2f ms)",
+				 (double)x->dur / 1e6, m->hosts.v[x->host].name, (double)p99 / 1e6);
+			ana_bneck_window(m, t, &w, o);
+			nw++;
+		}
+	}
+	free(durs);
+	/* slow intervals of the packet paths: total mean above twice the overall */
+	const struct ana_ivseg *v = &m->ivseg;
+	for (size_t i = 0; i < v->n; i++) {
+		uint64_t c = v->cnt[i * ANA_NSEGS + ANA_SEG_TOTAL];
+		if (!c || v->mean[ANA_SEG_TOTAL] <= 0)
+			continue;
+		double mean = v->sum[i * ANA_NSEGS + ANA_SEG_TOTAL] / (double)c;
+		if (mean < 2 * v->mean[ANA_SEG_TOTAL])
+			continue;
+		struct ana_bwin w = { .src = "slow_interval" };
+		w.a = v->t0 + (int64_t)i * v->len;
+		w.b = w.a + v->len - 1;
+		snprintf(w.what, sizeof(w.what), "interval mean %.1f us vs %.1f us overall",
+			 mean / 1e3, v->mean[ANA_SEG_TOTAL] / 1e3);
+		ana_bneck_window(m, t, &w, o);
+	}
+	ana_out_table(o, t);
+}
+
+/* ---- service graph ---- */
+
+#define ANA_GV_MAX 256
+
+struct ana_gv { uint16_t host; char name[160]; uint32_t pid; bool external;
+		double cpu_ns; uint32_t ntid; double u, d; double in_rate; };
+struct ana_ge { int from, to; uint64_t count; struct np_sketch lat; double rate; uint64_t p50, p90, p99; };
+
+static int ana_gv_get(struct ana_gv *v, int *n, uint16_t host, const char *name, uint32_t pid, bool ext)
+{
+	for (int i = 0; i < *n; i++)
+		if (v[i].host == host && !strcmp(v[i].name, name))
+			return i;
+	if (*n >= ANA_GV_MAX)
+		return -1;
+	struct ana_gv *x = &v[(*n)++];
+	memset(x, 0, sizeof(*x));
+	x->host = host;
+	snprintf(x->name, sizeof(x->name), "%s", name);
+	x->pid = pid;
+	x->external = ext;
+	return *n - 1;
+}
+
+static void ana_vertex_name(const struct ana_model *m, const struct ana_txn *x, char *buf, size_t n)
+{
+	const char *cg = x->container[0] ? x->container : NULL;
+	for (size_t i = 0; !cg && i < m->threads.n; i++)
+		if (m->threads.v[i].host == x->host && m->threads.v[i].pid == x->pid && m->threads.v[i].cgroup)
+			for (size_t j = 0; j < m->cgroups.n && !cg; j++)
+				if (m->cgroups.v[j].host == x->host && m->cgroups.v[j].id == m->threads.v[i].cgroup &&
+				    m->cgroups.v[j].path[0])
+					cg = m->cgroups.v[j].path;
+	const char *comm = x->comm;
+	for (size_t i = 0; !comm[0] && i < m->threads.n; i++)
+		if (m->threads.v[i].host == x->host && m->threads.v[i].pid == x->pid)
+			comm = m->threads.v[i].comm;
+	if (cg)
+		snprintf(buf, n, "%.40s:%.110s", m->hosts.v[x->host].name, cg);
+	else
+		snprintf(buf, n, "%.40s:%.20s[%u]", m->hosts.v[x->host].name, comm[0] ? comm : "pid", x->pid);
+}
+
+/* Widest path (max over paths of the min edge weight) from src by DFS; the
+ * graphs are small. Returns the width and fills path/len. */
+static void ana_widest(const struct ana_ge *e, int ne, int at, uint64_t width, int *cur, int depth,
+		       bool *onpath, int *best, int *bestlen, uint64_t *bestw)
+{
+	bool ext = false;
+	for (int i = 0; i < ne; i++) {
+		if (e[i].from != at || onpath[e[i].to] || depth >= 15)
+			continue;
+		ext = true;
+		uint64_t w = e[i].p99 < width ? e[i].p99 : width;
+		cur[depth] = i;
+		onpath[e[i].to] = true;
+		ana_widest(e, ne, e[i].to, w, cur, depth + 1, onpath, best, bestlen, bestw);
+		onpath[e[i].to] = false;
+	}
+	if (!ext && depth > 0 && (width > *bestw || (width == *bestw && depth > *bestlen))) {
+		*bestw = width;
+		*bestlen = depth;
+		memcpy(best, cur, (size_t)depth * sizeof(int));
+	}
+}
+
+void ana_graph_run(struct ana_model *m, struct ana_out *o)
+{
+	if (!m->txns.n)
+		return;
+	struct ana_gv *v = calloc(ANA_GV_MAX, sizeof(*v));
+	struct ana_ge *e = NULL;
+	size_t ecap = 0;
+	int nv = 0, ne = 0;
+	if (!v)
+		return;
+	uint64_t span_lo = UINT64_MAX, span_hi = 0;
+	for (size_t i = 0; i < m->txns.n; i++) {
+		const struct ana_txn *x = &m->txns.v[i];
+		if (x->t < span_lo) span_lo = x->t;
+		if (x->t > span_hi) span_hi = x->t;
+	}
+	double span_s = (double)(span_hi - span_lo) / 1e9 + 1.0;
+	/* an edge per (client vertex, server vertex); a server row whose
+	 * client is not recorded gets an external client vertex */
+	for (size_t i = 0; i < m->txns.n; i++) {
+		const struct ana_txn *x = &m->txns.v[i];
+		char me[160], other[160];
+		ana_vertex_name(m, x, me, sizeof(me));
+		int vi = ana_gv_get(v, &nv, x->host, me, x->pid, false);
+		int vo = -1;
+		/* the peer's row: same 4-tuple reversed, other role */
+		for (size_t j = 0; j < m->txns.n && vo < 0; j++) {
+			const struct ana_txn *y = &m->txns.v[j];
+			if (y->server != x->server && y->local_port == x->peer_port && y->peer_port == x->local_port &&
+			    !strcmp(y->local_addr, x->peer_host_addr) && !strcmp(y->peer_host_addr, x->local_addr)) {
+				char nm[160];
+				ana_vertex_name(m, y, nm, sizeof(nm));
+				vo = ana_gv_get(v, &nv, y->host, nm, y->pid, false);
+			}
+		}
+		if (vo < 0) {
+			if (x->server)
+				snprintf(other, sizeof(other), "client %s", x->peer_host_addr);
+			else
+				snprintf(other, sizeof(other), "%s:%u", x->peer_host_addr, x->peer_port);
+			vo = ana_gv_get(v, &nv, ANA_HOST_NONE, other, 0, true);
+		} else if (!x->server)
+			continue;               /* matched pair: count it once, from the server row */
+		if (vi < 0 || vo < 0)
+			continue;
+		int from = x->server ? vo : vi, to = x->server ? vi : vo;
+		int k;
+		for (k = 0; k < ne && !(e[k].from == from && e[k].to == to); k++)
+			;
+		if (k == ne) {
+			if (ana_vec_grow((void **)&e, &ecap, (size_t)ne + 1, sizeof(*e)))
+				continue;
+			memset(&e[ne], 0, sizeof(e[ne]));
+			e[ne].from = from; e[ne].to = to;
+			np_sketch_init(&e[ne].lat);
+			ne++;
+		}
+		e[k].count += x->count;
+		np_sketch_merge(&e[k].lat, &x->lat);
+	}
+	/* CPU of each vertex from THREADS (by pid), utilisation eq. 3 */
+	for (int i = 0; i < nv; i++) {
+		if (v[i].external)
+			continue;
+		uint32_t tids[64];
+		uint32_t nt = 0;
+		for (size_t j = 0; j < m->threads.n; j++) {
+			const struct ana_thread *th = &m->threads.v[j];
+			if (th->host != v[i].host || th->pid != v[i].pid)
+				continue;
+			v[i].cpu_ns += (double)th->cpu_ns;
+			bool seen = false;
+			for (uint32_t q = 0; q < nt && !seen; q++)
+				seen = tids[q] == th->tid;
+			if (!seen && nt < 64)
+				tids[nt++] = th->tid;
+		}
+		v[i].ntid = nt ? nt : 1;
+		unsigned cores = m->hosts.v[v[i].host].ncpus ? m->hosts.v[v[i].host].ncpus : 1;
+		double cpu = v[i].cpu_ns / (span_s * 1e9);
+		v[i].u = cpu / (double)(cores < v[i].ntid ? cores : v[i].ntid);
+	}
+	double lambda = 0;                  /* arrivals from outside the application */
+	for (int k = 0; k < ne; k++) {
+		e[k].rate = (double)e[k].count / span_s;
+		e[k].p50 = np_sketch_quantile(&e[k].lat, 0.5);
+		e[k].p90 = np_sketch_quantile(&e[k].lat, 0.9);
+		e[k].p99 = np_sketch_quantile(&e[k].lat, 0.99);
+		if (v[e[k].from].external)
+			lambda += e[k].rate;
+		v[e[k].to].in_rate += e[k].rate;
+	}
+	int bott = -1;
+	for (int i = 0; i < nv; i++) {
+		v[i].d = lambda > 0 ? v[i].u / lambda : 0;
+		if (!v[i].external && (bott < 0 || v[i].d > v[bott].d))
+			bott = i;
+	}
+	struct np_table *t = np_table_new("service_graph", "Service graph (vertices and edges)", 3);
+	np_table_col(t, "kind", "str", "vertex or edge");
+	np_table_col(t, "from", "str", "vertex (host:container or host:comm[pid]); edge client");
+	np_table_col(t, "to", "str", "edge server");
+	np_table_col(t, "rate", "rate", "requests/s (edge), arrivals/s (vertex)");
+	np_table_col(t, "p50", "ns", NULL);
+	np_table_col(t, "p90", "ns", NULL);
+	np_table_col(t, "p99", "ns", NULL);
+	np_table_col(t, "utilization", "ratio", "U_i = CPU / min(cores, threads) (deep-mon eq. 3)");
+	np_table_col(t, "service_demand", "ns", "D_i = U_i / lambda (eq. 4), seconds as ns");
+	np_table_col(t, "lambda_sat", "rate", "1 / D_max (eq. 5), on the bottleneck vertex");
+	np_table_col(t, "bottleneck", "bool", NULL);
+	for (int i = 0; i < nv; i++) {
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, "vertex");
+		np_table_set_str(t, r, 1, v[i].name);
+		np_table_set_f64(t, r, 3, v[i].in_rate);
+		if (!v[i].external) {
+			np_table_set_f64(t, r, 7, v[i].u);
+			if (lambda > 0)
+				np_table_set_f64(t, r, 8, v[i].d * 1e9);
+		}
+		if (i == bott && v[i].d > 0)
+			np_table_set_f64(t, r, 9, 1.0 / v[i].d);
+		np_table_set_u64(t, r, 10, i == bott);
+	}
+	for (int k = 0; k < ne; k++) {
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, "edge");
+		np_table_set_str(t, r, 1, v[e[k].from].name);
+		np_table_set_str(t, r, 2, v[e[k].to].name);
+		np_table_set_f64(t, r, 3, e[k].rate);
+		np_table_set_u64(t, r, 4, e[k].p50);
+		np_table_set_u64(t, r, 5, e[k].p90);
+		np_table_set_u64(t, r, 6, e[k].p99);
+	}
+	ana_out_table(o, t);
+	if (bott >= 0 && v[bott].d > 0 && lambda > 0 && lambda > 0.8 / v[bott].d)
+		ana_out_candidate(o, 1.5, 2, "service_graph", v[bott].name, "lambda_sat", 1.0 / v[bott].d,
+				  "%s is near saturation: %.0f req/s arrive, it saturates at %.0f req/s (U = %.0f %%)",
+				  v[bott].name, lambda, 1.0 / v[bott].d, v[bott].u * 100);
+
+	/* critical path: widest path (p99) from the entry points */
+	struct np_table *cp = np_table_new("critical_path", "Critical path by widest path over edge p99", 1);
+	np_table_col(cp, "step", "count", NULL);
+	np_table_col(cp, "from", "str", NULL);
+	np_table_col(cp, "to", "str", NULL);
+	np_table_col(cp, "p99", "ns", "edge p99 latency");
+	np_table_col(cp, "width", "ns", "min p99 along the path (the path's score)");
+	int cur[16], best[16], bestlen = 0;
+	uint64_t bestw = 0;
+	bool onpath[ANA_GV_MAX] = { false };
+	for (int i = 0; i < nv; i++)
+		if (v[i].external) {
+			onpath[i] = true;
+			ana_widest(e, ne, i, UINT64_MAX, cur, 0, onpath, best, &bestlen, &bestw);
+			onpath[i] = false;
+		}
+	for (int s = 0; s < bestlen; s++) {
+		const struct ana_ge *g = &e[best[s]];
+		size_t r = np_table_row(cp);
+		np_table_set_u64(cp, r, 0, (uint64_t)s + 1);
+		np_table_set_str(cp, r, 1, v[g->from].name);
+		np_table_set_str(cp, r, 2, v[g->to].name);
+		np_table_set_u64(cp, r, 3, g->p99);
+		np_table_set_u64(cp, r, 4, bestw);
+	}
+	ana_out_table(o, cp);
+	for (int k = 0; k < ne; k++)
+		np_sketch_free(&e[k].lat);
+	free(e);
+	free(v);
+}

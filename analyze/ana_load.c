@@ -1,0 +1,840 @@
+/* Loading recordings into the model. Record bodies are read by key names
+ * (docs/records/); unknown keys and types are skipped, damage is counted
+ * by np_reader and turned into warnings here. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+#include "ana_rows.h"
+#include "npmsg.h"
+#include "records.h"
+
+struct ana_loadctx {
+	struct ana_model *m;
+	const char *path;
+	int host;
+};
+
+static void ana_load_warn_cb(void *ctx, const char *msg)
+{
+	struct ana_loadctx *c = ctx;
+	ana_warn(c->m, "%s: %s", c->path, msg);
+}
+
+/* "dir/client.0003.npr" -> "client" */
+static void ana_file_stem(const char *path, char *out, size_t n)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	snprintf(out, n, "%s", b);
+	char *dot = strrchr(out, '.');
+	if (dot && (!strcmp(dot, ".npr") || !strcmp(dot, ".npa")))
+		*dot = 0;
+	dot = strrchr(out, '.');
+	if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1))
+		*dot = 0;
+}
+
+struct ana_ident {
+	char hostname[128], machine_id[64], boot_id[64], label[128];
+	unsigned ncpus;
+	uint64_t interval_ns;
+	bool valid;
+};
+
+static void ana_ident_from_header(struct ana_ident *id, const msgpack_object *body)
+{
+	memset(id, 0, sizeof(*id));
+	const msgpack_object *h = np_map_get(body, "host");
+	uint64_t v;
+	np_get_strbuf(h, "hostname", id->hostname, sizeof(id->hostname));
+	np_get_strbuf(h, "machine_id", id->machine_id, sizeof(id->machine_id));
+	np_get_strbuf(h, "boot_id", id->boot_id, sizeof(id->boot_id));
+	if (np_get_u64(h, "ncpus", &v) == 0 && v < 65536)
+		id->ncpus = (unsigned)v;
+	if (np_get_u64(body, "interval_ns", &v) == 0)
+		id->interval_ns = v;
+	const msgpack_object *cfg = np_map_get(body, "config");
+	if (np_get_strbuf(body, "label", id->label, sizeof(id->label)) != 0)
+		np_get_strbuf(cfg, "netns", id->label, sizeof(id->label));
+	id->valid = true;
+}
+
+/* Same identity and same file stem = one host (a rotated set). */
+static int ana_host_for(struct ana_model *m, const struct ana_ident *id, const char *stem,
+			const char *alias)
+{
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		struct ana_host *h = &m->hosts.v[i];
+		if (alias && !strcmp(h->name, alias))
+			return (int)i;
+		if (alias || strcmp(h->stem, stem))
+			continue;
+		if (!id->valid || !h->has_header ||
+		    (!strcmp(h->hostname, id->hostname) && !strcmp(h->machine_id, id->machine_id) &&
+		     !strcmp(h->boot_id, id->boot_id) && !strcmp(h->label, id->label)))
+			return (int)i;
+	}
+	if (m->hosts.n >= ANA_HOST_NONE - 1)
+		return -1;
+	struct ana_host *h = ANA_PUSH(m->hosts);
+	if (!h)
+		return -1;
+	memset(h, 0, sizeof(*h));
+	h->t_min = UINT64_MAX;
+	h->clk_a = 1.0;
+	h->clk_quality = ANA_CLK_UNALIGNED;
+	h->clk_via = -1;
+	snprintf(h->stem, sizeof(h->stem), "%s", stem);
+	if (alias)
+		snprintf(h->name, sizeof(h->name), "%s", alias);
+	return (int)(m->hosts.n - 1);
+}
+
+static void ana_host_apply_ident(struct ana_host *h, const struct ana_ident *id)
+{
+	if (!id->valid || h->has_header)
+		return;
+	h->has_header = true;
+	memcpy(h->hostname, id->hostname, sizeof(h->hostname));
+	memcpy(h->machine_id, id->machine_id, sizeof(h->machine_id));
+	memcpy(h->boot_id, id->boot_id, sizeof(h->boot_id));
+	memcpy(h->label, id->label, sizeof(h->label));
+	h->ncpus = id->ncpus;
+	h->interval_ns = id->interval_ns;
+}
+
+static void ana_host_seen(struct ana_model *m, int host, uint64_t t)
+{
+	struct ana_host *h = &m->hosts.v[host];
+	if (!t)
+		return;
+	if (t < h->t_min)
+		h->t_min = t;
+	if (t > h->t_max)
+		h->t_max = t;
+	(void)m;
+}
+
+static uint64_t ana_rec_time(const msgpack_object *body)
+{
+	uint64_t t = 0;
+	if (np_get_u64(body, "t0_ns", &t) && np_get_u64(body, "t_ns", &t) &&
+	    np_get_u64(body, "start_ns", &t))
+		t = 0;
+	return t;
+}
+
+static uint64_t ana_rec_dur(struct ana_model *m, int host, const msgpack_object *body)
+{
+	uint64_t d = 0, a, b;
+	if (np_get_u64(body, "t0_ns", &a) == 0 && np_get_u64(body, "t1_ns", &b) == 0 && b > a)
+		d = b - a;
+	else if (np_get_u64(body, "dur_ns", &d) || !d)
+		d = m->hosts.v[host].interval_ns;
+	return d ? d : 1000000000ull;
+}
+
+/* ---- packet paths ---- */
+
+static void ana_load_pkt_flows(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "flows", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	for (size_t i = 0; i < r.n; i++) {
+		uint64_t id, v;
+		if (!ana_rows_u64(&r, i, "idx", &id) && !ana_rows_u64(&r, i, "id", &id))
+			id = i;
+		uint32_t fi = ana_flow_lookup(c->m, (uint16_t)c->host, id, true);
+		if (fi == UINT32_MAX)
+			break;
+		struct ana_flow *f = &c->m->flows.v[fi];
+		if (ana_rows_u64(&r, i, "proto", &v)) f->proto = (uint8_t)v;
+		if (ana_rows_u64(&r, i, "sport", &v)) f->sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, "dport", &v)) f->dport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, "pid", &v)) f->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v))
+			f->cgroup = v;
+		ana_rows_str(&r, i, "comm", f->comm, sizeof(f->comm));
+		const msgpack_object *a = ana_rows_obj(&r, i, "src");
+		if (!a) a = ana_rows_obj(&r, i, "saddr");
+		ana_obj_addr(a, f->src, sizeof(f->src));
+		a = ana_rows_obj(&r, i, "dst");
+		if (!a) a = ana_rows_obj(&r, i, "daddr");
+		ana_obj_addr(a, f->dst, sizeof(f->dst));
+	}
+	ana_rows_close(&r);
+}
+
+/* A column of signed or unsigned integers as u32 (for the modulo-2^32
+ * per-flow delta columns); NULL when absent or malformed. */
+static uint32_t *ana_col_u32_any(const msgpack_object *body, const char *key, size_t n)
+{
+	const msgpack_object_array *a = np_get_array(body, key);
+	if (!a || a->size != n)
+		return NULL;
+	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const msgpack_object *o = &a->ptr[i];
+		if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+			v[i] = (uint32_t)o->via.u64;
+		else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+			v[i] = (uint32_t)(uint64_t)o->via.i64;
+		else {
+			free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* Undoes the per-flow delta encoding of seq_fd/ack_fd/tsval_fd in place. */
+static void ana_undelta_flow(uint32_t *v, const uint64_t *flow, size_t n)
+{
+	uint64_t maxf = 0;
+	for (size_t i = 0; i < n; i++)
+		if (flow[i] > maxf)
+			maxf = flow[i];
+	if (maxf >= (1u << 24))
+		return;
+	uint32_t *prev = calloc(maxf + 1, sizeof(*prev));
+	if (!prev)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		prev[flow[i]] += v[i];
+		v[i] = prev[flow[i]];
+	}
+	free(prev);
+}
+
+static void ana_pkt_lost(struct ana_loadctx *c, const msgpack_object *body)
+{
+	const msgpack_object *hk = np_map_get(body, "hooks");
+	if (hk && hk->type == MSGPACK_OBJECT_MAP)
+		for (uint32_t i = 0; i < hk->via.map.size; i++) {
+			uint64_t v;
+			if (np_get_u64(&hk->via.map.ptr[i].val, "lost", &v) == 0)
+				c->m->hosts.v[c->host].lost_events += v;
+		}
+}
+
+static void ana_load_pkt_events(struct ana_loadctx *c, const msgpack_object *body)
+{
+	uint64_t n64 = 0;
+	size_t nts = 0, nh = 0, nf = 0, nsl = 0, nu = 0, ntf = 0, nef = 0;
+	ana_pkt_lost(c, body);
+	uint64_t *ts = np_get_u64_delta(body, "ts_d", &nts);
+	uint64_t *hook = np_get_u64_array(body, "hook", &nh);
+	uint64_t *flow = np_get_u64_array(body, "flow", &nf);
+	uint64_t *slen = np_get_u64_array(body, "slen", &nsl);
+	uint64_t *uid = np_get_u64_array(body, "uid", &nu);
+	uint64_t *tfl = np_get_u64_array(body, "tcpflags", &ntf);
+	uint64_t *efl = np_get_u64_array(body, "evflags", &nef);
+	size_t n = nts;
+	if (np_get_u64(body, "n", &n64) == 0 && n64 != n)
+		n = 0;
+	uint32_t *seq = NULL, *ack = NULL, *tsv = NULL;
+	if (!ts || !hook || !flow || nh != n || nf != n)
+		goto out;
+	seq = ana_col_u32_any(body, "seq_fd", n);
+	ack = ana_col_u32_any(body, "ack_fd", n);
+	tsv = ana_col_u32_any(body, "tsval_fd", n);
+	if (seq) ana_undelta_flow(seq, flow, n);
+	if (ack) ana_undelta_flow(ack, flow, n);
+	if (tsv) ana_undelta_flow(tsv, flow, n);
+	if (ana_vec_grow((void **)&c->m->pev.v, &c->m->pev.cap, c->m->pev.n + n,
+			 sizeof(struct ana_pev)))
+		goto out;
+	struct ana_host *h = &c->m->hosts.v[c->host];
+	uint32_t last_fi = UINT32_MAX;
+	uint64_t last_flow = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (!ts[i] || hook[i] == 0 || hook[i] >= ANA_NHOOKS)
+			continue;
+		uint32_t fi = flow[i] == last_flow ? last_fi
+			      : ana_flow_lookup(c->m, (uint16_t)c->host, flow[i], true);
+		if (fi == UINT32_MAX)
+			continue;
+		last_flow = flow[i]; last_fi = fi;
+		struct ana_pev *e = &c->m->pev.v[c->m->pev.n++];
+		e->ts = ts[i];
+		e->hook = (uint8_t)hook[i];
+		e->flags = (uint8_t)((efl && nef == n ? efl[i] : 0) & 0x7);
+		e->host = (uint16_t)c->host;
+		e->flow = fi;
+		uint64_t u = uid && nu == n ? uid[i] : 0;
+		if (u) {                    /* UDP best-effort ID */
+			e->seq = (uint32_t)u;
+			e->len = 0; e->ack = 0; e->xid = 0;
+		} else {
+			e->seq = seq ? seq[i] : 0;
+			e->len = slen && nsl == n ? (uint32_t)slen[i] : 0;
+			e->ack = ack ? ack[i] : 0;
+			e->xid = tsv ? tsv[i] : 0;
+		}
+		(void)tfl; (void)ntf;
+		if (e->ts < h->t_min) h->t_min = e->ts;
+		if (e->ts > h->t_max) h->t_max = e->ts;
+		h->pkt_events++;
+	}
+out:
+	free(ts); free(hook); free(flow); free(slen); free(uid); free(tfl); free(efl);
+	free(seq); free(ack); free(tsv);
+}
+
+/* ---- clock sync ---- */
+
+static void ana_load_sync(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "exchanges", "ex", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	char role[16] = "client", peer[128] = "";
+	np_get_strbuf(body, "role", role, sizeof(role));
+	np_get_strbuf(body, "peer", peer, sizeof(peer));
+	uint64_t self_id;
+	if (np_get_u64(body, "self_id", &self_id) == 0)
+		c->m->hosts.v[c->host].sync_id = self_id;
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_sync s = { 0 };
+		char rrole[16];
+		bool server = !strcmp(role, "server");
+		if (ana_rows_str(&r, i, "role", rrole, sizeof(rrole)))
+			server = !strcmp(rrole, "server");
+		if (!ana_rows_u64(&r, i, "t1", &s.t1) || !ana_rows_u64(&r, i, "t2", &s.t2) ||
+		    !ana_rows_u64(&r, i, "t3", &s.t3) || !ana_rows_u64(&r, i, "t4", &s.t4))
+			continue;
+		if (!s.t1 || !s.t2 || !s.t3 || !s.t4 || s.t4 < s.t1 || s.t3 < s.t2)
+			continue;
+		/* peer resolved in ana_load_finish: stash the recording host, the
+		 * peer name goes into a side table by index */
+		ana_rows_u64(&r, i, "peer_id", &s.peer_id);
+		s.client = server ? ANA_HOST_NONE : (uint16_t)c->host;
+		s.server = server ? (uint16_t)c->host : ANA_HOST_NONE;
+		char pname[128] = "";
+		if (!ana_rows_str(&r, i, "peer", pname, sizeof(pname)))
+			snprintf(pname, sizeof(pname), "%s", peer);
+		/* peer name kept in a parallel warning-free way: match by name now if
+		 * that host is already known, else by exchange times later */
+		for (size_t k = 0; pname[0] && k < c->m->hosts.n; k++) {
+			const struct ana_host *hk = &c->m->hosts.v[k];
+			if ((int)k != c->host && (!strcmp(hk->name, pname) || !strcmp(hk->hostname, pname) ||
+						  !strcmp(hk->label, pname) || !strcmp(hk->stem, pname))) {
+				if (server) s.client = (uint16_t)k; else s.server = (uint16_t)k;
+				break;
+			}
+		}
+		struct ana_sync *slot = ANA_PUSH(c->m->syncs);
+		if (slot)
+			*slot = s;
+		ana_host_seen(c->m, c->host, server ? s.t2 : s.t1);
+	}
+	ana_rows_close(&r);
+}
+
+/* ---- other families ---- */
+
+static void ana_str_any(struct ana_rows *r, size_t i, const char *const *keys, char *buf, size_t n)
+{
+	for (; *keys; keys++) {
+		const msgpack_object *o = ana_rows_obj(r, i, *keys);
+		if (o && ana_obj_addr(o, buf, n))
+			return;
+	}
+}
+
+static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "flows", NULL };
+	static const char *const ks[] = { "src", "saddr", "laddr", NULL };
+	static const char *const kd[] = { "dst", "daddr", "raddr", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	uint64_t t = ana_rec_time(body), dur = ana_rec_dur(c->m, c->host, body);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_flowstat *f = ANA_PUSH(c->m->fstats);
+		if (!f)
+			break;
+		memset(f, 0, sizeof(*f));
+		uint64_t v;
+		f->host = (uint16_t)c->host;
+		f->t = t; f->dur_ns = dur;
+		ana_str_any(&r, i, ks, f->src, sizeof(f->src));
+		ana_str_any(&r, i, kd, f->dst, sizeof(f->dst));
+		if (ana_rows_u64(&r, i, "sport", &v) || ana_rows_u64(&r, i, "lport", &v)) f->sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, "dport", &v) || ana_rows_u64(&r, i, "rport", &v)) f->dport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, "proto", &v)) f->proto = (uint8_t)v;
+		ana_rows_u64(&r, i, "tx_bytes", &f->tx_bytes);
+		ana_rows_u64(&r, i, "rx_bytes", &f->rx_bytes);
+		ana_rows_u64(&r, i, "tx_pkts", &f->tx_pkts);
+		ana_rows_u64(&r, i, "rx_pkts", &f->rx_pkts);
+		ana_rows_u64(&r, i, "retrans", &f->retrans);
+		ana_rows_u64(&r, i, "drops", &f->drops);
+		if (ana_rows_u64(&r, i, "srtt_us", &v)) f->srtt_ns = v * 1000;
+		if (ana_rows_u64(&r, i, "pid", &v)) f->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) f->cgroup = v;
+		ana_rows_str(&r, i, "comm", f->comm, sizeof(f->comm));
+		struct ana_flow tmp = { .proto = f->proto ? f->proto : 6, .sport = f->sport,
+					.dport = f->dport };
+		memcpy(tmp.src, f->src, sizeof(tmp.src));
+		memcpy(tmp.dst, f->dst, sizeof(tmp.dst));
+		if (!ana_rows_str(&r, i, "key", f->key, sizeof(f->key)))
+			ana_flow_key(&tmp, f->key, sizeof(f->key));
+	}
+	ana_host_seen(c->m, c->host, t);
+	ana_rows_close(&r);
+}
+
+static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "drops", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	uint64_t t = ana_rec_time(body);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_drop *d = ANA_PUSH(c->m->drops);
+		if (!d)
+			break;
+		memset(d, 0, sizeof(*d));
+		d->host = (uint16_t)c->host;
+		d->t = t;
+		uint64_t v;
+		if (!ana_rows_u64(&r, i, "count", &d->count))
+			d->count = 1;
+		if (ana_rows_u64(&r, i, "t_ns", &v)) d->t = v;
+		if (!ana_rows_str(&r, i, "reason_name", d->reason, sizeof(d->reason)) &&
+		    !ana_rows_str(&r, i, "reason", d->reason, sizeof(d->reason)) &&
+		    ana_rows_u64(&r, i, "reason", &v))
+			snprintf(d->reason, sizeof(d->reason), "reason_%llu", (unsigned long long)v);
+		if (!ana_rows_str(&r, i, "key", d->flowkey, sizeof(d->flowkey))) {
+			struct ana_flow tmp = { .proto = 6 };
+			if (ana_rows_u64(&r, i, "sport", &v)) tmp.sport = (uint16_t)v;
+			if (ana_rows_u64(&r, i, "dport", &v)) tmp.dport = (uint16_t)v;
+			if (ana_rows_u64(&r, i, "proto", &v)) tmp.proto = (uint8_t)v;
+			if (!ana_obj_addr(ana_rows_obj(&r, i, "saddr"), tmp.src, sizeof(tmp.src)))
+				ana_obj_addr(ana_rows_obj(&r, i, "src"), tmp.src, sizeof(tmp.src));
+			if (!ana_obj_addr(ana_rows_obj(&r, i, "daddr"), tmp.dst, sizeof(tmp.dst)))
+				ana_obj_addr(ana_rows_obj(&r, i, "dst"), tmp.dst, sizeof(tmp.dst));
+			ana_flow_key(&tmp, d->flowkey, sizeof(d->flowkey));
+		}
+		d->hook = 0;
+		if (ana_rows_u64(&r, i, "hook", &v) && v < ANA_NHOOKS)
+			d->hook = (int)v;
+	}
+	ana_rows_close(&r);
+}
+
+static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "conns", "txns", "connections", NULL };
+	static const char *const kl[] = { "laddr", "src", "saddr", NULL };
+	static const char *const kr[] = { "raddr", "dst", "daddr", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	uint64_t t = ana_rec_time(body);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_txn *x = ANA_PUSH(c->m->txns);
+		if (!x)
+			break;
+		memset(x, 0, sizeof(*x));
+		np_sketch_init(&x->lat);
+		x->host = (uint16_t)c->host;
+		x->t = t;
+		uint64_t v;
+		ana_str_any(&r, i, kl, x->local_addr, sizeof(x->local_addr));
+		ana_str_any(&r, i, kr, x->peer_host_addr, sizeof(x->peer_host_addr));
+		if (ana_rows_u64(&r, i, "lport", &v) || ana_rows_u64(&r, i, "sport", &v)) x->local_port = (uint16_t)v;
+		if (ana_rows_u64(&r, i, "rport", &v) || ana_rows_u64(&r, i, "dport", &v)) x->peer_port = (uint16_t)v;
+		char role[16] = "";
+		if (ana_rows_str(&r, i, "role", role, sizeof(role)))
+			x->server = !strcmp(role, "server");
+		else if (ana_rows_u64(&r, i, "role", &v))
+			x->server = v == 2;         /* TXN_ROLE_SERVER (bpf/txn.h) */
+		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
+		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
+		ana_rows_str(&r, i, "container", x->container, sizeof(x->container));
+		ana_rows_u64(&r, i, "count", &x->count);
+		if (!ana_rows_u64(&r, i, "bytes", &x->bytes)) {
+			uint64_t a = 0, b2 = 0;
+			ana_rows_u64(&r, i, "bytes_req", &a);
+			ana_rows_u64(&r, i, "bytes_resp", &b2);
+			x->bytes = a + b2;
+		}
+		const msgpack_object *sk = ana_rows_obj(&r, i, "lat");
+		if (!sk) sk = ana_rows_obj(&r, i, "sketch");
+		if (sk)
+			np_sketch_unpack(&x->lat, sk);
+		if (!x->count)
+			x->count = x->lat.n;
+		char path[128] = "", method[16] = "";
+		ana_rows_str(&r, i, "path", path, sizeof(path));
+		ana_rows_str(&r, i, "method", method, sizeof(method));
+		const char *saddr = x->server ? x->local_addr : x->peer_host_addr;
+		unsigned sport = x->server ? x->local_port : x->peer_port;
+		snprintf(x->endpoint, sizeof(x->endpoint), "%s:%u%s%s%s", saddr, sport,
+			 path[0] ? " " : "", method, path);
+		if (!ana_rows_str(&r, i, "key", x->conn, sizeof(x->conn)))
+			snprintf(x->conn, sizeof(x->conn), "%s:%u>%s:%u", x->local_addr, x->local_port,
+				 x->peer_host_addr, x->peer_port);
+	}
+	ana_rows_close(&r);
+}
+
+static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *body)
+{
+	struct ana_rows r;
+	ana_rows_open(&r, body, NULL);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_txev x = { .host = (uint16_t)c->host };
+		uint64_t v;
+		if (!ana_rows_u64(&r, i, "start_ns", &x.start) || !ana_rows_u64(&r, i, "dur_ns", &x.dur))
+			continue;
+		if (ana_rows_u64(&r, i, "role", &v)) x.server = v == 2;
+		if (ana_rows_u64(&r, i, "pid", &v)) x.pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "tid", &v)) x.tid = (uint32_t)v;
+		ana_rows_u64(&r, i, "conn", &x.conn);
+		struct ana_txev *slot = ANA_PUSH(c->m->txevs);
+		if (!slot)
+			break;
+		*slot = x;
+	}
+	ana_rows_close(&r);
+}
+
+static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "cpus", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	struct ana_netcpu *x = ANA_PUSH(c->m->netcpu);
+	if (!x) {
+		ana_rows_close(&r);
+		return;
+	}
+	memset(x, 0, sizeof(*x));
+	x->host = (uint16_t)c->host;
+	x->t = ana_rec_time(body);
+	x->dur_ns = ana_rec_dur(c->m, c->host, body);
+	for (size_t i = 0; i < r.n; i++) {
+		uint64_t v;
+		if (ana_rows_u64(&r, i, "netrx_ns", &v)) x->net_rx_ns += v;
+		if (ana_rows_u64(&r, i, "nettx_ns", &v)) x->net_tx_ns += v;
+		if (ana_rows_u64(&r, i, "send_ns", &v)) x->sock_send_ns += v;
+		if (ana_rows_u64(&r, i, "recv_ns", &v)) x->sock_recv_ns += v;
+	}
+	uint64_t v;   /* totals directly in the body */
+	(void)v;
+	ana_host_seen(c->m, c->host, x->t);
+	ana_rows_close(&r);
+}
+
+/* NETRX_STACKS: category names and the NET_RX time estimated per category. */
+static void ana_load_netrx(struct ana_loadctx *c, const msgpack_object *body)
+{
+	const msgpack_object_array *cat = np_get_array(body, "cat");
+	size_t ne = 0, ns = 0;
+	uint64_t *est = np_get_u64_array(body, "cat_est_ns", &ne);
+	uint64_t *smp = np_get_u64_array(body, "cat_samples", &ns);
+	uint64_t t = ana_rec_time(body);
+	for (uint32_t i = 0; cat && i < cat->size; i++) {
+		if (cat->ptr[i].type != MSGPACK_OBJECT_STR)
+			continue;
+		struct ana_netrx *x = ANA_PUSH(c->m->netrx);
+		if (!x)
+			break;
+		memset(x, 0, sizeof(*x));
+		x->host = (uint16_t)c->host;
+		x->t = t;
+		size_t l = cat->ptr[i].via.str.size < sizeof(x->comp) - 1 ? cat->ptr[i].via.str.size
+									   : sizeof(x->comp) - 1;
+		memcpy(x->comp, cat->ptr[i].via.str.ptr, l);
+		x->est_ns = est && i < ne ? est[i] : 0;
+		x->samples = smp && i < ns ? smp[i] : 0;
+	}
+	free(est);
+	free(smp);
+}
+
+static void ana_load_threads(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "threads", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	uint64_t t = ana_rec_time(body), dur = ana_rec_dur(c->m, c->host, body);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_thread *x = ANA_PUSH(c->m->threads);
+		if (!x)
+			break;
+		memset(x, 0, sizeof(*x));
+		uint64_t v;
+		x->host = (uint16_t)c->host;
+		x->t = t; x->dur_ns = dur;
+		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "tid", &v)) x->tid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
+		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
+		if (!ana_rows_u64(&r, i, "oncpu_ns", &x->cpu_ns))
+			ana_rows_u64(&r, i, "cpu_ns", &x->cpu_ns);
+	}
+	ana_rows_close(&r);
+}
+
+static void ana_load_cgroups(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "cgroups", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_cgroup *x = ANA_PUSH(c->m->cgroups);
+		if (!x)
+			break;
+		memset(x, 0, sizeof(*x));
+		x->host = (uint16_t)c->host;
+		if (!ana_rows_u64(&r, i, "id", &x->id))
+			ana_rows_u64(&r, i, "cgroup", &x->id);
+		ana_rows_str(&r, i, "path", x->path, sizeof(x->path));
+	}
+	ana_rows_close(&r);
+}
+
+static void ana_load_alerts(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "alerts", NULL };
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_alert *x = ANA_PUSH(c->m->alerts);
+		if (!x)
+			break;
+		memset(x, 0, sizeof(*x));
+		x->host = (uint16_t)c->host;
+		if (!ana_rows_u64(&r, i, "t_ns", &x->t))
+			ana_rows_u64(&r, i, "ts", &x->t);
+		if (!ana_rows_str(&r, i, "comp", x->comp, sizeof(x->comp)))
+			ana_rows_str(&r, i, "component", x->comp, sizeof(x->comp));
+		if (!ana_rows_u64(&r, i, "value_ns", &x->value_ns))
+			ana_rows_u64(&r, i, "value", &x->value_ns);
+		if (!ana_rows_u64(&r, i, "thresh_ns", &x->thresh_ns))
+			ana_rows_u64(&r, i, "threshold_ns", &x->thresh_ns);
+		ana_rows_str(&r, i, "flow", x->flowkey, sizeof(x->flowkey));
+	}
+	ana_rows_close(&r);
+}
+
+/* Sums every integer under a key containing "lost" (any nesting). */
+static uint64_t ana_sum_lost(const msgpack_object *o, bool under)
+{
+	uint64_t s = 0;
+	if (!o)
+		return 0;
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return under ? o->via.u64 : 0;
+	if (o->type == MSGPACK_OBJECT_ARRAY) {
+		for (uint32_t i = 0; i < o->via.array.size; i++)
+			s += ana_sum_lost(&o->via.array.ptr[i], under);
+		return s;
+	}
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return 0;
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *k = &o->via.map.ptr[i].key;
+		bool u = under;
+		if (k->type == MSGPACK_OBJECT_STR && memmem(k->via.str.ptr, k->via.str.size, "lost", 4))
+			u = true;
+		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size >= 3 &&
+		    !memcmp(k->via.str.ptr, "t_", 2))
+			continue;
+		s += ana_sum_lost(&o->via.map.ptr[i].val, u);
+	}
+	return s;
+}
+
+static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
+{
+	const msgpack_object *b = rec->body;
+	switch (rec->type) {
+	case NP_REC_INTERVAL: {
+		uint64_t t = ana_rec_time(b);
+		ana_host_seen(c->m, c->host, t);
+		break;
+	}
+	case NP_REC_LOST:
+		c->m->hosts.v[c->host].lost_events += ana_sum_lost(b, true);
+		break;
+	case NP_REC_PKT_FLOWS:   ana_load_pkt_flows(c, b); break;
+	case NP_REC_PKT_EVENTS:  ana_load_pkt_events(c, b); break;
+	case NP_REC_SYNC:        ana_load_sync(c, b); break;
+	case NP_REC_FLOWS:       ana_load_flows(c, b); break;
+	case NP_REC_DROPS:       ana_load_drops(c, b); break;
+	case NP_REC_TXN_STATS:   ana_load_txn_stats(c, b); break;
+	case NP_REC_TXN_EVENTS:  ana_load_txn_events(c, b); break;
+	case NP_REC_NETCPU:      ana_load_netcpu(c, b); break;
+	case NP_REC_NETRX_STACKS: ana_load_netrx(c, b); break;
+	case NP_REC_THREADS:     ana_load_threads(c, b); break;
+	case NP_REC_CGROUPS:     ana_load_cgroups(c, b); break;
+	case NP_REC_ALERTS:      ana_load_alerts(c, b); break;
+	default: break;
+	}
+}
+
+static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_loadctx *c,
+			   const char *path, const char *alias)
+{
+	struct np_record rec;
+	char stem[256];
+	ana_file_stem(path, stem, sizeof(stem));
+	int more = np_reader_next(r, &rec);
+	struct ana_ident id = { 0 };
+	if (more == 1 && rec.type == NP_REC_HEADER)
+		ana_ident_from_header(&id, rec.body);
+	c->host = ana_host_for(m, &id, stem, alias);
+	if (c->host < 0)
+		return -ENOMEM;
+	struct ana_host *h = &m->hosts.v[c->host];
+	ana_host_apply_ident(h, &id);
+	h->nfiles++;
+	if (!id.valid)
+		ana_warn(m, "%s: no header record: host identity taken from the file name (%s)",
+			 path, alias ? alias : stem);
+	if (np_reader_kind(r) == NP_KIND_ANALYSIS)
+		ana_warn(m, "%s: is an analysis file, not a recording", path);
+	while (more == 1) {
+		ana_load_record(c, &rec);
+		more = np_reader_next(r, &rec);
+	}
+	const struct np_reader_stats *st = np_reader_stats(r);
+	h = &m->hosts.v[c->host];
+	h->chunks_bad += st->chunks_bad;
+	h->bytes_skipped += st->bytes_skipped;
+	h->records_bad += st->records_bad;
+	if (st->truncated) {
+		h->truncated = true;
+		ana_warn(m, "%s: truncated after offset %llu: analysed up to the damage", path,
+			 (unsigned long long)st->last_good_offset);
+	}
+	if (st->chunks_bad || st->bytes_skipped)
+		ana_warn(m, "%s: %llu damaged chunk(s), %llu bytes skipped", path,
+			 (unsigned long long)st->chunks_bad, (unsigned long long)st->bytes_skipped);
+	if (st->records_bad)
+		ana_warn(m, "%s: %llu undecodable record(s) skipped", path,
+			 (unsigned long long)st->records_bad);
+	char **in = ANA_PUSH(m->inputs);
+	if (in)
+		*in = strdup(path);
+	return 0;
+}
+
+int ana_load_file(struct ana_model *m, const char *path, const char *alias)
+{
+	struct np_reader *r;
+	struct ana_loadctx c = { .m = m, .path = path, .host = -1 };
+	int rc = np_reader_open(&r, path, ana_load_warn_cb, &c);
+	if (rc) {
+		ana_warn(m, "%s: cannot open: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = ana_load_reader(m, r, &c, path, alias);
+	np_reader_close(r);
+	return rc;
+}
+
+int ana_load_mem(struct ana_model *m, const void *data, size_t len, const char *name)
+{
+	struct np_reader *r;
+	struct ana_loadctx c = { .m = m, .path = name, .host = -1 };
+	int rc = np_reader_open_mem(&r, data, len, ana_load_warn_cb, &c);
+	if (rc)
+		return rc;
+	rc = ana_load_reader(m, r, &c, name, NULL);
+	np_reader_close(r);
+	return rc;
+}
+
+/* Matches each sync exchange stored by one side to the other side's copy
+ * (same T1..T3), fills unknown peers, drops duplicates. */
+static int ana_sync_cmp(const void *a, const void *b)
+{
+	const struct ana_sync *x = a, *y = b;
+	if (x->t1 != y->t1) return x->t1 < y->t1 ? -1 : 1;
+	if (x->t2 != y->t2) return x->t2 < y->t2 ? -1 : 1;
+	if (x->t3 != y->t3) return x->t3 < y->t3 ? -1 : 1;
+	return 0;
+}
+
+static void ana_sync_finish(struct ana_model *m)
+{
+	struct ana_sync *s = m->syncs.v;
+	size_t n = m->syncs.n, out = 0;
+	if (!n)
+		return;
+	qsort(s, n, sizeof(*s), ana_sync_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct ana_sync cur = s[i];
+		while (i + 1 < n && s[i + 1].t1 == cur.t1 && s[i + 1].t2 == cur.t2 && s[i + 1].t3 == cur.t3) {
+			i++;
+			if (cur.client == ANA_HOST_NONE) cur.client = s[i].client;
+			if (cur.server == ANA_HOST_NONE) cur.server = s[i].server;
+		}
+		for (size_t h = 0; cur.peer_id && h < m->hosts.n; h++)
+			if (m->hosts.v[h].sync_id == cur.peer_id) {
+				if (cur.client == ANA_HOST_NONE) cur.client = (uint16_t)h;
+				else if (cur.server == ANA_HOST_NONE) cur.server = (uint16_t)h;
+			}
+		/* with two hosts the unknown side can only be the other one */
+		if (m->hosts.n == 2) {
+			if (cur.client == ANA_HOST_NONE && cur.server != ANA_HOST_NONE)
+				cur.client = (uint16_t)(1 - cur.server);
+			if (cur.server == ANA_HOST_NONE && cur.client != ANA_HOST_NONE)
+				cur.server = (uint16_t)(1 - cur.client);
+		}
+		if (cur.client == ANA_HOST_NONE || cur.server == ANA_HOST_NONE || cur.client == cur.server)
+			continue;
+		s[out++] = cur;
+	}
+	if (out < n && !out)
+		ana_warn(m, "clock sync exchanges found but no peer recording to pair them with");
+	m->syncs.n = out;
+}
+
+/* Display names: alias, else hostname (+ netns label), else the file stem;
+ * duplicates get the file stem so every host name is unique. */
+void ana_load_finish(struct ana_model *m)
+{
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		struct ana_host *h = &m->hosts.v[i];
+		if (h->name[0])
+			continue;
+		if (h->hostname[0] && h->label[0])
+			snprintf(h->name, sizeof(h->name), "%.60s/%.60s", h->hostname, h->label);
+		else if (h->hostname[0])
+			snprintf(h->name, sizeof(h->name), "%s", h->hostname);
+		else
+			snprintf(h->name, sizeof(h->name), "%.127s", h->stem);
+	}
+	for (size_t i = 0; i < m->hosts.n; i++)
+		for (size_t j = 0; j < m->hosts.n; j++) {
+			struct ana_host *a = &m->hosts.v[i], *b = &m->hosts.v[j];
+			if (i != j && !strcmp(a->name, b->name) && strcmp(a->stem, b->stem)) {
+				char tmp[128];
+				snprintf(tmp, sizeof(tmp), "%s", a->name);
+				snprintf(a->name, sizeof(a->name), "%.60s(%.60s)", tmp, a->stem);
+				snprintf(b->name, sizeof(b->name), "%.60s(%.60s)", tmp, b->stem);
+			}
+		}
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		struct ana_host *h = &m->hosts.v[i];
+		if (h->t_min == UINT64_MAX)
+			h->t_min = h->t_max = 0;
+		h->t0 = h->t_min;
+		h->clk_b = (double)h->t0;
+		if (h->lost_events)
+			ana_warn(m, "%s: the recorder lost %llu events (ring buffer full): "
+				 "counts and loss figures for this host are lower bounds",
+				 h->name, (unsigned long long)h->lost_events);
+	}
+	ana_sync_finish(m);
+}

@@ -1,0 +1,229 @@
+/* Writing the analysis: tables, series, sketches, findings, ANA_META, and
+ * the short summary on stdout. ana_run() is the whole pipeline. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ana.h"
+#include "npmsg.h"
+#include "records.h"
+
+void ana_out_init(struct ana_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	np_recbuf_init(&o->rb);
+}
+
+void ana_out_free(struct ana_out *o)
+{
+	for (size_t i = 0; i < o->tables.n; i++)
+		np_table_free(o->tables.v[i]);
+	free(o->tables.v);
+	for (size_t i = 0; i < o->findings.n; i++)
+		free(o->findings.v[i]);
+	free(o->findings.v);
+	np_recbuf_free(&o->rb);
+	memset(o, 0, sizeof(*o));
+}
+
+void ana_out_table(struct ana_out *o, struct np_table *t)
+{
+	if (!t)
+		return;
+	struct np_table **slot = ANA_PUSH(o->tables);
+	if (slot)
+		*slot = t;
+	else
+		np_table_free(t);
+}
+
+const struct np_table *ana_out_find(const struct ana_out *o, const char *name)
+{
+	for (size_t i = 0; i < o->tables.n; i++)
+		if (!strcmp(o->tables.v[i]->name, name))
+			return o->tables.v[i];
+	return NULL;
+}
+
+void ana_out_candidate(struct ana_out *o, double score, int sev, const char *table,
+		       const char *key, const char *metric, double value, const char *fmt, ...)
+{
+	size_t slot = o->ncand;
+	if (slot >= sizeof(o->cand) / sizeof(o->cand[0])) {
+		slot = 0;                       /* replace the weakest if this is stronger */
+		for (size_t i = 1; i < o->ncand; i++)
+			if (o->cand[i].score < o->cand[slot].score)
+				slot = i;
+		if (o->cand[slot].score >= score)
+			return;
+	} else
+		o->ncand++;
+	o->cand[slot].score = score;
+	o->cand[slot].sev = sev;
+	o->cand[slot].value = value;
+	snprintf(o->cand[slot].table, sizeof(o->cand[slot].table), "%s", table ? table : "");
+	snprintf(o->cand[slot].key, sizeof(o->cand[slot].key), "%s", key ? key : "");
+	snprintf(o->cand[slot].metric, sizeof(o->cand[slot].metric), "%s", metric ? metric : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(o->cand[slot].text, sizeof(o->cand[slot].text), fmt, ap);
+	va_end(ap);
+}
+
+static void ana_meta_pack(struct ana_model *m, struct np_recbuf *rb)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_ANA_META, 1);
+	msgpack_pack_map(pk, 7);
+	np_pack_kv_str(pk, "producer", "npanalyze " NP_VERSION);
+	np_pack_str(pk, "inputs");
+	msgpack_pack_array(pk, m->inputs.n);
+	for (size_t i = 0; i < m->inputs.n; i++)
+		np_pack_str(pk, m->inputs.v[i]);
+	np_pack_str(pk, "hosts");
+	msgpack_pack_array(pk, m->hosts.n);
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		const struct ana_host *h = &m->hosts.v[i];
+		msgpack_pack_map(pk, 7);
+		np_pack_kv_str(pk, "name", h->name);
+		np_pack_kv_str(pk, "hostname", h->hostname);
+		np_pack_kv_u64(pk, "files", h->nfiles);
+		np_pack_kv_str(pk, "clock", ana_clock_quality_name(h->clk_quality));
+		np_pack_kv_u64(pk, "pkt_events", h->pkt_events);
+		np_pack_kv_u64(pk, "lost_events", h->lost_events);
+		np_pack_kv_bool(pk, "header", h->has_header);
+	}
+	np_pack_kv_str(pk, "ref", m->ref >= 0 && (size_t)m->ref < m->hosts.n ? m->hosts.v[m->ref].name : NULL);
+	np_pack_str(pk, "warnings");
+	msgpack_pack_array(pk, m->warnings.n);
+	for (size_t i = 0; i < m->warnings.n; i++)
+		np_pack_str(pk, m->warnings.v[i]);
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		if (!ana_host_aligned(m, (int)i) || !m->hosts.v[i].t_max)
+			continue;
+		int64_t a = ana_to_ref(m, (int)i, m->hosts.v[i].t_min);
+		int64_t b = ana_to_ref(m, (int)i, m->hosts.v[i].t_max);
+		if (a < lo) lo = a;
+		if (b > hi) hi = b;
+	}
+	np_pack_kv_i64(pk, "t_first_ns", lo == INT64_MAX ? 0 : lo);
+	np_pack_kv_i64(pk, "t_last_ns", hi == INT64_MIN ? 0 : hi);
+}
+
+static int ana_cand_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;   /* score is first */
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void ana_findings(struct ana_model *m, struct ana_out *o)
+{
+	qsort(o->cand, o->ncand, sizeof(o->cand[0]), ana_cand_cmp);
+	size_t nf = o->ncand < 3 ? o->ncand : 3;
+	for (size_t i = 0; i < nf; i++) {
+		np_finding_pack(&o->rb, o->cand[i].sev, o->cand[i].text, o->cand[i].table,
+				o->cand[i].key, o->cand[i].metric, o->cand[i].value);
+		char **s = ANA_PUSH(o->findings);
+		if (s)
+			*s = strdup(o->cand[i].text);
+	}
+	(void)m;
+}
+
+static void ana_summary(struct ana_model *m, struct ana_out *o, FILE *f)
+{
+	if (!f)
+		return;
+	fprintf(f, "hosts: %zu (reference %s)\n", m->hosts.n,
+		m->ref >= 0 && (size_t)m->ref < m->hosts.n ? m->hosts.v[m->ref].name : "-");
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		const struct ana_host *h = &m->hosts.v[i];
+		fprintf(f, "  %-24s %zu file(s), %llu packet events, clock %s", h->name, h->nfiles,
+			(unsigned long long)h->pkt_events, ana_clock_quality_name(h->clk_quality));
+		if (ana_host_aligned(m, (int)i) && (int)i != m->ref) {
+			fprintf(f, ": offset %+.3f ms, drift %+.2f ppm", (h->clk_b - (double)h->t0) / 1e6,
+				(h->clk_a - 1) * 1e6);
+			if (!isnan(h->clk_err_ns))
+				fprintf(f, " (+-%.1f us)", h->clk_err_ns / 1e3);
+		}
+		fputc('\n', f);
+	}
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		if (!ana_host_aligned(m, (int)i) || !m->hosts.v[i].t_max)
+			continue;
+		int64_t a = ana_to_ref(m, (int)i, m->hosts.v[i].t_min);
+		int64_t b = ana_to_ref(m, (int)i, m->hosts.v[i].t_max);
+		if (a < lo) lo = a;
+		if (b > hi) hi = b;
+	}
+	if (lo != INT64_MAX)
+		fprintf(f, "time span: %.3f s\n", (double)(hi - lo) / 1e9);
+	fprintf(f, "tables: %zu\n", o->tables.n);
+	for (size_t i = 0; i < o->findings.n; i++)
+		fprintf(f, "finding %zu: %s\n", i + 1, o->findings.v[i]);
+	for (size_t i = 0; i < m->warnings.n; i++)
+		fprintf(f, "warning: %s\n", m->warnings.v[i]);
+}
+
+static int ana_write(struct ana_model *m, struct ana_out *o, const char *path)
+{
+	struct np_writer *w = NULL;
+	int rc = np_writer_open(&w, path, NP_KIND_ANALYSIS, NULL);
+	if (rc == -EEXIST) {
+		if (unlink(path) == 0)
+			rc = np_writer_open(&w, path, NP_KIND_ANALYSIS, NULL);
+	}
+	if (rc)
+		return rc;
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	ana_meta_pack(m, &rb);
+	rc = np_writer_commit(w, &rb);
+	for (size_t i = 0; !rc && i < o->tables.n; i++) {
+		np_table_pack(&rb, o->tables.v[i]);
+		if (rb.sbuf.size > (8u << 20) || i + 1 == o->tables.n)
+			rc = np_writer_commit(w, &rb);
+	}
+	if (!rc && !np_recbuf_empty(&o->rb))
+		rc = np_writer_commit(w, &o->rb);
+	np_recbuf_free(&rb);
+	int rc2 = np_writer_close(w);
+	return rc ? rc : rc2;
+}
+
+int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
+{
+	struct ana_out o;
+	ana_out_init(&o);
+	ana_load_finish(m);
+	if (!m->hosts.n)
+		ana_warn(m, "no readable input");
+	struct ana_paths *p = ana_path_match(m);
+	struct ana_clockpts *cp = ana_clock_pts_new(m);
+	if (p && cp)
+		ana_path_clock_points(m, p, cp);
+	ana_clock_run(m, cp, &o);
+	ana_clock_pts_free(cp);
+	ana_path_analyze(m, p, &o);
+	ana_path_free(p);
+	ana_flows_run(m, &o);
+	ana_txn_run(m, &o);
+	ana_netcpu_run(m, &o);
+	ana_bneck_run(m, &o);
+	ana_graph_run(m, &o);
+	for (size_t i = 0; i < m->hosts.n; i++)
+		if (m->hosts.v[i].clk_quality == ANA_CLK_UNALIGNED && m->hosts.n > 1)
+			ana_out_candidate(&o, 0.5, 1, "clock", m->hosts.v[i].name, "quality", 0,
+					  "host %s could not be aligned with %s (no common exchange or traffic)",
+					  m->hosts.v[i].name, m->hosts.v[m->ref].name);
+	ana_findings(m, &o);
+	int rc = 0;
+	if (out_path)
+		rc = ana_write(m, &o, out_path);
+	ana_summary(m, &o, summary);
+	ana_out_free(&o);
+	return rc;
+}

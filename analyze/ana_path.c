@@ -1,0 +1,403 @@
+/* Packet paths: joining hook events into packets across hooks and hosts.
+ *
+ * Key of a packet: (seq, ack, TSval) for TCP, the best-effort uid for UDP;
+ * no address or port, so DNAT between hosts does not matter. Retransmissions
+ * carry a new TSval and become separate packets of one retransmission group.
+ * GSO/GRO: an event covering more bytes than the packet's smallest event
+ * (a super-packet) is also attached to the packets that start inside its
+ * byte range (walk seq + len of each piece). sock_send events carry only a
+ * byte range: they are attached through (host, flow, seq) to the packets
+ * built from that range on the same host. Hash joins only, no per-event
+ * allocation; events are grouped per packet by a counting sort. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+#include "ana_path.h"
+
+#define ANA_RANGE_FLAG 0x04
+
+static inline uint64_t ana_h64(uint64_t x)
+{
+	x ^= x >> 31; x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27; x *= 0x81dadef4bc2dd44dULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- open addressing table of u32 packet indices ---- */
+
+static int ana_ptab_init(struct ana_ptab *t, size_t expect)
+{
+	size_t cap = 1024;
+	while (cap < expect * 2)
+		cap <<= 1;
+	t->slot = calloc(cap, sizeof(uint32_t));
+	t->cap = cap;
+	t->n = 0;
+	return t->slot ? 0 : -1;
+}
+
+static inline uint64_t ana_pkt_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t udp)
+{
+	return ana_h64(((uint64_t)seq << 32 | ack) ^ ((uint64_t)xid << 17) ^ ((uint64_t)udp << 63));
+}
+
+/* Finds the packet with this key or creates it; UINT32_MAX on no memory. */
+static uint32_t ana_pkt_get(struct ana_paths *p, uint32_t seq, uint32_t ack, uint32_t xid,
+			    uint8_t udp, bool create)
+{
+	struct ana_ptab *t = &p->tab;
+	if (create && (t->n + 1) * 2 > t->cap) {
+		struct ana_ptab nt;
+		if (ana_ptab_init(&nt, t->cap))
+			return UINT32_MAX;
+		for (size_t i = 0; i < t->cap; i++) {
+			uint32_t v = t->slot[i];
+			if (!v)
+				continue;
+			const struct ana_pkt *k = &p->pkts[v - 1];
+			size_t j = ana_pkt_hash(k->seq, k->ack, k->xid, k->udp) & (nt.cap - 1);
+			while (nt.slot[j])
+				j = (j + 1) & (nt.cap - 1);
+			nt.slot[j] = v;
+		}
+		nt.n = t->n;
+		free(t->slot);
+		*t = nt;
+	}
+	size_t j = ana_pkt_hash(seq, ack, xid, udp) & (t->cap - 1);
+	for (;;) {
+		uint32_t v = t->slot[j];
+		if (!v)
+			break;
+		const struct ana_pkt *k = &p->pkts[v - 1];
+		if (k->seq == seq && k->ack == ack && k->xid == xid && k->udp == udp)
+			return v - 1;
+		j = (j + 1) & (t->cap - 1);
+	}
+	if (!create)
+		return UINT32_MAX;
+	if (ana_vec_grow((void **)&p->pkts, &p->pkcap, p->npkts + 1, sizeof(struct ana_pkt)))
+		return UINT32_MAX;
+	struct ana_pkt *k = &p->pkts[p->npkts];
+	memset(k, 0, sizeof(*k));
+	k->seq = seq; k->ack = ack; k->xid = xid; k->udp = udp;
+	k->minlen = UINT32_MAX;
+	t->slot[j] = (uint32_t)++p->npkts;
+	t->n++;
+	return (uint32_t)(p->npkts - 1);
+}
+
+/* (host, flow, seq) -> packet, for byte-range events. */
+struct ana_stab { uint64_t *key; uint32_t *val; size_t cap, n; };
+
+static uint64_t ana_skey(uint16_t host, uint32_t flow, uint32_t seq)
+{
+	return ((uint64_t)host << 56 ^ (uint64_t)flow << 32 ^ seq) + 1;
+}
+
+static void ana_stab_put(struct ana_stab *t, uint64_t key, uint32_t val)
+{
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 4096;
+		uint64_t *k = calloc(nc, sizeof(*k));
+		uint32_t *v = calloc(nc, sizeof(*v));
+		if (!k || !v) { free(k); free(v); return; }
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->key[i])
+				continue;
+			size_t j = ana_h64(t->key[i]) & (nc - 1);
+			while (k[j])
+				j = (j + 1) & (nc - 1);
+			k[j] = t->key[i]; v[j] = t->val[i];
+		}
+		free(t->key); free(t->val);
+		t->key = k; t->val = v; t->cap = nc;
+	}
+	size_t j = ana_h64(key) & (t->cap - 1);
+	while (t->key[j]) {
+		if (t->key[j] == key)
+			return;             /* first packet with that start wins */
+		j = (j + 1) & (t->cap - 1);
+	}
+	t->key[j] = key; t->val[j] = val; t->n++;
+}
+
+static uint32_t ana_stab_get(const struct ana_stab *t, uint64_t key)
+{
+	if (!t->cap)
+		return UINT32_MAX;
+	size_t j = ana_h64(key) & (t->cap - 1);
+	while (t->key[j]) {
+		if (t->key[j] == key)
+			return t->val[j];
+		j = (j + 1) & (t->cap - 1);
+	}
+	return UINT32_MAX;
+}
+
+static void ana_attach(struct ana_paths *p, uint32_t pkt, uint32_t ev)
+{
+	if (ana_vec_grow((void **)&p->extra, &p->excap, p->nextra + 1, sizeof(*p->extra)))
+		return;
+	p->extra[p->nextra].pkt = pkt;
+	p->extra[p->nextra].ev = ev;
+	p->nextra++;
+}
+
+static bool ana_is_egress(int hook)
+{
+	return hook >= PK_HOOK_DEV_QUEUE && hook <= PK_HOOK_DEV_XMIT;
+}
+
+/* Super-packet events also belong to the packets starting inside them. */
+static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t nev)
+{
+	for (size_t i = 0; i < nev; i++) {
+		const struct ana_pev *e = &ev[i];
+		uint32_t k = p->evpkt[i];
+		if (k == UINT32_MAX || e->len == 0)
+			continue;
+		uint32_t step = p->pkts[k].minlen;
+		if (step == UINT32_MAX || step == 0 || e->len <= step)
+			continue;
+		uint32_t end = e->seq + e->len, s = e->seq + step;
+		for (int guard = 0; (int32_t)(end - s) > 0 && guard < 4096; guard++) {
+			uint32_t q = ana_pkt_get(p, s, e->ack, e->xid, 0, false);
+			if (q == UINT32_MAX || p->pkts[q].minlen == UINT32_MAX || !p->pkts[q].minlen)
+				break;
+			ana_attach(p, q, (uint32_t)i);
+			s += p->pkts[q].minlen;
+		}
+	}
+}
+
+/* sock_send ranges: attach to the egress packets of the same host and flow
+ * whose start lies in the range. */
+static void ana_attach_ranges(struct ana_paths *p, const struct ana_pev *ev, size_t nev)
+{
+	struct ana_stab st = { 0 };
+	for (size_t i = 0; i < nev; i++)
+		if (p->evpkt[i] != UINT32_MAX && ana_is_egress(ev[i].hook) && ev[i].len)
+			ana_stab_put(&st, ana_skey(ev[i].host, ev[i].flow, ev[i].seq), p->evpkt[i]);
+	for (size_t i = 0; i < nev; i++) {
+		const struct ana_pev *e = &ev[i];
+		if (!(e->flags & ANA_RANGE_FLAG) && e->hook != PK_HOOK_SOCK_SEND)
+			continue;
+		uint32_t s = e->seq, end = e->seq + e->len;
+		bool first = true;
+		for (int guard = 0; (first || (int32_t)(end - s) > 0) && guard < 4096; guard++) {
+			first = false;
+			uint32_t q = ana_stab_get(&st, ana_skey(e->host, e->flow, s));
+			if (q == UINT32_MAX || !p->pkts[q].minlen || p->pkts[q].minlen == UINT32_MAX)
+				break;
+			if (p->evpkt[i] == UINT32_MAX)
+				p->evpkt[i] = q;
+			else
+				ana_attach(p, q, (uint32_t)i);
+			s += p->pkts[q].minlen;
+		}
+	}
+	free(st.key); free(st.val);
+}
+
+/* Retransmission groups: data packets with the same (seq, ack) but another
+ * TSval; the earliest is the original. */
+static void ana_retx_groups(struct ana_paths *p)
+{
+	struct ana_stab st = { 0 };
+	for (size_t k = 0; k < p->npkts; k++) {
+		struct ana_pkt *q = &p->pkts[k];
+		q->group = (uint32_t)k;
+		if (q->udp || q->minlen == UINT32_MAX || q->minlen == 0)
+			continue;
+		uint64_t key = (((uint64_t)q->seq << 32) | q->ack) | 1;
+		uint32_t g = ana_stab_get(&st, key);
+		if (g == UINT32_MAX)
+			ana_stab_put(&st, key, (uint32_t)k);
+		else {
+			q->group = g;
+			p->pkts[g].ngroup = 1;
+			q->ngroup = 1;
+		}
+	}
+	free(st.key); free(st.val);
+}
+
+struct ana_paths *ana_path_match(struct ana_model *m)
+{
+	struct ana_paths *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	size_t n = m->pev.n;
+	const struct ana_pev *ev = m->pev.v;
+	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!p->evpkt || ana_ptab_init(&p->tab, n / 4 + 16)) {
+		ana_path_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ana_pev *e = &ev[i];
+		p->evpkt[i] = UINT32_MAX;
+		if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
+			continue;
+		uint8_t udp = m->flows.v[e->flow].proto == 17;
+		uint32_t k = ana_pkt_get(p, e->seq, e->ack, e->xid, udp, true);
+		if (k == UINT32_MAX)
+			continue;
+		p->evpkt[i] = k;
+		if (e->len && e->len < p->pkts[k].minlen)
+			p->pkts[k].minlen = e->len;
+	}
+	for (size_t k = 0; k < p->npkts; k++)
+		if (p->pkts[k].minlen == UINT32_MAX && p->pkts[k].udp)
+			p->pkts[k].minlen = 0;
+	ana_walk_super(p, ev, n);
+	ana_attach_ranges(p, ev, n);
+	ana_retx_groups(p);
+
+	/* counting sort of (packet, event) memberships */
+	size_t total = p->nextra;
+	for (size_t i = 0; i < n; i++)
+		if (p->evpkt[i] != UINT32_MAX) {
+			p->pkts[p->evpkt[i]].nev++;
+			total++;
+		}
+	for (size_t j = 0; j < p->nextra; j++)
+		p->pkts[p->extra[j].pkt].nev++;
+	p->order = malloc((total ? total : 1) * sizeof(uint32_t));
+	if (!p->order) {
+		ana_path_free(p);
+		return NULL;
+	}
+	uint32_t acc = 0;
+	for (size_t k = 0; k < p->npkts; k++) {
+		p->pkts[k].head = acc;
+		acc += p->pkts[k].nev;
+		p->pkts[k].nev = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = p->evpkt[i];
+		if (k != UINT32_MAX)
+			p->order[p->pkts[k].head + p->pkts[k].nev++] = (uint32_t)i;
+	}
+	for (size_t j = 0; j < p->nextra; j++) {
+		struct ana_pkt *q = &p->pkts[p->extra[j].pkt];
+		p->order[q->head + q->nev++] = p->extra[j].ev;
+	}
+	p->norder = total;
+	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
+	free(p->tab.slot); p->tab.slot = NULL;
+	return p;
+}
+
+void ana_path_free(struct ana_paths *p)
+{
+	if (!p)
+		return;
+	free(p->tab.slot); free(p->pkts); free(p->evpkt); free(p->extra); free(p->order);
+	free(p);
+}
+
+/* ---- per packet path order ---- */
+
+/* Role of a host in one packet's path: 0 sender (egress first), 1 forwarder
+ * (ingress then egress), 2 receiver (ingress only). */
+static int ana_role(const struct ana_pev *ev, const uint32_t *idx, size_t a, size_t b)
+{
+	bool ing = false, eg_after = false;
+	for (size_t i = a; i < b; i++) {
+		int h = ev[idx[i]].hook;
+		if (h <= PK_HOOK_DEV_XMIT) {
+			if (!ing)
+				return 0;
+			eg_after = true;
+		} else
+			ing = true;
+	}
+	return eg_after ? 1 : 2;
+}
+
+/* Sorts the packet's events into path order: per host by (ts, hook), hosts
+ * by role then by first time on the reference timeline (when aligned). */
+size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size_t k,
+		      uint32_t *out, size_t cap)
+{
+	const struct ana_pkt *q = &p->pkts[k];
+	const struct ana_pev *ev = m->pev.v;
+	size_t n = q->nev < cap ? q->nev : cap;
+	memcpy(out, p->order + q->head, n * sizeof(uint32_t));
+	for (size_t i = 1; i < n; i++) {            /* by host, ts, hook */
+		uint32_t x = out[i];
+		size_t j = i;
+		while (j > 0) {
+			const struct ana_pev *a = &ev[out[j - 1]], *b = &ev[x];
+			bool gt = a->host != b->host ? a->host > b->host
+				  : a->ts != b->ts ? a->ts > b->ts : a->hook > b->hook;
+			if (!gt)
+				break;
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = x;
+	}
+	/* host groups */
+	struct { size_t a, b; int role; int64_t t; } g[16];
+	size_t ng = 0;
+	for (size_t i = 0; i < n && ng < 16;) {
+		size_t j = i;
+		while (j < n && ev[out[j]].host == ev[out[i]].host)
+			j++;
+		int h = ev[out[i]].host;
+		g[ng].a = i; g[ng].b = j;
+		g[ng].role = ana_role(ev, out, i, j);
+		g[ng].t = ana_host_aligned(m, h) ? ana_to_ref(m, h, ev[out[i]].ts) : 0;
+		ng++;
+		i = j;
+	}
+	if (ng <= 1)
+		return n;
+	for (size_t i = 1; i < ng; i++) {
+		__typeof__(g[0]) x = g[i];
+		size_t j = i;
+		while (j > 0 && (g[j - 1].role > x.role ||
+				 (g[j - 1].role == x.role && g[j - 1].t > x.t))) {
+			g[j] = g[j - 1];
+			j--;
+		}
+		g[j] = x;
+	}
+	uint32_t tmp[ANA_PATH_MAXEV];
+	size_t o = 0;
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = g[i].a; j < g[i].b; j++)
+			tmp[o++] = out[j];
+	memcpy(out, tmp, o * sizeof(uint32_t));
+	return o;
+}
+
+void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
+			   struct ana_clockpts *cp)
+{
+	uint32_t idx[ANA_PATH_MAXEV];
+	const struct ana_pev *ev = m->pev.v;
+	for (size_t k = 0; k < p->npkts; k++) {
+		const struct ana_pkt *q = &p->pkts[k];
+		if (q->nev < 2)
+			continue;
+		/* quick reject: single-host packets */
+		uint16_t h0 = ev[p->order[q->head]].host;
+		bool multi = false;
+		for (uint32_t i = 1; i < q->nev && !multi; i++)
+			multi = ev[p->order[q->head + i]].host != h0;
+		if (!multi)
+			continue;
+		size_t n = ana_path_order(m, p, k, idx, ANA_PATH_MAXEV);
+		for (size_t i = 1; i < n; i++) {
+			const struct ana_pev *a = &ev[idx[i - 1]], *b = &ev[idx[i]];
+			if (a->host != b->host && !(a->flags & ANA_RANGE_FLAG))
+				ana_clock_add(cp, a->host, a->ts, b->host, b->ts);
+		}
+	}
+}

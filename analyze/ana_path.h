@@ -1,0 +1,35 @@
+/* Internal to the packet-path modules (ana_path.c matching, ana_decomp.c
+ * decomposition / jitter / loss). */
+#ifndef NP_ANA_PATH_H
+#define NP_ANA_PATH_H
+
+#include "ana.h"
+
+#define ANA_PATH_MAXEV 64       /* events considered per packet */
+
+struct ana_pkt {
+	uint32_t seq, ack, xid;
+	uint32_t minlen;            /* smallest payload among its events */
+	uint32_t head, nev;         /* its events: order[head .. head+nev) */
+	uint32_t group;             /* retransmission group (first packet's index) */
+	uint8_t  udp, ngroup;       /* ngroup: the group has more than one packet */
+};
+
+struct ana_ptab { uint32_t *slot; size_t cap; size_t n; };
+
+struct ana_paths {
+	struct ana_pkt *pkts;
+	size_t npkts, pkcap;
+	struct ana_ptab tab;
+	uint32_t *evpkt;            /* event -> packet (UINT32_MAX none) */
+	struct { uint32_t pkt, ev; } *extra;   /* super-packet / range memberships */
+	size_t nextra, excap;
+	uint32_t *order;            /* event indices grouped by packet */
+	size_t norder;
+};
+
+/* Writes the packet's event indices in path order into out; returns n. */
+size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size_t k,
+		      uint32_t *out, size_t cap);
+
+#endif

@@ -1,0 +1,223 @@
+/* Small shared pieces of the analyzer: vectors, names, warnings, the flow
+ * index and the time mapping onto the reference timeline. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+
+int ana_vec_grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 16;
+	while (nc < need)
+		nc *= 2;
+	void *p = realloc(*v, nc * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = nc;
+	return 0;
+}
+
+static const char *const ana_hook_names[ANA_NHOOKS] = {
+	[PK_HOOK_NONE] = "unknown", [PK_HOOK_SOCK_SEND] = "sock_send",
+	[PK_HOOK_DEV_QUEUE] = "dev_queue", [PK_HOOK_TC_EGRESS] = "tc_egress",
+	[PK_HOOK_QDISC_ENQ] = "qdisc_enq", [PK_HOOK_QDISC_DEQ] = "qdisc_deq",
+	[PK_HOOK_DEV_START_XMIT] = "dev_start_xmit", [PK_HOOK_DEV_XMIT] = "dev_xmit",
+	[PK_HOOK_GRO_ENTRY] = "gro_entry", [PK_HOOK_TC_INGRESS] = "tc_ingress",
+	[PK_HOOK_NETIF_RECEIVE] = "netif_receive", [PK_HOOK_TCP_RCV] = "tcp_rcv",
+	[PK_HOOK_COPY_TO_USER] = "copy_to_user",
+};
+
+const char *ana_hook_name(int hook)
+{
+	return hook > 0 && hook < ANA_NHOOKS && ana_hook_names[hook] ? ana_hook_names[hook]
+									 : "unknown";
+}
+
+int ana_hook_from_name(const char *s, size_t n)
+{
+	for (int i = 1; i < ANA_NHOOKS; i++)
+		if (ana_hook_names[i] && strlen(ana_hook_names[i]) == n &&
+		    !memcmp(ana_hook_names[i], s, n))
+			return i;
+	return PK_HOOK_NONE;
+}
+
+static const char *const ana_seg_names[ANA_NSEGS] = {
+	"sender_stack", "qdisc", "device", "wire", "receiver_stack", "receiver_app", "total",
+};
+
+const char *ana_seg_name(int seg)
+{
+	return seg >= 0 && seg < ANA_NSEGS ? ana_seg_names[seg] : "unknown";
+}
+
+/* The first hook seen on a new host closes the network segment. */
+int ana_hook_segment(int hook, bool first_on_host)
+{
+	if (first_on_host)
+		return ANA_SEG_WIRE;
+	switch (hook) {
+	case PK_HOOK_QDISC_DEQ:       return ANA_SEG_QDISC;
+	case PK_HOOK_DEV_START_XMIT:
+	case PK_HOOK_DEV_XMIT:        return ANA_SEG_DEVICE;
+	case PK_HOOK_GRO_ENTRY:
+	case PK_HOOK_TC_INGRESS:
+	case PK_HOOK_NETIF_RECEIVE:
+	case PK_HOOK_TCP_RCV:         return ANA_SEG_RCV_STACK;
+	case PK_HOOK_COPY_TO_USER:    return ANA_SEG_RCV_APP;
+	default:                      return ANA_SEG_SND_STACK;
+	}
+}
+
+const char *ana_clock_quality_name(int q)
+{
+	static const char *const n[] = { "reference", "accurate", "approximate", "failed",
+					 "unaligned" };
+	return q >= 0 && q <= ANA_CLK_UNALIGNED ? n[q] : "unknown";
+}
+
+void ana_warn(struct ana_model *m, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < m->warnings.n; i++)
+		if (!strcmp(m->warnings.v[i], buf))
+			return;
+	char **slot = ANA_PUSH(m->warnings);
+	if (slot)
+		*slot = strdup(buf);
+}
+
+void ana_model_init(struct ana_model *m, const struct ana_options *opt)
+{
+	memset(m, 0, sizeof(*m));
+	m->opt = opt;
+	m->ref = -1;
+}
+
+void ana_model_free(struct ana_model *m)
+{
+	for (size_t i = 0; i < m->txns.n; i++)
+		np_sketch_free(&m->txns.v[i].lat);
+	for (size_t i = 0; i < m->warnings.n; i++)
+		free(m->warnings.v[i]);
+	for (size_t i = 0; i < m->inputs.n; i++)
+		free(m->inputs.v[i]);
+	free(m->hosts.v); free(m->pev.v); free(m->flows.v); free(m->syncs.v);
+	free(m->fstats.v); free(m->drops.v); free(m->txns.v); free(m->txevs.v);
+	free(m->netcpu.v); free(m->netrx.v); free(m->threads.v); free(m->cgroups.v);
+	free(m->alerts.v); free(m->warnings.v); free(m->inputs.v);
+	free(m->fl_keys); free(m->fl_vals);
+	free(m->ivseg.sum); free(m->ivseg.cnt);
+	memset(m, 0, sizeof(*m));
+}
+
+bool ana_host_aligned(const struct ana_model *m, int host)
+{
+	if (host < 0 || (size_t)host >= m->hosts.n)
+		return false;
+	int q = m->hosts.v[host].clk_quality;
+	return q == ANA_CLK_REF || q == ANA_CLK_ACCURATE || q == ANA_CLK_APPROX;
+}
+
+int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t)
+{
+	const struct ana_host *h = &m->hosts.v[host];
+	double d = (double)(int64_t)(t - h->t0);
+	return (int64_t)llround(h->clk_a * d + h->clk_b);
+}
+
+static uint64_t ana_mix64(uint64_t x)
+{
+	x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Open addressing over (host << 48 | local id); keys stored +1 so 0 = empty. */
+uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, bool create)
+{
+	uint64_t key = (((uint64_t)host << 48) | (local_id & 0xffffffffffffULL)) + 1;
+	if (m->flows.n * 2 + 2 > m->fl_cap) {
+		if (!create && m->fl_cap)
+			goto look;
+		size_t nc = m->fl_cap ? m->fl_cap * 2 : 1024;
+		uint64_t *k = calloc(nc, sizeof(*k));
+		uint32_t *v = calloc(nc, sizeof(*v));
+		if (!k || !v) { free(k); free(v); return UINT32_MAX; }
+		for (size_t i = 0; i < m->fl_cap; i++) {
+			if (!m->fl_keys[i])
+				continue;
+			size_t j = ana_mix64(m->fl_keys[i]) & (nc - 1);
+			while (k[j])
+				j = (j + 1) & (nc - 1);
+			k[j] = m->fl_keys[i];
+			v[j] = m->fl_vals[i];
+		}
+		free(m->fl_keys); free(m->fl_vals);
+	free(m->ivseg.sum); free(m->ivseg.cnt);
+		m->fl_keys = k; m->fl_vals = v; m->fl_cap = nc;
+	}
+look:
+	if (!m->fl_cap)
+		return UINT32_MAX;
+	size_t j = ana_mix64(key) & (m->fl_cap - 1);
+	while (m->fl_keys[j]) {
+		if (m->fl_keys[j] == key)
+			return m->fl_vals[j];
+		j = (j + 1) & (m->fl_cap - 1);
+	}
+	if (!create)
+		return UINT32_MAX;
+	struct ana_flow *f = ANA_PUSH(m->flows);
+	if (!f)
+		return UINT32_MAX;
+	memset(f, 0, sizeof(*f));
+	f->host = host;
+	f->local_id = local_id;
+	m->fl_keys[j] = key;
+	m->fl_vals[j] = (uint32_t)(m->flows.n - 1);
+	return m->fl_vals[j];
+}
+
+void ana_flow_key(const struct ana_flow *f, char *buf, size_t n)
+{
+	const char *p = f->proto == 17 ? "udp" : f->proto == 6 ? "tcp" : "ip";
+	if (!f->src[0] && !f->dst[0])
+		snprintf(buf, n, "%s flow#%llu", p, (unsigned long long)f->local_id);
+	else
+		snprintf(buf, n, "%s %s:%u>%s:%u", p, f->src, f->sport, f->dst, f->dport);
+}
+
+void ana_sketch_cols(struct np_table *t)
+{
+	np_table_col(t, "count", "count", "samples");
+	np_table_col(t, "mean", "ns", "mean");
+	np_table_col(t, "p50", "ns", "median");
+	np_table_col(t, "p90", "ns", "90th percentile");
+	np_table_col(t, "p99", "ns", "99th percentile");
+	np_table_col(t, "p999", "ns", "99.9th percentile");
+	np_table_col(t, "max", "ns", "maximum");
+}
+
+void ana_sketch_cells(struct np_table *t, size_t row, size_t c, const struct np_sketch *s)
+{
+	np_table_set_u64(t, row, c, s->n);
+	if (!s->n)
+		return;
+	np_table_set_f64(t, row, c + 1, np_sketch_mean(s));
+	np_table_set_u64(t, row, c + 2, np_sketch_quantile(s, 0.50));
+	np_table_set_u64(t, row, c + 3, np_sketch_quantile(s, 0.90));
+	np_table_set_u64(t, row, c + 4, np_sketch_quantile(s, 0.99));
+	np_table_set_u64(t, row, c + 5, np_sketch_quantile(s, 0.999));
+	np_table_set_u64(t, row, c + 6, s->max);
+}

@@ -1,0 +1,176 @@
+/* npanalyze: merges the recordings of N hosts into one analysis file
+ * (docs/ANALYSIS.md). `npanalyze patterns ...` runs the degradation-pattern
+ * miner (analyze/patterns*.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+#include "patterns.h"
+
+/* Weak so the analyzer still links while the patterns module is absent. */
+int patterns_main(int argc, char **argv) __attribute__((weak));
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: npanalyze [-o OUT.npa] [--ref HOST] [--from T --to T] [--flow FILTER]\n"
+"                 [--alias FILE=NAME] [-q] REC.npr...\n"
+"       npanalyze patterns ...   (latency degradation patterns; --help there)\n"
+"\n"
+"Merges the recordings of several hosts (rotated sets of one host are grouped\n"
+"by identity), aligns their clocks on the reference host, and writes one\n"
+"analysis file: clock model, packet-path decomposition, jitter, loss,\n"
+"throughput, transactions, network CPU, bottlenecks, service graph.\n"
+"\n"
+"  -o, --output FILE   analysis file to write (default: analysis.npa)\n"
+"  -n, --dry-run       analyse and print the summary, write nothing\n"
+"      --ref HOST      reference host for the timeline (default: first input)\n"
+"      --from T, --to T  only packets in this window; T in seconds from the\n"
+"                      first reference timestamp (e.g. 2.5) or absolute ns\n"
+"                      with suffix 'ns'\n"
+"      --flow FILTER   only flows whose key contains FILTER (e.g. ':8080')\n"
+"      --alias FILE=NAME  host name for the recording FILE (e.g. one without header)\n"
+"  -q, --quiet         no progress on stderr\n"
+"  -h, --help, -V, --version\n"
+"\n"
+"Exit status: 0 analysis written, no warnings; 1 analysis written with\n"
+"warnings (damaged input, lost events, unaligned hosts ...); 2 usage error or\n"
+"no analysis written.\n");
+}
+
+static int parse_time(const char *s, uint64_t *ns, bool *relative)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (!strcmp(end, "ns")) {
+		*ns = (uint64_t)v;
+		*relative = false;
+		return 0;
+	}
+	if (*end && strcmp(end, "s"))
+		return -1;
+	*ns = (uint64_t)(v * 1e9);
+	*relative = true;
+	return 0;
+}
+
+/* Relative --from/--to are seconds after the reference host's first event. */
+static void resolve_window(struct ana_model *m, struct ana_options *o, bool from_rel, bool to_rel)
+{
+	uint64_t base = 0;
+	if (m->hosts.n)
+		base = m->hosts.v[0].t_min;
+	if (o->ref)
+		for (size_t i = 0; i < m->hosts.n; i++)
+			if (!strcmp(m->hosts.v[i].name, o->ref))
+				base = m->hosts.v[i].t_min;
+	if (o->from_set && from_rel) o->from_ns += base;
+	if (o->to_set && to_rel) o->to_ns += base;
+}
+
+static const char *alias_for(const struct ana_options *o, const char *path)
+{
+	for (size_t i = 0; i < o->naliases; i++) {
+		const char *eq = strchr(o->aliases[i], '=');
+		if (eq && (size_t)(eq - o->aliases[i]) == strlen(path) &&
+		    !strncmp(o->aliases[i], path, (size_t)(eq - o->aliases[i])))
+			return eq + 1;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "patterns")) {
+		if (!patterns_main) {
+			fprintf(stderr, "npanalyze: patterns: not built into this binary\n");
+			return 2;
+		}
+		return patterns_main(argc - 1, argv + 1);
+	}
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' }, { "ref", required_argument, NULL, 'r' },
+		{ "from", required_argument, NULL, 'F' }, { "to", required_argument, NULL, 'T' },
+		{ "flow", required_argument, NULL, 'f' }, { "alias", required_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' }, { "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ana_options opt = { 0 };
+	const char *out = "analysis.npa";
+	bool dry = false, from_rel = false, to_rel = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "o:qnhV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'r': opt.ref = optarg; break;
+		case 'F':
+			if (parse_time(optarg, &opt.from_ns, &from_rel)) {
+				fprintf(stderr, "npanalyze: --from %s: not a time (seconds, or NNNns)\n", optarg);
+				return 2;
+			}
+			opt.from_set = true;
+			break;
+		case 'T':
+			if (parse_time(optarg, &opt.to_ns, &to_rel)) {
+				fprintf(stderr, "npanalyze: --to %s: not a time (seconds, or NNNns)\n", optarg);
+				return 2;
+			}
+			opt.to_set = true;
+			break;
+		case 'f': opt.flow_filter = optarg; break;
+		case 'a':
+			if (!strchr(optarg, '=') || opt.naliases >= 64) {
+				fprintf(stderr, "npanalyze: --alias wants FILE=NAME\n");
+				return 2;
+			}
+			opt.aliases[opt.naliases++] = optarg;
+			break;
+		case 'q': opt.quiet = true; break;
+		case 'n': dry = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("npanalyze %s\n", NP_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "npanalyze: no recording given\n");
+		usage(stderr);
+		return 2;
+	}
+	struct ana_model m;
+	ana_model_init(&m, &opt);
+	int nread = 0;
+	for (int i = optind; i < argc; i++) {
+		if (!opt.quiet)
+			fprintf(stderr, "npanalyze: reading %s (%d/%d)\n", argv[i], i - optind + 1, argc - optind);
+		if (ana_load_file(&m, argv[i], alias_for(&opt, argv[i])) == 0)
+			nread++;
+	}
+	if (!nread) {
+		for (size_t i = 0; i < m.warnings.n; i++)
+			fprintf(stderr, "npanalyze: %s\n", m.warnings.v[i]);
+		fprintf(stderr, "npanalyze: no input could be read\n");
+		ana_model_free(&m);
+		return 2;
+	}
+	resolve_window(&m, &opt, from_rel, to_rel);
+	if (!opt.quiet)
+		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s); analysing\n", m.pev.n, m.hosts.n);
+	int rc = ana_run(&m, dry ? NULL : out, stdout);
+	if (rc) {
+		fprintf(stderr, "npanalyze: cannot write %s: %s\n", out, strerror(-rc));
+		ana_model_free(&m);
+		return 2;
+	}
+	if (!opt.quiet && !dry)
+		fprintf(stderr, "npanalyze: wrote %s\n", out);
+	int status = m.warnings.n ? 1 : 0;
+	ana_model_free(&m);
+	return status;
+}
