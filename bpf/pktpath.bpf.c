@@ -342,6 +342,9 @@ static __always_inline struct pk_event *pk_from_tx_skb(const struct sk_buff *skb
 	__u32 before = (data - head) <= nh ? nh - (data - head) : 0;
 	if (pk_parse_kmem(head + nh, len > before ? len - before : 0, ev))
 		return NULL;
+	const struct skb_shared_info *sh =
+		(const struct skb_shared_info *)(head + BPF_CORE_READ(skb, end));
+	ev->gso_size = BPF_CORE_READ(sh, gso_size);
 	ev->ifindex = ifindex;
 	ev->len = len;
 	return ev;
@@ -556,14 +559,21 @@ static __always_inline int pk_tc(struct __sk_buff *skb, __u8 hook)
 	ihl &= 63;
 	if (ihl < 20)
 		return PK_TC_ACT_UNSPEC;
-	/* the TCP header may be shorter than 60 bytes at the end of a packet */
-	if (bpf_skb_load_bytes(skb, off + ihl, h->l4, 60) &&
-	    bpf_skb_load_bytes(skb, off + ihl, h->l4, 20))
+	/* A short packet may end within 60 bytes of the transport header:
+	 * load what is there (options included), never stale scratch bytes. */
+	__u32 rem = skb->len > off + ihl ? skb->len - off - ihl : 0;
+	if (rem > 60)
+		rem = 60;
+	if (rem < 8)
+		return PK_TC_ACT_UNSPEC;
+	__builtin_memset(h->l4, 0, sizeof(h->l4));
+	if (bpf_skb_load_bytes(skb, off + ihl, h->l4, rem))
 		return PK_TC_ACT_UNSPEC;
 	__u32 l3len = skb->len > off ? skb->len - off : 0;
 	if (l3len > ihl && l3len - ihl > l4_len)
 		l4_len = l3len - ihl;
 	pk_parse_l4(h, ev, ihl, proto, l4_len);
+	ev->gso_size = skb->gso_size;
 	ev->ifindex = skb->ifindex;
 	ev->len = skb->len;
 	pk_emit(ev, hook);

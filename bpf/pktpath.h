@@ -22,7 +22,9 @@ enum pk_hook {
 	PK_HOOK_NETIF_RECEIVE = 10, /* net:netif_receive_skb */
 	PK_HOOK_TCP_RCV = 11,       /* tcp:tcp_probe (established receive, before queueing) */
 	PK_HOOK_COPY_TO_USER = 12,  /* skb:skb_copy_datagram_iovec */
-	PK_HOOK_MAX = 13,
+	PK_HOOK_AID_TX = 13,        /* sock_ops wrote an active ID (uid = the ID) */
+	PK_HOOK_AID_RX = 14,        /* sock_ops read an active ID (uid = the ID) */
+	PK_HOOK_MAX = 15,
 };
 
 #define PK_MAX_IFACES 16
@@ -52,7 +54,8 @@ struct pk_event {
 	__u8  tcpflags;     /* TCP flags byte (FIN 0x01 ... CWR 0x80) */
 	__u8  flags;        /* PK_F_* */
 	__u8  doff;         /* TCP data offset (header length / 4) */
-	__u8  pad[3];
+	__u8  pad;
+	__u16 gso_size;     /* transmit hooks: segment size of a GSO skb, else 0 */
 };
 
 /* Per-hook counters (per-CPU array indexed by hook). */

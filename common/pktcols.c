@@ -18,6 +18,7 @@ static const char *const pktcols_hooks[PK_HOOK_MAX] = {
 	[PK_HOOK_DEV_XMIT] = "dev_xmit",       [PK_HOOK_GRO_ENTRY] = "gro_entry",
 	[PK_HOOK_TC_INGRESS] = "tc_ingress",   [PK_HOOK_NETIF_RECEIVE] = "netif_receive",
 	[PK_HOOK_TCP_RCV] = "tcp_rcv",         [PK_HOOK_COPY_TO_USER] = "copy_to_user",
+	[PK_HOOK_AID_TX] = "aid_tx",           [PK_HOOK_AID_RX] = "aid_rx",
 };
 
 const char *pktcols_hook_name(unsigned hook)
@@ -68,6 +69,7 @@ void pktcols_pack_events(msgpack_packer *pk, const struct pktcols_ev *ev, size_t
 	PC_COL("doff", msgpack_pack_uint32(pk, e->doff));
 	PC_COL("evflags", msgpack_pack_uint32(pk, e->flags));
 	PC_COL("uid", msgpack_pack_uint32(pk, e->uid));
+	PC_COL("gso", msgpack_pack_uint32(pk, e->gso));
 	/* Per-flow deltas: without the table (out of memory) they are absolute. */
 	PC_COL("seq_fd", {
 		uint32_t p = prev ? prev[e->flow].seq : 0;
@@ -113,6 +115,7 @@ int pktcols_unpack_events(const msgpack_object *body, struct pktcols_ev **out, s
 	for (size_t k = 0; k < 14; k++)
 		if (!(c[k] = pc_col(body, keys[k], n)))
 			return -1;
+	const msgpack_object_array *gso = pc_col(body, "gso", n);   /* optional */
 	struct pktcols_ev *ev = calloc(n ? n : 1, sizeof(*ev));
 	if (!ev)
 		return -1;
@@ -145,6 +148,9 @@ int pktcols_unpack_events(const msgpack_object *body, struct pktcols_ev **out, s
 		e->ack = (uint32_t)v[11];
 		e->tsval = (uint32_t)v[12];
 		e->ipid = (uint16_t)v[13];
+		int64_t g;
+		if (gso && np_obj_i64(&gso->ptr[i], &g) == 0)
+			e->gso = (uint16_t)g;
 	}
 	uint32_t nflows;
 	struct pc_prev *prev = pc_prev_table(ev, n, &nflows);

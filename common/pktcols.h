@@ -19,6 +19,7 @@ struct pktcols_ev {
 	uint32_t ifindex, len;
 	uint16_t ipid, cpu;
 	uint8_t  hook, tcpflags, doff, flags;   /* flags: PK_F_* of bpf/pktpath.h */
+	uint16_t gso;         /* GSO segment size at transmit hooks, else 0 */
 };
 
 struct pktcols_flow {
@@ -31,7 +32,7 @@ struct pktcols_flow {
 
 /* Number of keys pktcols_pack_events writes; the caller opens the body map
  * with this plus its own keys. */
-#define PKTCOLS_EVENT_KEYS 15
+#define PKTCOLS_EVENT_KEYS 16
 /* Packs the columns of ev[0..n) (must be sorted by ts) as map entries. */
 void pktcols_pack_events(msgpack_packer *pk, const struct pktcols_ev *ev, size_t n);
 /* Decodes a PKT_EVENTS body into a new malloc'd array. 0 or -1 (malformed). */

@@ -64,7 +64,8 @@ struct cs_state {
 	struct cs_peer peers[CS_MAX_PEERS];
 	unsigned npeers;
 	uint64_t start_ns, end_ns, next_probe_ns;
-	unsigned burst_left;
+	unsigned burst_left;          /* replies still wanted in this burst */
+	uint64_t burst_budget;        /* probes we may still send for it */
 	bool end_burst_done;
 	struct cs_exchange *ex;
 	size_t nex, capex;
@@ -208,7 +209,8 @@ static void cs_collect_replies(struct cs_state *s, unsigned pi, int64_t rt_off)
 		if (cs_recv(s, p->fd, &m, NULL, NULL, rt_off, &rx) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			if (errno == ECONNREFUSED && !p->reported_error) {
+			if (errno == ECONNREFUSED && !p->reported_error &&
+			    cs_clock(CLOCK_MONOTONIC) > s->start_ns + 1000000000ull) {
 				fprintf(stderr, "nprec: clocksync: peer %s unreachable: %s (recording goes on)\n",
 					p->name, strerror(errno));
 				p->reported_error = true;
@@ -219,6 +221,8 @@ static void cs_collect_replies(struct cs_state *s, unsigned pi, int64_t rt_off)
 		if (m.type != CS_REPLY)
 			continue;
 		p->replies++;
+		if (s->burst_left)
+			s->burst_left--;
 		struct cs_exchange e = { .role = 0, .peer = pi, .seq = m.seq, .peer_id = m.sender_id,
 					 .t = { m.t1, m.t2, m.t3, rx } };
 		cs_store(s, &e);
@@ -240,7 +244,8 @@ static void cs_probe_all(struct cs_state *s, unsigned count)
 			int rc = cs_send(p->fd, &m, NULL, 0);
 			if (rc < 0) {
 				p->errors++;
-				if (!p->reported_error) {
+				if (!p->reported_error &&
+				    cs_clock(CLOCK_MONOTONIC) > s->start_ns + 1000000000ull) {
 					fprintf(stderr, "nprec: clocksync: peer %s unreachable: %s (recording goes on)\n",
 						p->name, strerror(-rc));
 					p->reported_error = true;
@@ -271,11 +276,14 @@ static int cs_drain(void *state)
 	if (s->end_ns && !s->end_burst_done && now + CS_END_NS >= s->end_ns) {
 		s->end_burst_done = true;
 		s->burst_left = CS_BURST;
+		s->burst_budget = 10 * CS_BURST;
 	}
-	if (s->burst_left) {
+	/* A burst lasts until CS_BURST replies came back (a peer that starts a
+	 * little later still gets a full burst), within a budget of probes. */
+	if (s->burst_left && s->burst_budget) {
 		unsigned k = s->burst_left < CS_BURST_STEP ? s->burst_left : CS_BURST_STEP;
 		cs_probe_all(s, k);
-		s->burst_left -= k;
+		s->burst_budget = s->burst_budget > k ? s->burst_budget - k : 0;
 	} else if (now >= s->next_probe_ns) {
 		cs_probe_all(s, 1);
 		s->next_probe_ns = now + CS_PERIOD_NS;
@@ -377,6 +385,7 @@ static int cs_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	s->start_ns = cs_clock(CLOCK_MONOTONIC);
 	s->end_ns = c->duration_ns ? s->start_ns + c->duration_ns : 0;
 	s->burst_left = s->npeers ? CS_BURST : 0;
+	s->burst_budget = 10 * CS_BURST;
 	if (s->end_ns && s->end_ns - s->start_ns < 2 * CS_END_NS)
 		s->end_burst_done = true;   /* short run: the start burst covers it */
 	rec_probe(ctx, CS_FAMILY, "udp", REC_PROBE_ATTACHED, NULL);
@@ -404,7 +413,7 @@ static int cs_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	struct cs_state *s = state;
 	(void)ctx;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_SYNC, 1);
-	msgpack_pack_map(pk, 16);
+	msgpack_pack_map(pk, 15);
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	np_pack_kv_u64(pk, "self_id", s->self_id);

@@ -145,7 +145,7 @@ static int pk_on_event(void *arg, void *data, size_t size)
 		.seq = e->seq, .end_seq = e->end_seq, .ack = e->ack, .tsval = e->tsval,
 		.uid = e->uid, .ifindex = e->ifindex, .len = e->len, .ipid = e->ipid,
 		.cpu = e->cpu, .hook = e->hook, .tcpflags = e->tcpflags, .doff = e->doff,
-		.flags = e->flags,
+		.flags = e->flags, .gso = e->gso_size,
 	};
 	return 0;
 }

@@ -69,7 +69,7 @@ static void rt_codec(void)
 {
 	struct pktcols_ev in[5] = {
 		{ .ts = 1000, .flow = 0, .seq = 4294967000u, .end_seq = 4294967000u + 1448, .ack = 7,
-		  .tsval = 99, .ipid = 65535, .hook = PK_HOOK_DEV_QUEUE, .doff = 8, .tcpflags = 0x10 },
+		  .tsval = 99, .ipid = 65535, .hook = PK_HOOK_DEV_QUEUE, .doff = 8, .tcpflags = 0x10, .gso = 1448 },
 		{ .ts = 1500, .flow = 1, .seq = 5, .end_seq = 5, .ack = 1, .uid = 77, .hook = 9 },
 		{ .ts = 1600, .flow = 0, .seq = 4294967000u + 1448, .end_seq = 1152, .ack = 7,
 		  .tsval = 100, .ipid = 0, .hook = PK_HOOK_DEV_QUEUE, .doff = 8, .tcpflags = 0x18 },
