@@ -199,7 +199,39 @@ static void rpt_summary(FILE *f, const struct np_analysis *a, const char *path,
 	fputc('\n', f);
 }
 
-static void rpt_findings(FILE *f, const struct np_analysis *a, size_t limit)
+/* Word-wraps text to width; continuation lines indented by indent. */
+static void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
+{
+	size_t col = first_col;
+	bool fresh = true;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		size_t wl = strcspn(p, " ");
+		if (!wl)
+			break;
+		char word[1024];
+		snprintf(word, sizeof(word), "%.*s", (int)(wl < sizeof(word) ? wl : sizeof(word) - 1), p);
+		size_t ww = rpt_strwidth(word);
+		if (!fresh && col + 1 + ww > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+			fresh = true;
+		}
+		if (!fresh) {
+			fputc(' ', f);
+			col++;
+		}
+		fputs(word, f);
+		col += ww;
+		fresh = false;
+		p += wl;
+	}
+	fputc('\n', f);
+}
+
+static void rpt_findings(FILE *f, const struct np_analysis *a, size_t limit, size_t width)
 {
 	size_t *idx = rpt_findings_order(a);
 	size_t n = a->nfindings;
@@ -213,8 +245,10 @@ static void rpt_findings(FILE *f, const struct np_analysis *a, size_t limit)
 		fputs("  none recorded\n", f);
 	for (size_t i = 0; idx && i < n; i++) {
 		const struct np_finding *fd = &a->findings[idx[i]];
-		fprintf(f, "  %zu. [%s] %s\n", i + 1, rpt_severity_name(fd->severity),
-			fd->text ? fd->text : "");
+		char head[32];
+		int hl = snprintf(head, sizeof(head), "  %zu. [%s] ", i + 1, rpt_severity_name(fd->severity));
+		fputs(head, f);
+		rpt_wrap(f, fd->text ? fd->text : "", (size_t)hl, 5, width);
 	}
 	if (limit && n < a->nfindings)
 		fprintf(f, "  (%zu more: --section findings)\n", a->nfindings - n);
@@ -227,10 +261,10 @@ void rpt_text_report(FILE *f, const struct np_analysis *a, const char *path,
 {
 	if (rpt_selected_name(sel, RPT_SEC_SUMMARY, true)) {
 		rpt_summary(f, a, path, o);
-		rpt_findings(f, a, RPT_TOP_FINDINGS);
+		rpt_findings(f, a, RPT_TOP_FINDINGS, o->width >= 40 ? (size_t)o->width : 80);
 	}
 	if (sel->n && rpt_selected_name(sel, RPT_SEC_FINDINGS, false))
-		rpt_findings(f, a, 0);
+		rpt_findings(f, a, 0, o->width >= 40 ? (size_t)o->width : 80);
 	const struct np_table **tabs;
 	size_t n = rpt_tables_ordered(a, &tabs);
 	for (size_t i = 0; i < n; i++)
