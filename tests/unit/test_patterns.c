@@ -1,0 +1,306 @@
+/* npanalyze patterns: mean shift, bitset evaluation against a naive
+ * evaluator, searches on cases with a known unique optimum, determinism,
+ * the §4.3 scoring, and the evaluation harness at reduced size. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tap.h"
+#include "patterns.h"
+#include "patterns_eval.h"
+#include "patterns_int.h"
+
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Two tight groups: thresholds are the two minima plus max + 1. */
+static void test_meanshift(void)
+{
+	double x[100];
+	uint64_t rng = 7;
+	for (int i = 0; i < 100; i++) x[i] = (i < 60 ? 10.0 : 60.0) + pat_rng_unit(&rng);
+	qsort(x, 100, sizeof(double), cmpd);
+	double *thr;
+	int n = pat_ms_thresholds(x, 100, 2.0, 5, &thr);
+	CHECK(n == 3, "%d thresholds", n);
+	if (n == 3) {
+		CHECK_NEAR(thr[0], x[0], 0);
+		CHECK_NEAR(thr[1], x[60], 0);
+		CHECK_NEAR(thr[2], x[99] + 1, 0);
+	}
+	free(thr);
+	/* a cluster below min_size is no threshold of its own */
+	n = pat_ms_thresholds(x, 100, 2.0, 40, &thr);
+	CHECK(n == 3, "%d thresholds with min_size 40 (the second group has 40)", n);
+	free(thr);
+	n = pat_ms_thresholds(x, 100, 2.0, 41, &thr);
+	CHECK(n == 2, "%d thresholds with min_size 41", n);
+	free(thr);
+}
+
+/* kNN bandwidth against the O(n^2 log n) definition. */
+static void test_bandwidth(void)
+{
+	uint64_t rng = 3;
+	for (int round = 0; round < 5; round++) {
+		size_t n = 30 + pat_rng_below(&rng, 70);
+		double *x = malloc(n * sizeof(double)), *d = malloc(n * sizeof(double));
+		for (size_t i = 0; i < n; i++) x[i] = floor(pat_rng_unit(&rng) * 50) + (i % 3 ? 0 : 100);
+		qsort(x, n, sizeof(double), cmpd);
+		size_t k = (size_t)((double)n * 0.1);
+		if (k < 2) k = 2;
+		double sum = 0;
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < n; j++) d[j] = fabs(x[i] - x[j]);
+			qsort(d, n, sizeof(double), cmpd);
+			sum += d[k - 1];
+		}
+		double naive = sum / (double)n;
+		if (!(naive > 0)) continue;
+		CHECK_NEAR(pat_ms_bandwidth(x, n, 0.1), naive, 1e-9);
+		free(x); free(d);
+	}
+}
+
+/* A random table with missing values; every pattern counted by hand. */
+static void test_bitsets_vs_naive(void)
+{
+	uint64_t rng = 11;
+	for (int round = 0; round < 20; round++) {
+		struct pat_table t;
+		pat_table_init(&t);
+		size_t n = 1 + pat_rng_below(&rng, 300), nr = 1 + pat_rng_below(&rng, 5);
+		char nm[8];
+		for (size_t j = 0; j < nr; j++) { snprintf(nm, sizeof(nm), "r%zu", j); pat_table_rpc(&t, nm); }
+		for (size_t i = 0; i < n; i++) {
+			long row = pat_table_row(&t, NULL, pat_rng_unit(&rng) * 100);
+			for (size_t j = 0; j < nr; j++)
+				if (pat_rng_below(&rng, 10)) pat_table_add(&t, (size_t)row, (int)j,
+					(pat_rng_below(&rng, 3) ? 10 : 70) + pat_rng_unit(&rng) * 5);
+		}
+		struct pat_opts o;
+		pat_opts_default(&o);
+		o.bandwidth = 3;
+		struct pat_model m;
+		char err[128];
+		if (pat_model_build(&m, &t, n / 5, &o, err, sizeof(err))) { CHECK(0, "model: %s", err); continue; }
+		uint64_t *pos = calloc(m.nw + 1, sizeof(uint64_t));
+		size_t npos = 0;
+		for (size_t i = 0; i < n; i++)
+			if (t.lat[i] >= 60) { pos[i / 64] |= 1ULL << (i % 64); npos++; }
+		bool ok = true;
+		for (int q = 0; q < 50 && m.ncand; q++) {
+			struct pat_pattern p = { 0 };
+			int want = 1 + (int)pat_rng_below(&rng, 3);
+			for (int k = 0; k < want; k++) {
+				struct pat_cond c = m.cand[pat_rng_below(&rng, (uint32_t)m.ncand)];
+				if (pat_find_rpc(&p, c.rpc) < 0) p.c[p.n++] = c;
+			}
+			size_t tp, cnt, ntp = 0, ncnt = 0;
+			pat_eval(&m, &p, pos, &tp, &cnt);
+			for (size_t i = 0; i < n; i++) {
+				bool match = true;
+				for (int k = 0; k < p.n && match; k++) {
+					double v = t.col[p.c[k].rpc][i];
+					match = !isnan(v) && v >= m.thr[p.c[k].rpc][p.c[k].lo] && v < m.thr[p.c[k].rpc][p.c[k].hi];
+				}
+				ncnt += match;
+				ntp += match && t.lat[i] >= 60;
+			}
+			if (tp != ntp || cnt != ncnt) { ok = false; CHECK(0, "round %d: tp %zu/%zu cnt %zu/%zu", round, tp, ntp, cnt, ncnt); }
+			double f = pat_fitness(&m, &p, pos, npos);
+			double nf = ntp ? 2.0 * (double)ntp / (double)(npos + ncnt) : 0;
+			if (fabs(f - nf) > 1e-12) { ok = false; CHECK(0, "fitness %g vs %g", f, nf); }
+		}
+		CHECK(ok, "round %d", round);
+		free(pos);
+		pat_model_free(&m);
+		pat_table_free(&t);
+	}
+}
+
+/* 300 requests; group A (rows % 10 == 1) has rpc "b" +50 ms and latency
+ * ~150, group B (rows % 10 == 2) has "c" and "d" +50 and latency ~200.
+ * "a" is noise; "e" is missing in every third request. The unique optimum
+ * per sub-interval is b slow, resp. c slow (or d slow) with F = 1. */
+static void build_known(struct pat_table *t)
+{
+	pat_table_init(t);
+	const char *names[] = { "a", "b", "c", "d", "e" };
+	for (int j = 0; j < 5; j++) pat_table_rpc(t, names[j]);
+	uint64_t rng = 5;
+	for (size_t i = 0; i < 300; i++) {
+		int g = i % 10 == 1 ? 1 : i % 10 == 2 ? 2 : 0;
+		double lat = 100 + pat_rng_unit(&rng) * 5 + (g == 1 ? 50 : g == 2 ? 100 : 0);
+		char id[16];
+		snprintf(id, sizeof(id), "q%zu", i);
+		long row = pat_table_row(t, id, lat);
+		pat_table_add(t, (size_t)row, 0, 10 + pat_rng_unit(&rng) * 2);
+		pat_table_add(t, (size_t)row, 1, 10 + pat_rng_unit(&rng) + (g == 1 ? 50 : 0));
+		pat_table_add(t, (size_t)row, 2, 10 + pat_rng_unit(&rng) + (g == 2 ? 50 : 0));
+		pat_table_add(t, (size_t)row, 3, 10 + pat_rng_unit(&rng) + (g == 2 ? 50 : 0));
+		if (i % 3) pat_table_add(t, (size_t)row, 4, 5 + pat_rng_unit(&rng));
+	}
+}
+
+static void check_known(int mode, int threads)
+{
+	struct pat_table t;
+	build_known(&t);
+	struct pat_opts o;
+	pat_opts_default(&o);
+	o.mode = mode;
+	o.threads = threads;
+	o.have_interval = true; o.lo = 140; o.hi = 220;
+	o.bw_rule = PAT_BW_MAD;
+	struct pat_result r;
+	char err[256];
+	int rc = pat_analyze(&t, &o, &r, err, sizeof(err));
+	CHECK(rc == 0, "%s: %s", pat_mode_name(mode), err);
+	if (rc) { pat_table_free(&t); return; }
+	CHECK(r.npos == 60, "%s: npos %zu", pat_mode_name(mode), r.npos);
+	CHECK(r.nitems == 2, "%s: %zu patterns", pat_mode_name(mode), r.nitems);
+	for (size_t k = 0; k < r.nitems && r.nitems == 2; k++) {
+		const struct pat_item *it = &r.items[k];
+		CHECK(it->ncond == 1, "%s: item %zu has %d conditions", pat_mode_name(mode), k, it->ncond);
+		int want = k == 0 ? 1 : 2;
+		CHECK(it->c[0].rpc == want || (k == 1 && it->c[0].rpc == 3), "%s: item %zu on rpc %d",
+		      pat_mode_name(mode), k, it->c[0].rpc);
+		CHECK_NEAR(it->f, 1.0, 1e-12);
+		CHECK_EQ_U(it->nmembers, 30);
+		bool right = true;
+		for (size_t i = 0; i < it->nmembers; i++) right &= it->members[i] % 10 == (size_t)want;
+		CHECK(right, "%s: item %zu members", pat_mode_name(mode), k);
+		/* the slow cluster spans [60, 61): its minimum is the threshold */
+		CHECK(it->c[0].lo >= 60 && it->c[0].lo < 61, "%s: lower bound %g", pat_mode_name(mode), it->c[0].lo);
+	}
+	pat_result_free(&r);
+	pat_table_free(&t);
+}
+
+static void test_determinism(void)
+{
+	struct pat_table t;
+	pat_table_init(&t);
+	struct pat_gen g = { .n = 600, .noise = true, .seed = 42 };
+	pat_gen_session(&t, &g);
+	char a[4096] = "", b[4096] = "";
+	for (int run = 0; run < 2; run++) {
+		struct pat_opts o;
+		pat_opts_default(&o);
+		o.mode = PAT_MODE_ICPE;
+		o.generations = 60;
+		o.seed = 9;
+		o.threads = run ? 2 : 1;
+		o.have_interval = true; o.lo = g.lo; o.hi = g.hi;
+		struct pat_result r;
+		char err[256];
+		if (pat_analyze(&t, &o, &r, err, sizeof(err))) { CHECK(0, "%s", err); break; }
+		char *out = run ? b : a;
+		size_t off = 0;
+		for (size_t k = 0; k < r.nitems && off < 3000; k++) {
+			char buf[1024];
+			pat_item_format(&t, &r.items[k], buf, sizeof(buf));
+			off += (size_t)snprintf(out + off, 4096 - off, "%s|%.9f|", buf, r.items[k].f);
+		}
+		pat_result_free(&r);
+	}
+	CHECK(a[0] && !strcmp(a, b), "same seed, 1 vs 2 threads:\n%s\n%s", a, b);
+	pat_gen_free(&g);
+	pat_table_free(&t);
+}
+
+static void test_score(void)
+{
+	uint8_t label[10] = { 1, 1, 1, 1, 2, 2, 2, 0, 0, 0 };
+	size_t c1[] = { 0, 1, 2, 7 }, c2[] = { 4, 5 }, c3[] = { 3 };
+	size_t *mem[] = { c1, c2, c3 }, sz[] = { 4, 2, 1 };
+	struct pat_score s;
+	pat_score_clusters(label, 10, 3, mem, sz, &s);
+	/* A1 best: c1 (F 2*3/8); A2 best: c2 (F 2*2/5); G = 5, P = 7, C = 6 */
+	CHECK_NEAR(s.recall, 5.0 / 7, 1e-12);
+	CHECK_NEAR(s.precision, 5.0 / 6, 1e-12);
+	CHECK_NEAR(s.f, 2 * (5.0 / 6) * (5.0 / 7) / (5.0 / 6 + 5.0 / 7), 1e-12);
+}
+
+/* The harness at reduced size: 10 normal + 10 noised sessions. */
+static void test_harness(void)
+{
+	double sum[2] = { 0, 0 }, ksum = 0;
+	int k = 10;
+	for (int noised = 0; noised < 2; noised++)
+		for (int s = 0; s < k; s++) {
+			struct pat_table t;
+			pat_table_init(&t);
+			struct pat_gen g = { .n = 1000, .noise = noised, .seed = 1000 + (uint64_t)s };
+			pat_gen_session(&t, &g);
+			size_t n1 = 0, n2 = 0;
+			for (size_t i = 0; i < t.nrows; i++) { n1 += g.label[i] == 1; n2 += g.label[i] == 2; }
+			CHECK(n1 > 60 && n1 < 140 && n2 > 60 && n2 < 140, "session %d: %zu/%zu affected", s, n1, n2);
+			struct pat_opts o;
+			pat_opts_default(&o);
+			o.have_interval = true; o.lo = g.lo; o.hi = g.hi;
+			o.threads = 1;
+			struct pat_result r;
+			char err[256];
+			if (pat_analyze(&t, &o, &r, err, sizeof(err))) { CHECK(0, "%s", err); continue; }
+			struct pat_score sc;
+			pat_score_result(g.label, t.nrows, &r, &sc);
+			sum[noised] += sc.f;
+			pat_result_free(&r);
+			if (noised) {
+				pat_kmeans_best(&t, g.label, g.lo, g.hi, g.seed, &sc);
+				ksum += sc.f;
+			}
+			pat_gen_free(&g);
+			pat_table_free(&t);
+		}
+	printf("# harness: mean F normal %.3f noised %.3f, k-means noised %.3f\n", sum[0] / k, sum[1] / k, ksum / k);
+	CHECK(sum[0] / k >= 0.9, "mean F normal %.3f", sum[0] / k);
+	CHECK(sum[1] / k >= 0.9, "mean F noised %.3f", sum[1] / k);
+	CHECK(ksum / k > 0.3 && ksum / k < sum[1] / k, "k-means noised %.3f (set %.3f)", ksum / k, sum[1] / k);
+}
+
+static void test_auto_interval(void)
+{
+	struct pat_table t;
+	build_known(&t);
+	struct pat_opts o;
+	pat_opts_default(&o);
+	struct pat_result r;
+	char err[256];
+	int rc = pat_analyze(&t, &o, &r, err, sizeof(err));
+	CHECK(rc == 0, "%s", err);
+	if (!rc) {
+		CHECK(r.auto_interval, "auto");
+		CHECK(r.lo > 105 && r.lo < 151, "auto lo %g (group A: 150..155)", r.lo);
+		CHECK_EQ_U(r.npos, 60);
+		pat_result_free(&r);
+	}
+	pat_table_free(&t);
+	/* a single mode: nothing degraded, a clear error */
+	pat_table_init(&t);
+	pat_table_rpc(&t, "x");
+	for (int i = 0; i < 100; i++) pat_table_add(&t, (size_t)pat_table_row(&t, NULL, 100 + i % 7), 0, 5);
+	rc = pat_analyze(&t, &o, &r, err, sizeof(err));
+	CHECK(rc != 0 && strstr(err, "--interval"), "single mode: rc %d '%s'", rc, err);
+	pat_table_free(&t);
+}
+
+int main(void)
+{
+	test_meanshift();
+	test_bandwidth();
+	test_bitsets_vs_naive();
+	check_known(PAT_MODE_SET, 1);
+	check_known(PAT_MODE_BEAM, 2);
+	check_known(PAT_MODE_ICPE, 2);
+	check_known(PAT_MODE_GASET, 1);
+	test_determinism();
+	test_score();
+	test_auto_interval();
+	test_harness();
+	return tap_done();
+}
