@@ -1,0 +1,129 @@
+#!/bin/bash
+# nprec netcpu + threads families against ground truth, two namespaces
+# joined by veth, one nprec per namespace (--netns):
+#  - idle 3 s: no socket op in the namespaces (exactly 0), little NET_RX;
+#  - iperf3 transfer with the client pinned to CPU 0 and the server to
+#    CPU 1: socket send time on CPU 0 only, receive time on CPU 1 only,
+#    NET_RX work on both CPUs, many times the idle NET_RX rate (a ratio,
+#    not a timed value), NET_RX stack samples classified (TCP among them);
+#  - threads: the iperf3 server's on-CPU time equals what the kernel's own
+#    schedstat says for its threads (within 10 %), its cgroup path is the
+#    cgroup the test put it in, the client's threads are there too;
+#  - the probe list says what happened to RAPL and hardware counters.
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init rec_netcpu
+e2e_need_root
+command -v iperf3 >/dev/null || e2e_skip "iperf3 not installed"
+[ -x "$NPREC" ] || e2e_skip "nprec not built"
+[ -x "$NPREPORT" ] || e2e_skip "npreport not built"
+[ "$(nproc)" -ge 2 ] || e2e_skip "needs 2 CPUs"
+NC="python3 $E2E_ROOT/tests/tools/nc_npr.py"
+T=$E2E_TMP
+
+ns_add nc-a && ns_add nc-b || e2e_skip "cannot create namespaces"
+veth_pair nc-a nca0 10.78.1.1/24 nc-b ncb0 10.78.1.2/24
+
+# A cgroup v2 group of our own for the server, so the recorded path is known.
+CG2=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+CGNAME=nc-e2e-$$
+CGDIR=
+if [ -n "$CG2" ] && mkdir "$CG2/$CGNAME" 2>/dev/null; then CGDIR=$CG2/$CGNAME; fi
+nc_cleanup() {
+	e2e_cleanup
+	if [ -n "$CGDIR" ]; then
+		for _ in 1 2 3 4 5; do rmdir "$CGDIR" 2>/dev/null && break; sleep 0.2; done
+	fi
+}
+trap nc_cleanup EXIT
+
+bg ip netns exec nc-b taskset -c 1 iperf3 -s -B 10.78.1.2 -p 5201 --logfile "$T/server.log"; SPID=$BG_PID
+[ -n "$CGDIR" ] && echo "$SPID" > "$CGDIR/cgroup.procs"
+for _ in $(seq 50); do ip netns exec nc-b ss -ltn 2>/dev/null | grep -q ':5201' && break; sleep 0.1; done
+
+dump() { "$NPREPORT" dump "$1" 2>/dev/null; }
+# val LINE KEY [INDEX]: a key=value token of an nc_npr.py line (INDEX-th of a list)
+val() { local v; v=$(tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"); [ $# -ge 3 ] && v=$(cut -d, -f$(($3 + 1)) <<<"$v"); echo "${v:-0}"; }
+sum() { tr ',' '\n' <<<"$(val "$1" "$2")" | awk '{s+=$1} END{print s+0}'; }
+schedstat() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{print s+0}'; }
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+
+# ---- idle ----
+"$NPREC" -q --netns nc-a -d 3 -o "$T/idle_a.npr" & IA=$!
+"$NPREC" -q --netns nc-b -d 3 -o "$T/idle_b.npr" & IB=$!
+wait $IA; RIA=$?; wait $IB; RIB=$?
+check "idle recordings exit 0" [ "$RIA" -eq 0 -a "$RIB" -eq 0 ]
+
+# ---- busy ----
+S0=$(schedstat "$SPID")
+bg "$NPREC" -q --netns nc-a -o "$T/busy_a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netns nc-b -o "$T/busy_b.npr"; PB=$BG_PID
+wait_file "$T/busy_a.npr" && wait_file "$T/busy_b.npr" || echo "nprec did not start" >&2
+sleep 0.5
+bg ip netns exec nc-a taskset -c 0 iperf3 -c 10.78.1.2 -p 5201 -t 3 -J --logfile "$T/client.json"
+CPID=$BG_PID
+wait "$CPID"; RC=$?
+sleep 1.2      # the server settles, one snapshot interval passes
+S1=$(schedstat "$SPID")
+kill -INT "$PA" "$PB"; wait "$PA"; RA=$?; wait "$PB"; RB=$?
+check "iperf3 transfer ran" [ "$RC" -eq 0 ]
+check "busy recordings exit 0" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
+
+IDLE_A=$(dump "$T/idle_a.npr" | $NC netcpu); IDLE_B=$(dump "$T/idle_b.npr" | $NC netcpu)
+BUSY_A=$(dump "$T/busy_a.npr" | $NC netcpu); BUSY_B=$(dump "$T/busy_b.npr" | $NC netcpu)
+STK=$(dump "$T/busy_a.npr" | $NC stacks)
+THS=$(dump "$T/busy_b.npr" | $NC threads "$SPID")
+THC=$(dump "$T/busy_a.npr" | $NC threads "$CPID")
+echo "idle a: $IDLE_A" >&2; echo "idle b: $IDLE_B" >&2
+echo "busy a: $BUSY_A" >&2; echo "busy b: $BUSY_B" >&2
+echo "stacks: $STK" >&2
+echo "server threads: $THS (schedstat delta $((S1 - S0)) ns)" >&2
+echo "client threads: $THC" >&2
+
+# idle: nothing in either namespace made a socket call
+check "idle: no socket op in nc-a" [ "$(sum "$IDLE_A" send_n)" -eq 0 -a "$(sum "$IDLE_A" recv_n)" -eq 0 ]
+check "idle: no socket op in nc-b" [ "$(sum "$IDLE_B" send_n)" -eq 0 -a "$(sum "$IDLE_B" recv_n)" -eq 0 ]
+
+# busy: work lands on the CPU that did it
+check "client send time on CPU 0" gt "$(val "$BUSY_A" send_ns 0)" 0
+check "no client send time on CPU 1" [ "$(val "$BUSY_A" send_ns 1)" -eq 0 ]
+check "server receive time on CPU 1" gt "$(val "$BUSY_B" recv_ns 1)" 0
+check "no server receive time on CPU 0" [ "$(val "$BUSY_B" recv_ns 0)" -eq 0 ]
+check "client sends counted" gt "$(sum "$BUSY_A" send_n)" 100
+check "server receives counted" gt "$(sum "$BUSY_B" recv_n)" 100
+
+# NET_RX (host-wide) and total network CPU per second, busy vs idle
+rate() { awk -v a="$1" -v d="$2" 'BEGIN{print (d > 0) ? a / d * 1e9 : 0}'; }
+RX_IDLE=$(rate "$(sum "$IDLE_A" netrx_ns)" "$(val "$IDLE_A" dur_ns)")
+RX_BUSY=$(rate "$(sum "$BUSY_A" netrx_ns)" "$(val "$BUSY_A" dur_ns)")
+echo "NET_RX ns/s: idle $RX_IDLE busy $RX_BUSY" >&2
+check "NET_RX busy >= 5x idle (ns per s)" ge "$RX_BUSY" "$(awk -v i="$RX_IDLE" 'BEGIN{print 5 * i + 1}')"
+for cpu in 0 1; do
+	NET=$(( $(val "$BUSY_A" netrx_ns $cpu) + $(val "$BUSY_A" send_ns $cpu) + $(val "$BUSY_B" recv_ns $cpu) ))
+	check "network CPU on CPU $cpu > 1 % of the busy recording" \
+		gt "$NET" "$(( $(val "$BUSY_A" dur_ns) / 100 ))"
+done
+check "socket time within the recording time" \
+	le "$(( $(val "$BUSY_A" send_ns 0) ))" "$(val "$BUSY_A" dur_ns)"
+
+# NET_RX breakdown by stack sampling
+check "NET_RX stacks sampled" gt "$(val "$STK" samples_netrx)" 0
+check "TCP among the NET_RX categories" gt "$(val "$STK" cat_tcp_udp)" 0
+CATS=$(tr ' ' '\n' <<<"$STK" | sed -n 's/^cat_[a-z_]*=//p' | awk '{s+=$1} END{print s+0}')
+check "categorised samples <= NET_RX samples" le "$((CATS + $(val "$STK" unresolved)))" "$(val "$STK" samples_netrx)"
+
+# threads: the server against the kernel's schedstat, its cgroup, the client
+check "server thread(s) recorded as iperf3" [ "$(val "$THS" comm)" = iperf3 ]
+check "server on-CPU within 10 % of schedstat" within "$(val "$THS" oncpu_ns)" "$((S1 - S0))" 10
+if [ -n "$CGDIR" ]; then
+	check "server cgroup path /$CGNAME" [ "$(val "$THS" cgroup)" = "/$CGNAME" ]
+fi
+check "client thread(s) recorded with on-CPU time" gt "$(val "$THC" oncpu_ns)" 0
+check "client context switches counted" gt "$(( $(val "$THC" nvcsw) + $(val "$THC" nivcsw) ))" 0
+
+# probes: RAPL and counters are either attached or skipped with a reason
+PROBES=$(dump "$T/busy_a.npr" | python3 "$E2E_ROOT/tests/tools/rc_npr.py" probes)
+check "netcpu rapl probe reported" grep -Eq '^netcpu rapl (attached|skipped .+)$' <<<"$PROBES"
+check "threads hw-counters probe reported" \
+	grep -Eq '^threads perf_event/hw-counters (attached|skipped .+)$' <<<"$PROBES"
+check "netcpu softirq tracepoints attached" grep -q '^netcpu tp_btf/softirq_entry attached' <<<"$PROBES"
+e2e_finish
