@@ -220,6 +220,42 @@ static void rpt_compare_table(struct rpt_cmpctx *c, const struct np_table *tb, c
 	}
 }
 
+static bool rpt_row_exists(const struct rpt_cmpctx *c, const struct np_series *s)
+{
+	for (size_t i = 0; i < c->nrows; i++)
+		if (!strcmp(c->rows[i].table, s->table) && !strcmp(c->rows[i].metric, s->metric) &&
+		    !strcmp(c->rows[i].key, s->key))
+			return true;
+	return false;
+}
+
+/* Series whose metric is no column of their table (e.g. netcpu "cpu" per
+ * interval) are compared on their own. */
+static void rpt_compare_series_only(struct rpt_cmpctx *c)
+{
+	for (size_t i = 0; i < c->base->nseries; i++) {
+		const struct np_series *sb = c->base->series[i];
+		int dir = rpt_metric_direction(sb->metric, sb->unit);
+		const struct np_table *tb = np_analysis_table(c->base, sb->table);
+		struct np_table fake = { .name = sb->table };
+		if (dir < 0 || !sb->n || rpt_row_exists(c, sb) ||
+		    !rpt_metric_wanted(c->o, tb ? tb : &fake, sb->metric))
+			continue;
+		const struct np_series *sn = rpt_find_series(c->neu, sb->table, sb->key, sb->metric);
+		if (!sn)
+			continue;
+		struct rpt_cmprow *row = rpt_push(c);
+		if (!row)
+			return;
+		row->table = sb->table;
+		row->metric = sb->metric;
+		row->unit = sb->unit;
+		row->key = strdup(sb->key);
+		row->dir = dir;
+		rpt_judge(c, row, sb, sn, NAN, NAN);
+	}
+}
+
 static void rpt_compare_all(struct rpt_cmpctx *c)
 {
 	const struct np_table **tabs;
@@ -232,6 +268,7 @@ static void rpt_compare_all(struct rpt_cmpctx *c)
 			rpt_unmatched(c, tabs[i]->name, "(whole table)", "base only");
 	}
 	free(tabs);
+	rpt_compare_series_only(c);
 	for (size_t i = 0; i < c->neu->ntables; i++)
 		if (!np_analysis_table(c->base, c->neu->tables[i]->name))
 			rpt_unmatched(c, c->neu->tables[i]->name, "(whole table)", "new only");

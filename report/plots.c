@@ -423,10 +423,17 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 	for (size_t i = 0; i < c->a->nsketches && !sk; i++)
 		if (!strcmp(c->a->sketches[i].table, t->name) && c->a->sketches[i].sk.counts)
 			sk = &c->a->sketches[i];
-	for (size_t i = 0; i < c->a->nsketches && !sk; i++)
-		if (rpt_section_of(c->a->sketches[i].table) == rpt_section_of("txn") &&
-		    c->a->sketches[i].sk.counts)
-			sk = &c->a->sketches[i];
+	/* Else the transactions with the longest tail: in a call tree that is the
+	 * root, whose requests the patterns describe. */
+	uint64_t best = 0;
+	for (size_t i = 0; i < c->a->nsketches && !(sk && !strcmp(sk->table, t->name)); i++) {
+		const struct np_sketchrec *x = &c->a->sketches[i];
+		uint64_t p99 = x->sk.counts ? np_sketch_quantile(&x->sk, 0.99) : 0;
+		if (rpt_section_of(x->table) == rpt_section_of("txn") && p99 > best) {
+			best = p99;
+			sk = x;
+		}
+	}
 	if (!sk)
 		return;
 	double med = (double)np_sketch_quantile(&sk->sk, 0.5);
@@ -472,6 +479,82 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 	rpt_run_gnuplot(c, name);
 }
 
+/* Loss over time when the analysis lists lost packets with a timestamp:
+ * rows counted per second, one line per value of the first key column. */
+static void rpt_plot_event_table(struct rpt_plotctx *c, const struct np_table *t)
+{
+	int tcol = -1;
+	for (size_t col = 0; col < t->ncols && tcol < 0; col++)
+		if (rpt_ukind_of(t->cols[col].unit) == RPT_U_TIME)
+			tcol = (int)col;
+	if (tcol < 0 || t->nrows == 0)
+		return;
+	const char *keys[RPT_PLOT_MAXLINES];
+	size_t nkeys = 0;
+	double tmax = 0;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct np_cell *k = np_table_cell_c(t, r, 0);
+		double tt = (np_cell_f64(np_table_cell_c(t, r, (size_t)tcol)) - c->t0) / 1e9;
+		if (tt > tmax)
+			tmax = tt;
+		if (k->kind != NP_CELL_STR)
+			continue;
+		size_t i;
+		for (i = 0; i < nkeys && strcmp(keys[i], k->s); i++)
+			;
+		if (i == nkeys && nkeys < RPT_PLOT_MAXLINES)
+			keys[nkeys++] = k->s;
+	}
+	if (!nkeys || tmax > 86400)
+		return;
+	size_t nbins = (size_t)tmax + 1;
+	double *bins = calloc(nkeys * nbins, sizeof(double));
+	if (!bins)
+		return;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct np_cell *k = np_table_cell_c(t, r, 0);
+		double tt = (np_cell_f64(np_table_cell_c(t, r, (size_t)tcol)) - c->t0) / 1e9;
+		if (k->kind != NP_CELL_STR || isnan(tt) || tt < 0)
+			continue;
+		for (size_t i = 0; i < nkeys; i++)
+			if (!strcmp(keys[i], k->s))
+				bins[i * nbins + (size_t)tt]++;
+	}
+	char name[256], cmd[16384], title[300];
+	rpt_plotname(name, sizeof(name), "loss-time", t->name);
+	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
+	if (!g) {
+		if (d)
+			fclose(d);
+		free(bins);
+		return;
+	}
+	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
+	for (size_t i = 0; i < nkeys; i++) {
+		fprintf(d, "# %s\n", keys[i]);
+		for (size_t b = 0; b < nbins; b++)
+			fprintf(d, "%zu\t%.0f\n", b, bins[i * nbins + b]);
+		fputs("\n\n", d);
+		char lt[200];
+		snprintf(lt, sizeof(lt), "%s", keys[i]);
+		for (char *p = lt; *p; p++)
+			if (*p == '"' || *p == '\\')
+				*p = '\'';
+		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
+					"%s '%s.dat' index %zu using 1:2 with steps lw 2 title \"%s\"",
+					i ? ", \\\n  " : " ", name, i, lt);
+		if (off >= sizeof(cmd))
+			break;
+	}
+	snprintf(title, sizeof(title), "Loss over time: rows of %s per second", t->name);
+	rpt_gp_head(g, title, "time since start of analysis (s)", "lost packets per second");
+	rpt_gp_outputs(g, name, cmd);
+	fclose(d);
+	fclose(g);
+	free(bins);
+	rpt_run_gnuplot(c, name);
+}
+
 int rpt_plots(const char *dir, const struct np_analysis *a, struct rpt_plotres *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -492,6 +575,8 @@ int rpt_plots(const char *dir, const struct np_analysis *a, struct rpt_plotres *
 			rpt_plot_decomp_table(&c, a->tables[i]);
 		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "patterns"))
 			rpt_plot_patterns(&c, a->tables[i]);
+		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "loss"))
+			rpt_plot_event_table(&c, a->tables[i]);
 	}
 	rpt_plot_series(&c, rpt_section_of("netcpu"), "netcpu");
 	rpt_plot_series(&c, rpt_section_of("loss"), "loss");

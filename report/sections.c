@@ -6,14 +6,14 @@
 static const char *const rpt_p_summary[]  = { "summary", "overview", NULL };
 static const char *const rpt_p_hosts[]    = { "hosts", "host", "inputs", NULL };
 static const char *const rpt_p_clock[]    = { "clock", "sync", "skew", NULL };
-static const char *const rpt_p_flows[]    = { "flows", "flow", "throughput", NULL };
+static const char *const rpt_p_flows[]    = { "flows", "flow", "pkt_flows", "throughput", NULL };
 static const char *const rpt_p_decomp[]   = { "decomp", "segments", "latency", NULL };
 static const char *const rpt_p_jitter[]   = { "jitter", NULL };
-static const char *const rpt_p_loss[]     = { "loss", "drops", "drop", "retrans", NULL };
+static const char *const rpt_p_loss[]     = { "loss", "lost", "drops", "drop", "retrans", NULL };
 static const char *const rpt_p_txn[]      = { "txn", "transactions", "endpoints", "endpoint",
 					      "conns", "containers", NULL };
 static const char *const rpt_p_netcpu[]   = { "netcpu", "cpu", "netrx", "power", "threads", NULL };
-static const char *const rpt_p_stack[]    = { "hoststack", "stack", "bottleneck", "alerts",
+static const char *const rpt_p_stack[]    = { "hoststack", "stack", "bottleneck", "bottlenecks", "alerts",
 					      "perfmon", NULL };
 static const char *const rpt_p_graph[]    = { "graph", "service", "svc", "critical", "callgraph",
 					      "rpc", NULL };
