@@ -190,4 +190,7 @@ demo: check-deps
 clean:
 	rm -rf $(O) nprec npanalyze npreport
 
+# Keep intermediate objects and BPF objects (no rebuild on every make).
+.SECONDARY:
+
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
