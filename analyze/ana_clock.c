@@ -315,8 +315,8 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 	np_table_col(t, "host", "str", "host");
 	np_table_col(t, "ref", "str", "reference host");
 	np_table_col(t, "quality", "str", "reference/accurate/approximate/failed/unaligned");
-	np_table_col(t, "offset", "ns", "reference clock minus host clock at the host's first timestamp");
-	np_table_col(t, "drift", "ppm", "host clock rate error vs reference (ref = host*(1+drift))");
+	np_table_col(t, "offset", "ns", "host clock minus reference clock at the host's first timestamp");
+	np_table_col(t, "drift", "ppm", "host clock rate vs reference, minus 1 (host runs fast if > 0)");
 	np_table_col(t, "offset_err", "ns", "error bound of the offset (half the feasible band)");
 	np_table_col(t, "via", "str", "host the alignment was chained through");
 	np_table_col(t, "first_ns", "time_ns", "first timestamp of the host on the reference timeline");
@@ -327,8 +327,8 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 		np_table_set_str(t, r, 1, m->hosts.v[m->ref].name);
 		np_table_set_str(t, r, 2, ana_clock_quality_name(h->clk_quality));
 		if (ana_host_aligned(m, (int)i)) {
-			np_table_set_i64(t, r, 3, llround(h->clk_b - (double)h->t0));
-			np_table_set_f64(t, r, 4, (h->clk_a - 1.0) * 1e6);
+			np_table_set_i64(t, r, 3, llround((double)h->t0 - h->clk_b));
+			np_table_set_f64(t, r, 4, (1.0 / h->clk_a - 1.0) * 1e6);
 			if (!isnan(h->clk_err_ns))
 				np_table_set_f64(t, r, 5, h->clk_err_ns);
 			np_table_set_i64(t, r, 7, ana_to_ref(m, (int)i, h->t0));
@@ -342,8 +342,8 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 	np_table_col(t, "host_a", "str", NULL);
 	np_table_col(t, "host_b", "str", NULL);
 	np_table_col(t, "quality", "str", NULL);
-	np_table_col(t, "offset", "ns", "host_a minus host_b clock at host_b's first timestamp");
-	np_table_col(t, "drift", "ppm", "rate of host_a's clock vs host_b's, minus 1");
+	np_table_col(t, "offset", "ns", "host_b minus host_a clock at host_b's first timestamp");
+	np_table_col(t, "drift", "ppm", "rate of host_b's clock vs host_a's, minus 1");
 	np_table_col(t, "offset_err", "ns", "half width of the feasible offset band");
 	np_table_col(t, "drift_lo", "ppm", "steepest/shallowest separating lines");
 	np_table_col(t, "drift_hi", "ppm", NULL);
@@ -351,7 +351,7 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 	np_table_col(t, "msgs_b_to_a", "count", "messages (sync + packets) host_b -> host_a");
 	np_table_col(t, "msgs_a_to_b", "count", "messages host_a -> host_b");
 	np_table_col(t, "min_rtt", "ns", "minimum sync RTT minus server time");
-	np_table_col(t, "cristian_offset", "ns", "Cristian min-RTT estimate of host_a minus host_b");
+	np_table_col(t, "cristian_offset", "ns", "Cristian min-RTT estimate of host_b minus host_a");
 	for (size_t lo = 0; lo < m->hosts.n; lo++)
 		for (size_t hi = lo + 1; hi < m->hosts.n; hi++) {
 			const struct ana_pairfit *f = &fits[lo * cp->nhosts + hi];
@@ -361,17 +361,17 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 			np_table_set_str(t, r, 0, m->hosts.v[lo].name);
 			np_table_set_str(t, r, 1, m->hosts.v[hi].name);
 			np_table_set_str(t, r, 2, ana_clock_quality_name(f->q));
-			np_table_set_i64(t, r, 3, llround(f->b));
-			np_table_set_f64(t, r, 4, (f->a - 1.0) * 1e6);
+			np_table_set_i64(t, r, 3, llround(-f->b));
+			np_table_set_f64(t, r, 4, (1.0 / f->a - 1.0) * 1e6);
 			if (!isnan(f->err)) np_table_set_f64(t, r, 5, f->err);
-			if (!isnan(f->a_lo)) np_table_set_f64(t, r, 6, (f->a_lo - 1.0) * 1e6);
-			if (!isnan(f->a_hi)) np_table_set_f64(t, r, 7, (f->a_hi - 1.0) * 1e6);
+			if (!isnan(f->a_hi)) np_table_set_f64(t, r, 6, (1.0 / f->a_hi - 1.0) * 1e6);
+			if (!isnan(f->a_lo)) np_table_set_f64(t, r, 7, (1.0 / f->a_lo - 1.0) * 1e6);
 			np_table_set_u64(t, r, 8, f->nsync);
 			np_table_set_u64(t, r, 9, f->npkt_up);
 			np_table_set_u64(t, r, 10, f->npkt_lo);
 			if (f->nsync) {
 				np_table_set_f64(t, r, 11, f->min_rtt);
-				np_table_set_f64(t, r, 12, f->cristian);
+				np_table_set_f64(t, r, 12, -f->cristian);
 			}
 		}
 	ana_out_table(o, t);

@@ -22,6 +22,7 @@ struct ana_pres {                 /* one packet's result */
 	uint16_t first_host, last_host;
 	uint8_t last_hook, last_pos, retx, skip;
 	uint32_t seq;
+	int64_t transit;              /* last local ts - first local ts (mixed clocks) */
 };
 
 struct ana_pos { uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum; uint64_t rn; };
@@ -158,6 +159,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 		r->last_pos = pos >= 0 ? (uint8_t)pos : 0;
 	}
 	r->posmask = seenpos;
+	r->transit = (int64_t)(prev->ts - e0->ts);
 	if (cross_ok && n > 1) {
 		const struct ana_pev *el = prev;
 		r->seg[ANA_SEG_TOTAL] = el->host == e0->host ? (int64_t)(el->ts - e0->ts)
@@ -398,7 +400,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 					double sh = 100.0 * tail[s] / tail[ANA_SEG_TOTAL];
 					char key[200];
 					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
-					ana_out_candidate(d->o, sh / 100.0 * 2.0, sh >= 50 ? 2 : 1, "decomp", key,
+					ana_out_candidate(d->o, sh / 50.0, sh >= 50 ? 2 : 1, "decomp", key,
 							  "share_p99", sh,
 							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s",
 							  sh, (double)p99 / 1e3, name, ana_seg_name(s), hb);
@@ -479,13 +481,13 @@ static void ana_jitter_table(struct ana_dctx *d)
 		goto out;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(m, r->t))
+		if (r->skip || r->retx || !ana_in_window(m, r->t))
 			continue;
 		const struct ana_fagg *f = &d->fa[r->flow];
 		if (f->npos < 2 || !(r->posmask & f->first_mask_bit) ||
 		    !(r->posmask & (1u << f->order[f->npos - 1])))
 			continue;
-		j[n++] = (struct ana_jit){ r->flow, r->t, r->seg[ANA_SEG_TOTAL] };
+		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
 	}
 	qsort(j, n, sizeof(*j), ana_jit_cmp);
 	for (size_t a = 0; a < n;) {
@@ -520,7 +522,7 @@ static void ana_jitter_table(struct ana_dctx *d)
 			np_table_set_f64(t, r, 8, Jsum / (double)na);
 			double med = (double)np_sketch_quantile(&d->top[d->fa[j[a].flow].top][ANA_SEG_TOTAL], 0.5);
 			if (med > 0 && (double)absj[i99] > med * 0.5)
-				ana_out_candidate(d->o, (double)absj[i99] / med, 1, "jitter", name,
+				ana_out_candidate(d->o, 0.3 * fmin((double)absj[i99] / med, 3.0), 1, "jitter", name,
 						  "jitter_p99_abs", (double)absj[i99],
 						  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
 						  name, (double)absj[i99] / 1e3, med / 1e3);

@@ -254,6 +254,8 @@ static void ana_load_pkt_events(struct ana_loadctx *c, const msgpack_object *bod
 	for (size_t i = 0; i < n; i++) {
 		if (!ts[i] || hook[i] == 0 || hook[i] >= ANA_NHOOKS)
 			continue;
+		if (hook[i] == PK_HOOK_AID_TX || hook[i] == PK_HOOK_AID_RX)
+			continue;               /* active-ID bookkeeping, not a path hook */
 		uint32_t fi = flow[i] == last_flow ? last_fi
 			      : ana_flow_lookup(c->m, (uint16_t)c->host, flow[i], true);
 		if (fi == UINT32_MAX)

@@ -143,8 +143,8 @@ static void ana_summary(struct ana_model *m, struct ana_out *o, FILE *f)
 		fprintf(f, "  %-24s %zu file(s), %llu packet events, clock %s", h->name, h->nfiles,
 			(unsigned long long)h->pkt_events, ana_clock_quality_name(h->clk_quality));
 		if (ana_host_aligned(m, (int)i) && (int)i != m->ref) {
-			fprintf(f, ": offset %+.3f ms, drift %+.2f ppm", (h->clk_b - (double)h->t0) / 1e6,
-				(h->clk_a - 1) * 1e6);
+			fprintf(f, ": offset %+.6f ms, drift %+.3f ppm", ((double)h->t0 - h->clk_b) / 1e6,
+				(1.0 / h->clk_a - 1) * 1e6);
 			if (!isnan(h->clk_err_ns))
 				fprintf(f, " (+-%.1f us)", h->clk_err_ns / 1e3);
 		}

@@ -187,11 +187,17 @@ static void ana_attach_ranges(struct ana_paths *p, const struct ana_pev *ev, siz
 			continue;
 		uint32_t s = e->seq, end = e->seq + e->len;
 		bool first = true;
+		uint32_t ack = 0, xid = 0;
 		for (int guard = 0; (first || (int32_t)(end - s) > 0) && guard < 4096; guard++) {
+			/* the pieces of one send share ack and TSval: key lookup first */
+			uint32_t q = first ? UINT32_MAX : ana_pkt_get(p, s, ack, xid, 0, false);
+			if (q == UINT32_MAX)
+				q = ana_stab_get(&st, ana_skey(e->host, e->flow, s));
 			first = false;
-			uint32_t q = ana_stab_get(&st, ana_skey(e->host, e->flow, s));
 			if (q == UINT32_MAX || !p->pkts[q].minlen || p->pkts[q].minlen == UINT32_MAX)
 				break;
+			ack = p->pkts[q].ack;
+			xid = p->pkts[q].xid;
 			if (p->evpkt[i] == UINT32_MAX)
 				p->evpkt[i] = q;
 			else
