@@ -15,6 +15,9 @@ CLANG     ?= clang
 BPFTOOL   ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 O         := build
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+# Scripts (tests, benches, demo) find the binaries through NP_BUILD.
+export NP_BUILD ?= $(abspath $(O))
+export O
 GITREV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN      := -Wall -Wextra -Werror
@@ -169,10 +172,10 @@ check-deps:
 # ends with one aggregate "N passed, N failed" line.
 test: check-deps
 	@$(MAKE) --no-print-directory all
-	@tests/run_all.sh
+	@O=$(O) NP_BUILD=$(abspath $(O)) tests/run_all.sh
 
 e2e: all
-	@tests/run_e2e.sh
+	@NP_BUILD=$(abspath $(O)) tests/run_e2e.sh
 
 bench: all
 	@bench/run_all.sh

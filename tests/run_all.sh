@@ -2,6 +2,8 @@
 # make test: unit tests (plain, then ASan+UBSan), a short fuzz run, the
 # end-to-end tests (root), and one closing "N passed, N failed" line.
 cd "$(dirname "$0")/.."
+O=${O:-build}
+export NP_BUILD=${NP_BUILD:-$PWD/$O}
 tp=0; tf=0
 run() {
 	local out line p f
@@ -11,9 +13,9 @@ run() {
 	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-1}
 	tp=$((tp + p)); tf=$((tf + f))
 }
-run make --no-print-directory unit
-run make --no-print-directory unit-asan
-run make --no-print-directory fuzz-short FUZZ_SHORT_SECONDS=${FUZZ_SHORT_SECONDS:-60}
+run make --no-print-directory O="$O" unit
+run make --no-print-directory O="$O" unit-asan
+run make --no-print-directory O="$O" fuzz-short FUZZ_SHORT_SECONDS=${FUZZ_SHORT_SECONDS:-60}
 if [ "$(id -u)" -eq 0 ]; then
 	run tests/run_e2e.sh
 else
