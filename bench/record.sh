@@ -1,0 +1,152 @@
+#!/bin/bash
+# make bench-record: recorder overhead on veth between two namespaces.
+# For every mode (no recorder, nprec at defaults, tcpdump -w snaplen 128 on
+# both veth ends, ...) in one run: TCP throughput (iperf3 -t), HTTP request
+# latency p50/p99 (wrk --latency against nginx), bytes the recorder wrote
+# per second, events it lost. Modes are interleaved over REPS repetitions
+# and the median per mode is printed, so drift hits every mode alike.
+#
+# Adding a mode: write a function mode_NAME OUTPREFIX that starts the
+# recorder in the background with `rec_bg CMD...` (recorders run in the root
+# namespace unless the command says `ip netns exec`), and append NAME to
+# MODES (or set BENCH_MODES="none nprec NAME" in the environment). The
+# recorder's output must be OUTPREFIX* files (their size is "written");
+# nprec outputs are also read for lost events.
+#
+# Env: BENCH_T (seconds per measurement, 5), REPS (3), NP_BUILD (build/).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NP_BUILD=${NP_BUILD:-$ROOT/build}
+NPREC=$NP_BUILD/nprec
+NPREPORT=$NP_BUILD/npreport
+T=${BENCH_T:-5}
+REPS=${REPS:-3}
+NSA=rc-bench-a NSB=rc-bench-b
+IPA=10.77.9.1 IPB=10.77.9.2
+TMP=$(mktemp -d /tmp/np-bench-record.XXXXXX)
+PIDS=()
+
+MODES=(${BENCH_MODES:-none nprec tcpdump})
+
+mode_none() { :; }
+mode_nprec() { rec_bg "$NPREC" -q -o "$1.npr"; }
+mode_tcpdump() {
+	rec_bg ip netns exec $NSA tcpdump -q -i rcbncha0 -s 128 -w "$1.a.pcap"
+	rec_bg ip netns exec $NSB tcpdump -q -i rcbnchb0 -s 128 -w "$1.b.pcap"
+}
+# PKTPATH modes (uncomment when --packets lands):
+# mode_nprec_packets() { rec_bg "$NPREC" -q --packets -i rcbncha0 -o "$1.npr"; }
+# mode_nprec_packets16() { rec_bg "$NPREC" -q --packets --sample 1/16 -i rcbncha0 -o "$1.npr"; }
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	sleep 0.3
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+REC_PIDS=()
+rec_bg() { "$@" 2>>"$TMP/rec.err" & REC_PIDS+=($!); PIDS+=($!); }
+rec_stop() {
+	local p
+	for p in "${REC_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+	for p in "${REC_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	REC_PIDS=()
+}
+
+[ "$(id -u)" -eq 0 ] || { echo "bench-record: needs root" >&2; exit 1; }
+for t in iperf3 wrk nginx tcpdump; do
+	command -v $t >/dev/null || { echo "bench-record: $t missing (make deps)" >&2; exit 1; }
+done
+[ -x "$NPREC" ] || { echo "bench-record: $NPREC not built" >&2; exit 1; }
+
+# ---- setup: two namespaces, veth, nginx + iperf3 server in B ----
+for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
+ip link add rcbncha0 netns $NSA type veth peer name rcbnchb0 netns $NSB
+ip -n $NSA addr add $IPA/24 dev rcbncha0; ip -n $NSB addr add $IPB/24 dev rcbnchb0
+ip -n $NSA link set rcbncha0 up; ip -n $NSB link set rcbnchb0 up
+mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
+head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
+cat > "$TMP/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $TMP/nginx.pid;
+error_log $TMP/logs/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
+  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
+  keepalive_requests 10000000;
+  server { listen $IPB:8080; root $TMP/www; }
+}
+CONF
+ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
+sleep 1
+
+# ---- one measurement ----
+# to_us VALUE: wrk latency with unit -> microseconds
+to_us() { awk -v v="$1" 'BEGIN{ u=v; sub(/[0-9.]+/, "", u); n=v+0;
+	if (u=="ns") n/=1000; else if (u=="ms") n*=1000; else if (u=="s") n*=1e6; printf "%.1f", n }'; }
+
+measure() {   # measure MODE REP -> appends "mode rep gbps p50 p99 rps written_Bps lost" to results
+	local mode=$1 rep=$2 out="$TMP/$1.$2" t0 t1
+	rm -f "$out".*
+	"mode_${mode//-/_}" "$out"
+	sleep 1   # recorder attached
+	t0=$(date +%s.%N)
+	local gbps p50 p99 rps
+	gbps=$(ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" -J 2>/dev/null |
+		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
+	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" --latency "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+	p50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
+	p99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
+	rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")
+	rec_stop
+	t1=$(date +%s.%N)
+	local bytes=0 lost=0 f
+	for f in "$out".*; do [ -e "$f" ] && bytes=$((bytes + $(stat -c %s "$f"))); done
+	for f in "$out".*.npr "$out".npr; do
+		[ -e "$f" ] || continue
+		l=$("$NPREPORT" dump --type end "$f" 2>/dev/null | python3 -c 'import json,sys
+print(sum(json.loads(l)["body"].get("lost_total",0) for l in sys.stdin))' 2>/dev/null)
+		lost=$((lost + ${l:-0}))
+	done
+	if [ "$mode" = tcpdump ]; then lost=$(grep -ho '[0-9]* packets dropped by kernel' "$TMP/rec.err" | awk '{s+=$1} END {print s+0}'); fi
+	: > "$TMP/rec.err"
+	local bps
+	bps=$(awk -v b=$bytes -v t0=$t0 -v t1=$t1 'BEGIN{printf "%.0f", b/(t1-t0)}')
+	echo "$mode $rep ${gbps:-0} ${p50:-0} ${p99:-0} ${rps:-0} $bps $lost" >> "$TMP/results"
+	rm -f "$out".*
+}
+
+echo "bench-record: $REPS x (${MODES[*]}), iperf3 -t $T and wrk -t1 -c8 -d${T}s each, veth $NSA <-> $NSB" >&2
+for rep in $(seq "$REPS"); do
+	for m in "${MODES[@]}"; do
+		measure "$m" "$rep"
+		echo "  rep $rep $m: $(tail -1 "$TMP/results" | cut -d' ' -f3-)" >&2
+	done
+done
+
+# ---- table: medians per mode, relative to "none" ----
+python3 - "$TMP/results" "${MODES[@]}" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+modes = sys.argv[2:]
+med = {}
+for m in modes:
+    r = [x for x in rows if x[0] == m]
+    med[m] = [st.median(float(x[i]) for x in r) for i in range(2, 8)]
+base = med.get("none")
+print("%-18s %10s %7s %9s %9s %8s %9s %12s %8s" % ("mode", "tcp_Gbit/s", "loss%", "p50_us", "p99_us",
+      "p99_infl", "req/s", "written_B/s", "lost"))
+for m in modes:
+    g, p50, p99, rps, bps, lost = med[m]
+    loss = (1 - g / base[0]) * 100 if base and base[0] else 0
+    infl = (p99 / base[2] - 1) * 100 if base and base[2] else 0
+    print("%-18s %10.2f %6.1f%% %9.1f %9.1f %7.1f%% %9.0f %12.0f %8.0f" % (m, g, loss, p50, p99, infl, rps, bps, lost))
+PY
