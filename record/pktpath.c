@@ -19,6 +19,8 @@
 #include "pktcols.h"
 #include "pktpath.h"
 #include "pknetns.h"
+#include "activeid.h"
+#include "../bpf/activeid.h"
 #include "pktpath.skel.h"
 
 #define PK_FAMILY        "pktpath"
@@ -55,6 +57,7 @@ struct pk_state {
 	uint32_t nflows, capflows;
 	uint32_t *slots;           /* flow index + 1, 0 = empty */
 	uint32_t nslots;
+	struct aid_state *aid;     /* --active-ids */
 	/* counters at the previous snapshot, per hook */
 	struct pk_counters prev[PK_HOOK_MAX];
 	int ncpus;
@@ -148,6 +151,23 @@ static int pk_on_event(void *arg, void *data, size_t size)
 		.flags = e->flags, .gso = e->gso_size,
 	};
 	return 0;
+}
+
+/* Active-ID events become packet events of hook aid_tx/aid_rx with the ID
+ * in uid, oriented like the packet (receive: remote -> local). */
+static int pk_on_aid_event(void *arg, void *data, size_t size)
+{
+	const struct aid_event *a = data;
+	if (size < sizeof(*a))
+		return 0;
+	struct pk_event e = {
+		.ts = a->ts, .seq = a->seq, .end_seq = a->end_seq, .ack = a->ack, .uid = a->id,
+		.proto = 6, .hook = a->rx ? PK_HOOK_AID_RX : PK_HOOK_AID_TX,
+		.sport = a->rx ? a->dport : a->sport, .dport = a->rx ? a->sport : a->dport,
+	};
+	e.saddr[0] = a->rx ? a->daddr : a->saddr;
+	e.daddr[0] = a->rx ? a->saddr : a->daddr;
+	return pk_on_event(arg, &e, sizeof(e));
 }
 
 static bool pk_kernel_has_tp(const struct btf *vmlinux, const char *tp)
@@ -333,6 +353,13 @@ static int pk_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	s->netns_fd = c->netns_fd;
+	if (c->active_ids) {
+		rc = aid_open(ctx, &s->rb, pk_on_aid_event, s, &s->aid, err, errlen);
+		if (rc < 0) {
+			pk_close(s);
+			return rc;
+		}
+	}
 	pk_tc_attach_all(s, c);
 	rc = pk_attach_tps(s, err, errlen);
 	if (rc < 0) {
@@ -426,6 +453,20 @@ static void pk_pack_counters(msgpack_packer *pk, const struct pk_counters *now,
 	}
 }
 
+/* Active-ID totals since start (not per interval: they are few). */
+static void pk_pack_aid(msgpack_packer *pk, struct aid_state *a)
+{
+	uint64_t v[AID_C_MAX];
+	aid_counters(a, v);
+	np_pack_str(pk, "active_ids");
+	msgpack_pack_map(pk, 5);
+	np_pack_kv_u64(pk, "written", v[AID_C_WRITTEN]);
+	np_pack_kv_u64(pk, "nospc", v[AID_C_NOSPC]);
+	np_pack_kv_u64(pk, "write_err", v[AID_C_WRITE_ERR]);
+	np_pack_kv_u64(pk, "parsed", v[AID_C_PARSED]);
+	np_pack_kv_u64(pk, "lost", v[AID_C_LOST]);
+}
+
 static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, uint64_t t0,
 		       uint64_t t1)
 {
@@ -443,7 +484,7 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 		size_t n = s->nev - off < PK_BATCH_MAX ? s->nev - off : PK_BATCH_MAX;
 		msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_PKT_EVENTS, PKTCOLS_VERSION);
 		bool first = b == 0;
-		msgpack_pack_map(pk, PKTCOLS_EVENT_KEYS + 4 + (first ? 2 : 0));
+		msgpack_pack_map(pk, PKTCOLS_EVENT_KEYS + 4 + (first ? 2 + (s->aid != NULL) : 0));
 		np_pack_kv_u64(pk, "t0_ns", t0);
 		np_pack_kv_u64(pk, "t1_ns", t1);
 		np_pack_kv_u64(pk, "n", n);
@@ -451,6 +492,8 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 		if (first) {
 			pk_pack_counters(pk, now, s->prev);
 			np_pack_kv_u64(pk, "user_dropped", s->user_dropped);
+			if (s->aid)
+				pk_pack_aid(pk, s->aid);
 		}
 		pktcols_pack_events(pk, s->ev + off, n);
 	}
@@ -482,6 +525,9 @@ static void pk_close(void *state)
 		return;
 	for (unsigned i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
+	ring_buffer__free(s->rb);
+	s->rb = NULL;
+	aid_close(s->aid);
 	if (s->ntc) {
 		int saved;
 		if (pk_netns_enter(s->netns_fd, &saved) == 0) {

@@ -401,23 +401,38 @@ static int pm_aids(int argc, char **argv)
 	struct pm_file A, B;
 	if (pm_load(argv[0], &A) || pm_load(argv[1], &B))
 		return 1;
-	size_t tx = 0, rx = 0, same = 0, differ = 0;
-	for (size_t i = 0; i < A.n; i++) {
-		const struct pktcols_ev *t = &A.ev[i];
-		if (t->hook != PK_HOOK_AID_TX || !t->uid)
-			continue;
-		tx++;
-		for (size_t j = 0; j < B.n; j++) {
-			const struct pktcols_ev *r = &B.ev[j];
-			if (r->hook != PK_HOOK_AID_RX || r->seq != t->seq || r->ack != t->ack)
+	size_t tx = 0, rx = 0, same = 0, differ = 0, nomatch = 0;
+	for (size_t i = 0; i < A.n; i++)
+		tx += A.ev[i].hook == PK_HOOK_AID_TX && A.ev[i].end_seq != A.ev[i].seq;
+	/* Every ID the receiver read must be the one the sender wrote on the
+	 * send whose range holds the received segment (GSO copies the option
+	 * onto every segment). */
+	for (size_t j = 0; j < B.n; j++) {
+		const struct pktcols_ev *r = &B.ev[j];
+		if (r->hook != PK_HOOK_AID_RX || r->end_seq == r->seq)
+			continue;     /* data segments; pure ACKs carry IDs too */
+		rx++;
+		int found = 0;
+		for (size_t i = 0; i < A.n && !found; i++) {
+			const struct pktcols_ev *t = &A.ev[i];
+			if (t->hook != PK_HOOK_AID_TX || t->ack != r->ack ||
+			    (uint32_t)(r->seq - t->seq) >= (uint32_t)(t->end_seq - t->seq))
 				continue;
-			if (r->uid == t->uid) same++; else differ++;
-			break;
+			if (t->uid == r->uid) { same++; found = 1; }
+		}
+		if (!found) {
+			for (size_t i = 0; i < A.n && !found; i++)
+				if (A.ev[i].hook == PK_HOOK_AID_TX && A.ev[i].seq == r->seq)
+					found = 1;
+			if (found) differ++; else nomatch++;
+			if (getenv("PKTMATCH_VERBOSE"))
+				fprintf(stderr, "aid %s: rx ts %llu seq %u end %u ack %u id %08x\n",
+					found ? "differs" : "unmatched", (unsigned long long)r->ts,
+					r->seq, r->end_seq, r->ack, r->uid);
 		}
 	}
-	for (size_t j = 0; j < B.n; j++)
-		rx += B.ev[j].hook == PK_HOOK_AID_RX;
-	printf("aid_tx=%zu\naid_rx=%zu\naid_same=%zu\naid_differ=%zu\n", tx, rx, same, differ);
+	printf("aid_tx=%zu\naid_rx=%zu\naid_same=%zu\naid_differ=%zu\naid_nomatch=%zu\n",
+	       tx, rx, same, differ, nomatch);
 	return 0;
 }
 
