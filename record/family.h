@@ -53,6 +53,10 @@ struct rec_ctx {
 	bool probes_changed;
 	/* shared state families may publish for each other */
 	void *shared[8];
+	/* --max-cpu: packet sampling divisor in force (1 in N), set by nprec.c
+	 * before every snapshot; sampling families apply it when it changes.
+	 * 0 until the first interval (use cfg->sample_n). */
+	uint32_t sample_div;
 };
 
 /* Families are listed in record/families.c (one line each). */

@@ -20,6 +20,7 @@
 #include "npmsg.h"
 #include "output.h"
 #include "recheader.h"
+#include "selfcost.h"
 #include "records.h"
 
 /* Exit codes (documented in docs/NPREC.md and --help). */
@@ -54,6 +55,8 @@ struct rc_run {
 	struct rec_output *out;
 	struct np_recbuf rb;
 	uint64_t intervals;
+	struct rec_selfcost self;
+	struct rec_ratectl ratectl;
 	bool progress;
 	bool progress_dirty;
 };
@@ -111,18 +114,6 @@ static uint64_t rc_self_cpu_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rc_self_rss_bytes(void)
-{
-	unsigned long size = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 /* ---- families ---- */
@@ -185,17 +176,23 @@ static uint64_t rc_shift(const struct rc_run *r, uint64_t t)
 static void rc_interval_record(struct rc_run *r, uint64_t t0, uint64_t t1)
 {
 	struct np_clockref clk;
+	bool ctl = r->cfg.max_cpu_pct > 0;
 	np_clockref_read(&clk);
 	clk.mono_ns = rc_shift(r, clk.mono_ns);
+	rec_selfcost_sample(&r->self);
+	if (ctl)
+		r->ctx.sample_div = rec_ratectl_update(&r->ratectl, r->self.cpu_pct);
 	msgpack_packer *pk = np_recbuf_begin(&r->rb, NP_REC_INTERVAL, 1);
-	msgpack_pack_map(pk, 7);
+	msgpack_pack_map(pk, 6 + REC_SELFCOST_NKEYS + (ctl ? REC_RATECTL_NKEYS : 0));
 	np_pack_kv_u64(pk, "seq", r->intervals);
 	np_pack_kv_u64(pk, "t0_ns", rc_shift(r, t0));
 	np_pack_kv_u64(pk, "t1_ns", rc_shift(r, t1));
 	np_pack_str(pk, "clock");
 	np_clockref_pack(pk, &clk);
 	np_pack_kv_u64(pk, "self_cpu_ns", rc_self_cpu_ns());
-	np_pack_kv_u64(pk, "self_rss_bytes", rc_self_rss_bytes());
+	rec_selfcost_pack(pk, &r->self);
+	if (ctl)
+		rec_ratectl_pack(pk, &r->ratectl);
 	np_pack_kv_u64(pk, "bytes_written", r->out ? rec_output_bytes(r->out) : 0);
 }
 
@@ -263,6 +260,16 @@ static void rc_progress(struct rc_run *r, uint64_t now, uint64_t *last_t, uint64
 
 /* ---- main loop ---- */
 
+/* Messages of the output layer that did not stop the recording. */
+static void rc_notices(struct rc_run *r)
+{
+	char buf[1024];
+	if (r->out && rec_output_notice(r->out, buf, sizeof(buf)) == 1 && !r->cfg.quiet) {
+		fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", buf);
+		r->progress_dirty = false;
+	}
+}
+
 /* Builds and hands over one interval; returns 0, 1 (size limit) or <0. */
 static int rc_interval(struct rc_run *r, uint64_t t0, uint64_t t1)
 {
@@ -282,6 +289,8 @@ static int rc_interval(struct rc_run *r, uint64_t t0, uint64_t t1)
 	int rc = rec_output_interval(r->out, &r->rb, rc_shift(r, t1), err, sizeof(err));
 	if (rc < 0)
 		fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err[0] ? err : strerror(-rc));
+	else
+		rc_notices(r);
 	return rc;
 }
 
@@ -304,6 +313,7 @@ static void rc_handle_async(struct rc_run *r, uint64_t now)
 		if (rec_output_dump(r->out, "sigusr1", rc_shift(r, now), err, sizeof(err)) < 0)
 			fprintf(stderr, "nprec: dump on SIGUSR1 failed: %s\n", err);
 	}
+	rc_notices(r);
 }
 
 /* Returns the exit code. */
@@ -400,6 +410,8 @@ static int rc_start(struct rc_run *r)
 	np_clockref_read(&clk);
 	r->ctx.start_mono_ns = clk.mono_ns;
 	clk.mono_ns = rc_shift(r, clk.mono_ns);
+	rec_selfcost_init(&r->self);
+	rec_ratectl_init(&r->ratectl, r->cfg.max_cpu_pct, r->cfg.sample_n);
 	np_recbuf_init(&hdr);
 	rc_header_build(&hdr, &r->ctx, &host, &clk);
 	int rc = rec_output_open(&r->out, &r->cfg, &hdr, err, sizeof(err));
