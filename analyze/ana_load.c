@@ -18,7 +18,10 @@ struct ana_loadctx {
 static void ana_load_warn_cb(void *ctx, const char *msg)
 {
 	struct ana_loadctx *c = ctx;
-	ana_warn(c->m, "%s: %s", c->path, msg);
+	if (strstr(msg, c->path))
+		ana_warn(c->m, "%s", msg);
+	else
+		ana_warn(c->m, "%s: %s", c->path, msg);
 }
 
 /* "dir/client.0003.npr" -> "client" */
@@ -787,10 +790,12 @@ static void ana_sync_finish(struct ana_model *m)
 				else if (cur.server == ANA_HOST_NONE) cur.server = (uint16_t)h;
 			}
 		/* with two hosts the unknown side can only be the other one */
-		if (m->hosts.n == 2) {
-			if (cur.client == ANA_HOST_NONE && cur.server != ANA_HOST_NONE)
+		if (m->hosts.n == 2 && !cur.peer_id) {
+			if (cur.client == ANA_HOST_NONE && cur.server != ANA_HOST_NONE &&
+			    m->hosts.v[1 - cur.server].pkt_events)
 				cur.client = (uint16_t)(1 - cur.server);
-			if (cur.server == ANA_HOST_NONE && cur.client != ANA_HOST_NONE)
+			if (cur.server == ANA_HOST_NONE && cur.client != ANA_HOST_NONE &&
+			    m->hosts.v[1 - cur.client].pkt_events)
 				cur.server = (uint16_t)(1 - cur.client);
 		}
 		if (cur.client == ANA_HOST_NONE || cur.server == ANA_HOST_NONE || cur.client == cur.server)

@@ -4,6 +4,7 @@
  *   genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]
  *          [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]
  *          [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L]
+ *          [--chunk-events N]
  *
  * Host "hosta" is the reference clock (true time); "hostb" runs at
  * hostb = true + offset + drift_ppm*1e-6*(true - T0). Every flow sends data
@@ -49,6 +50,7 @@ struct gf_opts {
 	long gap;
 	bool det, truth, no_header_b, retx;
 	int zstd;
+	long chunk;
 };
 
 struct gf_host {
@@ -70,7 +72,8 @@ static double gf_uniform(void)
 static double gf_exp(double mean) { return -mean * log(gf_uniform()); }
 
 static struct gf_opts O = { .packets = 10000, .flows = 2, .sync = 200, .offset = 3000000,
-			    .drift = 0, .seed = 1, .gap = 100000, .truth = true, .zstd = 1 };
+			    .drift = 0, .seed = 1, .gap = 100000, .truth = true, .zstd = 1,
+			    .chunk = GF_REC_EVENTS };
 
 /* hostb's clock for a true time */
 static uint64_t gf_b(double t)
@@ -111,7 +114,7 @@ static int gf_emit(struct gf_host *h, uint64_t ts, int hook, uint32_t flow, uint
 	e->flags = flags | (hook == PK_HOOK_SOCK_SEND ? PK_F_RANGE : PK_F_HAS_TS);
 	if (hook == PK_HOOK_SOCK_SEND) { e->ack = 0; e->tsval = 0; e->len = slen; }
 	if (ts > h->last_ts) h->last_ts = ts;
-	return h->nev == GF_REC_EVENTS ? gf_flush(h) : 0;
+	return h->nev >= (size_t)O.chunk ? gf_flush(h) : 0;
 }
 
 static void gf_header(struct gf_host *h, bool with_header)
@@ -443,7 +446,7 @@ static void gf_usage(void)
 {
 	fprintf(stderr, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
 		"       [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]\n"
-		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L]\n");
+		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N]\n");
 }
 
 int main(int argc, char **argv)
@@ -454,6 +457,7 @@ int main(int argc, char **argv)
 		{ "det", 0, NULL, 'd' }, { "sync", 1, NULL, 's' }, { "seed", 1, NULL, 'S' },
 		{ "no-truth", 0, NULL, 'N' }, { "no-header-b", 0, NULL, 'H' }, { "retx", 0, NULL, 'r' },
 		{ "gap", 1, NULL, 'G' }, { "txn", 1, NULL, 't' }, { "zstd", 1, NULL, 'z' },
+		{ "chunk-events", 1, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -475,10 +479,11 @@ int main(int argc, char **argv)
 		case 'G': O.gap = atol(optarg); break;
 		case 't': O.txn = atol(optarg); break;
 		case 'z': O.zstd = atoi(optarg); break;
+		case 'c': O.chunk = atol(optarg); break;
 		default: gf_usage(); return 2;
 		}
 	}
-	if (!O.dir || O.flows < 1 || O.packets < 1 || O.gap < 1) {
+	if (!O.dir || O.flows < 1 || O.packets < 1 || O.gap < 1 || O.chunk < 1 || O.chunk > GF_REC_EVENTS) {
 		gf_usage();
 		return 2;
 	}

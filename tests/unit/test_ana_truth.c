@@ -1,0 +1,380 @@
+/* npanalyze against generated recordings with known truth (tests/tools/genfix):
+ * clock offset/drift, per-segment p50/p99, jitter, located loss, GSO,
+ * transactions, damaged inputs. genfix is found next to this binary
+ * ($(O)/unit/../tools/genfix). */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ana.h"
+#include "tap.h"
+
+#define DIRN 512
+static char genfix[DIRN], tmpdir[DIRN];
+
+/* truth.txt lookup */
+static bool truth_get(const char *dir, const char *key, char *val, size_t n)
+{
+	char path[DIRN + 32], line[512];
+	snprintf(path, sizeof(path), "%s/truth.txt", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t kl = strlen(key);
+	bool found = false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == '=') {
+			snprintf(val, n, "%s", line + kl + 1);
+			val[strcspn(val, "\n")] = 0;
+			found = true;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+static double truth_num(const char *dir, const char *key)
+{
+	char v[256];
+	return truth_get(dir, key, v, sizeof(v)) ? atof(v) : NAN;
+}
+
+static int gen(const char *name, const char *args, char *dir, size_t n)
+{
+	snprintf(dir, n, "%.300s/%.60s", tmpdir, name);
+	char cmd[4 * DIRN + 256];
+	snprintf(cmd, sizeof(cmd), "%.500s -o %.500s %.800s", genfix, dir, args);
+	return system(cmd);
+}
+
+struct run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
+
+static void analyse(struct run *r, const char *dir, const char *flow, bool drop_b, const char *b_name)
+{
+	char a[DIRN + 64], b[DIRN + 64], out[DIRN + 64];
+	memset(r, 0, sizeof(*r));
+	r->o.flow_filter = flow;
+	r->o.quiet = true;
+	snprintf(a, sizeof(a), "%s/hosta.npr", dir);
+	snprintf(b, sizeof(b), "%.400s/%.60s", dir, b_name ? b_name : "hostb.npr");
+	snprintf(out, sizeof(out), "%s/out.npa", dir);
+	ana_model_init(&r->m, &r->o);
+	ana_load_file(&r->m, a, NULL);
+	if (!drop_b)
+		ana_load_file(&r->m, b, NULL);
+	int rc = ana_run(&r->m, out, NULL);
+	CHECK(rc == 0, "ana_run %s: %d", dir, rc);
+	rc = np_analysis_load(&r->a, out, NULL, NULL);
+	CHECK(rc == 0, "load %s: %d", out, rc);
+	r->ok = rc == 0;
+}
+
+static void run_free(struct run *r)
+{
+	if (r->ok)
+		np_analysis_free(&r->a);
+	ana_model_free(&r->m);
+}
+
+static int find_row(const struct np_table *t, const char *c1, const char *v1, const char *c2,
+		    const char *v2)
+{
+	if (!t)
+		return -1;
+	int i1 = np_table_find_col(t, c1), i2 = c2 ? np_table_find_col(t, c2) : -1;
+	for (size_t r = 0; i1 >= 0 && r < t->nrows; r++) {
+		const struct np_cell *a = np_table_cell_c(t, r, (size_t)i1);
+		if (a->kind != NP_CELL_STR || strcmp(a->s, v1))
+			continue;
+		if (c2) {
+			const struct np_cell *b = np_table_cell_c(t, r, (size_t)i2);
+			if (i2 < 0 || b->kind != NP_CELL_STR || strcmp(b->s, v2))
+				continue;
+		}
+		return (int)r;
+	}
+	return -1;
+}
+
+static double cell(const struct np_table *t, int row, const char *col)
+{
+	int c = t ? np_table_find_col(t, col) : -1;
+	if (c < 0 || row < 0)
+		return NAN;
+	return np_cell_f64(np_table_cell_c(t, (size_t)row, (size_t)c));
+}
+
+static bool has_warning(const struct ana_model *m, const char *needle)
+{
+	for (size_t i = 0; i < m->warnings.n; i++)
+		if (strstr(m->warnings.v[i], needle))
+			return true;
+	return false;
+}
+
+static void check_clock(struct run *r, const char *dir, const char *what)
+{
+	const struct np_table *c = np_analysis_table(&r->a, "clock");
+	int row = find_row(c, "host", "hostb", NULL, NULL);
+	CHECK(row >= 0, "%s: clock row for hostb", what);
+	double off = cell(c, row, "offset"), drift = cell(c, row, "drift");
+	CHECK_NEAR(off, truth_num(dir, "offset_ns"), 20000.0);
+	CHECK_NEAR(drift, truth_num(dir, "drift_ppm"), 1.0);
+	const struct np_cell *q = np_table_cell_c(c, (size_t)row, (size_t)np_table_find_col(c, "quality"));
+	CHECK(q->kind == NP_CELL_STR && !strcmp(q->s, "accurate"), "%s: quality accurate", what);
+}
+
+static void check_segments(struct run *r, const char *dir, const char *what)
+{
+	static const char *const segs[] = { "sender_stack", "qdisc", "device", "wire",
+					    "receiver_stack", "receiver_app", "total" };
+	const struct np_table *d = np_analysis_table(&r->a, "decomp");
+	for (size_t s = 0; s < sizeof(segs) / sizeof(segs[0]); s++) {
+		char key[128];
+		int row = find_row(d, "flow", "all", "segment", segs[s]);
+		CHECK(row >= 0, "%s: decomp row %s", what, segs[s]);
+		snprintf(key, sizeof(key), "seg.%s.count", segs[s]);
+		CHECK_NEAR(cell(d, row, "count"), truth_num(dir, key), 0.0);
+		snprintf(key, sizeof(key), "seg.%s.p50", segs[s]);
+		double t50 = truth_num(dir, key);
+		CHECK(fabs(cell(d, row, "p50") - t50) <= 0.01 * t50 + 1, "%s %s p50 %.0f vs %.0f", what,
+		      segs[s], cell(d, row, "p50"), t50);
+		snprintf(key, sizeof(key), "seg.%s.p99", segs[s]);
+		double t99 = truth_num(dir, key);
+		CHECK(fabs(cell(d, row, "p99") - t99) <= 0.01 * t99 + 1, "%s %s p99 %.0f vs %.0f", what,
+		      segs[s], cell(d, row, "p99"), t99);
+	}
+}
+
+static void test_random_drift(void)
+{
+	char dir[DIRN];
+	CHECK(gen("rnd", "--packets 20000 --flows 2 --offset 3000000 --drift 20 --seed 7", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, ">10.0.0.2:8080", false, NULL);
+	if (r.ok) {
+		check_clock(&r, dir, "random");
+		check_segments(&r, dir, "random");
+		CHECK(r.m.warnings.n == 0, "no warnings (%zu)", r.m.warnings.n);
+		CHECK(r.a.nfindings >= 1 && r.a.nfindings <= 3, "findings %zu", r.a.nfindings);
+	}
+	run_free(&r);
+}
+
+static void test_negative_offset(void)
+{
+	char dir[DIRN];
+	CHECK(gen("neg", "--packets 8000 --flows 1 --offset -123456789 --drift -35.5 --seed 3", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, ">10.0.0.2:8080", false, NULL);
+	if (r.ok)
+		check_clock(&r, dir, "negative");
+	run_free(&r);
+}
+
+static void test_det_jitter(void)
+{
+	char dir[DIRN];
+	CHECK(gen("det", "--packets 4000 --flows 2 --det --offset -5000000 --drift 3", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, ">10.0.0.2:8080", false, NULL);
+	const struct np_table *j = r.ok ? np_analysis_table(&r.a, "jitter") : NULL;
+	for (int f = 0; f < 2 && r.ok; f++) {
+		char key[64], flow[128];
+		snprintf(key, sizeof(key), "jitter.%d.flow", f);
+		CHECK(truth_get(dir, key, flow, sizeof(flow)), "truth flow %d", f);
+		int row = find_row(j, "flow", flow, NULL, NULL);
+		CHECK(row >= 0, "jitter row %s", flow);
+		snprintf(key, sizeof(key), "jitter.%d.min", f);
+		CHECK_NEAR(cell(j, row, "jitter_min"), truth_num(dir, key), 0.0);
+		snprintf(key, sizeof(key), "jitter.%d.max", f);
+		CHECK_NEAR(cell(j, row, "jitter_max"), truth_num(dir, key), 0.0);
+		snprintf(key, sizeof(key), "jitter.%d.p99", f);
+		CHECK_NEAR(cell(j, row, "jitter_p99_abs"), truth_num(dir, key), 0.0);
+		snprintf(key, sizeof(key), "jitter.%d.rfc3550", f);
+		CHECK_NEAR(cell(j, row, "jitter_rfc3550"), truth_num(dir, key), 0.01);
+	}
+	if (r.ok)
+		check_segments(&r, dir, "det");
+	run_free(&r);
+}
+
+static void test_loss(void)
+{
+	char dir[DIRN];
+	CHECK(gen("loss", "--packets 6000 --flows 2 --loss 50 --retx --offset 1000000 --seed 11", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, ">10.0.0.2:8080", false, NULL);
+	const struct np_table *lp = r.ok ? np_analysis_table(&r.a, "lost_packets") : NULL;
+	const struct np_table *lt = r.ok ? np_analysis_table(&r.a, "loss") : NULL;
+	double nlost = truth_num(dir, "lost");
+	CHECK(nlost > 100, "truth has losses (%g)", nlost);
+	CHECK(lp && (double)lp->nrows == nlost, "lost rows %zu vs %g", lp ? lp->nrows : 0, nlost);
+	int located = 0;
+	for (int i = 1; lp && i <= (int)nlost; i++) {
+		char key[32], v[256], host[32], hook[32], seg[32];
+		unsigned seq;
+		snprintf(key, sizeof(key), "lost.%d", i);
+		if (!truth_get(dir, key, v, sizeof(v)) || sscanf(v, "%u %31s %31s %31s", &seq, host, hook, seg) != 4)
+			continue;
+		int cs = np_table_find_col(lp, "seq");
+		for (size_t row = 0; row < lp->nrows; row++) {
+			if ((unsigned)np_cell_f64(np_table_cell_c(lp, row, (size_t)cs)) != seq)
+				continue;
+			const struct np_cell *h = np_table_cell_c(lp, row, (size_t)np_table_find_col(lp, "last_host"));
+			const struct np_cell *k = np_table_cell_c(lp, row, (size_t)np_table_find_col(lp, "last_hook"));
+			const struct np_cell *s = np_table_cell_c(lp, row, (size_t)np_table_find_col(lp, "lost_in"));
+			if (h->kind == NP_CELL_STR && !strcmp(h->s, host) && k->kind == NP_CELL_STR &&
+			    !strcmp(k->s, hook) && s->kind == NP_CELL_STR && !strcmp(s->s, seg))
+				located++;
+			break;
+		}
+	}
+	CHECK_NEAR(located, nlost, 0.0);
+	double retx = 0, lost = 0;
+	for (size_t row = 0; lt && row < lt->nrows; row++) {
+		retx += cell(lt, (int)row, "retrans");
+		lost += cell(lt, (int)row, "lost");
+	}
+	CHECK_NEAR(retx, truth_num(dir, "retx"), 0.0);
+	CHECK_NEAR(lost, nlost, 0.0);
+	run_free(&r);
+}
+
+static void test_gso(void)
+{
+	char dir[DIRN];
+	CHECK(gen("gso", "--packets 16000 --flows 2 --gso 4 --offset 2000000 --drift -7 --seed 5", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, ">10.0.0.2:8080", false, NULL);
+	if (r.ok) {
+		check_clock(&r, dir, "gso");
+		check_segments(&r, dir, "gso");
+	}
+	run_free(&r);
+}
+
+static void test_txn(void)
+{
+	char dir[DIRN];
+	CHECK(gen("txn", "--packets 2000 --txn 1000", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, NULL, false, NULL);
+	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
+	int row = find_row(t, "level", "endpoint", NULL, NULL);
+	CHECK(row >= 0, "endpoint row");
+	CHECK_NEAR(cell(t, row, "requests"), truth_num(dir, "txn.count"), 0.0);
+	double p50 = truth_num(dir, "txn.p50"), p99 = truth_num(dir, "txn.p99");
+	CHECK(fabs(cell(t, row, "p50") - p50) <= 0.01 * p50, "txn p50 %g vs %g", cell(t, row, "p50"), p50);
+	CHECK(fabs(cell(t, row, "p99") - p99) <= 0.01 * p99, "txn p99 %g vs %g", cell(t, row, "p99"), p99);
+	run_free(&r);
+}
+
+static void test_damaged(void)
+{
+	char dir[DIRN];
+	CHECK(gen("dmg", "--packets 20000 --flows 2 --no-header-b --seed 9 --chunk-events 4096", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	/* missing header: proceeds, says so, still aligned */
+	analyse(&r, dir, NULL, false, NULL);
+	CHECK(has_warning(&r.m, "no header record"), "missing-header warning");
+	CHECK(r.m.hosts.n == 2, "two hosts (%zu)", r.m.hosts.n);
+	CHECK(r.m.hosts.n == 2 && ana_host_aligned(&r.m, 1), "headerless host still aligned");
+	run_free(&r);
+
+	/* truncated: cut hostb in the middle */
+	char src[DIRN + 32], dst[DIRN + 32];
+	snprintf(src, sizeof(src), "%s/hostb.npr", dir);
+	snprintf(dst, sizeof(dst), "%s/hostb_trunc.npr", dir);
+	char cmd[4 * DIRN + 256];
+	struct stat st;
+	CHECK(stat(src, &st) == 0, "stat");
+	snprintf(cmd, sizeof(cmd), "head -c %lld %s > %s", (long long)st.st_size * 3 / 4, src, dst);
+	CHECK(system(cmd) == 0, "truncate");
+	analyse(&r, dir, NULL, false, "hostb_trunc.npr");
+	CHECK(has_warning(&r.m, "truncated"), "truncation warning");
+	CHECK(r.m.hosts.n == 2 && r.m.hosts.v[1].pkt_events > 0, "truncated file partly read");
+	run_free(&r);
+
+	/* corrupt chunk: overwrite bytes in the middle of hostb */
+	snprintf(dst, sizeof(dst), "%s/hostb_corrupt.npr", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && printf 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX' | "
+		 "dd of=%s bs=1 seek=%lld conv=notrunc status=none", src, dst, dst, (long long)st.st_size / 3);
+	CHECK(system(cmd) == 0, "corrupt");
+	analyse(&r, dir, NULL, false, "hostb_corrupt.npr");
+	CHECK(has_warning(&r.m, "damaged"), "damage warning");
+	CHECK(r.m.hosts.n == 2 && r.m.hosts.v[1].pkt_events > 0, "corrupt file partly read");
+	run_free(&r);
+
+	/* only one host: no cross-host figures, no crash */
+	analyse(&r, dir, NULL, true, NULL);
+	CHECK(r.m.hosts.n == 1, "one host");
+	run_free(&r);
+
+	/* garbage file */
+	snprintf(dst, sizeof(dst), "%s/garbage.npr", dir);
+	snprintf(cmd, sizeof(cmd), "head -c 100000 /dev/urandom > %s", dst);
+	CHECK(system(cmd) == 0, "garbage");
+	analyse(&r, dir, NULL, false, "garbage.npr");
+	CHECK(r.m.hosts.n == 2, "garbage input still a host (%zu)", r.m.hosts.n);
+	CHECK(has_warning(&r.m, "unaligned") || has_warning(&r.m, "no clock-sync"), "garbage host unaligned");
+	run_free(&r);
+}
+
+static void test_fit_unit(void)
+{
+	/* exact line y = 1.00005 x + 777: points above/below at known delays */
+	struct ana_hull_pt up[400], lo[400];
+	for (int i = 0; i < 400; i++) {
+		double x = i * 1e7;
+		up[i] = (struct ana_hull_pt){ x, 1.00005 * x + 777 + 1000 + (i % 7) * 300 };
+		lo[i] = (struct ana_hull_pt){ x + 5e6, 1.00005 * (x + 5e6) + 777 - 1000 - (i % 5) * 300 };
+	}
+	double a, b, err, alo, ahi;
+	int q = ana_clock_fit(up, 400, lo, 400, &a, &b, &err, &alo, &ahi);
+	CHECK(q == ANA_CLK_ACCURATE, "quality %d", q);
+	CHECK_NEAR((a - 1) * 1e6, 50.0, 0.01);
+	CHECK_NEAR(b, 777.0, 5.0);
+	CHECK_NEAR(err, 1000.0, 5.0);
+	CHECK(alo <= 1.00005 && ahi >= 1.00005, "slope bounds contain truth");
+	/* crossing sides: failed */
+	for (int i = 0; i < 400; i++)
+		lo[i].y += 5000;
+	q = ana_clock_fit(up, 400, lo, 400, &a, &b, &err, &alo, &ahi);
+	CHECK(q == ANA_CLK_FAILED, "crossing -> failed (%d)", q);
+	/* one side: approximate */
+	q = ana_clock_fit(up, 400, NULL, 0, &a, &b, &err, &alo, &ahi);
+	CHECK(q == ANA_CLK_APPROX && isnan(err), "one side -> approximate (%d)", q);
+	q = ana_clock_fit(NULL, 0, NULL, 0, &a, &b, &err, &alo, &ahi);
+	CHECK(q == ANA_CLK_UNALIGNED, "no data -> unaligned");
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	char self[DIRN];
+	snprintf(self, sizeof(self), "%.400s", argv[0]);
+	snprintf(genfix, sizeof(genfix), "%.400s/../tools/genfix", dirname(self));
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/np-test-ana.XXXXXX");
+	test_fit_unit();
+	if (access(genfix, X_OK) || !mkdtemp(tmpdir)) {
+		CHECK(0, "genfix not found at %s (make tools)", genfix);
+		return tap_done();
+	}
+	test_random_drift();
+	test_negative_offset();
+	test_det_jitter();
+	test_loss();
+	test_gso();
+	test_txn();
+	test_damaged();
+	char cmd[DIRN + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	return tap_done();
+}
