@@ -103,6 +103,7 @@ static int cmp_conn(const void *a, const void *b)
 static const struct npr_conn *find_conn(const struct npr *s, size_t file, uint64_t conn)
 {
 	struct npr_conn k = { .file = file, .conn = conn };
+	if (!s->nc) return NULL;
 	return bsearch(&k, s->c, s->nc, sizeof(*s->c), cmp_conn);
 }
 
@@ -202,7 +203,7 @@ int trace_npr_load(char *const *paths, size_t npaths, const char *entry, struct 
 	struct npr s = { 0 };
 	int rc = npr_read(&s, paths, npaths, err, errlen);
 	if (rc) goto out;
-	qsort(s.c, s.nc, sizeof(*s.c), cmp_conn);
+	if (s.nc) qsort(s.c, s.nc, sizeof(*s.c), cmp_conn);
 	/* servers at the entry, clients sorted for range lookups */
 	size_t ncl = 0;
 	struct npr_ev *cl = malloc((s.ne + 1) * sizeof(*cl)), *sv = malloc((s.ne + 1) * sizeof(*sv));
@@ -216,7 +217,7 @@ int trace_npr_load(char *const *paths, size_t npaths, const char *entry, struct 
 			cl[ncl++] = s.e[i];
 		}
 	}
-	qsort(cl, ncl, sizeof(*cl), cmp_ev);
+	if (ncl) qsort(cl, ncl, sizeof(*cl), cmp_ev);
 	char self[128];
 	snprintf(self, sizeof(self), "%s (self)", entry);
 	for (size_t i = 0; i < nsv && !rc; i++) rc = npr_request(&s, &sv[i], cl, ncl, self, t);

@@ -70,7 +70,7 @@ static int unshare_ids(struct trace_spans *s)
 		b->parent = b->id;
 		b->id = nid;
 	}
-	qsort(s->v, s->n, sizeof(*s->v), cmp_span);
+	if (s->n) qsort(s->v, s->n, sizeof(*s->v), cmp_span);
 	return 0;
 }
 
@@ -197,7 +197,7 @@ static int do_group(struct group *g, const char *entry, struct pat_table *t)
 int trace_spans_to_table(struct trace_spans *s, const char *entry, struct pat_table *t,
 			 char *err, size_t errlen)
 {
-	qsort(s->v, s->n, sizeof(*s->v), cmp_span);
+	if (s->n) qsort(s->v, s->n, sizeof(*s->v), cmp_span);
 	int rc = unshare_ids(s);
 	for (size_t a = 0; a < s->n && !rc;) {
 		size_t b = a + 1;
