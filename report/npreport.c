@@ -12,6 +12,7 @@
 #include "anatable.h"
 #include "compare.h"
 #include "csvout.h"
+#include "merge.h"
 #include "plots.h"
 #include "sections.h"
 #include "textrep.h"
@@ -27,7 +28,7 @@
 static void rpt_usage(FILE *f)
 {
 	fprintf(f,
-"usage: npreport FILE.npa [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
+"usage: npreport FILE.npa... [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
 "                [--rows N] [--width N]\n"
 "       npreport compare BASE.npa NEW.npa [--threshold PCT] [--alpha A] [--metric M]...\n"
 "                [--format text|csv] [--width N]\n"
@@ -35,6 +36,7 @@ static void rpt_usage(FILE *f)
 "\n"
 "Report: summary and the three worst findings, then hosts, clock, flows, decomp,\n"
 "jitter, loss, txn, netcpu, hoststack, graph, patterns and any other table.\n"
+"Several files (e.g. incident.npa patterns.npa) are shown as one analysis.\n"
 "  -s, --section NAME  only this section or table (repeatable); also findings,\n"
 "                      and for CSV series and sketches\n"
 "  -f, --format FMT    text (default) or csv (raw numbers in ns, bytes, bits/s)\n"
@@ -208,7 +210,7 @@ static int rpt_report_main(int argc, char **argv)
 	int ind = rpt_parse(&c, argc, argv, false);
 	if (ind <= 0)
 		return ind < 0 ? RPT_EXIT_USAGE : 0;
-	if (argc - ind != 1) {
+	if (argc - ind < 1 || argc - ind > RPT_MAX_SEL) {
 		rpt_usage(stderr);
 		return RPT_EXIT_USAGE;
 	}
@@ -217,9 +219,20 @@ static int rpt_report_main(int argc, char **argv)
 		return RPT_EXIT_USAGE;
 	}
 	const char *path = argv[ind];
-	struct np_analysis a;
-	if (rpt_load(&a, path) < 0)
+	size_t nparts = (size_t)(argc - ind);
+	struct np_analysis parts[RPT_MAX_SEL], a;
+	for (size_t i = 0; i < nparts; i++)
+		if (rpt_load(&parts[i], argv[ind + (int)i]) < 0) {
+			while (i-- > 0)
+				np_analysis_free(&parts[i]);
+			return RPT_EXIT_USAGE;
+		}
+	if (rpt_view_merge(&a, parts, nparts) < 0) {
+		fprintf(stderr, "npreport: out of memory\n");
+		for (size_t i = 0; i < nparts; i++)
+			np_analysis_free(&parts[i]);
 		return RPT_EXIT_USAGE;
+	}
 	int ret = 0;
 	struct rpt_selection sel = { c.sel, c.nsel };
 	c.to.t0 = rpt_analysis_t0(&a);
@@ -245,7 +258,9 @@ static int rpt_report_main(int argc, char **argv)
 	}
 	if (ret == 0 && rpt_damaged(&a))
 		ret = 1;
-	np_analysis_free(&a);
+	rpt_view_free(&a);
+	for (size_t i = 0; i < nparts; i++)
+		np_analysis_free(&parts[i]);
 	return ret;
 }
 

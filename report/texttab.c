@@ -12,6 +12,17 @@ struct rpt_colview {
 	struct rpt_scale sc;
 	int numeric;
 	size_t width;
+	double typical, smallest;   /* median and smallest non-zero |value| */
+};
+
+/* The table's columns plus two synthetic ones for tables whose key columns
+ * are too wide to repeat in every part: a row number and a short copy of the
+ * most telling key column. */
+struct rpt_grid {
+	size_t nrows, ncols;       /* ncols = table columns + 2 */
+	char **cells;              /* nrows * ncols strings */
+	const char **names;
+	struct rpt_colview *cv;
 };
 
 /* Byte offset of the display column `col` of s (or strlen). */
@@ -43,6 +54,17 @@ void rpt_shorten(char *buf, size_t size, const char *s, size_t w)
 	snprintf(buf, size, "%.*s…%s", (int)hb, s, s + tb);
 }
 
+/* Enough decimals that the smallest non-zero value keeps two digits. */
+static void rpt_small_decimals(struct rpt_scale *sc, double smallest)
+{
+	if (sc->kind == RPT_U_TIME || smallest <= 0 || sc->div == 1)
+		return;
+	double s = smallest / sc->div;
+	int need = s < 1 ? (int)ceil(-log10(s)) + 1 : 0;
+	if (need > sc->decimals)
+		sc->decimals = need > 4 ? 4 : need;
+}
+
 static struct rpt_colview rpt_col_view(const struct np_table *t, size_t c, double t0)
 {
 	struct rpt_colview v = { 0 };
@@ -68,17 +90,45 @@ static struct rpt_colview rpt_col_view(const struct np_table *t, size_t c, doubl
 	double typ = vals ? rpt_typical(vals, n) : 0;
 	free(vals);
 	v.numeric = k != RPT_U_STR && nstr == 0;
+	v.typical = typ;
+	v.smallest = smallest;
 	v.sc = rpt_scale_pick(k, t->cols[c].unit, typ, integral);
-	/* Enough decimals that the smallest non-zero value keeps two digits. */
-	if (v.sc.decimals > 0 && v.sc.kind != RPT_U_TIME && smallest > 0) {
-		double s = smallest / v.sc.div;
-		int need = s < 1 ? (int)ceil(-log10(s)) + 1 : 0;
-		if (need > v.sc.decimals)
-			v.sc.decimals = need > 4 ? 4 : need;
-	}
+	rpt_small_decimals(&v.sc, smallest);
 	if (k == RPT_U_TIME)
 		v.sc.offset = t0;
 	return v;
+}
+
+/* One scale per unit across the table, so p50 and p99 read in the same unit;
+ * decimals still per column. */
+static void rpt_unify_scales(struct rpt_grid *g, const struct np_table *t, double t0)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		g->cv[c] = rpt_col_view(t, c, t0);
+	for (size_t c = 0; c < t->ncols; c++) {
+		enum rpt_ukind k = g->cv[c].sc.kind;
+		if (k != RPT_U_NS && k != RPT_U_BYTES && k != RPT_U_BPS && k != RPT_U_RATE)
+			continue;
+		size_t n = 0;
+		double *v = malloc((t->nrows * t->ncols + 1) * sizeof(double));
+		if (!v)
+			return;
+		for (size_t d = 0; d < t->ncols; d++)
+			if (g->cv[d].sc.kind == k && !strcmp(t->cols[d].unit, t->cols[c].unit))
+				for (size_t r = 0; r < t->nrows; r++)
+					v[n++] = np_cell_f64(np_table_cell_c(t, r, d));
+		double typ = rpt_typical(v, n);
+		free(v);
+		struct rpt_scale common = rpt_scale_pick(k, t->cols[c].unit, typ, 0);
+		if (common.div != g->cv[c].sc.div) {
+			/* keep two significant digits of this column's typical value */
+			double own = g->cv[c].typical / common.div;
+			g->cv[c].sc.div = common.div;
+			g->cv[c].sc.label = common.label;
+			g->cv[c].sc.decimals = own == 0 ? 2 : own < 1 ? 3 : own < 10 ? 2 : own < 100 ? 1 : 0;
+			rpt_small_decimals(&g->cv[c].sc, g->cv[c].smallest);
+		}
+	}
 }
 
 static char *rpt_cell_text(const struct np_cell *cell, const struct rpt_colview *v)
@@ -109,66 +159,123 @@ static char *rpt_cell_text(const struct np_cell *cell, const struct rpt_colview 
 	}
 }
 
-struct rpt_grid {
-	size_t nrows, ncols;
-	char **cells;              /* nrows * ncols strings */
-	struct rpt_colview *cv;
-};
 
 static void rpt_grid_free(struct rpt_grid *g)
 {
 	for (size_t i = 0; i < g->nrows * g->ncols; i++)
 		free(g->cells[i]);
 	free(g->cells);
+	free(g->names);
 	free(g->cv);
+}
+
+/* Key column with the most distinct values among the shown rows. */
+static size_t rpt_telling_key(const struct np_table *t, size_t nkey, size_t nrows)
+{
+	size_t best = 0, best_n = 0, best_w = 0;
+	for (size_t c = 0; c < nkey; c++) {
+		size_t distinct = 0, w = 0;
+		for (size_t r = 0; r < nrows; r++) {
+			const struct np_cell *x = np_table_cell_c(t, r, c);
+			bool seen = false;
+			for (size_t q = 0; q < r && !seen; q++) {
+				const struct np_cell *y = np_table_cell_c(t, q, c);
+				seen = x->kind == y->kind && (x->kind != NP_CELL_STR ? x->u == y->u
+								      : !strcmp(x->s, y->s));
+			}
+			distinct += !seen;
+			if (x->kind == NP_CELL_STR && strlen(x->s) > w)
+				w = strlen(x->s);
+		}
+		if (distinct > best_n || (distinct == best_n && w > best_w)) {
+			best_n = distinct;
+			best_w = w;
+			best = c;
+		}
+	}
+	return best;
+}
+
+static void rpt_grid_width(struct rpt_grid *g, size_t c)
+{
+	size_t w = rpt_strwidth(g->names[c]);
+	if (rpt_strwidth(g->cv[c].sc.label) > w)
+		w = rpt_strwidth(g->cv[c].sc.label);
+	for (size_t r = 0; r < g->nrows; r++)
+		if (rpt_strwidth(g->cells[r * g->ncols + c]) > w)
+			w = rpt_strwidth(g->cells[r * g->ncols + c]);
+	g->cv[c].width = w;
 }
 
 static int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t nrows, double t0)
 {
+	size_t nc = t->ncols + 2, num = t->ncols, shortkey = t->ncols + 1;
 	g->nrows = nrows;
-	g->ncols = t->ncols;
-	g->cells = calloc(nrows * t->ncols + 1, sizeof(char *));
-	g->cv = calloc(t->ncols + 1, sizeof(*g->cv));
-	if (!g->cells || !g->cv)
+	g->ncols = nc;
+	g->cells = calloc(nrows * nc + 1, sizeof(char *));
+	g->names = calloc(nc, sizeof(char *));
+	g->cv = calloc(nc, sizeof(*g->cv));
+	if (!g->cells || !g->cv || !g->names)
 		return -1;
+	rpt_unify_scales(g, t, t0);
 	for (size_t c = 0; c < t->ncols; c++) {
-		g->cv[c] = rpt_col_view(t, c, t0);
-		size_t w = rpt_strwidth(t->cols[c].name);
-		size_t lw = rpt_strwidth(g->cv[c].sc.label);
-		if (lw > w)
-			w = lw;
+		g->names[c] = t->cols[c].name;
 		for (size_t r = 0; r < nrows; r++) {
 			char *s = rpt_cell_text(np_table_cell_c(t, r, c), &g->cv[c]);
 			if (!s)
 				return -1;
-			g->cells[r * t->ncols + c] = s;
-			if (rpt_strwidth(s) > w)
-				w = rpt_strwidth(s);
+			g->cells[r * nc + c] = s;
 		}
-		g->cv[c].width = w;
+		rpt_grid_width(g, c);
 	}
+	size_t kc = rpt_telling_key(t, t->nkey < t->ncols ? t->nkey : 0, nrows);
+	g->names[num] = "#";
+	g->cv[num].numeric = 1;
+	g->cv[num].sc.label = "";
+	g->names[shortkey] = t->cols[kc].name;
+	g->cv[shortkey] = g->cv[kc];
+	for (size_t r = 0; r < nrows; r++) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%zu", r + 1);
+		g->cells[r * nc + num] = strdup(buf);
+		g->cells[r * nc + shortkey] = strdup(g->cells[r * nc + kc] ? g->cells[r * nc + kc] : "");
+		if (!g->cells[r * nc + num] || !g->cells[r * nc + shortkey])
+			return -1;
+	}
+	rpt_grid_width(g, num);
+	rpt_grid_width(g, shortkey);
+	if (g->cv[shortkey].width > 36)
+		g->cv[shortkey].width = 36;
 	return 0;
 }
 
-/* Strings longer than fit are shortened: any column at most half the width,
- * key columns together at most two thirds so a data column still fits. */
-static void rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
+/* Strings longer than half the width are shortened. Returns true when the
+ * key columns are too wide to repeat in every part (compact layout: the
+ * first part carries the keys, the others a row number and one key). */
+static bool rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
 {
 	size_t cap = width / 2 > RPT_MIN_STRW ? width / 2 : RPT_MIN_STRW;
-	for (size_t c = 0; c < g->ncols; c++)
+	for (size_t c = 0; c + 2 < g->ncols; c++)
 		if (g->cv[c].width > cap && !g->cv[c].numeric)
 			g->cv[c].width = cap;
-	for (;;) {
-		size_t kw = 0, widest = 0;
+	size_t kw = 0;
+	for (size_t c = 0; c < nkey; c++)
+		kw += g->cv[c].width + RPT_GAP;
+	bool compact = nkey > 0 && kw > width * 2 / 3;
+	size_t budget = compact ? width - g->cv[g->ncols - 2].width - RPT_GAP : width;
+	while (compact) {             /* keys + row number within the width */
+		size_t widest = 0;
+		kw = 0;
 		for (size_t c = 0; c < nkey; c++) {
 			kw += g->cv[c].width + RPT_GAP;
 			if (g->cv[c].width > g->cv[widest].width)
 				widest = c;
 		}
-		if (nkey == 0 || kw <= width * 2 / 3 || g->cv[widest].width <= RPT_MIN_STRW)
+		if (kw <= budget || g->cv[widest].width <= RPT_MIN_STRW)
 			break;
 		g->cv[widest].width--;
 	}
+	return compact;
 }
 
 /* Appends s to line padded to w columns (right-aligned numbers). */
@@ -202,13 +309,12 @@ static void rpt_print_line(FILE *f, const struct rpt_grid *g, const size_t *cols
 	fputc('\n', f);
 }
 
-static void rpt_print_part(FILE *f, const struct np_table *t, const struct rpt_grid *g,
-			   const size_t *cols, size_t n)
+static void rpt_print_part(FILE *f, const struct rpt_grid *g, const size_t *cols, size_t n)
 {
 	const char *texts[n ? n : 1];
 	int any_label = 0;
 	for (size_t i = 0; i < n; i++) {
-		texts[i] = t->cols[cols[i]].name;
+		texts[i] = g->names[cols[i]];
 		if (*g->cv[cols[i]].sc.label)
 			any_label = 1;
 	}
@@ -251,35 +357,50 @@ void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt 
 		return;
 	}
 	size_t nkey = t->nkey < t->ncols ? t->nkey : 0;
-	rpt_fit_widths(&g, nkey, width);
-	size_t keyw = 0;
-	for (size_t c = 0; c < nkey; c++)
-		keyw += g.cv[c].width + RPT_GAP;
-
-	/* Group the data columns into parts that fit the width. */
-	size_t *cols = malloc((t->ncols + 1) * sizeof(size_t));
-	size_t nparts = 0, c = nkey;
-	size_t starts[t->ncols + 2];
-	while (c < t->ncols || nparts == 0) {
+	bool compact = rpt_fit_widths(&g, nkey, width);
+	size_t num = t->ncols, shortkey = t->ncols + 1;
+	/* Columns that lead every part: the keys, or in compact layout the row
+	 * number (+ all keys in the first part, one short key in the others). */
+	size_t lead_first[t->ncols + 2], lead_rest[t->ncols + 2], nlf = 0, nlr = 0;
+	if (compact) {
+		lead_first[nlf++] = num;
+		lead_rest[nlr++] = num;
+		lead_rest[nlr++] = shortkey;
+	}
+	for (size_t k = 0; k < nkey; k++) {
+		lead_first[nlf++] = k;
+		if (!compact)
+			lead_rest[nlr++] = k;
+	}
+	size_t *cols = malloc((g.ncols + 1) * sizeof(size_t));
+	size_t c = nkey, part = 0;
+	size_t nparts_max = t->ncols + 2, starts[t->ncols + 3];
+	size_t nparts = 0;
+	while ((c < t->ncols || nparts == 0) && nparts < nparts_max) {
+		const size_t *lead = nparts == 0 ? lead_first : lead_rest;
+		size_t nl = nparts == 0 ? nlf : nlr, w = 0;
+		for (size_t i = 0; i < nl; i++)
+			w += g.cv[lead[i]].width + RPT_GAP;
 		starts[nparts++] = c;
-		size_t w = keyw;
-		do {
-			if (c >= t->ncols)
-				break;
+		/* a part takes at least one data column, unless the keys alone fill it */
+		bool first = !(compact && nparts == 1 && w + g.cv[c < t->ncols ? c : 0].width > width);
+		while (c < t->ncols && (first || w + g.cv[c].width <= width)) {
 			w += g.cv[c].width + RPT_GAP;
 			c++;
-		} while (c < t->ncols && w + g.cv[c].width <= width);
+			first = false;
+		}
 	}
 	starts[nparts] = t->ncols;
-	for (size_t p = 0; p < nparts && cols; p++) {
-		size_t n = 0;
-		for (size_t k = 0; k < nkey; k++)
-			cols[n++] = k;
-		for (size_t k = starts[p]; k < starts[p + 1]; k++)
+	for (part = 0; part < nparts && cols; part++) {
+		const size_t *lead = part == 0 ? lead_first : lead_rest;
+		size_t nl = part == 0 ? nlf : nlr, n = 0;
+		for (size_t i = 0; i < nl; i++)
+			cols[n++] = lead[i];
+		for (size_t k = starts[part]; k < starts[part + 1]; k++)
 			cols[n++] = k;
 		if (nparts > 1)
-			fprintf(f, "(part %zu of %zu)\n", p + 1, nparts);
-		rpt_print_part(f, t, &g, cols, n);
+			fprintf(f, "(part %zu of %zu)\n", part + 1, nparts);
+		rpt_print_part(f, &g, cols, n);
 	}
 	if (nshow < t->nrows)
 		fprintf(f, "... %zu more rows (--rows 0 shows all; CSV has every row)\n",

@@ -38,7 +38,7 @@ check "sections in brief order" awk '
 	/\[hosts\]/ {h=NR} /\[clock\]/ {c=NR} /\[flows\]/ {f=NR} /\[decomp\]/ {d=NR} /\[jitter\]/ {j=NR}
 	/\[loss\]/ {l=NR} /\[txn\]/ {t=NR} /\[netcpu\]/ {n=NR} /\[patterns\]/ {p=NR} /\[zz_custom\]/ {z=NR}
 	END { exit !(h<c && c<f && f<d && d<j && j<l && l<t && t<n && n<p && p<z) }' basic.txt
-check "clock offset of back shown in ms" grep -qE '^back +-5\.0001 ' basic.txt
+check "clock offset of back shown as -5000 µs" grep -qE '^back +-5000 ' basic.txt
 
 # CSV cells == the numbers stored in the .npa, read by another reader.
 "$NPREPORT" dump --type ana_table basic.npa > tables.jsonl
