@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""An independent reader of the np container, written from docs/FORMAT.md
+alone (no code shared with common/container.c), to check that the spec is
+complete and that the C reader follows it.
+
+  npfmt_ref.py dump FILE       JSON lines like `npreport dump FILE`
+  npfmt_ref.py stats FILE      one JSON object: the reader statistics (section 4.2)
+  npfmt_ref.py backward FILE   chunk start offsets found by walking the trailers
+                               from the end (section 2.3), in file order
+
+Needs only the Python standard library and the `zstd` command (zstd package).
+"""
+import json
+import struct
+import subprocess
+import sys
+import zlib
+
+FILE_MAGIC = b"NPFILE\r\n"
+CHUNK_MAGIC = b"NPCK"
+MAX_ULEN = 268435456
+MAX_CLEN = MAX_ULEN + 65536
+
+NAMES = {1: "header", 2: "probes", 3: "interval", 4: "end", 5: "lost", 6: "trigger",
+         10: "netcpu", 11: "netrx_stacks", 12: "threads", 13: "cgroups", 14: "flows",
+         15: "drops", 16: "txn_stats", 17: "txn_events", 18: "power", 20: "pkt_events",
+         21: "pkt_flows", 22: "stack_ewma", 23: "alerts", 24: "sync", 25: "baseline",
+         64: "ana_meta", 65: "ana_table", 66: "ana_series", 67: "ana_sketch", 68: "ana_finding"}
+
+
+class Bad(Exception):
+    pass
+
+
+# ---- MessagePack (only what a reader needs: decode one object) ----
+
+class Bin(bytes):
+    pass
+
+
+def mp_decode(buf, pos):
+    """Returns (object, next position); raises Bad on malformed input."""
+    if pos >= len(buf):
+        raise Bad("short")
+    b = buf[pos]
+    pos += 1
+
+    def take(n):
+        nonlocal pos
+        if pos + n > len(buf):
+            raise Bad("short")
+        v = buf[pos:pos + n]
+        pos += n
+        return v
+
+    def seq(n, is_map):
+        nonlocal pos
+        if n * (2 if is_map else 1) > len(buf) - pos:
+            raise Bad("count larger than the bytes left")
+        if is_map:
+            out = []
+            for _ in range(n):
+                k, pos = mp_decode(buf, pos)
+                v, pos = mp_decode(buf, pos)
+                out.append((k, v))
+            return out
+        out = []
+        for _ in range(n):
+            v, pos = mp_decode(buf, pos)
+            out.append(v)
+        return out
+
+    if b <= 0x7f:
+        return b, pos
+    if b >= 0xe0:
+        return b - 256, pos
+    if 0x80 <= b <= 0x8f:
+        return dict_or_pairs(seq(b & 0x0f, True)), pos
+    if 0x90 <= b <= 0x9f:
+        return seq(b & 0x0f, False), pos
+    if 0xa0 <= b <= 0xbf:
+        return take(b & 0x1f).decode("utf-8", "surrogateescape"), pos
+    if b == 0xc0:
+        return None, pos
+    if b == 0xc2:
+        return False, pos
+    if b == 0xc3:
+        return True, pos
+    if b in (0xc4, 0xc5, 0xc6):
+        n = int.from_bytes(take(1 << (b - 0xc4)), "big")
+        return Bin(take(n)), pos
+    if b in (0xc7, 0xc8, 0xc9):
+        n = int.from_bytes(take(1 << (b - 0xc7)), "big")
+        return Bin(take(n + 1)[1:]), pos
+    if b == 0xca:
+        return struct.unpack(">f", take(4))[0], pos
+    if b == 0xcb:
+        return struct.unpack(">d", take(8))[0], pos
+    if 0xcc <= b <= 0xcf:
+        return int.from_bytes(take(1 << (b - 0xcc)), "big"), pos
+    if 0xd0 <= b <= 0xd3:
+        return int.from_bytes(take(1 << (b - 0xd0)), "big", signed=True), pos
+    if 0xd4 <= b <= 0xd8:
+        return Bin(take(1 + (1 << (b - 0xd4)))[1:]), pos
+    if b in (0xd9, 0xda, 0xdb):
+        n = int.from_bytes(take(1 << (b - 0xd9)), "big")
+        return take(n).decode("utf-8", "surrogateescape"), pos
+    if b in (0xdc, 0xdd):
+        return seq(int.from_bytes(take(2 if b == 0xdc else 4), "big"), False), pos
+    if b in (0xde, 0xdf):
+        return dict_or_pairs(seq(int.from_bytes(take(2 if b == 0xde else 4), "big"), True)), pos
+    raise Bad("reserved byte 0xc1")
+
+
+class Map(dict):
+    pass
+
+
+def dict_or_pairs(pairs):
+    m = Map()
+    for k, v in pairs:
+        m[k if isinstance(k, str) else json.dumps(to_json(k), separators=(",", ":"))] = v
+    return m
+
+
+def to_json(o):
+    if isinstance(o, Bin):
+        return o.hex()
+    if isinstance(o, float) and (o != o or o in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(o, list):
+        return [to_json(x) for x in o]
+    if isinstance(o, dict):
+        return {k: to_json(v) for k, v in o.items()}
+    return o
+
+
+# ---- the container ----
+
+def u16(d, p):
+    return struct.unpack_from("<H", d, p)[0]
+
+
+def u32(d, p):
+    return struct.unpack_from("<I", d, p)[0]
+
+
+def zstd_decompress(frame):
+    r = subprocess.run(["zstd", "-q", "-d", "-c"], input=frame, stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise Bad("zstd")
+    return r.stdout
+
+
+def frame_content_size(frame):
+    """Frame_Content_Size of a zstd frame header (RFC 8878 3.1.1.1), or None."""
+    if len(frame) < 5 or frame[:4] != b"\x28\xb5\x2f\xfd":
+        return None
+    fhd = frame[4]
+    fcs_flag, single, did_flag = fhd >> 6, (fhd >> 5) & 1, fhd & 3
+    pos = 5 + (0 if single else 1) + (0, 1, 2, 4)[did_flag]
+    size = (1 if single else 0, 2, 4, 8)[fcs_flag]
+    if size == 0 or pos + size > len(frame):
+        return None
+    v = int.from_bytes(frame[pos:pos + size], "little")
+    return v + 256 if size == 2 else v
+
+
+class Reader:
+    def __init__(self, data):
+        self.d = data
+        self.st = dict(chunks_ok=0, chunks_bad=0, bytes_skipped=0, records=0, records_bad=0,
+                       truncated=False, last_good_offset=0, bad_file_header=False)
+        if len(data) < 16 or data[:8] != FILE_MAGIC:
+            self.st["bad_file_header"] = True
+            self.kind, self.pos = 0, 0
+        else:
+            self.kind, self.pos = u16(data, 10), 16
+
+    def _next_magic(self, frm):
+        i = self.d.find(CHUNK_MAGIC, frm)
+        return len(self.d) if i < 0 else i
+
+    def _resync(self):
+        nxt = self._next_magic(self.pos + 1)
+        self.st["bytes_skipped"] += nxt - self.pos
+        self.pos = nxt
+
+    def _tail(self, left):
+        self.st["truncated"] = True
+        self.st["bytes_skipped"] += left
+        self.pos = len(self.d)
+
+    def chunks(self):
+        """Yields (offset, payload bytes) of good chunks, applying section 4.2."""
+        d = self.d
+        while self.pos < len(d):
+            pos, left = self.pos, len(d) - self.pos
+            if left < 24 or d[pos:pos + 4] != CHUNK_MAGIC:
+                if left < 24 and self._next_magic(pos + 1) == len(d):
+                    self._tail(left)
+                    return
+                self._resync()
+                continue
+            if u32(d, pos + 20) != zlib.crc32(d[pos:pos + 20]):
+                self._resync()
+                continue
+            clen, ulen = u32(d, pos + 8), u32(d, pos + 12)
+            if ulen > MAX_ULEN or clen > MAX_CLEN:
+                self.st["chunks_bad"] += 1
+                self._resync()
+                continue
+            total = 24 + clen + 4
+            if total > left:
+                if self._next_magic(pos + 1) == len(d):
+                    self._tail(left)
+                    return
+                self.st["chunks_bad"] += 1
+                self._resync()
+                continue
+            payload = d[pos + 24:pos + 24 + clen]
+            if u32(d, pos + 16) != zlib.crc32(payload):
+                self.st["chunks_bad"] += 1
+                self._resync()
+                continue
+            try:
+                if frame_content_size(payload) != ulen:
+                    raise Bad("frame content size")
+                raw = zstd_decompress(payload)
+                if len(raw) != ulen:
+                    raise Bad("size")
+            except Bad:
+                self.st["chunks_bad"] += 1
+                self._resync()
+                continue
+            self.pos = pos + total
+            self.st["chunks_ok"] += 1
+            self.st["last_good_offset"] = self.pos
+            yield pos, raw
+
+    def records(self):
+        for off, raw in self.chunks():
+            p = 0
+            while p < len(raw):
+                try:
+                    obj, p = mp_decode(raw, p)
+                except (Bad, RecursionError):
+                    self.st["records_bad"] += 1
+                    break
+                if (not isinstance(obj, list) or len(obj) < 3 or not isinstance(obj[0], int)
+                        or isinstance(obj[0], bool) or not 0 <= obj[0] <= 0xffff
+                        or not isinstance(obj[1], int) or isinstance(obj[1], bool)
+                        or not 0 <= obj[1] <= 0xffff or not isinstance(obj[2], Map)):
+                    self.st["records_bad"] += 1
+                    continue
+                self.st["records"] += 1
+                yield off, self.st["chunks_ok"] - 1, obj[0], obj[1], obj[2]
+
+
+def backward(data):
+    """Chunk starts found from the end through the trailers (section 2.3)."""
+    out, end = [], len(data)
+    while end > 16:
+        n = u32(data, end - 4)
+        start = end - n
+        if n < 28 or start < 16 or data[start:start + 4] != CHUNK_MAGIC:
+            break
+        if u32(data, start + 20) != zlib.crc32(data[start:start + 20]):
+            break
+        out.append(start)
+        end = start
+    return sorted(out)
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("dump", "stats", "backward"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(sys.argv[2], "rb") as f:
+        data = f.read()
+    if sys.argv[1] == "backward":
+        print(json.dumps(backward(data)))
+        return 0
+    r = Reader(data)
+    for off, chunk, t, v, body in r.records():
+        if sys.argv[1] == "dump":
+            line = {"type": NAMES.get(t), "type_id": t, "version": v, "chunk": chunk,
+                    "offset": off, "body": to_json(body)}
+            print(json.dumps(line, separators=(",", ":"), ensure_ascii=False))
+    if sys.argv[1] == "stats":
+        print(json.dumps(r.st))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
