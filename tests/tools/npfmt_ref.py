@@ -38,7 +38,10 @@ class Bin(bytes):
     pass
 
 
-def mp_decode(buf, pos):
+MAX_NESTING = 32   # containers, the record array included (FORMAT.md 4.2)
+
+
+def mp_decode(buf, pos, depth=0):
     """Returns (object, next position); raises Bad on malformed input."""
     if pos >= len(buf):
         raise Bad("short")
@@ -55,18 +58,20 @@ def mp_decode(buf, pos):
 
     def seq(n, is_map):
         nonlocal pos
+        if depth + 1 > MAX_NESTING:
+            raise Bad("nested too deep")
         if n * (2 if is_map else 1) > len(buf) - pos:
             raise Bad("count larger than the bytes left")
         if is_map:
             out = []
             for _ in range(n):
-                k, pos = mp_decode(buf, pos)
-                v, pos = mp_decode(buf, pos)
+                k, pos = mp_decode(buf, pos, depth + 1)
+                v, pos = mp_decode(buf, pos, depth + 1)
                 out.append((k, v))
             return out
         out = []
         for _ in range(n):
-            v, pos = mp_decode(buf, pos)
+            v, pos = mp_decode(buf, pos, depth + 1)
             out.append(v)
         return out
 
