@@ -436,6 +436,61 @@ static int pm_aids(int argc, char **argv)
 	return 0;
 }
 
+/* stackmon: kept alerts per component and the last baseline record. */
+static int pm_alerts(int argc, char **argv)
+{
+	if (argc != 1)
+		return 2;
+	struct np_reader *r;
+	if (np_reader_open(&r, argv[0], pm_warn, NULL) < 0)
+		return 1;
+	static const char *const comps[4] = { "rtt", "rnst1", "cnst", "rnst2" };
+	uint64_t kept[4] = { 0 }, raised = 0, filtered = 0, ewma_rows = 0;
+	double p99[2][4] = { { 0 } };
+	uint64_t pn[2][4] = { { 0 } };
+	struct np_record rec;
+	while (np_reader_next(r, &rec) == 1) {
+		if (rec.type == NP_REC_ALERTS) {
+			np_get_u64(rec.body, "raised", &raised);
+			np_get_u64(rec.body, "filtered", &filtered);
+			const msgpack_object_array *c = np_get_array(rec.body, "component");
+			for (uint32_t i = 0; c && i < c->size; i++)
+				for (int k = 0; k < 4; k++)
+					if (c->ptr[i].type == MSGPACK_OBJECT_STR &&
+					    c->ptr[i].via.str.size == strlen(comps[k]) &&
+					    !memcmp(c->ptr[i].via.str.ptr, comps[k], strlen(comps[k])))
+						kept[k]++;
+		} else if (rec.type == NP_REC_STACK_EWMA) {
+			uint64_t n = 0;
+			np_get_u64(rec.body, "n", &n);
+			ewma_rows += n;
+		} else if (rec.type == NP_REC_BASELINE) {
+			const msgpack_object *b = np_map_get(rec.body, "buckets");
+			static const char *const bn[2] = { "intra", "inter" };
+			for (int i = 0; b && i < 2; i++) {
+				const msgpack_object *m = np_map_get(b, bn[i]);
+				for (int k = 0; m && k < 4; k++) {
+					char key[32];
+					snprintf(key, sizeof(key), "%s_p99_ns", comps[k]);
+					np_get_f64(m, key, &p99[i][k]);
+					snprintf(key, sizeof(key), "%s_n", comps[k]);
+					np_get_u64(m, key, &pn[i][k]);
+				}
+			}
+		}
+	}
+	np_reader_close(r);
+	for (int k = 0; k < 4; k++)
+		printf("kept_%s=%llu\n", comps[k], (unsigned long long)kept[k]);
+	printf("raised=%llu\nfiltered=%llu\newma_rows=%llu\n", (unsigned long long)raised,
+	       (unsigned long long)filtered, (unsigned long long)ewma_rows);
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < 4; k++)
+			printf("%s_%s_p99_ns=%.0f\n%s_%s_n=%llu\n", i ? "inter" : "intra", comps[k],
+			       p99[i][k], i ? "inter" : "intra", comps[k], (unsigned long long)pn[i][k]);
+	return 0;
+}
+
 /* Lists events (optionally of one sequence number) for debugging. */
 static int pm_events(int argc, char **argv)
 {
@@ -468,6 +523,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "stats")) return pm_stats(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "aids")) return pm_aids(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "events")) return pm_events(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "alerts")) return pm_alerts(argc - 2, argv + 2);
 	fprintf(stderr, "pktmatch: unknown mode %s\n", argv[1]);
 	return 2;
 }
