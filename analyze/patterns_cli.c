@@ -12,6 +12,8 @@
 #include "records.h"
 #include "trace.h"
 
+const int patterns_linked = 1;
+
 static void usage(FILE *f)
 {
 	fprintf(f,
