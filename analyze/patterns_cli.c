@@ -230,6 +230,20 @@ static void pack_meta(struct np_recbuf *rb, const struct cli *c, const struct pa
 	np_pack_kv_u64(pk, "seed", c->o.seed);
 }
 
+/* One finding per pattern, so the report's summary names them. */
+static void pack_findings(struct np_recbuf *rb, const struct pat_table *t, const struct pat_result *r)
+{
+	for (size_t k = 0; k < r->nitems; k++) {
+		const struct pat_item *it = &r->items[k];
+		char cond[2048], text[2600], key[24];
+		pat_item_format(t, it, cond, sizeof(cond));
+		snprintf(text, sizeof(text), "requests with latency %.1f-%.1f ms: %s (F %.2f, %zu requests)",
+			 it->seg_lo[0], it->seg_hi[it->nseg - 1], cond, it->f, it->nmembers);
+		snprintf(key, sizeof(key), "%zu", k + 1);
+		np_finding_pack(rb, it->f >= 0.8 ? 1 : 0, text, "patterns", key, "fscore", it->f);
+	}
+}
+
 static int write_npa(const struct cli *c, const struct pat_table *t, const struct pat_result *r)
 {
 	struct np_writer *w;
@@ -243,7 +257,12 @@ static int write_npa(const struct cli *c, const struct pat_table *t, const struc
 	pack_meta(&rb, c, r);
 	struct np_table *tp = patterns_table(t, r), *tr = requests_table(t, r);
 	if (!tp || !tr) rc = -ENOMEM;
-	if (!rc) { np_table_pack(&rb, tp); np_table_pack(&rb, tr); rc = np_writer_commit(w, &rb); }
+	if (!rc) {
+		np_table_pack(&rb, tp);
+		np_table_pack(&rb, tr);
+		pack_findings(&rb, t, r);
+		rc = np_writer_commit(w, &rb);
+	}
 	int rc2 = np_writer_close(w);
 	if (!rc) rc = rc2;
 	if (rc) fprintf(stderr, "npanalyze patterns: writing %s failed: %s\n", c->out, strerror(-rc));

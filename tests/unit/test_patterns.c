@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tap.h"
+#include "anatable.h"
 #include "patterns.h"
 #include "patterns_eval.h"
 #include "patterns_int.h"
@@ -289,6 +291,70 @@ static void test_auto_interval(void)
 	pat_table_free(&t);
 }
 
+/* The command end to end: CSV in, text out, .npa tables read back. */
+static void test_cli(void)
+{
+	char csv[] = "/tmp/np-test-pat-XXXXXX", npa[64];
+	int fd = mkstemp(csv);
+	CHECK(fd >= 0, "mkstemp");
+	if (fd < 0) return;
+	FILE *f = fdopen(fd, "w");
+	struct pat_table t;
+	pat_table_init(&t);
+	struct pat_gen g = { .n = 1000, .noise = true, .seed = 77 };
+	pat_gen_session(&t, &g);
+	fprintf(f, "id");
+	for (size_t j = 0; j < t.nrpc; j++) fprintf(f, ",%s_us", t.rpc[j]);
+	fprintf(f, ",latency\n");
+	for (size_t i = 0; i < t.nrows; i++) {
+		fprintf(f, "%s", t.id[i]);
+		for (size_t j = 0; j < t.nrpc; j++) fprintf(f, ",%.0f", t.col[j][i] * 1000);
+		fprintf(f, ",%.4f\n", t.lat[i]);
+	}
+	fclose(f);
+	snprintf(npa, sizeof(npa), "%s.npa", csv);
+	char lo[64];
+	snprintf(lo, sizeof(lo), "%.4f:%.4f", g.lo - 0.001, g.hi + 0.001);
+	char *argv[] = { "patterns", "--csv", csv, "--interval", lo, "--threads", "1", "-o", npa, NULL };
+	int rc = patterns_main(9, argv);
+	CHECK(rc == 0, "patterns_main rc %d", rc);
+	struct np_analysis a;
+	rc = np_analysis_load(&a, npa, NULL, NULL);
+	CHECK(rc == 0, "load %s: %d", npa, rc);
+	if (!rc) {
+		const struct np_table *tp = np_analysis_table(&a, "patterns");
+		const struct np_table *tr = np_analysis_table(&a, "pattern_requests");
+		CHECK(tp && tr, "tables present");
+		if (tp && tr) {
+			CHECK(tp->nrows >= 2, "%zu patterns", tp->nrows);
+			int cf = np_table_find_col(tp, "fscore"), cs = np_table_find_col(tp, "support");
+			int cc = np_table_find_col(tp, "conditions");
+			size_t support = 0, good = 0;
+			for (size_t r = 0; r < tp->nrows && cf >= 0 && cs >= 0; r++) {
+				good += np_cell_f64(np_table_cell_c(tp, r, (size_t)cf)) >= 0.9;
+				support += (size_t)np_cell_f64(np_table_cell_c(tp, r, (size_t)cs));
+			}
+			CHECK(good >= 2, "%zu patterns with F >= 0.9", good);
+			CHECK_EQ_U(tr->nrows, support);
+			const struct np_cell *c = cc >= 0 ? np_table_cell_c(tp, 0, (size_t)cc) : NULL;
+			CHECK(c && c->kind == NP_CELL_STR && strstr(c->s, " ∈ [") && strstr(c->s, " ms)"),
+			      "conditions cell: %s", c && c->kind == NP_CELL_STR ? c->s : "?");
+		}
+		CHECK(a.nfindings == (tp ? tp->nrows : 0), "%zu findings", a.nfindings);
+		np_analysis_free(&a);
+	}
+	char *bad[] = { "patterns", "--csv", csv, "--zipkin", csv, NULL };
+	CHECK(patterns_main(5, bad) == 2, "two sources refused");
+	char *bad2[] = { "patterns", "--csv", csv, "--mode", "nope", NULL };
+	CHECK(patterns_main(5, bad2) == 2, "unknown mode refused");
+	char *bad3[] = { "patterns", "--csv", "/nonexistent/x.csv", NULL };
+	CHECK(patterns_main(3, bad3) == 1, "missing file: exit 1");
+	unlink(csv);
+	unlink(npa);
+	pat_gen_free(&g);
+	pat_table_free(&t);
+}
+
 int main(void)
 {
 	test_meanshift();
@@ -302,5 +368,6 @@ int main(void)
 	test_score();
 	test_auto_interval();
 	test_harness();
+	test_cli();
 	return tap_done();
 }
