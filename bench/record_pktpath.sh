@@ -1,0 +1,86 @@
+#!/bin/bash
+# Packet-path tracing cost (part of make bench-record): iperf3 between two
+# namespaces with no recorder, with `nprec --packets` (every packet) and with
+# `--packets --sample 1/16`, one nprec per namespace (--netns, TC on the veth
+# end). Prints per mode: TCP throughput and its loss against "none", packet-
+# hook events recorded per second, bytes per event in the file (zstd'ed
+# recording of the pktpath family alone, header included) and lost events.
+# Modes are interleaved over REPS repetitions; medians are printed.
+# Env: BENCH_T (seconds per run, 5), REPS (3), NP_BUILD (build/).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NP_BUILD=${NP_BUILD:-$ROOT/build}
+NPREC=$NP_BUILD/nprec
+PM=$NP_BUILD/tools/pktmatch
+T=${BENCH_T:-5}
+REPS=${REPS:-3}
+NSA=pk-bench-a NSB=pk-bench-b
+TMP=$(mktemp -d /tmp/np-bench-pkt.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	sleep 0.3
+	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ "$(id -u)" -eq 0 ] || { echo "bench-pktpath: needs root" >&2; exit 1; }
+[ -x "$NPREC" ] && [ -x "$PM" ] || { echo "bench-pktpath: nprec or tools/pktmatch not built" >&2; exit 1; }
+
+for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
+ip link add pk-ba0 netns $NSA type veth peer name pk-bb0 netns $NSB
+ip -n $NSA addr add 10.77.8.1/24 dev pk-ba0; ip -n $NSB addr add 10.77.8.2/24 dev pk-bb0
+ip -n $NSA link set pk-ba0 up; ip -n $NSB link set pk-bb0 up
+ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
+sleep 1
+
+MODES=(none full s16)
+measure() {   # MODE REP -> "mode gbps events_per_s bytes_per_event lost"
+	local mode=$1 out=$TMP/$1.$2 opt=() rp=()
+	case $mode in full) opt=(--packets);; s16) opt=(--packets --sample 1/16);; esac
+	if [ "$mode" != none ]; then
+		for side in a b; do
+			local ns=$NSA if=pk-ba0; [ $side = b ] && ns=$NSB if=pk-bb0
+			"$NPREC" -q -o "$out.$side.npr" --no-flows --no-txn --no-netcpu --no-threads \
+				--netns $ns -i $if --port 5201 "${opt[@]}" 2>>"$TMP/err" & rp+=($!); PIDS+=($!)
+		done
+		for _ in $(seq 50); do [ -s "$out.a.npr" ] && [ -s "$out.b.npr" ] && break; sleep 0.1; done
+		sleep 0.5
+	fi
+	local gbps
+	gbps=$(ip netns exec $NSA iperf3 -c 10.77.8.2 -p 5201 -t "$T" -J 2>/dev/null |
+		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
+	local ev=0 bytes=0 lost=0
+	if [ "$mode" != none ]; then
+		kill -INT "${rp[@]}"; wait "${rp[@]}" 2>/dev/null
+		for side in a b; do
+			"$PM" stats "$out.$side.npr" > "$out.$side.txt"
+			ev=$((ev + $(awk -F= '$1=="events"{print $2}' "$out.$side.txt")))
+			lost=$((lost + $(awk -F= '$1=="lost"{print $2}' "$out.$side.txt")))
+			bytes=$((bytes + $(stat -c %s "$out.$side.npr")))
+		done
+	fi
+	awk -v m=$mode -v g=${gbps:-0} -v e=$ev -v b=$bytes -v l=$lost -v t=$T \
+		'BEGIN{printf "%s %s %.0f %.2f %d\n", m, g, e/t, (e ? b/e : 0), l}' >> "$TMP/results"
+	rm -f "$out".*
+}
+
+echo "bench-pktpath: $REPS x (${MODES[*]}), iperf3 -t $T, veth $NSA <-> $NSB, one nprec per side" >&2
+for rep in $(seq "$REPS"); do
+	for m in "${MODES[@]}"; do
+		measure "$m" "$rep"
+		echo "  rep $rep: $(tail -1 "$TMP/results")" >&2
+	done
+done
+python3 - "$TMP/results" "${MODES[@]}" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+med = {m: [st.median(float(x[i]) for x in rows if x[0] == m) for i in range(1, 5)] for m in sys.argv[2:]}
+base = med["none"][0]
+print("%-22s %10s %7s %12s %11s %8s" % ("pktpath mode", "tcp_Gbit/s", "loss%", "events/s", "B/event", "lost"))
+names = {"none": "none", "full": "--packets", "s16": "--packets --sample 1/16"}
+for m in sys.argv[2:]:
+    g, e, b, l = med[m]
+    print("%-22s %10.2f %6.1f%% %12.0f %11.2f %8.0f" % (names[m], g, (1 - g / base) * 100 if base else 0, e, b, l))
+PY
