@@ -133,72 +133,6 @@ static struct np_table *rpt_maps_to_table(const char *name, const msgpack_object
 	return t;
 }
 
-static void rpt_meta_value(FILE *f, const char *key, const msgpack_object *v,
-			   const struct rpt_textopt *o, int depth)
-{
-	char buf[1024];
-	if (rpt_is_scalar(v)) {
-		rpt_obj_scalar(buf, sizeof(buf), v);
-		fprintf(f, "  %-18s %s\n", key, buf);
-		return;
-	}
-	if (v->type == MSGPACK_OBJECT_MAP && depth < 3) {
-		for (uint32_t i = 0; i < v->via.map.size; i++) {
-			const msgpack_object_kv *kv = &v->via.map.ptr[i];
-			char sub[256];
-			if (kv->key.type != MSGPACK_OBJECT_STR)
-				continue;
-			snprintf(sub, sizeof(sub), "%s%s%.*s", key, *key ? "." : "",
-				 (int)kv->key.via.str.size, kv->key.via.str.ptr);
-			rpt_meta_value(f, sub, &kv->val, o, depth + 1);
-		}
-		return;
-	}
-	if (v->type != MSGPACK_OBJECT_ARRAY)
-		return;
-	const msgpack_object_array *arr = &v->via.array;
-	bool all_scalar = true;
-	for (uint32_t i = 0; i < arr->size; i++)
-		if (!rpt_is_scalar(&arr->ptr[i]))
-			all_scalar = false;
-	if (all_scalar) {
-		fprintf(f, "  %-18s", key);
-		for (uint32_t i = 0; i < arr->size; i++) {
-			rpt_obj_scalar(buf, sizeof(buf), &arr->ptr[i]);
-			fprintf(f, "%s%s", i ? ", " : " ", buf);
-		}
-		fputc('\n', f);
-		return;
-	}
-	struct np_table *t = rpt_maps_to_table(key, arr);
-	if (t) {
-		struct rpt_textopt so = *o;
-		so.heading = key;
-		fputc('\n', f);
-		rpt_text_table(f, t, &so);
-		np_table_free(t);
-	}
-}
-
-static void rpt_summary(FILE *f, const struct np_analysis *a, const char *path,
-			const struct rpt_textopt *o)
-{
-	fprintf(f, "np analysis report: %s\n", path);
-	fprintf(f, "  %-18s %zu tables, %zu series, %zu sketches, %zu findings\n", "content",
-		a->ntables, a->nseries, a->nsketches, a->nfindings);
-	if (a->meta.type == MSGPACK_OBJECT_MAP)
-		rpt_meta_value(f, "", &a->meta, o, 0);
-	const struct np_reader_stats *st = &a->stats;
-	if (st->chunks_bad || st->bytes_skipped || st->records_bad || st->truncated ||
-	    st->bad_file_header)
-		fprintf(f, "  WARNING: damaged analysis file: %llu bad chunks, %llu bytes skipped, "
-			"%llu bad records%s%s\n", (unsigned long long)st->chunks_bad,
-			(unsigned long long)st->bytes_skipped, (unsigned long long)st->records_bad,
-			st->truncated ? ", truncated" : "",
-			st->bad_file_header ? ", bad file header" : "");
-	fputc('\n', f);
-}
-
 /* Word-wraps text to width; continuation lines indented by indent. */
 static void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
 {
@@ -228,6 +162,87 @@ static void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent,
 		fresh = false;
 		p += wl;
 	}
+	fputc('\n', f);
+}
+
+static void rpt_meta_value(FILE *f, const char *key, const msgpack_object *v,
+			   const struct rpt_textopt *o, int depth)
+{
+	char buf[1024];
+	if (rpt_is_scalar(v)) {
+		rpt_obj_scalar(buf, sizeof(buf), v);
+		fprintf(f, "  %-18s %s\n", key, buf);
+		return;
+	}
+	if (v->type == MSGPACK_OBJECT_MAP && depth < 3) {
+		for (uint32_t i = 0; i < v->via.map.size; i++) {
+			const msgpack_object_kv *kv = &v->via.map.ptr[i];
+			char sub[256];
+			if (kv->key.type != MSGPACK_OBJECT_STR)
+				continue;
+			snprintf(sub, sizeof(sub), "%s%s%.*s", key, *key ? "." : "",
+				 (int)kv->key.via.str.size, kv->key.via.str.ptr);
+			rpt_meta_value(f, sub, &kv->val, o, depth + 1);
+		}
+		return;
+	}
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		return;
+	const msgpack_object_array *arr = &v->via.array;
+	bool all_scalar = true;
+	for (uint32_t i = 0; i < arr->size; i++)
+		if (!rpt_is_scalar(&arr->ptr[i]))
+			all_scalar = false;
+	if (all_scalar) {
+		size_t total = 21, width = o->width >= 40 ? (size_t)o->width : 80;
+		for (uint32_t i = 0; i < arr->size; i++) {
+			rpt_obj_scalar(buf, sizeof(buf), &arr->ptr[i]);
+			total += rpt_strwidth(buf) + 2;
+		}
+		fprintf(f, "  %-18s", key);
+		if (total <= width) {
+			for (uint32_t i = 0; i < arr->size; i++) {
+				rpt_obj_scalar(buf, sizeof(buf), &arr->ptr[i]);
+				fprintf(f, "%s%s", i ? ", " : " ", buf);
+			}
+			fputc('\n', f);
+			return;
+		}
+		for (uint32_t i = 0; i < arr->size; i++) {   /* one wrapped item per line */
+			rpt_obj_scalar(buf, sizeof(buf), &arr->ptr[i]);
+			if (i)
+				fprintf(f, "  %-18s", "");
+			fputs(" - ", f);
+			rpt_wrap(f, buf, 23, 23, width);
+		}
+		return;
+	}
+	struct np_table *t = rpt_maps_to_table(key, arr);
+	if (t) {
+		struct rpt_textopt so = *o;
+		so.heading = key;
+		fputc('\n', f);
+		rpt_text_table(f, t, &so);
+		np_table_free(t);
+	}
+}
+
+static void rpt_summary(FILE *f, const struct np_analysis *a, const char *path,
+			const struct rpt_textopt *o)
+{
+	fprintf(f, "np analysis report: %s\n", path);
+	fprintf(f, "  %-18s %zu tables, %zu series, %zu sketches, %zu findings\n", "content",
+		a->ntables, a->nseries, a->nsketches, a->nfindings);
+	if (a->meta.type == MSGPACK_OBJECT_MAP)
+		rpt_meta_value(f, "", &a->meta, o, 0);
+	const struct np_reader_stats *st = &a->stats;
+	if (st->chunks_bad || st->bytes_skipped || st->records_bad || st->truncated ||
+	    st->bad_file_header)
+		fprintf(f, "  WARNING: damaged analysis file: %llu bad chunks, %llu bytes skipped, "
+			"%llu bad records%s%s\n", (unsigned long long)st->chunks_bad,
+			(unsigned long long)st->bytes_skipped, (unsigned long long)st->records_bad,
+			st->truncated ? ", truncated" : "",
+			st->bad_file_header ? ", bad file header" : "");
 	fputc('\n', f);
 }
 

@@ -255,14 +255,15 @@ static int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t n
 static bool rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
 {
 	size_t cap = width / 2 > RPT_MIN_STRW ? width / 2 : RPT_MIN_STRW;
-	for (size_t c = 0; c + 2 < g->ncols; c++)
+	size_t num = g->ncols - 2, shortkey = g->ncols - 1;
+	for (size_t c = 0; c < nkey; c++)
 		if (g->cv[c].width > cap && !g->cv[c].numeric)
 			g->cv[c].width = cap;
 	size_t kw = 0;
 	for (size_t c = 0; c < nkey; c++)
 		kw += g->cv[c].width + RPT_GAP;
 	bool compact = nkey > 0 && kw > width * 2 / 3;
-	size_t budget = compact ? width - g->cv[g->ncols - 2].width - RPT_GAP : width;
+	size_t budget = compact ? width - g->cv[num].width - RPT_GAP : width;
 	while (compact) {             /* keys + row number within the width */
 		size_t widest = 0;
 		kw = 0;
@@ -275,6 +276,13 @@ static bool rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
 			break;
 		g->cv[widest].width--;
 	}
+	/* A long text column may fill a part of its own next to the leading
+	 * columns of the continuation parts. */
+	size_t lead = compact ? g->cv[num].width + g->cv[shortkey].width + 2 * RPT_GAP : kw;
+	size_t dcap = width > lead + RPT_MIN_STRW ? width - lead : RPT_MIN_STRW;
+	for (size_t c = nkey; c < num; c++)
+		if (g->cv[c].width > dcap && !g->cv[c].numeric)
+			g->cv[c].width = dcap;
 	return compact;
 }
 

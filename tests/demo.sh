@@ -3,7 +3,7 @@
 #
 #   dm-client  --veth-->  dm-front  --veth-->  dm-back
 #   load gen              frontend :8080       users  :9001
-#                         (calls both)         orders :9002 (GET /orders/checkout/* +50 ms)
+#                         (calls both)         orders :9002 (GET /orders/checkout +50 ms)
 #
 # 20 % of requests are "checkout"; the orders backend delays those by 50 ms
 # (the injected condition), and dm-back drops 1 % of the frontend's request
@@ -56,20 +56,22 @@ done
 # ---- one recorder per host ----
 NPROPT=(-d "$((SECS + 3))s" -q --packets)
 RECS=()
+# started server side first, each once its file exists, so every sync peer
+# is listening before its clients send the first probes
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 if [ -x "$NPREC" ]; then
 	bg "$NPREC" -o "$OUT/back.npr" "${NPROPT[@]}" --netns dm-back -i dm-b0 \
-		--sync-listen 7702 --test-clock-shift "$SHIFT"
+		--port 9001 --port 9002 --sync-listen 7702 --test-clock-shift "$SHIFT"
 	P_BACK=$BG_PID
+	wait_file "$OUT/back.npr"
 	bg "$NPREC" -o "$OUT/front.npr" "${NPROPT[@]}" --netns dm-front -i dm-f0 -i dm-f1 \
-		--sync-listen 7701 --sync-peer 10.78.2.2:7702
+		--port 8080 --port 9001 --port 9002 --sync-listen 7701 --sync-peer 10.78.2.2:7702
 	P_FRONT=$BG_PID
+	wait_file "$OUT/front.npr"
 	bg "$NPREC" -o "$OUT/client.npr" "${NPROPT[@]}" --netns dm-client -i dm-c0 \
-		--sync-peer 10.78.1.2:7701
+		--port 8080 --sync-peer 10.78.1.2:7701
 	P_CLIENT=$BG_PID
-	for _ in $(seq 100); do
-		[ -s "$OUT/back.npr" ] && [ -s "$OUT/front.npr" ] && [ -s "$OUT/client.npr" ] && break
-		sleep 0.1
-	done
+	wait_file "$OUT/client.npr"
 	sleep 1
 else
 	MISSING+=("nprec (not built: needs clang, bpftool, libbpf)")

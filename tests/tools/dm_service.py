@@ -6,8 +6,9 @@
   dm_service.py load     --url URL --seconds S --rate R [--conns N]
                          [--checkout-share F] [--seed S] --out FILE.json
 
-The frontend answers GET /api/<op>?id=N by calling two backends in turn:
-GET /users/N and GET /orders/<op>/N. The orders backend delays every request
+The frontend answers GET /api/<op> by calling two backends in turn:
+GET /users/get and GET /orders/<op> (no ids in paths, so every endpoint is
+one row of the analysis). The orders backend delays every request
 whose path starts with --slow-path by --slow-ms: that is the injected
 condition the degradation-pattern analysis must find. The load generator
 keeps --conns keep-alive connections, sends --rate requests/s in total
@@ -94,13 +95,13 @@ def frontend(args):
             parts = u.path.strip("/").split("/")
             if len(parts) != 2 or parts[0] != "api":
                 return reply(self, 404, {"error": "no such path"})
-            op, rid = parts[1], (u.query.split("=", 1) + ["0"])[1]
+            op = parts[1]
             try:
-                s1, _ = users.get(f"/users/{rid}")
-                s2, _ = orders.get(f"/orders/{op}/{rid}")
+                s1, _ = users.get("/users/get")
+                s2, _ = orders.get(f"/orders/{op}")
             except (OSError, http.client.HTTPException) as e:
                 return reply(self, 502, {"error": str(e)})
-            reply(self, 200 if s1 == s2 == 200 else 502, {"op": op, "id": rid})
+            reply(self, 200 if s1 == s2 == 200 else 502, {"op": op})
     serve(args.port, H)
 
 
@@ -142,7 +143,7 @@ def load(args):
                     c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
                     c.connect()
                     c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                c.request("GET", f"/api/{op}?id={rid}")
+                c.request("GET", f"/api/{op}")
                 r = c.getresponse()
                 r.read()
                 ok = r.status == 200
