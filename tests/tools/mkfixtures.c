@@ -492,7 +492,100 @@ static void fx_pktpath(struct np_recbuf *rb, unsigned iv)
 	pktcols_pack_events(pk, ev, n);
 }
 
-static const char *const fx_family_names[] = { "netcpu", "threads", "flows", "txn", "clocksync", "pktpath" };
+/* perfmon host-stack components of flow 10.0.1.1:40000-10.0.1.2:8080 (intra
+ * bucket): EWMA rtt 250 us, rnst1 20 us, cnst 5 us, rnst2 30 us; one cnst
+ * alert (value 60 us over a 40 us threshold) in interval 3. */
+static const char *const fx_sm_comp[4] = { "rtt", "rnst1", "cnst", "rnst2" };
+static const uint64_t fx_sm_ewma[4] = { 250000, 20000, 5000, 30000 };
+static const uint64_t fx_sm_thresh[2][4] = { { 500000, 40000, 40000, 60000 },
+					     { 900000, 80000, 80000, 120000 } };
+
+static void fx_stackmon(struct np_recbuf *rb, unsigned iv)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_STACK_EWMA, 1);
+	msgpack_pack_map(pk, 8 + 3 * 4);
+	fx_t01(pk, iv);
+	np_pack_kv_u64(pk, "n", 1);
+	static const char *const pa[] = { "10.0.1.1" }, *const ra[] = { "10.0.1.2" };
+	static const char *const bucket[] = { "intra" };
+	uint64_t one[1];
+	fx_strcol(pk, "paddr", pa, 1);
+	one[0] = 40000;
+	np_pack_kv_u64_array(pk, "pport", one, 1);
+	fx_strcol(pk, "raddr", ra, 1);
+	one[0] = 8080;
+	np_pack_kv_u64_array(pk, "rport", one, 1);
+	fx_strcol(pk, "bucket", bucket, 1);
+	for (int c = 0; c < 4; c++) {
+		char k[32];
+		snprintf(k, sizeof(k), "f_%s_ns", fx_sm_comp[c]);
+		one[0] = fx_sm_ewma[c];
+		np_pack_kv_u64_array(pk, k, one, 1);
+		snprintf(k, sizeof(k), "n_%s", fx_sm_comp[c]);
+		one[0] = 70;
+		np_pack_kv_u64_array(pk, k, one, 1);
+		snprintf(k, sizeof(k), "alerts_%s", fx_sm_comp[c]);
+		one[0] = c == 2 && iv == 3 ? 1 : 0;
+		np_pack_kv_u64_array(pk, k, one, 1);
+	}
+
+	size_t n = iv == 3 ? 1 : 0;
+	pk = np_recbuf_begin(rb, NP_REC_ALERTS, 1);
+	msgpack_pack_map(pk, 18);
+	fx_t01(pk, iv);
+	np_pack_kv_u64(pk, "n", n);
+	np_pack_kv_u64(pk, "raised", iv >= 3 ? 2 : 0);
+	np_pack_kv_u64(pk, "kept", iv >= 3 ? 1 : 0);
+	np_pack_kv_u64(pk, "filtered", iv >= 3 ? 1 : 0);
+	np_pack_kv_u64(pk, "window_ns", 100000000);
+	np_pack_kv_u64(pk, "window_t", 2);
+	uint64_t ts[1] = { fx_t0(iv) + 123456789 }, val[1] = { 60000 }, samp[1] = { 61000 };
+	uint64_t thr[1] = { fx_sm_thresh[0][2] }, seq[1] = { 1000000 + 1448 * 7 }, ack[1] = { 5003 };
+	static const char *const comp[] = { "cnst" }, *const flow[] = { "10.0.1.1:40000-10.0.1.2:8080" };
+	np_pack_kv_u64_array(pk, "ts_ns", ts, n);
+	fx_strcol(pk, "component", comp, n);
+	fx_strcol(pk, "bucket", bucket, n);
+	np_pack_kv_u64_array(pk, "value_ns", val, n);
+	np_pack_kv_u64_array(pk, "sample_ns", samp, n);
+	np_pack_kv_u64_array(pk, "threshold_ns", thr, n);
+	np_pack_kv_u64_array(pk, "seq", seq, n);
+	np_pack_kv_u64_array(pk, "ack", ack, n);
+	fx_strcol(pk, "flow", flow, n);
+	np_pack_str(pk, "thresholds");
+	msgpack_pack_map(pk, 2);
+	static const char *const bname[2] = { "intra", "inter" };
+	for (int b = 0; b < 2; b++) {
+		np_pack_str(pk, bname[b]);
+		msgpack_pack_map(pk, 4);
+		for (int c = 0; c < 4; c++)
+			np_pack_kv_u64(pk, fx_sm_comp[c], fx_sm_thresh[b][c]);
+	}
+}
+
+/* The baseline profile the thresholds came from (scale X = 2 of p99). */
+static void fx_baseline(struct np_recbuf *rb)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_BASELINE, 1);
+	msgpack_pack_map(pk, 3);
+	np_pack_kv_str(pk, "stat", "p99");
+	np_pack_kv_f64(pk, "ewma_alpha", 0.125);
+	np_pack_str(pk, "buckets");
+	msgpack_pack_map(pk, 2);
+	static const char *const bname[2] = { "intra", "inter" };
+	for (int b = 0; b < 2; b++) {
+		np_pack_str(pk, bname[b]);
+		msgpack_pack_map(pk, 8);
+		for (int c = 0; c < 4; c++) {
+			char k[32];
+			snprintf(k, sizeof(k), "%s_p99_ns", fx_sm_comp[c]);
+			np_pack_kv_u64(pk, k, fx_sm_thresh[b][c] / 2);
+			snprintf(k, sizeof(k), "%s_n", fx_sm_comp[c]);
+			np_pack_kv_u64(pk, k, 1000);
+		}
+	}
+}
+
+static const char *const fx_family_names[] = { "netcpu", "threads", "flows", "txn", "clocksync", "pktpath", "stackmon" };
 #define FX_NFAM (sizeof(fx_family_names) / sizeof(fx_family_names[0]))
 
 /* Lost events: pktpath loses 3 events in interval 4, nothing else. */
@@ -518,13 +611,13 @@ static void fx_lost_rec(struct np_recbuf *rb, unsigned iv)
 /* The families, in the order nprec snapshots them. Add new ones here. */
 static void (*const fx_families[])(struct np_recbuf *, unsigned) = {
 	fx_interval, fx_netcpu, fx_netrx, fx_threads, fx_flows, fx_drops,
-	fx_txn_stats, fx_txn_events, fx_sync, fx_pktpath, fx_lost_rec,
+	fx_txn_stats, fx_txn_events, fx_sync, fx_pktpath, fx_stackmon, fx_lost_rec,
 };
 
 static void fx_end(struct np_recbuf *rb)
 {
-	uint64_t ev[FX_NFAM] = { 10, 15, 10, 5 * FX_TXN_PER_IV, 50, 5 * 4 * FX_PKTS };
-	uint64_t lost[FX_NFAM] = { 0, 0, 0, 0, 0, 3 }, tot = 0;
+	uint64_t ev[FX_NFAM] = { 10, 15, 10, 5 * FX_TXN_PER_IV, 50, 5 * 4 * FX_PKTS, 1 };
+	uint64_t lost[FX_NFAM] = { 0, 0, 0, 0, 0, 3, 0 }, tot = 0;
 	for (unsigned f = 0; f < FX_NFAM; f++)
 		tot += ev[f];
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_END, 1);
@@ -586,6 +679,7 @@ static int fx_recording(const char *path)
 	if (fx_open(&o, path, NP_KIND_RECORDING))
 		return -1;
 	fx_header(&o.rb, "fx-host-a");
+	fx_baseline(&o.rb);
 	fx_commit(&o);
 	for (unsigned iv = 0; iv < FX_INTERVALS; iv++) {
 		for (size_t f = 0; f < sizeof(fx_families) / sizeof(fx_families[0]); f++)
