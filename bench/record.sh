@@ -30,13 +30,19 @@ MODES=(${BENCH_MODES:-none nprec tcpdump})
 
 mode_none() { :; }
 mode_nprec() { rec_bg "$NPREC" -q -o "$1.npr"; }
+# diagnostic modes (BENCH_MODES="none nprec nprec_flows nprec_txn ..."): one family at a time
+mode_nprec_flows() { rec_bg "$NPREC" -q --no-txn --no-netcpu --no-threads -o "$1.npr"; }
+mode_nprec_txn() { rec_bg "$NPREC" -q --no-flows --no-netcpu --no-threads -o "$1.npr"; }
+mode_nprec_netcpu() { rec_bg "$NPREC" -q --no-flows --no-txn --no-threads -o "$1.npr"; }
+mode_nprec_threads() { rec_bg "$NPREC" -q --no-flows --no-txn --no-netcpu -o "$1.npr"; }
 mode_tcpdump() {
 	rec_bg ip netns exec $NSA tcpdump -q -i rcbncha0 -s 128 -w "$1.a.pcap"
 	rec_bg ip netns exec $NSB tcpdump -q -i rcbnchb0 -s 128 -w "$1.b.pcap"
 }
-# PKTPATH modes (uncomment when --packets lands):
-# mode_nprec_packets() { rec_bg "$NPREC" -q --packets -i rcbncha0 -o "$1.npr"; }
-# mode_nprec_packets16() { rec_bg "$NPREC" -q --packets --sample 1/16 -i rcbncha0 -o "$1.npr"; }
+# PKTPATH modes (BENCH_MODES="none nprec nprec_packets nprec_packets16 ..."); bytes per
+# packet-hook event and lost events are measured by bench/record_pktpath.sh, run at the end.
+mode_nprec_packets() { rec_bg "$NPREC" -q --packets --netns $NSA -i rcbncha0 -o "$1.npr"; }
+mode_nprec_packets16() { rec_bg "$NPREC" -q --packets --sample 1/16 --netns $NSA -i rcbncha0 -o "$1.npr"; }
 
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -150,3 +156,6 @@ for m in modes:
     infl = (p99 / base[2] - 1) * 100 if base and base[2] else 0
     print("%-18s %10.2f %6.1f%% %9.1f %9.1f %7.1f%% %9.0f %12.0f %8.0f" % (m, g, loss, p50, p99, infl, rps, bps, lost))
 PY
+
+# packet-path tracing: throughput loss, bytes per packet-hook event, lost events
+if [ -z "${NO_PKTPATH_BENCH:-}" ]; then bash "$ROOT/bench/record_pktpath.sh"; fi

@@ -13,6 +13,8 @@
  *                                 cgroup: usable in softirq context too
  *   rc_filter_sk_task(sk)         rc_filter_sk + current tgid, for hooks that
  *                                 run in the socket owner's context
+ *   rc_filter_tuple(netns, la, ra, lp, rp), rc_filter_sk_cgroup(sk): the
+ *                                 same split, for callers that read the tuple
  * rc_sk_netns_ino(sk), rc_sk_cgroup_id(sk) and rc_sk_addrs(sk, ...) are the
  * CO-RE reads the filters use; families may use them too. Every read goes
  * through BPF_CORE_READ so the same code works in tp_btf and raw_tp programs.
@@ -131,11 +133,19 @@ static __always_inline bool rc_filter_task(void)
 	return !rc_filter_cgroup_id || bpf_get_current_cgroup_id() == rc_filter_cgroup_id;
 }
 
+/* For callers that already read the socket's tuple. */
+static __always_inline bool rc_filter_tuple(__u64 netns, const __u32 la[4], const __u32 ra[4],
+					    __u16 lp, __u16 rp)
+{
+	return rc_filter_netns(netns) && rc_filter_ports(lp, rp) && rc_filter_hosts(la, ra);
+}
+
+/* Every read is skipped when its filter is off: this runs on hot paths. */
 static __always_inline bool rc_filter_sk(const struct sock *sk)
 {
 	__u32 la[4], ra[4];
 	__u16 lp = 0, rp = 0;
-	if (!rc_filter_netns(rc_sk_netns_ino(sk)))
+	if (rc_filter_netns_ino && !rc_filter_netns(rc_sk_netns_ino(sk)))
 		return false;
 	if (rc_filter_cgroup_id && rc_sk_cgroup_id(sk) != rc_filter_cgroup_id)
 		return false;
@@ -144,6 +154,12 @@ static __always_inline bool rc_filter_sk(const struct sock *sk)
 	if (!rc_sk_addrs(sk, la, ra, &lp, &rp))
 		return false;
 	return rc_filter_ports(lp, rp) && rc_filter_hosts(la, ra);
+}
+
+/* The socket's cgroup only (for callers that filter the tuple themselves). */
+static __always_inline bool rc_filter_sk_cgroup(const struct sock *sk)
+{
+	return !rc_filter_cgroup_id || rc_sk_cgroup_id(sk) == rc_filter_cgroup_id;
 }
 
 static __always_inline bool rc_filter_sk_task(const struct sock *sk)

@@ -74,6 +74,11 @@ static __always_inline bool sk_flow_key(const struct sock *sk, struct rc_flow_ke
 	return true;
 }
 
+static __always_inline bool flow_filter(const struct sock *sk, const struct rc_flow_key *k)
+{
+	return rc_filter_tuple(k->netns, k->laddr, k->raddr, k->lport, k->rport) && rc_filter_sk_cgroup(sk);
+}
+
 static __always_inline struct rc_flow_stats *flow_get(const struct rc_flow_key *k, bool create)
 {
 	struct rc_flow_stats *s = bpf_map_lookup_elem(&flows, k);
@@ -100,7 +105,8 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 	struct rc_flow_key k;
 	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)))
 		return 0;
-	if (!sk || !sk_flow_key(sk, &k) || !rc_filter_sk_task(sk))
+	if (!sk || !sk_flow_key(sk, &k) || !flow_filter(sk, &k) ||
+	    !rc_filter_pid(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	struct rc_flow_stats *s = flow_get(&k, true);
 	if (!s)
@@ -115,16 +121,16 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 		s->cgroup_id = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(s->comm, sizeof(s->comm));
 	}
+	/* segment counters are read at tcp_probe (every segment received),
+	 * retransmits and close: not on this hot path */
 	s->owner_ns = bpf_ktime_get_ns();
-	if (k.proto == RC_IPPROTO_TCP)
-		read_tcp_counters(sk, s);
 	return 0;
 }
 
 static __always_inline int on_probe(struct sock *sk)
 {
 	struct rc_flow_key k;
-	if (!sk_flow_key(sk, &k) || !rc_filter_sk(sk))
+	if (!sk_flow_key(sk, &k) || !flow_filter(sk, &k))
 		return 0;
 	struct rc_flow_stats *s = flow_get(&k, !rc_task_filter);
 	if (!s)
@@ -146,7 +152,7 @@ static __always_inline int on_probe(struct sock *sk)
 static __always_inline int on_retrans(const struct sock *sk)
 {
 	struct rc_flow_key k;
-	if (!sk || !sk_flow_key(sk, &k) || !rc_filter_sk(sk))
+	if (!sk || !sk_flow_key(sk, &k) || !flow_filter(sk, &k))
 		return 0;
 	struct rc_flow_stats *s = flow_get(&k, !rc_task_filter);
 	if (!s)
@@ -160,7 +166,7 @@ static __always_inline int on_retrans(const struct sock *sk)
 static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
 {
 	struct rc_flow_key k;
-	if (!sk_flow_key(sk, &k) || k.proto != RC_IPPROTO_TCP || !rc_filter_sk(sk))
+	if (!sk_flow_key(sk, &k) || k.proto != RC_IPPROTO_TCP || !flow_filter(sk, &k))
 		return 0;
 	bool opening = newstate == RC_TCP_ESTABLISHED || newstate == RC_TCP_SYN_SENT;
 	if (!opening && newstate != RC_TCP_CLOSE)
