@@ -112,6 +112,7 @@ struct pat_result {
 	size_t nrows, npos;         /* requests, requests with L in I */
 	size_t nsplit;
 	double *split;              /* split points s_0..s_k (ms) */
+	double lat_bw;              /* bandwidth used on the latencies (ms) */
 	double dp_score;            /* sum of Theta over the chosen sub-intervals */
 	size_t nitems;
 	struct pat_item *items;     /* ordered by first sub-interval */

@@ -34,7 +34,7 @@ static int bm_offer(struct bm *b, struct pat_pattern *p)
 	pat_canon(p);
 	uint64_t h = pat_hash(p);
 	if (!isnan(pat_memo_get(&b->memo, h))) return 0;   /* seen this search */
-	double f = pat_fitness(b->s->m, p, b->s->pos, b->s->npos);
+	double f = pat_search_fitness(b->s, p);
 	pat_memo_put(&b->memo, h, f);
 	b->s->nevals++;
 	if (b->nnext == b->capnext) {

@@ -98,6 +98,7 @@ static int split_points(const struct pat_table *t, const struct pat_opts *o, str
 		if (t->lat[i] >= r->lo && t->lat[i] < r->hi) x[n++] = t->lat[i];
 	qsort(x, n, sizeof(double), cmp_double);
 	double bw = o->lat_bandwidth > 0 ? o->lat_bandwidth : lat_bw(t, o, x, n);
+	r->lat_bw = bw;
 	size_t *start = NULL;
 	int nc = n ? pat_ms_cluster(x, n, bw, &start) : 0;
 	if (nc < 0) { free(x); return nc; }
@@ -305,6 +306,82 @@ static int merge_items(const struct theta_pool *p, struct work_item *it, size_t 
 	return rc;
 }
 
+/* Median latency of the requests in set (count n). */
+static double median_lat(const struct pat_table *t, const uint64_t *set, size_t nw, size_t n, double *buf)
+{
+	size_t k = 0;
+	for (size_t w = 0; w < nw; w++)
+		for (uint64_t x = set[w]; x; x &= x - 1)
+			buf[k++] = t->lat[w * 64 + (size_t)__builtin_ctzll(x)];
+	qsort(buf, k, sizeof(double), cmp_double);
+	return k ? (k % 2 ? buf[k / 2] : (buf[k / 2 - 1] + buf[k / 2]) / 2) : NAN;
+	(void)n;
+}
+
+/* Splits a cluster in two when an RPC its pattern does not mention is slow
+ * in a large part of it and that part's latency is a distinct mode (median
+ * more than 1.5 latency bandwidths higher): two degradations sharing RPCs
+ * whose latency modes the split points did not separate. Noise on an RPC
+ * that does not change the latency (asynchronous calls) never splits. */
+static int split_one(const struct theta_pool *p, struct work_item *w, struct work_item *out,
+		     uint64_t *pos, uint64_t *memb, uint64_t *part, uint64_t *tmp, double *buf)
+{
+	const struct pat_model *m = p->m;
+	size_t nw = m->nw, npos;
+	if (w->p.n >= PAT_MAXCOND) return 0;
+	seg_mask(p, w, pos, tmp, &npos);
+	pat_match(m, &w->p, memb);
+	for (size_t i = 0; i < nw; i++) memb[i] &= pos[i];
+	size_t min_size = (size_t)ceil(p->o->min_cluster_frac * (double)p->r->npos);
+	if (min_size < 5) min_size = 5;
+	double best = 1.5 * p->r->lat_bw;
+	int bj = -1;
+	for (size_t j = 0; j < m->nrpc; j++) {
+		uint16_t mi = m->main_iv[j];
+		if (pat_find_rpc(&w->p, (unsigned)j) >= 0 || m->nthr[j] < 3 || mi + 2 >= m->nthr[j]) continue;
+		struct pat_pattern slow = { .n = 1, .c = { { (uint16_t)j, (uint16_t)(mi + 1), (uint16_t)(m->nthr[j] - 1) } } };
+		struct pat_pattern usual = { .n = 1, .c = { { (uint16_t)j, 0, (uint16_t)(mi + 1) } } };
+		pat_match(m, &slow, part);
+		size_t ns = 0, nu = 0;
+		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; ns += (size_t)__builtin_popcountll(part[i]); }
+		if (ns < min_size) continue;
+		double ms = median_lat(m->t, part, nw, ns, buf);
+		pat_match(m, &usual, part);
+		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; nu += (size_t)__builtin_popcountll(part[i]); }
+		if (nu < min_size) continue;
+		double mu = median_lat(m->t, part, nw, nu, buf);
+		if (ms - mu > best) { best = ms - mu; bj = (int)j; }
+	}
+	if (bj < 0) return 0;
+	uint16_t mi = m->main_iv[bj];
+	*out = *w;
+	w->p.c[w->p.n++] = (struct pat_cond){ (uint16_t)bj, 0, (uint16_t)(mi + 1) };
+	out->p.c[out->p.n++] = (struct pat_cond){ (uint16_t)bj, (uint16_t)(mi + 1), (uint16_t)(m->nthr[bj] - 1) };
+	pat_canon(&w->p);
+	pat_canon(&out->p);
+	return 1;
+}
+
+static int split_items(const struct theta_pool *p, struct work_item **itp, size_t *np)
+{
+	const struct pat_model *m = p->m;
+	size_t n = *np, cap = 2 * n + 1;
+	struct work_item *it = realloc(*itp, cap * sizeof(*it));
+	if (!it) return -ENOMEM;
+	*itp = it;
+	uint64_t *b = malloc(4 * (m->nw + 1) * sizeof(uint64_t));
+	double *buf = malloc((m->n + 1) * sizeof(double));
+	if (!b || !buf) { free(b); free(buf); return -ENOMEM; }
+	for (size_t a = 0; a < n; a++) {     /* one split per cluster of the DP/merge */
+		if (it[a].dead || it[a].f <= 0) continue;
+		struct work_item extra;
+		if (split_one(p, &it[a], &extra, b, b + m->nw + 1, b + 2 * (m->nw + 1), b + 3 * (m->nw + 1), buf))
+			it[(*np)++] = extra;
+	}
+	free(b); free(buf);
+	return 0;
+}
+
 static int cmp_size(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -370,6 +447,7 @@ static int build_items(struct theta_pool *p, struct pat_result *r, size_t *neval
 	int rc = 0;
 	bool merge = p->o->mode == PAT_MODE_SET || p->o->mode == PAT_MODE_GASET;
 	if (merge) rc = merge_items(p, it, nch, nevals);
+	if (merge && !rc) rc = split_items(p, &it, &nch);
 	r->items = calloc(nch ? nch : 1, sizeof(*r->items));
 	if (!r->items) rc = -ENOMEM;
 	for (size_t k = 0; k < nch && !rc; k++) {

@@ -13,6 +13,7 @@
 struct pat_gen {
 	size_t n;               /* requests */
 	bool noise;             /* noise 1 and noise 2 of §4.3 */
+	double spread;          /* scales every RPC's standard deviation (0 = 1) */
 	uint64_t seed;
 	/* out */
 	uint8_t *label;         /* per request: 0 nominal, 1 = A1, 2 = A2 */

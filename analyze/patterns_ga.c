@@ -24,7 +24,7 @@ static void ga_eval(struct ga *g, struct ga_ind *x)
 	uint64_t h = pat_hash(&x->p);
 	double f = pat_memo_get(&g->memo, h);
 	if (isnan(f)) {
-		f = pat_fitness(g->s->m, &x->p, g->s->pos, g->s->npos);
+		f = pat_search_fitness(g->s, &x->p);
 		pat_memo_put(&g->memo, h, f);
 		g->s->nevals++;
 	}

@@ -66,13 +66,13 @@ static void pick_degradations(uint64_t *rng, struct gen_deg d[2])
 }
 
 /* One request: pure times per call, then spans bottom-up. */
-static double gen_request(uint64_t *rng, const struct gen_deg *d, bool noise, double *col)
+static double gen_request(uint64_t *rng, const struct gen_deg *d, bool noise, double spread, double *col)
 {
 	double pure[GEN_NCALL], span[GEN_NCALL];
 	for (int c = 0; c < GEN_NCALL; c++) {
 		int r = gen_call[c].rpc;
 		/* log-normal with the given mean and sd: right-skewed like real RPCs */
-		double cv = gen_sd[r] / gen_mean[r], s2 = log(1 + cv * cv);
+		double cv = spread * gen_sd[r] / gen_mean[r], s2 = log(1 + cv * cv);
 		pure[c] = gen_mean[r] * exp(sqrt(s2) * gauss(rng) - s2 / 2);
 	}
 	/* rare nominal hiccups (GC, cache miss) so the nominal tail is not clean */
@@ -133,7 +133,8 @@ int pat_gen_session(struct pat_table *t, struct pat_gen *g)
 	for (size_t i = 0; i < g->n; i++) {
 		double u = pat_rng_unit(&rng), col[GEN_NRPC];
 		int lab = u < 0.1 ? 1 : u < 0.2 ? 2 : 0;
-		double lat = gen_request(&rng, lab ? &d[lab - 1] : NULL, g->noise, col);
+		double lat = gen_request(&rng, lab ? &d[lab - 1] : NULL, g->noise,
+					 g->spread > 0 ? g->spread : 1.0, col);
 		char id[24];
 		snprintf(id, sizeof(id), "r%zu", i);
 		long row = pat_table_row(t, id, lat);

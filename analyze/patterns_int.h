@@ -42,6 +42,8 @@ int pat_ms_cluster(const double *sorted, size_t n, double bw, size_t **start);
  * Returns the count (>= 2 when n > 0) or -ENOMEM; *thr malloc'ed. */
 int pat_ms_thresholds(const double *sorted, size_t n, double bw, size_t min_size, double **thr);
 
+struct pat_search;
+
 /* ---- the precomputed model (patterns_model.c) ---- */
 
 struct pat_model {
@@ -72,6 +74,12 @@ double pat_fitness(const struct pat_model *m, const struct pat_pattern *p,
 /* Bitset of the requests matching p (nw words). */
 void pat_match(const struct pat_model *m, const struct pat_pattern *p, uint64_t *out);
 bool pat_cond_whole(const struct pat_model *m, const struct pat_cond *c);
+/* Whether some condition leaves out its RPC's main interval, i.e. the
+ * pattern names an RPC that is slower (or faster) than usual. */
+bool pat_deviates(const struct pat_model *m, const struct pat_pattern *p);
+/* Fitness as the searches see it: modes other than icpe only accept
+ * patterns that deviate (a pattern of usual times describes no degradation). */
+double pat_search_fitness(const struct pat_search *s, const struct pat_pattern *p);
 void pat_canon(struct pat_pattern *p);       /* conditions sorted by RPC */
 uint64_t pat_hash(const struct pat_pattern *p);
 int  pat_find_rpc(const struct pat_pattern *p, unsigned rpc);   /* index or -1 */

@@ -127,6 +127,21 @@ bool pat_cond_whole(const struct pat_model *m, const struct pat_cond *c)
 	return c->lo == 0 && c->hi + 1 == m->nthr[c->rpc];
 }
 
+bool pat_deviates(const struct pat_model *m, const struct pat_pattern *p)
+{
+	for (int k = 0; k < p->n; k++) {
+		uint16_t mi = m->main_iv[p->c[k].rpc];
+		if (!(p->c[k].lo <= mi && p->c[k].hi > mi)) return true;
+	}
+	return false;
+}
+
+double pat_search_fitness(const struct pat_search *s, const struct pat_pattern *p)
+{
+	if (s->o->mode != PAT_MODE_ICPE && !pat_deviates(s->m, p)) return 0;
+	return pat_fitness(s->m, p, s->pos, s->npos);
+}
+
 static inline uint64_t match_word(const struct pat_model *m, const struct pat_pattern *p, size_t w)
 {
 	uint64_t x = w + 1 == m->nw ? m->lastmask : ~0ULL;

@@ -1,7 +1,7 @@
 /* patgen: evaluation harness of npanalyze patterns (ICPE 2020 §4.2-4.3).
  *   patgen csv  [--seed S] [--n N] [--noise] -o OUT.csv [--truth OUT.txt]
  *   patgen eval [--sessions K] [--n N] [--modes set,icpe,beam,gaset,kmeans]
- *               [--seed S] [--threads T] [--generations G] [--quiet]
+ *               [--seed S] [--threads T] [--generations G] [--spread X] [--quiet]
  *   patgen time [--sizes 1000,10000,100000] [--modes set,icpe] [--threads T]
  * eval prints mean and std of precision, recall, F per mode over K normal
  * and K noised sessions, with the paper's interval I = [Lmin, Lmax] of the
@@ -21,13 +21,14 @@ struct args {
 	uint64_t seed;
 	bool noise, quiet;
 	int threads, generations;
+	double spread;
 };
 
 static int write_csv(const struct args *a)
 {
 	struct pat_table t;
 	pat_table_init(&t);
-	struct pat_gen g = { .n = a->n, .noise = a->noise, .seed = a->seed };
+	struct pat_gen g = { .n = a->n, .noise = a->noise, .seed = a->seed, .spread = a->spread };
 	if (pat_gen_session(&t, &g)) { fprintf(stderr, "patgen: out of memory\n"); return 1; }
 	FILE *f = fopen(a->out, "w");
 	if (!f) { fprintf(stderr, "patgen: cannot create %s: %s\n", a->out, strerror(errno)); return 1; }
@@ -134,7 +135,8 @@ static int eval(const struct args *a)
 		for (size_t k = 0; k < a->sessions; k++) {
 			struct pat_table t;
 			pat_table_init(&t);
-			struct pat_gen g = { .n = a->n, .noise = noised, .seed = a->seed + k * 7919 + (size_t)noised };
+			struct pat_gen g = { .n = a->n, .noise = noised, .seed = a->seed + k * 7919 + (size_t)noised,
+					  .spread = a->spread };
 			if (pat_gen_session(&t, &g)) return 1;
 			if (!a->quiet) printf("session %zu %s: %s\n", k, noised ? "noised" : "normal", g.desc);
 			for (int m = 0; m < nm; m++) {
@@ -155,8 +157,8 @@ static int eval(const struct args *a)
 			printf("%-8s %-7s %9.3f %9.3f %9.3f %9.3f %9.4fs\n", mv[m], noised ? "noised" : "normal",
 			       c->sp / k, c->sr / k, mean, sqrt(var > 0 ? var : 0), c->st / k);
 		}
-	printf("sessions: %zu normal + %zu noised, %zu requests each, seed %llu\n", a->sessions,
-	       a->sessions, a->n, (unsigned long long)a->seed);
+	printf("sessions: %zu normal + %zu noised, %zu requests each, seed %llu, spread %.2g\n", a->sessions,
+	       a->sessions, a->n, (unsigned long long)a->seed, a->spread > 0 ? a->spread : 1.0);
 	/* the harness asserts on this line in make test */
 	double fmin = 1;
 	for (int m = 0; m < nm; m++) {
@@ -177,7 +179,8 @@ static int timing(const struct args *a)
 		for (char *s2, *m = strtok_r(modes, ",", &s2); m; m = strtok_r(NULL, ",", &s2)) {
 			struct pat_table t;
 			pat_table_init(&t);
-			struct pat_gen g = { .n = strtoull(sz, NULL, 10), .noise = a->noise, .seed = a->seed };
+			struct pat_gen g = { .n = strtoull(sz, NULL, 10), .noise = a->noise, .seed = a->seed,
+					     .spread = a->spread };
 			if (pat_gen_session(&t, &g)) return 1;
 			struct pat_opts o;
 			pat_opts_default(&o);
@@ -221,6 +224,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(o, "--sizes")) a.sizes = v;
 		else if (!strcmp(o, "--threads")) a.threads = atoi(v);
 		else if (!strcmp(o, "--generations")) a.generations = atoi(v);
+		else if (!strcmp(o, "--spread")) a.spread = strtod(v, NULL);
 		else goto usage;
 	}
 	if (!strcmp(a.cmd, "csv") && a.out) return write_csv(&a);
@@ -229,7 +233,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: patgen csv [--seed S] [--n N] [--noise] -o OUT.csv [--truth OUT.txt]\n"
 		"       patgen eval [--sessions K] [--n N] [--modes set,icpe,beam,gaset,kmeans] [--seed S]\n"
-		"                   [--threads T] [--generations G] [--quiet]\n"
+		"                   [--threads T] [--generations G] [--spread X] [--quiet]\n"
 		"       patgen time [--sizes 1000,10000,100000] [--modes set,icpe] [--threads T] [--noise]\n");
 	return 2;
 }
