@@ -668,7 +668,9 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 		break;
 	}
 	case NP_REC_LOST:
-		c->m->hosts.v[c->host].lost_events += ana_sum_lost(b, true);
+		/* only the per-interval "lost" column: t0_ns/t1_ns and the
+		 * cumulative lost_total must not be added */
+		c->m->hosts.v[c->host].lost_events += ana_sum_lost(np_map_get(b, "lost"), true);
 		break;
 	case NP_REC_PKT_FLOWS:   ana_load_pkt_flows(c, b); break;
 	case NP_REC_PKT_EVENTS:  ana_load_pkt_events(c, b); break;
