@@ -66,8 +66,10 @@ static __always_inline int rc_sk_addrs(const struct sock *sk, __u32 laddr[4], __
 		laddr[3] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
 		raddr[3] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
 	} else if (fam == AF_INET6) {
-		BPF_CORE_READ_INTO(laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
-		BPF_CORE_READ_INTO(raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+		/* 16 bytes: laddr/raddr are pointers here, BPF_CORE_READ_INTO
+		 * would copy sizeof(*laddr) = 4 */
+		bpf_core_read(laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_core_read(raddr, 16, &sk->__sk_common.skc_v6_daddr);
 	} else {
 		return 0;
 	}

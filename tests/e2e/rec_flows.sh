@@ -19,6 +19,8 @@ NPR="python3 $E2E_ROOT/tests/tools/rc_npr.py"
 
 ns_add rc-a && ns_add rc-b || e2e_skip "cannot create namespaces"
 veth_pair rc-a rca1 10.77.2.1/24 rc-b rcb1 10.77.2.2/24
+ip -n rc-a addr add fd77:2::1/64 dev rca1 nodad
+ip -n rc-b addr add fd77:2::2/64 dev rcb1 nodad
 SIZE=$((8 * 1048576 + 12345))
 head -c $SIZE /dev/urandom > "$E2E_TMP/send.bin"
 USIZE=$((200 * 1000))
@@ -30,7 +32,9 @@ wait_listen() { for _ in $(seq 50); do ip netns exec "$1" ss -lntu | grep -q ":$
 bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/a.npr"; PA=$BG_PID
 bg "$NPREC" -q --netns rc-b -o "$E2E_TMP/b.npr"; PB=$BG_PID
 bg "$NPREC" -q --netns rc-a --port 5003 -o "$E2E_TMP/p.npr"; PP=$BG_PID
-wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"
+# the raw_tp fallback (kernels that refuse tp_btf), forced here
+NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/r.npr"; PR=$BG_PID
+wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
 
 # 1. clean TCP transfer
 bg ip netns exec rc-b socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
@@ -38,6 +42,12 @@ wait_listen rc-b 5001
 ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5001
 wait $BG_PID 2>/dev/null
 check "ground truth: receiver got $SIZE bytes" [ "$(stat -c %s "$E2E_TMP/recv.bin")" -eq $SIZE ]
+
+# 1b. the same over IPv6
+bg ip netns exec rc-b socat -u TCP6-LISTEN:5006,reuseaddr OPEN:/dev/null
+wait_listen rc-b 5006
+ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP6:[fd77:2::2]:5006
+wait $BG_PID 2>/dev/null
 
 # 2. UDP datagrams (sender side is exact; the receiver may drop)
 bg ip netns exec rc-b socat -u UDP-RECV:5002 OPEN:/dev/null
@@ -58,7 +68,7 @@ wait_listen rc-b 5004
 ip netns exec rc-b socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
 
 sleep 1.2
-kill -INT $PA $PB $PP; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP
+kill -INT $PA $PB $PP $PR; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR
 check "nprec exit 0 (both namespaces)" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
 
 "$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR flows > "$E2E_TMP/a.flows"
@@ -72,6 +82,15 @@ check "receiver flow rx_bytes == $SIZE ($(awk '{print $7}' <<<"$f1b"))" [ "$(awk
 check "sender flow: no payload received" [ "$(awk '{print $7}' <<<"$f1a")" = "0" ]
 check "sender flow: >= size/65536 segments out" [ "$(awk '{print $8}' <<<"$f1a")" -ge $((SIZE / 65536)) ]
 check "receiver flow: segments in > 0" [ "$(awk '{print $9}' <<<"$f1b")" -gt 0 ]
+
+f6=$(awk '$3=="fd77:2::2" && $4==5006 && $5==6' "$E2E_TMP/a.flows")
+check "IPv6 sender flow tx_bytes == $SIZE ($(awk '{print $6}' <<<"$f6"))" [ "$(awk '{print $6}' <<<"$f6")" = "$SIZE" ]
+
+"$NPREPORT" dump "$E2E_TMP/r.npr" | $NPR flows > "$E2E_TMP/r.flows"
+fr=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/r.flows")
+check "raw_tp fallback: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fr"))" [ "$(awk '{print $6}' <<<"$fr")" = "$SIZE" ]
+check "raw_tp fallback: retransmissions seen" [ "$(awk '$4==5003 {print $10}' "$E2E_TMP/r.flows")" -gt 0 ]
+check "raw_tp fallback: header says raw_tp" bash -c "'$NPREPORT' dump '$E2E_TMP/r.npr' | $NPR probes | grep 'flows raw_tp/sock_send_length attached' >/dev/null"
 
 fu=$(awk '$3=="10.77.2.2" && $4==5002 && $5==17' "$E2E_TMP/a.flows")
 check "UDP sender tx_bytes == $USIZE ($(awk '{print $6}' <<<"$fu"))" [ "$(awk '{print $6}' <<<"$fu")" = "$USIZE" ]
