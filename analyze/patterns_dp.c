@@ -61,9 +61,21 @@ static int auto_interval(const struct pat_table *t, const struct pat_opts *o, do
 			rc = 0;
 			break;
 		}
+	if (rc) {
+		/* modes too close for the bandwidth: the slow tail beyond median +
+		 * 3 robust sigmas, when it holds at least min_size requests */
+		double med = x[n / 2], s = pat_ms_mad_sigma(x, n), cut = med + 3 * s;
+		size_t first = n;
+		while (first > 0 && x[first - 1] >= cut) first--;
+		if (s > 0 && n - first >= min_size) {
+			*lo = x[first];
+			*hi = x[n - 1] + 1.0;
+			rc = 0;
+		}
+	}
 	if (rc)
-		snprintf(err, errlen, "no latency mode above the main one (%.3g ms .. %.3g ms): "
-			 "nothing looks degraded; give --interval LO:HI", x[start[main]],
+		snprintf(err, errlen, "no latency mode above the main one (%.3g ms .. %.3g ms) and no slow "
+			 "tail: nothing looks degraded; give --interval LO:HI", x[start[main]],
 			 x[start[main + 1] - 1]);
 	free(start);
 	free(x);
