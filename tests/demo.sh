@@ -15,13 +15,15 @@
 # ./demo-output). Namespaces and processes are removed on exit and Ctrl-C.
 #
 # Environment: NP_BUILD (binaries, default build/), DEMO_OUT, DEMO_SECONDS,
-# DEMO_RATE (requests/s, default 40), DEMO_QUIET=1 (no report on stdout).
+# DEMO_RATE (requests/s, default 40), DEMO_LOSS (drop probability, default
+# 0.01), DEMO_QUIET=1 (no report on stdout).
 . "$(dirname "$0")/lib/e2e.sh"
 e2e_init demo
 E2E_KEEP=${E2E_KEEP:-}
 OUT=${DEMO_OUT:-$E2E_ROOT/demo-output}
 SECS=${DEMO_SECONDS:-15}
 RATE=${DEMO_RATE:-40}
+LOSS=${DEMO_LOSS:-0.01}
 SVC=$E2E_ROOT/tests/tools/dm_service.py
 SHIFT=5ms
 MISSING=()
@@ -40,7 +42,7 @@ ns_add dm-client && ns_add dm-front && ns_add dm-back || die "cannot create netw
 veth_pair dm-client dm-c0 10.78.1.1/24 dm-front dm-f0 10.78.1.2/24 || die "cannot create veth"
 veth_pair dm-front dm-f1 10.78.2.1/24 dm-back dm-b0 10.78.2.2/24 || die "cannot create veth"
 ip netns exec dm-back iptables -A INPUT -p tcp --dport 9002 -m length --length 100: \
-	-m statistic --mode random --probability 0.01 -j DROP || MISSING+=("iptables loss")
+	-m statistic --mode random --probability "$LOSS" -j DROP || MISSING+=("iptables loss")
 
 # ---- the service ----
 bg ip netns exec dm-back python3 "$SVC" backend --port 9001
@@ -100,7 +102,8 @@ if [ ${#RECS[@]} -gt 0 ] && [ -x "$NPANALYZE" ]; then
 	"$NPANALYZE" -q -o "$OUT/incident.npa" "${RECS[@]}" 2> "$OUT/npanalyze.log"
 	rc=$?; [ $rc -le 1 ] || MISSING+=("npanalyze failed ($rc): see $OUT/npanalyze.log")
 	[ -s "$OUT/incident.npa" ] && ANAS+=("$OUT/incident.npa")
-	"$NPANALYZE" patterns --entry 10.78.1.2:8080 -o "$OUT/patterns.npa" "${RECS[@]}" \
+	# the SLO of the demo service: requests slower than 40 ms are degraded
+	"$NPANALYZE" patterns --entry 10.78.1.2:8080 --interval 40:5000 -o "$OUT/patterns.npa" "${RECS[@]}" \
 		> "$OUT/patterns.txt" 2> "$OUT/patterns.log"
 	rc=$?; [ $rc -le 1 ] || MISSING+=("npanalyze patterns failed ($rc): see $OUT/patterns.log")
 	[ -s "$OUT/patterns.npa" ] && ANAS+=("$OUT/patterns.npa")
