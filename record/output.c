@@ -840,8 +840,9 @@ static int out_write_final(struct rec_output *o, struct np_recbuf *rb, char *err
 	int rc = out_build(o, rb, &c, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* after an interval was refused, a later one would leave a gap */
 	uint64_t max = o->cfg->max_size;
-	if (max && rec_output_bytes(o) + c.len > max) {
+	if (o->full || (max && rec_output_bytes(o) + c.len > max)) {
 		np_chunk_free(&c);
 		out_rb_filter(rb, NP_REC_END);
 		if (np_recbuf_empty(rb))
