@@ -272,6 +272,7 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o);
 void ana_graph_run(struct ana_model *m, struct ana_out *o);
 
 /* ana_out.c */
+double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
 void ana_out_init(struct ana_out *o);
 void ana_out_free(struct ana_out *o);
 void ana_out_table(struct ana_out *o, struct np_table *t);

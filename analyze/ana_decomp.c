@@ -455,10 +455,67 @@ static int ana_jit_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-static int ana_i64_cmp(const void *a, const void *b)
+/* Packets by flow (counting sort, stable), then by send time within a flow:
+ * packets are created nearly in time order, so insertion sort is linear;
+ * a badly ordered flow falls back to qsort. */
+static void ana_jit_sort(struct ana_jit *j, size_t n, size_t nflows)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
+	size_t *start = calloc(nflows + 1, sizeof(size_t));
+	struct ana_jit *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	if (!start || !tmp) {
+		free(start); free(tmp);
+		qsort(j, n, sizeof(*j), ana_jit_cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[j[i].flow + 1]++;
+	for (size_t f = 0; f < nflows; f++)
+		start[f + 1] += start[f];
+	for (size_t i = 0; i < n; i++)
+		tmp[start[j[i].flow]++] = j[i];
+	memcpy(j, tmp, n * sizeof(*j));
+	free(tmp); free(start);
+	for (size_t a = 0; a < n;) {
+		size_t b = a, moves = 0;
+		while (b < n && j[b].flow == j[a].flow)
+			b++;
+		for (size_t i = a + 1; i < b && moves <= 16 * (b - a); i++) {
+			struct ana_jit x = j[i];
+			size_t k = i;
+			while (k > a && j[k - 1].t > x.t) {
+				j[k] = j[k - 1];
+				k--;
+				moves++;
+			}
+			j[k] = x;
+		}
+		if (moves > 16 * (b - a))
+			qsort(j + a, b - a, sizeof(*j), ana_jit_cmp);
+		a = b;
+	}
+}
+
+/* Puts the k-th smallest of v[0..n) at v[k] (quickselect). */
+static void ana_select(int64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n ? n - 1 : 0;
+	while (lo < hi) {
+		int64_t pv = v[lo + (hi - lo) / 2];
+		size_t i = lo, r = hi;
+		while (i <= r) {
+			while (v[i] < pv) i++;
+			while (v[r] > pv) r--;
+			if (i <= r) {
+				int64_t t = v[i]; v[i] = v[r]; v[r] = t;
+				i++;
+				if (r == 0) break;
+				r--;
+			}
+		}
+		if (k <= r) hi = r;
+		else if (k >= i) lo = i;
+		else return;
+	}
 }
 
 static void ana_jitter_table(struct ana_dctx *d)
@@ -489,7 +546,7 @@ static void ana_jitter_table(struct ana_dctx *d)
 			continue;
 		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
 	}
-	qsort(j, n, sizeof(*j), ana_jit_cmp);
+	ana_jit_sort(j, n, d->m->flows.n);
 	for (size_t a = 0; a < n;) {
 		size_t b = a;
 		while (b < n && j[b].flow == j[a].flow)
@@ -506,8 +563,9 @@ static void ana_jitter_table(struct ana_dctx *d)
 				J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
 				Jsum += J;
 			}
-			qsort(absj, na, sizeof(*absj), ana_i64_cmp);
 			size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
+			ana_select(absj, na, i99);
+			ana_select(absj, i99 + 1, i50);
 			char name[160];
 			ana_flow_name(m, j[a].flow, name, sizeof(name));
 			size_t r = np_table_row(t);

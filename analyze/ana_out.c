@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "ana.h"
 #include "npmsg.h"
@@ -194,21 +195,40 @@ static int ana_write(struct ana_model *m, struct ana_out *o, const char *path)
 	return rc ? rc : rc2;
 }
 
+double ana_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void ana_phase(const struct ana_model *m, const char *what, double *t)
+{
+	double now = ana_cpu_s();
+	if (m->opt && !m->opt->quiet)
+		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU\n", what, now - *t);
+	*t = now;
+}
+
 int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 {
 	struct ana_out o;
+	double t = ana_cpu_s();
 	ana_out_init(&o);
 	ana_load_finish(m);
 	if (!m->hosts.n)
 		ana_warn(m, "no readable input");
 	struct ana_paths *p = ana_path_match(m);
+	ana_phase(m, "match (join by packet key)", &t);
 	struct ana_clockpts *cp = ana_clock_pts_new(m);
 	if (p && cp)
 		ana_path_clock_points(m, p, cp);
 	ana_clock_run(m, cp, &o);
 	ana_clock_pts_free(cp);
+	ana_phase(m, "clock model", &t);
 	ana_path_analyze(m, p, &o);
 	ana_path_free(p);
+	ana_phase(m, "decompose, jitter, loss", &t);
 	ana_flows_run(m, &o);
 	ana_txn_run(m, &o);
 	ana_netcpu_run(m, &o);
@@ -220,9 +240,11 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 					  "host %s could not be aligned with %s (no common exchange or traffic)",
 					  m->hosts.v[i].name, m->hosts.v[m->ref].name);
 	ana_findings(m, &o);
+	ana_phase(m, "other families", &t);
 	int rc = 0;
 	if (out_path)
 		rc = ana_write(m, &o, out_path);
+	ana_phase(m, "write", &t);
 	ana_summary(m, &o, summary);
 	ana_out_free(&o);
 	return rc;

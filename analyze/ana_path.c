@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "ana.h"
 #include "ana_path.h"
 
@@ -27,12 +28,28 @@ static inline uint64_t ana_h64(uint64_t x)
 
 /* ---- open addressing table of u32 packet indices ---- */
 
+/* Large random-access tables: ask for transparent huge pages, the join is
+ * bound by TLB and cache misses. */
+static void *ana_big_calloc(size_t n, size_t size)
+{
+	size_t bytes = n * size;
+	if (bytes < (4u << 20))
+		return calloc(n, size);
+	size_t al = 2u << 20, rounded = (bytes + al - 1) & ~(al - 1);
+	void *p = aligned_alloc(al, rounded);
+	if (!p)
+		return NULL;
+	madvise(p, rounded, MADV_HUGEPAGE);
+	memset(p, 0, bytes);
+	return p;
+}
+
 static int ana_ptab_init(struct ana_ptab *t, size_t expect)
 {
 	size_t cap = 1024;
 	while (cap < expect * 2)
 		cap <<= 1;
-	t->slot = calloc(cap, sizeof(uint32_t));
+	t->slot = ana_big_calloc(cap, sizeof(uint32_t));
 	t->cap = cap;
 	t->n = 0;
 	return t->slot ? 0 : -1;
@@ -43,9 +60,30 @@ static inline uint64_t ana_pkt_hash(uint32_t seq, uint32_t ack, uint32_t xid, ui
 	return ana_h64(((uint64_t)seq << 32 | ack) ^ ((uint64_t)xid << 17) ^ ((uint64_t)udp << 63));
 }
 
-/* Finds the packet with this key or creates it; UINT32_MAX on no memory. */
+static uint32_t ana_pkt_find(struct ana_paths *p, uint64_t hv, uint32_t seq, uint32_t ack,
+			     uint32_t xid, uint8_t udp, bool create);
+
+/* Finds the packet with this key or creates it; UINT32_MAX on no memory.
+ * A small direct-mapped cache of recent packets sits in front of the big
+ * table: the hooks of one packet on one host come close together in time. */
 static uint32_t ana_pkt_get(struct ana_paths *p, uint32_t seq, uint32_t ack, uint32_t xid,
 			    uint8_t udp, bool create)
+{
+	uint64_t hv = ana_pkt_hash(seq, ack, xid, udp);
+	uint32_t *cslot = &p->cache[(hv >> 40) & (ANA_PKT_CACHE - 1)];
+	if (*cslot) {
+		const struct ana_pkt *k = &p->pkts[*cslot - 1];
+		if (k->seq == seq && k->ack == ack && k->xid == xid && k->udp == udp)
+			return *cslot - 1;
+	}
+	uint32_t r = ana_pkt_find(p, hv, seq, ack, xid, udp, create);
+	if (r != UINT32_MAX)
+		*cslot = r + 1;
+	return r;
+}
+
+static uint32_t ana_pkt_find(struct ana_paths *p, uint64_t hv, uint32_t seq, uint32_t ack,
+			     uint32_t xid, uint8_t udp, bool create)
 {
 	struct ana_ptab *t = &p->tab;
 	if (create && (t->n + 1) * 2 > t->cap) {
@@ -66,7 +104,7 @@ static uint32_t ana_pkt_get(struct ana_paths *p, uint32_t seq, uint32_t ack, uin
 		free(t->slot);
 		*t = nt;
 	}
-	size_t j = ana_pkt_hash(seq, ack, xid, udp) & (t->cap - 1);
+	size_t j = hv & (t->cap - 1);
 	for (;;) {
 		uint32_t v = t->slot[j];
 		if (!v)
@@ -175,9 +213,31 @@ static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t
 
 /* sock_send ranges: attach to the egress packets of the same host and flow
  * whose start lies in the range. */
+static void ana_stab_init(struct ana_stab *t, size_t expect)
+{
+	memset(t, 0, sizeof(*t));
+	size_t cap = 4096;
+	while (cap < expect * 2)
+		cap <<= 1;
+	t->key = calloc(cap, sizeof(*t->key));
+	t->val = calloc(cap, sizeof(*t->val));
+	if (!t->key || !t->val) {
+		free(t->key); free(t->val);
+		t->key = NULL; t->val = NULL;
+		return;
+	}
+	t->cap = cap;
+}
+
 static void ana_attach_ranges(struct ana_paths *p, const struct ana_pev *ev, size_t nev)
 {
-	struct ana_stab st = { 0 };
+	struct ana_stab st;
+	size_t nranges = 0;
+	for (size_t i = 0; i < nev; i++)
+		nranges += ev[i].hook == PK_HOOK_SOCK_SEND || (ev[i].flags & ANA_RANGE_FLAG);
+	if (!nranges)
+		return;
+	ana_stab_init(&st, p->npkts);
 	for (size_t i = 0; i < nev; i++)
 		if (p->evpkt[i] != UINT32_MAX && ana_is_egress(ev[i].hook) && ev[i].len)
 			ana_stab_put(&st, ana_skey(ev[i].host, ev[i].flow, ev[i].seq), p->evpkt[i]);
@@ -212,7 +272,8 @@ static void ana_attach_ranges(struct ana_paths *p, const struct ana_pev *ev, siz
  * TSval; the earliest is the original. */
 static void ana_retx_groups(struct ana_paths *p)
 {
-	struct ana_stab st = { 0 };
+	struct ana_stab st;
+	ana_stab_init(&st, p->npkts);
 	for (size_t k = 0; k < p->npkts; k++) {
 		struct ana_pkt *q = &p->pkts[k];
 		q->group = (uint32_t)k;
@@ -231,6 +292,21 @@ static void ana_retx_groups(struct ana_paths *p)
 	free(st.key); free(st.val);
 }
 
+static void ana_match_one(const struct ana_model *m, struct ana_paths *p,
+			  const struct ana_pev *ev, size_t i)
+{
+	const struct ana_pev *e = &ev[i];
+	if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
+		return;
+	uint8_t udp = m->flows.v[e->flow].proto == 17;
+	uint32_t k = ana_pkt_get(p, e->seq, e->ack, e->xid, udp, true);
+	if (k == UINT32_MAX)
+		return;
+	p->evpkt[i] = k;
+	if (e->len && e->len < p->pkts[k].minlen)
+		p->pkts[k].minlen = e->len;
+}
+
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -243,18 +319,48 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		ana_path_free(p);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct ana_pev *e = &ev[i];
+	for (size_t i = 0; i < n; i++)
 		p->evpkt[i] = UINT32_MAX;
-		if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
-			continue;
-		uint8_t udp = m->flows.v[e->flow].proto == 17;
-		uint32_t k = ana_pkt_get(p, e->seq, e->ack, e->xid, udp, true);
-		if (k == UINT32_MAX)
-			continue;
-		p->evpkt[i] = k;
-		if (e->len && e->len < p->pkts[k].minlen)
-			p->pkts[k].minlen = e->len;
+	/* Visit the hosts' event runs merged by time since each host's start,
+	 * so both hosts' hooks of a packet come close together and hit the
+	 * recent-packet cache (a locality heuristic only: any order is correct). */
+	struct { size_t at, end; uint64_t base; } run[64];
+	size_t nrun = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && ev[j].host == ev[i].host && j - i < (1u << 20))
+			j++;
+		if (nrun == 64) {
+			run[nrun - 1].end = j;
+		} else {
+			run[nrun].at = i; run[nrun].end = j;
+			run[nrun].base = m->hosts.v[ev[i].host].t_min;
+			nrun++;
+		}
+		i = j;
+	}
+	for (;;) {
+		size_t best = SIZE_MAX;
+		uint64_t bt = UINT64_MAX;
+		for (size_t r = 0; r < nrun; r++)
+			if (run[r].at < run[r].end && ev[run[r].at].ts - run[r].base < bt) {
+				bt = ev[run[r].at].ts - run[r].base;
+				best = r;
+			}
+		if (best == SIZE_MAX)
+			break;
+		/* take a stretch of this run while it stays the earliest */
+		size_t i = run[best].at;
+		uint64_t limit = UINT64_MAX;
+		for (size_t r = 0; r < nrun; r++)
+			if (r != best && run[r].at < run[r].end && ev[run[r].at].ts - run[r].base < limit)
+				limit = ev[run[r].at].ts - run[r].base;
+		size_t stop = i + 1;
+		while (stop < run[best].end && stop - i < 256 && ev[stop].ts - run[best].base <= limit)
+			stop++;
+		run[best].at = stop;
+		for (; i < stop; i++)
+			ana_match_one(m, p, ev, i);
 	}
 	for (size_t k = 0; k < p->npkts; k++)
 		if (p->pkts[k].minlen == UINT32_MAX && p->pkts[k].udp)

@@ -6,6 +6,7 @@
 #include "ana.h"
 
 #define ANA_PATH_MAXEV 64       /* events considered per packet */
+#define ANA_PKT_CACHE  8192     /* recent-packet cache entries (power of 2) */
 
 struct ana_pkt {
 	uint32_t seq, ack, xid;
@@ -26,6 +27,7 @@ struct ana_paths {
 	size_t nextra, excap;
 	uint32_t *order;            /* event indices grouped by packet */
 	size_t norder;
+	uint32_t cache[ANA_PKT_CACHE];   /* packet index + 1 by key hash */
 };
 
 /* Writes the packet's event indices in path order into out; returns n. */
