@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +67,7 @@ struct rec_output {
 	uint64_t file_intervals;    /* intervals in the current file */
 	uint64_t file_first_t, file_last_t;
 	unsigned file_index;        /* rotation index / reopen count */
+	unsigned rot_lo;            /* lowest rotation index that may still exist */
 	uint64_t bytes_closed;      /* bytes of files already closed */
 	int failed;                 /* sticky write error */
 	bool full;                  /* --max-size reached */
@@ -329,14 +332,53 @@ static int out_rotate(struct rec_output *o, char *err, size_t errlen)
 	int rc = out_open_current(o, err, errlen);
 	if (rc < 0)
 		return rc;
+	/* at most COUNT files of the set, older runs' files of it included */
 	unsigned count = o->cfg->rotate_count;
-	if (count && o->file_index > count) {
-		char *old = out_name(o, "%s.%04u.npr", o->file_index - count);
+	while (count && o->rot_lo + count <= o->file_index) {
+		char *old = out_name(o, "%s.%04u.npr", o->rot_lo++);
 		if (old && unlink(old) < 0 && errno != ENOENT)
 			out_notice(o, "cannot remove old rotated file %s: %s", old, strerror(errno));
 		free(old);
 	}
 	return 0;
+}
+
+/* Lowest and highest N of the existing files BASE<infix>NNNN.npr, 0 if none:
+ * a restarted recorder continues a set instead of overwriting it. */
+static void out_scan_set(const char *base, const char *infix, unsigned *lo, unsigned *hi)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(base, '/');
+	const char *stem = slash ? slash + 1 : base;
+	*lo = *hi = 0;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == base)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - base), base);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t sl = strlen(stem), il = strlen(infix);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		if (strncmp(n, stem, sl) != 0 || strncmp(n + sl, infix, il) != 0)
+			continue;
+		const char *num = n + sl + il;
+		if (strspn(num, "0123456789") < 4)
+			continue;
+		char *end;
+		unsigned long v = strtoul(num, &end, 10);
+		if (strcmp(end, ".npr") != 0 || v == 0 || v >= UINT_MAX)
+			continue;
+		if (!*lo || v < *lo)
+			*lo = (unsigned)v;
+		if (v > *hi)
+			*hi = (unsigned)v;
+	}
+	closedir(d);
 }
 
 /* Recording stops; err (already filled) is repeated by later calls. */
@@ -599,8 +641,19 @@ int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 		if (rc < 0)
 			goto fail;
 	}
-	if (o->mode == OUT_ROTATE)
-		o->file_index = 1;
+	if (o->mode == OUT_ROTATE) {
+		unsigned lo, hi;
+		out_scan_set(o->base, ".", &lo, &hi);
+		o->file_index = hi + 1;
+		o->rot_lo = hi ? lo : 1;
+		if (hi)
+			out_notice(o, "--rotate: continuing the existing set %s.%04u.npr..%04u.npr",
+				   o->base, lo, hi);
+	} else if (o->mode == OUT_FLIGHT) {
+		unsigned lo, hi;
+		out_scan_set(o->base, ".dump-", &lo, &hi);
+		o->dump_index = hi;   /* never overwrite an earlier incident's dump */
+	}
 	if (o->mode != OUT_FLIGHT) {
 		rc = out_open_current(o, err, errlen);
 		if (rc < 0)

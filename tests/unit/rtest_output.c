@@ -302,6 +302,52 @@ static void test_rotate(void)
 	np_recbuf_free(&rb);
 }
 
+/* A restarted recorder continues an existing set: rotation numbering goes
+ * on after the highest file, COUNT covers the old files too, dumps are never
+ * overwritten. Runs after test_rotate (rot.0006..0008 exist). */
+static void test_restart(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "rot.npr");
+	c.rotate_size = 5000;
+	c.rotate_count = 3;
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "", base[512];
+	snprintf(base, sizeof(base), "%s/rot", tmpdir);
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	CHECK(exists("%s.%04u.npr", base, 9), "restart opens rot.0009.npr");
+	CHECK(exists("%s.%04u.npr", base, 8), "and keeps the earlier run's files for now");
+	for (uint64_t i = 1; i <= 5; i++) {   /* 5 intervals: one rotation, to 0010 */
+		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);
+		rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
+	}
+	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	unsigned n = 0;
+	for (unsigned k = 1; k <= 12; k++)
+		n += exists("%s.%04u.npr", base, k);
+	CHECK(exists("%s.%04u.npr", base, 10) && exists("%s.%04u.npr", base, 8) && n == 3,
+	      "COUNT=3 over both runs: %u files", n);
+
+	cfg_init(&c, "fl.npr");
+	c.flight_seconds_ns = 5 * SEC;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	interval_rb(&rb, 1, SEC, 2 * SEC, -1, 10);
+	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
+	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	snprintf(base, sizeof(base), "%s/fl", tmpdir);
+	CHECK(exists("%s.dump-%04u.npr", base, 4), "restarted flight recorder writes dump 0004");
+	struct summary s;
+	char p[600];
+	snprintf(p, sizeof(p), "%s/fl.dump-0001.npr", tmpdir);
+	summarize(p, &s);
+	CHECK(strcmp(s.trigger_why, "sigusr1") == 0, "earlier dump 0001 untouched (%s)", s.trigger_why);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
 /* ---- flight recorder ---- */
 
 static void test_flight_seconds(void)
@@ -651,6 +697,7 @@ int main(void)
 	test_rotate();
 	test_flight_seconds();
 	test_flight_bytes_and_condition();
+	test_restart();
 	test_mark();
 	test_reopen();
 	test_disk_full();
