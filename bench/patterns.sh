@@ -6,7 +6,9 @@
 #     interval I = [Lmin, Lmax] of the affected requests; k-means (k = 2..6,
 #     best k by the score, as the paper ran it) as the RQ1 baseline;
 #  2. run time on one core (taskset, --threads 1) for 1k/10k/100k requests;
-#  3. peak memory of the CLI (npanalyze patterns --csv) for 10k and 100k.
+#  3. peak memory of the CLI (npanalyze patterns --csv) for 1k/10k/100k;
+#  plus the same accuracy on harder sessions (--spread 2.5) and with the
+#  automatic interval.
 # Env: SESSIONS (30), MODES (set,icpe,icpe:mad,beam,gaset,kmeans), NP_BUILD (build/).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +26,15 @@ command -v taskset >/dev/null && ONE="taskset -c 0"
 echo "== accuracy: $SESSIONS normal + $SESSIONS noised sessions x 1000 requests (modes $MODES)"
 echo "   (icpe = the paper's GA with the authors' bandwidth rule; :mad = robust-sigma bandwidth)"
 $ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes "$MODES" --threads 1 --quiet
+
+echo
+echo "== harder sessions: RPC time sigmas x2.5 (latency modes overlap), same methodology"
+$ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes set,beam,icpe:mad,kmeans --spread 2.5 --threads 1 --quiet
+
+echo
+echo "== automatic interval instead of the paper's [Lmin, Lmax] (set mode; k-means keeps the oracle interval)"
+$ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes set --auto --threads 1 --quiet
+$ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes set --auto --spread 2.5 --threads 1 --quiet
 
 echo
 echo "== run time on one core (--threads 1), one normal and one noised session per size"
