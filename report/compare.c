@@ -54,28 +54,79 @@ int rpt_metric_direction(const char *name, const char *unit)
 	return RPT_DIR_NONE;
 }
 
-static const struct np_series *rpt_find_series(const struct np_analysis *a, const char *table,
-					       const char *key, const char *metric)
+/* Sorted views for lookups: series by (table, key, metric), rows by key. */
+static int rpt_cmp_series(const void *x, const void *y)
 {
-	for (size_t i = 0; i < a->nseries; i++) {
-		const struct np_series *s = a->series[i];
-		if (s->n && !strcmp(s->table, table) && !strcmp(s->metric, metric) &&
-		    !strcmp(s->key, key))
-			return s;
-	}
-	return NULL;
+	const struct np_series *a = *(const struct np_series *const *)x;
+	const struct np_series *b = *(const struct np_series *const *)y;
+	int d = strcmp(a->table, b->table);
+	if (!d)
+		d = strcmp(a->key, b->key);
+	return d ? d : strcmp(a->metric, b->metric);
 }
 
-static long rpt_find_row(const struct np_table *t, const char *key)
+static struct np_series **rpt_series_index(const struct np_analysis *a)
 {
+	struct np_series **v = malloc((a->nseries + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	memcpy(v, a->series, a->nseries * sizeof(*v));
+	qsort(v, a->nseries, sizeof(*v), rpt_cmp_series);
+	return v;
+}
+
+static const struct np_series *rpt_find_series(struct np_series *const *idx, size_t n,
+					       const char *table, const char *key, const char *metric)
+{
+	struct np_series probe = { .table = (char *)table, .key = (char *)key, .metric = (char *)metric };
+	const struct np_series *pp = &probe;
+	struct np_series *const *hit = idx ? bsearch(&pp, idx, n, sizeof(*idx), rpt_cmp_series) : NULL;
+	return hit && (*hit)->n ? *hit : NULL;
+}
+
+struct rpt_rowkey { char *key; size_t row; };
+
+static int rpt_cmp_rowkey(const void *x, const void *y)
+{
+	return strcmp(((const struct rpt_rowkey *)x)->key, ((const struct rpt_rowkey *)y)->key);
+}
+
+/* Keys of every row, sorted (first row wins for duplicate keys). */
+static struct rpt_rowkey *rpt_row_index(const struct np_table *t)
+{
+	struct rpt_rowkey *v = calloc(t->nrows + 1, sizeof(*v));
+	if (!v)
+		return NULL;
 	for (size_t r = 0; r < t->nrows; r++) {
-		char *k = np_table_row_key(t, r);
-		bool eq = k && !strcmp(k, key);
-		free(k);
-		if (eq)
-			return (long)r;
+		v[r].key = np_table_row_key(t, r);
+		v[r].row = r;
+		if (!v[r].key)
+			v[r].key = strdup("");
 	}
-	return -1;
+	qsort(v, t->nrows, sizeof(*v), rpt_cmp_rowkey);
+	return v;
+}
+
+static void rpt_row_index_free(struct rpt_rowkey *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].key);
+	free(v);
+}
+
+static long rpt_find_row(const struct rpt_rowkey *idx, size_t n, const char *key)
+{
+	struct rpt_rowkey probe = { .key = (char *)key };
+	const struct rpt_rowkey *hit = idx ? bsearch(&probe, idx, n, sizeof(*idx), rpt_cmp_rowkey) : NULL;
+	if (!hit)
+		return -1;
+	while (hit > idx && !strcmp(hit[-1].key, key))
+		hit--;
+	size_t best = hit->row;
+	for (const struct rpt_rowkey *h = hit; h < idx + n && !strcmp(h->key, key); h++)
+		if (h->row < best)
+			best = h->row;
+	return (long)best;
 }
 
 static bool rpt_metric_wanted(const struct rpt_cmpopt *o, const struct np_table *t, const char *col)
@@ -109,6 +160,7 @@ struct rpt_cmprow {
 struct rpt_cmpctx {
 	const struct rpt_cmpopt *o;
 	const struct np_analysis *base, *neu;
+	struct np_series **sidx_base, **sidx_new;
 	struct rpt_cmprow *rows;
 	size_t nrows, cap;
 	struct np_table *unmatched;   /* table, key, side */
@@ -178,11 +230,12 @@ static void rpt_unmatched(struct rpt_cmpctx *c, const char *table, const char *k
 
 static void rpt_compare_table(struct rpt_cmpctx *c, const struct np_table *tb, const struct np_table *tn)
 {
+	struct rpt_rowkey *ib = rpt_row_index(tb), *in = rpt_row_index(tn);
 	for (size_t r = 0; r < tb->nrows; r++) {
 		char *key = np_table_row_key(tb, r);
 		if (!key)
 			continue;
-		long rn = rpt_find_row(tn, key);
+		long rn = rpt_find_row(in, tn->nrows, key);
 		if (rn < 0) {
 			rpt_unmatched(c, tb->name, key, "base only");
 			free(key);
@@ -196,8 +249,10 @@ static void rpt_compare_table(struct rpt_cmpctx *c, const struct np_table *tb, c
 				continue;
 			double vb = np_cell_f64(np_table_cell_c(tb, r, col));
 			double vn = np_cell_f64(np_table_cell_c(tn, (size_t)rn, (size_t)cn));
-			const struct np_series *sb = rpt_find_series(c->base, tb->name, key, cb->name);
-			const struct np_series *sn = rpt_find_series(c->neu, tb->name, key, cb->name);
+			const struct np_series *sb = rpt_find_series(c->sidx_base, c->base->nseries,
+								     tb->name, key, cb->name);
+			const struct np_series *sn = rpt_find_series(c->sidx_new, c->neu->nseries,
+								     tb->name, key, cb->name);
 			if (isnan(vb) && isnan(vn) && !(sb && sn))
 				continue;
 			struct rpt_cmprow *row = rpt_push(c);
@@ -214,19 +269,21 @@ static void rpt_compare_table(struct rpt_cmpctx *c, const struct np_table *tb, c
 	}
 	for (size_t r = 0; r < tn->nrows; r++) {
 		char *key = np_table_row_key(tn, r);
-		if (key && rpt_find_row(tb, key) < 0)
+		if (key && rpt_find_row(ib, tb->nrows, key) < 0)
 			rpt_unmatched(c, tn->name, key, "new only");
 		free(key);
 	}
+	rpt_row_index_free(ib, tb->nrows);
+	rpt_row_index_free(in, tn->nrows);
 }
 
+/* Was this series already compared as a column of its table? */
 static bool rpt_row_exists(const struct rpt_cmpctx *c, const struct np_series *s)
 {
-	for (size_t i = 0; i < c->nrows; i++)
-		if (!strcmp(c->rows[i].table, s->table) && !strcmp(c->rows[i].metric, s->metric) &&
-		    !strcmp(c->rows[i].key, s->key))
-			return true;
-	return false;
+	const struct np_table *tb = np_analysis_table(c->base, s->table);
+	const struct np_table *tn = np_analysis_table(c->neu, s->table);
+	return tb && tn && np_table_find_col(tb, s->metric) >= (int)tb->nkey &&
+	       np_table_find_col(tn, s->metric) >= 0;
 }
 
 /* Series whose metric is no column of their table (e.g. netcpu "cpu" per
@@ -241,7 +298,8 @@ static void rpt_compare_series_only(struct rpt_cmpctx *c)
 		if (dir < 0 || !sb->n || rpt_row_exists(c, sb) ||
 		    !rpt_metric_wanted(c->o, tb ? tb : &fake, sb->metric))
 			continue;
-		const struct np_series *sn = rpt_find_series(c->neu, sb->table, sb->key, sb->metric);
+		const struct np_series *sn = rpt_find_series(c->sidx_new, c->neu->nseries,
+							     sb->table, sb->key, sb->metric);
 		if (!sn)
 			continue;
 		struct rpt_cmprow *row = rpt_push(c);
@@ -487,6 +545,8 @@ int rpt_compare(FILE *out, const struct np_analysis *base, const struct np_analy
 	np_table_col(c.unmatched, "table", "str", NULL);
 	np_table_col(c.unmatched, "key", "str", NULL);
 	np_table_col(c.unmatched, "only_in", "str", NULL);
+	c.sidx_base = rpt_series_index(base);
+	c.sidx_new = rpt_series_index(neu);
 	rpt_compare_all(&c);
 	if (o->csv) {
 		struct np_table *t = rpt_csv_rows(&c);
@@ -503,6 +563,8 @@ int rpt_compare(FILE *out, const struct np_analysis *base, const struct np_analy
 	for (size_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].key);
 	free(c.rows);
+	free(c.sidx_base);
+	free(c.sidx_new);
 	np_table_free(c.unmatched);
 	return ret;
 }

@@ -140,16 +140,23 @@ struct rpt_median rpt_median_ci(const double *v, size_t n, double conf)
 	qsort(s, n, sizeof(*s), rpt_cmp_dbl);
 	m.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2.0;
 	/* [x_(k), x_(n-k+1)] (1-based) covers the median with probability
-	 * 1 - 2 P(B <= k-1); take the narrowest k that still reaches conf. */
-	double alpha2 = (1.0 - conf) / 2.0;
-	for (size_t k = n / 2; k >= 1; k--) {
-		double tail = rpt_binom_half_cdf(n, k - 1);
-		if (tail <= alpha2) {
-			m.lo = s[k - 1];
-			m.hi = s[n - k];
-			m.conf = 1.0 - 2.0 * tail;
+	 * 1 - 2 P(B <= k-1); take the narrowest k that still reaches conf,
+	 * accumulating the binomial tail once. */
+	double alpha2 = (1.0 - conf) / 2.0, tail = 0, ln2n = (double)n * log(2.0);
+	size_t best = 0;
+	double best_tail = 0;
+	for (size_t j = 0; j + 1 <= n / 2; j++) {     /* tail = P(B <= j), k = j + 1 */
+		tail += exp(lgamma((double)n + 1) - lgamma((double)j + 1) -
+			    lgamma((double)(n - j) + 1) - ln2n);
+		if (tail > alpha2)
 			break;
-		}
+		best = j + 1;
+		best_tail = tail;
+	}
+	if (best) {
+		m.lo = s[best - 1];
+		m.hi = s[n - best];
+		m.conf = 1.0 - 2.0 * best_tail;
 	}
 	free(s);
 	return m;
