@@ -12,7 +12,7 @@
 # dm-back's recorder clock is shifted by +5 ms. npanalyze merges the three
 # recordings, `npanalyze patterns` mines the degradation patterns, npreport
 # prints the report and writes CSV + plots under DEMO_OUT (default
-# ./demo-output). Namespaces and processes are removed on exit and Ctrl-C.
+# ./demo-out). Namespaces and processes are removed on exit and Ctrl-C.
 #
 # Environment: NP_BUILD (binaries, default build/), DEMO_OUT, DEMO_SECONDS,
 # DEMO_RATE (requests/s, default 40), DEMO_LOSS (drop probability, default
@@ -20,7 +20,7 @@
 . "$(dirname "$0")/lib/e2e.sh"
 e2e_init demo
 E2E_KEEP=${E2E_KEEP:-}
-OUT=${DEMO_OUT:-$E2E_ROOT/demo-output}
+OUT=${DEMO_OUT:-$E2E_ROOT/demo-out}
 SECS=${DEMO_SECONDS:-15}
 RATE=${DEMO_RATE:-40}
 LOSS=${DEMO_LOSS:-0.01}
