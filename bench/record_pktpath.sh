@@ -35,11 +35,14 @@ ip -n $NSA link set pk-ba0 up; ip -n $NSB link set pk-bb0 up
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 sleep 1
 
-MODES=(none full s16)
+# *_small: 128-byte writes with TCP_NODELAY, for a high packet (event) rate.
+MODES=(none full s16 none_small full_small)
 measure() {   # MODE REP -> "mode gbps events_per_s bytes_per_event lost"
 	local mode=$1 out=$TMP/$1.$2 opt=() rp=()
-	case $mode in full) opt=(--packets);; s16) opt=(--packets --sample 1/16);; esac
-	if [ "$mode" != none ]; then
+	local ip=()
+	case $mode in full|full_small) opt=(--packets);; s16) opt=(--packets --sample 1/16);; esac
+	case $mode in *_small) ip=(-N -l 128);; esac
+	if [ "${mode%_small}" != none ]; then
 		for side in a b; do
 			local ns=$NSA if=pk-ba0; [ $side = b ] && ns=$NSB if=pk-bb0
 			"$NPREC" -q -o "$out.$side.npr" --no-flows --no-txn --no-netcpu --no-threads \
@@ -49,10 +52,10 @@ measure() {   # MODE REP -> "mode gbps events_per_s bytes_per_event lost"
 		sleep 0.5
 	fi
 	local gbps
-	gbps=$(ip netns exec $NSA iperf3 -c 10.77.8.2 -p 5201 -t "$T" -J 2>/dev/null |
+	gbps=$(ip netns exec $NSA iperf3 -c 10.77.8.2 -p 5201 -t "$T" "${ip[@]}" -J 2>/dev/null |
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
 	local ev=0 bytes=0 lost=0
-	if [ "$mode" != none ]; then
+	if [ "${mode%_small}" != none ]; then
 		kill -INT "${rp[@]}"; wait "${rp[@]}" 2>/dev/null
 		for side in a b; do
 			"$PM" stats "$out.$side.npr" > "$out.$side.txt"
@@ -78,9 +81,12 @@ import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 med = {m: [st.median(float(x[i]) for x in rows if x[0] == m) for i in range(1, 5)] for m in sys.argv[2:]}
 base = med["none"][0]
-print("%-22s %10s %7s %12s %11s %8s" % ("pktpath mode", "tcp_Gbit/s", "loss%", "events/s", "B/event", "lost"))
-names = {"none": "none", "full": "--packets", "s16": "--packets --sample 1/16"}
+base_small = med.get("none_small", [0])[0]
+print("%-24s %10s %7s %12s %11s %8s" % ("pktpath mode", "tcp_Gbit/s", "loss%", "events/s", "B/event", "lost"))
+names = {"none": "none", "full": "--packets", "s16": "--packets --sample 1/16",
+         "none_small": "none, 128 B writes", "full_small": "--packets, 128 B writes"}
 for m in sys.argv[2:]:
     g, e, b, l = med[m]
-    print("%-22s %10.2f %6.1f%% %12.0f %11.2f %8.0f" % (names[m], g, (1 - g / base) * 100 if base else 0, e, b, l))
+    ref = base_small if m.endswith("_small") else base
+    print("%-24s %10.3f %6.1f%% %12.0f %11.2f %8.0f" % (names[m], g, (1 - g / ref) * 100 if ref else 0, e, b, l))
 PY
