@@ -48,7 +48,7 @@ struct rc_flows {
 	struct rc_dtab prev, drops_prev;
 	struct rc_flow_row *rows;
 	size_t nrows, caprows;
-	uint64_t events_base;
+	uint64_t evicted;               /* entries the full LRU maps evicted */
 };
 
 static void rc_flows_tps(struct rc_flows *f)
@@ -194,6 +194,7 @@ static int rc_flows_collect(struct rc_flows *f)
 	struct rc_flow_key key, nkey;
 	int fd = bpf_map__fd(f->skel->maps.flows);
 	bool first = true;
+	size_t matched = 0;
 	if (rc_dtab_init(&next, sizeof(key), sizeof(struct rc_flow_prev)))
 		return -ENOMEM;
 	f->nrows = 0;
@@ -208,6 +209,7 @@ static int rc_flows_collect(struct rc_flows *f)
 		r->k = key;
 		rc_flow_fold(f, &r->s);
 		const struct rc_flow_prev *p = rc_dtab_find(&f->prev, &key);
+		matched += p != NULL;
 		RC_D(tx_bytes); RC_D(rx_bytes); RC_D(tx_calls); RC_D(rx_calls); RC_D(retrans);
 		RC_D(srtt_sum); RC_D(srtt_n); RC_D(segs_in); RC_D(segs_out); RC_D(total_retrans);
 		bool changed = !p || r->d.tx_calls || r->d.rx_calls || r->d.retrans || r->d.srtt_n ||
@@ -226,6 +228,8 @@ static int rc_flows_collect(struct rc_flows *f)
 		rc_format_addr(key.laddr, r->la, sizeof(r->la));
 		rc_format_addr(key.raddr, r->ra, sizeof(r->ra));
 	}
+	/* an open flow known last time and gone now was evicted */
+	f->evicted += f->prev.n - matched;
 	rc_dtab_swap(&f->prev, &next);
 	rc_dtab_free(&next);
 	return 0;
@@ -249,7 +253,7 @@ static int rc_flows_pack(struct rc_flows *f, struct rec_ctx *ctx, struct np_recb
 	if (!col)
 		return -ENOMEM;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_FLOWS, 1);
-	msgpack_pack_map(pk, 30);
+	msgpack_pack_map(pk, 29);
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	np_pack_kv_u64(pk, "n", n);
@@ -289,7 +293,7 @@ static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t 
 	struct rc_dtab next;
 	struct rc_drop_key key, nkey;
 	int fd = bpf_map__fd(f->skel->maps.drops);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), n = 0, cap = 64;
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), n = 0, cap = 64, dmatched = 0;
 	bool first = true;
 	struct rc_drop_row { struct rc_drop_key k; uint64_t cnt; char sa[46], da[46], rn[64]; } *rows;
 	if (rc_dtab_init(&next, sizeof(key), sizeof(uint64_t)))
@@ -304,6 +308,7 @@ static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t 
 		for (int c = 0; c < f->ncpus; c++)
 			tot += *(uint64_t *)((char *)f->vbuf + (size_t)c * stride);
 		const uint64_t *p = rc_dtab_find(&f->drops_prev, &key);
+		dmatched += p != NULL;
 		uint64_t *nv = rc_dtab_put(&next, &key);
 		if (nv)
 			*nv = tot;
@@ -327,6 +332,7 @@ static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t 
 		else
 			snprintf(r->rn, sizeof(r->rn), "reason_%u", key.reason);
 	}
+	f->evicted += f->drops_prev.n - dmatched;
 	rc_dtab_swap(&f->drops_prev, &next);
 	rc_dtab_free(&next);
 	if (!rows)
@@ -382,10 +388,9 @@ static uint64_t rc_flows_events(void *state)
 	return tot;
 }
 
-/* Aggregates only: nothing goes through a ring buffer, nothing is lost
- * (a full LRU map evicts the least recently used flow; its counters until
- * then were reported). */
-static uint64_t rc_flows_lost(void *state) { (void)state; return 0; }
+/* Aggregates only, no ring buffer: what can be lost is an entry a full LRU
+ * map evicted (its updates since the previous read). */
+static uint64_t rc_flows_lost(void *state) { return ((struct rc_flows *)state)->evicted; }
 static int rc_flows_drain(void *state) { (void)state; return 0; }
 
 const struct rec_family rec_family_flows = {

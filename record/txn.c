@@ -48,6 +48,7 @@ struct rc_txn {
 	struct rc_txn_row *rows; size_t nrows, caprows;
 	struct rc_txn_bucket *sk; size_t nsk, capsk;
 	struct rc_txn_event *ev; size_t nev, capev;
+	uint64_t evicted;               /* entries the full LRU maps evicted */
 };
 
 static uint64_t rc_fnv1a(const char *s)
@@ -255,6 +256,7 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 	struct rc_txn_ckey key, nkey;
 	int fd = bpf_map__fd(t->skel->maps.txn_stats);
 	bool first = true;
+	size_t matched = 0;
 	if (rc_dtab_init(&next, sizeof(key), sizeof(struct rc_txn_prev)))
 		return -ENOMEM;
 	t->nrows = 0;
@@ -269,6 +271,7 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		r->k = key;
 		rc_txn_fold(t, r);
 		const struct rc_txn_prev *p = rc_dtab_find(&t->prev, &key);
+		matched += p != NULL;
 		r->d.count = r->tot.count - (p ? p->count : 0);
 		r->d.bytes_req = r->tot.bytes_req - (p ? p->bytes_req : 0);
 		r->d.bytes_resp = r->tot.bytes_resp - (p ? p->bytes_resp : 0);
@@ -290,6 +293,7 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		rc_format_addr(key.laddr, r->la, sizeof(r->la));
 		rc_format_addr(key.raddr, r->ra, sizeof(r->ra));
 	}
+	t->evicted += t->prev.n - matched;
 	rc_dtab_swap(&t->prev, &next);
 	rc_dtab_free(&next);
 	return 0;
@@ -300,7 +304,7 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 	struct rc_dtab next;
 	struct rc_txn_skey key, nkey;
 	int fd = bpf_map__fd(t->skel->maps.txn_sketch);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t));
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), matched = 0;
 	bool first = true;
 	if (rc_dtab_init(&next, sizeof(key), sizeof(uint64_t)))
 		return -ENOMEM;
@@ -314,6 +318,7 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 		for (int c = 0; c < t->ncpus; c++)
 			tot += *(uint64_t *)((char *)t->vbuf + (size_t)c * stride);
 		const uint64_t *p = rc_dtab_find(&t->sk_prev, &key);
+		matched += p != NULL;
 		uint64_t d = tot - (p ? *p : 0);
 		if (rc_dtab_find(closed, &key.c)) {
 			bpf_map_delete_elem(fd, &key);
@@ -331,6 +336,7 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 		b->bucket = key.bucket;
 		b->count = d;
 	}
+	t->evicted += t->sk_prev.n - matched;
 	rc_dtab_swap(&t->sk_prev, &next);
 	rc_dtab_free(&next);
 	return 0;
@@ -513,7 +519,11 @@ static uint64_t rc_txn_counter(struct rc_txn *t, uint32_t idx)
 }
 
 static uint64_t rc_txn_events(void *state) { return rc_txn_counter(state, 0); }
-static uint64_t rc_txn_lost(void *state) { return rc_txn_counter(state, 1); }
+/* ring buffer reserves that failed + entries full LRU maps evicted */
+static uint64_t rc_txn_lost(void *state)
+{
+	return rc_txn_counter(state, 1) + ((struct rc_txn *)state)->evicted;
+}
 
 const struct rec_family rec_family_txn = {
 	.name = RC_TXN_FAMILY,

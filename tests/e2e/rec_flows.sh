@@ -110,5 +110,6 @@ check "--netns: rc-b loopback flow absent from rc-a recording" bash -c "! grep -
 check "--netns: rc-b loopback flow present in rc-b recording" grep -q "127.0.0.1 5004 " "$E2E_TMP/b.flows"
 "$NPREPORT" dump "$E2E_TMP/p.npr" | $NPR flows > "$E2E_TMP/p.flows"
 check "--port 5003: only port-5003 flows recorded" bash -c "[ -s '$E2E_TMP/p.flows' ] && awk '\$2!=5003 && \$4!=5003 {exit 1}' '$E2E_TMP/p.flows'"
+check "nothing lost (no LRU evictions)" [ "$("$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR lost flows)" = "0" ]
 check "header lists attached probes" bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep 'flows tp_btf/sock_send_length attached' >/dev/null"
 e2e_finish
