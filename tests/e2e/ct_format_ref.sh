@@ -72,4 +72,18 @@ check "20 copies with a changed byte: both readers agree" test $bad -eq 0
 { head -c 3000 "$FIX/rec-basic.npr"; printf 'NPCKxxxxNPCK'; head -c 200 /dev/zero; tail -c +3001 "$FIX/rec-basic.npr"; } > "$E2E_TMP/garbage.npr"
 check "garbage with false magics: both readers agree" same_dump "$E2E_TMP/garbage.npr"
 
+# npreport dump options and exit status.
+n=$("$NPREPORT" dump --type flows --type 24 "$FIX/rec-basic.npr" | wc -l)
+check "--type flows --type 24: 10 records ($n)" test "$n" -eq 10
+out=$("$NPREPORT" dump --header-only "$FIX/rec-basic.npr")
+check "--header-only: one header line" test "$(printf '%s\n' "$out" | grep -c '"type":"header"')" -eq 1 -a "$(printf '%s\n' "$out" | wc -l)" -eq 1
+n=$("$NPREPORT" dump "$FIX/rec-basic.npr" "$FIX/ana-basic.npa" | grep -c '"file":')
+check "two files: every line names its file ($n)" test "$n" -eq 82
+"$NPREPORT" dump "$FIX/rec-basic.npr" >/dev/null 2>&1; rc0=$?
+"$NPREPORT" dump "$FIX/rec-corrupt.npr" >/dev/null 2>"$E2E_TMP/w"; rc1=$?
+"$NPREPORT" dump "$E2E_TMP/nonexistent.npr" >/dev/null 2>&1; rc2=$?
+"$NPREPORT" dump --type nosuchtype "$FIX/rec-basic.npr" >/dev/null 2>&1; rc3=$?
+check "exit status 0 / 1 / 2 / 2 ($rc0 $rc1 $rc2 $rc3)" test "$rc0$rc1$rc2$rc3" = 0122
+check "damage warnings on stderr" grep -q "checksum mismatch" "$E2E_TMP/w"
+
 e2e_finish
