@@ -396,7 +396,11 @@ static void ana_decomp_table(struct ana_dctx *d)
 					snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
 										      : fa->rcv_host].name);
 				np_table_set_str(t, r, 11, hb);
-				if (s != ANA_SEG_TOTAL && ntail && tail[ANA_SEG_TOTAL] > 0) {
+				int nseg = 0;
+				for (int q = 0; q < ANA_SEG_TOTAL; q++)
+					nseg += sk[q].n > 0;
+				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
+				if (s != ANA_SEG_TOTAL && ntail && tail[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
 					double sh = 100.0 * tail[s] / tail[ANA_SEG_TOTAL];
 					char key[200];
 					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
