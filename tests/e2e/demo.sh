@@ -83,4 +83,27 @@ fi
 check "a degradation pattern conditions on the orders RPC >= ~50 ms (F = $(v orders_pattern_fscore))" \
 	sh -c "awk -v f='$(v orders_pattern_fscore)' 'BEGIN{exit !(f>=0.5)}'"
 check "text report names the shifted host's clock" grep -q 'dm-back' "$OUT/report.txt"
+
+# Ctrl-C in the middle: SIGINT to the demo's whole process group, as a
+# terminal sends it; namespaces and processes must be gone right after.
+python3 - "$E2E_ROOT" "$E2E_TMP/int" > "$E2E_TMP/int.txt" 2>&1 <<'PY'
+import os, signal, subprocess, sys, time
+root, out = sys.argv[1], sys.argv[2]
+env = dict(os.environ, DEMO_SECONDS="20", DEMO_OUT=out, DEMO_QUIET="1")
+p = subprocess.Popen(["bash", f"{root}/tests/demo.sh"], env=env, start_new_session=True,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for _ in range(150):                       # until the load runs
+    if os.path.exists(f"{out}/client.npr"):
+        break
+    time.sleep(0.1)
+time.sleep(2)
+os.killpg(p.pid, signal.SIGINT)
+print("exit", p.wait(timeout=60))
+PY
+cat "$E2E_TMP/int.txt" >&2
+check "Ctrl-C: demo exits 130" grep -q '^exit 130' "$E2E_TMP/int.txt"
+check "Ctrl-C: no dm- namespace left" sh -c "! ip netns list | grep -q '^dm-'"
+# (bracketed letters so pgrep does not find the sh -c running it)
+check "Ctrl-C: no service or recorder left" sh -c "! pgrep -f 'dm_servic[e].py|npre[c] -o $E2E_TMP/int' >/dev/null"
 e2e_finish
