@@ -472,6 +472,70 @@ static int build_items(struct theta_pool *p, struct pat_result *r, size_t *neval
 	return rc;
 }
 
+static int analyze_once(const struct pat_table *t, const struct pat_opts *o, struct pat_result *r,
+			char *err, size_t errlen)
+{
+	size_t nw = (t->nrows + 63) / 64;
+	uint64_t *pos = malloc(nw * sizeof(uint64_t));
+	if (!pos) return -ENOMEM;
+	r->npos = lat_mask(t, nw, r->lo, r->hi, pos);
+	free(pos);
+	if (r->npos == 0) {
+		snprintf(err, errlen, "no request has a latency in [%g ms, %g ms)", r->lo, r->hi);
+		return -ENOENT;
+	}
+	struct pat_model m;
+	int rc = pat_model_build(&m, t, r->npos, o, err, errlen);
+	if (rc) return rc;
+	r->nthr_total = m.nthr_total;
+	rc = split_points(t, o, r);
+	struct theta_pool p = { .m = &m, .o = o, .r = r,
+		.use_ga = o->mode == PAT_MODE_ICPE || o->mode == PAT_MODE_GASET };
+	if (!rc) rc = theta_all(&p);
+	for (size_t k = 0; k < p.njobs; k++) r->nevals += p.jobs[k].nevals;
+	if (!rc) rc = build_items(&p, r, &r->nevals);
+	if (rc) snprintf(err, errlen, "pattern search failed: %s", strerror(-rc));
+	free(p.jobs);
+	pat_model_free(&m);
+	return rc;
+}
+
+static bool item_matches(const struct pat_table *t, const struct pat_item *it, size_t row)
+{
+	for (int k = 0; k < it->ncond; k++) {
+		double v = t->col[it->c[k].rpc][row];
+		if (isnan(v) || v < it->c[k].lo || v >= it->c[k].hi) return false;
+	}
+	return it->ncond > 0;
+}
+
+/* The automatic I starts at a latency mode, which cuts off the fast end of
+ * a degraded mode that overlaps the main one. Where the patterns found
+ * show up is better evidence: the 2nd percentile of the latencies of the
+ * requests matching a good pattern (F >= 0.5), but never below the main
+ * mode's median + 1 robust sigma. Returns the new lower bound or NAN. */
+static double refined_lo(const struct pat_table *t, const struct pat_result *r)
+{
+	double *x = malloc((t->nrows + 1) * sizeof(double));
+	if (!x) return NAN;
+	memcpy(x, t->lat, t->nrows * sizeof(double));
+	qsort(x, t->nrows, sizeof(double), cmp_double);
+	double floor_lo = x[t->nrows / 2] + pat_ms_mad_sigma(x, t->nrows), lo = r->lo;
+	for (size_t k = 0; k < r->nitems; k++) {
+		if (r->items[k].f < 0.5) continue;
+		size_t n = 0;
+		for (size_t i = 0; i < t->nrows; i++)
+			if (item_matches(t, &r->items[k], i)) x[n++] = t->lat[i];
+		if (n < 10) continue;
+		qsort(x, n, sizeof(double), cmp_double);
+		double q = x[n / 50];
+		if (q < lo) lo = q;
+	}
+	free(x);
+	if (lo < floor_lo) lo = floor_lo;
+	return lo < r->lo - 1e-9 ? lo : NAN;
+}
+
 int pat_analyze(const struct pat_table *t, const struct pat_opts *o, struct pat_result *r,
 		char *err, size_t errlen)
 {
@@ -487,28 +551,23 @@ int pat_analyze(const struct pat_table *t, const struct pat_opts *o, struct pat_
 		if (rc) return rc;
 		r->auto_interval = true;
 	}
-	size_t nw = (t->nrows + 63) / 64;
-	uint64_t *pos = malloc(nw * sizeof(uint64_t));
-	if (!pos) return -ENOMEM;
-	r->npos = lat_mask(t, nw, r->lo, r->hi, pos);
-	free(pos);
-	if (r->npos == 0) {
-		snprintf(err, errlen, "no request has a latency in [%g ms, %g ms)", r->lo, r->hi);
-		return -ENOENT;
+	rc = analyze_once(t, o, r, err, errlen);
+	if (!rc && r->auto_interval && o->mode != PAT_MODE_ICPE) {
+		double lo = refined_lo(t, r);
+		if (!isnan(lo)) {
+			struct pat_result again;
+			memset(&again, 0, sizeof(again));
+			again.nrows = t->nrows; again.lo = lo; again.hi = r->hi; again.auto_interval = true;
+			again.nevals = r->nevals;
+			if (analyze_once(t, o, &again, err, errlen) == 0) {
+				pat_result_free(r);
+				*r = again;
+			} else {
+				pat_result_free(&again);
+				err[0] = 0;
+			}
+		}
 	}
-	struct pat_model m;
-	rc = pat_model_build(&m, t, r->npos, o, err, errlen);
-	if (rc) return rc;
-	r->nthr_total = m.nthr_total;
-	rc = split_points(t, o, r);
-	struct theta_pool p = { .m = &m, .o = o, .r = r,
-		.use_ga = o->mode == PAT_MODE_ICPE || o->mode == PAT_MODE_GASET };
-	if (!rc) rc = theta_all(&p);
-	for (size_t k = 0; k < p.njobs; k++) r->nevals += p.jobs[k].nevals;
-	if (!rc) rc = build_items(&p, r, &r->nevals);
-	if (rc) snprintf(err, errlen, "pattern search failed: %s", strerror(-rc));
-	free(p.jobs);
-	pat_model_free(&m);
 	r->seconds = now_s() - t0;
 	return rc;
 }
