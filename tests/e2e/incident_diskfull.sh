@@ -9,7 +9,7 @@
 e2e_init incident_diskfull
 e2e_need_root
 [ -x "$NPREC" ] || e2e_skip "nprec not built"
-SUM=$NP_BUILD/tools/in_npsum
+. "$(dirname "$0")/../lib/incident.sh"
 [ -x "$SUM" ] || e2e_skip "tests/tools/in_npsum not built"
 command -v iperf3 >/dev/null || e2e_skip "iperf3 missing"
 

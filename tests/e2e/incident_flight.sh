@@ -12,7 +12,7 @@
 e2e_init incident_flight
 e2e_need_root
 [ -x "$NPREC" ] || e2e_skip "nprec not built"
-SUM=$NP_BUILD/tools/in_npsum
+. "$(dirname "$0")/../lib/incident.sh"
 [ -x "$SUM" ] || e2e_skip "tests/tools/in_npsum not built"
 command -v socat >/dev/null || e2e_skip "socat missing"
 command -v iptables >/dev/null || e2e_skip "iptables missing"
@@ -28,15 +28,11 @@ sleep 0.3
 send() {   # send PORT BYTES
 	head -c "$2" /dev/urandom | ip netns exec in-a socat -u - TCP:10.231.2.2:$1
 }
-wait_file() {   # wait_file PATH: up to 10 s for a dump with its TRIGGER record
-	local i
-	for i in $(seq 100); do
-		[ -s "$1" ] && "$SUM" "$1" | grep -q '^n_trigger=1$' && return 0
-		sleep 0.1
-	done
-	return 1
+# A flight recorder writes nothing until a trigger: a first "warm-up" dump
+# tells that the families are attached and intervals are being recorded.
+warm_up() {   # warm_up PID DUMPFILE
+	in_wait_ready "$1" && kill -USR1 "$1" && in_wait_dump "$2"
 }
-now() { "$SUM" --now; }
 WIN=3000000000 IV=250000000
 
 # ---- SIGUSR1 and nprec --trigger ----
@@ -44,17 +40,19 @@ D=$E2E_TMP/sig; mkdir -p "$D"
 bg "$NPREC" -q -o "$D/fl.npr" -I 250ms --flight-recorder 3s
 REC=$BG_PID
 echo $REC > "$D/nprec.pid"
-sleep 0.5
+in_wait_ready $REC
+sleep 1
+check "nothing written before a trigger" test ! -e "$D/fl.npr" -a ! -e "$D/fl.dump-0001.npr"
+check "warm-up dump (recorder running)" warm_up $REC "$D/fl.dump-0001.npr"
 send $OLD 2000000           # falls out of the 3 s window before the trigger
 sleep 4.5
-check "nothing written before a trigger" test ! -e "$D/fl.npr" -a ! -e "$D/fl.dump-0001.npr"
 send $NEW 3000000
-t_before=$(now)
+t_before=$(in_now)
 kill -USR1 $REC
-check "SIGUSR1 dump written" wait_file "$D/fl.dump-0001.npr"
-eval "$("$SUM" --port $NEW "$D/fl.dump-0001.npr")"
+check "SIGUSR1 dump written" in_wait_dump "$D/fl.dump-0002.npr"
+eval "$("$SUM" --port $NEW "$D/fl.dump-0002.npr")"
 check "dump reads cleanly" test "$ok" = 1 -a "$chunks_bad" = 0 -a "$truncated" = 0 -a "$header_first" = 1
-check "dump header says flight-dump #1 ($mode $dump_index)" test "$mode" = flight-dump -a "$dump_index" = 1
+check "dump header says flight-dump #2 ($mode $dump_index)" test "$mode" = flight-dump -a "$dump_index" = 2
 check "TRIGGER record says sigusr1 ($trig_why, $trig_source)" \
 	test "$n_trigger" = 1 -a "$trig_why" = sigusr1 -a "$trig_source" = external
 check "trigger time is after the signal was sent" [ "$trig_t" -ge "$t_before" ]
@@ -67,7 +65,7 @@ check "no interval missing inside the dump" test "$seq_gaps" = 0 -a "$n_interval
 check "traffic inside the window is in the dump: $port_rx of 3000000 bytes" [ "$port_rx" -eq 3000000 ]
 check "its flows fall inside the dump window" \
 	test "$port_first_t" -ge "$first_t0" -a "$port_last_t" -le "$last_t1" -a "$port_first_t" -gt 0
-eval "$("$SUM" --port $OLD "$D/fl.dump-0001.npr")"
+eval "$("$SUM" --port $OLD "$D/fl.dump-0002.npr")"
 check "traffic older than the window is not in the dump ($port_rx bytes)" [ "$port_rx" -eq 0 ]
 seq1=$first_seq
 
@@ -75,14 +73,14 @@ send $LATER 1000000
 "$NPREC" --trigger "$D/nprec.pid" 2>"$D/trigger.err"
 rc=$?
 check "nprec --trigger PIDFILE exits 0 (rc=$rc)" [ $rc -eq 0 ]
-check "second dump written, recording went on" wait_file "$D/fl.dump-0002.npr"
-eval "$("$SUM" --port $LATER "$D/fl.dump-0002.npr")"
+check "second dump written, recording went on" in_wait_dump "$D/fl.dump-0003.npr"
+eval "$("$SUM" --port $LATER "$D/fl.dump-0003.npr")"
 check "second dump is valid and later ($first_seq > $seq1)" \
-	test "$chunks_bad" = 0 -a "$dump_index" = 2 -a "$first_seq" -gt "$seq1"
+	test "$chunks_bad" = 0 -a "$dump_index" = 3 -a "$first_seq" -gt "$seq1"
 check "second dump holds the later traffic: $port_rx of 1000000" [ "$port_rx" -eq 1000000 ]
 kill -TERM $REC; wait $REC; rc=$?
 check "flight recorder exits 0 on SIGTERM (rc=$rc)" [ $rc -eq 0 ]
-eval "$("$SUM" "$D/fl.dump-0003.npr")"
+eval "$("$SUM" "$D/fl.dump-0004.npr")"
 check "stop writes a final dump with END ($trig_source, $end_reason)" \
 	test "$chunks_bad" = 0 -a "$trig_source" = stop -a "$n_end" = 1 -a "$end_reason" = sigterm
 
@@ -93,23 +91,24 @@ ip netns exec in-b iptables -A INPUT -p udp --dport $DPORT -j DROP
 head -c 2000000 /dev/zero > "$D/payload"
 bg "$NPREC" -q -o "$D/c.npr" -I 250ms --flight-recorder 2s --trigger-on 'drops>200/s' --netns in-b
 REC=$BG_PID
-sleep 1.5
-check "no condition dump without drops" test ! -e "$D/c.dump-0001.npr"
+check "warm-up dump (recorder running)" warm_up $REC "$D/c.dump-0001.npr"
+sleep 1
+check "no condition dump without drops" test ! -e "$D/c.dump-0002.npr"
 # 2000 datagrams of 1000 bytes, all dropped by iptables in in-b
 ip netns exec in-a socat -b 1000 -u OPEN:"$D/payload" UDP:10.231.2.2:$DPORT
-check "condition dump written" wait_file "$D/c.dump-0001.npr"
+check "condition dump written" in_wait_dump "$D/c.dump-0002.npr"
 sleep 1
 kill -TERM $REC; wait $REC
 dropped=$(ip netns exec in-b iptables -L INPUT -v -x -n | awk -v p="dpt:$DPORT" '$0 ~ p {print $1}')
-eval "$("$SUM" "$D/c.dump-0001.npr")"
+eval "$("$SUM" "$D/c.dump-0002.npr")"
 check "condition dump is valid and names the condition ($trig_why)" \
 	test "$chunks_bad" = 0 -a "$trig_expr" = 'drops>200/s' -a "$trig_source" = condition
 check "condition dump ends with the interval that fired ($last_t1 = $trig_t)" [ "$last_t1" -eq "$trig_t" ]
 check "condition dump holds drops that crossed the threshold ($drops, iptables $dropped)" \
 	test "$drops" -ge 50 -a "$drops" -le $((dropped + 20))
-eval "$("$SUM" "$D/c.dump-0002.npr")"
+eval "$("$SUM" "$D/c.dump-0003.npr")"
 check "one dump per condition firing, the next is the stop dump ($trig_source)" \
-	test "$trig_source" = stop -a ! -e "$D/c.dump-0003.npr"
+	test "$trig_source" = stop -a ! -e "$D/c.dump-0004.npr"
 check "stop dump holds every dropped packet: $drops vs iptables $dropped" \
 	test "$drops" -ge "$dropped" -a "$drops" -le $((dropped + 20)) -a "$dropped" -eq 2000
 

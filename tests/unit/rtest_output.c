@@ -633,6 +633,10 @@ static void test_trigger_counts(void)
 	uint64_t a[] = { 1, 1, 1 };
 	msgpack_pack_map(pk, 1);
 	np_pack_kv_u64_array(pk, "flow", a, 3);
+	pk = np_recbuf_begin(&rb, NP_REC_ALERTS, 1);   /* as stackmon writes it: n, then columns */
+	msgpack_pack_map(pk, 2);
+	np_pack_kv_u64(pk, "n", 0);
+	np_pack_kv_u64_array(pk, "seq", a, 0);
 	struct rec_trigger_counts cn;
 	rec_trigger_count(&rb, &cn);
 	CHECK_EQ_U(cn.retrans, 43);
