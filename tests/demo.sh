@@ -36,6 +36,7 @@ command -v python3 >/dev/null || die "python3 missing (make deps installs it)"
 [ -x "$NPREPORT" ] || die "$NPREPORT not built (make all)"
 rm -rf "$OUT"; mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
+echo "{\"shift_ms\": 5, \"slow_ms\": 50, \"loss\": $LOSS}" > "$OUT/injected.json"
 
 # ---- the three hosts ----
 ns_add dm-client && ns_add dm-front && ns_add dm-back || die "cannot create network namespaces"
@@ -118,6 +119,8 @@ if [ ${#ANAS[@]} -gt 0 ]; then
 	"$NPREPORT" "${ANAS[@]}" --rows 0 --width 120 > "$OUT/report.txt"
 	"$NPREPORT" "${ANAS[@]}" --format csv -o "$OUT/csv" || MISSING+=("CSV output")
 	"$NPREPORT" "${ANAS[@]}" -s summary --plots "$OUT/plots" > /dev/null || MISSING+=("plots")
+	echo
+	python3 "$E2E_ROOT/tests/tools/dm_claims.py" "$OUT" | tee "$OUT/claims.txt"
 fi
 
 echo

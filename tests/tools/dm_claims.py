@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""What the demo injected vs what the analysis found (tests/demo.sh).
+
+  dm_claims.py OUTDIR [--kv]
+
+Reads OUTDIR/csv/*.csv (npreport CSV: raw numbers in base units),
+OUTDIR/load.json (the load generator's own figures) and
+OUTDIR/iptables_dropped.txt. Prints a short table for people, or with --kv
+one key=value per line for tests/e2e/demo.sh.
+"""
+import csv
+import json
+import os
+import re
+import sys
+
+
+def rows(out, name):
+    p = f"{out}/csv/{name}.csv"
+    return list(csv.DictReader(open(p, newline=""))) if os.path.exists(p) else []
+
+
+def claims(out):
+    c = {}
+    off = [r for r in rows(out, "clock") if r["host"].endswith("dm-back") and r.get("offset_ns")]
+    c["back_offset_ns"] = float(off[0]["offset_ns"]) if off else None
+    c["back_offset_err_ns"] = float(off[0]["offset_err_ns"]) if off and off[0].get("offset_err_ns") else None
+    tx = rows(out, "transactions")
+
+    def p50(pat, role):
+        r = [x for x in tx if x["level"] == "endpoint" and pat in x["key"] and x["role"] == role]
+        return float(r[0]["p50_ns"]) if r else None
+    c["checkout_p50_ns"] = p50("orders/checkout", "server")
+    c["browse_p50_ns"] = p50("orders/browse", "server")
+    bn = [r for r in rows(out, "bottlenecks") if r["bottleneck"] == "1"]
+    c["receiver_app_bottlenecks"] = sum(1 for r in bn if r["component"] == "receiver_app")
+    c["bottleneck_windows"] = len({(r["source"], r["from_time_ns"]) for r in bn})
+    nf = [r for r in rows(out, "lost_packets") if r.get("drop_reason") == "NETFILTER_DROP"]
+    c["netfilter_lost"] = len(nf)
+    c["netfilter_lost_on_back_9002"] = sum(1 for r in nf if r["last_host"].endswith("dm-back")
+                                           and ":9002" in r["flow"])
+    try:
+        c["iptables_dropped"] = int(open(f"{out}/iptables_dropped.txt").read().strip() or 0)
+    except (OSError, ValueError):
+        c["iptables_dropped"] = 0
+    best, cond = 0.0, ""
+    for r in rows(out, "patterns"):
+        for lo, unit in re.findall(r"9002[^∈]*∈ \[([0-9.]+) (ms|µs|s)", r["conditions"]):
+            v = float(lo) * {"ms": 1, "µs": 1e-3, "s": 1e3}[unit]
+            if 35 <= v <= 60 and float(r["fscore_ratio"]) > best:
+                best, cond = float(r["fscore_ratio"]), r["conditions"]
+    c["orders_pattern_fscore"] = best
+    c["orders_pattern"] = cond
+    try:
+        c.update(json.load(open(f"{out}/injected.json")))
+    except (OSError, ValueError):
+        c.update({"shift_ms": 5, "slow_ms": 50, "loss": 0.01})
+    try:
+        load = json.load(open(f"{out}/load.json"))["summary"]
+        c["load_checkout_p50_ms"] = load["checkout"]["p50_ms"]
+    except (OSError, KeyError, ValueError):
+        c["load_checkout_p50_ms"] = None
+    return c
+
+
+def fmt(v, scale=1.0, unit=""):
+    return "not found" if v is None else f"{v / scale:.3f} {unit}".strip()
+
+
+def human(c):
+    lines = [
+        (f"clock of dm-back shifted +{c['shift_ms']:g} ms",
+         f"dm-back offset {fmt(c['back_offset_ns'], 1e3, 'us')} "
+         f"(error bound {fmt(c['back_offset_err_ns'], 1e3, 'us')})  [clock]"),
+        (f"orders backend delays /orders/checkout {c['slow_ms']:g} ms",
+         f"endpoint p50 {fmt(c['checkout_p50_ns'], 1e6, 'ms')} (load generator: "
+         f"{fmt(c['load_checkout_p50_ms'], 1, 'ms')}); receiver_app is the bottleneck in "
+         f"{c['receiver_app_bottlenecks']} of {c['bottleneck_windows']} slow windows  "
+         "[transactions] [bottlenecks]"),
+        (f"dm-back drops {c['loss'] * 100:g} % of requests to :9002",
+         f"iptables dropped {c['iptables_dropped']}; {c['netfilter_lost']} lost packets "
+         f"located, {c['netfilter_lost_on_back_9002']} of them on dm-back :9002 with "
+         "NETFILTER_DROP  [lost_packets]"),
+        (f"slow requests = those whose orders call takes {c['slow_ms']:g} ms",
+         (f"pattern '{c['orders_pattern']}' F = {c['orders_pattern_fscore']:.2f}  [patterns]"
+          if c["orders_pattern"] else "no pattern on the orders RPC >= ~50 ms")),
+    ]
+    print("Injected condition vs what the analysis found:")
+    for what, found in lines:
+        print(f"  - {what}\n      {found}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    c = claims(sys.argv[1])
+    if "--kv" in sys.argv[2:]:
+        for k, v in c.items():
+            print(f"{k}={'' if v is None else v}")
+    else:
+        human(c)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
