@@ -60,6 +60,7 @@ struct rec_output {
 	struct np_writer_opts wopts;
 	char *hdr;                  /* HEADER record bytes, copied */
 	size_t hdr_len;
+	const char *out;            /* -o as given, "-" = stdout */
 	char *base;                 /* output path without ".npr" */
 
 	struct np_writer *w;        /* current file (NULL in flight mode) */
@@ -304,7 +305,7 @@ static int out_open_current(struct rec_output *o, char *err, size_t errlen)
 		path = out_name(o, "%s.%04u.npr", o->file_index);
 		fi.mode = "rotate";
 	} else {
-		path = strdup(o->cfg->output);
+		path = strdup(o->out);
 		fi.mode = "file";
 	}
 	if (!path) {
@@ -456,8 +457,10 @@ static void out_ring_trim(struct rec_output *o)
 			bool still_covered = out_ring_at(r, 1)->t_start <= from;
 			if (!still_covered && r->bytes <= OUT_FLIGHT_MAX_MEM)
 				break;
-			if (!still_covered)
-				r->dropped_mem++;
+			if (!still_covered && !r->dropped_mem++)
+				out_notice(o, "flight recorder: the %s window needs more than %llu MiB; "
+					   "older intervals are dropped", "time",
+					   (unsigned long long)(OUT_FLIGHT_MAX_MEM >> 20));
 		}
 		out_ring_pop(r);
 	}
@@ -478,7 +481,7 @@ static void out_pack_trigger(struct rec_output *o, struct np_recbuf *rb,
 			     uint64_t first_t, uint64_t last_t, uint64_t chunks, uint64_t bytes)
 {
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TRIGGER, OUT_TRIGGER_VERSION);
-	unsigned n = 10 + (p->has_fire ? 3 : 0);
+	unsigned n = 11 + (p->has_fire ? 3 : 0);
 	msgpack_pack_map(pk, n);
 	out_kv_str(pk, "why", p->why);
 	out_kv_str(pk, "source", p->source);
@@ -490,6 +493,7 @@ static void out_pack_trigger(struct rec_output *o, struct np_recbuf *rb,
 	out_kv_u64(pk, "last_mono_ns", last_t);
 	out_kv_u64(pk, "chunks", chunks);
 	out_kv_u64(pk, "bytes", bytes);
+	out_kv_u64(pk, "ring_dropped", o->ring.dropped_mem);
 	if (p->has_fire) {
 		out_kv_str(pk, "expr", p->fire.expr);
 		out_kv_f64(pk, "value", p->fire.value);
@@ -623,6 +627,7 @@ int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 		return -ENOMEM;
 	}
 	o->cfg = cfg;
+	o->out = out;
 	o->mode = (cfg->flight_bytes || cfg->flight_seconds_ns) ? OUT_FLIGHT
 		: cfg->rotate_size ? OUT_ROTATE : OUT_FILE;
 	o->wopts.zstd_level = cfg->zstd_level;
@@ -803,7 +808,7 @@ int rec_output_dump(struct rec_output *o, const char *why, uint64_t t_mono,
 
 int rec_output_reopen(struct rec_output *o, char *err, size_t errlen)
 {
-	if (o->failed || o->mode == OUT_FLIGHT || !o->w || strcmp(o->cfg->output, "-") == 0)
+	if (o->failed || o->mode == OUT_FLIGHT || !o->w || strcmp(o->out, "-") == 0)
 		return 0;
 	if (o->mode == OUT_ROTATE) {
 		int rc = out_rotate(o, err, errlen);
