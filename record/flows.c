@@ -191,16 +191,18 @@ static struct rc_flow_row *rc_flows_row(struct rc_flows *f)
 static int rc_flows_collect(struct rc_flows *f)
 {
 	struct rc_dtab next;
-	struct rc_flow_key key, nkey;
+	struct rc_flow_key *keys;
+	size_t nkeys, matched = 0;
 	int fd = bpf_map__fd(f->skel->maps.flows);
-	bool first = true;
-	size_t matched = 0;
-	if (rc_dtab_init(&next, sizeof(key), sizeof(struct rc_flow_prev)))
+	if (rc_dtab_init(&next, sizeof(*keys), sizeof(struct rc_flow_prev)))
 		return -ENOMEM;
+	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
+		rc_dtab_free(&next);
+		return -ENOMEM;
+	}
 	f->nrows = 0;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &nkey) == 0) {
-		first = false;
-		key = nkey;
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct rc_flow_key key = keys[i];
 		if (bpf_map_lookup_elem(fd, &key, f->vbuf))
 			continue;   /* evicted meanwhile */
 		struct rc_flow_row *r = rc_flows_row(f);
@@ -228,8 +230,10 @@ static int rc_flows_collect(struct rc_flows *f)
 		rc_format_addr(key.laddr, r->la, sizeof(r->la));
 		rc_format_addr(key.raddr, r->ra, sizeof(r->ra));
 	}
+	free(keys);
 	/* an open flow known last time and gone now was evicted */
-	f->evicted += f->prev.n - matched;
+	if (f->prev.n > matched)
+		f->evicted += f->prev.n - matched;
 	rc_dtab_swap(&f->prev, &next);
 	rc_dtab_free(&next);
 	return 0;
@@ -291,17 +295,19 @@ static int rc_flows_pack(struct rc_flows *f, struct rec_ctx *ctx, struct np_recb
 static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
 {
 	struct rc_dtab next;
-	struct rc_drop_key key, nkey;
+	struct rc_drop_key *keys;
 	int fd = bpf_map__fd(f->skel->maps.drops);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), n = 0, cap = 64, dmatched = 0;
-	bool first = true;
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), n = 0, cap = 64, dmatched = 0, nkeys;
 	struct rc_drop_row { struct rc_drop_key k; uint64_t cnt; char sa[46], da[46], rn[64]; } *rows;
-	if (rc_dtab_init(&next, sizeof(key), sizeof(uint64_t)))
+	if (rc_dtab_init(&next, sizeof(*keys), sizeof(uint64_t)))
 		return -ENOMEM;
+	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
+		rc_dtab_free(&next);
+		return -ENOMEM;
+	}
 	rows = malloc(cap * sizeof(*rows));
-	while (rows && bpf_map_get_next_key(fd, first ? NULL : &key, &nkey) == 0) {
-		first = false;
-		key = nkey;
+	for (size_t i = 0; rows && i < nkeys; i++) {
+		const struct rc_drop_key key = keys[i];
 		if (bpf_map_lookup_elem(fd, &key, f->vbuf))
 			continue;
 		uint64_t tot = 0;
@@ -332,7 +338,9 @@ static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t 
 		else
 			snprintf(r->rn, sizeof(r->rn), "reason_%u", key.reason);
 	}
-	f->evicted += f->drops_prev.n - dmatched;
+	free(keys);
+	if (f->drops_prev.n > dmatched)
+		f->evicted += f->drops_prev.n - dmatched;
 	rc_dtab_swap(&f->drops_prev, &next);
 	rc_dtab_free(&next);
 	if (!rows)

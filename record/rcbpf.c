@@ -7,6 +7,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include "npmsg.h"
+#include "rcdelta.h"
+#include <bpf/bpf.h>
 
 static struct btf *rc_btf;
 static bool rc_btf_tried;
@@ -145,4 +147,39 @@ void rc_pack_kv_strcol(msgpack_packer *pk, const char *key, const char *base, si
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++)
 		np_pack_str(pk, base + i * stride);
+}
+
+int rc_map_keys(int fd, size_t keysz, void **keys, size_t *n)
+{
+	struct rc_dtab seen;
+	size_t cap = 256;
+	char *out = malloc(cap * keysz), *key = malloc(keysz), *next = malloc(keysz);
+	bool first = true;
+	*n = 0;
+	if (!out || !key || !next || rc_dtab_init(&seen, keysz, 1)) {
+		free(out); free(key); free(next);
+		return -ENOMEM;
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		first = false;
+		memcpy(key, next, keysz);
+		if (rc_dtab_find(&seen, key))
+			continue;
+		if (!rc_dtab_put(&seen, key))
+			break;
+		if (*n == cap) {
+			char *q = realloc(out, 2 * cap * keysz);
+			if (!q)
+				break;
+			out = q;
+			cap *= 2;
+		}
+		memcpy(out + *n * keysz, key, keysz);
+		(*n)++;
+	}
+	rc_dtab_free(&seen);
+	free(key);
+	free(next);
+	*keys = out;
+	return 0;
 }

@@ -36,6 +36,13 @@ int  rc_ncpus(void);
 /* Value size rounded as the kernel lays out per-CPU values. */
 static inline size_t rc_pcpu_stride(size_t valsz) { return (valsz + 7) & ~(size_t)7; }
 
+/* All keys of a hash map, each once: the walk with bpf_map_get_next_key
+ * restarts from the first key when the current one disappears (deleted,
+ * LRU-evicted), so keys are collected and de-duplicated first and the
+ * caller looks up / deletes afterwards. *keys is malloc'd (free it).
+ * 0 or -ENOMEM. */
+int  rc_map_keys(int fd, size_t keysz, void **keys, size_t *n);
+
 /* Shared vmlinux BTF (loaded once, never freed before exit). */
 const struct btf *rc_vmlinux_btf(void);
 /* Name of enumerator val of enum ename ("SKB_DROP_REASON_NETFILTER_DROP"

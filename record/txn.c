@@ -253,16 +253,18 @@ static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r)
 static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 {
 	struct rc_dtab next;
-	struct rc_txn_ckey key, nkey;
+	struct rc_txn_ckey *keys;
 	int fd = bpf_map__fd(t->skel->maps.txn_stats);
-	bool first = true;
-	size_t matched = 0;
-	if (rc_dtab_init(&next, sizeof(key), sizeof(struct rc_txn_prev)))
+	size_t matched = 0, nkeys;
+	if (rc_dtab_init(&next, sizeof(*keys), sizeof(struct rc_txn_prev)))
 		return -ENOMEM;
+	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
+		rc_dtab_free(&next);
+		return -ENOMEM;
+	}
 	t->nrows = 0;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &nkey) == 0) {
-		first = false;
-		key = nkey;
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct rc_txn_ckey key = keys[i];
 		if (bpf_map_lookup_elem(fd, &key, t->vbuf))
 			continue;
 		struct rc_txn_row *r = rc_push((void **)&t->rows, &t->nrows, &t->caprows, sizeof(*r));
@@ -293,7 +295,9 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		rc_format_addr(key.laddr, r->la, sizeof(r->la));
 		rc_format_addr(key.raddr, r->ra, sizeof(r->ra));
 	}
-	t->evicted += t->prev.n - matched;
+	free(keys);
+	if (t->prev.n > matched)
+		t->evicted += t->prev.n - matched;
 	rc_dtab_swap(&t->prev, &next);
 	rc_dtab_free(&next);
 	return 0;
@@ -302,16 +306,18 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 {
 	struct rc_dtab next;
-	struct rc_txn_skey key, nkey;
+	struct rc_txn_skey *keys;
 	int fd = bpf_map__fd(t->skel->maps.txn_sketch);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), matched = 0;
-	bool first = true;
-	if (rc_dtab_init(&next, sizeof(key), sizeof(uint64_t)))
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), matched = 0, nkeys;
+	if (rc_dtab_init(&next, sizeof(*keys), sizeof(uint64_t)))
 		return -ENOMEM;
+	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
+		rc_dtab_free(&next);
+		return -ENOMEM;
+	}
 	t->nsk = 0;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &nkey) == 0) {
-		first = false;
-		key = nkey;
+	for (size_t i = 0; i < nkeys; i++) {
+		const struct rc_txn_skey key = keys[i];
 		if (bpf_map_lookup_elem(fd, &key, t->vbuf))
 			continue;
 		uint64_t tot = 0;
@@ -336,7 +342,9 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 		b->bucket = key.bucket;
 		b->count = d;
 	}
-	t->evicted += t->sk_prev.n - matched;
+	free(keys);
+	if (t->sk_prev.n > matched)
+		t->evicted += t->sk_prev.n - matched;
 	rc_dtab_swap(&t->sk_prev, &next);
 	rc_dtab_free(&next);
 	return 0;
