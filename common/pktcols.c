@@ -35,6 +35,24 @@ uint32_t pktcols_id(const struct pktcols_ev *e)
 	return pk_tcp_id(e->seq, e->ack, e->doff, e->tcpflags, e->tsval, e->ipid);
 }
 
+bool pktcols_covers(const struct pktcols_ev *s, const struct pktcols_ev *r)
+{
+	uint32_t slen = s->end_seq - s->seq, d = r->seq - s->seq, dend = r->end_seq - s->seq;
+	if (s->ack != r->ack || s->tsval != r->tsval || s->doff != r->doff)
+		return false;
+	if (d >= slen || dend > slen || dend <= d)
+		return false;
+	if (s->flags & PK_F_V6)
+		return true;
+	uint16_t k = (uint16_t)(r->ipid - s->ipid);
+	if (d == 0)
+		return k == 0;
+	if (s->gso)                       /* segment k starts at k * gso_size */
+		return (uint32_t)k * s->gso == d;
+	/* no GSO size recorded (receive-side sender event): any whole MSS */
+	return k != 0 && d % k == 0 && d / k >= 64 && d / k <= 65535;
+}
+
 /* Flow-relative delta state while packing or unpacking one batch. */
 struct pc_prev { uint32_t seq, ack, tsval; uint16_t ipid; };
 

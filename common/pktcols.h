@@ -5,6 +5,7 @@
 #ifndef NP_PKTCOLS_H
 #define NP_PKTCOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <msgpack.h>
@@ -44,6 +45,11 @@ int  pktcols_unpack_flows(const msgpack_object *body, struct pktcols_flow **out,
 
 /* The passive packet ID of a stored event (0 for byte-range events). */
 uint32_t pktcols_id(const struct pktcols_ev *e);
+/* The GSO/GRO rule of docs/PACKET_IDS.md: true when received (or later)
+ * event r carries bytes of sent event s: same ack, TSval and data offset,
+ * r's range inside s's, and (IPv4) the IP ID advanced by one per segment of
+ * s's GSO size. No address or port is compared (NAT). */
+bool pktcols_covers(const struct pktcols_ev *s, const struct pktcols_ev *r);
 /* Hook name ("dev_queue", ...) or NULL. */
 const char *pktcols_hook_name(unsigned hook);
 

@@ -189,19 +189,7 @@ static bool pm_is_data(const struct pktcols_ev *e)
 /* The GSO rule: r is (part of) super-packet s. */
 static bool pm_covers(const struct pktcols_ev *s, const struct pktcols_ev *r)
 {
-	uint32_t slen = s->end_seq - s->seq, d = r->seq - s->seq, dend = r->end_seq - s->seq;
-	if (s->ack != r->ack || s->tsval != r->tsval || s->doff != r->doff)
-		return false;
-	if (d >= slen || dend > slen || dend <= d)
-		return false;
-	if (s->flags & PK_F_V6)
-		return true;
-	uint16_t k = (uint16_t)(r->ipid - s->ipid);
-	if (d == 0)
-		return k == 0;
-	if (s->gso)                       /* segment k starts at k * gso_size */
-		return (uint32_t)k * s->gso == d;
-	return k != 0 && d % k == 0 && d / k >= 64 && d / k <= 65535;
+	return pktcols_covers(s, r);
 }
 
 static size_t pm_lower(const struct pktcols_ev **v, size_t n, uint32_t ack, uint32_t tsval)
