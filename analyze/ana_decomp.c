@@ -351,28 +351,43 @@ static void ana_decomp_table(struct ana_dctx *d)
 	np_table_col(t, "share_mean", "pct", "segment mean as % of the total mean");
 	np_table_col(t, "share_p99", "pct", "% of the latency of the slowest 1 % of packets spent here");
 	np_table_col(t, "host", "str", "host the segment runs on (wire: sender>receiver)");
+	/* tail decomposition: per segment sums over the packets at or above the
+	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
+	size_t ng = (size_t)d->ntop + 1;
+	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail));
+	uint64_t *p99s = calloc(ng, sizeof(uint64_t)), *ntails = calloc(ng, sizeof(uint64_t));
+	if (!tail || !p99s || !ntails) {
+		free(tail); free(p99s); free(ntails);
+		return;
+	}
+	for (size_t g = 0; g < ng; g++) {
+		const struct np_sketch *sk = g ? d->top[g - 1] : d->all;
+		p99s[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+	}
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(m, r->t))
+			continue;
+		uint64_t tot = (uint64_t)r->seg[ANA_SEG_TOTAL];
+		int top = d->fa[r->flow].top;
+		size_t gs[2] = { 0, top >= 0 ? (size_t)top + 1 : 0 };
+		for (int q = 0; q < (top >= 0 ? 2 : 1); q++) {
+			size_t g = gs[q];
+			if (tot < p99s[g])
+				continue;
+			for (int s = 0; s < ANA_NSEGS; s++)
+				if (r->seg[s] > 0)
+					tail[g][s] += (double)r->seg[s];
+			ntails[g]++;
+		}
+	}
 	for (int f = -1; f < d->ntop; f++) {
 		char name[160] = "all";
 		struct np_sketch *sk = f < 0 ? d->all : d->top[f];
 		if (f >= 0)
 			ana_flow_name(m, d->topflow[f], name, sizeof(name));
-		/* tail decomposition: mean per segment over packets >= total p99 */
-		double tail[ANA_NSEGS] = { 0 };
-		uint64_t ntail = 0;
-		uint64_t p99 = np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99);
-		if (sk[ANA_SEG_TOTAL].n) {
-			for (size_t k = 0; k < d->p->npkts; k++) {
-				const struct ana_pres *r = &d->res[k];
-				if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 ||
-				    (f >= 0 && r->flow != d->topflow[f]) ||
-				    (uint64_t)r->seg[ANA_SEG_TOTAL] < p99 || !ana_in_window(m, r->t))
-					continue;
-				for (int s = 0; s < ANA_NSEGS; s++)
-					if (r->seg[s] > 0)
-						tail[s] += (double)r->seg[s];
-				ntail++;
-			}
-		}
+		const double *tl = tail[f + 1];
+		uint64_t ntail = ntails[f + 1], p99 = p99s[f + 1];
 		for (int s = 0; s < ANA_NSEGS; s++) {
 			if (!sk[s].n)
 				continue;
@@ -384,8 +399,8 @@ static void ana_decomp_table(struct ana_dctx *d)
 			if (tm > 0)
 				np_table_set_f64(t, r, 9, 100.0 * np_sketch_mean(&sk[s]) * (double)sk[s].n /
 						 ((double)sk[ANA_SEG_TOTAL].n * tm));
-			if (ntail && tail[ANA_SEG_TOTAL] > 0)
-				np_table_set_f64(t, r, 10, 100.0 * tail[s] / tail[ANA_SEG_TOTAL]);
+			if (ntail && tl[ANA_SEG_TOTAL] > 0)
+				np_table_set_f64(t, r, 10, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
 			if (f >= 0) {
 				const struct ana_fagg *fa = &d->fa[d->topflow[f]];
 				char hb[300];
@@ -400,8 +415,8 @@ static void ana_decomp_table(struct ana_dctx *d)
 				for (int q = 0; q < ANA_SEG_TOTAL; q++)
 					nseg += sk[q].n > 0;
 				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
-				if (s != ANA_SEG_TOTAL && ntail && tail[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
-					double sh = 100.0 * tail[s] / tail[ANA_SEG_TOTAL];
+				if (s != ANA_SEG_TOTAL && ntail && tl[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
+					double sh = 100.0 * tl[s] / tl[ANA_SEG_TOTAL];
 					char key[200];
 					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
 					ana_out_candidate(d->o, sh / 50.0, sh >= 50 ? 2 : 1, "decomp", key,
@@ -415,6 +430,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 			np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
 		}
 	}
+	free(tail); free(p99s); free(ntails);
 	ana_out_table(d->o, t);
 	/* per-interval series of the overall decomposition */
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));

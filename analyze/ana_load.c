@@ -617,7 +617,7 @@ static void ana_load_alerts(struct ana_loadctx *c, const msgpack_object *body)
 			break;
 		memset(x, 0, sizeof(*x));
 		x->host = (uint16_t)c->host;
-		if (!ana_rows_u64(&r, i, "t_ns", &x->t))
+		if (!ana_rows_u64(&r, i, "ts_ns", &x->t) && !ana_rows_u64(&r, i, "t_ns", &x->t))
 			ana_rows_u64(&r, i, "ts", &x->t);
 		if (!ana_rows_str(&r, i, "comp", x->comp, sizeof(x->comp)))
 			ana_rows_str(&r, i, "component", x->comp, sizeof(x->comp));

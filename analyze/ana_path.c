@@ -238,9 +238,21 @@ static void ana_attach_ranges(struct ana_paths *p, const struct ana_pev *ev, siz
 	if (!nranges)
 		return;
 	ana_stab_init(&st, p->npkts);
-	for (size_t i = 0; i < nev; i++)
-		if (p->evpkt[i] != UINT32_MAX && ana_is_egress(ev[i].hook) && ev[i].len)
-			ana_stab_put(&st, ana_skey(ev[i].host, ev[i].flow, ev[i].seq), p->evpkt[i]);
+	/* index each packet once per host: a bit per packet and host parity
+	 * keeps the random-access puts to one per packet */
+	uint8_t *seen = calloc(p->npkts / 4 + 1, 1);
+	for (size_t i = 0; i < nev; i++) {
+		uint32_t k = p->evpkt[i];
+		if (k == UINT32_MAX || !ana_is_egress(ev[i].hook) || !ev[i].len)
+			continue;
+		size_t bit = (size_t)k * 2 + (ev[i].host & 1);
+		if (seen && (seen[bit >> 3] >> (bit & 7) & 1))
+			continue;
+		if (seen)
+			seen[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+		ana_stab_put(&st, ana_skey(ev[i].host, ev[i].flow, ev[i].seq), k);
+	}
+	free(seen);
 	for (size_t i = 0; i < nev; i++) {
 		const struct ana_pev *e = &ev[i];
 		if (!(e->flags & ANA_RANGE_FLAG) && e->hook != PK_HOOK_SOCK_SEND)
@@ -489,27 +501,59 @@ size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size
 	return o;
 }
 
+/* One message per host boundary of each multi-host packet: the upstream
+ * host's last event to the downstream host's first. Hosts are ordered by
+ * role (sender, forwarder, receiver) without sorting the whole path. */
 void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp)
 {
-	uint32_t idx[ANA_PATH_MAXEV];
 	const struct ana_pev *ev = m->pev.v;
 	for (size_t k = 0; k < p->npkts; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2)
 			continue;
-		/* quick reject: single-host packets */
-		uint16_t h0 = ev[p->order[q->head]].host;
+		struct { uint16_t host; uint64_t first, last; uint8_t first_hook; bool eg_late; } h[4];
+		int nh = 0;
 		bool multi = false;
-		for (uint32_t i = 1; i < q->nev && !multi; i++)
-			multi = ev[p->order[q->head + i]].host != h0;
+		for (uint32_t i = 0; i < q->nev; i++) {
+			const struct ana_pev *e = &ev[p->order[q->head + i]];
+			if (e->flags & ANA_RANGE_FLAG)
+				continue;
+			int j;
+			for (j = 0; j < nh && h[j].host != e->host; j++)
+				;
+			if (j == nh) {
+				if (nh == 4)
+					continue;
+				h[nh].host = e->host;
+				h[nh].first = h[nh].last = e->ts;
+				h[nh].first_hook = e->hook;
+				h[nh].eg_late = false;
+				multi = nh++ > 0;
+				continue;
+			}
+			if (e->ts < h[j].first) {
+				h[j].first = e->ts;
+				h[j].first_hook = e->hook;
+			}
+			if (e->ts > h[j].last)
+				h[j].last = e->ts;
+			if (e->hook <= PK_HOOK_DEV_XMIT)
+				h[j].eg_late = true;
+		}
 		if (!multi)
 			continue;
-		size_t n = ana_path_order(m, p, k, idx, ANA_PATH_MAXEV);
-		for (size_t i = 1; i < n; i++) {
-			const struct ana_pev *a = &ev[idx[i - 1]], *b = &ev[idx[i]];
-			if (a->host != b->host && !(a->flags & ANA_RANGE_FLAG))
-				ana_clock_add(cp, a->host, a->ts, b->host, b->ts);
+		int role[4], ord[4];
+		for (int j = 0; j < nh; j++) {
+			role[j] = h[j].first_hook <= PK_HOOK_DEV_XMIT ? 0 : h[j].eg_late ? 1 : 2;
+			ord[j] = j;
 		}
+		for (int a = 1; a < nh; a++)
+			for (int b = a; b > 0 && role[ord[b - 1]] > role[ord[b]]; b--) {
+				int t = ord[b]; ord[b] = ord[b - 1]; ord[b - 1] = t;
+			}
+		for (int j = 1; j < nh; j++)
+			ana_clock_add(cp, h[ord[j - 1]].host, h[ord[j - 1]].last, h[ord[j]].host,
+				      h[ord[j]].first);
 	}
 }
