@@ -78,7 +78,7 @@ static void rpt_gp_str(FILE *f, const char *s)
 
 static void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *ylabel)
 {
-	fputs("set datafile separator \"\\t\"\nset key outside right top noenhanced\n"
+	fputs("set datafile separator \"\\t\"\nset key below left Left reverse noenhanced\n"
 	      "set grid\nset termoption noenhanced\n", f);
 	fputs("set title ", f); rpt_gp_str(f, title); fputc('\n', f);
 	fputs("set xlabel ", f); rpt_gp_str(f, xlabel); fputc('\n', f);
@@ -88,8 +88,8 @@ static void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const ch
 /* Every script draws into PNG then SVG with the same plot command. */
 static void rpt_gp_outputs(FILE *f, const char *name, const char *plotcmd)
 {
-	fprintf(f, "set terminal pngcairo size 1100,620 noenhanced\nset output '%s.png'\n%s\n"
-		"set terminal svg size 1100,620 noenhanced\nset output '%s.svg'\n%s\nunset output\n",
+	fprintf(f, "set terminal pngcairo size 1100,760 noenhanced\nset output '%s.png'\n%s\n"
+		"set terminal svg size 1100,760 noenhanced\nset output '%s.svg'\n%s\nunset output\n",
 		name, plotcmd, name, plotcmd);
 }
 
@@ -411,6 +411,33 @@ static int rpt_find_col_like(const struct np_table *t, const char *const *names)
 	return -1;
 }
 
+/* The distribution of all the requests the patterns speak about: a sketch
+ * of the pattern table itself, else the transactions sketch holding the most
+ * requests among those that reach the patterns' latencies (the entry point
+ * of the call tree, or the client side of it). */
+static const struct np_sketchrec *rpt_pattern_sketch(const struct rpt_plotctx *c,
+						     const struct np_table *t, double reach)
+{
+	const struct np_sketchrec *sk = NULL;
+	for (size_t i = 0; i < c->a->nsketches; i++)
+		if (!strcmp(c->a->sketches[i].table, t->name) && c->a->sketches[i].sk.counts)
+			return &c->a->sketches[i];
+	for (size_t i = 0; i < c->a->nsketches; i++) {
+		const struct np_sketchrec *x = &c->a->sketches[i];
+		if (!x->sk.counts || rpt_section_of(x->table) != rpt_section_of("txn") ||
+		    (double)x->sk.max < reach)
+			continue;
+		if (!sk || x->sk.n > sk->sk.n)
+			sk = x;
+	}
+	return sk;
+}
+
+#define RPT_HBINS 60
+
+/* Latency histogram of all requests (grey), the members of each pattern
+ * (table with a pattern column and a latency column), and each pattern's
+ * latency range (table with lo/hi columns) shaded. */
 static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 {
 	static const char *const lo_names[] = { "lat_lo", "latency_lo", "lo_ns", "range_lo",
@@ -418,27 +445,63 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 	static const char *const hi_names[] = { "lat_hi", "latency_hi", "hi_ns", "range_hi",
 						"max_ns", "lat_max", "hi", "to", NULL };
 	int clo = rpt_find_col_like(t, lo_names), chi = rpt_find_col_like(t, hi_names);
-	/* The latency distribution: a sketch of this table, else of the transactions. */
-	const struct np_sketchrec *sk = NULL;
-	for (size_t i = 0; i < c->a->nsketches && !sk; i++)
-		if (!strcmp(c->a->sketches[i].table, t->name) && c->a->sketches[i].sk.counts)
-			sk = &c->a->sketches[i];
-	/* Else the transactions with the longest tail: in a call tree that is the
-	 * root, whose requests the patterns describe. */
-	uint64_t best = 0;
-	for (size_t i = 0; i < c->a->nsketches && !(sk && !strcmp(sk->table, t->name)); i++) {
-		const struct np_sketchrec *x = &c->a->sketches[i];
-		uint64_t p99 = x->sk.counts ? np_sketch_quantile(&x->sk, 0.99) : 0;
-		if (rpt_section_of(x->table) == rpt_section_of("txn") && p99 > best) {
-			best = p99;
-			sk = x;
-		}
+	int cpat = np_table_find_col(t, "pattern"), clat = -1;
+	for (size_t col = 0; col < t->ncols && clo < 0; col++)
+		if ((int)col != cpat && rpt_ukind_of(t->cols[col].unit) == RPT_U_NS)
+			clat = (int)col;
+	bool members = cpat >= 0 && clat >= 0 && clo < 0;
+	double lo = INFINITY, hi = 0;
+	for (size_t r = 0; r < t->nrows; r++) {
+		double a = np_cell_f64(np_table_cell_c(t, r, (size_t)(members ? clat : clo >= 0 ? clo : 0)));
+		double b = members ? a : chi >= 0 ? np_cell_f64(np_table_cell_c(t, r, (size_t)chi)) : NAN;
+		if (!isnan(a) && a > 0 && a < lo) lo = a;
+		if (!isnan(b) && b > hi) hi = b;
 	}
-	if (!sk)
+	if (!members && (clo < 0 || chi < 0))
 		return;
-	double med = (double)np_sketch_quantile(&sk->sk, 0.5);
-	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", med, 0);
-	char name[256], title[300], xl[128];
+	const struct np_sketchrec *sk = rpt_pattern_sketch(c, t, isinf(lo) ? 0 : lo);
+	if (sk) {
+		if ((double)sk->sk.min > 0 && (double)sk->sk.min < lo) lo = (double)sk->sk.min;
+		if ((double)sk->sk.max > hi) hi = (double)sk->sk.max;
+	}
+	if (isinf(lo) || hi <= lo)
+		return;
+	/* log-spaced bins over [lo, hi] */
+	double edges[RPT_HBINS + 1], step = log(hi * 1.001 / lo) / RPT_HBINS;
+	for (int i = 0; i <= RPT_HBINS; i++)
+		edges[i] = lo * exp(step * i);
+	size_t npat = 0;
+	uint64_t pats[RPT_PLOT_MAXLINES];
+	for (size_t r = 0; members && r < t->nrows; r++) {
+		uint64_t id = (uint64_t)np_cell_f64(np_table_cell_c(t, r, (size_t)cpat));
+		size_t i;
+		for (i = 0; i < npat && pats[i] != id; i++)
+			;
+		if (i == npat && npat < RPT_PLOT_MAXLINES)
+			pats[npat++] = id;
+	}
+	double cnt[RPT_PLOT_MAXLINES + 1][RPT_HBINS];
+	memset(cnt, 0, sizeof(cnt));
+	for (uint32_t b = 0; sk && b < NP_SK_NBUCKETS; b++) {
+		if (!sk->sk.counts[b])
+			continue;
+		double mid = ((double)np_sketch_bucket_lo(b) + (double)np_sketch_bucket_hi(b)) / 2;
+		int i = mid <= lo ? 0 : (int)(log(mid / lo) / step);
+		cnt[0][i < 0 ? 0 : i >= RPT_HBINS ? RPT_HBINS - 1 : i] += (double)sk->sk.counts[b];
+	}
+	for (size_t r = 0; members && r < t->nrows; r++) {
+		double v = np_cell_f64(np_table_cell_c(t, r, (size_t)clat));
+		uint64_t id = (uint64_t)np_cell_f64(np_table_cell_c(t, r, (size_t)cpat));
+		if (isnan(v) || v <= 0)
+			continue;
+		int i = v <= lo ? 0 : (int)(log(v / lo) / step);
+		for (size_t k = 0; k < npat; k++)
+			if (pats[k] == id)
+				cnt[k + 1][i < 0 ? 0 : i >= RPT_HBINS ? RPT_HBINS - 1 : i]++;
+	}
+	double typ = sk ? (double)np_sketch_quantile(&sk->sk, 0.5) : lo;
+	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", typ, 0);
+	char name[256], title[400], xl[128], cmd[8192];
 	rpt_plotname(name, sizeof(name), "patterns-hist", t->name);
 	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
 	if (!g) {
@@ -446,33 +509,44 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 			fclose(d);
 		return;
 	}
-	for (uint32_t b = 0; b < NP_SK_NBUCKETS; b++)
-		if (sk->sk.counts[b])
-			fprintf(d, "%.6g\t%.6g\t%llu\n", (double)np_sketch_bucket_lo(b) / sc.div,
-				(double)(np_sketch_bucket_hi(b) + 1) / sc.div,
-				(unsigned long long)sk->sk.counts[b]);
-	snprintf(title, sizeof(title), "Latency histogram (%s %s) with degradation patterns of %s",
-		 sk->table, sk->key, t->name);
+	for (int i = 0; i < RPT_HBINS; i++) {
+		fprintf(d, "%.6g\t%.6g", sqrt(edges[i] * edges[i + 1]) / sc.div,
+			(edges[i + 1] - edges[i]) / sc.div);
+		for (size_t k = 0; k <= npat; k++)
+			fprintf(d, "\t%.0f", cnt[k][i]);
+		fputc('\n', d);
+	}
+	if (sk)
+		snprintf(title, sizeof(title), "Latency histogram of %s %s with the degradation patterns of %s",
+			 sk->table, sk->key, t->name);
+	else
+		snprintf(title, sizeof(title), "Latency of the requests of each degradation pattern (%s)",
+			 t->name);
 	snprintf(xl, sizeof(xl), "latency (%s, log scale)", sc.label);
 	rpt_gp_head(g, title, xl, "requests");
-	fputs("set logscale x\nset style fill transparent solid 0.25 noborder\n", g);
-	for (size_t r = 0; clo >= 0 && chi >= 0 && r < t->nrows && r < RPT_PLOT_MAXLINES; r++) {
-		double lo = np_cell_f64(np_table_cell_c(t, r, (size_t)clo));
-		double hi = np_cell_f64(np_table_cell_c(t, r, (size_t)chi));
-		if (isnan(lo) || isnan(hi) || hi <= lo)
+	fputs("set logscale x\nset yrange [0:*]\nset style fill transparent solid 0.5 noborder\n", g);
+	for (size_t r = 0; !members && r < t->nrows && r < RPT_PLOT_MAXLINES; r++) {
+		double a = np_cell_f64(np_table_cell_c(t, r, (size_t)clo));
+		double b = np_cell_f64(np_table_cell_c(t, r, (size_t)chi));
+		if (isnan(a) || isnan(b) || b <= a)
 			continue;
-		if (lo <= 0)
-			lo = (double)sk->sk.min;
+		if (a <= 0)
+			a = lo;
 		char *label = np_table_row_key(t, r);
-		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu fs transparent solid 0.25 noborder behind\n",
-			r + 1, lo / sc.div, hi / sc.div, r + 2);
+		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu "
+			"fs transparent solid 0.2 noborder behind\n", r + 1, a / sc.div, b / sc.div, r + 2);
 		fprintf(g, "set label %zu ", r + 1);
 		rpt_gp_str(g, label ? label : "");
-		fprintf(g, " at %.6g, graph %.2f\n", lo / sc.div, 0.95 - 0.05 * (double)r);
+		fprintf(g, " at %.6g, graph %.2f\n", a / sc.div, 0.95 - 0.05 * (double)r);
 		free(label);
 	}
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "plot '%s.dat' using (sqrt($1*$2)):3:($2-$1) with boxes fs solid 0.6 lc rgb '#3060a0' title 'requests'", name);
+	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot '%s.dat' using 1:3:2 with boxes "
+				      "lc rgb '#a0a0a0' title '%s'", name,
+				      sk ? "all requests" : "");
+	for (size_t k = 0; k < npat && off < sizeof(cmd); k++)
+		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, ", \\\n  '%s.dat' using 1:%zu:2 "
+					"with boxes lt %zu title 'pattern %llu'", name, k + 4, k + 2,
+					(unsigned long long)pats[k]);
 	rpt_gp_outputs(g, name, cmd);
 	fclose(d);
 	fclose(g);
