@@ -49,33 +49,21 @@ struct {
 	__type(value, struct pk_cap_state);
 } pk_caps SEC(".maps");
 
-/* net_dev_xmit comes right after net_dev_start_xmit on the same CPU for the
- * same skb; by then the driver may have handed the skb on, so the parsed
- * event is stashed at start_xmit and re-emitted with the new hook. */
-struct pk_stash { __u64 skb; struct pk_event ev; };
+/* net_dev_xmit follows net_dev_start_xmit for the same skb; by then the
+ * driver may have handed the skb on, so the parsed event is kept by skb
+ * address. A hash (not a per-CPU slot): a softirq transmit can nest inside
+ * a process-context one on the same CPU. Events and headers live on the
+ * BPF stack for the same reason. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct pk_stash);
-} pk_stash_map SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
 	__type(value, struct pk_event);
-} pk_scratch SEC(".maps");
+} pk_xmit_stash SEC(".maps");
 
 /* Raw header bytes: IPv6 (40) or IPv4 with options (<= 60), then the
  * transport header with options (<= 60). */
 struct pk_hdrs { __u8 ip[60]; __u8 l4[60]; };
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct pk_hdrs);
-} pk_hdr_scratch SEC(".maps");
 
 static __always_inline struct pk_counters *pk_counter(__u8 hook)
 {
@@ -229,29 +217,13 @@ static __always_inline __u32 pk_parse_ip(struct pk_hdrs *h, struct pk_event *ev,
 	return 0;
 }
 
-static __always_inline struct pk_hdrs *pk_hdrs_get(void)
-{
-	__u32 z = 0;
-	return bpf_map_lookup_elem(&pk_hdr_scratch, &z);
-}
-
-static __always_inline struct pk_event *pk_ev_get(void)
-{
-	__u32 z = 0;
-	struct pk_event *ev = bpf_map_lookup_elem(&pk_scratch, &z);
-	if (ev)
-		__builtin_memset(ev, 0, sizeof(*ev));
-	return ev;
-}
-
 /* Parses a packet whose IP header is at kernel address l3. For GSO skbs the
  * IP total length is that of the first segment or 0: skb_len (from the IP
  * header on) is used then. */
 static __always_inline int pk_parse_kmem(const void *l3, __u32 l3_skb_len, struct pk_event *ev)
 {
-	struct pk_hdrs *h = pk_hdrs_get();
-	if (!h)
-		return -1;
+	struct pk_hdrs hb;
+	struct pk_hdrs *h = &hb;
 	if (bpf_probe_read_kernel(h->ip, 40, l3))
 		return -1;
 	__u8 proto = 0;
@@ -322,74 +294,68 @@ static __always_inline void pk_emit(struct pk_event *ev, __u8 hook)
 }
 
 /* For skbs on the transmit path (network header set by the IP layer). */
-static __always_inline struct pk_event *pk_from_tx_skb(const struct sk_buff *skb)
+static __always_inline int pk_from_tx_skb(const struct sk_buff *skb, struct pk_event *ev)
 {
 	const struct net_device *dev = BPF_CORE_READ(skb, dev);
 	if (!pk_netns_ok_dev(dev))
-		return NULL;
+		return -1;
 	__u32 ifindex = BPF_CORE_READ(dev, ifindex);
 	if (!pk_iface_ok(ifindex))
-		return NULL;
+		return -1;
 	__u16 nh = BPF_CORE_READ(skb, network_header);
 	if (nh == (__u16)~0U)
-		return NULL;
+		return -1;
 	unsigned char *head = BPF_CORE_READ(skb, head);
 	unsigned char *data = BPF_CORE_READ(skb, data);
 	__u32 len = BPF_CORE_READ(skb, len);
-	struct pk_event *ev = pk_ev_get();
-	if (!ev)
-		return NULL;
+	__builtin_memset(ev, 0, sizeof(*ev));
 	__u32 before = (data - head) <= nh ? nh - (data - head) : 0;
 	if (pk_parse_kmem(head + nh, len > before ? len - before : 0, ev))
-		return NULL;
+		return -1;
 	const struct skb_shared_info *sh =
 		(const struct skb_shared_info *)(head + BPF_CORE_READ(skb, end));
 	ev->gso_size = BPF_CORE_READ(sh, gso_size);
 	ev->ifindex = ifindex;
 	ev->len = len;
-	return ev;
+	return 0;
 }
 
 /* Receive path before the IP layer: skb->data is the IP header. */
-static __always_inline struct pk_event *pk_from_rx_skb(const struct sk_buff *skb)
+static __always_inline int pk_from_rx_skb(const struct sk_buff *skb, struct pk_event *ev)
 {
 	const struct net_device *dev = BPF_CORE_READ(skb, dev);
 	if (!pk_netns_ok_dev(dev))
-		return NULL;
+		return -1;
 	__u32 ifindex = BPF_CORE_READ(dev, ifindex);
 	if (!pk_iface_ok(ifindex))
-		return NULL;
+		return -1;
 	__be16 p = BPF_CORE_READ(skb, protocol);
 	if (p != bpf_htons(PK_ETH_P_IP) && p != bpf_htons(PK_ETH_P_IPV6))
-		return NULL;
-	struct pk_event *ev = pk_ev_get();
-	if (!ev)
-		return NULL;
+		return -1;
+	__builtin_memset(ev, 0, sizeof(*ev));
 	__u32 len = BPF_CORE_READ(skb, len);
 	if (pk_parse_kmem(BPF_CORE_READ(skb, data), len, ev))
-		return NULL;
+		return -1;
 	ev->ifindex = ifindex;
 	ev->len = len;
-	return ev;
+	return 0;
 }
 
 /* Socket-side hooks: the skb belongs to a socket; headers are still in the
  * head buffer; seq/end_seq come from TCP_SKB_CB (they cover coalesced data). */
-static __always_inline struct pk_event *pk_from_sock_skb(const struct sk_buff *skb,
-							 const struct sock *sk)
+static __always_inline int pk_from_sock_skb(const struct sk_buff *skb, const struct sock *sk,
+					    struct pk_event *ev)
 {
 	if (!pk_netns_ok_sk(sk))
-		return NULL;
+		return -1;
 	__u16 nh = BPF_CORE_READ(skb, network_header);
 	if (nh == (__u16)~0U)
-		return NULL;
+		return -1;
 	unsigned char *head = BPF_CORE_READ(skb, head);
-	struct pk_event *ev = pk_ev_get();
-	if (!ev)
-		return NULL;
+	__builtin_memset(ev, 0, sizeof(*ev));
 	__u32 len = BPF_CORE_READ(skb, len);
 	if (pk_parse_kmem(head + nh, 0, ev))
-		return NULL;
+		return -1;
 	if (ev->proto == PK_IPPROTO_TCP) {
 		__u32 cb[2] = {};
 		bpf_probe_read_kernel(cb, sizeof(cb), &skb->cb[0]);
@@ -398,24 +364,24 @@ static __always_inline struct pk_event *pk_from_sock_skb(const struct sk_buff *s
 	}
 	ev->ifindex = BPF_CORE_READ(skb, skb_iif);
 	ev->len = len;
-	return ev;
+	return 0;
 }
 
 SEC("tp_btf/net_dev_queue")
 int BPF_PROG(pk_dev_queue, struct sk_buff *skb)
 {
-	struct pk_event *ev = pk_from_tx_skb(skb);
-	if (ev)
-		pk_emit(ev, PK_HOOK_DEV_QUEUE);
+	struct pk_event ev;
+	if (!pk_from_tx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_DEV_QUEUE);
 	return 0;
 }
 
 SEC("tp_btf/qdisc_enqueue")
 int BPF_PROG(pk_qdisc_enq, struct Qdisc *q, const struct netdev_queue *txq, struct sk_buff *skb)
 {
-	struct pk_event *ev = pk_from_tx_skb(skb);
-	if (ev)
-		pk_emit(ev, PK_HOOK_QDISC_ENQ);
+	struct pk_event ev;
+	if (!pk_from_tx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_QDISC_ENQ);
 	return 0;
 }
 
@@ -425,70 +391,62 @@ int BPF_PROG(pk_qdisc_deq, struct Qdisc *q, const struct netdev_queue *txq, int 
 {
 	if (!skb)
 		return 0;
-	struct pk_event *ev = pk_from_tx_skb(skb);
-	if (ev)
-		pk_emit(ev, PK_HOOK_QDISC_DEQ);
+	struct pk_event ev;
+	if (!pk_from_tx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_QDISC_DEQ);
 	return 0;
 }
 
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(pk_dev_start_xmit, const struct sk_buff *skb, const struct net_device *dev)
 {
-	__u32 z = 0;
-	struct pk_stash *st = bpf_map_lookup_elem(&pk_stash_map, &z);
-	if (st)
-		st->skb = 0;
-	struct pk_event *ev = pk_from_tx_skb(skb);
-	if (!ev)
+	struct pk_event ev;
+	if (pk_from_tx_skb(skb, &ev))
 		return 0;
-	pk_emit(ev, PK_HOOK_DEV_START_XMIT);
-	if (st) {
-		st->ev = *ev;
-		st->skb = (__u64)skb;
-	}
+	pk_emit(&ev, PK_HOOK_DEV_START_XMIT);
+	__u64 key = (__u64)skb;
+	bpf_map_update_elem(&pk_xmit_stash, &key, &ev, BPF_ANY);
 	return 0;
 }
 
 SEC("tp_btf/net_dev_xmit")
 int BPF_PROG(pk_dev_xmit, struct sk_buff *skb, int rc, struct net_device *dev, unsigned int len)
 {
-	__u32 z = 0;
-	struct pk_stash *st = bpf_map_lookup_elem(&pk_stash_map, &z);
-	if (!st || st->skb != (__u64)skb || rc != 0)
+	__u64 key = (__u64)skb;
+	struct pk_event *st = bpf_map_lookup_elem(&pk_xmit_stash, &key);
+	if (!st)
 		return 0;
-	st->skb = 0;
-	struct pk_event *ev = pk_ev_get();
-	if (!ev)
-		return 0;
-	*ev = st->ev;
-	pk_emit(ev, PK_HOOK_DEV_XMIT);
+	struct pk_event ev = *st;
+	bpf_map_delete_elem(&pk_xmit_stash, &key);
+	if (rc == 0)
+		pk_emit(&ev, PK_HOOK_DEV_XMIT);
 	return 0;
 }
 
 SEC("tp_btf/napi_gro_receive_entry")
 int BPF_PROG(pk_gro_entry, const struct sk_buff *skb)
 {
-	struct pk_event *ev = pk_from_rx_skb(skb);
-	if (ev)
-		pk_emit(ev, PK_HOOK_GRO_ENTRY);
+	struct pk_event ev;
+	if (!pk_from_rx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_GRO_ENTRY);
 	return 0;
 }
 
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(pk_netif_receive, struct sk_buff *skb)
 {
-	struct pk_event *ev = pk_from_rx_skb(skb);
-	if (ev)
-		pk_emit(ev, PK_HOOK_NETIF_RECEIVE);
+	struct pk_event ev;
+	if (!pk_from_rx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_NETIF_RECEIVE);
 	return 0;
 }
 
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(pk_tcp_rcv, struct sock *sk, const struct sk_buff *skb)
 {
-	struct pk_event *ev = pk_from_sock_skb(skb, sk);
-	if (ev)
-		pk_emit(ev, PK_HOOK_TCP_RCV);
+	struct pk_event ev;
+	if (!pk_from_sock_skb(skb, sk, &ev))
+		pk_emit(&ev, PK_HOOK_TCP_RCV);
 	return 0;
 }
 
@@ -496,11 +454,11 @@ SEC("tp_btf/skb_copy_datagram_iovec")
 int BPF_PROG(pk_copy_to_user, const struct sk_buff *skb, int len)
 {
 	const struct sock *sk = BPF_CORE_READ(skb, sk);
-	struct pk_event *ev = pk_from_sock_skb(skb, sk);
-	if (!ev)
+	struct pk_event ev;
+	if (pk_from_sock_skb(skb, sk, &ev))
 		return 0;
-	ev->len = len;
-	pk_emit(ev, PK_HOOK_COPY_TO_USER);
+	ev.len = len;
+	pk_emit(&ev, PK_HOOK_COPY_TO_USER);
 	return 0;
 }
 
@@ -514,9 +472,9 @@ int BPF_PROG(pk_sock_send, struct sock *sk, int ret, int flags)
 	if (BPF_CORE_READ(sk, sk_protocol) != PK_IPPROTO_TCP)
 		return 0;
 	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
-	struct pk_event *ev = pk_ev_get();
-	if (!ev)
-		return 0;
+	struct pk_event evb;
+	struct pk_event *ev = &evb;
+	__builtin_memset(ev, 0, sizeof(*ev));
 	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
 	__u32 wseq = BPF_CORE_READ(tp, write_seq);
 	ev->seq = wseq - ret;
@@ -545,10 +503,11 @@ static __always_inline int pk_tc(struct __sk_buff *skb, __u8 hook)
 	const __u32 off = 14;
 	if (skb->protocol != bpf_htons(PK_ETH_P_IP) && skb->protocol != bpf_htons(PK_ETH_P_IPV6))
 		return PK_TC_ACT_UNSPEC;
-	struct pk_hdrs *h = pk_hdrs_get();
-	struct pk_event *ev = pk_ev_get();
-	if (!h || !ev)
-		return PK_TC_ACT_UNSPEC;
+	struct pk_hdrs hb;
+	struct pk_event evb;
+	struct pk_hdrs *h = &hb;
+	struct pk_event *ev = &evb;
+	__builtin_memset(ev, 0, sizeof(*ev));
 	if (bpf_skb_load_bytes(skb, off, h->ip, 40))
 		return PK_TC_ACT_UNSPEC;
 	__u8 proto = 0;
