@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "patterns.h"
 
 struct pat_gen {
@@ -23,6 +24,9 @@ struct pat_gen {
 
 /* Fills t (initialised, empty) with one session. 0 or -ENOMEM. */
 int  pat_gen_session(struct pat_table *t, struct pat_gen *g);
+/* The same session (same seed, same requests) as Zipkin v2 JSON spans, one
+ * trace per request, entry span "gethome", asynchronous calls PRODUCER. */
+int  pat_gen_zipkin(FILE *f, struct pat_gen *g);
 void pat_gen_free(struct pat_gen *g);
 
 struct pat_score { double precision, recall, f; };

@@ -66,9 +66,12 @@ static void pick_degradations(uint64_t *rng, struct gen_deg d[2])
 }
 
 /* One request: pure times per call, then spans bottom-up. */
-static double gen_request(uint64_t *rng, const struct gen_deg *d, bool noise, double spread, double *col)
+struct gen_req { double pure[GEN_NCALL], span[GEN_NCALL], hop[GEN_NCALL]; };
+
+static double gen_request(uint64_t *rng, const struct gen_deg *d, bool noise, double spread, double *col,
+			  struct gen_req *rq)
 {
-	double pure[GEN_NCALL], span[GEN_NCALL];
+	double *pure = rq->pure, *span = rq->span;
 	for (int c = 0; c < GEN_NCALL; c++) {
 		int r = gen_call[c].rpc;
 		/* log-normal with the given mean and sd: right-skewed like real RPCs */
@@ -97,10 +100,16 @@ static double gen_request(uint64_t *rng, const struct gen_deg *d, bool noise, do
 	for (int c = GEN_NCALL - 1; c > 0; c--) {
 		if (gen_call[c].async) continue;
 		double hop = 0.8 + 0.15 * gauss(rng);
-		span[gen_call[c].parent] += span[c] + (hop > 0.1 ? hop : 0.1);
+		rq->hop[c] = hop > 0.1 ? hop : 0.1;
+		span[gen_call[c].parent] += span[c] + rq->hop[c];
 	}
+	/* what a tracer sees as pure time: the span minus its synchronous
+	 * children's spans, so the network hops count to the caller */
 	for (int r = 0; r < GEN_NRPC; r++) col[r] = 0;
-	for (int c = 0; c < GEN_NCALL; c++) col[gen_call[c].rpc] += pure[c];
+	for (int c = 0; c < GEN_NCALL; c++) {
+		col[gen_call[c].rpc] += pure[c];
+		if (c > 0 && !gen_call[c].async) col[gen_call[gen_call[c].parent].rpc] += rq->hop[c];
+	}
 	return span[0];
 }
 
@@ -118,33 +127,82 @@ static void describe(struct pat_gen *g, const struct gen_deg d[2])
 	}
 }
 
-int pat_gen_session(struct pat_table *t, struct pat_gen *g)
+/* Span layout of one request (µs): a call does half its own work, then its
+ * synchronous children one after the other (a network hop around each),
+ * then the other half; asynchronous children start 100 µs after it. */
+static void zipkin_request(FILE *f, size_t i, const struct gen_req *rq, bool first)
+{
+	double start[GEN_NCALL], cursor[GEN_NCALL];
+	start[0] = 1e6 + (double)i * 1e5;
+	for (int c = 0; c < GEN_NCALL; c++) {
+		if (c > 0) {
+			int p = gen_call[c].parent;
+			if (gen_call[c].async) {
+				start[c] = start[p] + 100;
+			} else {
+				cursor[p] += rq->hop[c] * 500;
+				start[c] = cursor[p];
+				cursor[p] += (rq->span[c] + rq->hop[c] / 2) * 1000;
+			}
+		}
+		cursor[c] = start[c] + rq->pure[c] * 500;
+	}
+	for (int c = 0; c < GEN_NCALL; c++) {
+		fprintf(f, "%s {\"traceId\":\"%016zx\",\"id\":\"%016zx\",", first && c == 0 ? "" : ",\n",
+			i + 1, (i + 1) * 16 + (size_t)c);
+		if (c) fprintf(f, "\"parentId\":\"%016zx\",", (i + 1) * 16 + (size_t)gen_call[c].parent);
+		fprintf(f, "\"name\":\"%s\",\"kind\":\"%s\",\"timestamp\":%.0f,\"duration\":%.0f,"
+			"\"localEndpoint\":{\"serviceName\":\"svc-%s\"}}", gen_rpc[gen_call[c].rpc],
+			gen_call[c].async ? "PRODUCER" : "SERVER", start[c], rq->span[c] * 1000,
+			gen_rpc[gen_call[c].rpc]);
+	}
+}
+
+/* One session into the table t and/or as Zipkin v2 JSON into f; the same
+ * seed gives the same requests either way. */
+static int gen_run(struct pat_table *t, FILE *f, struct pat_gen *g)
 {
 	uint64_t rng = g->seed * 0x2545f4914f6cdd1dULL + 12345;
 	struct gen_deg d[2];
 	pick_degradations(&rng, d);
 	describe(g, d);
 	int idx[GEN_NRPC];
-	for (int r = 0; r < GEN_NRPC; r++)
+	for (int r = 0; r < GEN_NRPC && t; r++)
 		if ((idx[r] = pat_table_rpc(t, gen_rpc[r])) < 0) return -ENOMEM;
 	g->label = malloc(g->n ? g->n : 1);
 	if (!g->label) return -ENOMEM;
 	g->lo = INFINITY; g->hi = -INFINITY;
+	if (f) fprintf(f, "[\n");
 	for (size_t i = 0; i < g->n; i++) {
 		double u = pat_rng_unit(&rng), col[GEN_NRPC];
 		int lab = u < 0.1 ? 1 : u < 0.2 ? 2 : 0;
+		struct gen_req rq;
 		double lat = gen_request(&rng, lab ? &d[lab - 1] : NULL, g->noise,
-					 g->spread > 0 ? g->spread : 1.0, col);
-		char id[24];
-		snprintf(id, sizeof(id), "r%zu", i);
-		long row = pat_table_row(t, id, lat);
-		if (row < 0) return -ENOMEM;
-		for (int r = 0; r < GEN_NRPC; r++) pat_table_add(t, (size_t)row, idx[r], col[r]);
+					 g->spread > 0 ? g->spread : 1.0, col, &rq);
+		if (t) {
+			char id[24];
+			snprintf(id, sizeof(id), "r%zu", i);
+			long row = pat_table_row(t, id, lat);
+			if (row < 0) return -ENOMEM;
+			for (int r = 0; r < GEN_NRPC; r++) pat_table_add(t, (size_t)row, idx[r], col[r]);
+		}
+		if (f) zipkin_request(f, i, &rq, i == 0);
 		g->label[i] = (uint8_t)lab;
 		if (lab) { g->lo = fmin(g->lo, lat); g->hi = fmax(g->hi, lat); }
 	}
+	if (f) fprintf(f, "\n]\n");
 	g->hi = nextafter(g->hi, INFINITY);     /* [lo, hi) holds the maximum */
 	return 0;
+}
+
+int pat_gen_session(struct pat_table *t, struct pat_gen *g)
+{
+	return gen_run(t, NULL, g);
+}
+
+int pat_gen_zipkin(FILE *f, struct pat_gen *g)
+{
+	return gen_run(NULL, f, g);
 }
 
 void pat_gen_free(struct pat_gen *g)

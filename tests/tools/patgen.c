@@ -1,5 +1,6 @@
 /* patgen: evaluation harness of npanalyze patterns (ICPE 2020 §4.2-4.3).
  *   patgen csv  [--seed S] [--n N] [--noise] -o OUT.csv [--truth OUT.txt]
+ *   patgen zipkin [--seed S] [--n N] [--noise] -o OUT.json   (same session as spans)
  *   patgen eval [--sessions K] [--n N] [--modes set,icpe,beam,gaset,kmeans]
  *               [--seed S] [--threads T] [--generations G] [--spread X] [--auto] [--quiet]
  *   patgen time [--sizes 1000,10000,100000] [--modes set,icpe] [--threads T]
@@ -51,6 +52,18 @@ static int write_csv(const struct args *a)
 	printf("%s: %zu requests, %s, I = [%.3f, %.3f]\n", a->out, t.nrows, g.desc, g.lo, g.hi);
 	pat_gen_free(&g);
 	pat_table_free(&t);
+	return 0;
+}
+
+static int write_zipkin(const struct args *a)
+{
+	struct pat_gen g = { .n = a->n, .noise = a->noise, .seed = a->seed, .spread = a->spread };
+	FILE *f = fopen(a->out, "w");
+	if (!f) { fprintf(stderr, "patgen: cannot create %s: %s\n", a->out, strerror(errno)); return 1; }
+	int rc = pat_gen_zipkin(f, &g);
+	if (fclose(f) || rc) { fprintf(stderr, "patgen: writing %s failed\n", a->out); return 1; }
+	printf("%s: %zu traces, %s, I = [%.3f, %.3f]\n", a->out, a->n, g.desc, g.lo, g.hi);
+	pat_gen_free(&g);
 	return 0;
 }
 
@@ -236,10 +249,12 @@ int main(int argc, char **argv)
 		else goto usage;
 	}
 	if (!strcmp(a.cmd, "csv") && a.out) return write_csv(&a);
+	if (!strcmp(a.cmd, "zipkin") && a.out) return write_zipkin(&a);
 	if (!strcmp(a.cmd, "eval")) return eval(&a);
 	if (!strcmp(a.cmd, "time")) return timing(&a);
 usage:
 	fprintf(stderr, "usage: patgen csv [--seed S] [--n N] [--noise] -o OUT.csv [--truth OUT.txt]\n"
+		"       patgen zipkin [--seed S] [--n N] [--noise] -o OUT.json\n"
 		"       patgen eval [--sessions K] [--n N] [--modes set,icpe,beam,gaset,kmeans] [--seed S]\n"
 		"                   [--threads T] [--generations G] [--spread X] [--auto] [--quiet]\n"
 		"       patgen time [--sizes 1000,10000,100000] [--modes set,icpe] [--threads T] [--noise]\n");

@@ -10,6 +10,7 @@
 #include "patterns.h"
 #include "patterns_eval.h"
 #include "patterns_int.h"
+#include "trace.h"
 
 static int cmpd(const void *a, const void *b)
 {
@@ -355,6 +356,56 @@ static void test_cli(void)
 	pat_table_free(&t);
 }
 
+/* The same session as a table and as Zipkin spans: the importer's pure
+ * execution times (span minus synchronous children) must give the table
+ * back, and the analysis must find the same degradations. */
+static void test_zipkin_session(void)
+{
+	struct pat_table a, b;
+	pat_table_init(&a);
+	pat_table_init(&b);
+	struct pat_gen g1 = { .n = 1000, .noise = true, .seed = 4242 }, g2 = g1;
+	pat_gen_session(&a, &g1);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	pat_gen_zipkin(f, &g2);
+	fclose(f);
+	char err[256];
+	int rc = trace_zipkin_load_mem(buf, len, "gethome", &b, err, sizeof(err));
+	CHECK(rc == 0, "%s", err);
+	CHECK_EQ_U(b.nrows, a.nrows);
+	CHECK_EQ_U(b.nrpc, a.nrpc);
+	double worst = 0, worstlat = 0;
+	for (size_t j = 0; j < a.nrpc && b.nrows == a.nrows && b.nrpc == a.nrpc; j++) {
+		int jb = pat_table_rpc(&b, a.rpc[j]);
+		for (size_t i = 0; i < a.nrows; i++) {
+			double d = fabs(a.col[j][i] - b.col[jb][i]);
+			if (!(d <= worst)) worst = d;
+		}
+	}
+	for (size_t i = 0; i < a.nrows && b.nrows == a.nrows; i++)
+		worstlat = fmax(worstlat, fabs(a.lat[i] - b.lat[i]));
+	/* µs timestamps: a few µs of rounding per span */
+	CHECK(worst < 0.01, "worst RPC time difference %g ms", worst);
+	CHECK(worstlat < 0.001, "worst latency difference %g ms", worstlat);
+	struct pat_opts o;
+	pat_opts_default(&o);
+	o.have_interval = true; o.lo = g2.lo; o.hi = g2.hi; o.threads = 1;
+	struct pat_result r;
+	if (pat_analyze(&b, &o, &r, err, sizeof(err)) == 0) {
+		struct pat_score sc;
+		pat_score_result(g2.label, b.nrows, &r, &sc);
+		CHECK(sc.f >= 0.95, "F on the Zipkin import %.3f", sc.f);
+		pat_result_free(&r);
+	} else {
+		CHECK(0, "%s", err);
+	}
+	free(buf);
+	pat_gen_free(&g1); pat_gen_free(&g2);
+	pat_table_free(&a); pat_table_free(&b);
+}
+
 int main(void)
 {
 	test_meanshift();
@@ -369,5 +420,6 @@ int main(void)
 	test_auto_interval();
 	test_harness();
 	test_cli();
+	test_zipkin_session();
 	return tap_done();
 }
