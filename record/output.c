@@ -21,7 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flightring.h"
+#include "npmsg.h"
 #include "output.h"
+#include "outrecs.h"
 #include "records.h"
 #include "trigger.h"
 
@@ -32,18 +35,6 @@
 #define OUT_TRIGGER_VERSION   1
 
 enum out_mode { OUT_FILE, OUT_ROTATE, OUT_FLIGHT };
-
-struct out_slot {
-	struct np_chunk c;
-	uint64_t t_start, t_end;    /* the interval the chunk covers (mono ns) */
-};
-
-struct out_ring {
-	struct out_slot *slot;
-	size_t cap, head, n;        /* circular: oldest at head */
-	uint64_t bytes;
-	uint64_t dropped_mem;       /* chunks dropped by OUT_FLIGHT_MAX_MEM */
-};
 
 struct out_pending {                /* a dump requested, written at interval end */
 	bool on;
@@ -73,7 +64,7 @@ struct rec_output {
 	int failed;                 /* sticky write error */
 	bool full;                  /* --max-size reached */
 
-	struct out_ring ring;
+	struct flightring ring;
 	uint64_t last_t_end;
 	unsigned dump_index;
 	uint64_t last_cond_dump;    /* mono ns of the last condition dump */
@@ -83,30 +74,6 @@ struct rec_output {
 	char notice[512];
 	char failmsg[512];          /* why o->failed was set, repeated at close */
 };
-
-/* ---- small msgpack helpers (no dependency on npmsg.c) ---- */
-
-static void out_pack_s(msgpack_packer *pk, const char *s)
-{
-	size_t n = strlen(s);
-	msgpack_pack_str(pk, n);
-	msgpack_pack_str_body(pk, s, n);
-}
-static void out_kv_u64(msgpack_packer *pk, const char *k, uint64_t v)
-{
-	out_pack_s(pk, k);
-	msgpack_pack_uint64(pk, v);
-}
-static void out_kv_f64(msgpack_packer *pk, const char *k, double v)
-{
-	out_pack_s(pk, k);
-	msgpack_pack_double(pk, v);
-}
-static void out_kv_str(msgpack_packer *pk, const char *k, const char *v)
-{
-	out_pack_s(pk, k);
-	out_pack_s(pk, v);
-}
 
 static uint64_t out_clock(clockid_t id)
 {
@@ -156,88 +123,33 @@ static void out_pack_fileinfo(struct rec_output *o, msgpack_packer *pk,
 	if (o->mode == OUT_ROTATE)
 		n += 3;
 	msgpack_pack_map(pk, n);
-	out_kv_str(pk, "mode", fi->mode);
-	out_kv_str(pk, "set", set);
+	np_pack_kv_str(pk, "mode", fi->mode);
+	np_pack_kv_str(pk, "set", set);
 	if (o->mode == OUT_ROTATE) {
-		out_kv_u64(pk, "rotation_index", fi->index);
-		out_kv_u64(pk, "rotate_size", o->cfg->rotate_size);
-		out_kv_u64(pk, "rotate_count", o->cfg->rotate_count);
+		np_pack_kv_u64(pk, "rotation_index", fi->index);
+		np_pack_kv_u64(pk, "rotate_size", o->cfg->rotate_size);
+		np_pack_kv_u64(pk, "rotate_count", o->cfg->rotate_count);
 	}
 	if (fi->dump) {
-		out_kv_u64(pk, "dump_index", fi->index);
-		out_kv_str(pk, "trigger", fi->dump->why);
-		out_kv_u64(pk, "trigger_mono_ns", fi->dump->t_mono);
-		out_kv_u64(pk, "window_ns", o->cfg->flight_seconds_ns);
-		out_kv_u64(pk, "window_bytes", o->cfg->flight_bytes);
+		np_pack_kv_u64(pk, "dump_index", fi->index);
+		np_pack_kv_str(pk, "trigger", fi->dump->why);
+		np_pack_kv_u64(pk, "trigger_mono_ns", fi->dump->t_mono);
+		np_pack_kv_u64(pk, "window_ns", o->cfg->flight_seconds_ns);
+		np_pack_kv_u64(pk, "window_bytes", o->cfg->flight_bytes);
 	}
 }
 
-static bool out_key_is(const msgpack_object *k, const char *s)
-{
-	return k->type == MSGPACK_OBJECT_STR && k->via.str.size == strlen(s) &&
-	       memcmp(k->via.str.ptr, s, k->via.str.size) == 0;
-}
-
-static bool out_is_header_rec(const msgpack_object *ob)
-{
-	return ob->type == MSGPACK_OBJECT_ARRAY && ob->via.array.size == 3 &&
-	       ob->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	       ob->via.array.ptr[0].via.u64 == NP_REC_HEADER &&
-	       ob->via.array.ptr[1].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-	       ob->via.array.ptr[2].type == MSGPACK_OBJECT_MAP;
-}
-
-static void out_rb_raw(struct np_recbuf *rb, const char *p, size_t n, int type)
-{
-	msgpack_sbuffer_write(&rb->sbuf, p, n);
-	rb->nrecords++;
-	if (rb->type == -1)
-		rb->type = type;
-	else if (rb->type != type)
-		rb->type = NP_CHUNK_TYPE_MIXED;
-}
-
-/* The header records with "output" added to (or replacing it in) the HEADER
- * body; other records of the header buffer are copied as they are. */
+/* The header records with this file's "output" map in the HEADER body. */
 static void out_build_header(struct rec_output *o, struct np_recbuf *rb,
 			     const struct out_fileinfo *fi)
 {
-	msgpack_unpacked u;
-	msgpack_unpacked_init(&u);
-	size_t off = 0;
-	bool done = false;
-	while (off < o->hdr_len) {
-		size_t prev = off;
-		if (msgpack_unpack_next(&u, o->hdr, o->hdr_len, &off) != MSGPACK_UNPACK_SUCCESS) {
-			out_rb_raw(rb, o->hdr + prev, o->hdr_len - prev, NP_CHUNK_TYPE_MIXED);
-			break;
-		}
-		const msgpack_object *ob = &u.data;
-		if (done || !out_is_header_rec(ob)) {
-			int type = ob->type == MSGPACK_OBJECT_ARRAY && ob->via.array.size > 0 &&
-				   ob->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER
-				   ? (int)ob->via.array.ptr[0].via.u64 : NP_CHUNK_TYPE_MIXED;
-			out_rb_raw(rb, o->hdr + prev, off - prev, type);
-			continue;
-		}
-		const msgpack_object_map *m = &ob->via.array.ptr[2].via.map;
-		uint32_t keep = 0;
-		for (uint32_t i = 0; i < m->size; i++)
-			keep += !out_key_is(&m->ptr[i].key, "output");
-		msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER,
-						     (uint16_t)ob->via.array.ptr[1].via.u64);
-		msgpack_pack_map(pk, keep + 1);
-		for (uint32_t i = 0; i < m->size; i++) {
-			if (out_key_is(&m->ptr[i].key, "output"))
-				continue;
-			msgpack_pack_object(pk, m->ptr[i].key);
-			msgpack_pack_object(pk, m->ptr[i].val);
-		}
-		out_pack_s(pk, "output");
-		out_pack_fileinfo(o, pk, fi);
-		done = true;
-	}
-	msgpack_unpacked_destroy(&u);
+	msgpack_sbuffer val;
+	msgpack_packer pk;
+	msgpack_sbuffer_init(&val);
+	msgpack_packer_init(&pk, &val, msgpack_sbuffer_write);
+	out_pack_fileinfo(o, &pk, fi);
+	outrecs_header_with(rb, o->hdr, o->hdr_len, "output", val.data, val.size);
+	msgpack_sbuffer_destroy(&val);
 }
 
 /* ---- files ---- */
@@ -402,78 +314,6 @@ static void out_write_failed(struct rec_output *o, int rc, char *err, size_t err
 	snprintf(err, errlen, "%s", o->failmsg);
 }
 
-/* ---- the flight-recorder ring ---- */
-
-static struct out_slot *out_ring_at(struct out_ring *r, size_t i)
-{
-	return &r->slot[(r->head + i) % r->cap];
-}
-
-static void out_ring_pop(struct out_ring *r)
-{
-	struct out_slot *s = out_ring_at(r, 0);
-	r->bytes -= s->c.len;
-	np_chunk_free(&s->c);
-	r->head = (r->head + 1) % r->cap;
-	r->n--;
-}
-
-static int out_ring_push(struct out_ring *r, struct out_slot *s)
-{
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 64;
-		struct out_slot *ns = malloc(ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		for (size_t i = 0; i < r->n; i++)
-			ns[i] = *out_ring_at(r, i);
-		free(r->slot);
-		r->slot = ns;
-		r->cap = ncap;
-		r->head = 0;
-	}
-	r->slot[(r->head + r->n) % r->cap] = *s;
-	r->n++;
-	r->bytes += s->c.len;
-	return 0;
-}
-
-/* Drops the oldest chunks the window no longer needs. A time window keeps
- * the ring covering at least [newest end - N, newest end]. */
-static void out_ring_trim(struct rec_output *o)
-{
-	struct out_ring *r = &o->ring;
-	const struct rec_config *c = o->cfg;
-	while (r->n > 1) {
-		if (c->flight_bytes) {
-			if (r->bytes <= c->flight_bytes)
-				break;
-		} else {
-			/* one interval more than the window: a dump is written at
-			 * the end of the interval in which it was requested */
-			uint64_t keep = c->flight_seconds_ns + c->interval_ns;
-			uint64_t newest = out_ring_at(r, r->n - 1)->t_end;
-			uint64_t from = newest > keep ? newest - keep : 0;
-			bool still_covered = out_ring_at(r, 1)->t_start <= from;
-			if (!still_covered && r->bytes <= OUT_FLIGHT_MAX_MEM)
-				break;
-			if (!still_covered && !r->dropped_mem++)
-				out_notice(o, "flight recorder: the %s window needs more than %llu MiB; "
-					   "older intervals are dropped", "time",
-					   (unsigned long long)(OUT_FLIGHT_MAX_MEM >> 20));
-		}
-		out_ring_pop(r);
-	}
-}
-
-static void out_ring_free(struct out_ring *r)
-{
-	while (r->n)
-		out_ring_pop(r);
-	free(r->slot);
-	memset(r, 0, sizeof(*r));
-}
-
 /* ---- TRIGGER records ---- */
 
 static void out_pack_trigger(struct rec_output *o, struct np_recbuf *rb,
@@ -483,21 +323,21 @@ static void out_pack_trigger(struct rec_output *o, struct np_recbuf *rb,
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TRIGGER, OUT_TRIGGER_VERSION);
 	unsigned n = 11 + (p->has_fire ? 3 : 0);
 	msgpack_pack_map(pk, n);
-	out_kv_str(pk, "why", p->why);
-	out_kv_str(pk, "source", p->source);
-	out_kv_str(pk, "mode", file_mode);
-	out_kv_u64(pk, "t_mono_ns", p->t_mono);
-	out_kv_u64(pk, "t_rt_ns", out_mono_to_rt(p->t_mono));
-	out_kv_u64(pk, "dump_index", o->mode == OUT_FLIGHT ? o->dump_index : 0);
-	out_kv_u64(pk, "first_mono_ns", first_t);
-	out_kv_u64(pk, "last_mono_ns", last_t);
-	out_kv_u64(pk, "chunks", chunks);
-	out_kv_u64(pk, "bytes", bytes);
-	out_kv_u64(pk, "ring_dropped", o->ring.dropped_mem);
+	np_pack_kv_str(pk, "why", p->why);
+	np_pack_kv_str(pk, "source", p->source);
+	np_pack_kv_str(pk, "mode", file_mode);
+	np_pack_kv_u64(pk, "t_mono_ns", p->t_mono);
+	np_pack_kv_u64(pk, "t_rt_ns", out_mono_to_rt(p->t_mono));
+	np_pack_kv_u64(pk, "dump_index", o->mode == OUT_FLIGHT ? o->dump_index : 0);
+	np_pack_kv_u64(pk, "first_mono_ns", first_t);
+	np_pack_kv_u64(pk, "last_mono_ns", last_t);
+	np_pack_kv_u64(pk, "chunks", chunks);
+	np_pack_kv_u64(pk, "bytes", bytes);
+	np_pack_kv_u64(pk, "ring_dropped", o->ring.dropped_mem);
 	if (p->has_fire) {
-		out_kv_str(pk, "expr", p->fire.expr);
-		out_kv_f64(pk, "value", p->fire.value);
-		out_kv_f64(pk, "threshold", p->fire.threshold);
+		np_pack_kv_str(pk, "expr", p->fire.expr);
+		np_pack_kv_f64(pk, "value", p->fire.value);
+		np_pack_kv_f64(pk, "threshold", p->fire.threshold);
 	}
 }
 
@@ -506,7 +346,7 @@ static void out_pack_trigger(struct rec_output *o, struct np_recbuf *rb,
 static int out_dump_now(struct rec_output *o, struct np_recbuf *tail, char *err, size_t errlen)
 {
 	struct out_pending *p = &o->pend;
-	struct out_ring *r = &o->ring;
+	const struct flightring *r = &o->ring;
 	unsigned idx = ++o->dump_index;
 	char *path = out_name(o, "%s.dump-%04u.npr", idx);
 	if (!path) {
@@ -516,21 +356,16 @@ static int out_dump_now(struct rec_output *o, struct np_recbuf *tail, char *err,
 	struct out_fileinfo fi = { .mode = "flight-dump", .index = idx, .dump = p };
 	struct np_writer *w;
 	int rc = out_create(o, &w, path, &fi, err, errlen);
-	/* a time window starts at the last interval that still reaches
-	 * back to trigger time - N */
-	size_t from = 0;
-	uint64_t win = o->cfg->flight_seconds_ns;
-	while (win && from + 1 < r->n && out_ring_at(r, from + 1)->t_start + win <= p->t_mono)
-		from++;
+	size_t from = flightring_first_for(r, p->t_mono);
 	size_t nchunks = r->n - from;
 	uint64_t ring_bytes = 0;
 	for (size_t k = from; k < r->n; k++)
-		ring_bytes += out_ring_at(r, k)->c.len;
-	uint64_t first_t = nchunks ? out_ring_at(r, from)->t_start : 0;
-	uint64_t last_t = nchunks ? out_ring_at(r, r->n - 1)->t_end : 0;
+		ring_bytes += flightring_at(r, k)->c.len;
+	uint64_t first_t = nchunks ? flightring_at(r, from)->t_start : 0;
+	uint64_t last_t = nchunks ? flightring_at(r, r->n - 1)->t_end : 0;
 	size_t i = from;
 	for (; rc == 0 && i < r->n; i++)
-		rc = np_writer_write_chunk(w, &out_ring_at(r, i)->c);
+		rc = np_writer_write_chunk(w, &flightring_at(r, i)->c);
 	if (rc == 0) {
 		struct np_recbuf rb;
 		np_recbuf_init(&rb);
@@ -656,6 +491,8 @@ int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 				   o->base, lo, hi);
 	} else if (o->mode == OUT_FLIGHT) {
 		unsigned lo, hi;
+		flightring_init(&o->ring, cfg->flight_seconds_ns, cfg->flight_bytes, cfg->interval_ns,
+				cfg->flight_bytes ? 0 : OUT_FLIGHT_MAX_MEM);
 		out_scan_set(o->base, ".dump-", &lo, &hi);
 		o->dump_index = hi;   /* never overwrite an earlier incident's dump */
 	}
@@ -764,19 +601,21 @@ int rec_output_interval(struct rec_output *o, struct np_recbuf *rb, uint64_t t_m
 		return 0;
 	out_check_triggers(o, rb, t_start, t_mono);
 
-	struct out_slot s = { .t_start = t_start, .t_end = t_mono };
-	int rc = out_build(o, rb, &s.c, err, errlen);
+	struct np_chunk c;
+	int rc = out_build(o, rb, &c, err, errlen);
 	np_recbuf_reset(rb);
 	if (rc < 0)
 		return rc;
 	if (o->mode == OUT_FLIGHT) {
-		rc = out_ring_push(&o->ring, &s);
-		if (rc < 0) {
-			np_chunk_free(&s.c);
+		uint64_t dropped = o->ring.dropped_mem;
+		if (flightring_push(&o->ring, &c, t_start, t_mono) < 0) {
 			snprintf(err, errlen, "flight recorder: out of memory");
-			return rc;
+			return -ENOMEM;
 		}
-		out_ring_trim(o);
+		if (!dropped && o->ring.dropped_mem)
+			out_notice(o, "flight recorder: the window needs more than %llu MiB; "
+				   "older intervals are dropped",
+				   (unsigned long long)(OUT_FLIGHT_MAX_MEM >> 20));
 		if (o->pend.on) {
 			char derr[512] = "";
 			if (out_dump_now(o, NULL, derr, sizeof(derr)) < 0)
@@ -784,8 +623,8 @@ int rec_output_interval(struct rec_output *o, struct np_recbuf *rb, uint64_t t_m
 		}
 		return 0;
 	}
-	rc = out_file_interval(o, &s.c, t_start, t_mono, err, errlen);
-	np_chunk_free(&s.c);
+	rc = out_file_interval(o, &c, t_start, t_mono, err, errlen);
+	np_chunk_free(&c);
 	if (rc == 0 && o->pend.on)
 		rc = out_mark(o, err, errlen);
 	return rc;
@@ -863,32 +702,6 @@ static int out_close_flight(struct rec_output *o, struct np_recbuf *final_rb,
 	return rc;
 }
 
-/* Keeps only the records of one type (rb rewritten in place). */
-static void out_rb_filter(struct np_recbuf *rb, int type)
-{
-	struct np_recbuf keep;
-	np_recbuf_init(&keep);
-	msgpack_unpacked u;
-	msgpack_unpacked_init(&u);
-	size_t off = 0;
-	while (off < rb->sbuf.size) {
-		size_t prev = off;
-		if (msgpack_unpack_next(&u, rb->sbuf.data, rb->sbuf.size, &off) != MSGPACK_UNPACK_SUCCESS)
-			break;
-		const msgpack_object *ob = &u.data;
-		if (ob->type == MSGPACK_OBJECT_ARRAY && ob->via.array.size == 3 &&
-		    ob->via.array.ptr[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
-		    ob->via.array.ptr[0].via.u64 == (uint64_t)type)
-			out_rb_raw(&keep, rb->sbuf.data + prev, off - prev, type);
-	}
-	msgpack_unpacked_destroy(&u);
-	np_recbuf_reset(rb);
-	msgpack_sbuffer_write(&rb->sbuf, keep.sbuf.data, keep.sbuf.size);
-	rb->nrecords = keep.nrecords;
-	rb->type = keep.type;
-	np_recbuf_free(&keep);
-}
-
 /* The final chunk; under --max-size only its END record when the whole
  * last interval does not fit any more; with --rotate it starts a new file
  * when it would pass the rotation size. err filled on failure. */
@@ -902,7 +715,7 @@ static int out_write_final(struct rec_output *o, struct np_recbuf *rb, char *err
 	uint64_t max = o->cfg->max_size;
 	if (o->full || (max && rec_output_bytes(o) + c.len > max)) {
 		np_chunk_free(&c);
-		out_rb_filter(rb, NP_REC_END);
+		outrecs_filter(rb, NP_REC_END);
 		if (np_recbuf_empty(rb))
 			return 0;
 		rc = out_build(o, rb, &c, err, errlen);
@@ -943,7 +756,7 @@ int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err
 			snprintf(err, errlen, "closing %s: %s", o->path, strerror(-crc));
 		}
 	}
-	out_ring_free(&o->ring);
+	flightring_free(&o->ring);
 	rec_trigger_free(o->trig);
 	free(o->hdr);
 	free(o->base);

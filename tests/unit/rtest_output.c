@@ -10,6 +10,8 @@
 
 #include "tap.h"
 #include "config.h"
+#include "flightring.h"
+#include "outrecs.h"
 #include "container.h"
 #include "npmsg.h"
 #include "output.h"
@@ -598,6 +600,90 @@ static void test_errors(void)
 	np_recbuf_free(&h);
 }
 
+/* ---- flightring.c, outrecs.c ---- */
+
+static void push_blob(struct flightring *r, uint64_t i, size_t blob)
+{
+	struct np_recbuf rb;
+	struct np_chunk c;
+	np_recbuf_init(&rb);
+	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, blob);
+	np_chunk_build(&c, &rb, 3);
+	flightring_push(r, &c, i * SEC, (i + 1) * SEC);
+	np_recbuf_free(&rb);
+}
+
+static void test_flightring(void)
+{
+	struct flightring r;
+	/* time window 4 s: keeps 4 s + one interval */
+	flightring_init(&r, 4 * SEC, 0, SEC, 0);
+	for (uint64_t i = 1; i <= 20; i++)
+		push_blob(&r, i, 100);
+	CHECK_EQ_U(r.n, 5);
+	CHECK_EQ_U(flightring_at(&r, 0)->t_start, 16 * SEC);
+	/* a trigger at 20.5 s needs [16.5, 21]: from the chunk starting at 16 s */
+	CHECK_EQ_U(flightring_at(&r, flightring_first_for(&r, 20 * SEC + SEC / 2))->t_start, 16 * SEC);
+	/* at 21 s the chunk [16, 17] is not needed */
+	CHECK_EQ_U(flightring_at(&r, flightring_first_for(&r, 21 * SEC))->t_start, 17 * SEC);
+	flightring_free(&r);
+
+	/* the memory cap wins over the time window, and says so */
+	flightring_init(&r, 100 * SEC, 0, SEC, 3500);
+	for (uint64_t i = 1; i <= 10; i++)
+		push_blob(&r, i, 1000);
+	CHECK(r.n == 3 && r.bytes <= 3500 && r.dropped_mem == 7, "mem cap: %zu chunks, %llu bytes, "
+	      "%llu dropped", r.n, (unsigned long long)r.bytes, (unsigned long long)r.dropped_mem);
+	flightring_free(&r);
+
+	/* byte window: newest chunk always kept, even when larger */
+	flightring_init(&r, 0, 500, SEC, 0);
+	push_blob(&r, 1, 100);
+	push_blob(&r, 2, 2000);
+	CHECK(r.n == 1 && flightring_at(&r, 0)->t_start == 2 * SEC, "byte window keeps newest");
+	CHECK_EQ_U(flightring_first_for(&r, 100 * SEC), 0);
+	flightring_free(&r);
+	CHECK_EQ_U(r.n, 0);
+}
+
+static void test_outrecs(void)
+{
+	struct np_recbuf h, out;
+	header_rb(&h);
+	interval_rb(&h, 7, SEC, 2 * SEC, -1, 0);        /* a second record after HEADER */
+	np_recbuf_init(&out);
+	char val[] = { (char)0xa3, 'y', 'e', 's' };     /* msgpack "yes" */
+	outrecs_header_with(&out, h.sbuf.data, h.sbuf.size, "output", val, sizeof(val));
+	CHECK_EQ_U(out.nrecords, 2);
+	CHECK(out.type == NP_CHUNK_TYPE_MIXED, "mixed chunk type %d", out.type);
+	struct np_chunk c;
+	CHECK(np_chunk_build(&c, &out, 3) == 0, "build");
+	uint8_t file[4096];
+	memcpy(file, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
+	memset(file + 8, 0, 8);
+	file[8] = NP_FORMAT_VERSION;
+	file[10] = NP_KIND_RECORDING;
+	memcpy(file + 16, c.data, c.len);
+	struct np_reader *rd;
+	struct np_record rec;
+	CHECK(np_reader_open_mem(&rd, file, 16 + c.len, NULL, NULL) == 0, "open mem");
+	CHECK(np_reader_next(rd, &rec) == 1 && rec.type == NP_REC_HEADER, "header first");
+	char buf[32] = "", host[32] = "";
+	np_get_strbuf(rec.body, "output", buf, sizeof(buf));
+	np_get_strbuf(rec.body, "hostname", host, sizeof(host));
+	CHECK(strcmp(buf, "yes") == 0 && strcmp(host, "test-host") == 0,
+	      "output replaced (%s), other keys kept (%s)", buf, host);
+	CHECK_EQ_U(rec.body->via.map.size, 2);
+	CHECK(np_reader_next(rd, &rec) == 1 && rec.type == NP_REC_INTERVAL, "interval copied");
+	np_reader_close(rd);
+	np_chunk_free(&c);
+
+	outrecs_filter(&h, NP_REC_INTERVAL);
+	CHECK(h.nrecords == 1 && h.type == NP_REC_INTERVAL, "filter keeps %u records", h.nrecords);
+	np_recbuf_free(&h);
+	np_recbuf_free(&out);
+}
+
 /* ---- trigger.c ---- */
 
 static void test_trigger_parse(void)
@@ -706,6 +792,8 @@ int main(void)
 	test_reopen();
 	test_disk_full();
 	test_errors();
+	test_flightring();
+	test_outrecs();
 	test_trigger_parse();
 	test_trigger_counts();
 	test_selfcost();
