@@ -49,9 +49,11 @@ cleanup() {
 	sleep 0.3
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
+	sysctl -qw kernel.bpf_stats_enabled="${BPF_STATS_ORIG:-0}" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 trap 'exit 130' INT TERM
 
 REC_PIDS=()
@@ -112,6 +114,7 @@ measure() {   # measure MODE REP -> appends "mode rep gbps p50 p99 rps written_B
 	p50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	p99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
 	rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")
+	bpf_cost "$mode" "$rep"
 	rec_stop
 	t1=$(date +%s.%N)
 	local bytes=0 lost=0 f
@@ -129,6 +132,41 @@ print(sum(json.loads(l)["body"].get("lost_total",0) for l in sys.stdin))' 2>/dev
 	echo "$mode $rep ${gbps:-0} ${p50:-0} ${p99:-0} ${rps:-0} $bps $lost" >> "$TMP/results"
 	rm -f "$out".*
 }
+
+# bpf_cost MODE REP: run time of the recorder's BPF programs (kernel.bpf_stats_enabled),
+# a figure the load on the machine does not blur: ns per event and CPU share.
+bpf_cost() {
+	[ ${#REC_PIDS[@]} -gt 0 ] || return 0
+	python3 - "$1" "$2" "${REC_PIDS[@]}" >> "$TMP/bpfcost" <<'PY'
+import os, subprocess, sys, json
+names = {}
+try:
+    for p in json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout):
+        names[p["id"]] = p.get("name", "?")
+except Exception:
+    pass
+seen = set()
+for pid in sys.argv[3:]:
+    d = "/proc/%s/fd" % pid
+    try:
+        fds = os.listdir(d)
+    except OSError:
+        continue
+    for fd in fds:
+        try:
+            if os.readlink(os.path.join(d, fd)) != "anon_inode:bpf-prog":
+                continue
+            info = dict(l.split(":", 1) for l in open("/proc/%s/fdinfo/%s" % (pid, fd)) if ":" in l)
+        except OSError:
+            continue
+        pid_ = int(info.get("prog_id", "0"))
+        if pid_ in seen or int(info.get("run_cnt", "0")) == 0:
+            continue
+        seen.add(pid_)
+        print(sys.argv[1], sys.argv[2], names.get(pid_, "prog%d" % pid_), int(info["run_cnt"]), int(info["run_time_ns"]))
+PY
+}
+sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
 
 echo "bench-record: $REPS x (${MODES[*]}), iperf3 -t $T and wrk -t1 -c8 -d${T}s each, veth $NSA <-> $NSB" >&2
 for rep in $(seq "$REPS"); do
@@ -156,6 +194,29 @@ for m in modes:
     infl = (p99 / base[2] - 1) * 100 if base and base[2] else 0
     print("%-18s %10.2f %6.1f%% %9.1f %9.1f %7.1f%% %9.0f %12.0f %8.0f" % (m, g, loss, p50, p99, infl, rps, bps, lost))
 PY
+
+# ---- BPF programs: ns per event, events/s, share of one core ----
+if [ -s "$TMP/bpfcost" ]; then
+python3 - "$TMP/bpfcost" "$T" "$REPS" <<'PY'
+import sys
+t, reps = float(sys.argv[2]), int(sys.argv[3])
+acc = {}
+for l in open(sys.argv[1]):
+    mode, rep, name, cnt, ns = l.split()
+    a = acc.setdefault((mode, name), [0, 0])
+    a[0] += int(cnt); a[1] += int(ns)
+print()
+print("BPF programs of the recorder (median-free totals over %d reps; time = 2 x %gs of traffic + ~1.5 s setup per rep)" % (reps, t))
+print("%-18s %-24s %12s %10s %12s" % ("mode", "program", "events/rep", "ns/event", "cpu_ms/rep"))
+for (mode, name), (cnt, ns) in sorted(acc.items(), key=lambda x: (x[0][0], -x[1][1])):
+    print("%-18s %-24s %12.0f %10.0f %12.1f" % (mode, name, cnt / reps, ns / cnt, ns / reps / 1e6))
+tot = {}
+for (mode, name), (cnt, ns) in acc.items():
+    tot[mode] = tot.get(mode, 0) + ns
+for mode, ns in sorted(tot.items()):
+    print("%-18s %-24s %12s %10s %12.1f" % (mode, "TOTAL", "", "", ns / reps / 1e6))
+PY
+fi
 
 # packet-path tracing: throughput loss, bytes per packet-hook event, lost events
 if [ -z "${NO_PKTPATH_BENCH:-}" ]; then bash "$ROOT/bench/record_pktpath.sh"; fi
