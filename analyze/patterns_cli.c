@@ -1,4 +1,5 @@
 /* npanalyze patterns: command line, printing, and the .npa tables. */
+#include <csv.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,11 +28,12 @@ static void usage(FILE *f)
 "  --beam N            beam width (set/beam modes)   --max-split N   cap on split points\n"
 "  --threads N         worker threads (default: one per CPU)\n"
 "  --ids N             request ids printed per pattern (default 10, 0 = all)\n"
+"  --table-out F.csv   also write the request table read (any source) as CSV\n"
 "  -o OUT.npa          write the tables \"patterns\" and \"pattern_requests\"\n");
 }
 
 struct cli {
-	const char *csv, *zipkin, *jaeger, *entry, *out;
+	const char *csv, *zipkin, *jaeger, *entry, *out, *table_out;
 	char **npr;
 	size_t nnpr;
 	size_t ids;
@@ -84,6 +86,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		else if (!strcmp(a, "--jaeger")) c->jaeger = v;
 		else if (!strcmp(a, "--entry")) c->entry = v;
 		else if (!strcmp(a, "-o")) c->out = v;
+		else if (!strcmp(a, "--table-out")) c->table_out = v;
 		else if (!strcmp(a, "--interval")) { if (parse_interval(v, &c->o)) return -1; }
 		else if (!strcmp(a, "--mode")) {
 			if ((c->o.mode = pat_mode_parse(v)) < 0) {
@@ -124,6 +127,36 @@ static int load(const struct cli *c, struct pat_table *t, char *err, size_t errl
 	if (c->zipkin) return trace_zipkin_load(c->zipkin, c->entry, t, err, errlen);
 	if (c->jaeger) return trace_jaeger_load(c->jaeger, c->entry, t, err, errlen);
 	return trace_npr_load(c->npr, c->nnpr, c->entry, t, err, errlen);
+}
+
+/* The request table as CSV (RFC 4180 quoting through libcsv), times in ms,
+ * an empty cell for an RPC the request did not call: --csv reads it back. */
+static int write_table(const char *path, const struct pat_table *t)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "npanalyze patterns: cannot create %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fputs("id", f);
+	for (size_t j = 0; j < t->nrpc; j++) {
+		fputc(',', f);
+		csv_fwrite(f, t->rpc[j], strlen(t->rpc[j]));
+	}
+	fputs(",latency\n", f);
+	for (size_t i = 0; i < t->nrows; i++) {
+		csv_fwrite(f, t->id[i], strlen(t->id[i]));
+		for (size_t j = 0; j < t->nrpc; j++) {
+			if (isnan(t->col[j][i])) fputc(',', f);
+			else fprintf(f, ",%.6f", t->col[j][i]);
+		}
+		fprintf(f, ",%.6f\n", t->lat[i]);
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "npanalyze patterns: writing %s failed: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void print_result(const struct cli *c, const struct pat_table *t, const struct pat_result *r)
@@ -282,6 +315,10 @@ int patterns_main(int argc, char **argv)
 	int rc = load(&c, &t, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "npanalyze patterns: %s\n", err);
+		pat_table_free(&t); free(c.npr);
+		return 1;
+	}
+	if (c.table_out && write_table(c.table_out, &t)) {
 		pat_table_free(&t); free(c.npr);
 		return 1;
 	}

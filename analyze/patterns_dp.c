@@ -318,8 +318,8 @@ static int merge_items(const struct theta_pool *p, struct work_item *it, size_t 
 	return rc;
 }
 
-/* Median latency of the requests in set (count n). */
-static double median_lat(const struct pat_table *t, const uint64_t *set, size_t nw, size_t n, double *buf)
+/* Median latency of the requests in set. */
+static double median_lat(const struct pat_table *t, const uint64_t *set, size_t nw, double *buf)
 {
 	size_t k = 0;
 	for (size_t w = 0; w < nw; w++)
@@ -327,7 +327,6 @@ static double median_lat(const struct pat_table *t, const uint64_t *set, size_t 
 			buf[k++] = t->lat[w * 64 + (size_t)__builtin_ctzll(x)];
 	qsort(buf, k, sizeof(double), cmp_double);
 	return k ? (k % 2 ? buf[k / 2] : (buf[k / 2 - 1] + buf[k / 2]) / 2) : NAN;
-	(void)n;
 }
 
 /* Splits a cluster in two when an RPC its pattern does not mention is slow
@@ -357,11 +356,11 @@ static int split_one(const struct theta_pool *p, struct work_item *w, struct wor
 		size_t ns = 0, nu = 0;
 		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; ns += (size_t)__builtin_popcountll(part[i]); }
 		if (ns < min_size) continue;
-		double ms = median_lat(m->t, part, nw, ns, buf);
+		double ms = median_lat(m->t, part, nw, buf);
 		pat_match(m, &usual, part);
 		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; nu += (size_t)__builtin_popcountll(part[i]); }
 		if (nu < min_size) continue;
-		double mu = median_lat(m->t, part, nw, nu, buf);
+		double mu = median_lat(m->t, part, nw, buf);
 		if (ms - mu > best) { best = ms - mu; bj = (int)j; }
 	}
 	if (bj < 0) return 0;

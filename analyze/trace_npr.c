@@ -35,14 +35,14 @@ static void obj_str(const msgpack_object *arr, size_t i, char *buf, size_t len)
 	buf[n] = 0;
 }
 
-#define NPR_NCOL 6
+#define NPR_NCOL 4
 static int npr_stats(struct npr *s, size_t file, const msgpack_object *body)
 {
-	static const char *const keys[NPR_NCOL] = { "conn", "role", "lport", "rport", "n", "n" };
+	static const char *const keys[NPR_NCOL] = { "conn", "role", "lport", "rport" };
 	uint64_t *col[NPR_NCOL] = { 0 };
 	size_t n[NPR_NCOL] = { 0 }, rows = 0;
 	int rc = 0;
-	for (int k = 0; k < 4; k++) col[k] = np_get_u64_array(body, keys[k], &n[k]);
+	for (int k = 0; k < NPR_NCOL; k++) col[k] = np_get_u64_array(body, keys[k], &n[k]);
 	if (!col[0] || !col[1] || !col[2] || !col[3] || n[1] != n[0] || n[2] != n[0] || n[3] != n[0]) goto out;
 	rows = n[0];
 	const msgpack_object *la = np_map_get(body, "laddr"), *ra = np_map_get(body, "raddr");
@@ -60,7 +60,7 @@ static int npr_stats(struct npr *s, size_t file, const msgpack_object *body)
 		obj_str(ra, i, c->ra, sizeof(c->ra));
 	}
 out:
-	for (int k = 0; k < 4; k++) free(col[k]);
+	for (int k = 0; k < NPR_NCOL; k++) free(col[k]);
 	return rc;
 }
 

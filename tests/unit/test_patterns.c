@@ -344,6 +344,23 @@ static void test_cli(void)
 		CHECK(a.nfindings == (tp ? tp->nrows : 0), "%zu findings", a.nfindings);
 		np_analysis_free(&a);
 	}
+	/* --table-out writes what --csv reads back */
+	char back[80];
+	snprintf(back, sizeof(back), "%s.back.csv", csv);
+	char *argv2[] = { "patterns", "--csv", csv, "--interval", lo, "--table-out", back, NULL };
+	CHECK(patterns_main(7, argv2) == 0, "--table-out run");
+	struct pat_table t2;
+	pat_table_init(&t2);
+	char err[256];
+	rc = trace_csv_load(back, &t2, err, sizeof(err));
+	CHECK(rc == 0 && t2.nrows == t.nrows && t2.nrpc == t.nrpc, "table back: %s", err);
+	double worst = 0;
+	for (size_t j = 0; !rc && j < t.nrpc && t2.nrpc == t.nrpc; j++)
+		for (size_t i = 0; i < t.nrows && t2.nrows == t.nrows; i++)
+			worst = fmax(worst, fabs(t.col[j][i] - t2.col[j][i]));
+	CHECK(worst < 0.001, "table back differs by %g ms", worst);
+	pat_table_free(&t2);
+	unlink(back);
 	char *bad[] = { "patterns", "--csv", csv, "--zipkin", csv, NULL };
 	CHECK(patterns_main(5, bad) == 2, "two sources refused");
 	char *bad2[] = { "patterns", "--csv", csv, "--mode", "nope", NULL };
