@@ -81,6 +81,8 @@ check "sender flow tx_bytes == $SIZE ($(awk '{print $6}' <<<"$f1a"))" [ "$(awk '
 check "receiver flow rx_bytes == $SIZE ($(awk '{print $7}' <<<"$f1b"))" [ "$(awk '{print $7}' <<<"$f1b")" = "$SIZE" ]
 check "sender flow: no payload received" [ "$(awk '{print $7}' <<<"$f1a")" = "0" ]
 check "sender flow: >= size/65536 segments out" [ "$(awk '{print $8}' <<<"$f1a")" -ge $((SIZE / 65536)) ]
+check "sender flow: srtt sampled, 0 < srtt < 100 ms ($(awk '{print $11}' <<<"$f1a") us)" \
+	bash -c "[ '$(awk '{print $11}' <<<"$f1a")' -gt 0 ] && [ '$(awk '{print $11}' <<<"$f1a")' -lt 100000 ]"
 check "receiver flow: segments in > 0" [ "$(awk '{print $9}' <<<"$f1b")" -gt 0 ]
 
 f6=$(awk '$3=="fd77:2::2" && $4==5006 && $5==6' "$E2E_TMP/a.flows")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summaries of an nprec recording for the REC-CORE e2e tests and bench.
 Reads `npreport dump FILE` JSON lines on stdin.
-  rc_npr.py flows    one line per flow: laddr lport raddr rport proto tx_bytes rx_bytes tx_pkts rx_pkts retrans
+  rc_npr.py flows    one line per flow: laddr lport raddr rport proto tx_bytes rx_bytes tx_pkts rx_pkts retrans srtt_us(last mean)
   rc_npr.py txn      one line per role: role count events http p50_ns p99_ns bytes_req bytes_resp paths
   rc_npr.py drops    one line per drop reason: name count
   rc_npr.py probes   one line per probe: family probe state reason
@@ -48,12 +48,14 @@ def flows():
     for b in records("flows"):
         for i in range(b["n"]):
             k = (b["laddr"][i], b["lport"][i], b["raddr"][i], b["rport"][i], b["proto"][i])
-            a = acc.setdefault(k, [0, 0, 0, 0, 0])
+            a = acc.setdefault(k, [0, 0, 0, 0, 0, 0])
             a[0] += b["tx_bytes"][i]
             a[1] += b["rx_bytes"][i]
             a[2] += b["tx_pkts"][i]
             a[3] += b["rx_pkts"][i]
             a[4] += b["retrans"][i]
+            if b["srtt_n"][i]:
+                a[5] = b["srtt_mean_us"][i]
     for k, a in sorted(acc.items()):
         print(*k, *a)
 
