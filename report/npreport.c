@@ -218,7 +218,6 @@ static int rpt_report_main(int argc, char **argv)
 		fprintf(stderr, "npreport: -o DIR writes CSV files: add --format csv\n");
 		return RPT_EXIT_USAGE;
 	}
-	const char *path = argv[ind];
 	size_t nparts = (size_t)(argc - ind);
 	struct np_analysis parts[RPT_MAX_SEL], a;
 	for (size_t i = 0; i < nparts; i++)
@@ -242,7 +241,8 @@ static int rpt_report_main(int argc, char **argv)
 		if (c.outdir ? rpt_csv_dir(c.outdir, &a, &sel) : rpt_csv_one(stdout, &a, &sel))
 			ret = RPT_EXIT_USAGE;
 	} else {
-		rpt_text_report(stdout, &a, path, &sel, &c.to);
+		struct rpt_inputs in = { parts, (const char *const *)argv + ind, nparts };
+		rpt_text_report(stdout, &a, &in, &sel, &c.to);
 	}
 	if (ret == 0 && c.plotdir) {
 		struct rpt_plotres pr;

@@ -227,10 +227,8 @@ static void rpt_meta_value(FILE *f, const char *key, const msgpack_object *v,
 	}
 }
 
-static void rpt_summary(FILE *f, const struct np_analysis *a, const char *path,
-			const struct rpt_textopt *o)
+static void rpt_part_summary(FILE *f, const struct np_analysis *a, const struct rpt_textopt *o)
 {
-	fprintf(f, "np analysis report: %s\n", path);
 	fprintf(f, "  %-18s %zu tables, %zu series, %zu sketches, %zu findings\n", "content",
 		a->ntables, a->nseries, a->nsketches, a->nfindings);
 	if (a->meta.type == MSGPACK_OBJECT_MAP)
@@ -243,6 +241,17 @@ static void rpt_summary(FILE *f, const struct np_analysis *a, const char *path,
 			(unsigned long long)st->bytes_skipped, (unsigned long long)st->records_bad,
 			st->truncated ? ", truncated" : "",
 			st->bad_file_header ? ", bad file header" : "");
+}
+
+/* One block per file: what it holds, its meta, damage. */
+static void rpt_summary(FILE *f, const struct rpt_inputs *in, const struct rpt_textopt *o)
+{
+	fprintf(f, "np analysis report: %s%s\n", in->paths[0], in->n > 1 ? " + ..." : "");
+	for (size_t i = 0; i < in->n; i++) {
+		if (in->n > 1)
+			fprintf(f, "%s[%s]\n", i ? "\n" : "", in->paths[i]);
+		rpt_part_summary(f, &in->parts[i], o);
+	}
 	fputc('\n', f);
 }
 
@@ -271,11 +280,11 @@ static void rpt_findings(FILE *f, const struct np_analysis *a, size_t limit, siz
 	free(idx);
 }
 
-void rpt_text_report(FILE *f, const struct np_analysis *a, const char *path,
+void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inputs *in,
 		     const struct rpt_selection *sel, const struct rpt_textopt *o)
 {
 	if (rpt_selected_name(sel, RPT_SEC_SUMMARY, true)) {
-		rpt_summary(f, a, path, o);
+		rpt_summary(f, in, o);
 		rpt_findings(f, a, RPT_TOP_FINDINGS, o->width >= 40 ? (size_t)o->width : 80);
 	}
 	if (sel->n && rpt_selected_name(sel, RPT_SEC_FINDINGS, false))

@@ -14,7 +14,14 @@ double rpt_analysis_t0(const struct np_analysis *a);
 /* Findings sorted worst first (stable); returns a malloc'd index array. */
 size_t *rpt_findings_order(const struct np_analysis *a);
 const char *rpt_severity_name(int severity);
-void rpt_text_report(FILE *f, const struct np_analysis *a, const char *path,
+/* The files behind a (several when shown as one): each gets its own
+ * summary block. */
+struct rpt_inputs {
+	const struct np_analysis *parts;
+	const char *const *paths;
+	size_t n;
+};
+void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inputs *in,
 		     const struct rpt_selection *sel, const struct rpt_textopt *o);
 /* Formats a scalar msgpack object (str, number, bool, nil) into buf. */
 void rpt_obj_scalar(char *buf, size_t size, const msgpack_object *o);
