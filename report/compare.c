@@ -17,7 +17,7 @@ int rpt_metric_direction(const char *name, const char *unit)
 {
 	static const char *const skip_units[] = { "str", "id", "time_ns", "bool", NULL };
 	static const char *const neutral[] = { "offset", "shift", "drift", "skew", "bound",
-					       "_err", "error_ns", NULL };
+					       "_err", "error_ns", "share", NULL };
 	static const char *const neutral_prefix[] = { "t0", "start", "end", "first", "last", NULL };
 	static const char *const lower_prefix[] = { "p50", "p90", "p95", "p99", "p999", "mean",
 						    "avg", "median", "max", "min", "jitter", "loss",
@@ -164,6 +164,7 @@ struct rpt_cmpctx {
 	struct rpt_cmprow *rows;
 	size_t nrows, cap;
 	struct np_table *unmatched;   /* table, key, side */
+	char *skipped;                /* event tables not compared, comma separated */
 	struct rpt_cmpstats st;
 };
 
@@ -314,12 +315,31 @@ static void rpt_compare_series_only(struct rpt_cmpctx *c)
 	}
 }
 
+/* Rows keyed by a timestamp (events: lost packets, slow windows) never
+ * recur in another run: such tables are named, not compared. */
+static bool rpt_event_table(const struct np_table *t)
+{
+	for (size_t k = 0; k < t->nkey && k < t->ncols; k++)
+		if (t->cols[k].unit && !strcmp(t->cols[k].unit, "time_ns"))
+			return true;
+	return false;
+}
+
 static void rpt_compare_all(struct rpt_cmpctx *c)
 {
 	const struct np_table **tabs;
 	size_t n = rpt_tables_ordered(c->base, &tabs);
 	for (size_t i = 0; i < n; i++) {
 		const struct np_table *tn = np_analysis_table(c->neu, tabs[i]->name);
+		if (rpt_event_table(tabs[i]) || (tn && rpt_event_table(tn))) {
+			size_t len = c->skipped ? strlen(c->skipped) : 0;
+			char *p = realloc(c->skipped, len + strlen(tabs[i]->name) + 3);
+			if (p) {
+				sprintf(p + len, "%s%s", len ? ", " : "", tabs[i]->name);
+				c->skipped = p;
+			}
+			continue;
+		}
 		if (tn)
 			rpt_compare_table(c, tabs[i], tn);
 		else
@@ -511,6 +531,45 @@ static void rpt_print_unjudged(FILE *out, const struct rpt_cmpctx *c)
 			"better direction (all in --format csv)\n", quiet, c->o->threshold_pct);
 }
 
+/* At most RPT_UNMATCHED_SHOWN rows per table; the CSV has them all. */
+#define RPT_UNMATCHED_SHOWN 10
+static void rpt_print_unmatched(FILE *out, const struct rpt_cmpctx *c, const struct rpt_textopt *to)
+{
+	const struct np_table *u = c->unmatched;
+	struct np_table *t = np_table_new("unmatched", "Unmatched rows (in one analysis only)", 2);
+	if (!t)
+		return;
+	for (size_t k = 0; k < u->ncols; k++)
+		np_table_col(t, u->cols[k].name, u->cols[k].unit, NULL);
+	char more[4096] = "";
+	size_t off = 0;
+	for (size_t r = 0; r < u->nrows; r++) {
+		const char *tab = np_table_cell_c(u, r, 0)->s;
+		size_t seen = 0, total = 0;
+		bool first = true;
+		for (size_t q = 0; q < u->nrows; q++)
+			if (!strcmp(np_table_cell_c(u, q, 0)->s, tab)) {
+				if (q < r)
+					seen++, first = false;
+				total++;
+			}
+		if (seen < RPT_UNMATCHED_SHOWN) {
+			size_t row = np_table_row(t);
+			for (size_t k = 0; k < u->ncols; k++)
+				np_table_set_str(t, row, k, np_table_cell_c(u, r, k)->s);
+		}
+		if (first && total > RPT_UNMATCHED_SHOWN && off < sizeof(more))
+			off += (size_t)snprintf(more + off, sizeof(more) - off, "%s%zu more in %s",
+						off ? ", " : "", total - RPT_UNMATCHED_SHOWN, tab);
+	}
+	struct rpt_textopt so = *to;
+	so.max_rows = 0;
+	rpt_text_table(out, t, &so);
+	if (off)
+		fprintf(out, "(%s; every row in --format csv)\n\n", more);
+	np_table_free(t);
+}
+
 static void rpt_print_text(FILE *out, const struct rpt_cmpctx *c, const struct rpt_textopt *to)
 {
 	const struct rpt_cmpopt *o = c->o;
@@ -522,12 +581,10 @@ static void rpt_print_text(FILE *out, const struct rpt_cmpctx *c, const struct r
 		if (rpt_group_first(c, i))
 			rpt_print_group(out, c, i, width);
 	rpt_print_unjudged(out, c);
-	if (c->unmatched->nrows) {
-		struct rpt_textopt so = *to;
-		so.max_rows = 0;
-		so.heading = "Unmatched rows (in one analysis only)";
-		rpt_text_table(out, c->unmatched, &so);
-	}
+	if (c->unmatched->nrows)
+		rpt_print_unmatched(out, c, to);
+	if (c->skipped)
+		fprintf(out, "not compared (rows keyed by time, they do not recur): %s\n", c->skipped);
 	if (c->st.too_few)
 		fprintf(out, "warning: %zu metrics have too few samples on a side to ever be "
 			"significant at alpha %g (need >= %zu per side)\n", c->st.too_few, o->alpha,
@@ -563,6 +620,7 @@ int rpt_compare(FILE *out, const struct np_analysis *base, const struct np_analy
 	for (size_t i = 0; i < c.nrows; i++)
 		free(c.rows[i].key);
 	free(c.rows);
+	free(c.skipped);
 	free(c.sidx_base);
 	free(c.sidx_new);
 	np_table_free(c.unmatched);
