@@ -70,15 +70,14 @@ static uint32_t ana_pkt_get(struct ana_paths *p, uint32_t seq, uint32_t ack, uin
 			    uint8_t udp, bool create)
 {
 	uint64_t hv = ana_pkt_hash(seq, ack, xid, udp);
-	uint32_t *cslot = &p->cache[(hv >> 40) & (ANA_PKT_CACHE - 1)];
-	if (*cslot) {
-		const struct ana_pkt *k = &p->pkts[*cslot - 1];
-		if (k->seq == seq && k->ack == ack && k->xid == xid && k->udp == udp)
-			return *cslot - 1;
-	}
+	__typeof__(p->cache[0]) *c = &p->cache[((hv >> 40) ^ udp) & (ANA_PKT_CACHE - 1)];
+	if (c->idx1 && c->seq == seq && c->ack == ack && c->xid == xid && c->udp == udp)
+		return c->idx1 - 1;
 	uint32_t r = ana_pkt_find(p, hv, seq, ack, xid, udp, create);
-	if (r != UINT32_MAX)
-		*cslot = r + 1;
+	if (r != UINT32_MAX) {
+		c->seq = seq; c->ack = ack; c->xid = xid; c->udp = udp;
+		c->idx1 = r + 1;
+	}
 	return r;
 }
 
@@ -122,18 +121,14 @@ static uint32_t ana_pkt_find(struct ana_paths *p, uint64_t hv, uint32_t seq, uin
 	memset(k, 0, sizeof(*k));
 	k->seq = seq; k->ack = ack; k->xid = xid; k->udp = udp;
 	k->minlen = UINT32_MAX;
+	k->range_ev = UINT32_MAX;
 	t->slot[j] = (uint32_t)++p->npkts;
 	t->n++;
 	return (uint32_t)(p->npkts - 1);
 }
 
-/* (host, flow, seq) -> packet, for byte-range events. */
+/* u64 key -> packet index, for the retransmission groups. */
 struct ana_stab { uint64_t *key; uint32_t *val; size_t cap, n; };
-
-static uint64_t ana_skey(uint16_t host, uint32_t flow, uint32_t seq)
-{
-	return ((uint64_t)host << 56 ^ (uint64_t)flow << 32 ^ seq) + 1;
-}
 
 static void ana_stab_put(struct ana_stab *t, uint64_t key, uint32_t val)
 {
@@ -206,13 +201,18 @@ static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t
 			if (q == UINT32_MAX || p->pkts[q].minlen == UINT32_MAX || !p->pkts[q].minlen)
 				break;
 			ana_attach(p, q, (uint32_t)i);
+			/* the send() that made the super-packet made this piece too */
+			uint32_t rv = p->pkts[k].range_ev;
+			if (rv != UINT32_MAX && p->pkts[q].range_ev == UINT32_MAX &&
+			    (int32_t)(s - ev[rv].seq) >= 0 && (int32_t)(ev[rv].seq + ev[rv].len - s) > 0) {
+				p->pkts[q].range_ev = rv;
+				ana_attach(p, q, rv);
+			}
 			s += p->pkts[q].minlen;
 		}
 	}
 }
 
-/* sock_send ranges: attach to the egress packets of the same host and flow
- * whose start lies in the range. */
 static void ana_stab_init(struct ana_stab *t, size_t expect)
 {
 	memset(t, 0, sizeof(*t));
@@ -227,57 +227,6 @@ static void ana_stab_init(struct ana_stab *t, size_t expect)
 		return;
 	}
 	t->cap = cap;
-}
-
-static void ana_attach_ranges(struct ana_paths *p, const struct ana_pev *ev, size_t nev)
-{
-	struct ana_stab st;
-	size_t nranges = 0;
-	for (size_t i = 0; i < nev; i++)
-		nranges += ev[i].hook == PK_HOOK_SOCK_SEND || (ev[i].flags & ANA_RANGE_FLAG);
-	if (!nranges)
-		return;
-	ana_stab_init(&st, p->npkts);
-	/* index each packet once per host: a bit per packet and host parity
-	 * keeps the random-access puts to one per packet */
-	uint8_t *seen = calloc(p->npkts / 4 + 1, 1);
-	for (size_t i = 0; i < nev; i++) {
-		uint32_t k = p->evpkt[i];
-		if (k == UINT32_MAX || !ana_is_egress(ev[i].hook) || !ev[i].len)
-			continue;
-		size_t bit = (size_t)k * 2 + (ev[i].host & 1);
-		if (seen && (seen[bit >> 3] >> (bit & 7) & 1))
-			continue;
-		if (seen)
-			seen[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-		ana_stab_put(&st, ana_skey(ev[i].host, ev[i].flow, ev[i].seq), k);
-	}
-	free(seen);
-	for (size_t i = 0; i < nev; i++) {
-		const struct ana_pev *e = &ev[i];
-		if (!(e->flags & ANA_RANGE_FLAG) && e->hook != PK_HOOK_SOCK_SEND)
-			continue;
-		uint32_t s = e->seq, end = e->seq + e->len;
-		bool first = true;
-		uint32_t ack = 0, xid = 0;
-		for (int guard = 0; (first || (int32_t)(end - s) > 0) && guard < 4096; guard++) {
-			/* the pieces of one send share ack and TSval: key lookup first */
-			uint32_t q = first ? UINT32_MAX : ana_pkt_get(p, s, ack, xid, 0, false);
-			if (q == UINT32_MAX)
-				q = ana_stab_get(&st, ana_skey(e->host, e->flow, s));
-			first = false;
-			if (q == UINT32_MAX || !p->pkts[q].minlen || p->pkts[q].minlen == UINT32_MAX)
-				break;
-			ack = p->pkts[q].ack;
-			xid = p->pkts[q].xid;
-			if (p->evpkt[i] == UINT32_MAX)
-				p->evpkt[i] = q;
-			else
-				ana_attach(p, q, (uint32_t)i);
-			s += p->pkts[q].minlen;
-		}
-	}
-	free(st.key); free(st.val);
 }
 
 /* Retransmission groups: data packets with the same (seq, ack) but another
@@ -304,12 +253,51 @@ static void ana_retx_groups(struct ana_paths *p)
 	free(st.key); free(st.val);
 }
 
+/* sock_send byte ranges carry no header: while joining in time order they
+ * wait per flow until the egress packets built from them pass a hook on
+ * the same host (same flow index = same host), and are attached there. */
+static void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t i)
+{
+	struct ana_pending *pd = p->pending[e->flow];
+	int slot = 0;
+	for (int j = 0; j < ANA_PENDING; j++) {
+		if (pd[j].end == pd[j].seq) {    /* free */
+			slot = j;
+			break;
+		}
+		if ((int32_t)(pd[j].seq - pd[slot].seq) < 0)
+			slot = j;                  /* else replace the oldest range */
+	}
+	pd[slot] = (struct ana_pending){ e->seq, e->seq + (e->len ? e->len : 1), (uint32_t)i };
+}
+
+static void ana_range_use(struct ana_paths *p, const struct ana_pev *e, uint32_t k)
+{
+	struct ana_pkt *q = &p->pkts[k];
+	if (q->range_ev != UINT32_MAX)
+		return;
+	struct ana_pending *pd = p->pending[e->flow];
+	for (int j = 0; j < ANA_PENDING; j++) {
+		if (pd[j].end == pd[j].seq || (int32_t)(e->seq - pd[j].seq) < 0 ||
+		    (int32_t)(pd[j].end - e->seq) <= 0)
+			continue;
+		q->range_ev = pd[j].ev;
+		ana_attach(p, k, pd[j].ev);
+		if ((int32_t)(pd[j].end - (e->seq + e->len)) <= 0)
+			pd[j].end = pd[j].seq;       /* fully sent: close */
+		return;
+	}
+}
+
 static void ana_match_one(const struct ana_model *m, struct ana_paths *p,
 			  const struct ana_pev *ev, size_t i)
 {
 	const struct ana_pev *e = &ev[i];
-	if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
+	if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND) {
+		if (p->pending)
+			ana_range_open(p, e, i);
 		return;
+	}
 	uint8_t udp = m->flows.v[e->flow].proto == 17;
 	uint32_t k = ana_pkt_get(p, e->seq, e->ack, e->xid, udp, true);
 	if (k == UINT32_MAX)
@@ -317,6 +305,8 @@ static void ana_match_one(const struct ana_model *m, struct ana_paths *p,
 	p->evpkt[i] = k;
 	if (e->len && e->len < p->pkts[k].minlen)
 		p->pkts[k].minlen = e->len;
+	if (p->pending && e->len && ana_is_egress(e->hook))
+		ana_range_use(p, e, k);
 }
 
 struct ana_paths *ana_path_match(struct ana_model *m)
@@ -333,6 +323,7 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	}
 	for (size_t i = 0; i < n; i++)
 		p->evpkt[i] = UINT32_MAX;
+	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
 	/* Visit the hosts' event runs merged by time since each host's start,
 	 * so both hosts' hooks of a packet come close together and hit the
 	 * recent-packet cache (a locality heuristic only: any order is correct). */
@@ -371,14 +362,21 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		while (stop < run[best].end && stop - i < 256 && ev[stop].ts - run[best].base <= limit)
 			stop++;
 		run[best].at = stop;
-		for (; i < stop; i++)
+		for (; i < stop; i++) {
+			if (i + 8 < stop) {             /* the table probe is a cache miss: start it early */
+				const struct ana_pev *f = &ev[i + 8];
+				uint64_t hv = ana_pkt_hash(f->seq, f->ack, f->xid, m->flows.v[f->flow].proto == 17);
+				__builtin_prefetch(&p->tab.slot[hv & (p->tab.cap - 1)]);
+			}
 			ana_match_one(m, p, ev, i);
+		}
 	}
 	for (size_t k = 0; k < p->npkts; k++)
 		if (p->pkts[k].minlen == UINT32_MAX && p->pkts[k].udp)
 			p->pkts[k].minlen = 0;
+	free(p->pending);
+	p->pending = NULL;
 	ana_walk_super(p, ev, n);
-	ana_attach_ranges(p, ev, n);
 	ana_retx_groups(p);
 
 	/* counting sort of (packet, event) memberships */
@@ -421,6 +419,7 @@ void ana_path_free(struct ana_paths *p)
 	if (!p)
 		return;
 	free(p->tab.slot); free(p->pkts); free(p->evpkt); free(p->extra); free(p->order);
+	free(p->pending);
 	free(p);
 }
 

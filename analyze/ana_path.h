@@ -13,8 +13,12 @@ struct ana_pkt {
 	uint32_t minlen;            /* smallest payload among its events */
 	uint32_t head, nev;         /* its events: order[head .. head+nev) */
 	uint32_t group;             /* retransmission group (first packet's index) */
+	uint32_t range_ev;          /* sock_send event attached, UINT32_MAX none */
 	uint8_t  udp, ngroup;       /* ngroup: the group has more than one packet */
 };
+
+#define ANA_PENDING 4           /* open sock_send ranges remembered per flow */
+struct ana_pending { uint32_t seq, end, ev; };
 
 struct ana_ptab { uint32_t *slot; size_t cap; size_t n; };
 
@@ -25,9 +29,10 @@ struct ana_paths {
 	uint32_t *evpkt;            /* event -> packet (UINT32_MAX none) */
 	struct { uint32_t pkt, ev; } *extra;   /* super-packet / range memberships */
 	size_t nextra, excap;
+	struct ana_pending (*pending)[ANA_PENDING];   /* per flow, during the join */
 	uint32_t *order;            /* event indices grouped by packet */
 	size_t norder;
-	uint32_t cache[ANA_PKT_CACHE];   /* packet index + 1 by key hash */
+	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 
 /* Writes the packet's event indices in path order into out; returns n. */
