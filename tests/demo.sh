@@ -114,7 +114,7 @@ fi
 
 if [ ${#ANAS[@]} -gt 0 ]; then
 	if [ -z "${DEMO_QUIET:-}" ]; then
-		"$NPREPORT" "${ANAS[@]}"
+		"$NPREPORT" "${ANAS[@]}" --rows 12     # every row: report.txt and csv/
 	fi
 	"$NPREPORT" "${ANAS[@]}" --rows 0 --width 120 > "$OUT/report.txt"
 	"$NPREPORT" "${ANAS[@]}" --format csv -o "$OUT/csv" || MISSING+=("CSV output")
