@@ -475,9 +475,21 @@ static int rc_resolve_cgroup(struct rec_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* Hybrid cgroup setups (v1 controllers at /sys/fs/cgroup) keep the v2
+ * hierarchy, whose ids BPF sees, at /sys/fs/cgroup/unified. */
+static void rc_resolve_cgroup_root(struct rec_config *c)
+{
+	static const char def[] = "/sys/fs/cgroup";
+	if (strcmp(c->cgroup_root, def) != 0 || access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		return;
+	if (access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0)
+		c->cgroup_root = "/sys/fs/cgroup/unified";
+}
+
 int rc_cli_resolve(struct rec_config *c, char *err, size_t errlen)
 {
 	int r;
+	rc_resolve_cgroup_root(c);
 	if (c->netns && (r = rc_resolve_netns(c, err, errlen)))
 		return r;
 	if (c->cgroup_path && (r = rc_resolve_cgroup(c, err, errlen)))

@@ -32,6 +32,14 @@ wait_listen() { for _ in $(seq 50); do ip netns exec "$1" ss -lntu | grep -q ":$
 bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/a.npr"; PA=$BG_PID
 bg "$NPREC" -q --netns rc-b -o "$E2E_TMP/b.npr"; PB=$BG_PID
 bg "$NPREC" -q --netns rc-a --port 5003 -o "$E2E_TMP/p.npr"; PP=$BG_PID
+# --cgroup: a cgroup v2 group the 5007 client runs in (hybrid setups: .../unified)
+CGROOT=/sys/fs/cgroup; [ -e $CGROOT/cgroup.controllers ] || CGROOT=/sys/fs/cgroup/unified
+CG=""
+if [ -e $CGROOT/cgroup.controllers ] && mkdir -p $CGROOT/rc-e2e-flows 2>/dev/null; then
+	CG=$CGROOT/rc-e2e-flows
+	bg "$NPREC" -q --cgroup rc-e2e-flows -o "$E2E_TMP/cg.npr"; PC=$BG_PID
+	wait_file "$E2E_TMP/cg.npr"
+fi
 # the raw_tp fallback (kernels that refuse tp_btf), forced here
 NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/r.npr"; PR=$BG_PID
 wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
@@ -48,6 +56,14 @@ bg ip netns exec rc-b socat -u TCP6-LISTEN:5006,reuseaddr OPEN:/dev/null
 wait_listen rc-b 5006
 ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP6:[fd77:2::2]:5006
 wait $BG_PID 2>/dev/null
+
+# 1c. a transfer from inside the cgroup and one from outside it
+if [ -n "$CG" ]; then
+	bg ip netns exec rc-b socat -u TCP-LISTEN:5007,reuseaddr,fork OPEN:/dev/null
+	wait_listen rc-b 5007
+	bash -c "echo \$\$ > $CG/cgroup.procs && exec ip netns exec rc-a socat -u OPEN:$E2E_TMP/usend.bin TCP:10.77.2.2:5007"
+	ip netns exec rc-a socat -u OPEN:"$E2E_TMP/usend.bin" TCP:10.77.2.2:5007
+fi
 
 # 2. UDP datagrams (sender side is exact; the receiver may drop)
 bg ip netns exec rc-b socat -u UDP-RECV:5002 OPEN:/dev/null
@@ -68,7 +84,7 @@ wait_listen rc-b 5004
 ip netns exec rc-b socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
 
 sleep 1.2
-kill -INT $PA $PB $PP $PR; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR
+kill -INT $PA $PB $PP $PR ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; [ -n "${PC:-}" ] && wait $PC
 check "nprec exit 0 (both namespaces)" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
 
 "$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR flows > "$E2E_TMP/a.flows"
@@ -113,5 +129,14 @@ check "--netns: rc-b loopback flow present in rc-b recording" grep -q "127.0.0.1
 "$NPREPORT" dump "$E2E_TMP/p.npr" | $NPR flows > "$E2E_TMP/p.flows"
 check "--port 5003: only port-5003 flows recorded" bash -c "[ -s '$E2E_TMP/p.flows' ] && awk '\$2!=5003 && \$4!=5003 {exit 1}' '$E2E_TMP/p.flows'"
 check "nothing lost (no LRU evictions)" [ "$("$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR lost flows)" = "0" ]
+if [ -n "$CG" ]; then
+	"$NPREPORT" dump "$E2E_TMP/cg.npr" | $NPR flows > "$E2E_TMP/cg.flows"
+	cat "$E2E_TMP/cg.flows" >&2
+	check "--cgroup: exactly the one 5007 client flow from inside the cgroup" \
+		[ "$(awk '$4==5007 && $6==200000' "$E2E_TMP/cg.flows" | wc -l)" -eq 1 ]
+	check "--cgroup: nothing from outside it (server side, other transfers)" \
+		[ "$(awk '$4!=5007' "$E2E_TMP/cg.flows" | wc -l)" -eq 0 ]
+	rmdir "$CG" 2>/dev/null
+fi
 check "header lists attached probes" bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep 'flows tp_btf/sock_send_length attached' >/dev/null"
 e2e_finish
