@@ -5,7 +5,8 @@
 # (every sampled segment the server saw matches a sampled client send, and
 # every sampled client send was sampled by the server in full), about 1/16
 # of the segments were kept, and the server read, for every segment, the
-# active ID the client's sock_ops program wrote on it.
+# active ID the client's sock_ops program wrote on it. The client also
+# probes a clock-sync peer that does not listen: reported, recording goes on.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init pkt_sample
 e2e_need_root
@@ -27,7 +28,7 @@ bg ip netns exec pk-s iperf3 -s -1 -p 5201
 NPOPT="-d 40s -q --packets --sample 1/16 --active-ids --no-flows --no-txn --no-netcpu --no-threads --port 5201"
 bg "$NPREC" -o "$T/s.npr" $NPOPT --netns pk-s -i pk-s0
 SPID=$BG_PID
-bg "$NPREC" -o "$T/c.npr" $NPOPT --netns pk-c -i pk-c0
+bg "$NPREC" -o "$T/c.npr" $NPOPT --netns pk-c -i pk-c0 --sync-peer 10.77.2.2:7799 2>"$T/c.err"
 CPID=$BG_PID
 for _ in $(seq 50); do [ -s "$T/s.npr" ] && [ -s "$T/c.npr" ] && break; sleep 0.1; done
 sleep 1
@@ -36,6 +37,7 @@ check "iperf3 ran" [ $? -eq 0 ]
 sleep 1
 kill -INT "$CPID" "$SPID"; wait "$CPID"; crc=$?; wait "$SPID"; src=$?
 check "both nprec exited 0 ($crc, $src)" [ "$crc" -eq 0 -a "$src" -eq 0 ]
+check "unreachable sync peer reported ($(head -c 120 "$T/c.err"))" grep -q "clocksync: peer 10.77.2.2:7799 unreachable" "$T/c.err"
 
 PKTMATCH_VERBOSE=1 "$PM" paths -s dev_xmit -r netif_receive "$T/c.npr" "$T/s.npr" >"$T/m.txt"
 cat "$T/m.txt" >&2
