@@ -8,7 +8,7 @@ extern const struct rec_family rec_family_txn;        /* REC-CORE */
 extern const struct rec_family rec_family_netcpu, rec_family_threads; /* NETCPU */
 extern const struct rec_family rec_family_pktpath;    /* PKTPATH */
 extern const struct rec_family rec_family_clocksync;  /* PKTPATH */
-/* PKTPATH engineer: rec_family_stackmon */
+extern const struct rec_family rec_family_stackmon;   /* PKTPATH */
 
 const struct rec_family *const rec_families[] = {
 	&rec_family_flows,
@@ -16,6 +16,6 @@ const struct rec_family *const rec_families[] = {
 	&rec_family_netcpu, &rec_family_threads, /* NETCPU */
 	&rec_family_pktpath,
 	&rec_family_clocksync,
-	/* PKTPATH: &rec_family_stackmon, */
+	&rec_family_stackmon,
 	NULL,
 };
