@@ -2,7 +2,9 @@
 # Overhead of the netcpu and threads families alone (other families off) on
 # TCP throughput over veth between two namespaces, and what NET_RX stack
 # sampling costs at 1 kHz and 10 kHz against sampling off. Modes are
-# interleaved over REPS repetitions; the median per mode is printed.
+# interleaved over REPS repetitions; the median per mode is printed. Then
+# the CPU cost per syscall (tests/tools/nc_sysloop, thread CPU clock, best
+# of 5) with no recorder and with netcpu alone.
 # Not a test: it prints figures (docs/BENCHMARKS.md, section "netcpu").
 # Env: BENCH_T (seconds per measurement, 4), REPS (3), NP_BUILD (build/).
 set -u
@@ -76,3 +78,16 @@ for m in "${MODES[@]}"; do
 	v=$(median "${RES[$m]}")
 	printf "%-12s %10s %8.1f%%   %s\n" "$m" "$v" "$(awk -v a="$v" -v b="$BASE" 'BEGIN{print (a-b)/b*100}')" "${ARGS[$m]}"
 done
+
+# per-syscall cost: getppid (filtered out at once) and socket read/write
+SYSLOOP=$NP_BUILD/tools/nc_sysloop
+if [ -x "$SYSLOOP" ]; then
+	best() { for _ in 1 2 3 4 5; do taskset -c 1 "$SYSLOOP" 1000000; done | sort -t= -k2 -g | head -1; }
+	echo
+	echo "syscall cost, none:       $(best)"
+	"$NPREC" -q ${ARGS[netcpu_hz0]} -o "$TMP/sys.npr" & rp=$!
+	for _ in $(seq 100); do [ -s "$TMP/sys.npr" ] && break; sleep 0.1; done
+	echo "syscall cost, netcpu:     $(best)"
+	kill -INT "$rp"; wait "$rp"
+fi
+echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -160,6 +160,9 @@ int BPF_PROG(nc_sys_exit, struct pt_regs *regs, long ret)
 
 	__u32 kind;
 
+	/* most syscalls are not socket calls: skip the storage lookup */
+	if (nc_syscall_kind(BPF_CORE_READ(regs, orig_ax)) < 0)
+		return 0;
 	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!s)
 		return 0;
