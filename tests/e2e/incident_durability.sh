@@ -30,7 +30,7 @@ IV=500000000
 D=$E2E_TMP/kill; mkdir -p "$D"
 bg "$NPREC" -q -o "$D/k.npr" -I 500ms --packets
 REC=$BG_PID
-in_wait_intervals "$D/k.npr" 1 || echo "  (nprec did not start recording)" >&2
+in_wait_intervals "$D/k.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 bg ip netns exec in-a iperf3 -c 10.231.3.2 -p $IPORT -t 6 >/dev/null
 IPC=$BG_PID
 sleep 3.2
@@ -59,7 +59,7 @@ wait $IPC
 D=$E2E_TMP/term; mkdir -p "$D"
 bg "$NPREC" -q -o "$D/t.npr" -I 500ms
 REC=$BG_PID
-in_wait_intervals "$D/t.npr" 1 || echo "  (nprec did not start recording)" >&2
+in_wait_intervals "$D/t.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 1500000
 sleep 0.8
 t_term=$(in_now)
@@ -76,7 +76,7 @@ check "SIGTERM: every byte sent is recorded ($port_rx of 1500000)" [ "$port_rx" 
 D=$E2E_TMP/hup; mkdir -p "$D"
 bg "$NPREC" -q -o "$D/h.npr" -I 250ms
 REC=$BG_PID
-in_wait_intervals "$D/h.npr" 1 || echo "  (nprec did not start recording)" >&2
+in_wait_intervals "$D/h.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 1000000
 sleep 0.5
 mv "$D/h.npr" "$D/h.npr.1"

@@ -32,7 +32,7 @@ sum_of() { eval "$("$SUM" --port $PORT "$1")"; }
 D=$E2E_TMP/a; mkdir -p "$D"
 bg "$NPREC" -q -o "$D/rot.npr" -I 100ms --rotate 4K
 REC=$BG_PID
-in_wait_intervals "$D/rot.0001.npr" 1 || echo "  (nprec did not start recording)" >&2
+in_wait_intervals "$D/rot.0001.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 6 2000000
 sleep 0.3
 kill -TERM $REC; wait $REC; rc=$?
@@ -92,7 +92,7 @@ fi
 D=$E2E_TMP/b; mkdir -p "$D"
 bg "$NPREC" -q -o "$D/keep.npr" -I 100ms --rotate 4K,2
 REC=$BG_PID
-in_wait_intervals "$D/keep.0001.npr" 1 || echo "  (nprec did not start recording)" >&2
+in_wait_intervals "$D/keep.0001.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 5 1000000
 sleep 0.3
 kill -TERM $REC; wait $REC

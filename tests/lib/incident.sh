@@ -16,10 +16,12 @@ in_wait_ready() {
 	return 1
 }
 
-# in_wait_intervals FILE N: wait (up to 60 s) until FILE holds N intervals.
+# in_wait_intervals FILE N [PID]: wait (up to 60 s) until FILE holds N
+# intervals; gives up at once when process PID is gone.
 in_wait_intervals() {
 	local i n
 	for i in $(seq 600); do
+		[ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
 		n=$("$SUM" "$1" 2>/dev/null | sed -n 's/^n_interval=//p')
 		[ "${n:-0}" -ge "$2" ] && return 0
 		sleep 0.1

@@ -1,12 +1,16 @@
 /* in_npsum: one-screen summary of a recording for the incident e2e tests,
  * as key=value lines (shell: eval "$(in_npsum FILE)" after prefixing).
  *
- *   in_npsum [--port P] FILE   container health, record counts, INTERVAL
+ *   in_npsum [--port P] [--max-cpu PCT] FILE
+ *                              container health, record counts, INTERVAL
  *                              seq/time range, header "output" map, END
- *                              reason, TRIGGER fields, FLOWS bytes on port P
+ *                              reason, TRIGGER fields, FLOWS bytes on port P,
+ *                              --max-cpu sampling changes (and, with PCT,
+ *                              changes that disagree with the recorded CPU)
  *   in_npsum --now             CLOCK_MONOTONIC in ns (the recordings' clock)
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,7 @@ struct sum {
 	char trig_why[256], trig_expr[64], trig_source[32];
 	uint64_t trig_t, trig_first, trig_last;
 	uint64_t port_rx, port_tx, port_first_t, port_last_t, drops, retrans;
+	uint64_t div_last, div_max, div_changes, div_changes_total, div_disagree, cpu_over;
 };
 
 static void s_str(const msgpack_object *m, const char *k, char *buf, size_t n)
@@ -47,6 +52,29 @@ static void on_header(struct sum *s, const msgpack_object *b)
 		s_str(o, "set", s->set, sizeof(s->set));
 		np_get_u64(o, "rotation_index", &s->rotation_index);
 		np_get_u64(o, "dump_index", &s->dump_index);
+	}
+}
+
+/* --max-cpu: INTERVAL k holds the CPU measured over k and the divisor
+ * chosen from it; it rises exactly when the CPU is over budget (below the
+ * cap). */
+static void on_ratectl(struct sum *s, const msgpack_object *b, double max_cpu)
+{
+	uint64_t div, prev, total;
+	double cpu;
+	if (np_get_u64(b, "sample_div", &div) || np_get_u64(b, "sample_div_prev", &prev))
+		return;
+	s->div_last = div;
+	if (div > s->div_max)
+		s->div_max = div;
+	s->div_changes += div != prev;
+	if (np_get_u64(b, "sample_div_changes", &total) == 0)
+		s->div_changes_total = total;
+	if (max_cpu > 0 && np_get_f64(b, "self_cpu_pct", &cpu) == 0) {
+		bool over = cpu > max_cpu;
+		s->cpu_over += over;
+		if (over != (div > prev) && prev < 4096)
+			s->div_disagree++;
 	}
 }
 
@@ -129,12 +157,18 @@ int main(int argc, char **argv)
 		printf("%" PRIu64 "\n", (uint64_t)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec));
 		return 0;
 	}
-	if (argc == 4 && strcmp(argv[1], "--port") == 0) {
-		port = strtoull(argv[2], NULL, 10);
-		ai = 3;
+	double max_cpu = 0;
+	while (ai + 2 < argc) {
+		if (strcmp(argv[ai], "--port") == 0)
+			port = strtoull(argv[ai + 1], NULL, 10);
+		else if (strcmp(argv[ai], "--max-cpu") == 0)
+			max_cpu = strtod(argv[ai + 1], NULL);
+		else
+			break;
+		ai += 2;
 	}
 	if (ai != argc - 1) {
-		fprintf(stderr, "usage: in_npsum [--port P] FILE | in_npsum --now\n");
+		fprintf(stderr, "usage: in_npsum [--port P] [--max-cpu PCT] FILE | in_npsum --now\n");
 		return 2;
 	}
 	/* a missing file still prints every key (ok=0), so scripts under
@@ -153,7 +187,10 @@ int main(int argc, char **argv)
 			s.header_first = rec.type == NP_REC_HEADER;
 		switch (rec.type) {
 		case NP_REC_HEADER: on_header(&s, rec.body); break;
-		case NP_REC_INTERVAL: on_interval(&s, rec.body); break;
+		case NP_REC_INTERVAL:
+			on_interval(&s, rec.body);
+			on_ratectl(&s, rec.body, max_cpu);
+			break;
 		case NP_REC_END:
 			s.n_end++;
 			s_str(rec.body, "reason", s.end_reason, sizeof(s.end_reason));
@@ -184,6 +221,9 @@ int main(int argc, char **argv)
 	printf("port_rx=%" PRIu64 "\nport_tx=%" PRIu64 "\nport_first_t=%" PRIu64
 	       "\nport_last_t=%" PRIu64 "\ndrops=%" PRIu64 "\nretrans=%" PRIu64 "\n",
 	       s.port_rx, s.port_tx, s.port_first_t, s.port_last_t, s.drops, s.retrans);
+	printf("div_last=%" PRIu64 "\ndiv_max=%" PRIu64 "\ndiv_changes=%" PRIu64
+	       "\ndiv_changes_total=%" PRIu64 "\ndiv_disagree=%" PRIu64 "\ncpu_over=%" PRIu64 "\n",
+	       s.div_last, s.div_max, s.div_changes, s.div_changes_total, s.div_disagree, s.cpu_over);
 	if (opened)
 		np_reader_close(r);
 	return opened ? 0 : 1;
