@@ -263,6 +263,19 @@ static void pack_meta(struct np_recbuf *rb, const struct cli *c, const struct pa
 	np_pack_kv_u64(pk, "seed", c->o.seed);
 }
 
+/* The latency distribution of every request read, so npreport can draw the
+ * patterns' members over it. */
+static void pack_latency_sketch(struct np_recbuf *rb, const struct pat_table *t)
+{
+	struct np_sketch sk;
+	np_sketch_init(&sk);
+	for (size_t i = 0; i < t->nrows; i++)
+		if (t->lat[i] >= 0) np_sketch_add(&sk, (uint64_t)llround(t->lat[i] * 1e6), 1);
+	np_sketchrec_pack(rb, "patterns", "all", "latency", "ns", &sk);
+	np_sketchrec_pack(rb, "pattern_requests", "all", "latency", "ns", &sk);
+	np_sketch_free(&sk);
+}
+
 /* One finding per pattern, so the report's summary names them. */
 static void pack_findings(struct np_recbuf *rb, const struct pat_table *t, const struct pat_result *r)
 {
@@ -294,6 +307,7 @@ static int write_npa(const struct cli *c, const struct pat_table *t, const struc
 		np_table_pack(&rb, tp);
 		np_table_pack(&rb, tr);
 		pack_findings(&rb, t, r);
+		pack_latency_sketch(&rb, t);
 		rc = np_writer_commit(w, &rb);
 	}
 	int rc2 = np_writer_close(w);

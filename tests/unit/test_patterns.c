@@ -342,6 +342,8 @@ static void test_cli(void)
 			      "conditions cell: %s", c && c->kind == NP_CELL_STR ? c->s : "?");
 		}
 		CHECK(a.nfindings == (tp ? tp->nrows : 0), "%zu findings", a.nfindings);
+		CHECK(a.nsketches == 2 && a.sketches[0].sk.n == t.nrows, "latency sketch of all %zu requests",
+		      t.nrows);
 		np_analysis_free(&a);
 	}
 	/* --table-out writes what --csv reads back */
