@@ -6,10 +6,16 @@ O=${O:-build}
 export NP_BUILD=${NP_BUILD:-$PWD/$O}
 tp=0; tf=0
 run() {
-	local out line p f
-	out=$("$@" | tee /dev/stderr | tail -1)
-	line=$(echo "$out" | grep -E '[0-9]+ passed, [0-9]+ failed')
+	local log line p f
+	log=$(mktemp)
+	# Stream to stderr as it runs; keep a copy to read the closing line.
+	"$@" 2>&1 | tee "$log" >&2
+	line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+	rm -f "$log"
 	p=$(echo "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+'); p=${p:-0}
+	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-1}
+	tp=$((tp + p)); tf=$((tf + f))
+}
 	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-1}
 	tp=$((tp + p)); tf=$((tf + f))
 }
