@@ -16,9 +16,6 @@ run() {
 	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-1}
 	tp=$((tp + p)); tf=$((tf + f))
 }
-	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-1}
-	tp=$((tp + p)); tf=$((tf + f))
-}
 run make --no-print-directory O="$O" unit
 run make --no-print-directory O="$O" unit-asan
 run make --no-print-directory O="$O" fuzz-short FUZZ_SHORT_SECONDS=${FUZZ_SHORT_SECONDS:-60}
