@@ -5,7 +5,9 @@
 #  - iperf3 transfer with the client pinned to CPU 0 and the server to
 #    CPU 1: socket send time on CPU 0 only, receive time on CPU 1 only,
 #    NET_RX work on both CPUs, many times the idle NET_RX rate (a ratio,
-#    not a timed value), NET_RX stack samples classified (TCP among them);
+#    not a timed value; asserted when the host was otherwise quiet), NET_RX
+#    inside the namespaces' socket calls only when busy, NET_RX stack
+#    samples classified (TCP among them);
 #  - threads: the iperf3 server's on-CPU time equals what the kernel's own
 #    schedstat says for its threads (within 10 %), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
@@ -96,7 +98,18 @@ rate() { awk -v a="$1" -v d="$2" 'BEGIN{print (d > 0) ? a / d * 1e9 : 0}'; }
 RX_IDLE=$(rate "$(sum "$IDLE_A" netrx_ns)" "$(val "$IDLE_A" dur_ns)")
 RX_BUSY=$(rate "$(sum "$BUSY_A" netrx_ns)" "$(val "$BUSY_A" dur_ns)")
 echo "NET_RX ns/s: idle $RX_IDLE busy $RX_BUSY" >&2
-check "NET_RX busy >= 5x idle (ns per s)" ge "$RX_BUSY" "$(awk -v i="$RX_IDLE" 'BEGIN{print 5 * i + 1}')"
+# NET_RX is host-wide: traffic of other programs on the machine lands in it.
+# The ratio is asserted when the idle phase was quiet (< 1 % of a CPU);
+# the netns-attributable part below is asserted always.
+if lt "$RX_IDLE" 10000000; then
+	check "NET_RX busy >= 5x idle (ns per s)" ge "$RX_BUSY" "$(awk -v i="$RX_IDLE" 'BEGIN{print 5 * i + 1}')"
+else
+	echo "  note: host not idle during the idle phase (other traffic): ratio not asserted" >&2
+fi
+# NET_RX that ran inside our namespaces' socket calls (taken out of them)
+check "idle: no NET_RX nested in socket calls" [ "$(sum "$IDLE_A" nested_ns)" -eq 0 -a "$(sum "$IDLE_B" nested_ns)" -eq 0 ]
+check "busy: NET_RX nested in the client's sends on CPU 0" gt "$(val "$BUSY_A" nested_ns 0)" 0
+check "nested NET_RX is part of NET_RX on CPU 0" le "$(val "$BUSY_A" nested_ns 0)" "$(val "$BUSY_A" netrx_ns 0)"
 for cpu in 0 1; do
 	NET=$(( $(val "$BUSY_A" netrx_ns $cpu) + $(val "$BUSY_A" send_ns $cpu) + $(val "$BUSY_B" recv_ns $cpu) ))
 	check "network CPU on CPU $cpu > 1 % of the busy recording" \
