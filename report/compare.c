@@ -70,7 +70,8 @@ static struct np_series **rpt_series_index(const struct np_analysis *a)
 	struct np_series **v = malloc((a->nseries + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
-	memcpy(v, a->series, a->nseries * sizeof(*v));
+	if (a->nseries)
+		memcpy(v, a->series, a->nseries * sizeof(*v));
 	qsort(v, a->nseries, sizeof(*v), rpt_cmp_series);
 	return v;
 }

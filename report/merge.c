@@ -25,13 +25,19 @@ int rpt_view_merge(struct np_analysis *view, const struct np_analysis *parts, si
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct np_analysis *p = &parts[i];
-		memcpy(view->tables + view->ntables, p->tables, p->ntables * sizeof(*p->tables));
+		if (p->ntables)
+			memcpy(view->tables + view->ntables, p->tables, p->ntables * sizeof(*p->tables));
 		view->ntables += p->ntables;
-		memcpy(view->series + view->nseries, p->series, p->nseries * sizeof(*p->series));
+		if (p->nseries)
+			memcpy(view->series + view->nseries, p->series, p->nseries * sizeof(*p->series));
 		view->nseries += p->nseries;
-		memcpy(view->sketches + view->nsketches, p->sketches, p->nsketches * sizeof(*p->sketches));
+		if (p->nsketches)
+			memcpy(view->sketches + view->nsketches, p->sketches,
+			       p->nsketches * sizeof(*p->sketches));
 		view->nsketches += p->nsketches;
-		memcpy(view->findings + view->nfindings, p->findings, p->nfindings * sizeof(*p->findings));
+		if (p->nfindings)
+			memcpy(view->findings + view->nfindings, p->findings,
+			       p->nfindings * sizeof(*p->findings));
 		view->nfindings += p->nfindings;
 		const struct np_reader_stats *s = &p->stats;
 		view->stats.chunks_ok += s->chunks_ok;
