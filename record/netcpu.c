@@ -57,6 +57,7 @@ struct nc_state {
 };
 
 static void nc_close(void *state);
+static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt);
 
 static int nc_perf_open(unsigned hz, int cpu)
 {
@@ -196,6 +197,16 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
 		  s->have_rapl ? NULL : s->rapl_why);
 
+	/* baseline: counters and stack counts start together, after the
+	 * (slow) kallsyms load, so both cover the same samples */
+	if (s->sampling) {
+		uint64_t *tmp = calloc(NC_MAX_COUNT_KEYS, sizeof(uint64_t));
+		if (tmp) {
+			nc_take_counts(s, tmp);
+			nc_take_counts(s, tmp);
+		}
+		free(tmp);
+	}
 	nc_read_cpus(s, s->prev);
 	*state = s;
 	return 0;

@@ -96,6 +96,82 @@ static uint64_t transfer(void)
 	return calls;
 }
 
+/* A thread blocks in recv() until the main thread sends one byte 300 ms
+ * later. Returns the receiver's own CPU time for the call (ns). */
+static uint64_t blocked_cpu_ns;
+static void *blocked_receiver(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+	pin();
+	uint64_t c0 = 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	c0 = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	if (recv(fd, &c, 1, 0) != 1)
+		return NULL;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	blocked_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec - c0;
+	return NULL;
+}
+
+static void blocking_recv(void)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return;
+	pthread_t th;
+	pthread_create(&th, NULL, blocked_receiver, &sv[1]);
+	usleep(300000);
+	if (send(sv[0], "x", 1, 0) != 1)
+		fprintf(stderr, "send failed\n");
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The sender moves from one CPU to the other mid-way: every call's time
+ * and count must land on the CPU it ran on. */
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *drain(void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[4096];
+	pin_to(0);
+	while (recv(fd, buf, sizeof(buf), 0) > 0)
+		;
+	return NULL;
+}
+
+static void migrating_sender(int n0, int n1)
+{
+	int sv[2];
+	char buf[1024] = { 0 };
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return;
+	pthread_t th;
+	pthread_create(&th, NULL, drain, &sv[1]);
+	pin_to(0);
+	for (int i = 0; i < n0; i++)
+		if (send(sv[0], buf, sizeof(buf), 0) < 0)
+			break;
+	pin_to(1);
+	for (int i = 0; i < n1; i++)
+		if (send(sv[0], buf, sizeof(buf), 0) < 0)
+			break;
+	shutdown(sv[0], SHUT_WR);
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 struct netcpu_rec {
 	int found;
 	uint64_t t0, t1;
@@ -266,6 +342,44 @@ int main(void)
 	CHECK_EQ_U(col_sum(r.n[2], r.ncpu) + col_sum(r.n[3], r.ncpu), 0);
 	CHECK_EQ_U(col_sum(r.ns[2], r.ncpu) + col_sum(r.ns[3], r.ncpu), 0);
 	rec_free(&r);
+
+	/* a receive that blocks 300 ms costs only its on-CPU time: the clock
+	 * stops when the thread is switched out (netto §4.2) */
+	np_recbuf_reset(&rb);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	blocking_recv();
+	t1 = now_ns(CLOCK_MONOTONIC);
+	rec_family_netcpu.snapshot(st, &ctx, &rb, t0, t1);
+	parse(&rb, &r);
+	CHECK(r.found, "no NETCPU record (blocking)");
+	CHECK_EQ_U(col_sum(r.n[3], r.ncpu), 1);
+	CHECK_EQ_U(col_sum(r.n[2], r.ncpu), 1);
+	CHECK(col_sum(r.ns[3], r.ncpu) <= blocked_cpu_ns,
+	      "blocked recv charged %llu ns, its thread ran %llu ns",
+	      (unsigned long long)col_sum(r.ns[3], r.ncpu), (unsigned long long)blocked_cpu_ns);
+	CHECK(col_sum(r.ns[3], r.ncpu) > 0, "blocked recv charged nothing");
+	fprintf(stderr, "  blocking recv: 300 ms wall, charged %llu ns, thread CPU %llu ns\n",
+		(unsigned long long)col_sum(r.ns[3], r.ncpu), (unsigned long long)blocked_cpu_ns);
+	rec_free(&r);
+
+	if (cpu_pin == 1) {
+		np_recbuf_reset(&rb);
+		t0 = now_ns(CLOCK_MONOTONIC);
+		migrating_sender(500, 700);
+		t1 = now_ns(CLOCK_MONOTONIC);
+		rec_family_netcpu.snapshot(st, &ctx, &rb, t0, t1);
+		parse(&rb, &r);
+		CHECK(r.found && r.ncpu >= 2, "no NETCPU record (migration)");
+		if (r.found && r.ncpu >= 2) {
+			CHECK_EQ_U(r.n[2][0], 500);
+			CHECK_EQ_U(r.n[2][1], 700);
+			CHECK(r.ns[2][0] > 0 && r.ns[2][1] > 0, "send ns %llu / %llu",
+			      (unsigned long long)r.ns[2][0], (unsigned long long)r.ns[2][1]);
+			CHECK_EQ_U(r.ns[3][1], 0);              /* the receiver stayed on CPU 0 */
+			CHECK(r.n[3][0] > 0, "receiver calls on CPU 0");
+		}
+		rec_free(&r);
+	}
 
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
