@@ -521,10 +521,19 @@ static int out_build(struct rec_output *o, struct np_recbuf *rb, struct np_chunk
 		snprintf(err, errlen, "cannot build chunk: %s", strerror(-rc));
 		return rc;
 	}
-	/* the builder allocates the compress bound; the ring keeps only len */
-	uint8_t *shrunk = realloc(c->data, c->len);
-	if (shrunk)
-		c->data = shrunk;
+	if (o->mode != OUT_FLIGHT)
+		return 0;
+	/* The builder allocates the compression bound (about the uncompressed
+	 * size). Shrinking it in place would leave a hole per kept chunk that
+	 * the next, larger bound never fits in, so the heap would grow by one
+	 * bound per interval: copy to an exact-size block and free the big
+	 * one, which the next interval then reuses. */
+	uint8_t *exact = malloc(c->len);
+	if (exact) {
+		memcpy(exact, c->data, c->len);
+		free(c->data);
+		c->data = exact;
+	}
 	return 0;
 }
 
