@@ -88,7 +88,7 @@ static bool ana_flow_match(const struct ana_model *m, uint32_t flow)
 static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 {
 	struct ana_model *m = d->m;
-	const struct ana_pev *ev = m->pev.v;
+	const struct ana_pe *ev = d->p->pe;
 	struct ana_pres *r = &d->res[k];
 	memset(r, 0, sizeof(*r));
 	for (int s = 0; s < ANA_NSEGS; s++)
@@ -98,7 +98,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 		r->skip = 1;
 		return;
 	}
-	const struct ana_pev *e0 = &ev[idx[0]];
+	const struct ana_pe *e0 = &ev[idx[0]];
 	r->flow = e0->flow;
 	r->first_host = e0->host;
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
@@ -111,10 +111,10 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	struct ana_fagg *f = &d->fa[r->flow];
 	uint32_t seenpos = 0;
 	int hostord = 0, inhost = 0;
-	const struct ana_pev *prev = NULL;
+	const struct ana_pe *prev = NULL;
 	bool cross_ok = true;
 	for (size_t i = 0; i < n; i++) {
-		const struct ana_pev *e = &ev[idx[i]];
+		const struct ana_pe *e = &ev[idx[i]];
 		bool newhost = prev && e->host != prev->host;
 		if (newhost || !prev) {
 			/* role of this host: 0 sender, 1 forwarder, 2 receiver */
@@ -161,7 +161,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	r->posmask = seenpos;
 	r->transit = (int64_t)(prev->ts - e0->ts);
 	if (cross_ok && n > 1) {
-		const struct ana_pev *el = prev;
+		const struct ana_pe *el = prev;
 		r->seg[ANA_SEG_TOTAL] = el->host == e0->host ? (int64_t)(el->ts - e0->ts)
 			: ana_to_ref(m, el->host, el->ts) - r->t;
 		if (r->seg[ANA_SEG_TOTAL] < 0)

@@ -331,7 +331,7 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	size_t nrun = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		while (j < n && ev[j].host == ev[i].host && j - i < (1u << 20))
+		while (j < n && ev[j].host == ev[i].host)
 			j++;
 		if (nrun == 64) {
 			run[nrun - 1].end = j;
@@ -411,6 +411,22 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	p->norder = total;
 	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
 	free(p->tab.slot); p->tab.slot = NULL;
+	free(p->evpkt); p->evpkt = NULL;
+	/* one gather into packet order; every later pass reads sequentially */
+	p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
+	if (!p->pe) {
+		ana_path_free(p);
+		return NULL;
+	}
+	for (size_t j = 0; j < total; j++) {
+		const struct ana_pev *e = &ev[p->order[j]];
+		p->pe[j] = (struct ana_pe){ .ts = e->ts, .flow = e->flow, .host = e->host,
+					    .hook = e->hook, .flags = e->flags };
+	}
+	free(p->order); p->order = NULL;
+	free(m->pev.v);                 /* the raw events are not needed any more */
+	m->pev.v = NULL;
+	m->pev.n = m->pev.cap = 0;
 	return p;
 }
 
@@ -419,7 +435,7 @@ void ana_path_free(struct ana_paths *p)
 	if (!p)
 		return;
 	free(p->tab.slot); free(p->pkts); free(p->evpkt); free(p->extra); free(p->order);
-	free(p->pending);
+	free(p->pending); free(p->pe);
 	free(p);
 }
 
@@ -427,7 +443,7 @@ void ana_path_free(struct ana_paths *p)
 
 /* Role of a host in one packet's path: 0 sender (egress first), 1 forwarder
  * (ingress then egress), 2 receiver (ingress only). */
-static int ana_role(const struct ana_pev *ev, const uint32_t *idx, size_t a, size_t b)
+static int ana_role(const struct ana_pe *ev, const uint32_t *idx, size_t a, size_t b)
 {
 	bool ing = false, eg_after = false;
 	for (size_t i = a; i < b; i++) {
@@ -448,14 +464,15 @@ size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size
 		      uint32_t *out, size_t cap)
 {
 	const struct ana_pkt *q = &p->pkts[k];
-	const struct ana_pev *ev = m->pev.v;
+	const struct ana_pe *ev = p->pe;
 	size_t n = q->nev < cap ? q->nev : cap;
-	memcpy(out, p->order + q->head, n * sizeof(uint32_t));
+	for (size_t i = 0; i < n; i++)
+		out[i] = q->head + (uint32_t)i;
 	for (size_t i = 1; i < n; i++) {            /* by host, ts, hook */
 		uint32_t x = out[i];
 		size_t j = i;
 		while (j > 0) {
-			const struct ana_pev *a = &ev[out[j - 1]], *b = &ev[x];
+			const struct ana_pe *a = &ev[out[j - 1]], *b = &ev[x];
 			bool gt = a->host != b->host ? a->host > b->host
 				  : a->ts != b->ts ? a->ts > b->ts : a->hook > b->hook;
 			if (!gt)
@@ -506,7 +523,8 @@ size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size
 void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp)
 {
-	const struct ana_pev *ev = m->pev.v;
+	const struct ana_pe *ev = p->pe;
+	(void)m;
 	for (size_t k = 0; k < p->npkts; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2)
@@ -515,7 +533,7 @@ void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 		int nh = 0;
 		bool multi = false;
 		for (uint32_t i = 0; i < q->nev; i++) {
-			const struct ana_pev *e = &ev[p->order[q->head + i]];
+			const struct ana_pe *e = &ev[q->head + i];
 			if (e->flags & ANA_RANGE_FLAG)
 				continue;
 			int j;

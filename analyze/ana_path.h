@@ -22,6 +22,15 @@ struct ana_pending { uint32_t seq, end, ev; };
 
 struct ana_ptab { uint32_t *slot; size_t cap; size_t n; };
 
+/* What the later passes need of an event, copied in packet order after the
+ * join (16 bytes; the 32-byte events are freed then). */
+struct ana_pe {
+	uint64_t ts;
+	uint32_t flow;
+	uint16_t host;
+	uint8_t  hook, flags;
+};
+
 struct ana_paths {
 	struct ana_pkt *pkts;
 	size_t npkts, pkcap;
@@ -30,12 +39,14 @@ struct ana_paths {
 	struct { uint32_t pkt, ev; } *extra;   /* super-packet / range memberships */
 	size_t nextra, excap;
 	struct ana_pending (*pending)[ANA_PENDING];   /* per flow, during the join */
-	uint32_t *order;            /* event indices grouped by packet */
+	uint32_t *order;            /* event indices grouped by packet (during the join) */
+	struct ana_pe *pe;          /* events grouped by packet: pkts[k].head .. + nev */
 	size_t norder;
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 
-/* Writes the packet's event indices in path order into out; returns n. */
+/* Writes the packet's event indices (into p->pe) in path order into out;
+ * returns n. */
 size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size_t k,
 		      uint32_t *out, size_t cap);
 
