@@ -12,15 +12,17 @@
 #  4. filters: traffic in another namespace and on another port is absent.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_flows
+# per-run names: a concurrent run of the same test must not share namespaces
+NSA=rc-fa$$ NSB=rc-fb$$
 e2e_need_root
 [ -x "$NPREC" ] || e2e_skip "nprec not built"
 command -v socat >/dev/null || e2e_skip "socat not installed"
 NPR="python3 $E2E_ROOT/tests/tools/rc_npr.py"
 
-ns_add rc-a && ns_add rc-b || e2e_skip "cannot create namespaces"
-veth_pair rc-a rca1 10.77.2.1/24 rc-b rcb1 10.77.2.2/24
-ip -n rc-a addr add fd77:2::1/64 dev rca1 nodad
-ip -n rc-b addr add fd77:2::2/64 dev rcb1 nodad
+ns_add $NSA && ns_add $NSB || e2e_skip "cannot create namespaces"
+veth_pair $NSA rca1 10.77.2.1/24 $NSB rcb1 10.77.2.2/24
+ip -n $NSA addr add fd77:2::1/64 dev rca1 nodad
+ip -n $NSB addr add fd77:2::2/64 dev rcb1 nodad
 SIZE=$((8 * 1048576 + 12345))
 head -c $SIZE /dev/urandom > "$E2E_TMP/send.bin"
 USIZE=$((200 * 1000))
@@ -29,59 +31,59 @@ head -c $USIZE /dev/urandom > "$E2E_TMP/usend.bin"
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 wait_listen() { for _ in $(seq 50); do ip netns exec "$1" ss -lntu | grep -q ":$2 " && return 0; sleep 0.1; done; return 1; }
 
-bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/a.npr"; PA=$BG_PID
-bg "$NPREC" -q --netns rc-b -o "$E2E_TMP/b.npr"; PB=$BG_PID
-bg "$NPREC" -q --netns rc-a --port 5003 -o "$E2E_TMP/p.npr"; PP=$BG_PID
+bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
+bg "$NPREC" -q --netns $NSA --port 5003 -o "$E2E_TMP/p.npr"; PP=$BG_PID
 # --cgroup: a cgroup v2 group the 5007 client runs in (hybrid setups: .../unified)
 CGROOT=/sys/fs/cgroup; [ -e $CGROOT/cgroup.controllers ] || CGROOT=/sys/fs/cgroup/unified
 CG=""
-if [ -e $CGROOT/cgroup.controllers ] && mkdir -p $CGROOT/rc-e2e-flows 2>/dev/null; then
-	CG=$CGROOT/rc-e2e-flows
-	bg "$NPREC" -q --cgroup rc-e2e-flows -o "$E2E_TMP/cg.npr"; PC=$BG_PID
+if [ -e $CGROOT/cgroup.controllers ] && mkdir -p $CGROOT/rc-e2e-flows$$ 2>/dev/null; then
+	CG=$CGROOT/rc-e2e-flows$$
+	bg "$NPREC" -q --cgroup rc-e2e-flows$$ -o "$E2E_TMP/cg.npr"; PC=$BG_PID
 	wait_file "$E2E_TMP/cg.npr"
 fi
 # the raw_tp fallback (kernels that refuse tp_btf), forced here
-NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/r.npr"; PR=$BG_PID
+NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
 wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
 
 # 1. clean TCP transfer
-bg ip netns exec rc-b socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
-wait_listen rc-b 5001
-ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5001
+bg ip netns exec $NSB socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
+wait_listen $NSB 5001
+ip netns exec $NSA socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5001
 wait $BG_PID 2>/dev/null
 check "ground truth: receiver got $SIZE bytes" [ "$(stat -c %s "$E2E_TMP/recv.bin")" -eq $SIZE ]
 
 # 1b. the same over IPv6
-bg ip netns exec rc-b socat -u TCP6-LISTEN:5006,reuseaddr OPEN:/dev/null
-wait_listen rc-b 5006
-ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP6:[fd77:2::2]:5006
+bg ip netns exec $NSB socat -u TCP6-LISTEN:5006,reuseaddr OPEN:/dev/null
+wait_listen $NSB 5006
+ip netns exec $NSA socat -u OPEN:"$E2E_TMP/send.bin" TCP6:[fd77:2::2]:5006
 wait $BG_PID 2>/dev/null
 
 # 1c. a transfer from inside the cgroup and one from outside it
 if [ -n "$CG" ]; then
-	bg ip netns exec rc-b socat -u TCP-LISTEN:5007,reuseaddr,fork OPEN:/dev/null
-	wait_listen rc-b 5007
-	bash -c "echo \$\$ > $CG/cgroup.procs && exec ip netns exec rc-a socat -u OPEN:$E2E_TMP/usend.bin TCP:10.77.2.2:5007"
-	ip netns exec rc-a socat -u OPEN:"$E2E_TMP/usend.bin" TCP:10.77.2.2:5007
+	bg ip netns exec $NSB socat -u TCP-LISTEN:5007,reuseaddr,fork OPEN:/dev/null
+	wait_listen $NSB 5007
+	bash -c "echo \$\$ > $CG/cgroup.procs && exec ip netns exec $NSA socat -u OPEN:$E2E_TMP/usend.bin TCP:10.77.2.2:5007"
+	ip netns exec $NSA socat -u OPEN:"$E2E_TMP/usend.bin" TCP:10.77.2.2:5007
 fi
 
 # 2. UDP datagrams (sender side is exact; the receiver may drop)
-bg ip netns exec rc-b socat -u UDP-RECV:5002 OPEN:/dev/null
-wait_listen rc-b 5002
-ip netns exec rc-a socat -u OPEN:"$E2E_TMP/usend.bin" UDP:10.77.2.2:5002
+bg ip netns exec $NSB socat -u UDP-RECV:5002 OPEN:/dev/null
+wait_listen $NSB 5002
+ip netns exec $NSA socat -u OPEN:"$E2E_TMP/usend.bin" UDP:10.77.2.2:5002
 
 # 3. TCP with 3 % of incoming segments dropped at the receiver
-ip netns exec rc-b iptables -A INPUT -p tcp --dport 5003 -m statistic --mode random --probability 0.03 -j DROP \
+ip netns exec $NSB iptables -A INPUT -p tcp --dport 5003 -m statistic --mode random --probability 0.03 -j DROP \
 	|| echo "iptables failed" >&2
-bg ip netns exec rc-b socat -u TCP-LISTEN:5003,reuseaddr OPEN:/dev/null
-wait_listen rc-b 5003
-ip netns exec rc-a socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5003
+bg ip netns exec $NSB socat -u TCP-LISTEN:5003,reuseaddr OPEN:/dev/null
+wait_listen $NSB 5003
+ip netns exec $NSA socat -u OPEN:"$E2E_TMP/send.bin" TCP:10.77.2.2:5003
 wait $BG_PID 2>/dev/null
 
-# 4. traffic the filters must exclude: loopback inside rc-b
-bg ip netns exec rc-b socat -u TCP-LISTEN:5004,reuseaddr OPEN:/dev/null
-wait_listen rc-b 5004
-ip netns exec rc-b socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
+# 4. traffic the filters must exclude: loopback inside $NSB
+bg ip netns exec $NSB socat -u TCP-LISTEN:5004,reuseaddr OPEN:/dev/null
+wait_listen $NSB 5004
+ip netns exec $NSB socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
 
 sleep 1.2
 kill -INT $PA $PB $PP $PR ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; [ -n "${PC:-}" ] && wait $PC
@@ -120,12 +122,12 @@ check "lossy transfer: tx_bytes still == $SIZE" [ "$(awk '{print $6}' <<<"$f3a")
 "$NPREPORT" dump "$E2E_TMP/b.npr" | $NPR drops > "$E2E_TMP/b.drops"
 cat "$E2E_TMP/b.drops" >&2
 check "receiver: drops with reason NETFILTER_DROP" awk '$1=="NETFILTER_DROP" && $2>0 {f=1} END {exit !f}' "$E2E_TMP/b.drops"
-IPT=$(ip netns exec rc-b iptables -L INPUT -v -x -n | awk '/statistic/ {print $1}')
+IPT=$(ip netns exec $NSB iptables -L INPUT -v -x -n | awk '/statistic/ {print $1}')
 ND=$(awk '$1=="NETFILTER_DROP" {print $2}' "$E2E_TMP/b.drops")
 check "NETFILTER_DROP count ($ND) == iptables rule count ($IPT)" [ "${ND:-x}" = "${IPT:-y}" ]
 
-check "--netns: rc-b loopback flow absent from rc-a recording" bash -c "! grep -q ' 5004 ' '$E2E_TMP/a.flows'"
-check "--netns: rc-b loopback flow present in rc-b recording" grep -q "127.0.0.1 5004 " "$E2E_TMP/b.flows"
+check "--netns: $NSB loopback flow absent from $NSA recording" bash -c "! grep -q ' 5004 ' '$E2E_TMP/a.flows'"
+check "--netns: $NSB loopback flow present in $NSB recording" grep -q "127.0.0.1 5004 " "$E2E_TMP/b.flows"
 "$NPREPORT" dump "$E2E_TMP/p.npr" | $NPR flows > "$E2E_TMP/p.flows"
 check "--port 5003: only port-5003 flows recorded" bash -c "[ -s '$E2E_TMP/p.flows' ] && awk '\$2!=5003 && \$4!=5003 {exit 1}' '$E2E_TMP/p.flows'"
 check "nothing lost (no LRU evictions)" [ "$("$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR lost flows)" = "0" ]

@@ -7,6 +7,9 @@
 # itself measured (tests/tools/rc_httpc, per request, exact percentiles).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_txn
+# per-run names: a concurrent run of the same test must not share namespaces
+NSA=rc-ta$$ NSB=rc-tb$$
+SUB=$(( $$ % 250 + 1 ))   # per-run subnet: --host filters below see every namespace
 e2e_need_root
 command -v nginx >/dev/null || e2e_skip "nginx not installed"
 [ -x "$NPREC" ] || e2e_skip "nprec not built"
@@ -14,8 +17,8 @@ HTTPC=$NP_BUILD/tools/rc_httpc
 NPR="python3 $E2E_ROOT/tests/tools/rc_npr.py"
 K=${RC_TXN_K:-3000}
 
-ns_add rc-a && ns_add rc-b || e2e_skip "cannot create namespaces"
-veth_pair rc-a rca0 10.77.1.1/24 rc-b rcb0 10.77.1.2/24
+ns_add $NSA && ns_add $NSB || e2e_skip "cannot create namespaces"
+veth_pair $NSA rca0 10.77.$SUB.1/24 $NSB rcb0 10.77.$SUB.2/24
 
 # nginx serving a 16 KiB file (a latency well above syscall noise)
 mkdir -p "$E2E_TMP/www" "$E2E_TMP/logs"
@@ -35,22 +38,22 @@ http {
   uwsgi_temp_path $E2E_TMP/logs;
   scgi_temp_path $E2E_TMP/logs;
   keepalive_requests 1000000;
-  server { listen 10.77.1.2:8080; root $E2E_TMP/www; }
+  server { listen 10.77.$SUB.2:8080; root $E2E_TMP/www; }
 }
 CONF
-bg ip netns exec rc-b nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
+bg ip netns exec $NSB nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
 # ready when listening (no request: every transaction recorded is the client's)
-for _ in $(seq 50); do ip netns exec rc-b ss -ltn | grep -q 10.77.1.2:8080 && break; sleep 0.1; done
+for _ in $(seq 50); do ip netns exec $NSB ss -ltn | grep -q 10.77.$SUB.2:8080 && break; sleep 0.1; done
 
 # wait_file FILE: nprec has written its header (probes attached)
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
 WORKER=$(pgrep -f "nginx: worker process" | while read -r p; do
-	[ "$(readlink /proc/$p/ns/net)" = "$(ip netns exec rc-b readlink /proc/self/ns/net)" ] && echo $p; done | head -1)
-bg "$NPREC" -q --netns rc-a -o "$E2E_TMP/a.npr"; PA=$BG_PID
-bg "$NPREC" -q --netns rc-b -o "$E2E_TMP/b.npr"; PB=$BG_PID
+	[ "$(readlink /proc/$p/ns/net)" = "$(ip netns exec $NSB readlink /proc/self/ns/net)" ] && echo $p; done | head -1)
+bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
 for f in a b; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
-OUT=$(ip netns exec rc-a "$HTTPC" -h 10.77.1.2 -p 8080 -n "$K" -c 4 -u /index.html)
+OUT=$(ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$K" -c 4 -u /index.html)
 echo "client: $OUT" >&2
 sleep 1.2   # let one snapshot interval pass so the close is seen
 kill -INT $PA $PB; wait $PA; RA=$?; wait $PB; RB=$?
@@ -89,11 +92,11 @@ K2=500
 # raw_tp fallback forced
 bg "$NPREC" -q --no-flows --pid "${WORKER:-1}" -o "$E2E_TMP/fpid.npr"; PF1=$BG_PID
 bg "$NPREC" -q --no-flows --pid 1 -o "$E2E_TMP/fnone.npr"; PF2=$BG_PID
-bg "$NPREC" -q --no-flows --host 10.77.1.99 -o "$E2E_TMP/fhost.npr"; PF3=$BG_PID
-NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --no-flows --netns rc-a -o "$E2E_TMP/raw.npr"; PF4=$BG_PID
-bg "$NPREC" -q --no-flows --host 10.77.1.2 -o "$E2E_TMP/fhost2.npr"; PF5=$BG_PID
+bg "$NPREC" -q --no-flows --host 10.77.$SUB.99 -o "$E2E_TMP/fhost.npr"; PF3=$BG_PID
+NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/raw.npr"; PF4=$BG_PID
+bg "$NPREC" -q --no-flows --host 10.77.$SUB.2 -o "$E2E_TMP/fhost2.npr"; PF5=$BG_PID
 for f in fpid fnone fhost raw fhost2; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
-ip netns exec rc-a "$HTTPC" -h 10.77.1.2 -p 8080 -n "$K2" -c 2 -u /index.html >/dev/null
+ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$K2" -c 2 -u /index.html >/dev/null
 sleep 1.2
 kill -INT $PF1 $PF2 $PF3 $PF4 $PF5; wait $PF1 $PF2 $PF3 $PF4 $PF5
 
@@ -101,15 +104,15 @@ role_count() { "$NPREPORT" dump "$1" | $NPR txn | awk -v r="$2" '$1==r {print $2
 check "--pid nginx worker ($WORKER): $K2 server transactions" [ "$(role_count "$E2E_TMP/fpid.npr" server)" = "$K2" ]
 check "--pid nginx worker: no client transactions" [ -z "$(role_count "$E2E_TMP/fpid.npr" client)" ]
 check "--pid 1: no transactions" [ -z "$("$NPREPORT" dump "$E2E_TMP/fnone.npr" | $NPR txn)" ]
-check "--host 10.77.1.99: no transactions" [ -z "$("$NPREPORT" dump "$E2E_TMP/fhost.npr" | $NPR txn)" ]
-check "--host 10.77.1.2: $K2 client and $K2 server transactions" \
+check "--host 10.77.$SUB.99: no transactions" [ -z "$("$NPREPORT" dump "$E2E_TMP/fhost.npr" | $NPR txn)" ]
+check "--host 10.77.$SUB.2: $K2 client and $K2 server transactions" \
 	[ "$(role_count "$E2E_TMP/fhost2.npr" client)" = "$K2" -a "$(role_count "$E2E_TMP/fhost2.npr" server)" = "$K2" ]
 check "raw_tp fallback: $K2 client transactions" [ "$(role_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
 
 # --redact-paths: the path never reaches the file, only method + hash
-bg "$NPREC" -q --redact-paths --netns rc-a -o "$E2E_TMP/r.npr"; PR=$BG_PID
+bg "$NPREC" -q --redact-paths --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
 wait_file "$E2E_TMP/r.npr"
-ip netns exec rc-a "$HTTPC" -h 10.77.1.2 -p 8080 -n 50 -c 1 -u /secret-path-xyz >/dev/null
+ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n 50 -c 1 -u /secret-path-xyz >/dev/null
 sleep 1.2
 kill -INT $PR; wait $PR
 check "--redact-paths: transactions recorded" [ "$("$NPREPORT" dump "$E2E_TMP/r.npr" | $NPR txn | awk '{print $2}')" -ge 50 ]
