@@ -102,7 +102,7 @@ struct pat_item {
 	struct pat_rcond c[PAT_MAXCOND];
 	size_t npos, tp, fp;        /* w.r.t. its sub-intervals, over all requests */
 	double precision, recall, f;
-	size_t nmembers;            /* the cluster: requests in its sub-intervals matching it */
+	size_t nmembers;            /* the cluster: matching requests in I (set modes) or in its sub-intervals */
 	size_t *members;            /* row indices, ascending */
 };
 

@@ -208,7 +208,7 @@ static struct np_table *patterns_table(const struct pat_table *t, const struct p
 	np_table_col(tb, "precision", "ratio", "matching requests that are in its sub-intervals");
 	np_table_col(tb, "recall", "ratio", "requests of its sub-intervals that match");
 	np_table_col(tb, "fscore", "ratio", "harmonic mean of precision and recall");
-	np_table_col(tb, "support", "count", "requests in the cluster (in its sub-intervals and matching)");
+	np_table_col(tb, "support", "count", "requests in the cluster: matching, in I (set modes) or in its sub-intervals");
 	np_table_col(tb, "positives", "count", "requests in its sub-intervals");
 	np_table_col(tb, "false_positives", "count", "matching requests outside its sub-intervals");
 	for (size_t k = 0; k < r->nitems; k++) {

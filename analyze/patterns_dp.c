@@ -35,6 +35,11 @@ static size_t lat_mask(const struct pat_table *t, size_t nw, double lo, double h
 	return n;
 }
 
+static bool set_mode(const struct pat_opts *o)
+{
+	return o->mode == PAT_MODE_SET || o->mode == PAT_MODE_GASET;
+}
+
 /* Default I: from the first latency mode above the main (most populous)
  * mode to the maximum latency. */
 static int auto_interval(const struct pat_table *t, const struct pat_opts *o, double *lo,
@@ -373,6 +378,70 @@ static int split_one(const struct theta_pool *p, struct work_item *w, struct wor
 	return 1;
 }
 
+/* Counts of the requests matching q: over all, inside I, and inside I but
+ * also in another item's cluster (others). */
+static void prune_counts(const struct pat_model *m, const struct pat_pattern *q, const uint64_t *imask,
+			 const uint64_t *others, uint64_t *buf, size_t *all, size_t *in, size_t *shared)
+{
+	pat_match(m, q, buf);
+	*all = *in = *shared = 0;
+	for (size_t i = 0; i < m->nw; i++) {
+		*all += (size_t)__builtin_popcountll(buf[i]);
+		*in += (size_t)__builtin_popcountll(buf[i] & imask[i]);
+		*shared += (size_t)__builtin_popcountll(buf[i] & imask[i] & others[i]);
+	}
+}
+
+/* A cluster is every request of I its pattern matches. Conditions that only
+ * say "usual time" were picked by the sub-interval search to keep out
+ * requests of the same degradation that fall into a neighbouring
+ * sub-interval; over all of I they cost recall. Such a condition is dropped
+ * when the pattern stays as precise over I (within 0.01) and does not take
+ * requests of other clusters (within 1 %). */
+static int prune_items(const struct theta_pool *p, struct work_item *it, size_t n)
+{
+	const struct pat_model *m = p->m;
+	size_t nw = m->nw;
+	uint64_t *b = malloc(3 * (nw + 1) * sizeof(uint64_t));
+	if (!b) return -ENOMEM;
+	uint64_t *imask = b, *others = b + nw + 1, *buf = b + 2 * (nw + 1);
+	lat_mask(m->t, nw, p->r->lo, p->r->hi, imask);
+	for (size_t a = 0; a < n; a++) {
+		if (it[a].dead || it[a].f <= 0) continue;
+		memset(others, 0, nw * sizeof(uint64_t));
+		for (size_t o = 0; o < n; o++) {
+			if (o == a || it[o].dead || it[o].f <= 0) continue;
+			pat_match(m, &it[o].p, buf);
+			for (size_t i = 0; i < nw; i++) others[i] |= buf[i] & imask[i];
+		}
+		bool changed = true;
+		while (changed && it[a].p.n > 1) {
+			changed = false;
+			size_t all, in, sh;
+			prune_counts(m, &it[a].p, imask, others, buf, &all, &in, &sh);
+			double prec = all ? (double)in / (double)all : 0;
+			for (int k = 0; k < it[a].p.n && !changed; k++) {
+				const struct pat_cond *c = &it[a].p.c[k];
+				uint16_t mi = m->main_iv[c->rpc];
+				if (!(c->lo <= mi && c->hi > mi)) continue;       /* deviating: keep */
+				struct pat_pattern q = it[a].p;
+				q.c[k] = q.c[--q.n];
+				if (!pat_deviates(m, &q)) continue;
+				size_t all2, in2, sh2;
+				prune_counts(m, &q, imask, others, buf, &all2, &in2, &sh2);
+				double prec2 = all2 ? (double)in2 / (double)all2 : 0;
+				if (prec2 >= prec - 0.01 && (double)sh2 <= (double)sh + 0.01 * (double)in2) {
+					pat_canon(&q);
+					it[a].p = q;
+					changed = true;
+				}
+			}
+		}
+	}
+	free(b);
+	return 0;
+}
+
 static int split_items(const struct theta_pool *p, struct work_item **itp, size_t *np)
 {
 	const struct pat_model *m = p->m;
@@ -429,7 +498,10 @@ static int fill_item(const struct theta_pool *p, const struct work_item *w, stru
 	out->recall = out->npos ? (double)out->tp / (double)out->npos : 0;
 	out->f = w->p.n ? pat_fitness(m, &w->p, pos, out->npos) : 0;
 	pat_match(m, &w->p, tmp);
-	out->members = malloc((out->tp ? out->tp : 1) * sizeof(size_t));
+	if (set_mode(p->o)) lat_mask(m->t, m->nw, p->r->lo, p->r->hi, pos);   /* cluster: all of I */
+	size_t nmem = 0;
+	for (size_t i = 0; i < m->nw; i++) nmem += (size_t)__builtin_popcountll(tmp[i] & pos[i]);
+	out->members = malloc((nmem ? nmem : 1) * sizeof(size_t));
 	if (!out->members) { free(pos); free(tmp); return -ENOMEM; }
 	for (size_t i = 0; i < m->n; i++)
 		if (w->p.n && (tmp[i / 64] & pos[i / 64]) >> (i % 64) & 1)
@@ -459,6 +531,7 @@ static int build_items(struct theta_pool *p, struct pat_result *r, size_t *neval
 	bool merge = p->o->mode == PAT_MODE_SET || p->o->mode == PAT_MODE_GASET;
 	if (merge) rc = merge_items(p, it, nch, nevals);
 	if (merge && !rc) rc = split_items(p, &it, &nch);
+	if (merge && !rc) rc = prune_items(p, it, nch);
 	r->items = calloc(nch ? nch : 1, sizeof(*r->items));
 	if (!r->items) rc = -ENOMEM;
 	for (size_t k = 0; k < nch && !rc; k++) {
