@@ -23,6 +23,10 @@ int  rec_output_interval(struct rec_output *o, struct np_recbuf *rb, uint64_t t_
 /* Flight recorder: write the ring out as a recording now. why = trigger text. */
 int  rec_output_dump(struct rec_output *o, const char *why, uint64_t t_mono,
 		     char *err, size_t errlen);
+/* (As built: the dump is written by the next rec_output_interval, so it
+ * includes the interval in progress, or by rec_output_close; without
+ * --flight-recorder a TRIGGER record marks the moment in the current file.
+ * docs/records/incident.md.) */
 /* SIGHUP: close and reopen the output path. */
 int  rec_output_reopen(struct rec_output *o, char *err, size_t errlen);
 uint64_t rec_output_bytes(const struct rec_output *o);   /* all bytes written */

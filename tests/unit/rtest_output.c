@@ -527,6 +527,39 @@ static void test_reopen(void)
 	np_recbuf_free(&rb);
 }
 
+/* SIGHUP with --rotate starts the next file of the set. */
+static void test_reopen_rotate(void)
+{
+	struct rec_config c;
+	cfg_init(&c, "hrot.npr");
+	c.rotate_size = 1 << 20;
+	struct np_recbuf h, rb;
+	header_rb(&h);
+	np_recbuf_init(&rb);
+	char err[512] = "", base[512];
+	snprintf(base, sizeof(base), "%s/hrot", tmpdir);
+	struct rec_output *o;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	interval_rb(&rb, 1, SEC, 2 * SEC, -1, 10);
+	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
+	CHECK(rec_output_reopen(o, err, sizeof(err)) == 0, "reopen: %s", err);
+	interval_rb(&rb, 2, 2 * SEC, 3 * SEC, -1, 10);
+	rec_output_interval(o, &rb, 3 * SEC, err, sizeof(err));
+	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	char p[600];
+	struct summary s1, s2;
+	snprintf(p, sizeof(p), "%s.0001.npr", base);
+	summarize(p, &s1);
+	snprintf(p, sizeof(p), "%s.0002.npr", base);
+	summarize(p, &s2);
+	CHECK(clean(&s1) && clean(&s2) && s1.last_seq == 1 && s2.first_seq == 2 &&
+	      s2.rotation_index == 2, "HUP rotated: %llu -> %llu (index %llu)",
+	      (unsigned long long)s1.last_seq, (unsigned long long)s2.first_seq,
+	      (unsigned long long)s2.rotation_index);
+	np_recbuf_free(&h);
+	np_recbuf_free(&rb);
+}
+
 /* ---- disk full ---- */
 
 static void test_disk_full(void)
@@ -790,6 +823,7 @@ int main(void)
 	test_restart();
 	test_mark();
 	test_reopen();
+	test_reopen_rotate();
 	test_disk_full();
 	test_errors();
 	test_flightring();
