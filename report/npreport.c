@@ -29,7 +29,7 @@ static void rpt_usage(FILE *f)
 {
 	fprintf(f,
 "usage: npreport FILE.npa... [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
-"                [--rows N] [--width N]\n"
+"                [--rows N] [--width N] [--legend]\n"
 "       npreport compare BASE.npa NEW.npa [--threshold PCT] [--alpha A] [--metric M]...\n"
 "                [--format text|csv] [--width N]\n"
 "       npreport dump FILE...\n"
@@ -44,6 +44,7 @@ static void rpt_usage(FILE *f)
 "  -p, --plots DIR     gnuplot data, scripts, PNG and SVG in DIR\n"
 "  -r, --rows N        rows shown per text table (default 40, 0 = all)\n"
 "  -w, --width N       text width (default: the terminal's, at least 80)\n"
+"  -l, --legend        what each column means, under each table\n"
 "\n"
 "Compare: every metric both analyses have (rows matched by key columns); the\n"
 "median of the per-interval samples with a 95%% CI, the change, and a two-sided\n"
@@ -145,6 +146,7 @@ static const struct option rpt_opts[] = {
 	{ "rows", required_argument, NULL, 'r' }, { "width", required_argument, NULL, 'w' },
 	{ "threshold", required_argument, NULL, 't' }, { "alpha", required_argument, NULL, 'a' },
 	{ "metric", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+	{ "legend", no_argument, NULL, 'l' },
 	{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 };
 
@@ -156,9 +158,9 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 	int opt;
 	double v;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:hV", rpt_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:lhV", rpt_opts, NULL)) != -1) {
 		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm';
-		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r';
+		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r' || opt == 'l';
 		if ((compare && rep_only) || (!compare && cmp_only)) {
 			fprintf(stderr, "npreport: option -%c is for %s\n", opt,
 				compare ? "reports, not compare" : "compare only");
@@ -168,6 +170,7 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 		case 's': case 'm': if (rpt_add_sel(c, optarg) < 0) return -1; break;
 		case 'f': if (rpt_parse_format(optarg, &c->csv) < 0) return -1; break;
 		case 'o': c->outdir = optarg; break;
+		case 'l': c->to.legend = true; break;
 		case 'p': c->plotdir = optarg; break;
 		case 'r': if (rpt_parse_num("--rows", optarg, 0, 1e9, &v) < 0) return -1;
 			  c->to.max_rows = (size_t)v; break;

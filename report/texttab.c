@@ -415,6 +415,9 @@ void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt 
 			t->nrows - nshow);
 	if (t->nrows == 0)
 		fputs("(no rows)\n", f);
+	for (size_t k = 0; o->legend && k < t->ncols; k++)
+		if (t->cols[k].desc && *t->cols[k].desc)
+			fprintf(f, "  %s: %s\n", t->cols[k].name, t->cols[k].desc);
 	fputc('\n', f);
 	free(cols);
 	rpt_grid_free(&g);

@@ -4,6 +4,7 @@
 #ifndef RPT_TEXTTAB_H
 #define RPT_TEXTTAB_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "anatable.h"
 
@@ -12,6 +13,7 @@ struct rpt_textopt {
 	size_t max_rows;      /* 0 = all */
 	double t0;            /* start of the analysis timeline (time_ns columns) */
 	const char *heading;  /* overrides the table title when set */
+	bool legend;          /* print each column's description under the table */
 };
 
 void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt *o);
