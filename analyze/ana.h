@@ -58,6 +58,10 @@ struct ana_host {
 	uint64_t sync_id;           /* self_id of its clock-sync family */
 };
 
+/* ana_pev.flags: the recorder's evflags (low 3 bits) plus TCP control bits. */
+#define ANA_EVF_RANGE 0x04      /* byte-range event (sock_send), no header */
+#define ANA_EVF_CTL   0x08      /* TCP SYN, FIN or RST: not expected at the socket */
+
 /* One packet-hook event (32 bytes; millions of them). */
 struct ana_pev {
 	uint64_t ts;                /* local mono ns */

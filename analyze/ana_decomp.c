@@ -21,6 +21,9 @@ struct ana_pres {                 /* one packet's result */
 	uint32_t posmask;             /* positions of the flow seen */
 	uint16_t first_host, last_host;
 	uint8_t last_hook, last_pos, retx, skip;
+	uint8_t resent;               /* a hook seen twice on the sender: re-sent with the same key */
+	uint8_t ctl;                  /* no payload or SYN/FIN/RST: not expected at the socket */
+	uint8_t nhosts;
 	uint32_t seq;
 	int64_t transit;              /* last local ts - first local ts (mixed clocks) */
 };
@@ -104,6 +107,9 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
 	r->seq = d->p->pkts[k].seq;
 	r->t = ana_host_aligned(m, e0->host) ? ana_to_ref(m, e0->host, e0->ts) : (int64_t)e0->ts;
+	r->nhosts = 1;
+	if (!r->len)
+		r->ctl = 1;
 	if (!ana_flow_match(m, r->flow)) {
 		r->skip = 1;
 		return;
@@ -129,11 +135,18 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 			inhost = 0;
 		}
 		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++);
+		if (e->flags & ANA_EVF_CTL)
+			r->ctl = 1;
 		if (pos >= 0) {
-			if (seenpos & (1u << pos))
-				continue;           /* duplicate at one hook: a re-send */
+			if (seenpos & (1u << pos)) {
+				if (e->host == e0->host)
+					r->resent = 1;  /* same key sent again (TSval within the same ms) */
+				continue;           /* the first transmission's timestamps count */
+			}
 			seenpos |= 1u << pos;
 		}
+		if (newhost)
+			r->nhosts++;
 		if (prev) {
 			int seg = ana_hook_segment(e->hook, newhost);
 			int64_t dt;
@@ -300,7 +313,7 @@ static void ana_accumulate(struct ana_dctx *d)
 		struct ana_fagg *f = &d->fa[r->flow];
 		f->pkts++;
 		f->bytes += r->len;
-		if (r->retx)
+		if (r->retx || r->resent)
 			f->retx++;
 		if (!f->first || r->t < f->first) f->first = r->t;
 		if (r->t > f->last) f->last = r->t;
@@ -652,6 +665,10 @@ static void ana_loss_tables(struct ana_dctx *d)
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
 		if (f->npos < 2 || !(r->posmask & f->first_mask_bit) || (r->posmask & f->deliver_mask))
+			continue;
+		/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
+		 * judged only up to the receiving host */
+		if (r->ctl && r->nhosts > 1)
 			continue;
 		f->lost++;
 		/* last position reached in canonical order */

@@ -268,6 +268,8 @@ static void ana_load_pkt_events(struct ana_loadctx *c, const msgpack_object *bod
 		e->ts = ts[i];
 		e->hook = (uint8_t)hook[i];
 		e->flags = (uint8_t)((efl && nef == n ? efl[i] : 0) & 0x7);
+		if (tfl && ntf == n && (tfl[i] & 0x07))     /* FIN | SYN | RST */
+			e->flags |= ANA_EVF_CTL;
 		e->host = (uint16_t)c->host;
 		e->flow = fi;
 		uint64_t u = uid && nu == n ? uid[i] : 0;
@@ -280,7 +282,6 @@ static void ana_load_pkt_events(struct ana_loadctx *c, const msgpack_object *bod
 			e->ack = ack ? ack[i] : 0;
 			e->xid = tsv ? tsv[i] : 0;
 		}
-		(void)tfl; (void)ntf;
 		if (e->ts < h->t_min) h->t_min = e->ts;
 		if (e->ts > h->t_max) h->t_max = e->ts;
 		h->pkt_events++;

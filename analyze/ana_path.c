@@ -529,10 +529,11 @@ void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2)
 			continue;
-		struct { uint16_t host; uint64_t first, last; uint8_t first_hook; bool eg_late; } h[4];
+		struct { uint16_t host; uint64_t first, last; uint8_t first_hook; bool eg_late;
+			 uint32_t hooks; } h[4];
 		int nh = 0;
-		bool multi = false;
-		for (uint32_t i = 0; i < q->nev; i++) {
+		bool multi = false, resent = false;
+		for (uint32_t i = 0; i < q->nev && !resent; i++) {
 			const struct ana_pe *e = &ev[q->head + i];
 			if (e->flags & ANA_RANGE_FLAG)
 				continue;
@@ -546,9 +547,15 @@ void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 				h[nh].first = h[nh].last = e->ts;
 				h[nh].first_hook = e->hook;
 				h[nh].eg_late = false;
+				h[nh].hooks = 1u << e->hook;
 				multi = nh++ > 0;
 				continue;
 			}
+			/* the same key passed a hook twice (re-sent within one TSval
+			 * tick): which copy arrived is unknown, no clock evidence */
+			if (h[j].hooks & (1u << e->hook))
+				resent = true;
+			h[j].hooks |= 1u << e->hook;
 			if (e->ts < h[j].first) {
 				h[j].first = e->ts;
 				h[j].first_hook = e->hook;
@@ -558,7 +565,7 @@ void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			if (e->hook <= PK_HOOK_DEV_XMIT)
 				h[j].eg_late = true;
 		}
-		if (!multi)
+		if (!multi || resent)
 			continue;
 		int role[4], ord[4];
 		for (int j = 0; j < nh; j++) {
