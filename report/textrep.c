@@ -290,9 +290,16 @@ void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inpu
 	if (sel->n && rpt_selected_name(sel, RPT_SEC_FINDINGS, false))
 		rpt_findings(f, a, 0, o->width >= 40 ? (size_t)o->width : 80);
 	const struct np_table **tabs;
-	size_t n = rpt_tables_ordered(a, &tabs);
-	for (size_t i = 0; i < n; i++)
-		if (rpt_selected_table(sel, tabs[i]))
-			rpt_text_table(f, tabs[i], o);
+	size_t n = rpt_tables_ordered(a, &tabs), last = (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		if (!rpt_selected_table(sel, tabs[i]))
+			continue;
+		size_t sec = rpt_section_of(tabs[i]->name);
+		if (sec != last)             /* a banner per section */
+			fprintf(f, "=== %s ===\n\n", sec < rpt_nsections ? rpt_sections[sec].title
+									 : "Other tables");
+		last = sec;
+		rpt_text_table(f, tabs[i], o);
+	}
 	free(tabs);
 }
