@@ -92,6 +92,47 @@ static void test_fit(void)
 	np_table_free(t);
 }
 
+/* Keys wider than 2/3 of the width: compact layout with row numbers, the
+ * keys once, every line within the width, every value still shown. */
+static void test_wide_keys(void)
+{
+	struct np_table *t = np_table_new("transactions", "Tx", 3);
+	np_table_col(t, "level", "str", NULL);
+	np_table_col(t, "key", "str", NULL);
+	np_table_col(t, "host", "str", NULL);
+	for (int c = 0; c < 6; c++) {
+		char name[16];
+		snprintf(name, sizeof(name), "p%d", 50 + c);
+		np_table_col(t, name, "ns", NULL);
+	}
+	for (int r = 0; r < 3; r++) {
+		size_t row = np_table_row(t);
+		char key[64];
+		snprintf(key, sizeof(key), "10.78.2.2:9002 GET /orders/checkout/%d", r);
+		np_table_set_str(t, row, 0, "endpoint");
+		np_table_set_str(t, row, 1, key);
+		np_table_set_str(t, row, 2, "vm/dm-back-with-a-long-name");
+		for (int c = 0; c < 6; c++)
+			np_table_set_u64(t, row, 3 + (size_t)c, 1000000ULL * (uint64_t)(r + 1) + (uint64_t)c * 1000);
+	}
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	struct rpt_textopt o = { .width = 80 };
+	rpt_text_table(f, t, &o);
+	fclose(f);
+	CHECK(strstr(out, "\n#  ") != NULL || strstr(out, "\n #  ") != NULL, "row number column:\n%s", out);
+	CHECK(strstr(out, "(part 2 of 2)") != NULL, "two parts:\n%s", out);
+	CHECK(strstr(out, "\n3  10.78.2.2:9002 GE…/orders/checkout/2  3.00  3.00  3.00  3.00  3.00  3.00\n") != NULL,
+	      "part 2: row number, shortened key (both ends kept), values in one unit");
+	size_t maxw = 0;
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		maxw = rpt_strwidth(line) > maxw ? rpt_strwidth(line) : maxw;
+	CHECK(maxw <= 80, "widest line %zu", maxw);
+	free(out);
+	np_table_free(t);
+}
+
 static void test_order(void)
 {
 	const char *names[] = { "zz", "patterns", "flows", "clock_pairs", "summary", "decomp_seg" };
@@ -217,6 +258,7 @@ int main(void)
 {
 	test_units();
 	test_fit();
+	test_wide_keys();
 	test_order();
 	test_csv_roundtrip();
 	return tap_done();
