@@ -134,7 +134,8 @@ static const char *ana_container_of(const struct ana_model *m, uint16_t host, ui
 		if (m->threads.v[i].host == host && m->threads.v[i].pid == pid)
 			cgroup = m->threads.v[i].cgroup;
 	for (size_t i = 0; cgroup && i < m->cgroups.n; i++)
-		if (m->cgroups.v[i].host == host && m->cgroups.v[i].id == cgroup && m->cgroups.v[i].path[0])
+		if (m->cgroups.v[i].host == host && m->cgroups.v[i].id == cgroup && m->cgroups.v[i].path[0] &&
+		    strcmp(m->cgroups.v[i].path, "/"))          /* the root cgroup is no container */
 			return m->cgroups.v[i].path;
 	return NULL;
 }

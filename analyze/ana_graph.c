@@ -222,7 +222,7 @@ static void ana_vertex_name(const struct ana_model *m, const struct ana_txn *x, 
 		if (m->threads.v[i].host == x->host && m->threads.v[i].pid == x->pid && m->threads.v[i].cgroup)
 			for (size_t j = 0; j < m->cgroups.n && !cg; j++)
 				if (m->cgroups.v[j].host == x->host && m->cgroups.v[j].id == m->threads.v[i].cgroup &&
-				    m->cgroups.v[j].path[0])
+				    m->cgroups.v[j].path[0] && strcmp(m->cgroups.v[j].path, "/"))
 					cg = m->cgroups.v[j].path;
 	const char *comm = x->comm;
 	for (size_t i = 0; !comm[0] && i < m->threads.n; i++)
@@ -339,20 +339,29 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		double cpu = v[i].cpu_ns / (span_s * 1e9);
 		v[i].u = cpu / (double)(cores < v[i].ntid ? cores : v[i].ntid);
 	}
+	/* entry points: unrecorded clients and recorded pure clients (load
+	 * generators: no incoming edge); their requests are the arrivals */
+	bool *entry = calloc((size_t)nv + 1, sizeof(bool));
+	for (int i = 0; entry && i < nv; i++) {
+		bool in = false;
+		for (int k = 0; k < ne && !in; k++)
+			in = e[k].to == i;
+		entry[i] = v[i].external || !in;
+	}
 	double lambda = 0;                  /* arrivals from outside the application */
 	for (int k = 0; k < ne; k++) {
 		e[k].rate = (double)e[k].count / span_s;
 		e[k].p50 = np_sketch_quantile(&e[k].lat, 0.5);
 		e[k].p90 = np_sketch_quantile(&e[k].lat, 0.9);
 		e[k].p99 = np_sketch_quantile(&e[k].lat, 0.99);
-		if (v[e[k].from].external)
+		if (entry && entry[e[k].from])
 			lambda += e[k].rate;
 		v[e[k].to].in_rate += e[k].rate;
 	}
 	int bott = -1;
 	for (int i = 0; i < nv; i++) {
 		v[i].d = lambda > 0 ? v[i].u / lambda : 0;
-		if (!v[i].external && (bott < 0 || v[i].d > v[bott].d))
+		if (!v[i].external && !(entry && entry[i]) && v[i].d > 0 && (bott < 0 || v[i].d > v[bott].d))
 			bott = i;
 	}
 	struct np_table *t = np_table_new("service_graph", "Service graph (vertices and edges)", 3);
@@ -367,6 +376,7 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	np_table_col(t, "service_demand", "ns", "D_i = U_i / lambda (eq. 4), seconds as ns");
 	np_table_col(t, "lambda_sat", "rate", "1 / D_max (eq. 5), on the bottleneck vertex");
 	np_table_col(t, "bottleneck", "bool", NULL);
+	np_table_col(t, "entry", "bool", "entry point: unrecorded or pure client (its requests are the arrivals)");
 	for (int i = 0; i < nv; i++) {
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, 0, "vertex");
@@ -380,6 +390,7 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		if (i == bott && v[i].d > 0)
 			np_table_set_f64(t, r, 9, 1.0 / v[i].d);
 		np_table_set_u64(t, r, 10, i == bott);
+		np_table_set_u64(t, r, 11, entry && entry[i]);
 	}
 	for (int k = 0; k < ne; k++) {
 		size_t r = np_table_row(t);
@@ -408,7 +419,7 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	uint64_t bestw = 0;
 	bool onpath[ANA_GV_MAX] = { false };
 	for (int i = 0; i < nv; i++)
-		if (v[i].external) {
+		if (entry && entry[i]) {
 			onpath[i] = true;
 			ana_widest(e, ne, i, UINT64_MAX, cur, 0, onpath, best, &bestlen, &bestw);
 			onpath[i] = false;
@@ -425,6 +436,7 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	ana_out_table(o, cp);
 	for (int k = 0; k < ne; k++)
 		np_sketch_free(&e[k].lat);
+	free(entry);
 	free(e);
 	free(v);
 }

@@ -481,8 +481,8 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		ana_rows_str(&r, i, "method", method, sizeof(method));
 		const char *saddr = x->server ? x->local_addr : x->peer_host_addr;
 		unsigned sport = x->server ? x->local_port : x->peer_port;
-		snprintf(x->endpoint, sizeof(x->endpoint), "%s:%u%s%s%s", saddr, sport,
-			 path[0] ? " " : "", method, path);
+		snprintf(x->endpoint, sizeof(x->endpoint), "%s:%u%s%s%s%s", saddr, sport,
+			 method[0] || path[0] ? " " : "", method, method[0] && path[0] ? " " : "", path);
 		if (!ana_rows_str(&r, i, "key", x->conn, sizeof(x->conn)))
 			snprintf(x->conn, sizeof(x->conn), "%s:%u>%s:%u", x->local_addr, x->local_port,
 				 x->peer_host_addr, x->peer_port);
