@@ -256,6 +256,18 @@ static int out_rotate(struct rec_output *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* The directory part of a path ("." when there is none). */
+static void out_dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (slash == path)
+		snprintf(dir, size, "/");
+	else
+		snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
 /* Lowest and highest N of the existing files BASE<infix>NNNN.npr, 0 if none:
  * a restarted recorder continues a set instead of overwriting it. */
 static void out_scan_set(const char *base, const char *infix, unsigned *lo, unsigned *hi)
@@ -264,12 +276,7 @@ static void out_scan_set(const char *base, const char *infix, unsigned *lo, unsi
 	const char *slash = strrchr(base, '/');
 	const char *stem = slash ? slash + 1 : base;
 	*lo = *hi = 0;
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == base)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - base), base);
+	out_dir_of(base, dir, sizeof(dir));
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
@@ -441,6 +448,21 @@ static int out_check_cfg(const struct rec_config *c, const char *out, char *err,
 	return 0;
 }
 
+/* A flight recorder writes nothing until the incident: find out now, not
+ * then, that its dumps cannot be created. */
+static int out_check_dump_dir(const char *base, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	out_dir_of(base, dir, sizeof(dir));
+	if (access(dir, W_OK | X_OK) < 0) {
+		int rc = -errno;
+		snprintf(err, errlen, "cannot create flight-recorder dumps in %s: %s", dir,
+			 strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
 static char *out_base(const char *path)
 {
 	size_t n = strlen(path);
@@ -491,6 +513,9 @@ int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 				   o->base, lo, hi);
 	} else if (o->mode == OUT_FLIGHT) {
 		unsigned lo, hi;
+		rc = out_check_dump_dir(o->base, err, errlen);
+		if (rc < 0)
+			goto fail;
 		flightring_init(&o->ring, cfg->flight_seconds_ns, cfg->flight_bytes, cfg->interval_ns,
 				cfg->flight_bytes ? 0 : OUT_FLIGHT_MAX_MEM);
 		out_scan_set(o->base, ".dump-", &lo, &hi);

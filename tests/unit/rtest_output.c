@@ -627,6 +627,10 @@ static void test_errors(void)
 	c.output = "-";
 	c.flight_seconds_ns = SEC;
 	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == -EINVAL, "flight to stdout refused");
+	cfg_init(&c, "nodir/fl.npr");
+	c.flight_seconds_ns = SEC;
+	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == -ENOENT && strstr(err, "dumps"),
+	      "flight recorder checks its dump directory at start: %s", err);
 	cfg_init(&c, "nodir/x.npr");
 	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == -ENOENT && strstr(err, "nodir"),
 	      "missing dir: %s", err);
