@@ -328,16 +328,20 @@ static size_t nt_build_rows(struct nt_state *s, size_t n, uint64_t now, struct r
 			.alone = v->cycles_alone, .overlap = v->cycles_overlap,
 		};
 		memcpy(cur.hw, v->hw, sizeof(cur.hw));
-		const struct nt_prev *old = rc_dtab_find(&s->prev, &tid);
+		/* rc_dtab slots are not aligned: copy in and out */
+		const void *oldp = rc_dtab_find(&s->prev, &tid);
+		struct nt_prev old = zero;
+		if (oldp)
+			memcpy(&old, oldp, sizeof(old));
 		struct nt_row *r = &s->rows[nrows];
 		bool exited = v->flags & NT_F_EXITED;
-		bool any = nt_diff(&cur, old ? old : &zero, &r->d);
+		bool any = nt_diff(&cur, &old, &r->d);
 		if (exited) {
 			bpf_map__delete_elem(s->skel->maps.nt_threads, &tid, sizeof(tid), 0);
 		} else {
-			struct nt_prev *slot = rc_dtab_put(next, &tid);
+			void *slot = rc_dtab_put(next, &tid);
 			if (slot)
-				*slot = cur;
+				memcpy(slot, &cur, sizeof(cur));
 		}
 		if (!any && !exited)
 			continue;

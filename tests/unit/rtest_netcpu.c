@@ -21,6 +21,7 @@
 #include "config.h"
 #include "family.h"
 #include "npmsg.h"
+#include "recheader.h"
 #include "records.h"
 #include "tap.h"
 
@@ -383,5 +384,6 @@ int main(void)
 
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
+	rc_probes_free(&ctx);
 	return tap_done();
 }

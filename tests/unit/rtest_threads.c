@@ -16,6 +16,7 @@
 #include "config.h"
 #include "family.h"
 #include "npmsg.h"
+#include "recheader.h"
 #include "records.h"
 #include "tap.h"
 
@@ -194,5 +195,6 @@ int main(void)
 	CHECK(cg[0] && strcmp(f.path, cg) == 0, "cgroup path '%s' vs /proc/self/cgroup '%s'", f.path, cg);
 	np_recbuf_free(&rb);
 	rec_family_threads.close(st);
+	rc_probes_free(&ctx);
 	return tap_done();
 }
