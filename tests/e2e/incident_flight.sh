@@ -112,4 +112,28 @@ check "one dump per condition firing, the next is the stop dump ($trig_source)" 
 check "stop dump holds every dropped packet: $drops vs iptables $dropped" \
 	test "$drops" -ge "$dropped" -a "$drops" -le $((dropped + 20)) -a "$dropped" -eq 2000
 
+# ---- --trigger-on 'retrans>N/s' ----
+# 5 % of the segments to RPORT are dropped in in-b: the sender in in-a
+# retransmits; the kernel's own counter (nstat TcpRetransSegs of in-a) is the
+# independent count. FLOWS counts retransmit calls, one per (possibly
+# multi-segment) skb, so it is at most the segment count.
+D=$E2E_TMP/retrans; mkdir -p "$D"
+RPORT=5324
+bg ip netns exec in-b socat -u TCP-LISTEN:$RPORT,reuseaddr,fork OPEN:/dev/null
+ip netns exec in-b iptables -A INPUT -p tcp --dport $RPORT -m statistic --mode random --probability 0.05 -j DROP
+bg "$NPREC" -q -o "$D/r.npr" -I 250ms --flight-recorder 5s --trigger-on 'retrans>20/s' --netns in-a
+REC=$BG_PID
+check "warm-up dump (recorder running)" warm_up $REC "$D/r.dump-0001.npr"
+ip netns exec in-a nstat -n >/dev/null     # reset the in-a counters history
+send $RPORT 20000000
+check "retransmission condition dump written" in_wait_dump "$D/r.dump-0002.npr"
+sleep 0.5
+segs=$(ip netns exec in-a nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}')
+kill -TERM $REC; wait $REC
+eval "$("$SUM" "$D/r.dump-0002.npr")"
+check "retrans condition dump names the condition ($trig_why)" \
+	test "$chunks_bad" = 0 -a "$trig_expr" = 'retrans>20/s' -a "$trig_source" = condition
+check "retransmissions in the dump ($retrans) are real: 0 < dump <= kernel TcpRetransSegs ($segs)" \
+	test "$retrans" -ge 6 -a "$retrans" -le "${segs:-0}"
+
 e2e_finish
