@@ -1,7 +1,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 #include "powerattr.h"
 #include "rapl.h"
 
@@ -62,7 +64,11 @@ int nc_rapl_open(struct nc_rapl *r, const char *root, char *why, size_t whylen)
 	DIR *dir = opendir(root);
 	if (!dir) {
 		int e = errno;
-		snprintf(why, whylen, "no RAPL: %s: %s", root, strerror(e));
+		/* the perf "power" PMU exposes the same counters; say whether it
+		 * is there, since it is not read here */
+		bool pmu = access("/sys/bus/event_source/devices/power/type", R_OK) == 0;
+		snprintf(why, whylen, "no RAPL: %s: %s; perf power PMU %s", root, strerror(e),
+			 pmu ? "present (not read)" : "absent");
 		return -ENOENT;
 	}
 	int last_err = 0;
