@@ -15,7 +15,8 @@ static uint64_t rc_hash(const void *k, size_t n)
 
 static int rc_dtab_alloc(struct rc_dtab *t, size_t cap)
 {
-	t->slotsz = (1 + t->keysz + t->valsz + 7) & ~(size_t)7;
+	/* used flag, key and value each start 8-byte aligned */
+	t->slotsz = 8 + ((t->keysz + 7) & ~(size_t)7) + ((t->valsz + 7) & ~(size_t)7);
 	t->slots = calloc(cap, t->slotsz);
 	if (!t->slots)
 		return -ENOMEM;
@@ -33,13 +34,15 @@ int rc_dtab_init(struct rc_dtab *t, size_t keysz, size_t valsz)
 }
 
 static uint8_t *rc_slot(const struct rc_dtab *t, size_t i) { return t->slots + i * t->slotsz; }
+static uint8_t *rc_kof(const struct rc_dtab *t, uint8_t *s) { (void)t; return s + 8; }
+static uint8_t *rc_vof(const struct rc_dtab *t, uint8_t *s) { return s + 8 + ((t->keysz + 7) & ~(size_t)7); }
 
 static uint8_t *rc_lookup(const struct rc_dtab *t, const void *key)
 {
 	size_t i = rc_hash(key, t->keysz) & (t->cap - 1);
 	for (;;) {
 		uint8_t *s = rc_slot(t, i);
-		if (!s[0] || memcmp(s + 1, key, t->keysz) == 0)
+		if (!s[0] || memcmp(rc_kof(t, s), key, t->keysz) == 0)
 			return s;
 		i = (i + 1) & (t->cap - 1);
 	}
@@ -48,7 +51,7 @@ static uint8_t *rc_lookup(const struct rc_dtab *t, const void *key)
 void *rc_dtab_find(const struct rc_dtab *t, const void *key)
 {
 	uint8_t *s = rc_lookup(t, key);
-	return s[0] ? s + 1 + t->keysz : NULL;
+	return s[0] ? rc_vof(t, s) : NULL;
 }
 
 static int rc_grow(struct rc_dtab *t)
@@ -60,7 +63,7 @@ static int rc_grow(struct rc_dtab *t)
 		uint8_t *s = rc_slot(t, i);
 		if (!s[0])
 			continue;
-		uint8_t *d = rc_lookup(&n, s + 1);
+		uint8_t *d = rc_lookup(&n, rc_kof(t, s));
 		memcpy(d, s, t->slotsz);
 		n.n++;
 	}
@@ -76,11 +79,11 @@ void *rc_dtab_put(struct rc_dtab *t, const void *key)
 	uint8_t *s = rc_lookup(t, key);
 	if (!s[0]) {
 		s[0] = 1;
-		memcpy(s + 1, key, t->keysz);
-		memset(s + 1 + t->keysz, 0, t->valsz);
+		memcpy(rc_kof(t, s), key, t->keysz);
+		memset(rc_vof(t, s), 0, t->valsz);
 		t->n++;
 	}
-	return s + 1 + t->keysz;
+	return rc_vof(t, s);
 }
 
 void rc_dtab_free(struct rc_dtab *t)

@@ -2,7 +2,8 @@
  * previous cumulative values of per-CPU map entries, so a snapshot emits
  * per-interval deltas without ever resetting the kernel's counters (no
  * update is lost between reads). Rebuilt every snapshot: entries that are
- * gone from the kernel map are gone from the table. */
+ * gone from the kernel map are gone from the table. Values are 8-byte
+ * aligned. */
 #ifndef NP_REC_RCDELTA_H
 #define NP_REC_RCDELTA_H
 
@@ -11,7 +12,7 @@
 
 struct rc_dtab {
 	size_t keysz, valsz, cap, n;
-	uint8_t *slots;      /* cap x (1 used byte + key + value), padded */
+	uint8_t *slots;      /* cap x (used flag, key, value), each 8-byte aligned */
 	size_t slotsz;
 };
 

@@ -368,8 +368,10 @@ static int rc_cmp_bucket(const void *a, const void *b)
 /* Points every row at its run of buckets (both sorted by connection). */
 static void rc_txn_join(struct rc_txn *t)
 {
-	qsort(t->rows, t->nrows, sizeof(*t->rows), rc_cmp_row);
-	qsort(t->sk, t->nsk, sizeof(*t->sk), rc_cmp_bucket);
+	if (t->nrows)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), rc_cmp_row);
+	if (t->nsk)
+		qsort(t->sk, t->nsk, sizeof(*t->sk), rc_cmp_bucket);
 	size_t j = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		struct rc_txn_row *r = &t->rows[i];
