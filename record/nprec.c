@@ -365,6 +365,9 @@ static int rc_loop(struct rc_run *r)
 		if (rec_output_close(r->out, &r->rb, err, sizeof(err)) < 0) {
 			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
 			code = RC_EXIT_RUNTIME;
+		} else if (err[0] && !r->cfg.quiet) {   /* e.g. the flight recorder's last dump */
+			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
+			r->progress_dirty = false;
 		}
 	} else {
 		char err[256] = "";

@@ -790,6 +790,8 @@ int rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err
 			snprintf(err, errlen, "closing %s: %s", o->path, strerror(-crc));
 		}
 	}
+	if (rc == 0 && errlen)
+		snprintf(err, errlen, "%s", o->notice);
 	flightring_free(&o->ring);
 	rec_trigger_free(o->trig);
 	free(o->hdr);

@@ -34,7 +34,9 @@ uint64_t rec_output_bytes(const struct rec_output *o);   /* all bytes written */
  * failed, file reopened): 1 and buf filled (lines joined by '\n') when one is
  * pending, else 0. Call after every rec_output_* call and print to stderr. */
 int  rec_output_notice(struct rec_output *o, char *buf, size_t len);
-/* Writes the final chunk (rb: END record) and closes. */
+/* Writes the final chunk (rb: END record) and closes. (As built: on success
+ * err holds the pending notices, e.g. the flight recorder's last dump, or
+ * is empty.) */
 int  rec_output_close(struct rec_output *o, struct np_recbuf *final_rb, char *err, size_t errlen);
 
 #endif
