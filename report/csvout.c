@@ -64,12 +64,13 @@ void rpt_csv_colname(char *buf, size_t size, const struct np_col *c)
 	for (const char *const *m = measured; *m; m++)
 		if (!strcmp(unit, *m))
 			add = true;
+	/* timestamps (time_ns) read as "_ns" too: "time" -> "time_ns" */
+	const char *shown = !strcmp(unit, "time_ns") ? "ns" : unit;
 	char suffix[64];
-	snprintf(suffix, sizeof(suffix), "_%s", unit);
-	if (!strcmp(c->name, unit) || rpt_ends_with(c->name, suffix) ||
-	    (rpt_ends_with(unit, "ns") && rpt_ends_with(c->name, "_ns")))
+	snprintf(suffix, sizeof(suffix), "_%s", shown);
+	if (!strcmp(c->name, unit) || !strcmp(c->name, shown) || rpt_ends_with(c->name, suffix))
 		add = false;
-	snprintf(buf, size, add ? "%s_%s" : "%s", c->name, unit);
+	snprintf(buf, size, add ? "%s_%s" : "%s", c->name, shown);
 }
 
 int rpt_csv_table(FILE *f, const struct np_table *t)

@@ -34,7 +34,11 @@ def claims(out):
     c["browse_p50_ns"] = p50("orders/browse", "server")
     bn = [r for r in rows(out, "bottlenecks") if r["bottleneck"] == "1"]
     c["receiver_app_bottlenecks"] = sum(1 for r in bn if r["component"] == "receiver_app")
-    c["bottleneck_windows"] = len({(r["source"], r["from_time_ns"]) for r in bn})
+    c["bottleneck_windows"] = len({(r["source"], r["from_ns"]) for r in bn})
+    # kernel drop reasons per host and flow (drops) and every lost packet (lost_packets)
+    c["netfilter_drops_on_back_9002"] = sum(
+        int(r["drops"]) for r in rows(out, "drops")
+        if r.get("reason") == "NETFILTER_DROP" and r["host"].endswith("dm-back") and ":9002" in r["flow"])
     nf = [r for r in rows(out, "lost_packets") if r.get("drop_reason") == "NETFILTER_DROP"]
     c["netfilter_lost"] = len(nf)
     c["netfilter_lost_on_back_9002"] = sum(1 for r in nf if r["last_host"].endswith("dm-back")
@@ -78,9 +82,10 @@ def human(c):
          f"{c['receiver_app_bottlenecks']} of {c['bottleneck_windows']} slow windows  "
          "[transactions] [bottlenecks]"),
         (f"dm-back drops {c['loss'] * 100:g} % of requests to :9002",
-         f"iptables dropped {c['iptables_dropped']}; {c['netfilter_lost']} lost packets "
-         f"located, {c['netfilter_lost_on_back_9002']} of them on dm-back :9002 with "
-         "NETFILTER_DROP  [lost_packets]"),
+         f"iptables dropped {c['iptables_dropped']}; kernel drops NETFILTER_DROP on dm-back "
+         f":9002: {c['netfilter_drops_on_back_9002']}  [drops]; {c['netfilter_lost']} lost "
+         f"packets traced, {c['netfilter_lost_on_back_9002']} of them last seen on dm-back "
+         ":9002  [lost_packets]"),
         (f"slow requests = those whose orders call takes {c['slow_ms']:g} ms",
          (f"pattern '{c['orders_pattern']}' F = {c['orders_pattern_fscore']:.2f}  [patterns]"
           if c["orders_pattern"] else "no pattern on the orders RPC >= ~50 ms")),
