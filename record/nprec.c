@@ -131,8 +131,8 @@ static int rc_open_families(struct rc_run *r)
 			return rc == -EPERM || rc == -EACCES ? RC_EXIT_PRIV : RC_EXIT_KERNEL;
 		}
 		if (rc > 0) {
-			if (r->cfg.verbose)
-				fprintf(stderr, "nprec: family %s off%s%s\n", f->name, err[0] ? ": " : "", err);
+			/* the header says which families were off and why */
+			rec_probe(&r->ctx, f->name, "(family)", REC_PROBE_SKIPPED, err[0] ? err : "off");
 			continue;
 		}
 		r->fams[r->nfams++] = (struct rc_fam){ .f = f, .state = st };

@@ -44,6 +44,11 @@ check "output mode 0600" [ "$(stat -c %a "$T/d.npr")" = "600" ]
 check "END reason duration" bash -c "'$NPREPORT' dump --type end '$T/d.npr' | grep -q '\"reason\":\"duration\"'"
 check "one INTERVAL record per second" [ "$("$NPREPORT" dump --type interval "$T/d.npr" | wc -l)" -eq 2 ]
 
+"$NPREC" -q -d 1.1 --no-txn -o "$T/nt.npr"
+check "header: a family turned off is listed with its reason" \
+	bash -c "'$NPREPORT' dump '$T/nt.npr' | python3 '$E2E_ROOT/tests/tools/rc_npr.py' probes | grep -q '^txn (family) skipped disabled by --no-txn'"
+check "--no-txn: no transaction records" bash -c "! '$NPREPORT' dump '$T/nt.npr' | grep -q '\"type\":\"txn_'"
+
 # SIGTERM finishes a valid file
 "$NPREC" -q -o "$T/t.npr" & P=$!
 for _ in $(seq 100); do [ -s "$T/t.npr" ] && break; sleep 0.1; done
