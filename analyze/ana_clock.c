@@ -177,8 +177,10 @@ int ana_clock_fit(const struct ana_hull_pt *up, size_t nup, const struct ana_hul
 		free(u); free(l);
 		return ANA_CLK_FAILED;
 	}
-	memcpy(u, up, nup * sizeof(*u));
-	memcpy(l, lo, nlo * sizeof(*l));
+	if (nup)
+		memcpy(u, up, nup * sizeof(*u));
+	if (nlo)
+		memcpy(l, lo, nlo * sizeof(*l));
 	size_t nu = ana_hull(u, nup, true), nl = ana_hull(l, nlo, false);
 	int q;
 	if (!nu || !nl) {
