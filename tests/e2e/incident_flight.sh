@@ -59,9 +59,11 @@ check "trigger time is after the signal was sent" [ "$trig_t" -ge "$t_before" ]
 check "dump starts at or before trigger - 3 s (first t0 $first_t0, trigger $trig_t)" \
 	[ "$first_t0" -le $((trig_t - WIN)) ]
 check "dump ends at or after the trigger (last t1 $last_t1)" [ "$last_t1" -ge "$trig_t" ]
-check "dump holds only the window: $(( (last_t1 - first_t0) / 1000000 )) ms <= 3 s + 2 intervals" \
-	[ $((last_t1 - first_t0)) -le $((WIN + 2 * IV)) ]
-check "no interval missing inside the dump" test "$seq_gaps" = 0 -a "$n_interval" -ge 12
+# the first and the last interval may reach beyond the window, and on a
+# loaded machine an interval can run longer than -I
+check "dump holds only the window: $(( (last_t1 - first_t0) / 1000000 )) ms <= 3 s + 4 intervals" \
+	[ $((last_t1 - first_t0)) -le $((WIN + 4 * IV)) ]
+check "no interval missing inside the dump ($n_interval intervals)" test "$seq_gaps" = 0 -a "$n_interval" -ge 4
 check "traffic inside the window is in the dump: $port_rx of 3000000 bytes" [ "$port_rx" -eq 3000000 ]
 check "its flows fall inside the dump window" \
 	test "$port_first_t" -ge "$first_t0" -a "$port_last_t" -le "$last_t1" -a "$port_first_t" -gt 0
