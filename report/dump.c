@@ -29,7 +29,7 @@ static void dump_usage(FILE *f)
 		   "  prints every record of .npr/.npa files as one JSON object per line:\n"
 		   "  {\"type\":NAME,\"type_id\":N,\"version\":N,\"chunk\":N,\"offset\":N,\"body\":{...}}\n"
 		   "  --type NAME    only records of this type (name or number; repeatable)\n"
-		   "  --header-only  only the file header record\n"
+		   "  --header-only  only the file's HEADER (recording) or ANA_META (analysis) record\n"
 		   "  --stats        reader statistics on stderr after each file\n"
 		   "  exit status: 0 read fully, 1 damage was skipped, 2 usage or open error\n");
 }
@@ -51,7 +51,7 @@ static int dump_parse_type(const char *s)
 static bool dump_wanted(const struct dump_opts *o, int type)
 {
 	if (o->header_only)
-		return type == NP_REC_HEADER;
+		return type == NP_REC_HEADER || type == NP_REC_ANA_META;
 	if (o->ntypes == 0)
 		return true;
 	for (int i = 0; i < o->ntypes; i++)
@@ -127,7 +127,7 @@ static int dump_file(const struct dump_opts *o, const char *path)
 	while (np_reader_next(r, &rec) == 1) {
 		if (dump_wanted(o, rec.type))
 			dump_record(stdout, o, path, &rec);
-		if (o->header_only && rec.type == NP_REC_HEADER)
+		if (o->header_only && (rec.type == NP_REC_HEADER || rec.type == NP_REC_ANA_META))
 			break;
 	}
 	const struct np_reader_stats *s = np_reader_stats(r);
