@@ -22,7 +22,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define PK_TC_ACT_UNSPEC (-1)
 
 const volatile __u64 filter_netns_ino = 0;
-const volatile __u32 sample_n = 1;
+/* Sampling divisor (--sample 1/N): writable from user space while running
+ * (--max-cpu doubles it under load; key % 2N == 0 keeps a subset of the
+ * packets key % N == 0 kept, so hosts stay consistent). */
+__u32 sample_div = 1;
 const volatile __u32 per_flow_cap = 0;          /* events per second per flow */
 const volatile __u32 nifaces = 0;
 const volatile __u32 ifaces[PK_MAX_IFACES] = {};
@@ -258,13 +261,14 @@ static __always_inline void pk_emit(struct pk_event *ev, __u8 hook)
 	if (!pk_port_ok(ev->sport, ev->dport))
 		return;
 	c->seen++;
-	if (sample_n > 1) {
+	__u32 div = *(volatile __u32 *)&sample_div;
+	if (div > 1) {
 		__u32 key;
 		if (ev->proto == PK_IPPROTO_TCP)
 			key = pk_sample_key(ev->seq, ev->ack, ev->tsval, ev->flags & PK_F_HAS_TS);
 		else
 			key = pk_mix32(ev->uid);
-		if (key % sample_n) {
+		if (key % div) {
 			c->sampled_out++;
 			return;
 		}

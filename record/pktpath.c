@@ -199,7 +199,7 @@ static void pk_set_rodata(struct pk_state *s, const struct rec_config *c)
 {
 	struct pktpath_bpf *sk = s->skel;
 	sk->rodata->filter_netns_ino = c->netns_ino;
-	sk->rodata->sample_n = c->sample_n ? c->sample_n : 1;
+	sk->data->sample_div = c->sample_n ? c->sample_n : 1;
 	sk->rodata->per_flow_cap = c->per_flow_cap;
 	unsigned ni = 0;
 	for (unsigned i = 0; i < c->nifaces && ni < PK_MAX_IFACES; i++) {
@@ -471,8 +471,8 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 		       uint64_t t1)
 {
 	struct pk_state *s = state;
-	(void)ctx;
 	struct pk_counters now[PK_HOOK_MAX];
+	uint32_t div_used = s->skel->data->sample_div;
 	if (pk_read_counters(s, now) < 0)
 		memcpy(now, s->prev, sizeof(now));
 	qsort(s->ev, s->nev, sizeof(*s->ev), pk_cmp_ts);
@@ -488,7 +488,7 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 		np_pack_kv_u64(pk, "t0_ns", t0);
 		np_pack_kv_u64(pk, "t1_ns", t1);
 		np_pack_kv_u64(pk, "n", n);
-		np_pack_kv_u64(pk, "sample_n", s->ctx->cfg->sample_n ? s->ctx->cfg->sample_n : 1);
+		np_pack_kv_u64(pk, "sample_n", div_used);
 		if (first) {
 			pk_pack_counters(pk, now, s->prev);
 			np_pack_kv_u64(pk, "user_dropped", s->user_dropped);
@@ -499,6 +499,9 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	}
 	memcpy(s->prev, now, sizeof(now));
 	s->nev = 0;
+	/* --max-cpu: the divisor nprec wants from the next interval on */
+	if (ctx->sample_div && ctx->sample_div != div_used)
+		s->skel->data->sample_div = ctx->sample_div;
 	return 0;
 }
 
