@@ -110,6 +110,24 @@ check "--host 10.77.$SUB.2: $K2 client and $K2 server transactions" \
 	[ "$(role_count "$E2E_TMP/fhost2.npr" client)" = "$K2" -a "$(role_count "$E2E_TMP/fhost2.npr" server)" = "$K2" ]
 check "raw_tp fallback: $K2 client transactions" [ "$(role_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
 
+# Phase 3: wrk, 8 connections with requests in flight on all of them at
+# once. wrk counts completed requests; a request in flight when it stops may
+# or may not complete, so the recorded counts may differ by at most one per
+# connection.
+if command -v wrk >/dev/null; then
+	bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/wa.npr"; PW1=$BG_PID
+	bg "$NPREC" -q --no-flows --netns $NSB -o "$E2E_TMP/wb.npr"; PW2=$BG_PID
+	wait_file "$E2E_TMP/wa.npr"; wait_file "$E2E_TMP/wb.npr"
+	WN=$(ip netns exec $NSA wrk -t2 -c8 -d2s http://10.77.$SUB.2:8080/index.html | awk '/requests in/ {print $1}')
+	sleep 1.2
+	kill -INT $PW1 $PW2; wait $PW1 $PW2
+	WA=$(role_count "$E2E_TMP/wa.npr" client); WB=$(role_count "$E2E_TMP/wb.npr" server)
+	echo "wrk: $WN requests; recorded client $WA, server $WB" >&2
+	near_wrk() { [ "${WN:-0}" -gt 0 ] && [ "${1:-0}" -ge $((WN - 8)) ] && [ "${1:-0}" -le $((WN + 8)) ]; }
+	check "wrk -c8: client transactions within 8 of wrk's ${WN:-?} (${WA:-none})" near_wrk "$WA"
+	check "wrk -c8: server transactions within 8 of wrk's ${WN:-?} (${WB:-none})" near_wrk "$WB"
+fi
+
 # --redact-paths: the path never reaches the file, only method + hash
 bg "$NPREC" -q --redact-paths --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
 wait_file "$E2E_TMP/r.npr"
