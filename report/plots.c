@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,6 +123,31 @@ static void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name)
 	c->res->rendered++;
 }
 
+/* Creates NAME.dat and NAME.gp in the plot directory; 0 or -1. */
+static int rpt_open_pair(struct rpt_plotctx *c, const char *name, FILE **d, FILE **g)
+{
+	*d = rpt_open(c, name, "dat");
+	*g = *d ? rpt_open(c, name, "gp") : NULL;
+	if (*g)
+		return 0;
+	if (*d)
+		fclose(*d);
+	return -1;
+}
+
+/* Index of s in v[0..*n), appended when absent and there is room; SIZE_MAX
+ * when absent and full. */
+static size_t rpt_index_of(const char **v, size_t *n, size_t cap, const char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(v[i], s))
+			return i;
+	if (*n == cap)
+		return SIZE_MAX;
+	v[*n] = s;
+	return (*n)++;
+}
+
 /* ---- latency CDF per segment (sketches of one table) ---- */
 
 static int rpt_cmp_sketch_n(const void *x, const void *y)
@@ -155,12 +181,9 @@ static void rpt_plot_cdf(struct rpt_plotctx *c, const char *table)
 					     rpt_typical(med, nsel), 0);
 	char name[256], xl[128], cmd[16384];
 	rpt_plotname(name, sizeof(name), "cdf", table);
-	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
-	if (!g) {
-		if (d)
-			fclose(d);
+	FILE *d, *g;
+	if (rpt_open_pair(c, name, &d, &g) < 0)
 		return;
-	}
 	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
 	for (size_t i = 0; i < nsel; i++) {
 		const struct np_sketch *sk = &sel[i]->sk;
@@ -235,12 +258,9 @@ static void rpt_plot_series(struct rpt_plotctx *c, size_t section, const char *w
 				for (size_t j = 0; j < a->series[k]->n && nv < 4096; j++)
 					vals[nv++] = a->series[k]->v[j];
 		struct rpt_scale sc = rpt_scale_pick(rpt_ukind_of(s->unit), s->unit, rpt_typical(vals, nv), 0);
-		FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
-		if (!g) {
-			if (d)
-				fclose(d);
+		FILE *d, *g;
+		if (rpt_open_pair(c, name, &d, &g) < 0)
 			return;
-		}
 		size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot"), idx = 0;
 		for (size_t k = i; k < a->nseries && idx < RPT_PLOT_MAXLINES; k++) {
 			const struct np_series *x = a->series[k];
@@ -298,104 +318,102 @@ static int rpt_decomp_value_col(const struct np_table *t)
 	return -1;
 }
 
-static void rpt_plot_decomp_table(struct rpt_plotctx *c, const struct np_table *t)
+#define RPT_MAXBARS 64
+#define RPT_MAXSEGS 16
+
+/* Flows x segments of a decomposition table. Long form (two key columns:
+ * flow, segment) takes the value column; wide form (one key) one ns column
+ * per segment. Totals are left out: the bars stack to them. */
+struct rpt_bars {
+	const char *xs[RPT_MAXBARS], *segs[RPT_MAXSEGS];
+	size_t nx, nseg;
+	int vcol, wcols[RPT_MAXSEGS];
+	double m[RPT_MAXBARS][RPT_MAXSEGS];
+};
+
+static void rpt_bars_axes(struct rpt_bars *b, const struct np_table *t)
 {
-	/* Long form needs two key columns (flow, segment); wide form one key and
-	 * one ns column per segment. */
-	size_t nx = 0, nseg = 0;
-	const char *xs[64], *segs[16];
-	int vcol = -1;
-	bool longform = t->nkey >= 2;
-	if (longform) {
-		vcol = rpt_decomp_value_col(t);
-		if (vcol < 0)
-			return;
-	}
+	bool longform = b->vcol >= 0;
 	for (size_t r = 0; r < t->nrows; r++) {
 		const struct np_cell *kx = np_table_cell_c(t, r, 0);
+		const struct np_cell *ks = np_table_cell_c(t, r, longform ? 1 : 0);
 		if (kx->kind != NP_CELL_STR)
 			continue;
-		size_t i;
-		for (i = 0; i < nx && strcmp(xs[i], kx->s); i++)
-			;
-		if (i == nx && nx < 64)
-			xs[nx++] = kx->s;
-		if (!longform)
-			continue;
-		const struct np_cell *ks = np_table_cell_c(t, r, 1);
-		if (ks->kind != NP_CELL_STR || rpt_is_total(ks->s))
-			continue;
-		for (i = 0; i < nseg && strcmp(segs[i], ks->s); i++)
-			;
-		if (i == nseg && nseg < 16)
-			segs[nseg++] = ks->s;
+		rpt_index_of(b->xs, &b->nx, RPT_MAXBARS, kx->s);
+		if (longform && ks->kind == NP_CELL_STR && !rpt_is_total(ks->s))
+			rpt_index_of(b->segs, &b->nseg, RPT_MAXSEGS, ks->s);
 	}
-	int wcols[16];
-	if (!longform) {
-		for (size_t col = t->nkey; col < t->ncols && nseg < 16; col++)
-			if (rpt_ukind_of(t->cols[col].unit) == RPT_U_NS && !rpt_is_total(t->cols[col].name))
-				wcols[nseg] = (int)col, segs[nseg++] = t->cols[col].name;
-	}
-	if (nx == 0 || nseg < 2)
-		return;
-	double *m = calloc(nx * nseg, sizeof(double)), typ[64 * 16];
-	size_t ntyp = 0;
-	if (!m)
-		return;
+	for (size_t col = t->nkey; !longform && col < t->ncols && b->nseg < RPT_MAXSEGS; col++)
+		if (rpt_ukind_of(t->cols[col].unit) == RPT_U_NS && !rpt_is_total(t->cols[col].name)) {
+			b->wcols[b->nseg] = (int)col;
+			b->segs[b->nseg++] = t->cols[col].name;
+		}
+}
+
+/* Fills the matrix; returns the typical value (for the unit). */
+static double rpt_bars_fill(struct rpt_bars *b, const struct np_table *t)
+{
+	double typ[RPT_MAXBARS * RPT_MAXSEGS];
+	size_t ntyp = 0, nx = b->nx, nseg = b->nseg;
 	for (size_t r = 0; r < t->nrows; r++) {
 		const struct np_cell *kx = np_table_cell_c(t, r, 0);
-		if (kx->kind != NP_CELL_STR)
-			continue;
-		size_t i, s;
-		for (i = 0; i < nx && strcmp(xs[i], kx->s); i++)
-			;
-		if (i == nx)
-			continue;
-		for (s = 0; s < nseg; s++) {
+		size_t i = kx->kind == NP_CELL_STR ? rpt_index_of(b->xs, &nx, nx, kx->s) : SIZE_MAX;
+		for (size_t s = 0; i != SIZE_MAX && s < nseg; s++) {
 			double v;
-			if (longform) {
+			if (b->vcol >= 0) {
 				const struct np_cell *ks = np_table_cell_c(t, r, 1);
-				if (ks->kind != NP_CELL_STR || strcmp(ks->s, segs[s]))
+				if (ks->kind != NP_CELL_STR || strcmp(ks->s, b->segs[s]))
 					continue;
-				v = np_cell_f64(np_table_cell_c(t, r, (size_t)vcol));
+				v = np_cell_f64(np_table_cell_c(t, r, (size_t)b->vcol));
 			} else {
-				v = np_cell_f64(np_table_cell_c(t, r, (size_t)wcols[s]));
+				v = np_cell_f64(np_table_cell_c(t, r, (size_t)b->wcols[s]));
 			}
-			if (!isnan(v))
-				m[i * nseg + s] = v, typ[ntyp++] = v;
+			if (!isnan(v)) {
+				b->m[i][s] = v;
+				typ[ntyp++] = v;
+			}
 		}
 	}
-	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", rpt_typical(typ, ntyp), 0);
+	return rpt_typical(typ, ntyp);
+}
+
+static void rpt_plot_decomp_table(struct rpt_plotctx *c, const struct np_table *t)
+{
+	struct rpt_bars *b = calloc(1, sizeof(*b));
+	if (!b)
+		return;
+	b->vcol = t->nkey >= 2 ? rpt_decomp_value_col(t) : -1;
+	if (t->nkey < 2 || b->vcol >= 0)
+		rpt_bars_axes(b, t);
+	FILE *d, *g;
 	char name[256], cmd[1024], yl[128], title[300];
 	rpt_plotname(name, sizeof(name), "decomp-bars", t->name);
-	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
-	if (!g) {
-		if (d)
-			fclose(d);
-		free(m);
+	if (b->nx == 0 || b->nseg < 2 || rpt_open_pair(c, name, &d, &g) < 0) {
+		free(b);
 		return;
 	}
+	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", rpt_bars_fill(b, t), 0);
 	fputs("flow", d);
-	for (size_t s = 0; s < nseg; s++)
-		fprintf(d, "\t%s", segs[s]);
+	for (size_t s = 0; s < b->nseg; s++)
+		fprintf(d, "\t%s", b->segs[s]);
 	fputc('\n', d);
-	for (size_t i = 0; i < nx; i++) {
-		fputs(xs[i], d);
-		for (size_t s = 0; s < nseg; s++)
-			fprintf(d, "\t%.6g", m[i * nseg + s] / sc.div);
+	for (size_t i = 0; i < b->nx; i++) {
+		fputs(b->xs[i], d);
+		for (size_t s = 0; s < b->nseg; s++)
+			fprintf(d, "\t%.6g", b->m[i][s] / sc.div);
 		fputc('\n', d);
 	}
 	snprintf(title, sizeof(title), "Latency decomposition per flow (%s of %s)",
-		 longform ? t->cols[vcol].name : "columns", t->name);
+		 b->vcol >= 0 ? t->cols[b->vcol].name : "columns", t->name);
 	snprintf(yl, sizeof(yl), "time (%s)", sc.label);
 	rpt_gp_head(g, title, "", yl);
 	fputs("set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
 	      "set boxwidth 0.7\nset xtics rotate by -30 left\nset key autotitle columnhead\n", g);
-	snprintf(cmd, sizeof(cmd), "plot for [i=2:%zu] '%s.dat' using i:xtic(1)", nseg + 1, name);
+	snprintf(cmd, sizeof(cmd), "plot for [i=2:%zu] '%s.dat' using i:xtic(1)", b->nseg + 1, name);
 	rpt_gp_outputs(g, name, cmd);
 	fclose(d);
 	fclose(g);
-	free(m);
+	free(b);
 	rpt_run_gnuplot(c, name);
 }
 
@@ -435,121 +453,150 @@ static const struct np_sketchrec *rpt_pattern_sketch(const struct rpt_plotctx *c
 
 #define RPT_HBINS 60
 
-/* Latency histogram of all requests (grey), the members of each pattern
- * (table with a pattern column and a latency column), and each pattern's
- * latency range (table with lo/hi columns) shaded. */
-static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
+/* A patterns-section table: either one row per pattern with its latency
+ * range (lo/hi columns), or one row per member request (pattern + latency). */
+struct rpt_pattab {
+	int clo, chi, cpat, clat;
+	bool members;
+	double lo, hi;                         /* latency span to draw */
+	const struct np_sketchrec *sk;         /* all requests, if known */
+	double step, edges[RPT_HBINS + 1];     /* log-spaced bins */
+	size_t npat;
+	uint64_t pats[RPT_PLOT_MAXLINES];
+	double cnt[RPT_PLOT_MAXLINES + 1][RPT_HBINS];   /* [0] = all requests */
+};
+
+static int rpt_pattab_columns(struct rpt_pattab *p, const struct np_table *t)
 {
 	static const char *const lo_names[] = { "lat_lo", "latency_lo", "lo_ns", "range_lo",
 						"min_ns", "lat_min", "lo", "from", NULL };
 	static const char *const hi_names[] = { "lat_hi", "latency_hi", "hi_ns", "range_hi",
 						"max_ns", "lat_max", "hi", "to", NULL };
-	int clo = rpt_find_col_like(t, lo_names), chi = rpt_find_col_like(t, hi_names);
-	int cpat = np_table_find_col(t, "pattern"), clat = -1;
-	for (size_t col = 0; col < t->ncols && clo < 0; col++)
-		if ((int)col != cpat && rpt_ukind_of(t->cols[col].unit) == RPT_U_NS)
-			clat = (int)col;
-	bool members = cpat >= 0 && clat >= 0 && clo < 0;
-	double lo = INFINITY, hi = 0;
+	p->clo = rpt_find_col_like(t, lo_names);
+	p->chi = rpt_find_col_like(t, hi_names);
+	p->cpat = np_table_find_col(t, "pattern");
+	p->clat = -1;
+	for (size_t col = 0; col < t->ncols && p->clo < 0; col++)
+		if ((int)col != p->cpat && rpt_ukind_of(t->cols[col].unit) == RPT_U_NS)
+			p->clat = (int)col;
+	p->members = p->cpat >= 0 && p->clat >= 0 && p->clo < 0;
+	return p->members || (p->clo >= 0 && p->chi >= 0) ? 0 : -1;
+}
+
+/* The latency span of the table and of all requests; -1 if empty. */
+static int rpt_pattab_span(struct rpt_pattab *p, const struct rpt_plotctx *c, const struct np_table *t)
+{
+	p->lo = INFINITY;
+	p->hi = 0;
 	for (size_t r = 0; r < t->nrows; r++) {
-		double a = np_cell_f64(np_table_cell_c(t, r, (size_t)(members ? clat : clo >= 0 ? clo : 0)));
-		double b = members ? a : chi >= 0 ? np_cell_f64(np_table_cell_c(t, r, (size_t)chi)) : NAN;
-		if (!isnan(a) && a > 0 && a < lo) lo = a;
-		if (!isnan(b) && b > hi) hi = b;
+		double a = np_cell_f64(np_table_cell_c(t, r, (size_t)(p->members ? p->clat : p->clo)));
+		double b = p->members ? a : np_cell_f64(np_table_cell_c(t, r, (size_t)p->chi));
+		if (!isnan(a) && a > 0 && a < p->lo)
+			p->lo = a;
+		if (!isnan(b) && b > p->hi)
+			p->hi = b;
 	}
-	if (!members && (clo < 0 || chi < 0))
-		return;
-	const struct np_sketchrec *sk = rpt_pattern_sketch(c, t, isinf(lo) ? 0 : lo);
-	if (sk) {
-		if ((double)sk->sk.min > 0 && (double)sk->sk.min < lo) lo = (double)sk->sk.min;
-		if ((double)sk->sk.max > hi) hi = (double)sk->sk.max;
-	}
-	if (isinf(lo) || hi <= lo)
-		return;
-	/* log-spaced bins over [lo, hi] */
-	double edges[RPT_HBINS + 1], step = log(hi * 1.001 / lo) / RPT_HBINS;
+	p->sk = rpt_pattern_sketch(c, t, isinf(p->lo) ? 0 : p->lo);
+	if (p->sk && (double)p->sk->sk.min > 0 && (double)p->sk->sk.min < p->lo)
+		p->lo = (double)p->sk->sk.min;
+	if (p->sk && (double)p->sk->sk.max > p->hi)
+		p->hi = (double)p->sk->sk.max;
+	return isinf(p->lo) || p->hi <= p->lo ? -1 : 0;
+}
+
+static int rpt_pattab_bin(const struct rpt_pattab *p, double v)
+{
+	int i = v <= p->lo ? 0 : (int)(log(v / p->lo) / p->step);
+	return i < 0 ? 0 : i >= RPT_HBINS ? RPT_HBINS - 1 : i;
+}
+
+static void rpt_pattab_count(struct rpt_pattab *p, const struct np_table *t)
+{
+	p->step = log(p->hi * 1.001 / p->lo) / RPT_HBINS;
 	for (int i = 0; i <= RPT_HBINS; i++)
-		edges[i] = lo * exp(step * i);
-	size_t npat = 0;
-	uint64_t pats[RPT_PLOT_MAXLINES];
-	for (size_t r = 0; members && r < t->nrows; r++) {
-		uint64_t id = (uint64_t)np_cell_f64(np_table_cell_c(t, r, (size_t)cpat));
-		size_t i;
-		for (i = 0; i < npat && pats[i] != id; i++)
+		p->edges[i] = p->lo * exp(p->step * i);
+	for (uint32_t b = 0; p->sk && b < NP_SK_NBUCKETS; b++)
+		if (p->sk->sk.counts[b])
+			p->cnt[0][rpt_pattab_bin(p, ((double)np_sketch_bucket_lo(b) +
+						     (double)np_sketch_bucket_hi(b)) / 2)] +=
+				(double)p->sk->sk.counts[b];
+	for (size_t r = 0; p->members && r < t->nrows; r++) {
+		uint64_t id = (uint64_t)np_cell_f64(np_table_cell_c(t, r, (size_t)p->cpat));
+		double v = np_cell_f64(np_table_cell_c(t, r, (size_t)p->clat));
+		size_t k;
+		for (k = 0; k < p->npat && p->pats[k] != id; k++)
 			;
-		if (i == npat && npat < RPT_PLOT_MAXLINES)
-			pats[npat++] = id;
+		if (k == p->npat && p->npat < RPT_PLOT_MAXLINES)
+			p->pats[p->npat++] = id;
+		if (k < p->npat && !isnan(v) && v > 0)
+			p->cnt[k + 1][rpt_pattab_bin(p, v)]++;
 	}
-	double cnt[RPT_PLOT_MAXLINES + 1][RPT_HBINS];
-	memset(cnt, 0, sizeof(cnt));
-	for (uint32_t b = 0; sk && b < NP_SK_NBUCKETS; b++) {
-		if (!sk->sk.counts[b])
+}
+
+/* Each pattern's latency range shaded and numbered. */
+static void rpt_pattab_ranges(FILE *g, const struct rpt_pattab *p, const struct np_table *t,
+			      const struct rpt_scale *sc)
+{
+	for (size_t r = 0; !p->members && r < t->nrows && r < RPT_PLOT_MAXLINES; r++) {
+		double a = np_cell_f64(np_table_cell_c(t, r, (size_t)p->clo));
+		double b = np_cell_f64(np_table_cell_c(t, r, (size_t)p->chi));
+		if (isnan(a) || isnan(b) || b <= a)
 			continue;
-		double mid = ((double)np_sketch_bucket_lo(b) + (double)np_sketch_bucket_hi(b)) / 2;
-		int i = mid <= lo ? 0 : (int)(log(mid / lo) / step);
-		cnt[0][i < 0 ? 0 : i >= RPT_HBINS ? RPT_HBINS - 1 : i] += (double)sk->sk.counts[b];
+		if (a <= 0)
+			a = p->lo;
+		char *label = np_table_row_key(t, r);
+		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu "
+			"fs transparent solid 0.2 noborder behind\n", r + 1, a / sc->div, b / sc->div, r + 2);
+		fprintf(g, "set label %zu ", r + 1);
+		rpt_gp_str(g, label ? label : "");
+		fprintf(g, " at %.6g, graph %.2f\n", a / sc->div, 0.95 - 0.05 * (double)r);
+		free(label);
 	}
-	for (size_t r = 0; members && r < t->nrows; r++) {
-		double v = np_cell_f64(np_table_cell_c(t, r, (size_t)clat));
-		uint64_t id = (uint64_t)np_cell_f64(np_table_cell_c(t, r, (size_t)cpat));
-		if (isnan(v) || v <= 0)
-			continue;
-		int i = v <= lo ? 0 : (int)(log(v / lo) / step);
-		for (size_t k = 0; k < npat; k++)
-			if (pats[k] == id)
-				cnt[k + 1][i < 0 ? 0 : i >= RPT_HBINS ? RPT_HBINS - 1 : i]++;
-	}
-	double typ = sk ? (double)np_sketch_quantile(&sk->sk, 0.5) : lo;
-	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", typ, 0);
+}
+
+/* Latency histogram of all requests (grey), the members of each pattern,
+ * and each pattern's latency range shaded. */
+static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
+{
+	struct rpt_pattab *p = calloc(1, sizeof(*p));
+	FILE *d, *g;
 	char name[256], title[400], xl[128], cmd[8192];
 	rpt_plotname(name, sizeof(name), "patterns-hist", t->name);
-	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
-	if (!g) {
-		if (d)
-			fclose(d);
+	if (!p || rpt_pattab_columns(p, t) < 0 || rpt_pattab_span(p, c, t) < 0 ||
+	    rpt_open_pair(c, name, &d, &g) < 0) {
+		free(p);
 		return;
 	}
+	rpt_pattab_count(p, t);
+	struct rpt_scale sc = rpt_scale_pick(RPT_U_NS, "ns", p->sk ? (double)np_sketch_quantile(&p->sk->sk, 0.5)
+									 : p->lo, 0);
 	for (int i = 0; i < RPT_HBINS; i++) {
-		fprintf(d, "%.6g\t%.6g", sqrt(edges[i] * edges[i + 1]) / sc.div,
-			(edges[i + 1] - edges[i]) / sc.div);
-		for (size_t k = 0; k <= npat; k++)
-			fprintf(d, "\t%.0f", cnt[k][i]);
+		fprintf(d, "%.6g\t%.6g", sqrt(p->edges[i] * p->edges[i + 1]) / sc.div,
+			(p->edges[i + 1] - p->edges[i]) / sc.div);
+		for (size_t k = 0; k <= p->npat; k++)
+			fprintf(d, "\t%.0f", p->cnt[k][i]);
 		fputc('\n', d);
 	}
-	if (sk)
+	if (p->sk)
 		snprintf(title, sizeof(title), "Latency histogram of %s %s with the degradation patterns of %s",
-			 sk->table, sk->key, t->name);
+			 p->sk->table, p->sk->key, t->name);
 	else
 		snprintf(title, sizeof(title), "Latency of the requests of each degradation pattern (%s)",
 			 t->name);
 	snprintf(xl, sizeof(xl), "latency (%s, log scale)", sc.label);
 	rpt_gp_head(g, title, xl, "requests");
 	fputs("set logscale x\nset yrange [0:*]\nset style fill transparent solid 0.5 noborder\n", g);
-	for (size_t r = 0; !members && r < t->nrows && r < RPT_PLOT_MAXLINES; r++) {
-		double a = np_cell_f64(np_table_cell_c(t, r, (size_t)clo));
-		double b = np_cell_f64(np_table_cell_c(t, r, (size_t)chi));
-		if (isnan(a) || isnan(b) || b <= a)
-			continue;
-		if (a <= 0)
-			a = lo;
-		char *label = np_table_row_key(t, r);
-		fprintf(g, "set object %zu rect from %.6g, graph 0 to %.6g, graph 1 fc lt %zu "
-			"fs transparent solid 0.2 noborder behind\n", r + 1, a / sc.div, b / sc.div, r + 2);
-		fprintf(g, "set label %zu ", r + 1);
-		rpt_gp_str(g, label ? label : "");
-		fprintf(g, " at %.6g, graph %.2f\n", a / sc.div, 0.95 - 0.05 * (double)r);
-		free(label);
-	}
+	rpt_pattab_ranges(g, p, t, &sc);
 	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot '%s.dat' using 1:3:2 with boxes "
-				      "lc rgb '#a0a0a0' title '%s'", name,
-				      sk ? "all requests" : "");
-	for (size_t k = 0; k < npat && off < sizeof(cmd); k++)
+				      "lc rgb '#a0a0a0' title '%s'", name, p->sk ? "all requests" : "");
+	for (size_t k = 0; k < p->npat && off < sizeof(cmd); k++)
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, ", \\\n  '%s.dat' using 1:%zu:2 "
 					"with boxes lt %zu title 'pattern %llu'", name, k + 4, k + 2,
-					(unsigned long long)pats[k]);
+					(unsigned long long)p->pats[k]);
 	rpt_gp_outputs(g, name, cmd);
 	fclose(d);
 	fclose(g);
+	free(p);
 	rpt_run_gnuplot(c, name);
 }
 
@@ -596,10 +643,8 @@ static void rpt_plot_event_table(struct rpt_plotctx *c, const struct np_table *t
 	}
 	char name[256], cmd[16384], title[300];
 	rpt_plotname(name, sizeof(name), "loss-time", t->name);
-	FILE *d = rpt_open(c, name, "dat"), *g = d ? rpt_open(c, name, "gp") : NULL;
-	if (!g) {
-		if (d)
-			fclose(d);
+	FILE *d, *g;
+	if (rpt_open_pair(c, name, &d, &g) < 0) {
 		free(bins);
 		return;
 	}
