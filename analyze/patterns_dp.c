@@ -340,7 +340,7 @@ static double median_lat(const struct pat_table *t, const uint64_t *set, size_t 
  * whose latency modes the split points did not separate. Noise on an RPC
  * that does not change the latency (asynchronous calls) never splits. */
 static int split_one(const struct theta_pool *p, struct work_item *w, struct work_item *out,
-		     uint64_t *pos, uint64_t *memb, uint64_t *part, uint64_t *tmp, double *buf)
+		     double sigma, uint64_t *pos, uint64_t *memb, uint64_t *part, uint64_t *tmp, double *buf)
 {
 	const struct pat_model *m = p->m;
 	size_t nw = m->nw, npos;
@@ -350,7 +350,7 @@ static int split_one(const struct theta_pool *p, struct work_item *w, struct wor
 	for (size_t i = 0; i < nw; i++) memb[i] &= pos[i];
 	size_t min_size = (size_t)ceil(p->o->min_cluster_frac * (double)p->r->npos);
 	if (min_size < 5) min_size = 5;
-	double best = 1.5 * p->r->lat_bw;
+	double best = 1.5 * sigma;
 	int bj = -1;
 	for (size_t j = 0; j < m->nrpc; j++) {
 		uint16_t mi = m->main_iv[j];
@@ -452,10 +452,17 @@ static int split_items(const struct theta_pool *p, struct work_item **itp, size_
 	uint64_t *b = malloc(4 * (m->nw + 1) * sizeof(uint64_t));
 	double *buf = malloc((m->n + 1) * sizeof(double));
 	if (!b || !buf) { free(b); free(buf); return -ENOMEM; }
+	/* the scale of "a distinct latency mode": the robust spread of all
+	 * requests (the latency bandwidth of the set modes unless overridden) */
+	memcpy(buf, m->t->lat, m->n * sizeof(double));
+	qsort(buf, m->n, sizeof(double), cmp_double);
+	double sigma = pat_ms_mad_sigma(buf, m->n);
+	if (!(sigma > 0)) sigma = p->r->lat_bw;
 	for (size_t a = 0; a < n; a++) {     /* one split per cluster of the DP/merge */
 		if (it[a].dead || it[a].f <= 0) continue;
 		struct work_item extra;
-		if (split_one(p, &it[a], &extra, b, b + m->nw + 1, b + 2 * (m->nw + 1), b + 3 * (m->nw + 1), buf))
+		if (split_one(p, &it[a], &extra, sigma, b, b + m->nw + 1, b + 2 * (m->nw + 1),
+			      b + 3 * (m->nw + 1), buf))
 			it[(*np)++] = extra;
 	}
 	free(b); free(buf);

@@ -292,6 +292,93 @@ static void test_auto_interval(void)
 	pat_table_free(&t);
 }
 
+/* Rows of group g: i % 10 == g. Returns true when some item's cluster is
+ * exactly that group. */
+static bool has_cluster(const struct pat_result *r, int g, size_t n)
+{
+	for (size_t k = 0; k < r->nitems; k++) {
+		const struct pat_item *it = &r->items[k];
+		bool ok = it->nmembers == n / 10;
+		for (size_t i = 0; i < it->nmembers && ok; i++) ok = it->members[i] % 10 == (size_t)g;
+		if (ok) return true;
+	}
+	return false;
+}
+
+/* 300 requests, latency ~100 ms + the delays; rpc values ~10 ms + delays. */
+static void build_groups(struct pat_table *t, const double delay[3][2])
+{
+	pat_table_init(t);
+	pat_table_rpc(t, "a");
+	pat_table_rpc(t, "b");
+	pat_table_rpc(t, "c");
+	uint64_t rng = 99;
+	for (size_t i = 0; i < 300; i++) {
+		int g = i % 10 == 1 ? 1 : i % 10 == 2 ? 2 : 0;
+		double d[2] = { g ? delay[g][0] : 0, g ? delay[g][1] : 0 };
+		if (g == 1 && delay[0][0] > 0 && i % 20 == 11) d[0] = delay[0][0];   /* the other half */
+		double a = 10 + pat_rng_unit(&rng) + d[0], b = 10 + pat_rng_unit(&rng) + d[1];
+		double c = 10 + pat_rng_unit(&rng);
+		long row = pat_table_row(t, NULL, 70 + a + b + c + pat_rng_unit(&rng));
+		pat_table_add(t, (size_t)row, 0, a);
+		pat_table_add(t, (size_t)row, 1, b);
+		pat_table_add(t, (size_t)row, 2, c);
+	}
+}
+
+/* Merge: one degradation whose delay is 50 ms or 60 ms (noise 1), cut in two
+ * by the split points; set mode reports one cluster, beam two halves. */
+static void test_merge(void)
+{
+	const double delay[3][2] = { { 60, 0 }, { 50, 0 }, { 0, 0 } };   /* group 1: a +50 or +60 */
+	struct pat_table t;
+	build_groups(&t, delay);
+	for (int mode = 0; mode < 2; mode++) {
+		struct pat_opts o;
+		pat_opts_default(&o);
+		o.mode = mode ? PAT_MODE_BEAM : PAT_MODE_SET;
+		o.have_interval = true; o.lo = 140; o.hi = 200;
+		o.lat_bandwidth = 2;       /* splits the 50 and 60 ms halves */
+		o.bandwidth = 2;
+		o.threads = 1;
+		struct pat_result r;
+		char err[256];
+		if (pat_analyze(&t, &o, &r, err, sizeof(err))) { CHECK(0, "%s", err); continue; }
+		CHECK(r.nsplit >= 3, "%s: %zu split points", pat_mode_name(o.mode), r.nsplit);
+		if (mode == 0) CHECK(has_cluster(&r, 1, 300), "set: one cluster of the whole degradation (%zu items)", r.nitems);
+		else CHECK(!has_cluster(&r, 1, 300) && r.nitems >= 2, "beam: halves (%zu items)", r.nitems);
+		pat_result_free(&r);
+	}
+	pat_table_free(&t);
+}
+
+/* Split: group 1 has a slow, group 2 a and b slow, one latency sub-interval
+ * holds both (large latency bandwidth): set mode still returns one cluster
+ * per group, beam cannot. */
+static void test_split(void)
+{
+	const double delay[3][2] = { { 0, 0 }, { 50, 0 }, { 50, 50 } };
+	struct pat_table t;
+	build_groups(&t, delay);
+	for (int mode = 0; mode < 2; mode++) {
+		struct pat_opts o;
+		pat_opts_default(&o);
+		o.mode = mode ? PAT_MODE_BEAM : PAT_MODE_SET;
+		o.have_interval = true; o.lo = 140; o.hi = 260;
+		o.lat_bandwidth = 500;     /* no inner split point */
+		o.threads = 1;
+		struct pat_result r;
+		char err[256];
+		if (pat_analyze(&t, &o, &r, err, sizeof(err))) { CHECK(0, "%s", err); continue; }
+		CHECK_EQ_U(r.nsplit, 2);
+		bool both = has_cluster(&r, 1, 300) && has_cluster(&r, 2, 300);
+		if (mode == 0) CHECK(both, "set: a cluster per degradation (%zu items)", r.nitems);
+		else CHECK(!both, "beam: one pattern for both");
+		pat_result_free(&r);
+	}
+	pat_table_free(&t);
+}
+
 /* The command end to end: CSV in, text out, .npa tables read back. */
 static void test_cli(void)
 {
@@ -440,5 +527,7 @@ int main(void)
 	test_harness();
 	test_cli();
 	test_zipkin_session();
+	test_merge();
+	test_split();
 	return tap_done();
 }
