@@ -72,6 +72,21 @@ check "20 copies with a changed byte: both readers agree" test $bad -eq 0
 { head -c 3000 "$FIX/rec-basic.npr"; printf 'NPCKxxxxNPCK'; head -c 200 /dev/zero; tail -c +3001 "$FIX/rec-basic.npr"; } > "$E2E_TMP/garbage.npr"
 check "garbage with false magics: both readers agree" same_dump "$E2E_TMP/garbage.npr"
 
+# Section 5 (sketch) implemented independently: the reference reader's
+# quantiles equal the C library's (the p50/p99 cells of ana-basic's txn
+# table) and are within 0.79 % of the exact latencies (fixtures/mkfixtures.md).
+q=$(python3 "$REF" quantiles "$FIX/ana-basic.npa" | head -1)
+tab=$("$NPREPORT" dump --type ana_table "$FIX/ana-basic.npa" | grep '"name":"txn"')
+py_p50=$(printf '%s' "$q" | python3 -c 'import json,sys; print(json.load(sys.stdin)["p50"])')
+py_p99=$(printf '%s' "$q" | python3 -c 'import json,sys; print(json.load(sys.stdin)["p99"])')
+py_p90=$(printf '%s' "$q" | python3 -c 'import json,sys; print(json.load(sys.stdin)["p90"])')
+c_p50=$(printf '%s' "$tab" | python3 -c 'import json,sys; print(json.load(sys.stdin)["body"]["rows"][0][2])')
+c_p99=$(printf '%s' "$tab" | python3 -c 'import json,sys; print(json.load(sys.stdin)["body"]["rows"][0][3])')
+check "sketch p50/p99: reference $py_p50/$py_p99 = C $c_p50/$c_p99" test "$py_p50 $py_p99" = "$c_p50 $c_p99"
+check "sketch p50 $py_p50 within 0.79 % of 1490000" within "$py_p50" 1490000 0.79
+check "sketch p90 $py_p90 within 0.79 % of 1890000" within "$py_p90" 1890000 0.79
+check "sketch p99 $py_p99 within 0.79 % of 1980000" within "$py_p99" 1980000 0.79
+
 # npreport dump options and exit status.
 n=$("$NPREPORT" dump --type flows --type 24 "$FIX/rec-basic.npr" | wc -l)
 check "--type flows --type 24: 10 records ($n)" test "$n" -eq 10

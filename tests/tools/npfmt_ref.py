@@ -7,10 +7,13 @@ complete and that the C reader follows it.
   npfmt_ref.py stats FILE      one JSON object: the reader statistics (section 4.2)
   npfmt_ref.py backward FILE   chunk start offsets found by walking the trailers
                                from the end (section 2.3), in file order
+  npfmt_ref.py quantiles FILE  p50/p90/p99 of every sketch (ANA_SKETCH bodies and
+                               TXN_STATS `lat` entries) per section 5, one JSON per line
 
 Needs only the Python standard library and the `zstd` command (zstd package).
 """
 import json
+import math
 import struct
 import subprocess
 import sys
@@ -278,8 +281,62 @@ def backward(data):
     return sorted(out)
 
 
+# ---- the latency sketch (section 5) ----
+
+def sk_bounds(idx):
+    if idx < 128:
+        return idx, idx
+    s = idx // 64 - 1
+    lo = (64 + idx % 64) << s
+    return lo, lo + (1 << s) - 1
+
+
+def sk_quantile(sk, q):
+    b = sk.get("b") or []
+    counts = {}
+    for i in range(0, len(b) - 1, 2):
+        if isinstance(b[i], int) and 0 <= b[i] < 3776 and isinstance(b[i + 1], int) and b[i + 1] > 0:
+            counts[b[i]] = counts.get(b[i], 0) + b[i + 1]
+    n = sum(counts.values())
+    if n == 0:
+        return 0
+    lo_all, hi_all = sk_bounds(min(counts))[0], sk_bounds(max(counts))[1]
+    mn, mx = sk.get("min"), sk.get("max")
+    if not (isinstance(mn, int) and isinstance(mx, int) and lo_all <= mn <= mx <= hi_all):
+        mn, mx = lo_all, hi_all
+    if q <= 0:
+        return mn
+    if q >= 1:
+        return mx
+    rank = max(1, math.ceil(q * n))
+    acc = 0
+    for idx in sorted(counts):
+        acc += counts[idx]
+        if acc >= rank:
+            lo, hi = sk_bounds(idx)
+            return min(max(lo + (hi - lo) // 2, mn), mx)
+    return mx
+
+
+def quantiles(r):
+    for off, chunk, t, v, body in r.records():
+        sks = []
+        if t == 67 and isinstance(body.get("sketch"), dict):
+            sks.append(({"table": body.get("table"), "key": body.get("key"),
+                         "metric": body.get("metric")}, body["sketch"]))
+        if t == 16 and isinstance(body.get("lat"), list):
+            conns = body.get("conn") if isinstance(body.get("conn"), list) else []
+            for i, sk in enumerate(body["lat"]):
+                if isinstance(sk, dict):
+                    sks.append(({"conn": conns[i] if i < len(conns) else None, "chunk": chunk}, sk))
+        for ident, sk in sks:
+            out = dict(type=NAMES.get(t), **ident)
+            out.update({f"p{int(q * 100)}": sk_quantile(sk, q) for q in (0.5, 0.9, 0.99)})
+            print(json.dumps(out))
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("dump", "stats", "backward"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("dump", "stats", "backward", "quantiles"):
         print(__doc__, file=sys.stderr)
         return 2
     with open(sys.argv[2], "rb") as f:
@@ -288,6 +345,9 @@ def main():
         print(json.dumps(backward(data)))
         return 0
     r = Reader(data)
+    if sys.argv[1] == "quantiles":
+        quantiles(r)
+        return 0
     for off, chunk, t, v, body in r.records():
         if sys.argv[1] == "dump":
             line = {"type": NAMES.get(t), "type_id": t, "version": v, "chunk": chunk,
