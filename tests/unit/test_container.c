@@ -13,7 +13,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -854,6 +857,81 @@ static void test_fixture_truncation(void)
 	free(b.data);
 }
 
+/* A real ENOSPC: a 256 KB tmpfs in a private mount namespace of a child
+ * (root only; elsewhere the RLIMIT_FSIZE test above covers the same path).
+ * The child reports failed conditions as bits of its exit status. */
+static int enospc_child(const char *dir)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=256k") < 0)
+		return 64;
+	char path[300];
+	snprintf(path, sizeof(path), "%s/full.npr", dir);
+	struct np_writer *w;
+	struct np_recbuf rb;
+	if (np_writer_open(&w, path, NP_KIND_RECORDING, NULL) != 0)
+		return 32;
+	np_recbuf_init(&rb);
+	int err = 0, rc = 0;
+	uint64_t committed = 0, records = 0;
+	for (unsigned i = 0; i < 100000 && !err; i++) {
+		/* incompressible bodies, so the disk fills after a few hundred chunks */
+		msgpack_packer *pk = np_recbuf_begin(&rb, NP_REC_PKT_EVENTS, 1);
+		uint64_t v[64];
+		for (int k = 0; k < 64; k++)
+			v[k] = (uint64_t)rand() * 2654435761u ^ ((uint64_t)rand() << 31);
+		msgpack_pack_map(pk, 1);
+		np_pack_kv_u64_array(pk, "x", v, 64);
+		err = np_writer_commit(w, &rb);
+		if (!err) {
+			committed = np_writer_bytes(w);
+			records++;
+		}
+	}
+	rc |= err != -ENOSPC ? 1 : 0;
+	np_writer_close(w);
+	np_recbuf_free(&rb);
+	struct stat sb;
+	rc |= stat(path, &sb) != 0 || (uint64_t)sb.st_size != committed ? 2 : 0;
+	rc |= committed < 200000 ? 4 : 0;   /* it really filled most of 256 KB */
+	struct np_reader *r;
+	if (np_reader_open(&r, path, NULL, NULL) == 0) {
+		struct got g;
+		read_all(r, &g);
+		const struct np_reader_stats *st = np_reader_stats(r);
+		rc |= st->records != records || st->truncated || st->chunks_bad || st->bytes_skipped ? 8 : 0;
+		np_reader_close(r);
+		got_free(&g);
+	} else {
+		rc |= 16;
+	}
+	return rc;
+}
+
+static void test_enospc_tmpfs(void)
+{
+	if (geteuid() != 0) {
+		printf("# skipped the tmpfs ENOSPC test: not root\n");
+		return;
+	}
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/tmpfs", tmpdir);
+	mkdir(dir, 0700);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(enospc_child(dir));
+	int status = 0;
+	waitpid(pid, &status, 0);
+	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+	if (rc == 64) {
+		printf("# skipped the tmpfs ENOSPC test: cannot mount tmpfs here\n");
+		return;
+	}
+	CHECK(rc == 0, "tmpfs ENOSPC: child failures 0x%x (1 not ENOSPC, 2 size != committed, "
+	      "4 filled < 200 KB, 8 file not clean, 16 cannot read, 32 cannot create)", rc);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -872,6 +950,7 @@ int main(void)
 	test_unknown();
 	test_errors();
 	test_disk_full();
+	test_enospc_tmpfs();
 	test_writer_opts();
 	got_free(expected_records());
 	char cmd[300];
