@@ -186,6 +186,7 @@ struct ana_options {
 	const char *ref;            /* --ref HOST */
 	uint64_t from_ns, to_ns;    /* --from/--to on the reference timeline (0 = open) */
 	bool from_set, to_set;
+	bool from_rel, to_rel;      /* relative to the reference host's first event */
 	const char *flow_filter;    /* --flow substring on the flow key */
 	const char *aliases[64]; size_t naliases;   /* FILE=NAME */
 	bool quiet;
@@ -208,6 +209,7 @@ struct ana_model {
 	ANA_VEC(char *) warnings;
 	ANA_VEC(char *) inputs;
 	struct ana_ivseg ivseg;
+	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline */
 	int ref;                    /* reference host index */
 	const struct ana_options *opt;
 	/* flow lookup (host, local id) -> index */
@@ -232,6 +234,10 @@ void ana_model_init(struct ana_model *m, const struct ana_options *opt);
 void ana_model_free(struct ana_model *m);
 int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t);
 bool ana_host_aligned(const struct ana_model *m, int host);
+/* t (reference timeline) inside --from/--to */
+bool ana_in_window(const struct ana_model *m, int64_t t);
+/* an interval record of host starting at local t overlaps --from/--to */
+bool ana_interval_in_window(const struct ana_model *m, int host, uint64_t t, uint64_t dur);
 uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, bool create);
 void ana_flow_key(const struct ana_flow *f, char *buf, size_t n);
 void ana_sketch_cols(struct np_table *t);   /* count mean p50 p90 p99 p999 max */

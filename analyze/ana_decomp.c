@@ -291,17 +291,6 @@ static void ana_time_grid(struct ana_dctx *d)
 	d->t_end_cut = end_min == INT64_MAX ? INT64_MAX : end_min - guard;
 }
 
-static bool ana_in_window(const struct ana_model *m, int64_t t)
-{
-	const struct ana_options *o = m->opt;
-	if (!o)
-		return true;
-	if (o->from_set && t < (int64_t)o->from_ns)
-		return false;
-	if (o->to_set && t > (int64_t)o->to_ns)
-		return false;
-	return true;
-}
 
 static void ana_accumulate(struct ana_dctx *d)
 {

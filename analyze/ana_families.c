@@ -54,6 +54,10 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 		double bmax = 0;
 		size_t k = 0;
 		while (b < n && v[b].host == v[a].host && !strcmp(v[b].key, v[a].key)) {
+			if (!ana_interval_in_window(m, v[b].host, v[b].t, v[b].dur_ns)) {
+				b++;
+				continue;
+			}
 			tx += v[b].tx_bytes; rx += v[b].rx_bytes;
 			tp += v[b].tx_pkts; rp += v[b].rx_pkts; re += v[b].retrans;
 			dur += v[b].dur_ns;
@@ -65,6 +69,10 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 				val[k++] = bps;
 			}
 			b++;
+		}
+		if (!dur) {                     /* nothing inside --from/--to */
+			a = b;
+			continue;
 		}
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, 0, m->hosts.v[v[a].host].name);
@@ -171,10 +179,16 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 	size_t ng = 0, cap = 0;
 	for (size_t i = 0; i < m->txns.n; i++) {
 		struct ana_txn *x = &m->txns.v[i];
+		if (!ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns))
+			continue;
 		const char *cont = x->container[0] ? x->container : ana_container_of(m, x->host, x->pid, x->cgroup);
 		char ckey[160];
 		if (!cont) {
-			snprintf(ckey, sizeof(ckey), "%s[%u]", x->comm[0] ? x->comm : "pid", x->pid);
+			const char *comm = x->comm;
+			for (size_t k = 0; !comm[0] && k < m->threads.n; k++)
+				if (m->threads.v[k].host == x->host && m->threads.v[k].pid == x->pid)
+					comm = m->threads.v[k].comm;
+			snprintf(ckey, sizeof(ckey), "%s[%u]", comm[0] ? comm : "pid", x->pid);
 			cont = ckey;
 		}
 		const char *lv[3] = { "connection", "endpoint", "container" };
@@ -256,7 +270,7 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
 		size_t k = 0;
 		for (size_t i = 0; i < m->netcpu.n; i++) {
 			const struct ana_netcpu *x = &m->netcpu.v[i];
-			if (x->host != h)
+			if (x->host != h || !ana_interval_in_window(m, x->host, x->t, x->dur_ns))
 				continue;
 			uint64_t tot = x->net_rx_ns + x->net_tx_ns + x->sock_send_ns + x->sock_recv_ns;
 			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;

@@ -210,6 +210,19 @@ static void ana_phase(const struct ana_model *m, const char *what, double *t)
 	*t = now;
 }
 
+/* --from/--to: relative values count from the reference host's first event. */
+static void ana_resolve_window(struct ana_model *m)
+{
+	const struct ana_options *o = m->opt;
+	if (!o)
+		return;
+	int64_t base = m->ref >= 0 && (size_t)m->ref < m->hosts.n ? (int64_t)m->hosts.v[m->ref].t_min : 0;
+	if (o->from_set)
+		m->win_lo = (int64_t)o->from_ns + (o->from_rel ? base : 0);
+	if (o->to_set)
+		m->win_hi = (int64_t)o->to_ns + (o->to_rel ? base : 0);
+}
+
 int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 {
 	struct ana_out o;
@@ -225,6 +238,7 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 		ana_path_clock_points(m, p, cp);
 	ana_clock_run(m, cp, &o);
 	ana_clock_pts_free(cp);
+	ana_resolve_window(m);
 	ana_phase(m, "clock model", &t);
 	ana_path_analyze(m, p, &o);
 	ana_path_free(p);

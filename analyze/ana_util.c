@@ -101,6 +101,21 @@ void ana_model_init(struct ana_model *m, const struct ana_options *opt)
 	memset(m, 0, sizeof(*m));
 	m->opt = opt;
 	m->ref = -1;
+	m->win_lo = INT64_MIN;
+	m->win_hi = INT64_MAX;
+}
+
+bool ana_in_window(const struct ana_model *m, int64_t t)
+{
+	return t >= m->win_lo && t <= m->win_hi;
+}
+
+bool ana_interval_in_window(const struct ana_model *m, int host, uint64_t t, uint64_t dur)
+{
+	if (m->win_lo == INT64_MIN && m->win_hi == INT64_MAX)
+		return true;
+	int64_t a = ana_host_aligned(m, host) ? ana_to_ref(m, host, t) : (int64_t)t;
+	return a + (int64_t)dur > m->win_lo && a <= m->win_hi;
 }
 
 void ana_model_free(struct ana_model *m)

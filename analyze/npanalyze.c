@@ -60,19 +60,6 @@ static int parse_time(const char *s, uint64_t *ns, bool *relative)
 	return 0;
 }
 
-/* Relative --from/--to are seconds after the reference host's first event. */
-static void resolve_window(struct ana_model *m, struct ana_options *o, bool from_rel, bool to_rel)
-{
-	uint64_t base = 0;
-	if (m->hosts.n)
-		base = m->hosts.v[0].t_min;
-	if (o->ref)
-		for (size_t i = 0; i < m->hosts.n; i++)
-			if (!strcmp(m->hosts.v[i].name, o->ref))
-				base = m->hosts.v[i].t_min;
-	if (o->from_set && from_rel) o->from_ns += base;
-	if (o->to_set && to_rel) o->to_ns += base;
-}
 
 static const char *alias_for(const struct ana_options *o, const char *path)
 {
@@ -108,21 +95,21 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	struct ana_options opt = { 0 };
 	const char *out = "analysis.npa";
-	bool dry = false, from_rel = false, to_rel = false;
+	bool dry = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:qnhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'r': opt.ref = optarg; break;
 		case 'F':
-			if (parse_time(optarg, &opt.from_ns, &from_rel)) {
+			if (parse_time(optarg, &opt.from_ns, &opt.from_rel)) {
 				fprintf(stderr, "npanalyze: --from %s: not a time (seconds, or NNNns)\n", optarg);
 				return 2;
 			}
 			opt.from_set = true;
 			break;
 		case 'T':
-			if (parse_time(optarg, &opt.to_ns, &to_rel)) {
+			if (parse_time(optarg, &opt.to_ns, &opt.to_rel)) {
 				fprintf(stderr, "npanalyze: --to %s: not a time (seconds, or NNNns)\n", optarg);
 				return 2;
 			}
@@ -165,7 +152,6 @@ int main(int argc, char **argv)
 		ana_model_free(&m);
 		return 2;
 	}
-	resolve_window(&m, &opt, from_rel, to_rel);
 	if (!opt.quiet)
 		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU; analysing\n",
 			m.pev.n, m.hosts.n, ana_cpu_s() - t0);
