@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # perfmon host-stack components. Namespaces: pod (pk-p) -- host (pk-h, the
 # recorder, veth pk-hv + external pk-he) -- remote node (pk-x). A ping-pong
-# RPC (32 KB each way) runs from the pod to the remote node.
+# RPC (32 KB each way, 200 us apart) runs from the pod to the remote node.
 #  1. --profile-baseline records the P99 of RTT/RNST1/CNST/RNST2;
-#  2. --baseline --scale 3 at the same idle load: no alert survives;
+#  2. --baseline --scale 10 at the same load: no alert survives (perfmon
+#     picks X = 3 on quiet servers; test machines run other jobs, and the
+#     anomalies below are 30-100x the baseline);
 #  3. TBF on the host's external link (requests queue after the ext TC hook,
 #     inside the RTT but outside RNST/CNST): RTT alerts, no CNST alerts;
 #  4. TBF on the pod's veth toward the pod (responses queue after the veth
@@ -33,7 +35,7 @@ run() {
 	local pid=$BG_PID
 	for _ in $(seq 50); do [ -s "$T/$name.npr" ] && break; sleep 0.1; done
 	sleep 0.5
-	ip netns exec pk-p "$RPC" client 10.77.4.2 7100 32768 32768 4 >"$T/$name.rpc" 2>&1
+	ip netns exec pk-p "$RPC" client 10.77.4.2 7100 32768 32768 4 200 >"$T/$name.rpc" 2>&1
 	sleep 0.5
 	kill -INT "$pid"; wait "$pid"
 	local rc=$?
@@ -53,21 +55,21 @@ check "baseline CNST P99 > 0 ($(v inter_cnst_p99_ns base) ns)" gt "$(v inter_cns
 check "baseline RNST1 and RNST2 P99 > 0" gt "$(awk -v a="$(v inter_rnst1_p99_ns base)" -v b="$(v inter_rnst2_p99_ns base)" 'BEGIN{print (a>0 && b>0)}')" 0
 check "STACK_EWMA rows written" gt "$(v ewma_rows profile)" 0
 
-run idle --baseline "$T/base.npb" --scale 3
+run idle --baseline "$T/base.npb" --scale 10
 check "idle run ok" [ $? -eq 0 ]
 for c in rtt rnst1 cnst rnst2; do
 	check "idle: no $c alert kept ($(v kept_$c idle))" [ "$(v kept_$c idle)" = 0 ]
 done
 
 ip netns exec pk-h tc qdisc add dev pk-he root tbf rate 40mbit burst 16kb latency 400ms
-run extlimit --baseline "$T/base.npb" --scale 3
+run extlimit --baseline "$T/base.npb" --scale 10
 check "ext rate limit run ok" [ $? -eq 0 ]
 ip netns exec pk-h tc qdisc del dev pk-he root
 check "ext rate limit: RTT alerts kept ($(v kept_rtt extlimit))" gt "$(v kept_rtt extlimit)" 10
 check "ext rate limit: no CNST alert ($(v kept_cnst extlimit))" [ "$(v kept_cnst extlimit)" = 0 ]
 
 ip netns exec pk-h tc qdisc add dev pk-hv root tbf rate 40mbit burst 16kb latency 400ms
-run podlimit --baseline "$T/base.npb" --scale 3
+run podlimit --baseline "$T/base.npb" --scale 10
 check "pod rate limit run ok" [ $? -eq 0 ]
 ip netns exec pk-h tc qdisc del dev pk-hv root
 check "pod-side rate limit: CNST alerts kept ($(v kept_cnst podlimit))" gt "$(v kept_cnst podlimit)" 10

@@ -1,9 +1,10 @@
 /* Ping-pong RPC load for the stackmon tests: one TCP connection, fixed
  * request and response sizes, a bounded number of calls or a time limit.
  *   pkrpc server PORT RESP_BYTES
- *   pkrpc client HOST PORT REQ_BYTES RESP_BYTES SECONDS
+ *   pkrpc client HOST PORT REQ_BYTES RESP_BYTES SECONDS [GAP_US]
  * The server answers every REQ_BYTES-sized request (it learns the size from
- * a 4-byte header) with RESP_BYTES; the client prints calls and p50/p99 in
+ * a 4-byte header) with RESP_BYTES; the client sends header and body in one
+ * write, waits GAP_US between calls, and prints calls and p50/p99 in
  * microseconds. */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -66,7 +67,8 @@ static int rpc_server(int port, size_t resp)
 	}
 }
 
-static int rpc_client(const char *host, const char *port, size_t req, size_t resp, double secs)
+static int rpc_client(const char *host, const char *port, size_t req, size_t resp, double secs,
+		      long gap_us)
 {
 	struct addrinfo h = { .ai_socktype = SOCK_STREAM }, *ai;
 	if (getaddrinfo(host, port, &h, &ai))
@@ -77,12 +79,19 @@ static int rpc_client(const char *host, const char *port, size_t req, size_t res
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	size_t cap = 1 << 20, n = 0;
 	uint64_t *lat = malloc(cap * sizeof(*lat)), end = rpc_now() + (uint64_t)(secs * 1e9);
+	if (req + 4 > sizeof(buf) || resp > sizeof(buf))
+		return fprintf(stderr, "pkrpc: sizes up to %zu bytes\n", sizeof(buf) - 4), 1;
+	static char out[sizeof(buf)];
 	uint32_t len = htonl((uint32_t)req);
+	memcpy(out, &len, 4);
+	struct timespec gap = { .tv_sec = gap_us / 1000000, .tv_nsec = (gap_us % 1000000) * 1000 };
 	while (rpc_now() < end && n < cap) {
 		uint64_t t0 = rpc_now();
-		if (rpc_full(fd, &len, 4, 1) || rpc_full(fd, buf, req, 1) || rpc_full(fd, buf, resp, 0))
+		if (rpc_full(fd, out, req + 4, 1) || rpc_full(fd, buf, resp, 0))
 			return fprintf(stderr, "pkrpc: connection lost\n"), 1;
 		lat[n++] = rpc_now() - t0;
+		if (gap_us > 0)
+			nanosleep(&gap, NULL);
 	}
 	qsort(lat, n, sizeof(*lat), rpc_cmp);
 	printf("calls=%zu\np50_us=%.1f\np99_us=%.1f\n", n, n ? lat[n / 2] / 1e3 : 0,
@@ -95,9 +104,9 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "server"))
 		return rpc_server(atoi(argv[2]), (size_t)atol(argv[3]));
-	if (argc == 7 && !strcmp(argv[1], "client"))
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "client"))
 		return rpc_client(argv[2], argv[3], (size_t)atol(argv[4]), (size_t)atol(argv[5]),
-				  atof(argv[6]));
-	fprintf(stderr, "usage: pkrpc server PORT RESP | client HOST PORT REQ RESP SECONDS\n");
+				  atof(argv[6]), argc == 8 ? atol(argv[7]) : 0);
+	fprintf(stderr, "usage: pkrpc server PORT RESP | client HOST PORT REQ RESP SECONDS [GAP_US]\n");
 	return 2;
 }
