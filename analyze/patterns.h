@@ -56,6 +56,7 @@ enum pat_mode {
 	PAT_MODE_ICPE,      /* the paper: (mu+lambda) GA Theta + DP */
 	PAT_MODE_BEAM,      /* beam Theta + DP, no merge (ablation) */
 	PAT_MODE_GASET,     /* GA Theta + DP + merge (ablation) */
+	PAT_MODE_NSGA2,     /* DeLag-style NSGA-II over sets of patterns on all of I */
 };
 const char *pat_mode_name(int mode);
 int pat_mode_parse(const char *s);    /* -1 if unknown */

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 "  --interval LO:HI    degraded latency interval in ms (default: the modes above the main one)\n"
 "  --bandwidth B       mean-shift bandwidth of the RPC times in ms (default: automatic)\n"
 "  --lat-bandwidth B   mean-shift bandwidth of the latencies in ms (default: automatic)\n"
-"  --mode M            set (default), icpe (the paper's GA), beam, gaset\n"
+"  --mode M            set (default), icpe (the paper's GA), beam, gaset, nsga2\n"
 "  --seed S --generations N --pop N --tournament N --pc P --pm P   GA parameters\n"
 "  --beam N            beam width (set/beam modes)   --max-split N   cap on split points\n"
 "  --threads N         worker threads (default: one per CPU)\n"
@@ -90,7 +90,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		else if (!strcmp(a, "--interval")) { if (parse_interval(v, &c->o)) return -1; }
 		else if (!strcmp(a, "--mode")) {
 			if ((c->o.mode = pat_mode_parse(v)) < 0) {
-				fprintf(stderr, "npanalyze patterns: unknown --mode %s (set, icpe, beam, gaset)\n", v);
+				fprintf(stderr, "npanalyze patterns: unknown --mode %s (set, icpe, beam, gaset, nsga2)\n", v);
 				return -1;
 			}
 		}

@@ -37,7 +37,7 @@ static size_t lat_mask(const struct pat_table *t, size_t nw, double lo, double h
 
 static bool set_mode(const struct pat_opts *o)
 {
-	return o->mode == PAT_MODE_SET || o->mode == PAT_MODE_GASET;
+	return o->mode == PAT_MODE_SET || o->mode == PAT_MODE_GASET || o->mode == PAT_MODE_NSGA2;
 }
 
 /* Default I: from the first latency mode above the main (most populous)
@@ -551,6 +551,41 @@ static int build_items(struct theta_pool *p, struct pat_result *r, size_t *neval
 	return rc;
 }
 
+/* --mode nsga2: one search over all of I; each pattern of the answer is an
+ * item whose sub-interval is I. */
+static int nsga2_items(const struct pat_table *t, const struct pat_opts *o, const struct pat_model *m,
+		       struct pat_result *r)
+{
+	r->split = malloc(2 * sizeof(double));
+	uint64_t *pos = malloc((m->nw + 1) * sizeof(uint64_t));
+	double *buf = malloc((t->nrows + 1) * sizeof(double));
+	struct theta_job job = { .i = 0, .j = 1 };
+	struct theta_pool p = { .m = m, .o = o, .r = r, .jobs = &job, .njobs = 1 };
+	int rc = r->split && pos && buf ? 0 : -ENOMEM;
+	if (!rc) {
+		r->nsplit = 2;
+		r->split[0] = r->lo;
+		r->split[1] = r->hi;
+		size_t npos = lat_mask(t, m->nw, r->lo, r->hi, pos);
+		memcpy(buf, t->lat, t->nrows * sizeof(double));
+		qsort(buf, t->nrows, sizeof(double), cmp_double);
+		double sigma = pat_ms_mad_sigma(buf, t->nrows);
+		struct pat_pattern best[4];
+		int nb = 0;
+		rc = pat_nsga2_run(m, o, pos, npos, sigma, o->seed * 0x9e3779b97f4a7c15ULL + 7, best, &nb,
+				   &r->nevals);
+		r->items = calloc((size_t)nb + 1, sizeof(*r->items));
+		if (!rc && !r->items) rc = -ENOMEM;
+		for (int k = 0; k < nb && !rc; k++) {
+			struct work_item w = { .nseg = 1, .seg = { 0 }, .p = best[k] };
+			rc = fill_item(&p, &w, &r->items[r->nitems]);
+			if (!rc) r->nitems++;
+		}
+	}
+	free(pos); free(buf);
+	return rc;
+}
+
 static int analyze_once(const struct pat_table *t, const struct pat_opts *o, struct pat_result *r,
 			char *err, size_t errlen)
 {
@@ -567,6 +602,12 @@ static int analyze_once(const struct pat_table *t, const struct pat_opts *o, str
 	int rc = pat_model_build(&m, t, r->npos, o, err, errlen);
 	if (rc) return rc;
 	r->nthr_total = m.nthr_total;
+	if (o->mode == PAT_MODE_NSGA2) {
+		rc = nsga2_items(t, o, &m, r);
+		if (rc) snprintf(err, errlen, "pattern search failed: %s", strerror(-rc));
+		pat_model_free(&m);
+		return rc;
+	}
 	rc = split_points(t, o, r);
 	struct theta_pool p = { .m = &m, .o = o, .r = r,
 		.use_ga = o->mode == PAT_MODE_ICPE || o->mode == PAT_MODE_GASET };

@@ -123,5 +123,9 @@ struct pat_search {
 };
 int pat_ga_run(struct pat_search *s);       /* patterns_ga.c (ICPE) */
 int pat_beam_run(struct pat_search *s);     /* patterns_beam.c */
+/* patterns_nsga2.c: the best set (*nout <= 4 patterns) for the positives pos;
+ * sigma = latency scale of the dissimilarity objective. */
+int pat_nsga2_run(const struct pat_model *m, const struct pat_opts *o, const uint64_t *pos, size_t npos,
+		  double sigma, uint64_t seed, struct pat_pattern *out, int *nout, size_t *nevals);
 
 #endif

@@ -78,7 +78,7 @@ void pat_table_add(struct pat_table *t, size_t row, int rpc, double ms)
 
 static const char *const mode_names[] = {
 	[PAT_MODE_SET] = "set", [PAT_MODE_ICPE] = "icpe",
-	[PAT_MODE_BEAM] = "beam", [PAT_MODE_GASET] = "gaset",
+	[PAT_MODE_BEAM] = "beam", [PAT_MODE_GASET] = "gaset", [PAT_MODE_NSGA2] = "nsga2",
 };
 
 const char *pat_mode_name(int mode)

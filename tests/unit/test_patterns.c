@@ -379,6 +379,36 @@ static void test_split(void)
 	pat_table_free(&t);
 }
 
+/* nsga2 on the known case: one set with a cluster per group; the same
+ * seed gives the same set. */
+static void test_nsga2(void)
+{
+	struct pat_table t;
+	build_known(&t);
+	char first[2048] = "";
+	for (int run = 0; run < 2; run++) {
+		struct pat_opts o;
+		pat_opts_default(&o);
+		o.mode = PAT_MODE_NSGA2;
+		o.have_interval = true; o.lo = 140; o.hi = 220;
+		o.generations = 100;
+		o.seed = 3;
+		struct pat_result r;
+		char err[256], out[2048] = "";
+		if (pat_analyze(&t, &o, &r, err, sizeof(err))) { CHECK(0, "%s", err); break; }
+		CHECK(has_cluster(&r, 1, 300) && has_cluster(&r, 2, 300), "nsga2: a cluster per group (%zu items)", r.nitems);
+		for (size_t k = 0; k < r.nitems; k++) {
+			char buf[512];
+			pat_item_format(&t, &r.items[k], buf, sizeof(buf));
+			strncat(out, buf, sizeof(out) - strlen(out) - 1);
+		}
+		if (run == 0) snprintf(first, sizeof(first), "%s", out);
+		else CHECK(!strcmp(first, out), "nsga2 seed determinism:\n%s\n%s", first, out);
+		pat_result_free(&r);
+	}
+	pat_table_free(&t);
+}
+
 /* The command end to end: CSV in, text out, .npa tables read back. */
 static void test_cli(void)
 {
@@ -529,5 +559,6 @@ int main(void)
 	test_zipkin_session();
 	test_merge();
 	test_split();
+	test_nsga2();
 	return tap_done();
 }
