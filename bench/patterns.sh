@@ -9,14 +9,14 @@
 #  3. peak memory of the CLI (npanalyze patterns --csv) for 1k/10k/100k;
 #  plus the same accuracy on harder sessions (--spread 2.5) and with the
 #  automatic interval.
-# Env: SESSIONS (30), MODES (set,icpe,icpe:mad,beam,gaset,kmeans), NP_BUILD (build/).
+# Env: SESSIONS (30), MODES (set,icpe,icpe:mad,beam,gaset,nsga2,kmeans), NP_BUILD (build/).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
 PATGEN=$NP_BUILD/tools/patgen
 NPANALYZE=$NP_BUILD/npanalyze
 SESSIONS=${SESSIONS:-30}
-MODES=${MODES:-set,icpe,icpe:mad,beam,gaset,kmeans}
+MODES=${MODES:-set,icpe,icpe:mad,beam,gaset,nsga2,kmeans}
 TMP=$(mktemp -d /tmp/np-bench-patterns.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 [ -x "$PATGEN" ] || { echo "bench-patterns: $PATGEN missing (make tools)" >&2; exit 1; }
@@ -29,7 +29,7 @@ $ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes "$MODES" --threads 1
 
 echo
 echo "== harder sessions: RPC time sigmas x2.5 (latency modes overlap), same methodology"
-$ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes set,beam,icpe:mad,kmeans --spread 2.5 --threads 1 --quiet
+$ONE "$PATGEN" eval --sessions "$SESSIONS" --n 1000 --modes set,beam,icpe:mad,nsga2,kmeans --spread 2.5 --threads 1 --quiet
 
 echo
 echo "== automatic interval instead of the paper's [Lmin, Lmax] (set mode; k-means keeps the oracle interval)"
