@@ -54,6 +54,7 @@ struct ana_dctx {
 	size_t nint;
 	struct np_sketch (*ivsk)[ANA_NSEGS];
 	uint64_t (*ivbytes)[ANA_TOP_FLOWS];
+	uint32_t (*ivpkts)[ANA_TOP_FLOWS], (*ivlost)[ANA_TOP_FLOWS];
 	uint64_t negative;
 };
 
@@ -314,7 +315,9 @@ static void ana_accumulate(struct ana_dctx *d)
 	d->top = calloc(d->ntop ? d->ntop : 1, sizeof(*d->top));
 	d->ivsk = calloc(d->nint, sizeof(*d->ivsk));
 	d->ivbytes = calloc(d->nint, sizeof(*d->ivbytes));
-	if (!d->top || !d->ivsk || !d->ivbytes)
+	d->ivpkts = calloc(d->nint, sizeof(*d->ivpkts));
+	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
+	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost)
 		return;
 	for (size_t k = 0; k < p->npkts; k++) {
 		struct ana_pres *r = &d->res[k];
@@ -323,8 +326,11 @@ static void ana_accumulate(struct ana_dctx *d)
 		struct ana_fagg *f = &d->fa[r->flow];
 		int64_t ii = (r->t - d->t_start) / d->iv;
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
-		if (f->top >= 0)
+		if (f->top >= 0) {
 			d->ivbytes[iv][f->top] += r->len;
+			if (r->posmask & f->first_mask_bit)
+				d->ivpkts[iv][f->top]++;
+		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
 		for (int s = 0; s < ANA_NSEGS; s++) {
@@ -633,6 +639,27 @@ static const char *ana_drop_reason(const struct ana_model *m, uint16_t host, uin
 	return best ? best->reason : NULL;
 }
 
+/* Per-interval lost packets and loss rate of one top flow (loss over time). */
+static void ana_loss_series(struct ana_dctx *d, int top, const char *name)
+{
+	uint64_t *ts = malloc(d->nint * sizeof(*ts));
+	double *lost = malloc(d->nint * sizeof(double)), *rate = malloc(d->nint * sizeof(double));
+	size_t k = 0;
+	for (size_t i = 0; ts && lost && rate && i < d->nint; i++) {
+		if (!d->ivpkts[i][top])
+			continue;
+		ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
+		lost[k] = d->ivlost[i][top];
+		rate[k] = (double)d->ivlost[i][top] / (double)d->ivpkts[i][top];
+		k++;
+	}
+	if (k) {
+		np_series_pack(&d->o->rb, "loss", name, "lost", "count", ts, lost, k);
+		np_series_pack(&d->o->rb, "loss", name, "loss_rate", "ratio", ts, rate, k);
+	}
+	free(ts); free(lost); free(rate);
+}
+
 static void ana_loss_tables(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -669,6 +696,11 @@ static void ana_loss_tables(struct ana_dctx *d)
 		if (last < 0)
 			continue;
 		f->pos[last].lost_here++;
+		if (f->top >= 0) {
+			int64_t ii = (r->t - d->t_start) / d->iv;
+			size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+			d->ivlost[iv][f->top]++;
+		}
 		if (nrows >= ANA_LOST_ROWS)
 			continue;
 		int nxt = f->rank[last] + 1 < f->npos ? f->order[f->rank[last] + 1] : -1;
@@ -749,6 +781,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 		}
 		if (f->top < 0)
 			continue;
+		ana_loss_series(d, f->top, name);
 		for (int i = 0; i + 1 < f->npos; i++) {
 			const struct ana_pos *a = &f->pos[f->order[i]], *b = &f->pos[f->order[i + 1]];
 			char fa[200], fb[200];
@@ -858,7 +891,7 @@ void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *
 	ana_retx_mark(&d);
 	ana_flow_orders(&d);
 	ana_accumulate(&d);
-	if (!d.top || !d.ivsk || !d.ivbytes)
+	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost)
 		goto out;
 	ana_export_ivseg(&d);
 	ana_decomp_table(&d);
@@ -874,6 +907,6 @@ out:
 	for (size_t i = 0; d.ivsk && i < d.nint; i++)
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
-	free(d.top); free(d.ivsk); free(d.ivbytes);
+	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
 	free(d.res); free(d.fa); free(idx);
 }

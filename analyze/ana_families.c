@@ -171,6 +171,68 @@ static struct ana_tgroup *ana_tgroup_get(struct ana_tgroup **g, size_t *n, size_
 	return x;
 }
 
+static int ana_txn_idx_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct ana_txn *v = ctx;
+	const struct ana_txn *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	int c = x->host != y->host ? (x->host < y->host ? -1 : 1) : 0;
+	if (!c) c = x->server != y->server ? (x->server ? -1 : 1) : 0;
+	if (!c) c = strcmp(x->endpoint, y->endpoint);
+	if (!c) c = x->t < y->t ? -1 : x->t > y->t;
+	return c;
+}
+
+/* Per-interval p50/p99/requests of every endpoint (for compare and plots):
+ * the rows of one interval are merged into one sketch. */
+static void ana_txn_series(struct ana_model *m, struct ana_out *o)
+{
+	size_t n = m->txns.n, *ix = malloc((n ? n : 1) * sizeof(size_t));
+	uint64_t *ts = malloc((n ? n : 1) * sizeof(uint64_t));
+	double *p50 = malloc((n ? n : 1) * sizeof(double)), *p99 = malloc((n ? n : 1) * sizeof(double));
+	double *cnt = malloc((n ? n : 1) * sizeof(double));
+	struct np_sketch sk;
+	np_sketch_init(&sk);
+	if (!ix || !ts || !p50 || !p99 || !cnt)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		ix[i] = i;
+	qsort_r(ix, n, sizeof(*ix), ana_txn_idx_cmp, m->txns.v);
+	for (size_t a = 0; a < n;) {
+		const struct ana_txn *x = &m->txns.v[ix[a]];
+		size_t b = a, k = 0;
+		while (b < n && m->txns.v[ix[b]].host == x->host && m->txns.v[ix[b]].server == x->server &&
+		       !strcmp(m->txns.v[ix[b]].endpoint, x->endpoint)) {
+			uint64_t t = m->txns.v[ix[b]].t;
+			np_sketch_reset(&sk);
+			while (b < n && m->txns.v[ix[b]].t == t && m->txns.v[ix[b]].host == x->host &&
+			       m->txns.v[ix[b]].server == x->server &&
+			       !strcmp(m->txns.v[ix[b]].endpoint, x->endpoint)) {
+				np_sketch_merge(&sk, &m->txns.v[ix[b]].lat);
+				b++;
+			}
+			if (!sk.n || !ana_interval_in_window(m, x->host, t, m->hosts.v[x->host].interval_ns))
+				continue;
+			ts[k] = (uint64_t)ana_ref_or_local(m, x->host, t);
+			p50[k] = (double)np_sketch_quantile(&sk, 0.5);
+			p99[k] = (double)np_sketch_quantile(&sk, 0.99);
+			cnt[k] = (double)sk.n;
+			k++;
+		}
+		if (k) {
+			char key[640];
+			snprintf(key, sizeof(key), "endpoint|%s|%s|%s", x->endpoint, m->hosts.v[x->host].name,
+				 x->server ? "server" : "client");
+			np_series_pack(&o->rb, "transactions", key, "p50", "ns", ts, p50, k);
+			np_series_pack(&o->rb, "transactions", key, "p99", "ns", ts, p99, k);
+			np_series_pack(&o->rb, "transactions", key, "requests", "count", ts, cnt, k);
+		}
+		a = b;
+	}
+out:
+	np_sketch_free(&sk);
+	free(ix); free(ts); free(p50); free(p99); free(cnt);
+}
+
 void ana_txn_run(struct ana_model *m, struct ana_out *o)
 {
 	if (!m->txns.n)
@@ -244,6 +306,7 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 	}
 	free(g);
 	ana_out_table(o, t);
+	ana_txn_series(m, o);
 }
 
 /* ---- network CPU cost ---- */
