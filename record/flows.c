@@ -131,7 +131,9 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 				  err, errlen);
 	if (rc) {
 		rc_flows_close(f);
-		return rc;
+		/* a kernel without the tracepoints turns the family off (the
+		 * header says why); other failures stop nprec */
+		return rc == -ENOENT ? 1 : rc;
 	}
 	*state = f;
 	return 0;

@@ -121,6 +121,7 @@ static uint64_t rc_self_cpu_ns(void)
 static int rc_open_families(struct rc_run *r)
 {
 	char err[256];
+	bool kernel_off = false;
 	for (unsigned i = 0; rec_families[i] && r->nfams < RC_MAX_FAMILIES; i++) {
 		const struct rec_family *f = rec_families[i];
 		void *st = NULL;
@@ -133,9 +134,19 @@ static int rc_open_families(struct rc_run *r)
 		if (rc > 0) {
 			/* the header says which families were off and why */
 			rec_probe(&r->ctx, f->name, "(family)", REC_PROBE_SKIPPED, err[0] ? err : "off");
+			if (strstr(err, "kernel lacks")) {
+				kernel_off = true;
+				if (!r->cfg.quiet)
+					fprintf(stderr, "nprec: %s family off: %s\n", f->name, err);
+			}
 			continue;
 		}
 		r->fams[r->nfams++] = (struct rc_fam){ .f = f, .state = st };
+	}
+	if (r->nfams == 0) {
+		fprintf(stderr, "nprec: nothing to record: every family is off (%s)\n", kernel_off ?
+			"this kernel lacks the hooks they need: see the lines above" : "turned off by the --no-* options");
+		return kernel_off ? RC_EXIT_KERNEL : RC_EXIT_USAGE;
 	}
 	return 0;
 }

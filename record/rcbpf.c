@@ -78,7 +78,7 @@ int rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, siz
 		if (!t->present) {
 			rec_probe(ctx, family, t->name, REC_PROBE_SKIPPED, "tracepoint not in this kernel");
 			if (t->required) {
-				snprintf(err, errlen, "kernel lacks tracepoint %s (needed by %s; kernel 6.3+ has it)",
+				snprintf(err, errlen, "kernel lacks tracepoint %s, which the %s family needs (Linux 6.3+ has it)",
 					 t->name, family);
 				return -ENOENT;
 			}

@@ -201,7 +201,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	}
 	if (rc) {
 		rc_txn_close(t);
-		return rc;
+		return rc == -ENOENT ? 1 : rc;   /* no such tracepoint: family off */
 	}
 	*state = t;
 	return 0;

@@ -33,6 +33,8 @@ check "missing netns: exit 2" expect_fail 2 "cannot open network namespace /var/
 	"$NPREC" -o "$T/x.npr" --netns rc-nonexistent
 check "output directory missing: exit 5" expect_fail 5 "cannot create /nonexistent-rc/x.npr" \
 	"$NPREC" -q -d 1 -o /nonexistent-rc/x.npr
+check "every family off: exit 2" expect_fail 2 "nothing to record: every family is off" \
+	"$NPREC" -q -d 1 --no-flows --no-txn --no-netcpu --no-threads -o "$T/none.npr"
 check "--trigger of a dead pid: exit 1" expect_fail 1 "cannot signal nprec pid" "$NPREC" --trigger 999999999
 check "--help: exit 0, lists options" bash -c "'$NPREC' --help | grep -q -- '--netns NAME|PATH'"
 check "--version: exit 0" bash -c "'$NPREC' --version | grep -q '^nprec '"
