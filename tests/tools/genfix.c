@@ -4,7 +4,7 @@
  *   genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]
  *          [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]
  *          [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L]
- *          [--chunk-events N]
+ *          [--chunk-events N] [--no-acks]
  *
  * Host "hosta" is the reference clock (true time); "hostb" runs at
  * hostb = true + offset + drift_ppm*1e-6*(true - T0). Every flow sends data
@@ -15,7 +15,8 @@
  * data packet after a hook chosen in rotation (qdisc_enq, dev_xmit,
  * netif_receive); --retx resends each lost packet 200 ms later with a new
  * TSval. --gso K sends super-packets of K segments that the receiver sees
- * as K wire segments. --det makes every segment a deterministic function of
+ * as K wire segments. --no-acks leaves out the ACKs (one-way traffic:
+ * with --sync 0 the clock can only be approximate). --det makes every segment a deterministic function of
  * the packet number (exact jitter). DIR/truth.txt holds key=value lines. */
 #include <errno.h>
 #include <getopt.h>
@@ -48,7 +49,7 @@ struct gf_opts {
 	double offset, drift;
 	unsigned long long seed;
 	long gap;
-	bool det, truth, no_header_b, retx;
+	bool det, truth, no_header_b, retx, no_acks;
 	int zstd;
 	long chunk;
 };
@@ -272,10 +273,12 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 				/* pure ACK back, same wire delay distribution */
 				double t_ack = t_rcv + 3000, t_ackrx = t_ack + 40000 + (O.det ? 0 : gf_exp(30000));
 				uint32_t aseq = rseq[f];
-				rc |= gf_emit(B, gf_b(t_ack), PK_HOOK_DEV_XMIT, rfl, aseq, 0, s + GF_MSS,
-					      (uint32_t)(gf_b(t_ack) / 1000000) + (uint32_t)k, 0);
-				rc |= gf_emit(A, (uint64_t)llround(t_ackrx), PK_HOOK_NETIF_RECEIVE, rfl, aseq, 0,
-					      s + GF_MSS, (uint32_t)(gf_b(t_ack) / 1000000) + (uint32_t)k, 0);
+				if (!O.no_acks) {
+					rc |= gf_emit(B, gf_b(t_ack), PK_HOOK_DEV_XMIT, rfl, aseq, 0, s + GF_MSS,
+						      (uint32_t)(gf_b(t_ack) / 1000000) + (uint32_t)k, 0);
+					rc |= gf_emit(A, (uint64_t)llround(t_ackrx), PK_HOOK_NETIF_RECEIVE, rfl, aseq, 0,
+						      s + GF_MSS, (uint32_t)(gf_b(t_ack) / 1000000) + (uint32_t)k, 0);
+				}
 				gf_truth_seg(S_SND, llround(t_enq) - llround(t_send));
 				gf_truth_seg(S_QDISC, llround(t_deq) - llround(t_enq));
 				gf_truth_seg(S_DEV, llround(t_xmit) - llround(t_deq));
@@ -446,7 +449,7 @@ static void gf_usage(void)
 {
 	fprintf(stderr, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
 		"       [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]\n"
-		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N]\n");
+		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N] [--no-acks]\n");
 }
 
 int main(int argc, char **argv)
@@ -457,7 +460,7 @@ int main(int argc, char **argv)
 		{ "det", 0, NULL, 'd' }, { "sync", 1, NULL, 's' }, { "seed", 1, NULL, 'S' },
 		{ "no-truth", 0, NULL, 'N' }, { "no-header-b", 0, NULL, 'H' }, { "retx", 0, NULL, 'r' },
 		{ "gap", 1, NULL, 'G' }, { "txn", 1, NULL, 't' }, { "zstd", 1, NULL, 'z' },
-		{ "chunk-events", 1, NULL, 'c' },
+		{ "chunk-events", 1, NULL, 'c' }, { "no-acks", 0, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -480,6 +483,7 @@ int main(int argc, char **argv)
 		case 't': O.txn = atol(optarg); break;
 		case 'z': O.zstd = atoi(optarg); break;
 		case 'c': O.chunk = atol(optarg); break;
+		case 'A': O.no_acks = true; break;
 		default: gf_usage(); return 2;
 		}
 	}

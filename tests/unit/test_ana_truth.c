@@ -258,6 +258,25 @@ static void test_gso(void)
 	run_free(&r);
 }
 
+/* One-way traffic, no sync: the clock is "approximate", biased by the
+ * minimum one-way delay (40 us in genfix), no error bound. */
+static void test_one_way(void)
+{
+	char dir[DIRN];
+	CHECK(gen("oneway", "--packets 5000 --flows 1 --sync 0 --no-acks --offset 7000000 --seed 4", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, NULL, false, NULL);
+	const struct np_table *c = r.ok ? np_analysis_table(&r.a, "clock") : NULL;
+	int row = find_row(c, "host", "hostb", NULL, NULL);
+	const struct np_cell *q = row >= 0 ? np_table_cell_c(c, (size_t)row, (size_t)np_table_find_col(c, "quality")) : NULL;
+	CHECK(q && q->kind == NP_CELL_STR && !strcmp(q->s, "approximate"), "one-way -> approximate");
+	double off = cell(c, row, "offset");
+	/* host b seen through a->b packets only: b - a >= offset + min delay */
+	CHECK(off >= 7000000 + 39000 && off <= 7000000 + 45000, "approximate offset %.0f", off);
+	CHECK(isnan(cell(c, row, "offset_err")), "no error bound for one direction");
+	run_free(&r);
+}
+
 static void test_txn(void)
 {
 	char dir[DIRN];
@@ -371,6 +390,7 @@ int main(int argc, char **argv)
 	test_loss();
 	test_gso();
 	test_txn();
+	test_one_way();
 	test_damaged();
 	char cmd[DIRN + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
