@@ -4,7 +4,10 @@
 # `--packets --sample 1/16`, one nprec per namespace (--netns, TC on the veth
 # end). Prints per mode: TCP throughput and its loss against "none", packet-
 # hook events recorded per second, bytes per event in the file (zstd'ed
-# recording of the pktpath family alone, header included) and lost events.
+# recording of the pktpath family alone, header included), lost events, and
+# the run time of the recorders' BPF programs (kernel.bpf_stats_enabled):
+# mean ns per program run and the CPU share they took, figures the load of
+# the machine does not blur the way it blurs throughput.
 # Modes are interleaved over REPS repetitions; medians are printed.
 # Env: BENCH_T (seconds per run, 5), REPS (3), NP_BUILD (build/).
 set -u
@@ -17,7 +20,9 @@ REPS=${REPS:-3}
 NSA=pk-bench-a NSB=pk-bench-b
 TMP=$(mktemp -d /tmp/np-bench-pkt.XXXXXX)
 PIDS=()
+BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
+	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_ORIG" 2>/dev/null
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.3
 	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
@@ -33,7 +38,37 @@ ip link add pk-ba0 netns $NSA type veth peer name pk-bb0 netns $NSB
 ip -n $NSA addr add 10.77.8.1/24 dev pk-ba0; ip -n $NSB addr add 10.77.8.2/24 dev pk-bb0
 ip -n $NSA link set pk-ba0 up; ip -n $NSB link set pk-bb0 up
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
+sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
 sleep 1
+
+# bpf_runtime PID...: "runs ns" summed over the BPF programs the processes hold
+bpf_runtime() {
+	python3 - "$@" <<'PY'
+import os, sys
+runs = ns = 0
+seen = set()
+for pid in sys.argv[1:]:
+    d = "/proc/%s/fd" % pid
+    try:
+        fds = os.listdir(d)
+    except OSError:
+        continue
+    for fd in fds:
+        try:
+            if os.readlink(os.path.join(d, fd)) != "anon_inode:bpf-prog":
+                continue
+            info = dict(l.split(":", 1) for l in open("/proc/%s/fdinfo/%s" % (pid, fd)) if ":" in l)
+        except OSError:
+            continue
+        pid_ = info.get("prog_id", "").strip()
+        if pid_ in seen:
+            continue
+        seen.add(pid_)
+        runs += int(info.get("run_cnt", "0"))
+        ns += int(info.get("run_time_ns", "0"))
+print(runs, ns)
+PY
+}
 
 # *_small: 128-byte writes with TCP_NODELAY, for a high packet (event) rate.
 MODES=(none full s16 none_small full_small)
@@ -54,8 +89,9 @@ measure() {   # MODE REP -> "mode gbps events_per_s bytes_per_event lost"
 	local gbps
 	gbps=$(ip netns exec $NSA iperf3 -c 10.77.8.2 -p 5201 -t "$T" "${ip[@]}" -J 2>/dev/null |
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
-	local ev=0 bytes=0 lost=0
+	local ev=0 bytes=0 lost=0 runs=0 rns=0
 	if [ "${mode%_small}" != none ]; then
+		read -r runs rns < <(bpf_runtime "${rp[@]}")
 		kill -INT "${rp[@]}"; wait "${rp[@]}" 2>/dev/null
 		for side in a b; do
 			"$PM" stats "$out.$side.npr" > "$out.$side.txt"
@@ -64,8 +100,8 @@ measure() {   # MODE REP -> "mode gbps events_per_s bytes_per_event lost"
 			bytes=$((bytes + $(stat -c %s "$out.$side.npr")))
 		done
 	fi
-	awk -v m=$mode -v g=${gbps:-0} -v e=$ev -v b=$bytes -v l=$lost -v t=$T \
-		'BEGIN{printf "%s %s %.0f %.2f %d\n", m, g, e/t, (e ? b/e : 0), l}' >> "$TMP/results"
+	awk -v m=$mode -v g=${gbps:-0} -v e=$ev -v b=$bytes -v l=$lost -v t=$T -v r=${runs:-0} -v n=${rns:-0} \
+		'BEGIN{printf "%s %s %.0f %.2f %d %.0f %.2f\n", m, g, e/t, (e ? b/e : 0), l, (r ? n/r : 0), n/(t*1e7)}' >> "$TMP/results"
 	rm -f "$out".*
 }
 
@@ -79,14 +115,16 @@ done
 python3 - "$TMP/results" "${MODES[@]}" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-med = {m: [st.median(float(x[i]) for x in rows if x[0] == m) for i in range(1, 5)] for m in sys.argv[2:]}
+med = {m: [st.median(float(x[i]) for x in rows if x[0] == m) for i in range(1, 7)] for m in sys.argv[2:]}
 base = med["none"][0]
 base_small = med.get("none_small", [0])[0]
-print("%-24s %10s %7s %12s %11s %8s" % ("pktpath mode", "tcp_Gbit/s", "loss%", "events/s", "B/event", "lost"))
+print("%-24s %10s %7s %12s %9s %8s %9s %9s" % ("pktpath mode", "tcp_Gbit/s", "loss%", "events/s", "B/event",
+      "lost", "bpf_ns/run", "bpf_cpu%"))
 names = {"none": "none", "full": "--packets", "s16": "--packets --sample 1/16",
          "none_small": "none, 128 B writes", "full_small": "--packets, 128 B writes"}
 for m in sys.argv[2:]:
-    g, e, b, l = med[m]
+    g, e, b, l, nsr, cpu = med[m]
     ref = base_small if m.endswith("_small") else base
-    print("%-24s %10.3f %6.1f%% %12.0f %11.2f %8.0f" % (names[m], g, (1 - g / ref) * 100 if ref else 0, e, b, l))
+    print("%-24s %10.3f %6.1f%% %12.0f %9.2f %8.0f %9.0f %8.1f%%" % (names[m], g, (1 - g / ref) * 100 if ref else 0,
+          e, b, l, nsr, cpu))
 PY
