@@ -29,5 +29,5 @@ for f in fixtures/rec-basic.npr fixtures/rec-truncated.npr fixtures/rec-corrupt.
 		fi
 	fi
 done
-[ $fail -eq 0 ] && echo "make_fixtures: wrote $(ls fixtures/*.np[ra] | wc -l) files and $(ls fixtures/fuzz/reader | wc -l) fuzz seeds into fixtures/" >&2
+[ $fail -eq 0 ] && echo "make_fixtures: wrote rec-basic, rec-truncated, rec-corrupt, ana-basic and $(ls fixtures/fuzz/reader | wc -l) fuzz seeds into fixtures/" >&2
 exit $fail
