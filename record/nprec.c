@@ -120,7 +120,7 @@ static uint64_t rc_self_cpu_ns(void)
 
 static int rc_open_families(struct rc_run *r)
 {
-	char err[256];
+	char err[256], why[300] = "";
 	bool kernel_off = false;
 	for (unsigned i = 0; rec_families[i] && r->nfams < RC_MAX_FAMILIES; i++) {
 		const struct rec_family *f = rec_families[i];
@@ -136,6 +136,7 @@ static int rc_open_families(struct rc_run *r)
 			rec_probe(&r->ctx, f->name, "(family)", REC_PROBE_SKIPPED, err[0] ? err : "off");
 			if (strstr(err, "kernel lacks")) {
 				kernel_off = true;
+				snprintf(why, sizeof(why), "%s: %s", f->name, err);
 				if (!r->cfg.quiet)
 					fprintf(stderr, "nprec: %s family off: %s\n", f->name, err);
 			}
@@ -144,8 +145,10 @@ static int rc_open_families(struct rc_run *r)
 		r->fams[r->nfams++] = (struct rc_fam){ .f = f, .state = st };
 	}
 	if (r->nfams == 0) {
-		fprintf(stderr, "nprec: nothing to record: every family is off (%s)\n", kernel_off ?
-			"this kernel lacks the hooks they need: see the lines above" : "turned off by the --no-* options");
+		if (kernel_off)
+			fprintf(stderr, "nprec: nothing to record: every family is off; %s\n", why);
+		else
+			fprintf(stderr, "nprec: nothing to record: every family is off (turned off by the --no-* options)\n");
 		return kernel_off ? RC_EXIT_KERNEL : RC_EXIT_USAGE;
 	}
 	return 0;

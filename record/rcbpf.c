@@ -48,10 +48,26 @@ const char *rc_btf_enum_name(const char *ename, long long val, const char *strip
 
 /* A tracepoint exists when BTF has its btf_trace_NAME typedef (tp_btf) or
  * tracefs lists it (raw_tp on kernels whose BTF lacks the typedef). */
+/* NPREC_TEST_MISSING_TP=a,b (tests only): behave as if the kernel had no
+ * tracepoint a or b, to test what nprec does on older kernels. */
+static bool rc_tp_hidden(const char *name)
+{
+	const char *l = getenv("NPREC_TEST_MISSING_TP");
+	size_t n = strlen(name);
+	for (const char *p = l; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+			return true;
+	return false;
+}
+
 static bool rc_tp_exists(const char *name, bool *has_btf)
 {
 	const struct btf *btf = rc_vmlinux_btf();
 	char tn[128];
+	if (rc_tp_hidden(name)) {
+		*has_btf = false;
+		return false;
+	}
 	snprintf(tn, sizeof(tn), "btf_trace_%s", name);
 	*has_btf = btf && btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF) >= 0;
 	return *has_btf;
