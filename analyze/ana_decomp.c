@@ -149,7 +149,8 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 		if (newhost)
 			r->nhosts++;
 		if (prev) {
-			int seg = ana_hook_segment(e->hook, newhost);
+			/* a forwarding host (router, bridge) is part of the network */
+			int seg = hostord == 1 ? ANA_SEG_WIRE : ana_hook_segment(e->hook, newhost);
 			int64_t dt;
 			if (!newhost)
 				dt = (int64_t)(e->ts - prev->ts);

@@ -4,7 +4,7 @@
  *   genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]
  *          [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]
  *          [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L]
- *          [--chunk-events N] [--no-acks]
+ *          [--chunk-events N] [--no-acks] [--router OFFSET_NS]
  *
  * Host "hosta" is the reference clock (true time); "hostb" runs at
  * hostb = true + offset + drift_ppm*1e-6*(true - T0). Every flow sends data
@@ -16,7 +16,10 @@
  * netif_receive); --retx resends each lost packet 200 ms later with a new
  * TSval. --gso K sends super-packets of K segments that the receiver sees
  * as K wire segments. --no-acks leaves out the ACKs (one-way traffic:
- * with --sync 0 the clock can only be approximate). --det makes every segment a deterministic function of
+ * with --sync 0 the clock can only be approximate). --router OFFSET puts a
+ * third host "hostr" (clock = true + OFFSET) between them that forwards every
+ * packet (netif_receive, dev_queue, qdisc_enq, qdisc_deq, dev_xmit); its time
+ * is part of the truth's wire segment. --det makes every segment a deterministic function of
  * the packet number (exact jitter). DIR/truth.txt holds key=value lines. */
 #include <errno.h>
 #include <getopt.h>
@@ -50,6 +53,8 @@ struct gf_opts {
 	unsigned long long seed;
 	long gap;
 	bool det, truth, no_header_b, retx, no_acks;
+	bool router;
+	double roffset;
 	int zstd;
 	long chunk;
 };
@@ -75,6 +80,10 @@ static double gf_exp(double mean) { return -mean * log(gf_uniform()); }
 static struct gf_opts O = { .packets = 10000, .flows = 2, .sync = 200, .offset = 3000000,
 			    .drift = 0, .seed = 1, .gap = 100000, .truth = true, .zstd = 1,
 			    .chunk = GF_REC_EVENTS };
+
+static struct gf_host *GR;    /* the router host with --router, else NULL */
+
+static uint64_t gf_r(double t) { return (uint64_t)llround(t + O.roffset); }
 
 /* hostb's clock for a true time */
 static uint64_t gf_b(double t)
@@ -129,12 +138,12 @@ static void gf_header(struct gf_host *h, bool with_header)
 	np_pack_str(pk, "host");
 	msgpack_pack_map(pk, 5);
 	np_pack_kv_str(pk, "hostname", h->name);
-	np_pack_kv_str(pk, "machine_id", h->idx ? "bbbb" : "aaaa");
-	np_pack_kv_str(pk, "boot_id", h->idx ? "b00b" : "a00a");
+	np_pack_kv_str(pk, "machine_id", h->idx == 2 ? "rrrr" : h->idx ? "bbbb" : "aaaa");
+	np_pack_kv_str(pk, "boot_id", h->idx == 2 ? "r00r" : h->idx ? "b00b" : "a00a");
 	np_pack_kv_str(pk, "kernel", "6.18-genfix");
 	np_pack_kv_u64(pk, "ncpus", 2);
 	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
-	np_pack_kv_u64(pk, "start_ns", h->idx ? gf_b((double)GF_T0) : GF_T0);
+	np_pack_kv_u64(pk, "start_ns", h->idx == 2 ? gf_r((double)GF_T0) : h->idx ? gf_b((double)GF_T0) : GF_T0);
 	np_writer_commit(h->w, &h->rb);
 }
 
@@ -264,8 +273,20 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 			uint32_t s = s0 + (uint32_t)(GF_MSS * g);
 			/* each wire segment: serialisation adds g * 1 us after the first */
 			double wire = l.wire + 1000.0 * (double)g;
-			double t_rx = t_xmit + wire, t_rcv = t_rx + l.rstk, t_app = t_rcv + l.app;
+			double t_rx = t_xmit + wire;
 			bool lost = lost_after != 0;
+			if (GR && !lost) {
+				/* forwarded by the router: its hooks are inside the wire segment */
+				double r_rx = t_xmit + wire * 0.4, r_q = r_rx + 4000 + (O.det ? 0 : gf_exp(2000));
+				double r_enq = r_q + 500, r_deq = r_enq + 1000, r_x = r_deq + 800;
+				rc |= gf_emit(GR, gf_r(r_rx), PK_HOOK_NETIF_RECEIVE, fl, s, GF_MSS, ack, tsv, 0);
+				rc |= gf_emit(GR, gf_r(r_q), PK_HOOK_DEV_QUEUE, fl, s, GF_MSS, ack, tsv, 0);
+				rc |= gf_emit(GR, gf_r(r_enq), PK_HOOK_QDISC_ENQ, fl, s, GF_MSS, ack, tsv, 0);
+				rc |= gf_emit(GR, gf_r(r_deq), PK_HOOK_QDISC_DEQ, fl, s, GF_MSS, ack, tsv, 0);
+				rc |= gf_emit(GR, gf_r(r_x), PK_HOOK_DEV_XMIT, fl, s, GF_MSS, ack, tsv, 0);
+				t_rx = r_x + wire * 0.6;
+			}
+			double t_rcv = t_rx + l.rstk, t_app = t_rcv + l.app;
 			if (!lost) {
 				rc |= gf_emit(B, gf_b(t_rx), PK_HOOK_NETIF_RECEIVE, fl, s, GF_MSS, ack, tsv, 0);
 				rc |= gf_emit(B, gf_b(t_rcv), PK_HOOK_TCP_RCV, fl, s, GF_MSS, ack, tsv, 0);
@@ -273,6 +294,14 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 				/* pure ACK back, same wire delay distribution */
 				double t_ack = t_rcv + 3000, t_ackrx = t_ack + 40000 + (O.det ? 0 : gf_exp(30000));
 				uint32_t aseq = rseq[f];
+				uint32_t atsv = (uint32_t)(gf_b(t_ack) / 1000000) + (uint32_t)k;
+				if (!O.no_acks && GR) {
+					/* same minimum one-way delays as the data direction: no asymmetry */
+					double r_rx = t_ack + 24000 + (O.det ? 0 : gf_exp(10000)), r_x = r_rx + 3000;
+					rc |= gf_emit(GR, gf_r(r_rx), PK_HOOK_NETIF_RECEIVE, rfl, aseq, 0, s + GF_MSS, atsv, 0);
+					rc |= gf_emit(GR, gf_r(r_x), PK_HOOK_DEV_XMIT, rfl, aseq, 0, s + GF_MSS, atsv, 0);
+					t_ackrx = r_x + 16000 + (O.det ? 0 : gf_exp(10000));
+				}
 				if (!O.no_acks) {
 					rc |= gf_emit(B, gf_b(t_ack), PK_HOOK_DEV_XMIT, rfl, aseq, 0, s + GF_MSS,
 						      (uint32_t)(gf_b(t_ack) / 1000000) + (uint32_t)k, 0);
@@ -449,7 +478,8 @@ static void gf_usage(void)
 {
 	fprintf(stderr, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
 		"       [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]\n"
-		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N] [--no-acks]\n");
+		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N] [--no-acks]\n"
+		"       [--router OFFSET_NS]\n");
 }
 
 int main(int argc, char **argv)
@@ -461,6 +491,7 @@ int main(int argc, char **argv)
 		{ "no-truth", 0, NULL, 'N' }, { "no-header-b", 0, NULL, 'H' }, { "retx", 0, NULL, 'r' },
 		{ "gap", 1, NULL, 'G' }, { "txn", 1, NULL, 't' }, { "zstd", 1, NULL, 'z' },
 		{ "chunk-events", 1, NULL, 'c' }, { "no-acks", 0, NULL, 'A' },
+		{ "router", 1, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -484,6 +515,7 @@ int main(int argc, char **argv)
 		case 'z': O.zstd = atoi(optarg); break;
 		case 'c': O.chunk = atol(optarg); break;
 		case 'A': O.no_acks = true; break;
+		case 'R': O.router = true; O.roffset = atof(optarg); break;
 		default: gf_usage(); return 2;
 		}
 	}
@@ -493,9 +525,18 @@ int main(int argc, char **argv)
 	}
 	gf_rng = O.seed * 0x9e3779b97f4a7c15ULL + 1;
 	mkdir(O.dir, 0700);
-	struct gf_host A = { 0 }, B = { 0 };
+	struct gf_host A = { 0 }, B = { 0 }, R = { 0 };
 	if (gf_open(&A, "hosta", 0) || gf_open(&B, "hostb", 1))
 		return 1;
+	if (O.router) {
+		if (O.gso > 1 || O.loss) {
+			fprintf(stderr, "genfix: --router goes without --gso and --loss\n");
+			return 2;
+		}
+		if (gf_open(&R, "hostr", 2))
+			return 1;
+		GR = &R;
+	}
 	if (O.truth) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/truth.txt", O.dir);
@@ -524,14 +565,18 @@ int main(int argc, char **argv)
 	gf_header(&B, !O.no_header_b);
 	gf_flows(&A);
 	gf_flows(&B);
-	if (gf_traffic(&A, &B) || gf_flush(&A) || gf_flush(&B)) {
+	if (GR) {
+		gf_header(GR, true);
+		gf_flows(GR);
+	}
+	if (gf_traffic(&A, &B) || gf_flush(&A) || gf_flush(&B) || (GR && gf_flush(GR))) {
 		fprintf(stderr, "genfix: write failed\n");
 		return 1;
 	}
 	double t_end = (double)GF_T0 + 1e6 + (double)O.gap * (double)O.packets + 3e8;
 	gf_sync(&A, &B, t_end);
 	gf_txn(&B);
-	int rc = np_writer_close(A.w) | np_writer_close(B.w);
+	int rc = np_writer_close(A.w) | np_writer_close(B.w) | (GR ? np_writer_close(R.w) : 0);
 	if (O.truth) {
 		fprintf(T.f, "offset_ns=%.0f\ndrift_ppm=%.6f\n", O.offset, O.drift);
 		for (int s = 0; s < GF_NSEG; s++) {
@@ -555,5 +600,18 @@ int main(int argc, char **argv)
 	}
 	np_recbuf_free(&A.rb); np_recbuf_free(&B.rb);
 	free(A.ev); free(B.ev);
+	if (GR) {
+		np_recbuf_free(&R.rb);
+		free(R.ev);
+		if (O.truth) {
+			FILE *f;
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/truth.txt", O.dir);
+			if ((f = fopen(path, "a"))) {
+				fprintf(f, "router_offset_ns=%.0f\n", O.roffset);
+				fclose(f);
+			}
+		}
+	}
 	return rc ? 1 : 0;
 }

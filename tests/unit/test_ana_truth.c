@@ -53,6 +53,8 @@ static int gen(const char *name, const char *args, char *dir, size_t n)
 
 struct run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
 
+static const char *extra_file;        /* a third recording for the next analyse() */
+
 static void analyse(struct run *r, const char *dir, const char *flow, bool drop_b, const char *b_name)
 {
 	char a[DIRN + 64], b[DIRN + 64], out[DIRN + 64];
@@ -64,6 +66,11 @@ static void analyse(struct run *r, const char *dir, const char *flow, bool drop_
 	snprintf(out, sizeof(out), "%s/out.npa", dir);
 	ana_model_init(&r->m, &r->o);
 	ana_load_file(&r->m, a, NULL);
+	if (extra_file) {
+		char x[DIRN + 64];
+		snprintf(x, sizeof(x), "%.400s/%.60s", dir, extra_file);
+		ana_load_file(&r->m, x, NULL);
+	}
 	if (!drop_b)
 		ana_load_file(&r->m, b, NULL);
 	int rc = ana_run(&r->m, out, NULL);
@@ -258,6 +265,31 @@ static void test_gso(void)
 	run_free(&r);
 }
 
+/* A router host in between and no sync exchange: hostr is aligned by the
+ * packets it forwards, hostb only through hostr; the router's time is part
+ * of the wire segment. */
+static void test_router(void)
+{
+	char dir[DIRN];
+	CHECK(gen("router", "--packets 10000 --flows 2 --sync 0 --router -1500000 --offset 3000000 --drift 5 --seed 21",
+		  dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	extra_file = "hostr.npr";
+	analyse(&r, dir, ">10.0.0.2:8080", false, NULL);
+	extra_file = NULL;
+	if (r.ok) {
+		check_clock(&r, dir, "router");
+		check_segments(&r, dir, "router");
+		const struct np_table *c = np_analysis_table(&r.a, "clock");
+		int rr = find_row(c, "host", "hostr", NULL, NULL), rb = find_row(c, "host", "hostb", NULL, NULL);
+		CHECK_NEAR(cell(c, rr, "offset"), truth_num(dir, "router_offset_ns"), 20000.0);
+		CHECK_NEAR(cell(c, rr, "drift"), 0.0, 1.0);
+		const struct np_cell *via = rb >= 0 ? np_table_cell_c(c, (size_t)rb, (size_t)np_table_find_col(c, "via")) : NULL;
+		CHECK(via && via->kind == NP_CELL_STR && !strcmp(via->s, "hostr"), "hostb aligned via hostr");
+	}
+	run_free(&r);
+}
+
 /* One-way traffic, no sync: the clock is "approximate", biased by the
  * minimum one-way delay (40 us in genfix), no error bound. */
 static void test_one_way(void)
@@ -391,6 +423,7 @@ int main(int argc, char **argv)
 	test_gso();
 	test_txn();
 	test_one_way();
+	test_router();
 	test_damaged();
 	char cmd[DIRN + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
