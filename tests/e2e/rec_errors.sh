@@ -35,6 +35,8 @@ check "output directory missing: exit 5" expect_fail 5 "cannot create /nonexiste
 	"$NPREC" -q -d 1 -o /nonexistent-rc/x.npr
 check "every family off: exit 2" expect_fail 2 "nothing to record: every family is off" \
 	"$NPREC" -q -d 1 --no-flows --no-txn --no-netcpu --no-threads -o "$T/none.npr"
+check "no kernel BTF: exit 4 'kernel BTF missing'" expect_fail 4 "kernel BTF missing (/nonexistent-btf: No such file or directory): use a kernel built with CONFIG_DEBUG_INFO_BTF=y" \
+	env NPREC_TEST_BTF=/nonexistent-btf "$NPREC" -q -d 1 -o "$T/nobtf.npr"
 # a kernel without the socket tracepoints (Linux < 6.3), emulated
 NPREC_TEST_MISSING_TP=sock_send_length "$NPREC" -d 1.1 -o "$T/old.npr" 2> "$T/old.err"; RC=$?
 check "kernel lacking sock_send_length: recording goes on without flows/txn (exit $RC)" [ "$RC" -eq 0 ]
