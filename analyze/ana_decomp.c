@@ -33,7 +33,7 @@ struct ana_pos { uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum
 struct ana_fagg {                 /* per flow */
 	uint64_t pkts, bytes, retx, lost, lost_ok;
 	int64_t first, last;
-	struct ana_pos pos[ANA_MAX_POS];
+	struct ana_pos *pos;          /* ANA_MAX_POS entries, allocated on first use */
 	uint8_t npos, order[ANA_MAX_POS], rank[ANA_MAX_POS];
 	int top;                      /* index into sketches or -1 */
 	uint16_t snd_host, rcv_host;
@@ -68,6 +68,8 @@ static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int ran
 			break;
 	if (i == f->npos) {
 		if (f->npos >= ANA_MAX_POS)
+			return -1;
+		if (!f->pos && !(f->pos = calloc(ANA_MAX_POS, sizeof(*f->pos))))
 			return -1;
 		f->pos[f->npos++] = (struct ana_pos){ .host = host, .hook = hook };
 	}
@@ -909,5 +911,7 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
+	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
+		free(d.fa[fi].pos);
 	free(d.res); free(d.fa); free(idx);
 }
