@@ -122,6 +122,7 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	uint16_t host;
 	uint64_t t;
 	char conn[160];             /* connection key */
+	uint64_t conn_id;           /* the recorder's connection id (TXN_EVENTS.conn) */
 	char endpoint[200];         /* server ip:port + HTTP path */
 	char container[128];
 	char peer_host_addr[48], local_addr[48];
@@ -140,6 +141,16 @@ struct ana_txev {               /* TXN_EVENTS: one transaction */
 	uint64_t conn;              /* recorder's connection id */
 };
 
+/* A slow-RPC window: the segment sums of the packets of that connection
+ * (else of all packets) inside it, filled by ana_path_analyze. */
+struct ana_bwres {
+	int64_t a, b;               /* reference timeline */
+	uint16_t lport, rport;      /* the connection's ports (0 = unknown) */
+	char what[200];
+	double sum[ANA_NSEGS], asum[ANA_NSEGS];   /* this connection / all packets */
+	uint64_t cnt[ANA_NSEGS], acnt[ANA_NSEGS];
+};
+
 /* Per-interval overall segment means from the packet paths, for the
  * bottleneck analysis (filled by ana_path_analyze). */
 struct ana_ivseg {
@@ -148,6 +159,8 @@ struct ana_ivseg {
 	double *sum;                /* n * ANA_NSEGS */
 	uint64_t *cnt;
 	double mean[ANA_NSEGS];     /* over the whole recording */
+	double pmean[ANA_NSEGS];    /* per packet: segment sum / packets with a total,
+				     * so the segments add up to the total */
 };
 
 struct ana_netcpu {             /* NETCPU: per host per interval (summed over CPUs) */
@@ -209,6 +222,7 @@ struct ana_model {
 	ANA_VEC(char *) warnings;
 	ANA_VEC(char *) inputs;
 	struct ana_ivseg ivseg;
+	ANA_VEC(struct ana_bwres) bwins;
 	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline */
 	int ref;                    /* reference host index */
 	const struct ana_options *opt;
@@ -279,6 +293,8 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o);
 void ana_txn_run(struct ana_model *m, struct ana_out *o);
 void ana_netcpu_run(struct ana_model *m, struct ana_out *o);
 void ana_bneck_run(struct ana_model *m, struct ana_out *o);
+/* Picks the slow-RPC windows (after the clock model, before the paths). */
+void ana_bneck_windows(struct ana_model *m);
 void ana_graph_run(struct ana_model *m, struct ana_out *o);
 
 /* ana_out.c */

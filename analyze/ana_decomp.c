@@ -854,6 +854,38 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 	ana_out_table(d->o, t);
 }
 
+/* Segment sums inside the slow-RPC windows: the connection's own packets
+ * (matched by its port pair, either direction) and all packets. */
+static void ana_window_sums(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	if (!m->bwins.n)
+		return;
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0)
+			continue;
+		const struct ana_flow *fl = &m->flows.v[r->flow];
+		for (size_t w = 0; w < m->bwins.n; w++) {
+			struct ana_bwres *b = &m->bwins.v[w];
+			if (r->t < b->a || r->t > b->b)
+				continue;
+			bool own = b->lport && ((fl->sport == b->lport && fl->dport == b->rport) ||
+						(fl->sport == b->rport && fl->dport == b->lport));
+			for (int s = 0; s < ANA_NSEGS; s++) {
+				if (r->seg[s] < 0)
+					continue;
+				b->asum[s] += (double)r->seg[s];
+				b->acnt[s]++;
+				if (own) {
+					b->sum[s] += (double)r->seg[s];
+					b->cnt[s]++;
+				}
+			}
+		}
+	}
+}
+
 static void ana_export_ivseg(struct ana_dctx *d)
 {
 	struct ana_ivseg *v = &d->m->ivseg;
@@ -872,8 +904,10 @@ static void ana_export_ivseg(struct ana_dctx *d)
 			v->sum[i * ANA_NSEGS + s] = d->ivsk[i][s].sum;
 			v->cnt[i * ANA_NSEGS + s] = d->ivsk[i][s].n;
 		}
-	for (int s = 0; s < ANA_NSEGS; s++)
+	for (int s = 0; s < ANA_NSEGS; s++) {
 		v->mean[s] = np_sketch_mean(&d->all[s]);
+		v->pmean[s] = d->all[ANA_SEG_TOTAL].n ? d->all[s].sum / (double)d->all[ANA_SEG_TOTAL].n : 0;
+	}
 }
 
 void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
@@ -892,6 +926,7 @@ void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *
 	for (size_t k = 0; k < p->npkts; k++)
 		ana_packet(&d, k, idx);
 	ana_retx_mark(&d);
+	ana_window_sums(&d);
 	ana_flow_orders(&d);
 	ana_accumulate(&d);
 	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost)

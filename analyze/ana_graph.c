@@ -7,71 +7,106 @@
 
 /* ---- bottlenecks ---- */
 
-struct ana_bwin { int64_t a, b; const char *src; char what[200]; };
-
 /* Components = path segments of the traced packets; deviations are the
  * window's mean minus the whole recording's mean. */
-static void ana_bneck_window(struct ana_model *m, struct np_table *t, const struct ana_bwin *w,
-			     struct ana_out *o)
+static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_out *o,
+			   const char *src, int64_t wa, int64_t wb, const double *sum,
+			   const uint64_t *cnt, const char *what, bool own)
 {
 	const struct ana_ivseg *v = &m->ivseg;
-	if (!v->n || v->len <= 0)
-		return;
-	double sum[ANA_NSEGS] = { 0 };
-	uint64_t cnt[ANA_NSEGS] = { 0 };
-	for (size_t i = 0; i < v->n; i++) {
-		int64_t ia = v->t0 + (int64_t)i * v->len, ib = ia + v->len;
-		if (ib <= w->a || ia > w->b)
-			continue;
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			sum[s] += v->sum[i * ANA_NSEGS + s];
-			cnt[s] += v->cnt[i * ANA_NSEGS + s];
-		}
-	}
 	if (!cnt[ANA_SEG_TOTAL])
 		return;
-	double drtt = sum[ANA_SEG_TOTAL] / (double)cnt[ANA_SEG_TOTAL] - v->mean[ANA_SEG_TOTAL];
-	double dsum = 0;
+	/* per-packet contributions (segment time summed over the window's
+	 * packets / packets), so that the D_i add up to D_RTT (perfmon eq. 2) */
+	double n = (double)cnt[ANA_SEG_TOTAL];
+	double drtt = sum[ANA_SEG_TOTAL] / n - v->pmean[ANA_SEG_TOTAL];
 	double di[ANA_NSEGS] = { 0 };
 	for (int s = 0; s < ANA_SEG_TOTAL; s++)
-		if (cnt[s]) {
-			di[s] = sum[s] / (double)cnt[s] - v->mean[s];
-			if (di[s] > 0)
-				dsum += di[s];
-		}
+		if (cnt[s])
+			di[s] = sum[s] / n - v->pmean[s];
 	if (drtt <= 0)
-		drtt = dsum;
-	if (drtt <= 0)
-		return;
+		return;                      /* not slower than usual on the path */
 	int best = -1;
 	for (int s = 0; s < ANA_SEG_TOTAL; s++)
 		if (cnt[s] && (best < 0 || di[s] > di[best]))
 			best = s;
+	char wbuf[260];
+	snprintf(wbuf, sizeof(wbuf), "%s%s", what, own ? "" : " (all packets in the window)");
 	for (int s = 0; s < ANA_SEG_TOTAL; s++) {
 		if (!cnt[s])
 			continue;
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, w->src);
-		np_table_set_i64(t, r, 1, w->a);
-		np_table_set_i64(t, r, 2, w->b);
+		np_table_set_str(t, r, 0, src);
+		np_table_set_i64(t, r, 1, wa);
+		np_table_set_i64(t, r, 2, wb);
 		np_table_set_str(t, r, 3, ana_seg_name(s));
 		np_table_set_f64(t, r, 4, di[s]);
 		np_table_set_f64(t, r, 5, drtt);
 		np_table_set_f64(t, r, 6, di[s] / drtt);
 		np_table_set_u64(t, r, 7, s == best);
-		np_table_set_str(t, r, 8, w->what);
+		np_table_set_str(t, r, 8, wbuf);
 	}
 	if (best >= 0 && di[best] / drtt > 0.3)
 		ana_out_candidate(o, di[best] / drtt, 1, "bottlenecks", ana_seg_name(best), "x", di[best] / drtt,
 				  "in the %s window at %.3f s the %s adds %.1f us (X = %.2f of the extra latency)",
-				  w->src, (double)(w->a - v->t0) / 1e9, ana_seg_name(best), di[best] / 1e3,
+				  src, (double)(wa - v->t0) / 1e9, ana_seg_name(best), di[best] / 1e3,
 				  di[best] / drtt);
+}
+
+static void ana_bneck_interval(struct ana_model *m, struct np_table *t, struct ana_out *o,
+			       size_t i, const char *what)
+{
+	const struct ana_ivseg *v = &m->ivseg;
+	int64_t a = v->t0 + (int64_t)i * v->len;
+	ana_bneck_emit(m, t, o, "slow_interval", a, a + v->len - 1, v->sum + i * ANA_NSEGS,
+		       v->cnt + i * ANA_NSEGS, what, true);
 }
 
 static int ana_u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+/* The slow RPCs: server transactions above the p99 of all server
+ * transactions, the 20 slowest, with their connection's ports. */
+void ana_bneck_windows(struct ana_model *m)
+{
+	size_t ns = 0;
+	m->bwins.n = 0;
+	uint64_t *durs = malloc((m->txevs.n + 1) * sizeof(uint64_t));
+	for (size_t i = 0; durs && i < m->txevs.n; i++)
+		if (m->txevs.v[i].server)
+			durs[ns++] = m->txevs.v[i].dur;
+	if (ns < 100) {
+		free(durs);
+		return;
+	}
+	qsort(durs, ns, sizeof(*durs), ana_u64_cmp);
+	uint64_t p99 = durs[(size_t)(0.99 * (double)(ns - 1))];
+	uint64_t floor_ = ns > 20 ? durs[ns - 20] : 0;     /* the 20 slowest */
+	free(durs);
+	for (size_t i = 0; i < m->txevs.n && m->bwins.n < 20; i++) {
+		const struct ana_txev *x = &m->txevs.v[i];
+		if (!x->server || x->dur <= p99 || x->dur < floor_)
+			continue;
+		struct ana_bwres *w = ANA_PUSH(m->bwins);
+		if (!w)
+			break;
+		memset(w, 0, sizeof(*w));
+		w->a = ana_host_aligned(m, x->host) ? ana_to_ref(m, x->host, x->start) : (int64_t)x->start;
+		w->b = w->a + (int64_t)x->dur;
+		for (size_t k = 0; k < m->txns.n; k++) {
+			const struct ana_txn *c = &m->txns.v[k];
+			if (c->host == x->host && c->server && c->conn_id == x->conn) {
+				w->lport = c->local_port;
+				w->rport = c->peer_port;
+				break;
+			}
+		}
+		snprintf(w->what, sizeof(w->what), "transaction of %.2f ms on %s (p99 %.2f ms)",
+			 (double)x->dur / 1e6, m->hosts.v[x->host].name, (double)p99 / 1e6);
+	}
 }
 
 void ana_bneck_run(struct ana_model *m, struct ana_out *o)
@@ -148,30 +183,13 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 					  c[best].d / drtt, "perfmon alerts point at %s (X = %.2f)",
 					  c[best].comp, c[best].d / drtt);
 	}
-	/* slow RPCs: server transactions above the host's p99, at most 20 */
-	size_t ns = 0;
-	uint64_t *durs = malloc((m->txevs.n + 1) * sizeof(uint64_t));
-	for (size_t i = 0; durs && i < m->txevs.n; i++)
-		if (m->txevs.v[i].server)
-			durs[ns++] = m->txevs.v[i].dur;
-	if (ns >= 100) {
-		qsort(durs, ns, sizeof(*durs), ana_u64_cmp);
-		uint64_t p99 = durs[(size_t)(0.99 * (double)(ns - 1))];
-		int nw = 0;
-		for (size_t i = 0; i < m->txevs.n && nw < 20; i++) {
-			const struct ana_txev *x = &m->txevs.v[i];
-			if (!x->server || x->dur <= p99)
-				continue;
-			struct ana_bwin w = { .src = "slow_rpc" };
-			w.a = ana_host_aligned(m, x->host) ? ana_to_ref(m, x->host, x->start) : (int64_t)x->start;
-			w.b = w.a + (int64_t)x->dur;
-			snprintf(w.what, sizeof(w.what), "transaction of %.2f ms on %s (p99 %.2f ms)",
-				 (double)x->dur / 1e6, m->hosts.v[x->host].name, (double)p99 / 1e6);
-			ana_bneck_window(m, t, &w, o);
-			nw++;
-		}
+	/* slow RPCs (windows picked by ana_bneck_windows, summed by the paths) */
+	for (size_t i = 0; i < m->bwins.n; i++) {
+		const struct ana_bwres *w = &m->bwins.v[i];
+		bool own = w->cnt[ANA_SEG_TOTAL] > 0;
+		ana_bneck_emit(m, t, o, "slow_rpc", w->a, w->b, own ? w->sum : w->asum,
+			       own ? w->cnt : w->acnt, w->what, own);
 	}
-	free(durs);
 	/* slow intervals of the packet paths: total mean above twice the overall */
 	const struct ana_ivseg *v = &m->ivseg;
 	for (size_t i = 0; i < v->n; i++) {
@@ -181,12 +199,10 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 		double mean = v->sum[i * ANA_NSEGS + ANA_SEG_TOTAL] / (double)c;
 		if (mean < 2 * v->mean[ANA_SEG_TOTAL])
 			continue;
-		struct ana_bwin w = { .src = "slow_interval" };
-		w.a = v->t0 + (int64_t)i * v->len;
-		w.b = w.a + v->len - 1;
-		snprintf(w.what, sizeof(w.what), "interval mean %.1f us vs %.1f us overall",
+		char what[200];
+		snprintf(what, sizeof(what), "interval mean %.1f us vs %.1f us overall",
 			 mean / 1e3, v->mean[ANA_SEG_TOTAL] / 1e3);
-		ana_bneck_window(m, t, &w, o);
+		ana_bneck_interval(m, t, o, i, what);
 	}
 	ana_out_table(o, t);
 }

@@ -464,6 +464,7 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
 		ana_rows_str(&r, i, "container", x->container, sizeof(x->container));
 		ana_rows_u64(&r, i, "count", &x->count);
+		ana_rows_u64(&r, i, "conn", &x->conn_id);
 		if (!ana_rows_u64(&r, i, "bytes", &x->bytes)) {
 			uint64_t a = 0, b2 = 0;
 			ana_rows_u64(&r, i, "bytes_req", &a);

@@ -239,6 +239,7 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 	ana_clock_run(m, cp, &o);
 	ana_clock_pts_free(cp);
 	ana_resolve_window(m);
+	ana_bneck_windows(m);
 	ana_phase(m, "clock model", &t);
 	ana_path_analyze(m, p, &o);
 	ana_path_free(p);

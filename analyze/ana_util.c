@@ -131,7 +131,7 @@ void ana_model_free(struct ana_model *m)
 	free(m->netcpu.v); free(m->netrx.v); free(m->threads.v); free(m->cgroups.v);
 	free(m->alerts.v); free(m->warnings.v); free(m->inputs.v);
 	free(m->fl_keys); free(m->fl_vals);
-	free(m->ivseg.sum); free(m->ivseg.cnt);
+	free(m->ivseg.sum); free(m->ivseg.cnt); free(m->bwins.v);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -179,7 +179,7 @@ uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, 
 			v[j] = m->fl_vals[i];
 		}
 		free(m->fl_keys); free(m->fl_vals);
-	free(m->ivseg.sum); free(m->ivseg.cnt);
+	free(m->ivseg.sum); free(m->ivseg.cnt); free(m->bwins.v);
 		m->fl_keys = k; m->fl_vals = v; m->fl_cap = nc;
 	}
 look:
