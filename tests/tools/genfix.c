@@ -4,7 +4,7 @@
  *   genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]
  *          [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]
  *          [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L]
- *          [--chunk-events N] [--no-acks] [--router OFFSET_NS]
+ *          [--chunk-events N] [--no-acks] [--router OFFSET_NS] [--slow-rpc]
  *
  * Host "hosta" is the reference clock (true time); "hostb" runs at
  * hostb = true + offset + drift_ppm*1e-6*(true - T0). Every flow sends data
@@ -19,7 +19,10 @@
  * with --sync 0 the clock can only be approximate). --router OFFSET puts a
  * third host "hostr" (clock = true + OFFSET) between them that forwards every
  * packet (netif_receive, dev_queue, qdisc_enq, qdisc_deq, dev_xmit); its time
- * is part of the truth's wire segment. --det makes every segment a deterministic function of
+ * is part of the truth's wire segment. --slow-rpc adds TXN_EVENTS with
+ * three 50 ms server transactions (with --txn N for the connection's
+ * TXN_STATS) during which flow 0's receive stack on hostb is 200 us slower.
+ * --det makes every segment a deterministic function of
  * the packet number (exact jitter). DIR/truth.txt holds key=value lines. */
 #include <errno.h>
 #include <getopt.h>
@@ -53,7 +56,7 @@ struct gf_opts {
 	unsigned long long seed;
 	long gap;
 	bool det, truth, no_header_b, retx, no_acks;
-	bool router;
+	bool router, slow_rpc;
 	double roffset;
 	int zstd;
 	long chunk;
@@ -234,6 +237,67 @@ static void gf_latencies(long k, struct gf_seglat *l)
 	l->app = 5000 + gf_exp(100000);
 }
 
+/* --slow-rpc: three 50 ms server transactions at 1/4, 1/2, 3/4 of the
+ * traffic; flow 0's packets sent inside them take 200 us more in hostb's
+ * receive stack. */
+#define GF_SLOW_NS 50000000.0
+static double gf_slow_at(int k)
+{
+	return (double)GF_T0 + 1e6 + (double)O.gap * (double)O.packets * (double)(k + 1) / 4.0;
+}
+
+static bool gf_in_slow(double t)
+{
+	for (int k = 0; k < 3; k++)
+		if (t >= gf_slow_at(k) && t <= gf_slow_at(k) + GF_SLOW_NS)
+			return true;
+	return false;
+}
+
+static void gf_txn_events(struct gf_host *B)
+{
+	size_t n = 300;
+	uint64_t *start = malloc(n * sizeof(uint64_t)), *dur = malloc(n * sizeof(uint64_t));
+	uint64_t *one = malloc(n * sizeof(uint64_t)), *role = malloc(n * sizeof(uint64_t));
+	uint64_t *pid = malloc(n * sizeof(uint64_t));
+	if (!start || !dur || !one || !role || !pid)
+		goto out;
+	double span = (double)O.gap * (double)O.packets;
+	for (size_t i = 0; i < n; i++) {
+		double t = (double)GF_T0 + 1e6 + span * ((double)i + 0.5) / (double)n;
+		start[i] = gf_b(t);
+		dur[i] = 100000 + (i % 10) * 1000;
+		one[i] = 1; role[i] = 2; pid[i] = 4242;
+	}
+	for (int k = 0; k < 3; k++) {     /* the slow ones replace three entries */
+		size_t i = (size_t)(k + 1) * n / 4;
+		start[i] = gf_b(gf_slow_at(k));
+		dur[i] = (uint64_t)GF_SLOW_NS;
+	}
+	/* keep start times sorted for the delta column */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && start[j - 1] > start[j]; j--) {
+			uint64_t a = start[j]; start[j] = start[j - 1]; start[j - 1] = a;
+			a = dur[j]; dur[j] = dur[j - 1]; dur[j - 1] = a;
+		}
+	msgpack_packer *pk = np_recbuf_begin(&B->rb, NP_REC_TXN_EVENTS, 1);
+	msgpack_pack_map(pk, 9);
+	np_pack_kv_u64(pk, "t0_ns", gf_b((double)GF_T0));
+	np_pack_kv_u64(pk, "t1_ns", gf_b((double)GF_T0 + span + 2e6));
+	np_pack_kv_u64(pk, "n", n);
+	np_pack_kv_u64_array(pk, "conn", one, n);
+	np_pack_kv_u64_array(pk, "role", role, n);
+	np_pack_kv_u64_array(pk, "pid", pid, n);
+	np_pack_kv_u64_array(pk, "tid", pid, n);
+	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
+	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
+	np_writer_commit(B->w, &B->rb);
+	if (O.truth)
+		fprintf(T.f, "slow_rpc.count=3\nslow_rpc.bottleneck=receiver_stack\n");
+out:
+	free(start); free(dur); free(one); free(role); free(pid);
+}
+
 static int gf_traffic(struct gf_host *A, struct gf_host *B)
 {
 	long lost_n = 0;
@@ -254,6 +318,8 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 		uint32_t fl = (uint32_t)(f * 2), rfl = fl + 1;
 		struct gf_seglat l;
 		gf_latencies(cnt[f]++, &l);
+		if (O.slow_rpc && f == 0 && gf_in_slow(t))
+			l.rstk += 200000;           /* the receiver's stack stalls during slow RPCs */
 		uint32_t tsv = (uint32_t)(t / 1e6);
 		uint32_t ack = rseq[f];
 		uint32_t s0 = seq[f];
@@ -479,7 +545,7 @@ static void gf_usage(void)
 	fprintf(stderr, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
 		"       [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]\n"
 		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N] [--no-acks]\n"
-		"       [--router OFFSET_NS]\n");
+		"       [--router OFFSET_NS] [--slow-rpc]\n");
 }
 
 int main(int argc, char **argv)
@@ -491,7 +557,7 @@ int main(int argc, char **argv)
 		{ "no-truth", 0, NULL, 'N' }, { "no-header-b", 0, NULL, 'H' }, { "retx", 0, NULL, 'r' },
 		{ "gap", 1, NULL, 'G' }, { "txn", 1, NULL, 't' }, { "zstd", 1, NULL, 'z' },
 		{ "chunk-events", 1, NULL, 'c' }, { "no-acks", 0, NULL, 'A' },
-		{ "router", 1, NULL, 'R' },
+		{ "router", 1, NULL, 'R' }, { "slow-rpc", 0, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -516,6 +582,7 @@ int main(int argc, char **argv)
 		case 'c': O.chunk = atol(optarg); break;
 		case 'A': O.no_acks = true; break;
 		case 'R': O.router = true; O.roffset = atof(optarg); break;
+		case 'W': O.slow_rpc = true; break;
 		default: gf_usage(); return 2;
 		}
 	}
@@ -576,6 +643,8 @@ int main(int argc, char **argv)
 	double t_end = (double)GF_T0 + 1e6 + (double)O.gap * (double)O.packets + 3e8;
 	gf_sync(&A, &B, t_end);
 	gf_txn(&B);
+	if (O.slow_rpc)
+		gf_txn_events(&B);
 	int rc = np_writer_close(A.w) | np_writer_close(B.w) | (GR ? np_writer_close(R.w) : 0);
 	if (O.truth) {
 		fprintf(T.f, "offset_ns=%.0f\ndrift_ppm=%.6f\n", O.offset, O.drift);

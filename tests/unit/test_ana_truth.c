@@ -290,6 +290,37 @@ static void test_router(void)
 	run_free(&r);
 }
 
+/* Slow RPCs: during three 50 ms server transactions the receiver stack of
+ * their connection is 200 us slower; the bottleneck table must say so. */
+static void test_slow_rpc(void)
+{
+	char dir[DIRN];
+	CHECK(gen("slow", "--packets 20000 --flows 2 --txn 500 --slow-rpc --offset 1000000 --seed 8", dir, sizeof(dir)) == 0, "genfix");
+	struct run r;
+	analyse(&r, dir, NULL, false, NULL);
+	const struct np_table *b = r.ok ? np_analysis_table(&r.a, "bottlenecks") : NULL;
+	int windows = 0, right = 0;
+	int cs = b ? np_table_find_col(b, "source") : -1, cc = b ? np_table_find_col(b, "component") : -1;
+	int cb = b ? np_table_find_col(b, "bottleneck") : -1, cw = b ? np_table_find_col(b, "what") : -1;
+	for (size_t row = 0; b && cs >= 0 && row < b->nrows; row++) {
+		const struct np_cell *src = np_table_cell_c(b, row, (size_t)cs);
+		if (src->kind != NP_CELL_STR || strcmp(src->s, "slow_rpc") ||
+		    np_cell_f64(np_table_cell_c(b, row, (size_t)cb)) != 1)
+			continue;
+		windows++;
+		const struct np_cell *comp = np_table_cell_c(b, row, (size_t)cc);
+		const struct np_cell *what = np_table_cell_c(b, row, (size_t)cw);
+		if (comp->kind == NP_CELL_STR && !strcmp(comp->s, "receiver_stack") &&
+		    what->kind == NP_CELL_STR && !strstr(what->s, "all packets"))
+			right++;
+		double x = cell(b, (int)row, "x_i");
+		CHECK(x > 0.8 && x < 1.2, "X of the stalled stack %.3f", x);
+	}
+	CHECK_NEAR(windows, truth_num(dir, "slow_rpc.count"), 0.0);
+	CHECK_NEAR(right, windows, 0.0);
+	run_free(&r);
+}
+
 /* One-way traffic, no sync: the clock is "approximate", biased by the
  * minimum one-way delay (40 us in genfix), no error bound. */
 static void test_one_way(void)
@@ -424,6 +455,7 @@ int main(int argc, char **argv)
 	test_txn();
 	test_one_way();
 	test_router();
+	test_slow_rpc();
 	test_damaged();
 	char cmd[DIRN + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
