@@ -29,6 +29,7 @@ enum ana_seg {
 const char *ana_hook_name(int hook);
 int  ana_hook_from_name(const char *s, size_t n);
 const char *ana_seg_name(int seg);
+const char *ana_seg_phrase(int seg);    /* "receiver's application" ... */
 int  ana_hook_segment(int hook, bool first_on_host);
 
 #define ANA_HOST_NONE 0xffff

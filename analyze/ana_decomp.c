@@ -433,7 +433,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 					ana_out_candidate(d->o, sh / 50.0, sh >= 50 ? 2 : 1, "decomp", key,
 							  "share_p99", sh,
 							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s",
-							  sh, (double)p99 / 1e3, name, ana_seg_name(s), hb);
+							  sh, (double)p99 / 1e3, name, ana_seg_phrase(s), hb);
 				}
 			}
 			char key[200];

@@ -49,7 +49,7 @@ static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_o
 	if (best >= 0 && di[best] / drtt > 0.3)
 		ana_out_candidate(o, di[best] / drtt, 1, "bottlenecks", ana_seg_name(best), "x", di[best] / drtt,
 				  "in the %s window at %.3f s the %s adds %.1f us (X = %.2f of the extra latency)",
-				  src, (double)(wa - v->t0) / 1e9, ana_seg_name(best), di[best] / 1e3,
+				  src, (double)(wa - v->t0) / 1e9, ana_seg_phrase(best), di[best] / 1e3,
 				  di[best] / drtt);
 }
 

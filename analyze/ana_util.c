@@ -56,6 +56,15 @@ const char *ana_seg_name(int seg)
 	return seg >= 0 && seg < ANA_NSEGS ? ana_seg_names[seg] : "unknown";
 }
 
+const char *ana_seg_phrase(int seg)
+{
+	static const char *const n[ANA_NSEGS] = {
+		"sender's network stack", "sender's qdisc", "sender's device", "network",
+		"receiver's network stack", "receiver's application", "whole path",
+	};
+	return seg >= 0 && seg < ANA_NSEGS ? n[seg] : "unknown";
+}
+
 /* The first hook seen on a new host closes the network segment. */
 int ana_hook_segment(int hook, bool first_on_host)
 {
