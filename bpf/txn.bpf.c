@@ -30,6 +30,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
 
+#define TXN_SYS_FRESH_NS 10000000ull   /* 10 ms */
+
 const volatile bool txn_http = true;       /* read request lines for method + path */
 
 /* Per socket: where the current transaction is. */
@@ -298,7 +300,10 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 		if (c->phase == PH_IDLE) {
 			__u32 z = 0;
 			struct txn_sys *sys = bpf_map_lookup_elem(&txn_sysbuf, &z);
-			bool same = sys && sys->tid == id;
+			/* the entry must be this syscall's: same thread and recent (a
+			 * socket write through a syscall without a hook, e.g.
+			 * sendfile, must not pick up an earlier read's time) */
+			bool same = sys && sys->tid == id && now - sys->ts < TXN_SYS_FRESH_NS;
 			/* the client's request starts when its send syscall began */
 			c->start_ns = (tx && same) ? sys->ts : now;
 			c->first_resp_ns = 0;
@@ -311,6 +316,8 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 			c->path[0] = 0;
 			if (txn_http && same)
 				http_parse(c, sys->buf);
+			if (same)
+				sys->tid = 0;   /* used: never again for a later syscall */
 			c->phase = PH_REQ;
 		}
 		c->bytes_req += ret;
