@@ -106,7 +106,7 @@ static __always_inline bool pk_netns_ok_dev(const struct net_device *dev)
 		return true;
 	if (!dev)
 		return false;
-	return BPF_CORE_READ(dev, nd_net.net, ns.inum) == filter_netns_ino;
+	return dev->nd_net.net->ns.inum == filter_netns_ino;
 }
 
 static __always_inline bool pk_netns_ok_sk(const struct sock *sk)
@@ -115,7 +115,7 @@ static __always_inline bool pk_netns_ok_sk(const struct sock *sk)
 		return true;
 	if (!sk)
 		return false;
-	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) == filter_netns_ino;
+	return sk->__sk_common.skc_net.net->ns.inum == filter_netns_ino;
 }
 
 /* TCP timestamp option: Linux puts NOP NOP TS first on data segments; other
@@ -300,24 +300,24 @@ static __always_inline void pk_emit(struct pk_event *ev, __u8 hook)
 /* For skbs on the transmit path (network header set by the IP layer). */
 static __always_inline int pk_from_tx_skb(const struct sk_buff *skb, struct pk_event *ev)
 {
-	const struct net_device *dev = BPF_CORE_READ(skb, dev);
+	const struct net_device *dev = skb->dev;
 	if (!pk_netns_ok_dev(dev))
 		return -1;
-	__u32 ifindex = BPF_CORE_READ(dev, ifindex);
+	__u32 ifindex = dev->ifindex;
 	if (!pk_iface_ok(ifindex))
 		return -1;
-	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u16 nh = skb->network_header;
 	if (nh == (__u16)~0U)
 		return -1;
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	unsigned char *data = BPF_CORE_READ(skb, data);
-	__u32 len = BPF_CORE_READ(skb, len);
+	unsigned char *head = skb->head;
+	unsigned char *data = skb->data;
+	__u32 len = skb->len;
 	__builtin_memset(ev, 0, sizeof(*ev));
 	__u32 before = (data - head) <= nh ? nh - (data - head) : 0;
 	if (pk_parse_kmem(head + nh, len > before ? len - before : 0, ev))
 		return -1;
 	const struct skb_shared_info *sh =
-		(const struct skb_shared_info *)(head + BPF_CORE_READ(skb, end));
+		(const struct skb_shared_info *)(head + skb->end);
 	ev->gso_size = BPF_CORE_READ(sh, gso_size);
 	ev->ifindex = ifindex;
 	ev->len = len;
@@ -327,23 +327,27 @@ static __always_inline int pk_from_tx_skb(const struct sk_buff *skb, struct pk_e
 /* Receive path before the IP layer: skb->data is the IP header. */
 static __always_inline int pk_from_rx_skb(const struct sk_buff *skb, struct pk_event *ev)
 {
-	const struct net_device *dev = BPF_CORE_READ(skb, dev);
+	const struct net_device *dev = skb->dev;
 	if (!pk_netns_ok_dev(dev))
 		return -1;
-	__u32 ifindex = BPF_CORE_READ(dev, ifindex);
+	__u32 ifindex = dev->ifindex;
 	if (!pk_iface_ok(ifindex))
 		return -1;
-	__be16 p = BPF_CORE_READ(skb, protocol);
+	__be16 p = skb->protocol;
 	if (p != bpf_htons(PK_ETH_P_IP) && p != bpf_htons(PK_ETH_P_IPV6))
 		return -1;
 	__builtin_memset(ev, 0, sizeof(*ev));
-	__u32 len = BPF_CORE_READ(skb, len);
-	if (pk_parse_kmem(BPF_CORE_READ(skb, data), len, ev))
+	__u32 len = skb->len;
+	if (pk_parse_kmem(skb->data, len, ev))
 		return -1;
 	ev->ifindex = ifindex;
 	ev->len = len;
 	return 0;
 }
+
+/* Tracepoint arguments are BTF pointers: plain field loads (fault-safe,
+ * CO-RE relocated through vmlinux.h) cost less than BPF_CORE_READ's
+ * helper calls on this per-packet path. */
 
 /* Socket-side hooks: the skb belongs to a socket; headers are still in the
  * head buffer; seq/end_seq come from TCP_SKB_CB (they cover coalesced data). */
@@ -352,12 +356,12 @@ static __always_inline int pk_from_sock_skb(const struct sk_buff *skb, const str
 {
 	if (!pk_netns_ok_sk(sk))
 		return -1;
-	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u16 nh = skb->network_header;
 	if (nh == (__u16)~0U)
 		return -1;
-	unsigned char *head = BPF_CORE_READ(skb, head);
+	unsigned char *head = skb->head;
 	__builtin_memset(ev, 0, sizeof(*ev));
-	__u32 len = BPF_CORE_READ(skb, len);
+	__u32 len = skb->len;
 	if (pk_parse_kmem(head + nh, 0, ev))
 		return -1;
 	if (ev->proto == PK_IPPROTO_TCP) {
@@ -366,7 +370,7 @@ static __always_inline int pk_from_sock_skb(const struct sk_buff *skb, const str
 		ev->seq = cb[0];
 		ev->end_seq = cb[1];
 	}
-	ev->ifindex = BPF_CORE_READ(skb, skb_iif);
+	ev->ifindex = skb->skb_iif;
 	ev->len = len;
 	return 0;
 }
@@ -457,7 +461,7 @@ int BPF_PROG(pk_tcp_rcv, struct sock *sk, const struct sk_buff *skb)
 SEC("tp_btf/skb_copy_datagram_iovec")
 int BPF_PROG(pk_copy_to_user, const struct sk_buff *skb, int len)
 {
-	const struct sock *sk = BPF_CORE_READ(skb, sk);
+	const struct sock *sk = skb->sk;
 	struct pk_event ev;
 	if (pk_from_sock_skb(skb, sk, &ev))
 		return 0;
@@ -473,9 +477,9 @@ int BPF_PROG(pk_sock_send, struct sock *sk, int ret, int flags)
 {
 	if (ret <= 0 || !pk_netns_ok_sk(sk))
 		return 0;
-	if (BPF_CORE_READ(sk, sk_protocol) != PK_IPPROTO_TCP)
+	if (sk->sk_protocol != PK_IPPROTO_TCP)
 		return 0;
-	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 fam = sk->__sk_common.skc_family;
 	struct pk_event evb;
 	struct pk_event *ev = &evb;
 	__builtin_memset(ev, 0, sizeof(*ev));
@@ -486,15 +490,15 @@ int BPF_PROG(pk_sock_send, struct sock *sk, int ret, int flags)
 	ev->proto = PK_IPPROTO_TCP;
 	ev->flags = PK_F_RANGE;
 	ev->len = ret;
-	ev->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	ev->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	ev->sport = sk->__sk_common.skc_num;
+	ev->dport = bpf_ntohs(sk->__sk_common.skc_dport);
 	if (fam == 10) {
 		BPF_CORE_READ_INTO(ev->saddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
 		BPF_CORE_READ_INTO(ev->daddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
 		ev->flags |= PK_F_V6;
 	} else {
-		ev->saddr[0] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-		ev->daddr[0] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		ev->saddr[0] = sk->__sk_common.skc_rcv_saddr;
+		ev->daddr[0] = sk->__sk_common.skc_daddr;
 	}
 	pk_emit(ev, PK_HOOK_SOCK_SEND);
 	return 0;
