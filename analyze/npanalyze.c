@@ -10,9 +10,6 @@
 #include "ana.h"
 #include "patterns.h"
 
-/* Weak so the analyzer still links while the patterns module is absent. */
-int patterns_main(int argc, char **argv) __attribute__((weak));
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -74,13 +71,8 @@ static const char *alias_for(const struct ana_options *o, const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "patterns")) {
-		if (!patterns_main) {
-			fprintf(stderr, "npanalyze: patterns: not built into this binary\n");
-			return 2;
-		}
+	if (argc > 1 && !strcmp(argv[1], "patterns"))
 		return patterns_main(argc - 1, argv + 1);
-	}
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' }, { "ref", required_argument, NULL, 'r' },
 		{ "from", required_argument, NULL, 'F' }, { "to", required_argument, NULL, 'T' },
