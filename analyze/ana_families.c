@@ -13,6 +13,13 @@ static int64_t ana_ref_or_local(const struct ana_model *m, int host, uint64_t t)
 	return ana_host_aligned(m, host) ? ana_to_ref(m, host, t) : (int64_t)t;
 }
 
+/* --flow FILTER: substring of the flow key (or of a connection/endpoint). */
+static bool ana_key_match(const struct ana_model *m, const char *key)
+{
+	const char *flt = m->opt ? m->opt->flow_filter : NULL;
+	return !flt || !*flt || strstr(key, flt) != NULL;
+}
+
 /* ---- flows ---- */
 
 struct ana_fkey { uint16_t host; const char *key; size_t first; };
@@ -53,8 +60,9 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 		uint64_t tx = 0, rx = 0, tp = 0, rp = 0, re = 0, dur = 0, srs = 0, srn = 0;
 		double bmax = 0;
 		size_t k = 0;
+		bool keep = ana_key_match(m, v[a].key);
 		while (b < n && v[b].host == v[a].host && !strcmp(v[b].key, v[a].key)) {
-			if (!ana_interval_in_window(m, v[b].host, v[b].t, v[b].dur_ns)) {
+			if (!keep || !ana_interval_in_window(m, v[b].host, v[b].t, v[b].dur_ns)) {
 				b++;
 				continue;
 			}
@@ -241,7 +249,8 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 	size_t ng = 0, cap = 0;
 	for (size_t i = 0; i < m->txns.n; i++) {
 		struct ana_txn *x = &m->txns.v[i];
-		if (!ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns))
+		if (!ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns) ||
+		    (!ana_key_match(m, x->conn) && !ana_key_match(m, x->endpoint)))
 			continue;
 		const char *cont = x->container[0] ? x->container : ana_container_of(m, x->host, x->pid, x->cgroup);
 		char ckey[160];
