@@ -332,6 +332,40 @@ static void rc_handle_async(struct rc_run *r, uint64_t now)
 	rc_notices(r);
 }
 
+/* The last partial interval and the END record, in the final chunk; after
+ * an output error only END. Returns the exit code. */
+static int rc_finish(struct rc_run *r, uint64_t t0, const char *reason, int code)
+{
+	if (code == RC_EXIT_OK) {
+		/* the last partial interval and the END record, in the final chunk */
+		uint64_t now = np_mono_ns();
+		char err[256] = "";
+		rc_drain(r);
+		rc_interval_record(r, t0, now);
+		for (unsigned i = 0; i < r->nfams; i++) {
+			struct rc_fam *fm = &r->fams[i];
+			if (fm->f->snapshot)
+				fm->f->snapshot(fm->state, &r->ctx, &r->rb, rc_shift(r, t0), rc_shift(r, now));
+		}
+		rc_lost_record(r, t0, now);
+		r->intervals++;
+		rc_end_record(r, now, reason);
+		if (rec_output_close(r->out, &r->rb, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
+			code = RC_EXIT_RUNTIME;
+		} else if (err[0] && !r->cfg.quiet) {   /* e.g. the flight recorder's last dump */
+			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
+			r->progress_dirty = false;
+		}
+	} else {
+		char err[256] = "";
+		np_recbuf_reset(&r->rb);
+		rc_end_record(r, np_mono_ns(), reason);
+		rec_output_close(r->out, &r->rb, err, sizeof(err));
+	}
+	return code;
+}
+
 /* Returns the exit code. */
 static int rc_loop(struct rc_run *r)
 {
@@ -364,33 +398,7 @@ static int rc_loop(struct rc_run *r)
 		}
 		rc_progress(r, now, &last_t, &last_ev);
 	}
-	if (code == RC_EXIT_OK) {
-		/* the last partial interval and the END record, in the final chunk */
-		uint64_t now = np_mono_ns();
-		char err[256] = "";
-		rc_drain(r);
-		rc_interval_record(r, t0, now);
-		for (unsigned i = 0; i < r->nfams; i++) {
-			struct rc_fam *fm = &r->fams[i];
-			if (fm->f->snapshot)
-				fm->f->snapshot(fm->state, &r->ctx, &r->rb, rc_shift(r, t0), rc_shift(r, now));
-		}
-		rc_lost_record(r, t0, now);
-		r->intervals++;
-		rc_end_record(r, now, reason);
-		if (rec_output_close(r->out, &r->rb, err, sizeof(err)) < 0) {
-			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
-			code = RC_EXIT_RUNTIME;
-		} else if (err[0] && !r->cfg.quiet) {   /* e.g. the flight recorder's last dump */
-			fprintf(stderr, "%snprec: %s\n", r->progress_dirty ? "\n" : "", err);
-			r->progress_dirty = false;
-		}
-	} else {
-		char err[256] = "";
-		np_recbuf_reset(&r->rb);
-		rc_end_record(r, np_mono_ns(), reason);
-		rec_output_close(r->out, &r->rb, err, sizeof(err));
-	}
+	code = rc_finish(r, t0, reason, code);
 	r->out = NULL;
 	if (r->progress_dirty)
 		fputc('\n', stderr);
