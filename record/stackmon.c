@@ -1,6 +1,6 @@
 /* Host-stack component family (perfmon, docs/STACKMON.md): attaches
- * bpf/stackmon.bpf.c to the pod's veth (first -i, host side) and the host's
- * external interface (second -i), inside --netns. With --profile-baseline
+ * bpf/stackmon.bpf.c to the pods' veths (host side) and the host's external
+ * interface (the last of two or more -i), inside --netns. With --profile-baseline
  * it collects the P99 of every component per bucket and writes the baseline
  * file at the end; with --baseline FILE --scale X it derives thresholds by
  * perfmon eq. 1, lets the kernel raise alerts and keeps only alerts of
@@ -47,8 +47,9 @@ struct sm_state {
 	struct stackmon_bpf *skel;
 	struct ring_buffer *rb;
 	int netns_fd;
-	unsigned ifidx[2];
-	bool tc_on[2][2];
+	unsigned nif;                       /* interfaces given: veths..., ext */
+	unsigned ifidx[REC_MAX_IFACES];
+	bool tc_on[REC_MAX_IFACES][2];      /* [iface][egress, ingress] */
 	unsigned T;
 	struct sm_window win[SM_NCOMP];
 	struct sm_alert *kept;
@@ -258,7 +259,8 @@ static int sm_drain(void *state)
 
 /* ---- attach ---- */
 
-static void sm_tc_attach(struct sm_state *s, int role, const char *ifname)
+/* slot: index of the interface; role 0 = a pod's veth, 1 = the external one. */
+static void sm_tc_attach(struct sm_state *s, unsigned slot, int role, const char *ifname)
 {
 	char probe[64], why[160];
 	unsigned idx = if_nametoindex(ifname);
@@ -267,7 +269,7 @@ static void sm_tc_attach(struct sm_state *s, int role, const char *ifname)
 		rec_probe(s->ctx, SM_FAMILY, probe, REC_PROBE_FAILED, "no such interface in the netns");
 		return;
 	}
-	s->ifidx[role] = idx;
+	s->ifidx[slot] = idx;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = idx, .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
 	int rc = bpf_tc_hook_create(&hook);
 	if (rc && rc != -EEXIST) {
@@ -290,7 +292,7 @@ static void sm_tc_attach(struct sm_state *s, int role, const char *ifname)
 			rec_probe(s->ctx, SM_FAMILY, probe, REC_PROBE_FAILED, strerror(-rc));
 			continue;
 		}
-		s->tc_on[role][dir] = true;
+		s->tc_on[slot][dir] = true;
 		rec_probe(s->ctx, SM_FAMILY, probe, REC_PROBE_ATTACHED, NULL);
 	}
 }
@@ -300,15 +302,15 @@ static void sm_tc_detach(struct sm_state *s)
 	int saved;
 	if (pk_netns_enter(s->netns_fd, &saved) < 0)
 		return;
-	for (int role = 0; role < 2; role++)
+	for (unsigned slot = 0; slot < s->nif; slot++)
 		for (int dir = 0; dir < 2; dir++) {
-			if (!s->tc_on[role][dir])
+			if (!s->tc_on[slot][dir])
 				continue;
-			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = s->ifidx[role],
+			LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = s->ifidx[slot],
 				    .attach_point = dir ? BPF_TC_INGRESS : BPF_TC_EGRESS);
 			LIBBPF_OPTS(bpf_tc_opts, opts, .handle = SM_TC_HANDLE, .priority = SM_TC_HANDLE);
 			bpf_tc_detach(&hook, &opts);
-			s->tc_on[role][dir] = false;
+			s->tc_on[slot][dir] = false;
 		}
 	pk_netns_leave(saved);
 }
@@ -321,8 +323,8 @@ static int sm_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	if (!c->profile_baseline && !c->baseline)
 		return 1;
 	if (!c->nifaces) {
-		snprintf(err, errlen, "stackmon: needs -i VETH [-i EXT] (the pod's veth, host side, "
-			 "and the external interface)");
+		snprintf(err, errlen, "stackmon: needs -i VETH [-i VETH ...] [-i EXT] (pods' veths, "
+			 "host side, then the external interface)");
 		return -EINVAL;
 	}
 	struct sm_state *s = calloc(1, sizeof(*s));
@@ -368,8 +370,10 @@ static int sm_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		sm_close(s);
 		return rc;
 	}
-	for (unsigned i = 0; i < c->nifaces && i < 2; i++)
-		sm_tc_attach(s, (int)i, c->ifaces[i]);
+	/* -i VETH [-i VETH ...] -i EXT: with two or more, the last is external */
+	s->nif = c->nifaces < REC_MAX_IFACES ? c->nifaces : REC_MAX_IFACES;
+	for (unsigned i = 0; i < s->nif; i++)
+		sm_tc_attach(s, i, s->nif >= 2 && i == s->nif - 1, c->ifaces[i]);
 	pk_netns_leave(saved);
 	if (!s->tc_on[0][0] && !s->tc_on[0][1]) {
 		snprintf(err, errlen, "stackmon: cannot attach to %s", c->ifaces[0]);
