@@ -250,8 +250,9 @@ static void pk_tc_attach_iface(struct pk_state *s, const char *ifname)
 	for (int dir = 0; dir < 2; dir++) {
 		hook.attach_point = dir ? BPF_TC_INGRESS : BPF_TC_EGRESS;
 		struct bpf_program *p = dir ? s->skel->progs.pk_tc_ingress : s->skel->progs.pk_tc_egress;
+		/* REPLACE: a filter left behind by a recorder that was killed */
 		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = PK_TC_HANDLE, .priority = PK_TC_HANDLE,
-			    .prog_fd = bpf_program__fd(p));
+			    .flags = BPF_TC_F_REPLACE, .prog_fd = bpf_program__fd(p));
 		rc = bpf_tc_attach(&hook, &opts);
 		snprintf(probe, sizeof(probe), "tc/%s/%s", ifname, dir ? "ingress" : "egress");
 		if (rc) {

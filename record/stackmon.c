@@ -283,8 +283,9 @@ static void sm_tc_attach(struct sm_state *s, unsigned slot, int role, const char
 	};
 	for (int dir = 0; dir < 2; dir++) {
 		hook.attach_point = dir ? BPF_TC_INGRESS : BPF_TC_EGRESS;
+		/* REPLACE: a filter left behind by a recorder that was killed */
 		LIBBPF_OPTS(bpf_tc_opts, opts, .handle = SM_TC_HANDLE, .priority = SM_TC_HANDLE,
-			    .prog_fd = bpf_program__fd(progs[role][dir]));
+			    .flags = BPF_TC_F_REPLACE, .prog_fd = bpf_program__fd(progs[role][dir]));
 		rc = bpf_tc_attach(&hook, &opts);
 		snprintf(probe, sizeof(probe), "tc/%s(%s)/%s", ifname, role ? "ext" : "veth",
 			 dir ? "ingress" : "egress");
