@@ -74,8 +74,8 @@ struct np_writer_opts {
 	bool fsync_each;   /* fsync after every chunk (durability over speed) */
 };
 
-/* Creates path with mode 0600 (O_EXCL unless truncate) and writes the file
- * magic. Returns 0 or -errno. */
+/* Creates (or truncates, like tcpdump -w) path with mode 0600 and writes the
+ * file magic. Returns 0 or -errno. */
 int  np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kind,
 		    const struct np_writer_opts *opts);
 /* Adopts an open fd (e.g. stdout); the writer closes it. */
