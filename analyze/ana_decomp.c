@@ -111,7 +111,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	r->seq = d->p->pkts[k].seq;
 	r->t = ana_host_aligned(m, e0->host) ? ana_to_ref(m, e0->host, e0->ts) : (int64_t)e0->ts;
 	r->nhosts = 1;
-	if (!r->len)
+	if (!r->len && !d->p->pkts[k].udp)
 		r->ctl = 1;
 	if (!ana_flow_match(m, r->flow)) {
 		r->skip = 1;
@@ -339,8 +339,10 @@ static void ana_accumulate(struct ana_dctx *d)
 		for (int s = 0; s < ANA_NSEGS; s++) {
 			if (r->seg[s] < 0)
 				continue;
-			np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
-			np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
+			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
+				np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
+				np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
+			}
 			if (f->top >= 0)
 				np_sketch_add(&d->top[f->top][s], (uint64_t)r->seg[s], 1);
 		}
@@ -384,6 +386,8 @@ static void ana_decomp_table(struct ana_dctx *d)
 		size_t gs[2] = { 0, top >= 0 ? (size_t)top + 1 : 0 };
 		for (int q = 0; q < (top >= 0 ? 2 : 1); q++) {
 			size_t g = gs[q];
+			if (g == 0 && r->ctl)
+				continue;
 			if (tot < p99s[g])
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
@@ -863,7 +867,7 @@ static void ana_window_sums(struct ana_dctx *d)
 		return;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0)
+		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0)
 			continue;
 		const struct ana_flow *fl = &m->flows.v[r->flow];
 		for (size_t w = 0; w < m->bwins.n; w++) {
