@@ -75,6 +75,8 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 		return -errno;
 	}
 	RC_FILTER_SET(f->skel->rodata, ctx->cfg);
+	rc_size_pcpu_map(f->skel->maps.flows, f->ncpus);
+	rc_size_pcpu_map(f->skel->maps.drops, f->ncpus);
 	f->skel->rodata->rc_task_filter = ctx->cfg->npids > 0;
 	rc_flows_tps(f);
 	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, 6, use_raw, err, errlen);

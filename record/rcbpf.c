@@ -199,3 +199,13 @@ int rc_map_keys(int fd, size_t keysz, void **keys, size_t *n)
 	*keys = out;
 	return 0;
 }
+
+void rc_size_pcpu_map(struct bpf_map *m, int ncpus)
+{
+	size_t per = (size_t)ncpus * rc_pcpu_stride(bpf_map__value_size(m)) + bpf_map__key_size(m);
+	size_t cap = RC_PCPU_MAP_BUDGET / (per ? per : 1);
+	if (cap < 1024)
+		cap = 1024;
+	if (bpf_map__max_entries(m) > cap)
+		bpf_map__set_max_entries(m, (uint32_t)cap);
+}

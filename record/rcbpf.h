@@ -43,6 +43,13 @@ static inline size_t rc_pcpu_stride(size_t valsz) { return (valsz + 7) & ~(size_
  * 0 or -ENOMEM. */
 int  rc_map_keys(int fd, size_t keysz, void **keys, size_t *n);
 
+/* Per-CPU hash maps preallocate max_entries x ncpus values: on a host with
+ * many CPUs the defaults (sized for a few cores) would pin hundreds of MB.
+ * Caps max_entries so the map stays within RC_PCPU_MAP_BUDGET bytes (and
+ * at least 1024 entries). Call between NAME__open() and NAME__load(). */
+#define RC_PCPU_MAP_BUDGET (32u << 20)
+void rc_size_pcpu_map(struct bpf_map *m, int ncpus);
+
 /* Shared vmlinux BTF (loaded once, never freed before exit). */
 const struct btf *rc_vmlinux_btf(void);
 /* Name of enumerator val of enum ename ("SKB_DROP_REASON_NETFILTER_DROP"

@@ -105,6 +105,8 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 		return -errno;
 	}
 	RC_FILTER_SET(t->skel->rodata, ctx->cfg);
+	rc_size_pcpu_map(t->skel->maps.txn_stats, t->ncpus);
+	rc_size_pcpu_map(t->skel->maps.txn_sketch, t->ncpus);
 	rc_txn_tps(t);
 	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps, RC_TXN_NTP, use_raw, err, errlen);
 	if (!rc)
