@@ -48,6 +48,7 @@ struct ana_host {
 	uint64_t t_min, t_max;      /* local mono ns of everything seen */
 	uint64_t interval_ns;
 	uint64_t lost_events;       /* sum of LOST records */
+	uint64_t capped_events;     /* packet events dropped by the recorder's per-flow cap */
 	uint64_t chunks_bad, bytes_skipped, records_bad;
 	bool truncated;
 	/* clock: ref_ns = a * (t - t0) + b; for the reference host a=1, b=t0 */

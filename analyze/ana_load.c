@@ -221,6 +221,8 @@ static void ana_pkt_lost(struct ana_loadctx *c, const msgpack_object *body)
 			uint64_t v;
 			if (np_get_u64(&hk->via.map.ptr[i].val, "lost", &v) == 0)
 				c->m->hosts.v[c->host].lost_events += v;
+			if (np_get_u64(&hk->via.map.ptr[i].val, "capped", &v) == 0)
+				c->m->hosts.v[c->host].capped_events += v;
 		}
 }
 
@@ -846,6 +848,9 @@ void ana_load_finish(struct ana_model *m)
 			ana_warn(m, "%s: the recorder lost %llu events (ring buffer full): "
 				 "counts and loss figures for this host are lower bounds",
 				 h->name, (unsigned long long)h->lost_events);
+		if (h->capped_events)
+			ana_warn(m, "%s: the per-flow cap dropped %llu packet events: packets capped on "
+				 "one host only look lost", h->name, (unsigned long long)h->capped_events);
 	}
 	ana_sync_finish(m);
 }
