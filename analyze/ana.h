@@ -49,6 +49,9 @@ struct ana_host {
 	uint64_t interval_ns;
 	uint64_t lost_events;       /* sum of LOST records */
 	uint64_t capped_events;     /* packet events dropped by the recorder's per-flow cap */
+	char lost_fam[8][16];       /* LOST per family (names from the record) */
+	uint64_t lost_fam_n[8];
+	uint64_t pkt_lost;          /* packet-path events lost (PKT_EVENTS hook counters) */
 	uint64_t chunks_bad, bytes_skipped, records_bad;
 	bool truncated;
 	/* clock: ref_ns = a * (t - t0) + b; for the reference host a=1, b=t0 */

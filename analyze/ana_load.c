@@ -220,7 +220,7 @@ static void ana_pkt_lost(struct ana_loadctx *c, const msgpack_object *body)
 		for (uint32_t i = 0; i < hk->via.map.size; i++) {
 			uint64_t v;
 			if (np_get_u64(&hk->via.map.ptr[i].val, "lost", &v) == 0)
-				c->m->hosts.v[c->host].lost_events += v;
+				c->m->hosts.v[c->host].pkt_lost += v;
 			if (np_get_u64(&hk->via.map.ptr[i].val, "capped", &v) == 0)
 				c->m->hosts.v[c->host].capped_events += v;
 		}
@@ -657,9 +657,45 @@ static uint64_t ana_sum_lost(const msgpack_object *o, bool under)
 		if (k->type == MSGPACK_OBJECT_STR && k->via.str.size >= 3 &&
 		    !memcmp(k->via.str.ptr, "t_", 2))
 			continue;
+		/* cumulative counters ("lost_total") would count twice */
+		if (k->type == MSGPACK_OBJECT_STR && memmem(k->via.str.ptr, k->via.str.size, "total", 5))
+			continue;
 		s += ana_sum_lost(&o->via.map.ptr[i].val, u);
 	}
 	return s;
+}
+
+/* LOST: per family when the record names them ("family" + per-interval
+ * "lost" columns; the cumulative "lost_total" is not added), else every
+ * integer under the "lost" key. */
+static void ana_load_lost(struct ana_loadctx *c, const msgpack_object *body)
+{
+	struct ana_host *h = &c->m->hosts.v[c->host];
+	const msgpack_object_array *fam = np_get_array(body, "family");
+	size_t nl = 0;
+	uint64_t *lost = np_get_u64_array(body, "lost", &nl);
+	if (!fam || !lost || fam->size != nl) {
+		free(lost);
+		h->lost_events += ana_sum_lost(np_map_get(body, "lost"), true);
+		return;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		if (!lost[i] || fam->ptr[i].type != MSGPACK_OBJECT_STR)
+			continue;
+		h->lost_events += lost[i];
+		char name[16];
+		size_t l = fam->ptr[i].via.str.size < sizeof(name) - 1 ? fam->ptr[i].via.str.size : sizeof(name) - 1;
+		memcpy(name, fam->ptr[i].via.str.ptr, l);
+		name[l] = 0;
+		int k;
+		for (k = 0; k < 8 && h->lost_fam[k][0] && strcmp(h->lost_fam[k], name); k++)
+			;
+		if (k == 8)
+			continue;
+		memcpy(h->lost_fam[k], name, sizeof(name));
+		h->lost_fam_n[k] += lost[i];
+	}
+	free(lost);
 }
 
 static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
@@ -672,9 +708,7 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 		break;
 	}
 	case NP_REC_LOST:
-		/* only the per-interval "lost" column: t0_ns/t1_ns and the
-		 * cumulative lost_total must not be added */
-		c->m->hosts.v[c->host].lost_events += ana_sum_lost(np_map_get(b, "lost"), true);
+		ana_load_lost(c, b);
 		break;
 	case NP_REC_PKT_FLOWS:   ana_load_pkt_flows(c, b); break;
 	case NP_REC_PKT_EVENTS:  ana_load_pkt_events(c, b); break;
@@ -844,10 +878,20 @@ void ana_load_finish(struct ana_model *m)
 			h->t_min = h->t_max = 0;
 		h->t0 = h->t_min;
 		h->clk_b = (double)h->t0;
-		if (h->lost_events)
-			ana_warn(m, "%s: the recorder lost %llu events (ring buffer full): "
-				 "counts and loss figures for this host are lower bounds",
-				 h->name, (unsigned long long)h->lost_events);
+		if (h->lost_events || h->pkt_lost) {
+			char list[256] = "";
+			size_t o = 0;
+			for (int k = 0; k < 8 && h->lost_fam[k][0] && o < sizeof(list); k++)
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s %llu", o ? ", " : "",
+						      h->lost_fam[k], (unsigned long long)h->lost_fam_n[k]);
+			if (h->pkt_lost)
+				ana_warn(m, "%s: the recorder lost %llu packet-path events (ring buffer full): "
+					 "packets missing there look lost; loss figures are upper bounds",
+					 h->name, (unsigned long long)h->pkt_lost);
+			if (list[0] || (h->lost_events && !h->pkt_lost))
+				ana_warn(m, "%s: the recorder lost events (%s): the figures of those families "
+					 "are lower bounds", h->name, list[0] ? list : "total");
+		}
 		if (h->capped_events)
 			ana_warn(m, "%s: the per-flow cap dropped %llu packet events: packets capped on "
 				 "one host only look lost", h->name, (unsigned long long)h->capped_events);
