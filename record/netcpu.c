@@ -130,6 +130,80 @@ static bool nc_attach_one(struct rec_ctx *ctx, struct bpf_program *p, struct bpf
 	return true;
 }
 
+static struct nc_state *nc_alloc(const struct rec_config *cfg)
+{
+	struct nc_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->ncpu = libbpf_num_possible_cpus();
+	s->sample_hz = cfg->sample_hz;
+	if (s->ncpu > 0) {
+		s->cur = calloc(s->ncpu, sizeof(struct nc_cpu));
+		s->prev = calloc(s->ncpu, sizeof(struct nc_cpu));
+		s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
+	}
+	s->keys = calloc(NC_MAX_COUNT_KEYS, sizeof(*s->keys));
+	if (!s->cur || !s->prev || !s->keys || !s->cpu_cat) {
+		nc_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Returns true when both softirq tracepoints attached (sampling needs them). */
+static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct netcpu_bpf *k)
+{
+	bool sirq = nc_attach_one(ctx, k->progs.nc_softirq_entry, &k->links.nc_softirq_entry,
+				  "tp_btf/softirq_entry");
+	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
+			      "tp_btf/softirq_exit");
+	nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
+	nc_attach_one(ctx, k->progs.nc_sys_exit, &k->links.nc_sys_exit, "tp_btf/sys_exit");
+	nc_attach_one(ctx, k->progs.nc_sched_switch, &k->links.nc_sched_switch, "tp_btf/sched_switch");
+	return sirq;
+}
+
+static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
+{
+	const char *probe = "perf_event/cpu-clock";
+	char why[200];
+	if (!s->sample_hz) {
+		rec_probe(ctx, "netcpu", probe, REC_PROBE_SKIPPED, "--sample-hz 0");
+		return;
+	}
+	if (!sirq) {
+		rec_probe(ctx, "netcpu", probe, REC_PROBE_SKIPPED, "needs the softirq tracepoints");
+		return;
+	}
+	if (nc_attach_sampler(s, why, sizeof(why)) == 0) {
+		rec_probe(ctx, "netcpu", probe, REC_PROBE_FAILED, why);
+		return;
+	}
+	snprintf(why, sizeof(why), "%u Hz", s->sample_hz);
+	rec_probe(ctx, "netcpu", probe, REC_PROBE_ATTACHED, why);
+	int rc = nc_ksyms_load(&s->ksyms, "/proc/kallsyms");
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved", strerror(-rc));
+		rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
+	}
+	s->sampling = true;
+}
+
+/* Counters and stack counts start together, after the (slow) kallsyms
+ * load, so both cover the same samples. */
+static void nc_baseline(struct nc_state *s)
+{
+	if (s->sampling) {
+		uint64_t *tmp = calloc(NC_MAX_COUNT_KEYS, sizeof(uint64_t));
+		if (tmp) {
+			nc_take_counts(s, tmp);    /* both slots */
+			nc_take_counts(s, tmp);
+		}
+		free(tmp);
+	}
+	nc_read_cpus(s, s->prev);
+}
+
 static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	const struct rec_config *cfg = ctx->cfg;
@@ -137,18 +211,12 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		snprintf(err, errlen, "--no-netcpu");
 		return 1;
 	}
-	struct nc_state *s = calloc(1, sizeof(*s));
+	struct nc_state *s = nc_alloc(cfg);
 	if (!s)
 		return -ENOMEM;
-	s->ncpu = libbpf_num_possible_cpus();
-	s->sample_hz = cfg->sample_hz;
-	s->cur = calloc(s->ncpu, sizeof(struct nc_cpu));
-	s->prev = calloc(s->ncpu, sizeof(struct nc_cpu));
-	s->keys = calloc(NC_MAX_COUNT_KEYS, sizeof(*s->keys));
-	s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
 	s->skel = netcpu_bpf__open();
-	if (s->ncpu <= 0 || !s->cur || !s->prev || !s->keys || !s->cpu_cat || !s->skel) {
-		snprintf(err, errlen, "cannot open BPF object netcpu: %s", strerror(errno ? errno : ENOMEM));
+	if (!s->skel) {
+		snprintf(err, errlen, "cannot open BPF object netcpu: %s", strerror(errno));
 		nc_close(s);
 		return -ENOMEM;
 	}
@@ -162,52 +230,12 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		nc_close(s);
 		return rc == -EPERM ? rc : 1;
 	}
-
-	struct netcpu_bpf *k = s->skel;
-	bool sirq = nc_attach_one(ctx, k->progs.nc_softirq_entry, &k->links.nc_softirq_entry,
-				  "tp_btf/softirq_entry");
-	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
-			      "tp_btf/softirq_exit");
-	nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
-	nc_attach_one(ctx, k->progs.nc_sys_exit, &k->links.nc_sys_exit, "tp_btf/sys_exit");
-	nc_attach_one(ctx, k->progs.nc_sched_switch, &k->links.nc_sched_switch, "tp_btf/sched_switch");
-
-	char why[200];
-	if (!s->sample_hz) {
-		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_SKIPPED, "--sample-hz 0");
-	} else if (!sirq) {
-		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_SKIPPED,
-			  "needs the softirq tracepoints");
-	} else if (nc_attach_sampler(s, why, sizeof(why)) == 0) {
-		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_FAILED, why);
-	} else {
-		snprintf(why, sizeof(why), "%u Hz", s->sample_hz);
-		rec_probe(ctx, "netcpu", "perf_event/cpu-clock", REC_PROBE_ATTACHED, why);
-		rc = nc_ksyms_load(&s->ksyms, "/proc/kallsyms");
-		if (rc < 0) {
-			snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved",
-				 strerror(-rc));
-			rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
-		}
-		s->sampling = true;
-	}
-
-	rc = nc_rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why, sizeof(s->rapl_why));
-	s->have_rapl = rc == 0;
+	nc_setup_sampler(ctx, s, nc_attach_tracepoints(ctx, s->skel));
+	s->have_rapl = nc_rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why,
+				    sizeof(s->rapl_why)) == 0;
 	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
 		  s->have_rapl ? NULL : s->rapl_why);
-
-	/* baseline: counters and stack counts start together, after the
-	 * (slow) kallsyms load, so both cover the same samples */
-	if (s->sampling) {
-		uint64_t *tmp = calloc(NC_MAX_COUNT_KEYS, sizeof(uint64_t));
-		if (tmp) {
-			nc_take_counts(s, tmp);
-			nc_take_counts(s, tmp);
-		}
-		free(tmp);
-	}
-	nc_read_cpus(s, s->prev);
+	nc_baseline(s);
 	*state = s;
 	return 0;
 }
@@ -465,11 +493,9 @@ static void nc_close(void *state)
 	struct nc_state *s = state;
 	if (!s)
 		return;
+	/* destroying a perf_event link also closes its perf fd */
 	for (int i = 0; s->perf_links && i < s->ncpu; i++)
 		bpf_link__destroy(s->perf_links[i]);
-	for (int i = 0; s->perf_fds && i < s->ncpu; i++)
-		if (s->perf_fds[i] >= 0 && s->perf_links[i])
-			close(s->perf_fds[i]);
 	netcpu_bpf__destroy(s->skel);
 	nc_ksyms_free(s->ksyms);
 	free(s->perf_links);
