@@ -227,7 +227,18 @@ int ana_clock_fit(const struct ana_hull_pt *up, size_t nup, const struct ana_hul
 		*a = 1.0;
 	double bu = ana_min_off(u, nu, *a), bl = ana_max_off(l, nl, *a);
 	*b = (bu + bl) / 2;
-	*err = (bu - bl) / 2;
+	/* the bound at x = 0 (the host's first timestamp) covers every
+	 * feasible line, whatever its slope: the data may lie seconds later */
+	double hi_b = bu, lo_b = bl;
+	for (int k = 0; k <= 256; k++) {
+		double s = *a_lo + (*a_hi - *a_lo) * k / 256.0;
+		double u1 = ana_min_off(u, nu, s), l1 = ana_max_off(l, nl, s);
+		if (u1 < l1)
+			continue;
+		if (u1 > hi_b) hi_b = u1;
+		if (l1 < lo_b) lo_b = l1;
+	}
+	*err = fmax(hi_b - *b, *b - lo_b);
 	q = ANA_CLK_ACCURATE;
 out:
 	free(u); free(l);
