@@ -3,7 +3,8 @@
 # pair, one nprec per namespace with packet paths and the clock-sync
 # exchange; the recorder in an-b shifts every timestamp by +3 ms
 # (--test-clock-shift). A TCP transfer a -> b, then npanalyze merges both:
-# the +3 ms shift is recovered within 20 us, the clock pair is accurate,
+# the +3 ms shift is recovered within 20 us and the drift within 1 ppm of 0
+# (both namespaces share one clock), the clock pair is accurate,
 # data packets are matched across the hosts and their wire segment on veth
 # lies between 0 and 1 ms; npreport renders the analysis.
 . "$(dirname "$0")/../lib/e2e.sh"
@@ -49,6 +50,9 @@ err=$(csvcol "$T/csv/clock.csv" host b offset_err_ns)
 check "clock of b is accurate ($q)" [ "$q" = accurate ]
 check "+3 ms shift recovered within 20 us ($off ns, bound $err ns)" \
 	lt "$(awk -v o="${off:-0}" 'BEGIN{d=o-3000000; print d<0?-d:d}')" 20000
+drift=$(csvcol "$T/csv/clock.csv" host b drift_ppm)
+check "drift within 1 ppm of 0 (one machine, one clock: $drift ppm)" \
+	lt "$(awk -v d="${drift:-9}" 'BEGIN{print d<0?-d:d}')" 1
 nsync=$(csvcol "$T/csv/clock_pairs.csv" host_a a sync_count)
 check "sync exchanges paired across the recordings ($nsync)" ge "${nsync:-0}" 50
 # data flow a -> b: the decomp row of the flow towards port 5301
