@@ -27,7 +27,8 @@ struct nc_cpu {
 	__u64 n[NC_CLASS_MAX];      /* completed invocations per class */
 	__u64 sirq_ts;              /* entry ts of the running softirq, 0 if none */
 	__u32 sirq_vec;
-	__u32 pad;
+	__u32 op_running;           /* the current task has a socket op clock: the
+				     * softirq hooks skip the task lookup when 0 */
 	__u64 samples;              /* perf_event samples seen on this CPU */
 	__u64 samples_netrx;        /* ... of which inside NET_RX */
 	__u64 stack_lost;           /* bpf_get_stackid / count update failures */

@@ -131,6 +131,18 @@ static __always_inline void nt_account_hw(struct nt_cpu *c, struct nt_thread *t)
 		c->hw_last[i] = now[i];
 }
 
+/* comm is 16 bytes: compare as two words (direct loads) and copy only when
+ * it changed, which is rare (exec, prctl(PR_SET_NAME)). */
+static __always_inline void nt_copy_comm(struct nt_thread *t, struct task_struct *p)
+{
+	__u64 a = *(__u64 *)&p->comm[0], b = *(__u64 *)&p->comm[8], *dst = (__u64 *)t->comm;
+
+	if (dst[0] != a || dst[1] != b) {
+		dst[0] = a;
+		dst[1] = b;
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -139,7 +151,7 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
 	struct nt_cpu *c = bpf_map_lookup_elem(&nt_cpus, &zero);
 	struct nt_thread *t = NULL;
-	__u32 tid = BPF_CORE_READ(prev, pid), *busy;
+	__u32 tid = prev->pid, *busy;
 
 	if (!c)
 		return 0;
@@ -154,16 +166,16 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			t->nvcsw++;
 		else
 			t->nivcsw++;
-		t->pid = BPF_CORE_READ(prev, tgid);
+		t->pid = prev->tgid;
 		t->cgroup_id = bpf_get_current_cgroup_id();
-		BPF_CORE_READ_STR_INTO(&t->comm, prev, comm);
-		if (BPF_CORE_READ(prev, flags) & NT_PF_EXITING)
+		nt_copy_comm(t, prev);
+		if (prev->flags & NT_PF_EXITING)
 			t->flags |= NT_F_EXITED;
 	}
 	if (nt_hw_enabled)
 		nt_account_hw(c, t);
 	c->ts = now;
-	c->tid = BPF_CORE_READ(next, pid);
+	c->tid = next->pid;
 	busy = bpf_map_lookup_elem(&nt_busy, &cpu);
 	if (busy)
 		*busy = c->tid != 0;
