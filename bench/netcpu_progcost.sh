@@ -1,0 +1,53 @@
+#!/bin/bash
+# Per-program kernel cost of the netcpu and threads families during an
+# iperf3 transfer over veth: runs/s, ns per run and CPU ms per second of
+# each BPF program, from the kernel's BPF run-time statistics
+# (kernel.bpf_stats_enabled, switched on for the run if it was off and
+# restored after; the statistics themselves add two clock reads per run).
+# Not a test: it prints figures (docs/BENCHMARKS.md, section "netcpu").
+# Env: BENCH_T (seconds of transfer, 5), NP_BUILD (build/).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NP_BUILD=${NP_BUILD:-$ROOT/build}
+T=${BENCH_T:-5}
+TMP=$(mktemp -d /tmp/np-bench-progcost.XXXXXX)
+STATS0=$(cat /proc/sys/kernel/bpf_stats_enabled)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	ip netns del nc-pc-a 2>/dev/null; ip netns del nc-pc-b 2>/dev/null
+	echo "$STATS0" > /proc/sys/kernel/bpf_stats_enabled
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
+[ -x "$NP_BUILD/nprec" ] || { echo "$NP_BUILD/nprec not built" >&2; exit 1; }
+
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+ip netns add nc-pc-a && ip netns add nc-pc-b || exit 1
+ip link add ncpa0 netns nc-pc-a type veth peer name ncpb0 netns nc-pc-b
+ip -n nc-pc-a addr add 10.78.8.1/24 dev ncpa0; ip -n nc-pc-b addr add 10.78.8.2/24 dev ncpb0
+ip -n nc-pc-a link set ncpa0 up; ip -n nc-pc-b link set ncpb0 up
+ip netns exec nc-pc-b iperf3 -s -B 10.78.8.2 -p 5401 >/dev/null 2>&1 & PIDS+=($!)
+"$NP_BUILD/nprec" -q --no-flows --no-txn -o "$TMP/pc.npr" & P=$!; PIDS+=($P)
+for _ in $(seq 100); do [ -s "$TMP/pc.npr" ] && break; sleep 0.1; done
+sleep 1
+
+snap() {
+	bpftool prog show | awk '/ name (nc_|nt_)/ { n = $4; t = 0; c = 0
+		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
+		print n, t, c }' | sort
+}
+snap > "$TMP/s0"
+T0=$(date +%s%N)
+ip netns exec nc-pc-a iperf3 -c 10.78.8.2 -p 5401 -t "$T" >/dev/null
+T1=$(date +%s%N)
+snap > "$TMP/s1"
+kill -INT "$P"; wait "$P"
+
+printf "%-18s %10s %8s %12s\n" program runs/s ns/run "CPU ms/s"
+join "$TMP/s0" "$TMP/s1" | awk -v d="$(( (T1 - T0) ))" '
+	{ dt = $4 - $2; dc = $5 - $3
+	  if (dc > 0) printf "%-18s %10.0f %8.0f %12.2f\n", $1, dc / d * 1e9, dt / dc, dt / d * 1e3 }'
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
