@@ -39,6 +39,7 @@ CGROOT=/sys/fs/cgroup; [ -e $CGROOT/cgroup.controllers ] || CGROOT=/sys/fs/cgrou
 CG=""
 if [ -e $CGROOT/cgroup.controllers ] && mkdir -p $CGROOT/rc-e2e-flows$$ 2>/dev/null; then
 	CG=$CGROOT/rc-e2e-flows$$
+	trap 'e2e_cleanup; rmdir "$CG" 2>/dev/null' EXIT   # also on failure
 	bg "$NPREC" -q --cgroup rc-e2e-flows$$ -o "$E2E_TMP/cg.npr"; PC=$BG_PID
 	wait_file "$E2E_TMP/cg.npr"
 fi
