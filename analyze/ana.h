@@ -192,6 +192,14 @@ struct ana_thread {             /* THREADS: per thread per interval */
 
 struct ana_cgroup { uint16_t host; uint64_t id; char path[200]; };
 
+struct ana_ewma {               /* STACK_EWMA: one pod flow in one interval */
+	uint16_t host;
+	uint64_t t;
+	char flowkey[120];
+	char bucket[8];             /* intra / inter (node) */
+	uint64_t f[4], n[4], alerts[4];   /* rtt, rnst1, cnst, rnst2 */
+};
+
 struct ana_alert {              /* ALERTS (perfmon) */
 	uint16_t host;
 	uint64_t t;
@@ -224,6 +232,7 @@ struct ana_model {
 	ANA_VEC(struct ana_thread) threads;
 	ANA_VEC(struct ana_cgroup) cgroups;
 	ANA_VEC(struct ana_alert) alerts;
+	ANA_VEC(struct ana_ewma) ewma;
 	ANA_VEC(char *) warnings;
 	ANA_VEC(char *) inputs;
 	struct ana_ivseg ivseg;
@@ -297,6 +306,7 @@ void ana_path_free(struct ana_paths *p);
 void ana_flows_run(struct ana_model *m, struct ana_out *o);
 void ana_txn_run(struct ana_model *m, struct ana_out *o);
 void ana_netcpu_run(struct ana_model *m, struct ana_out *o);
+void ana_stack_run(struct ana_model *m, struct ana_out *o);   /* perfmon EWMA per flow */
 void ana_bneck_run(struct ana_model *m, struct ana_out *o);
 /* Picks the slow-RPC windows (after the clock model, before the paths). */
 void ana_bneck_windows(struct ana_model *m);

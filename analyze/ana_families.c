@@ -418,3 +418,64 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
 	}
 	ana_out_table(o, b);
 }
+
+/* ---- perfmon host-stack components ---- */
+
+/* Per pod flow and component: the EWMA over the recording (mean and
+ * largest of the per-interval snapshots), samples and alerts (the largest
+ * of the snapshots: the recorder's counters are per flow since it was
+ * first seen). */
+void ana_stack_run(struct ana_model *m, struct ana_out *o)
+{
+	static const char *const comp[4] = { "rtt", "rnst1", "cnst", "rnst2" };
+	if (!m->ewma.n)
+		return;
+	struct np_table *t = np_table_new("stack_components",
+					  "Host-stack components per pod flow (perfmon EWMA)", 3);
+	np_table_col(t, "host", "str", NULL);
+	np_table_col(t, "flow", "str", "pod address:port > remote address:port");
+	np_table_col(t, "component", "str", "rtt, rnst1, cnst, rnst2 (perfmon Fig. 4a)");
+	np_table_col(t, "bucket", "str", "intra or inter node");
+	np_table_col(t, "ewma_mean", "ns", "mean of the interval snapshots of the EWMA");
+	np_table_col(t, "ewma_max", "ns", "largest snapshot");
+	np_table_col(t, "samples", "count", NULL);
+	np_table_col(t, "alerts", "count", "threshold crossings raised in the kernel");
+	for (size_t i = 0; i < m->ewma.n; i++) {
+		const struct ana_ewma *x = &m->ewma.v[i];
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = m->ewma.v[j].host == x->host && !strcmp(m->ewma.v[j].flowkey, x->flowkey);
+		if (seen || !ana_key_match(m, x->flowkey))
+			continue;
+		for (int k = 0; k < 4; k++) {
+			double sum = 0;
+			uint64_t cnt = 0, mx = 0, n = 0, al = 0;
+			for (size_t j = i; j < m->ewma.n; j++) {
+				const struct ana_ewma *y = &m->ewma.v[j];
+				if (y->host != x->host || strcmp(y->flowkey, x->flowkey) ||
+				    !ana_interval_in_window(m, y->host, y->t, m->hosts.v[y->host].interval_ns))
+					continue;
+				if (y->f[k]) {
+					sum += (double)y->f[k];
+					cnt++;
+				}
+				if (y->f[k] > mx) mx = y->f[k];
+				if (y->n[k] > n) n = y->n[k];
+				if (y->alerts[k] > al) al = y->alerts[k];
+			}
+			if (!cnt && !n)
+				continue;
+			size_t r = np_table_row(t);
+			np_table_set_str(t, r, 0, m->hosts.v[x->host].name);
+			np_table_set_str(t, r, 1, x->flowkey);
+			np_table_set_str(t, r, 2, comp[k]);
+			np_table_set_str(t, r, 3, x->bucket);
+			if (cnt)
+				np_table_set_f64(t, r, 4, sum / (double)cnt);
+			np_table_set_u64(t, r, 5, mx);
+			np_table_set_u64(t, r, 6, n);
+			np_table_set_u64(t, r, 7, al);
+		}
+	}
+	ana_out_table(o, t);
+}

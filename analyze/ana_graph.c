@@ -166,6 +166,10 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 		for (int k = 0; k < nc; k++)
 			if (best < 0 || c[k].d > c[best].d)
 				best = k;
+		/* what no monitored component explains: the network, or the
+		 * remote host when it runs no recorder */
+		double rest = drtt - dsum;
+		bool rest_best = rest > 0 && (best < 0 || rest > c[best].d);
 		for (int k = 0; k < nc && drtt > 0; k++) {
 			size_t r = np_table_row(t);
 			np_table_set_str(t, r, 0, "alerts");
@@ -175,10 +179,28 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 			np_table_set_f64(t, r, 4, c[k].d);
 			np_table_set_f64(t, r, 5, drtt);
 			np_table_set_f64(t, r, 6, c[k].d / drtt);
-			np_table_set_u64(t, r, 7, k == best);
+			np_table_set_u64(t, r, 7, k == best && !rest_best);
 			np_table_set_str(t, r, 8, "perfmon alerts");
 		}
-		if (best >= 0 && drtt > 0)
+		if (drtt > 0 && rest > 0.01 * drtt) {
+			size_t r = np_table_row(t);
+			np_table_set_str(t, r, 0, "alerts");
+			np_table_set_i64(t, r, 1, w0);
+			np_table_set_i64(t, r, 2, w1);
+			np_table_set_str(t, r, 3, "unexplained");
+			np_table_set_f64(t, r, 4, rest);
+			np_table_set_f64(t, r, 5, drtt);
+			np_table_set_f64(t, r, 6, rest / drtt);
+			np_table_set_u64(t, r, 7, rest_best);
+			np_table_set_str(t, r, 8, "RTT deviation no host component alert explains: "
+					 "the network or an unrecorded host");
+			if (rest_best)
+				ana_out_candidate(o, 1.0 + rest / drtt, 2, "bottlenecks", "unexplained", "x",
+						  rest / drtt, "perfmon RTT alerts (%.2f ms over the threshold) "
+						  "that no host component explains: the network or an unrecorded host",
+						  drtt / 1e6);
+		}
+		if (best >= 0 && drtt > 0 && !rest_best)
 			ana_out_candidate(o, 1.0 + c[best].d / drtt, 2, "bottlenecks", c[best].comp, "x",
 					  c[best].d / drtt, "perfmon alerts point at %s (X = %.2f)",
 					  c[best].comp, c[best].d / drtt);

@@ -634,6 +634,41 @@ static void ana_load_alerts(struct ana_loadctx *c, const msgpack_object *body)
 	ana_rows_close(&r);
 }
 
+static const char *const ana_comp_names[4] = { "rtt", "rnst1", "cnst", "rnst2" };
+
+static void ana_load_ewma(struct ana_loadctx *c, const msgpack_object *body)
+{
+	struct ana_rows r;
+	ana_rows_open(&r, body, NULL);
+	uint64_t t = ana_rec_time(body);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_ewma *x = ANA_PUSH(c->m->ewma);
+		if (!x)
+			break;
+		memset(x, 0, sizeof(*x));
+		x->host = (uint16_t)c->host;
+		x->t = t;
+		char pa[48] = "", ra[48] = "";
+		uint64_t pp = 0, rp = 0;
+		ana_rows_str(&r, i, "paddr", pa, sizeof(pa));
+		ana_rows_str(&r, i, "raddr", ra, sizeof(ra));
+		ana_rows_u64(&r, i, "pport", &pp);
+		ana_rows_u64(&r, i, "rport", &rp);
+		snprintf(x->flowkey, sizeof(x->flowkey), "tcp %s:%u>%s:%u", pa, (unsigned)pp, ra, (unsigned)rp);
+		ana_rows_str(&r, i, "bucket", x->bucket, sizeof(x->bucket));
+		for (int k = 0; k < 4; k++) {
+			char key[32];
+			snprintf(key, sizeof(key), "f_%s_ns", ana_comp_names[k]);
+			ana_rows_u64(&r, i, key, &x->f[k]);
+			snprintf(key, sizeof(key), "n_%s", ana_comp_names[k]);
+			ana_rows_u64(&r, i, key, &x->n[k]);
+			snprintf(key, sizeof(key), "alerts_%s", ana_comp_names[k]);
+			ana_rows_u64(&r, i, key, &x->alerts[k]);
+		}
+	}
+	ana_rows_close(&r);
+}
+
 /* Sums every integer under a key containing "lost" (any nesting). */
 static uint64_t ana_sum_lost(const msgpack_object *o, bool under)
 {
@@ -722,6 +757,7 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 	case NP_REC_THREADS:     ana_load_threads(c, b); break;
 	case NP_REC_CGROUPS:     ana_load_cgroups(c, b); break;
 	case NP_REC_ALERTS:      ana_load_alerts(c, b); break;
+	case NP_REC_STACK_EWMA:  ana_load_ewma(c, b); break;
 	default: break;
 	}
 }

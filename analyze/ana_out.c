@@ -52,6 +52,15 @@ void ana_out_candidate(struct ana_out *o, double score, int sev, const char *tab
 		       const char *key, const char *metric, double value, const char *fmt, ...)
 {
 	size_t slot = o->ncand;
+	/* one finding per (table, key, metric): the strongest occurrence */
+	for (size_t i = 0; i < o->ncand; i++)
+		if (!strcmp(o->cand[i].table, table ? table : "") && !strcmp(o->cand[i].key, key ? key : "") &&
+		    !strcmp(o->cand[i].metric, metric ? metric : "")) {
+			if (o->cand[i].score >= score)
+				return;
+			slot = i;
+			goto fill;
+		}
 	if (slot >= sizeof(o->cand) / sizeof(o->cand[0])) {
 		slot = 0;                       /* replace the weakest if this is stronger */
 		for (size_t i = 1; i < o->ncand; i++)
@@ -61,6 +70,7 @@ void ana_out_candidate(struct ana_out *o, double score, int sev, const char *tab
 			return;
 	} else
 		o->ncand++;
+fill:
 	o->cand[slot].score = score;
 	o->cand[slot].sev = sev;
 	o->cand[slot].value = value;
@@ -247,6 +257,7 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 	ana_flows_run(m, &o);
 	ana_txn_run(m, &o);
 	ana_netcpu_run(m, &o);
+	ana_stack_run(m, &o);
 	ana_bneck_run(m, &o);
 	ana_graph_run(m, &o);
 	for (size_t i = 0; i < m->hosts.n; i++)

@@ -138,7 +138,7 @@ void ana_model_free(struct ana_model *m)
 	free(m->hosts.v); free(m->pev.v); free(m->flows.v); free(m->syncs.v);
 	free(m->fstats.v); free(m->drops.v); free(m->txns.v); free(m->txevs.v);
 	free(m->netcpu.v); free(m->netrx.v); free(m->threads.v); free(m->cgroups.v);
-	free(m->alerts.v); free(m->warnings.v); free(m->inputs.v);
+	free(m->alerts.v); free(m->warnings.v); free(m->inputs.v); free(m->ewma.v);
 	free(m->fl_keys); free(m->fl_vals);
 	free(m->ivseg.sum); free(m->ivseg.cnt); free(m->bwins.v);
 	memset(m, 0, sizeof(*m));

@@ -174,9 +174,40 @@ static void test_bottleneck_alerts(void)
 	ana_model_free(&m);
 }
 
+/* RTT alerts with no component alert: the deviation is the network's (or an
+ * unrecorded host's), reported as "unexplained" with X = 1. */
+static void test_bottleneck_unexplained(void)
+{
+	struct ana_options opt = { .quiet = true };
+	struct ana_model m;
+	ana_model_init(&m, &opt);
+	add_host(&m, "N1");
+	m.ref = 0;
+	struct ana_alert *a = ANA_PUSH(m.alerts);
+	if (!a)
+		return;
+	memset(a, 0, sizeof(*a));
+	a->t = 3000000000ull;
+	snprintf(a->comp, sizeof(a->comp), "rtt");
+	a->value_ns = 9000000;
+	a->thresh_ns = 2000000;
+	struct ana_out o;
+	ana_out_init(&o);
+	ana_bneck_run(&m, &o);
+	const struct np_table *b = table(&o, "bottlenecks");
+	int r = row_of(b, "component", "unexplained", NULL, NULL);
+	CHECK(r >= 0, "unexplained row");
+	CHECK_NEAR(val(b, r, "d_i"), 7000000, 0);
+	CHECK_NEAR(val(b, r, "x_i"), 1.0, 1e-12);
+	CHECK_NEAR(val(b, r, "bottleneck"), 1, 0);
+	ana_out_free(&o);
+	ana_model_free(&m);
+}
+
 int main(void)
 {
 	test_graph();
 	test_bottleneck_alerts();
+	test_bottleneck_unexplained();
 	return tap_done();
 }
