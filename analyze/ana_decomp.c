@@ -553,6 +553,46 @@ static void ana_select(int64_t *v, size_t n, size_t k)
 	}
 }
 
+/* Per interval (by send time) of one flow: p99 |jitter| and the RFC 3550
+ * estimate at the interval's end. absj[i] belongs to packet j[i + 1]; both
+ * are in send order. */
+static void ana_jitter_series(struct ana_dctx *d, const struct ana_jit *j, size_t nj,
+			      const int64_t *absj, size_t na, const char *name)
+{
+	uint64_t *ts = malloc(d->nint * sizeof(*ts));
+	double *p99 = malloc(d->nint * sizeof(double)), *rfc = malloc(d->nint * sizeof(double));
+	int64_t *tmp = malloc((na ? na : 1) * sizeof(*tmp));
+	size_t k = 0;
+	double J = 0;
+	if (!ts || !p99 || !rfc || !tmp || nj < 2)
+		goto out;
+	for (size_t a = 0; a < na;) {
+		int64_t ii = (j[a + 1].t - d->t_start) / d->iv;
+		size_t b = a;
+		while (b < na && (j[b + 1].t - d->t_start) / d->iv == ii) {
+			J += ((double)absj[b] - J) / 16.0;
+			b++;
+		}
+		size_t m = b - a;
+		memcpy(tmp, absj + a, m * sizeof(*tmp));
+		size_t i99 = (size_t)ceil(0.99 * (double)m) - 1;
+		ana_select(tmp, m, i99);
+		if (k < d->nint) {
+			ts[k] = (uint64_t)(d->t_start + ii * d->iv);
+			p99[k] = (double)tmp[i99];
+			rfc[k] = J;
+			k++;
+		}
+		a = b;
+	}
+	if (k) {
+		np_series_pack(&d->o->rb, "jitter", name, "jitter_p99_abs", "ns", ts, p99, k);
+		np_series_pack(&d->o->rb, "jitter", name, "jitter_rfc3550", "ns", ts, rfc, k);
+	}
+out:
+	free(ts); free(p99); free(rfc); free(tmp);
+}
+
 static void ana_jitter_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -598,11 +638,12 @@ static void ana_jitter_table(struct ana_dctx *d)
 				J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
 				Jsum += J;
 			}
+			char name[160];
+			ana_flow_name(m, j[a].flow, name, sizeof(name));
+			ana_jitter_series(d, j + a, b - a, absj, na, name);
 			size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
 			ana_select(absj, na, i99);
 			ana_select(absj, i99 + 1, i50);
-			char name[160];
-			ana_flow_name(m, j[a].flow, name, sizeof(name));
 			size_t r = np_table_row(t);
 			np_table_set_str(t, r, 0, name);
 			np_table_set_u64(t, r, 1, b - a);
