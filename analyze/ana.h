@@ -144,6 +144,9 @@ struct ana_txev {               /* TXN_EVENTS: one transaction */
 	uint64_t start, dur;
 	uint32_t pid, tid;
 	uint64_t conn;              /* recorder's connection id */
+	uint64_t end;               /* last response byte (local clock) */
+	uint64_t bytes;             /* request + response payload */
+	char method[8], path[64];   /* HTTP request line, "" if none */
 };
 
 /* A slow-RPC window: the segment sums of the packets of that connection

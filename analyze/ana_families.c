@@ -181,8 +181,8 @@ static struct ana_tgroup *ana_tgroup_get(struct ana_tgroup **g, size_t *n, size_
 
 static int ana_txn_idx_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct ana_txn *v = ctx;
-	const struct ana_txn *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	const struct ana_txn *const *v = ctx;
+	const struct ana_txn *x = v[*(const size_t *)a], *y = v[*(const size_t *)b];
 	int c = x->host != y->host ? (x->host < y->host ? -1 : 1) : 0;
 	if (!c) c = x->server != y->server ? (x->server ? -1 : 1) : 0;
 	if (!c) c = strcmp(x->endpoint, y->endpoint);
@@ -190,11 +190,16 @@ static int ana_txn_idx_cmp(const void *a, const void *b, void *ctx)
 	return c;
 }
 
-/* Per-interval p50/p99/requests of every endpoint (for compare and plots):
- * the rows of one interval are merged into one sketch. */
-static void ana_txn_series(struct ana_model *m, struct ana_out *o)
+static bool ana_txn_same_ep(const struct ana_txn *x, const struct ana_txn *y)
 {
-	size_t n = m->txns.n, *ix = malloc((n ? n : 1) * sizeof(size_t));
+	return x->host == y->host && x->server == y->server && !strcmp(x->endpoint, y->endpoint);
+}
+
+/* Per-interval p50/p99/requests of every endpoint (for compare and plots):
+ * the endpoint rows of one interval are merged into one sketch. */
+static void ana_txn_series(struct ana_model *m, struct ana_out *o, const struct ana_txn *const *v, size_t n)
+{
+	size_t *ix = malloc((n ? n : 1) * sizeof(size_t));
 	uint64_t *ts = malloc((n ? n : 1) * sizeof(uint64_t));
 	double *p50 = malloc((n ? n : 1) * sizeof(double)), *p99 = malloc((n ? n : 1) * sizeof(double));
 	double *cnt = malloc((n ? n : 1) * sizeof(double));
@@ -204,18 +209,15 @@ static void ana_txn_series(struct ana_model *m, struct ana_out *o)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		ix[i] = i;
-	qsort_r(ix, n, sizeof(*ix), ana_txn_idx_cmp, m->txns.v);
+	qsort_r(ix, n, sizeof(*ix), ana_txn_idx_cmp, (void *)v);
 	for (size_t a = 0; a < n;) {
-		const struct ana_txn *x = &m->txns.v[ix[a]];
+		const struct ana_txn *x = v[ix[a]];
 		size_t b = a, k = 0;
-		while (b < n && m->txns.v[ix[b]].host == x->host && m->txns.v[ix[b]].server == x->server &&
-		       !strcmp(m->txns.v[ix[b]].endpoint, x->endpoint)) {
-			uint64_t t = m->txns.v[ix[b]].t;
+		while (b < n && ana_txn_same_ep(v[ix[b]], x)) {
+			uint64_t t = v[ix[b]]->t;
 			np_sketch_reset(&sk);
-			while (b < n && m->txns.v[ix[b]].t == t && m->txns.v[ix[b]].host == x->host &&
-			       m->txns.v[ix[b]].server == x->server &&
-			       !strcmp(m->txns.v[ix[b]].endpoint, x->endpoint)) {
-				np_sketch_merge(&sk, &m->txns.v[ix[b]].lat);
+			while (b < n && v[ix[b]]->t == t && ana_txn_same_ep(v[ix[b]], x)) {
+				np_sketch_merge(&sk, &v[ix[b]]->lat);
 				b++;
 			}
 			if (!sk.n || !ana_interval_in_window(m, x->host, t, m->hosts.v[x->host].interval_ns))
@@ -241,40 +243,244 @@ out:
 	free(ix); free(ts); free(p50); free(p99); free(cnt);
 }
 
-void ana_txn_run(struct ana_model *m, struct ana_out *o)
+/* ---- endpoint level from TXN_EVENTS ----
+ * TXN_STATS keep one HTTP path per connection per interval (the last one),
+ * so on a keep-alive connection serving several paths their latency lands
+ * on one path. Every TXN_EVENTS row carries its own method, path and exact
+ * duration: where a connection's events are complete (as many as its
+ * TXN_STATS transactions), its endpoint figures come from them. */
+
+struct ana_tconn {              /* one connection side: TXN_STATS rows with one conn id */
+	uint16_t host;
+	uint64_t conn;
+	size_t row;                 /* one of its TXN_STATS rows (addresses, role) */
+	uint64_t stats_n, ev_n;
+	bool use_ev;
+};
+
+static int ana_tconn_cmp(const void *a, const void *b)
 {
-	if (!m->txns.n)
-		return;
-	struct ana_tgroup *g = NULL;
-	size_t ng = 0, cap = 0;
+	const struct ana_tconn *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return x->conn < y->conn ? -1 : x->conn > y->conn;
+}
+
+static struct ana_tconn *ana_tconn_find(struct ana_tconn *v, size_t n, uint16_t host, uint64_t conn)
+{
+	struct ana_tconn key = { .host = host, .conn = conn };
+	return n ? bsearch(&key, v, n, sizeof(*v), ana_tconn_cmp) : NULL;
+}
+
+/* The connections of the TXN_STATS rows, sorted, with their transaction
+ * counts in both sources (whole recording, window ignored). */
+static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
+{
+	struct ana_tconn *v = malloc((m->txns.n + 1) * sizeof(*v));
+	size_t k = 0;
+	*np = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < m->txns.n; i++)
+		v[i] = (struct ana_tconn){ .host = m->txns.v[i].host, .conn = m->txns.v[i].conn_id, .row = i,
+					   .stats_n = m->txns.v[i].count };
+	qsort(v, m->txns.n, sizeof(*v), ana_tconn_cmp);
 	for (size_t i = 0; i < m->txns.n; i++) {
-		struct ana_txn *x = &m->txns.v[i];
-		if (!ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns) ||
-		    (!ana_key_match(m, x->conn) && !ana_key_match(m, x->endpoint)))
-			continue;
-		const char *cont = x->container[0] ? x->container : ana_container_of(m, x->host, x->pid, x->cgroup);
-		char ckey[160];
-		if (!cont) {
-			const char *comm = x->comm;
-			for (size_t k = 0; !comm[0] && k < m->threads.n; k++)
-				if (m->threads.v[k].host == x->host && m->threads.v[k].pid == x->pid)
-					comm = m->threads.v[k].comm;
-			snprintf(ckey, sizeof(ckey), "%s[%u]", comm[0] ? comm : "pid", x->pid);
-			cont = ckey;
-		}
-		const char *lv[3] = { "connection", "endpoint", "container" };
-		const char *ky[3] = { x->conn, x->endpoint, cont };
-		for (int l = 0; l < 3; l++) {
-			struct ana_tgroup *t = ana_tgroup_get(&g, &ng, &cap, lv[l], ky[l], x->host, x->server);
-			if (!t)
-				continue;
-			t->count += x->count;
-			t->bytes += x->bytes;
-			np_sketch_merge(&t->lat, &x->lat);
-			if (x->t < t->t_lo) t->t_lo = x->t;
-			if (x->t > t->t_hi) t->t_hi = x->t;
-		}
+		if (k && !ana_tconn_cmp(&v[k - 1], &v[i]))
+			v[k - 1].stats_n += v[i].stats_n;
+		else
+			v[k++] = v[i];
 	}
+	for (size_t i = 0; i < m->txevs.n; i++) {
+		struct ana_tconn *c = ana_tconn_find(v, k, m->txevs.v[i].host, m->txevs.v[i].conn);
+		if (c)
+			c->ev_n++;
+	}
+	for (size_t i = 0; i < k; i++)
+		v[i].use_ev = v[i].ev_n && v[i].ev_n == v[i].stats_n;
+	*np = k;
+	return v;
+}
+
+/* Hosts with events but connections whose events are incomplete: say that
+ * their endpoint figures come from TXN_STATS. */
+static void ana_tconn_warn(struct ana_model *m, const struct ana_tconn *v, size_t n)
+{
+	for (size_t h = 0; h < m->hosts.n; h++) {
+		uint64_t bad = 0, all = 0, ev = 0, st = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].host != h)
+				continue;
+			all++;
+			ev += v[i].ev_n;
+			st += v[i].stats_n;
+			bad += !v[i].use_ev && v[i].stats_n;
+		}
+		const struct ana_host *hp = &m->hosts.v[h];
+		uint64_t lost = 0;
+		for (int k = 0; k < 8 && hp->lost_fam[k][0]; k++)
+			if (!strcmp(hp->lost_fam[k], "txn"))
+				lost += hp->lost_fam_n[k];
+		if (bad && (ev || lost))
+			ana_warn(m, "%s: transaction events missing for %llu of %llu connections (%llu events for "
+				 "%llu transactions, %llu lost): their endpoint figures come from TXN_STATS, which "
+				 "keep one HTTP path per connection and interval", hp->name, (unsigned long long)bad,
+				 (unsigned long long)all, (unsigned long long)ev, (unsigned long long)st,
+				 (unsigned long long)lost);
+	}
+}
+
+struct ana_tevref { size_t ev; const struct ana_txn *row; uint64_t t; };
+
+static int ana_tevref_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct ana_tevref *x = a, *y = b;
+	const struct ana_txev *ev = ctx, *ex = &ev[x->ev], *ey = &ev[y->ev];
+	const struct ana_txn *rx = x->row, *ry = y->row;
+	if (rx->host != ry->host)
+		return rx->host < ry->host ? -1 : 1;
+	if (rx->server != ry->server)
+		return rx->server ? -1 : 1;
+	int c = strcmp(rx->server ? rx->local_addr : rx->peer_host_addr,
+		       ry->server ? ry->local_addr : ry->peer_host_addr);
+	unsigned px = rx->server ? rx->local_port : rx->peer_port, py = ry->server ? ry->local_port : ry->peer_port;
+	if (!c) c = px < py ? -1 : px > py;
+	if (!c) c = strcmp(ex->method, ey->method);
+	if (!c) c = strcmp(ex->path, ey->path);
+	if (!c) c = x->t < y->t ? -1 : x->t > y->t;
+	return c;
+}
+
+static int ana_u64pair_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The TXN_STATS interval (start) holding time t on host h: the last one
+ * starting at or before t, else the first. iv = sorted (host, t) pairs. */
+static uint64_t ana_tiv_of(const uint64_t *iv, size_t n, uint16_t h, uint64_t t)
+{
+	size_t lo = 0, hi = n;   /* first pair > (h, t) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (iv[2 * mid] < h || (iv[2 * mid] == h && iv[2 * mid + 1] <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && iv[2 * (lo - 1)] == h)
+		return iv[2 * (lo - 1) + 1];
+	return lo < n && iv[2 * lo] == h ? iv[2 * lo + 1] : t;
+}
+
+static void ana_tev_endpoint(const struct ana_txn *row, const struct ana_txev *e, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s:%u%s%s%s%s", row->server ? row->local_addr : row->peer_host_addr,
+		 row->server ? row->local_port : row->peer_port, e->method[0] || e->path[0] ? " " : "",
+		 e->method, e->method[0] && e->path[0] ? " " : "", e->path);
+}
+
+/* --flow: the event's connection or its endpoint */
+static bool ana_tev_match(const struct ana_model *m, const struct ana_txn *row, const struct ana_txev *e)
+{
+	if (ana_key_match(m, row->conn))
+		return true;
+	char ep[sizeof(row->endpoint)];
+	ana_tev_endpoint(row, e, ep, sizeof(ep));
+	return ana_key_match(m, ep);
+}
+
+/* Endpoint rows (one per host, role, endpoint and interval) built from the
+ * events of the connections whose events are complete. */
+static struct ana_txn *ana_txn_from_events(struct ana_model *m, struct ana_tconn *tc, size_t ntc, size_t *np)
+{
+	size_t n = m->txevs.n, ni = 0, nr = 0;
+	struct ana_tevref *ref = malloc((n + 1) * sizeof(*ref));
+	uint64_t *iv = malloc((m->txns.n + 1) * 2 * sizeof(uint64_t));
+	struct ana_txn *out = NULL;
+	*np = 0;
+	if (!ref || !iv)
+		goto done;
+	for (size_t i = 0; i < m->txns.n; i++, ni++) {
+		iv[2 * ni] = m->txns.v[i].host;
+		iv[2 * ni + 1] = m->txns.v[i].t;
+	}
+	qsort(iv, ni, 2 * sizeof(uint64_t), ana_u64pair_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct ana_txev *e = &m->txevs.v[i];
+		const struct ana_tconn *c = ana_tconn_find(tc, ntc, e->host, e->conn);
+		if (!c || !c->use_ev)
+			continue;
+		const struct ana_txn *row = &m->txns.v[c->row];
+		uint64_t t = ana_tiv_of(iv, ni, e->host, e->end);
+		if (!ana_interval_in_window(m, e->host, t, m->hosts.v[e->host].interval_ns) ||
+		    !ana_tev_match(m, row, e))
+			continue;
+		ref[k++] = (struct ana_tevref){ .ev = i, .row = row, .t = t };
+	}
+	qsort_r(ref, k, sizeof(*ref), ana_tevref_cmp, m->txevs.v);
+	out = calloc(k + 1, sizeof(*out));
+	if (!out)
+		goto done;
+	for (size_t a = 0; a < k;) {
+		size_t b = a;
+		struct ana_txn *x = &out[nr++];
+		const struct ana_txn *row = ref[a].row;
+		const struct ana_txev *e = &m->txevs.v[ref[a].ev];
+		np_sketch_init(&x->lat);
+		x->host = row->host;
+		x->server = row->server;
+		x->t = ref[a].t;
+		x->conn_id = row->conn_id;
+		snprintf(x->conn, sizeof(x->conn), "%s", row->conn);
+		ana_tev_endpoint(row, e, x->endpoint, sizeof(x->endpoint));
+		for (; b < k && !ana_tevref_cmp(&ref[a], &ref[b], m->txevs.v); b++) {
+			const struct ana_txev *eb = &m->txevs.v[ref[b].ev];
+			np_sketch_add(&x->lat, eb->dur, 1);
+			x->count++;
+			x->bytes += eb->bytes;
+		}
+		a = b;
+	}
+	*np = nr;
+done:
+	free(ref);
+	free(iv);
+	return out;
+}
+
+static void ana_txn_add(struct ana_tgroup **g, size_t *ng, size_t *cap, const char *level, const char *key,
+			const struct ana_txn *x)
+{
+	struct ana_tgroup *t = ana_tgroup_get(g, ng, cap, level, key, x->host, x->server);
+	if (!t)
+		return;
+	t->count += x->count;
+	t->bytes += x->bytes;
+	np_sketch_merge(&t->lat, &x->lat);
+	if (x->t < t->t_lo) t->t_lo = x->t;
+	if (x->t > t->t_hi) t->t_hi = x->t;
+}
+
+static const char *ana_txn_container(const struct ana_model *m, const struct ana_txn *x, char *buf, size_t size)
+{
+	const char *cont = x->container[0] ? x->container : ana_container_of(m, x->host, x->pid, x->cgroup);
+	if (cont)
+		return cont;
+	const char *comm = x->comm;
+	for (size_t k = 0; !comm[0] && k < m->threads.n; k++)
+		if (m->threads.v[k].host == x->host && m->threads.v[k].pid == x->pid)
+			comm = m->threads.v[k].comm;
+	snprintf(buf, size, "%s[%u]", comm[0] ? comm : "pid", x->pid);
+	return buf;
+}
+
+static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgroup *g, size_t ng)
+{
 	struct np_table *t = np_table_new("transactions", "Transaction latency (merged across intervals)", 4);
 	np_table_col(t, "level", "str", "connection / endpoint / container");
 	np_table_col(t, "key", "str", "conn tuple, server ip:port + HTTP path, or cgroup");
@@ -311,11 +517,50 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 						  "endpoint %s on %s has p99 %.2f ms, %.0fx its median",
 						  x->key, m->hosts.v[x->host].name, p99 / 1e6, p99 / p50);
 		}
-		np_sketch_free(&x->lat);
 	}
-	free(g);
 	ana_out_table(o, t);
-	ana_txn_series(m, o);
+}
+
+void ana_txn_run(struct ana_model *m, struct ana_out *o)
+{
+	if (!m->txns.n)
+		return;
+	size_t ntc = 0, nev = 0, nep = 0;
+	struct ana_tconn *tc = ana_tconns(m, &ntc);
+	ana_tconn_warn(m, tc, ntc);
+	struct ana_txn *evrows = ana_txn_from_events(m, tc, ntc, &nev);
+	const struct ana_txn **ep = malloc((m->txns.n + nev + 1) * sizeof(*ep));
+	struct ana_tgroup *g = NULL;
+	size_t ng = 0, cap = 0;
+	for (size_t i = 0; i < m->txns.n; i++) {
+		struct ana_txn *x = &m->txns.v[i];
+		if (!ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns) ||
+		    (!ana_key_match(m, x->conn) && !ana_key_match(m, x->endpoint)))
+			continue;
+		char cbuf[160];
+		ana_txn_add(&g, &ng, &cap, "connection", x->conn, x);
+		const struct ana_tconn *c = ana_tconn_find(tc, ntc, x->host, x->conn_id);
+		if (!c || !c->use_ev) {
+			ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x);
+			if (ep)
+				ep[nep++] = x;
+		}
+		ana_txn_add(&g, &ng, &cap, "container", ana_txn_container(m, x, cbuf, sizeof(cbuf)), x);
+	}
+	for (size_t i = 0; i < nev; i++) {
+		const struct ana_txn *x = &evrows[i];
+		ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x);
+		if (ep)
+			ep[nep++] = x;
+	}
+	ana_txn_table(m, o, g, ng);
+	if (ep)
+		ana_txn_series(m, o, ep, nep);
+	for (size_t i = 0; i < ng; i++)
+		np_sketch_free(&g[i].lat);
+	for (size_t i = 0; i < nev; i++)
+		np_sketch_free(&evrows[i].lat);
+	free(g); free(ep); free(evrows); free(tc);
 }
 
 /* ---- network CPU cost ---- */

@@ -506,6 +506,13 @@ static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *bod
 		if (ana_rows_u64(&r, i, "pid", &v)) x.pid = (uint32_t)v;
 		if (ana_rows_u64(&r, i, "tid", &v)) x.tid = (uint32_t)v;
 		ana_rows_u64(&r, i, "conn", &x.conn);
+		x.end = x.start + x.dur;
+		uint64_t req = 0, resp = 0;
+		ana_rows_u64(&r, i, "bytes_req", &req);
+		ana_rows_u64(&r, i, "bytes_resp", &resp);
+		x.bytes = req + resp;
+		ana_rows_str(&r, i, "method", x.method, sizeof(x.method));
+		ana_rows_str(&r, i, "path", x.path, sizeof(x.path));
 		struct ana_txev *slot = ANA_PUSH(c->m->txevs);
 		if (!slot)
 			break;

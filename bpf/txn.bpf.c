@@ -30,8 +30,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
 
-#define TXN_SYS_FRESH_NS 10000000ull   /* 10 ms */
-
 const volatile bool txn_http = true;       /* read request lines for method + path */
 
 /* Per socket: where the current transaction is. */
@@ -81,17 +79,23 @@ struct {
 	__type(value, __u64);
 } txn_counters SEC(".maps");
 
-/* The socket syscall in progress on this CPU: its entry time and user
- * buffer (sock_send/recv_length fire inside it, on the same CPU). */
+/* The socket syscall in progress in this thread: its entry time and user
+ * buffer. Kept per task, not per CPU: a server blocked in recv() waiting
+ * for the next keep-alive request usually wakes up on another CPU, or
+ * after other threads' syscalls overwrote a per-CPU slot, and then lost
+ * its request line. Set at the entry of the hooked syscalls, cleared at
+ * their exit, so a socket write through an unhooked syscall (sendfile,
+ * splice) never picks up an earlier syscall's time or buffer. */
 struct txn_sys {
-	__u64 tid;
 	__u64 ts;
 	__u64 buf;
+	__u8  live;
+	__u8  pad[7];
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct txn_sys);
 } txn_sysbuf SEC(".maps");
 
@@ -119,13 +123,21 @@ static __always_inline void counter_add(__u32 idx)
 
 static __always_inline int sys_note(__u64 buf)
 {
-	__u32 z = 0;
-	struct txn_sys *s = bpf_map_lookup_elem(&txn_sysbuf, &z);
+	struct txn_sys *s = bpf_task_storage_get(&txn_sysbuf, bpf_get_current_task_btf(), 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (s) {
-		s->tid = bpf_get_current_pid_tgid();
 		s->ts = bpf_ktime_get_ns();
 		s->buf = buf;
+		s->live = 1;
 	}
+	return 0;
+}
+
+static __always_inline int sys_done(void)
+{
+	struct txn_sys *s = bpf_task_storage_get(&txn_sysbuf, bpf_get_current_task_btf(), 0, 0);
+	if (s)
+		s->live = 0;
 	return 0;
 }
 
@@ -160,6 +172,23 @@ SEC("tracepoint/syscalls/sys_enter_sendmsg")
 int txn_enter_sendmsg(struct trace_event_raw_sys_enter *ctx) { return sys_note(msg_base0(ctx->args[1])); }
 SEC("tracepoint/syscalls/sys_enter_recvmsg")
 int txn_enter_recvmsg(struct trace_event_raw_sys_enter *ctx) { return sys_note(msg_base0(ctx->args[1])); }
+
+SEC("tracepoint/syscalls/sys_exit_write")
+int txn_exit_write(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_sendto")
+int txn_exit_sendto(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_read")
+int txn_exit_read(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_recvfrom")
+int txn_exit_recvfrom(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_writev")
+int txn_exit_writev(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_readv")
+int txn_exit_readv(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_sendmsg")
+int txn_exit_sendmsg(void *ctx) { return sys_done(); }
+SEC("tracepoint/syscalls/sys_exit_recvmsg")
+int txn_exit_recvmsg(void *ctx) { return sys_done(); }
 
 /* ---- HTTP/1.x request line ---- */
 
@@ -298,12 +327,10 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 		if (c->phase == PH_RESP)
 			txn_finish(c);
 		if (c->phase == PH_IDLE) {
-			__u32 z = 0;
-			struct txn_sys *sys = bpf_map_lookup_elem(&txn_sysbuf, &z);
-			/* the entry must be this syscall's: same thread and recent (a
-			 * socket write through a syscall without a hook, e.g.
-			 * sendfile, must not pick up an earlier read's time) */
-			bool same = sys && sys->tid == id && now - sys->ts < TXN_SYS_FRESH_NS;
+			struct txn_sys *sys = bpf_task_storage_get(&txn_sysbuf, bpf_get_current_task_btf(), 0, 0);
+			/* this thread is inside a hooked syscall: its entry time and
+			 * buffer are this I/O's, however long it blocked */
+			bool same = sys && sys->live;
 			/* the client's request starts when its send syscall began */
 			c->start_ns = (tx && same) ? sys->ts : now;
 			c->first_resp_ns = 0;
@@ -316,8 +343,6 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 			c->path[0] = 0;
 			if (txn_http && same)
 				http_parse(c, sys->buf);
-			if (same)
-				sys->tid = 0;   /* used: never again for a later syscall */
 			c->phase = PH_REQ;
 		}
 		c->bytes_req += ret;

@@ -1,0 +1,165 @@
+#!/bin/bash
+# Per-endpoint transaction latency on keep-alive connections. A Python
+# http.server (ThreadingHTTPServer, like the demo's services) serves two
+# paths: /slow sleeps TX_SLOW_MS (30 ms) before answering, /fast answers at
+# once. tests/tools/tx_httpmix sends K requests over C keep-alive
+# connections, every connection alternating between the two paths, one
+# request in flight at a time (so each server thread waits in recv() far
+# longer than a scheduler tick between its requests), and prints its own
+# per-path count and exact p50/p99. One nprec per namespace.
+# Ground truth and checks:
+#  - recorder (TXN_EVENTS): every event has its method + path, on both
+#    sides; per-path event counts equal the client's; client-role p50/p99
+#    per path within 5 % of the client's own; server-role /slow p50 within
+#    5 % of the injected delay, server-role /fast p50 below the client's.
+#  - npanalyze: the endpoint rows (ip:port + GET path) per host and role
+#    carry the client's per-path request counts, the same 5 % bounds, no
+#    endpoint without a path, and per-interval series exist for each.
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init txn_endpoints
+e2e_need_root
+command -v python3 >/dev/null || e2e_skip "python3 missing"
+[ -x "$NPREC" ] && [ -x "$NPANALYZE" ] && [ -x "$NPREPORT" ] || e2e_skip "nprec/npanalyze/npreport not built"
+MIX=$NP_BUILD/tools/tx_httpmix
+[ -x "$MIX" ] || e2e_skip "tx_httpmix not built"
+K=${TX_K:-400}
+C=${TX_C:-4}
+SLOW_MS=${TX_SLOW_MS:-30}
+NSC=tx-c$$ NSS=tx-s$$
+SUB=$(( $$ % 250 + 1 ))
+SRV=10.79.$SUB.2 PORT=8090
+T=$E2E_TMP
+
+ns_add $NSC && ns_add $NSS || e2e_skip "cannot create namespaces"
+veth_pair $NSC txc$$ 10.79.$SUB.1/24 $NSS txs$$ $SRV/24 || e2e_skip "cannot create veth"
+
+cat > "$T/srv.py" <<'PY'
+import socket, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+addr, port, slow_ms = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def setup(self):
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        if self.path == "/slow":
+            time.sleep(slow_ms / 1000.0)
+        elif self.path != "/fast":
+            self.send_error(404)
+            return
+        body = b"x" * 200
+        # one write per response: Nagle and delayed ACKs add nothing
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+
+ThreadingHTTPServer((addr, port), H).serve_forever()
+PY
+bg ip netns exec $NSS python3 "$T/srv.py" $SRV $PORT $SLOW_MS
+for _ in $(seq 50); do ip netns exec $NSS ss -ltn | grep -q "$SRV:$PORT" && break; sleep 0.1; done
+
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
+bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
+wait_file "$T/c.npr" && wait_file "$T/s.npr" || echo "nprec did not start" >&2
+ip netns exec $NSC "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client.txt"
+check "client: every request answered" [ $? -eq 0 ]
+cat "$T/client.txt" >&2
+sleep 1.2   # one snapshot interval: the last transactions are in TXN_STATS
+kill -INT $PC $PS; wait $PC; RC=$?; wait $PS; RS=$?
+check "nprec (client ns) exit 0" [ "$RC" -eq 0 ]
+check "nprec (server ns) exit 0" [ "$RS" -eq 0 ]
+
+# client figure: cfig PATH FIELD
+cfig() { sed -n "s|^path=$1 .*$2=\([0-9]*\).*|\1|p" "$T/client.txt"; }
+SLOW_NS=$((SLOW_MS * 1000000))
+
+# ---- recorder: TXN_EVENTS per role and path (exact durations) ----
+cat > "$T/ev.py" <<'PY'
+import json, sys
+role_want = int(sys.argv[1])
+per, empty, n = {}, 0, 0
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("type") != "txn_events":
+        continue
+    b = r["body"]
+    for i in range(b["n"]):
+        if b["role"][i] != role_want:
+            continue
+        n += 1
+        key = b["method"][i] + " " + b["path"][i]
+        if not b["path"][i]:
+            empty += 1
+        per.setdefault(key, []).append(b["dur_ns"][i])
+print("all", n, empty)
+for k, v in sorted(per.items()):
+    v.sort()
+    q = lambda p: v[int(p * (len(v) - 1) + 0.5)]
+    print(k.replace(" ", "_"), len(v), q(0.5), q(0.99))
+PY
+"$NPREPORT" dump "$T/c.npr" | python3 "$T/ev.py" 1 > "$T/c.ev"
+"$NPREPORT" dump "$T/s.npr" | python3 "$T/ev.py" 2 > "$T/s.ev"
+echo "client-role events: $(tr '\n' ';' < "$T/c.ev")" >&2
+echo "server-role events: $(tr '\n' ';' < "$T/s.ev")" >&2
+read -r _ CN CEMPTY < <(grep '^all' "$T/c.ev")
+read -r _ SN SEMPTY < <(grep '^all' "$T/s.ev")
+check "client side: $K events (got ${CN:-0})" [ "${CN:-0}" -eq "$K" ]
+check "server side: $K events (got ${SN:-0})" [ "${SN:-0}" -eq "$K" ]
+check "client side: every event has its path (${CEMPTY:-?} empty)" [ "${CEMPTY:-1}" -eq 0 ]
+check "server side: every event has its path (${SEMPTY:-?} empty)" [ "${SEMPTY:-1}" -eq 0 ]
+for p in slow fast; do
+	CREQ=$(cfig /$p requests) CP50=$(cfig /$p p50_ns) CP99=$(cfig /$p p99_ns)
+	read -r _ n p50 p99 < <(grep "^GET_/$p " "$T/c.ev")
+	check "client events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
+	check "client events /$p p50 ${p50:-0} within 5 % of client's $CP50" within "${p50:-0}" "$CP50" 5
+	check "client events /$p p99 ${p99:-0} within 5 % of client's $CP99" within "${p99:-0}" "$CP99" 5
+	read -r _ n p50 p99 < <(grep "^GET_/$p " "$T/s.ev")
+	check "server events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
+	if [ $p = slow ]; then
+		check "server events /slow p50 ${p50:-0} within 5 % of the ${SLOW_MS} ms delay" within "${p50:-0}" $SLOW_NS 5
+	else
+		check "server events /fast p50 ${p50:-0} below the client's $CP50" lt "${p50:-0}" "$CP50"
+		check "server events /fast p50 ${p50:-0} far below the delay" lt "${p50:-0}" $((SLOW_NS / 10))
+	fi
+done
+
+# ---- analyzer: endpoint rows and series from the events ----
+"$NPANALYZE" -o "$T/a.npa" --alias "$T/c.npr=cli" --alias "$T/s.npr=srv" "$T/c.npr" "$T/s.npr" \
+	>"$T/sum.txt" 2>"$T/err.txt"
+ARC=$?
+check "npanalyze wrote the analysis (exit $ARC)" [ "$ARC" -le 1 -a -s "$T/a.npa" ]
+check "npanalyze: no transaction-event warning" sh -c "! grep -q 'transaction events missing' '$T/sum.txt' '$T/err.txt'"
+rm -rf "$T/csv"
+"$NPREPORT" "$T/a.npa" --format csv -o "$T/csv" >/dev/null 2>&1
+# ep HOST ROLE KEY COLUMN: a cell of the endpoint row
+ep() {
+	awk -F, -v h="$1" -v r="$2" -v k="$3" -v c="$4" '
+		{sub(/\r$/,"")} NR==1{for(i=1;i<=NF;i++){if($i=="level")il=i;if($i=="key")ik=i;if($i=="host")ih=i;if($i=="role")ir=i;if($i==c)ic=i};next}
+		$il=="endpoint" && $ih==h && $ir==r && $ik==k {print $ic; exit}' "$T/csv/transactions.csv"
+}
+grep '^endpoint' "$T/csv/transactions.csv" | cut -d, -f1-5,8-12 >&2
+NOPATH=$(awk -F, -v s="$SRV:$PORT" '$1=="endpoint" && $2==s' "$T/csv/transactions.csv" | wc -l)
+check "no endpoint row without a path ($NOPATH)" [ "$NOPATH" -eq 0 ]
+for p in slow fast; do
+	KEY="$SRV:$PORT GET /$p"
+	CREQ=$(cfig /$p requests) CP50=$(cfig /$p p50_ns) CP99=$(cfig /$p p99_ns)
+	n=$(ep cli client "$KEY" requests) p50=$(ep cli client "$KEY" p50_ns) p99=$(ep cli client "$KEY" p99_ns)
+	check "cli endpoint /$p requests ${n:-0} = client's $CREQ" [ "${n:-0}" = "$CREQ" ]
+	check "cli endpoint /$p p50 ${p50:-0} within 5 % of client's $CP50" within "${p50:-0}" "$CP50" 5
+	check "cli endpoint /$p p99 ${p99:-0} within 5 % of client's $CP99" within "${p99:-0}" "$CP99" 5
+	n=$(ep srv server "$KEY" requests) p50=$(ep srv server "$KEY" p50_ns)
+	check "srv endpoint /$p requests ${n:-0} = client's $CREQ" [ "${n:-0}" = "$CREQ" ]
+	if [ $p = slow ]; then
+		check "srv endpoint /slow p50 ${p50:-0} within 5 % of the delay" within "${p50:-0}" $SLOW_NS 5
+	else
+		check "srv endpoint /fast p50 ${p50:-0} below the client's $CP50" lt "${p50:-0}" "$CP50"
+	fi
+	for hr in "cli|client" "srv|server"; do
+		s=$(grep -c "^transactions,endpoint|$KEY|$hr,p50," "$T/csv/series.csv")
+		check "series p50 of endpoint /$p on ${hr%|*} ($s samples)" gt "$s" 0
+	done
+done
+e2e_finish

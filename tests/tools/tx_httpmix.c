@@ -1,0 +1,162 @@
+/* tx_httpmix: HTTP/1.1 keep-alive client mixing several paths, for the
+ * per-endpoint transaction test. Sends K GET requests over C keep-alive
+ * connections used round-robin, one request in flight at a time; request i
+ * goes on connection i % C with path (i + i / C) % P, so every connection
+ * alternates between the paths. Every request is timed from just before
+ * write() to the read() that completes the response (Content-Length).
+ * Prints one line per path with the exact figures it saw:
+ *   path=/x requests=N errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=...
+ * usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C] */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TX_MAXPATHS 8
+
+static uint64_t tx_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int tx_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int tx_connect(const char *addr, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		return -1;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One response (headers + Content-Length body): 0 ok, -1 error. */
+static int tx_read_response(int fd, char *buf, size_t size)
+{
+	size_t have = 0, hdr_end = 0;
+	long body = -1;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, size - have - 1);
+		if (n <= 0)
+			return -1;
+		have += (size_t)n;
+		buf[have] = 0;
+		if (!hdr_end) {
+			char *e = strstr(buf, "\r\n\r\n");
+			if (!e)
+				continue;
+			hdr_end = (size_t)(e - buf) + 4;
+			if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0)
+				return -1;
+			char *cl = strcasestr(buf, "\r\nContent-Length:");
+			if (!cl || cl > e)
+				return -1;
+			body = strtol(cl + 17, NULL, 10);
+			if (body < 0 || hdr_end + (size_t)body >= size)
+				return -1;
+		}
+		if (have >= hdr_end + (size_t)body)
+			return have == hdr_end + (size_t)body ? 0 : -1;
+	}
+}
+
+struct tx_path { char *path; char req[512]; int reqlen; uint64_t *lat; long done, errors; };
+
+static void tx_print(const struct tx_path *p)
+{
+	uint64_t *l = p->lat;
+	long n = p->done;
+	qsort(l, (size_t)n, sizeof(*l), tx_cmp_u64);
+	double sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += (double)l[i];
+#define TX_PCT(q) (n ? l[(size_t)((q) * (double)(n - 1) + 0.5)] : 0)
+	printf("path=%s requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f\n", p->path, n,
+	       p->errors, (unsigned long long)TX_PCT(0.50), (unsigned long long)TX_PCT(0.90),
+	       (unsigned long long)TX_PCT(0.99), n ? sum / (double)n : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *host = "127.0.0.1";
+	char *paths = NULL;
+	int port = 80, opt;
+	long k = 100, c = 1;
+	while ((opt = getopt(argc, argv, "h:p:n:c:u:")) != -1) {
+		switch (opt) {
+		case 'h': host = optarg; break;
+		case 'p': port = atoi(optarg); break;
+		case 'n': k = atol(optarg); break;
+		case 'c': c = atol(optarg); break;
+		case 'u': paths = optarg; break;
+		default:
+			fprintf(stderr, "usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C]\n");
+			return 2;
+		}
+	}
+	if (!paths || k <= 0 || c <= 0 || c > 1024)
+		return 2;
+	struct tx_path p[TX_MAXPATHS];
+	int np = 0;
+	for (char *s = strtok(paths, ","); s && np < TX_MAXPATHS; s = strtok(NULL, ","), np++) {
+		p[np].path = s;
+		p[np].reqlen = snprintf(p[np].req, sizeof(p[np].req),
+					"GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: tx_httpmix\r\n\r\n", s, host);
+		p[np].lat = calloc((size_t)k, sizeof(uint64_t));
+		p[np].done = p[np].errors = 0;
+		if (!p[np].lat)
+			return 1;
+	}
+	int *fds = calloc((size_t)c, sizeof(int));
+	size_t bufsz = 1 << 20;
+	char *buf = malloc(bufsz);
+	if (!np || !fds || !buf)
+		return 1;
+	for (long i = 0; i < c; i++)
+		if ((fds[i] = tx_connect(host, port)) < 0) {
+			fprintf(stderr, "tx_httpmix: connect %s:%d: %s\n", host, port, strerror(errno));
+			return 1;
+		}
+	long errors = 0;
+	for (long i = 0; i < k; i++) {
+		int fd = fds[i % c];
+		struct tx_path *q = &p[(i + i / c) % np];
+		uint64_t t0 = tx_now_ns();
+		if (write(fd, q->req, (size_t)q->reqlen) != q->reqlen || tx_read_response(fd, buf, bufsz) < 0) {
+			q->errors++;
+			errors++;
+			continue;
+		}
+		q->lat[q->done++] = tx_now_ns() - t0;
+	}
+	for (long i = 0; i < c; i++)
+		close(fds[i]);
+	for (int i = 0; i < np; i++) {
+		tx_print(&p[i]);
+		free(p[i].lat);
+	}
+	free(fds);
+	free(buf);
+	return errors ? 1 : 0;
+}
