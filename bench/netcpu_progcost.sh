@@ -5,7 +5,8 @@
 # (kernel.bpf_stats_enabled, switched on for the run if it was off and
 # restored after; the statistics themselves add two clock reads per run).
 # Not a test: it prints figures (docs/BENCHMARKS.md, section "netcpu").
-# Env: BENCH_T (seconds of transfer, 5), NP_BUILD (build/).
+# Env: BENCH_T (seconds of transfer, 5), NP_BUILD (build/), NC_ARGS (more
+# nprec options, e.g. "--sample-hz 10000").
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -30,12 +31,18 @@ ip link add ncpa0 netns nc-pc-a type veth peer name ncpb0 netns nc-pc-b
 ip -n nc-pc-a addr add 10.78.8.1/24 dev ncpa0; ip -n nc-pc-b addr add 10.78.8.2/24 dev ncpb0
 ip -n nc-pc-a link set ncpa0 up; ip -n nc-pc-b link set ncpb0 up
 ip netns exec nc-pc-b iperf3 -s -B 10.78.8.2 -p 5401 >/dev/null 2>&1 & PIDS+=($!)
-"$NP_BUILD/nprec" -q --no-flows --no-txn -o "$TMP/pc.npr" & P=$!; PIDS+=($P)
+# shellcheck disable=SC2086
+"$NP_BUILD/nprec" -q --no-flows --no-txn ${NC_ARGS:-} -o "$TMP/pc.npr" & P=$!; PIDS+=($P)
 for _ in $(seq 100); do [ -s "$TMP/pc.npr" ] && break; sleep 0.1; done
 sleep 1
 
+# only this nprec's programs (other recorders may run on the machine):
+# their ids are in the fdinfo of its open program fds
+IDS=$(grep -h '^prog_id:' /proc/"$P"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u | tr '\n' ' ')
 snap() {
-	bpftool prog show | awk '/ name (nc_|nt_)/ { n = $4; t = 0; c = 0
+	bpftool prog show | awk -v ids=" $IDS" '/ name (nc_|nt_)/ {
+		id = $1; sub(":", "", id); if (index(ids, " " id " ") == 0) next
+		n = $4; t = 0; c = 0
 		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) }
 		print n, t, c }' | sort
 }
