@@ -40,7 +40,8 @@ struct txn_conn {
 	__u64 bytes_req, bytes_resp;
 	__u32 pid, tid;
 	__u8  phase, http, keyed;
-	__u8  pad[5];
+	__u8  pend;                 /* a request head is waiting in txn_heads */
+	__u8  pad[4];
 	char  method[TXN_METHOD_LEN];
 	char  path[TXN_PATH_LEN];
 };
@@ -99,13 +100,27 @@ struct {
 	__type(value, struct txn_sys);
 } txn_sysbuf SEC(".maps");
 
-struct txn_peek { char b[TXN_PEEK_LEN]; };
+/* Room for a saved request head plus the next read. */
+struct txn_peek { char b[2 * TXN_PEEK_LEN]; };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct txn_peek);
 } txn_peekbuf SEC(".maps");
+
+/* The first bytes of a request whose request line did not fit in its
+ * first read ("GE", "GET /ord"): kept until the next read completes it. */
+struct txn_head {
+	__u32 len;
+	char  b[TXN_PEEK_LEN];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TXN_HEADS_MAX);
+	__type(key, __u64);              /* struct sock * */
+	__type(value, struct txn_head);
+} txn_heads SEC(".maps");
 
 __u64 txn_next_conn = 0;
 
@@ -194,37 +209,98 @@ int txn_exit_recvmsg(void *ctx) { return sys_done(); }
 
 static __always_inline bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 
-/* "METHOD SP PATH SP" at the start of the request buffer. */
-static __always_inline void http_parse(struct txn_conn *c, __u64 ubuf)
+enum { HP_NOT_HTTP = 0, HP_DONE = 1, HP_SHORT = 2 };
+
+/* "METHOD SP PATH SP" at the start of b, of which len bytes are the
+ * request's (bytes past them are stale buffer contents, never parsed):
+ * HP_SHORT when they end inside the request line. */
+static __always_inline int http_parse_buf(struct txn_conn *c, const char *b, int len)
 {
-	__u32 z = 0;
-	struct txn_peek *p = bpf_map_lookup_elem(&txn_peekbuf, &z);
-	if (!p || !ubuf || bpf_probe_read_user(p->b, sizeof(p->b), (void *)ubuf))
-		return;
-	int m = 0;
+	int m;
 	for (m = 0; m < TXN_METHOD_LEN; m++) {
-		if (!is_upper(p->b[m]))
+		if (m >= len)
+			return HP_SHORT;
+		if (!is_upper(b[m]))
 			break;
 	}
-	if (m < 3 || m >= TXN_METHOD_LEN || p->b[m] != ' ')
-		return;
-	char first = p->b[m + 1];
+	if (m < 3 || m >= TXN_METHOD_LEN || b[m] != ' ')
+		return HP_NOT_HTTP;
+	if (m + 1 >= len)
+		return HP_SHORT;
+	char first = b[m + 1];
 	if (first != '/' && first != '*' && first != 'h')
-		return;
-	for (int i = 0; i < TXN_METHOD_LEN; i++)
-		c->method[i] = i < m ? p->b[i] : 0;
+		return HP_NOT_HTTP;
 	int j;
+	bool end = false;
 	for (j = 0; j < TXN_PATH_LEN - 1; j++) {
 		int src = m + 1 + j;
-		if (src >= TXN_PEEK_LEN)
+		if (src >= len)
 			break;
-		char ch = p->b[src];
-		if (ch == ' ' || ch == '\r' || ch == '\n' || ch == 0)
+		char ch = b[src];
+		if (ch == ' ' || ch == '\r' || ch == '\n' || ch == 0) {
+			end = true;
 			break;
+		}
 		c->path[j] = ch;
 	}
-	c->path[j] = 0;
+	if (!end && j < TXN_PATH_LEN - 1) {     /* data ended inside the path */
+		c->path[0] = 0;
+		return HP_SHORT;
+	}
+	c->path[j] = 0;                         /* (a longer path is cut) */
+	for (int i = 0; i < TXN_METHOD_LEN; i++)
+		c->method[i] = i < m ? b[i] : 0;
 	c->http = 1;
+	return HP_DONE;
+}
+
+/* The request bytes one syscall moved (ret of them at ubuf): the start of
+ * a request (first), or the continuation of one whose line was cut. */
+static __always_inline void http_req_bytes(struct txn_conn *c, __u64 skp, __u64 ubuf, int ret, bool first)
+{
+	__u32 z = 0, off = 0;
+	struct txn_peek *p = bpf_map_lookup_elem(&txn_peekbuf, &z);
+	struct txn_head *h = NULL;
+	if (!p || !ubuf)
+		return;
+	if (first && c->pend) {          /* the previous request never completed its line */
+		bpf_map_delete_elem(&txn_heads, &skp);
+		c->pend = 0;
+	}
+	if (!first) {
+		h = bpf_map_lookup_elem(&txn_heads, &skp);
+		if (!h) {
+			c->pend = 0;
+			return;
+		}
+		off = h->len;
+		if (off >= TXN_PEEK_LEN)
+			goto drop;
+		__builtin_memcpy(p->b, h->b, TXN_PEEK_LEN);
+	}
+	__u32 n = ret < TXN_PEEK_LEN ? (__u32)ret : TXN_PEEK_LEN;
+	off &= 0x7f;                     /* < TXN_PEEK_LEN already: for the verifier */
+	if (n > TXN_PEEK_LEN || bpf_probe_read_user(p->b + off, n, (void *)ubuf))
+		goto drop;
+	__u32 len = off + n;
+	if (http_parse_buf(c, p->b, (int)len) != HP_SHORT || len >= TXN_PEEK_LEN)
+		goto drop;
+	if (!h) {
+		static const struct txn_head zero_head;
+		bpf_map_update_elem(&txn_heads, &skp, &zero_head, BPF_ANY);
+		h = bpf_map_lookup_elem(&txn_heads, &skp);
+		if (!h)
+			return;
+	}
+	h->len = len;
+	__builtin_memcpy(h->b, p->b, TXN_PEEK_LEN);
+	c->pend = 1;
+	return;
+drop:
+	if (c->pend) {
+		bpf_map_delete_elem(&txn_heads, &skp);
+		c->pend = 0;
+	}
 }
 
 /* ---- transaction bookkeeping ---- */
@@ -342,8 +418,13 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 			c->method[0] = 0;
 			c->path[0] = 0;
 			if (txn_http && same)
-				http_parse(c, sys->buf);
+				http_req_bytes(c, (__u64)sk, sys->buf, ret, true);
 			c->phase = PH_REQ;
+		} else if (c->pend) {
+			/* the request line went on in this read */
+			struct txn_sys *sys = bpf_task_storage_get(&txn_sysbuf, bpf_get_current_task_btf(), 0, 0);
+			if (sys && sys->live)
+				http_req_bytes(c, (__u64)sk, sys->buf, ret, false);
 		}
 		c->bytes_req += ret;
 		c->last_ns = now;

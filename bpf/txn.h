@@ -13,6 +13,7 @@
 #define TXN_METHOD_LEN   8
 #define TXN_PATH_LEN     64
 #define TXN_PEEK_LEN     80      /* request bytes read to find method + path */
+#define TXN_HEADS_MAX    4096    /* requests whose line is split across reads, at once */
 
 enum { TXN_ROLE_CLIENT = 1, TXN_ROLE_SERVER = 2 };
 

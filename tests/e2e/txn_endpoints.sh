@@ -6,10 +6,13 @@
 # connections, every connection alternating between the two paths, one
 # request in flight at a time (so each server thread waits in recv() far
 # longer than a scheduler tick between its requests), and prints its own
-# per-path count and exact p50/p99. One nprec per namespace.
+# per-path count and exact p50/p99; then KS more requests to /slow/split and
+# /fast/split, each written in two parts cut inside the path. One nprec per
+# namespace.
 # Ground truth and checks:
 #  - recorder (TXN_EVENTS): every event has its method + path, on both
-#    sides; per-path event counts equal the client's; client-role p50/p99
+#    sides, split request lines included; per-path event counts equal the
+#    client's; client-role p50/p99
 #    per path within 5 % of the client's own; server-role /slow p50 within
 #    5 % of the injected delay, server-role /fast p50 below the client's.
 #  - npanalyze: the endpoint rows (ip:port + GET path) per host and role
@@ -23,6 +26,7 @@ command -v python3 >/dev/null || e2e_skip "python3 missing"
 MIX=$NP_BUILD/tools/tx_httpmix
 [ -x "$MIX" ] || e2e_skip "tx_httpmix not built"
 K=${TX_K:-400}
+KS=${TX_KS:-60}     # requests written in two parts
 C=${TX_C:-4}
 SLOW_MS=${TX_SLOW_MS:-30}
 NSC=tx-c$$ NSS=tx-s$$
@@ -46,9 +50,9 @@ class H(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
     def do_GET(self):
-        if self.path == "/slow":
+        if self.path.startswith("/slow"):
             time.sleep(slow_ms / 1000.0)
-        elif self.path != "/fast":
+        elif not self.path.startswith("/fast"):
             self.send_error(404)
             return
         body = b"x" * 200
@@ -66,6 +70,10 @@ bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
 wait_file "$T/c.npr" && wait_file "$T/s.npr" || echo "nprec did not start" >&2
 ip netns exec $NSC "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client.txt"
 check "client: every request answered" [ $? -eq 0 ]
+# the same with every request line cut after "GET /s" (two writes 2 ms
+# apart: the server's first read ends inside the path)
+ip netns exec $NSC "$MIX" -h $SRV -p $PORT -n "$KS" -c 2 -s 6 -u /slow/split,/fast/split >> "$T/client.txt"
+check "client (split requests): every request answered" [ $? -eq 0 ]
 cat "$T/client.txt" >&2
 sleep 1.2   # one snapshot interval: the last transactions are in TXN_STATS
 kill -INT $PC $PS; wait $PC; RC=$?; wait $PS; RS=$?
@@ -106,8 +114,8 @@ echo "client-role events: $(tr '\n' ';' < "$T/c.ev")" >&2
 echo "server-role events: $(tr '\n' ';' < "$T/s.ev")" >&2
 read -r _ CN CEMPTY < <(grep '^all' "$T/c.ev")
 read -r _ SN SEMPTY < <(grep '^all' "$T/s.ev")
-check "client side: $K events (got ${CN:-0})" [ "${CN:-0}" -eq "$K" ]
-check "server side: $K events (got ${SN:-0})" [ "${SN:-0}" -eq "$K" ]
+check "client side: $((K + KS)) events (got ${CN:-0})" [ "${CN:-0}" -eq $((K + KS)) ]
+check "server side: $((K + KS)) events (got ${SN:-0})" [ "${SN:-0}" -eq $((K + KS)) ]
 check "client side: every event has its path (${CEMPTY:-?} empty)" [ "${CEMPTY:-1}" -eq 0 ]
 check "server side: every event has its path (${SEMPTY:-?} empty)" [ "${SEMPTY:-1}" -eq 0 ]
 for p in slow fast; do
@@ -124,6 +132,14 @@ for p in slow fast; do
 		check "server events /fast p50 ${p50:-0} below the client's $CP50" lt "${p50:-0}" "$CP50"
 		check "server events /fast p50 ${p50:-0} far below the delay" lt "${p50:-0}" $((SLOW_NS / 10))
 	fi
+done
+
+for p in slow/split fast/split; do
+	CREQ=$(cfig /$p requests)
+	for side in c s; do
+		read -r _ n _ < <(grep "^GET_/$p " "$T/$side.ev")
+		check "$side events /$p (request line split): ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
+	done
 done
 
 # ---- analyzer: endpoint rows and series from the events ----

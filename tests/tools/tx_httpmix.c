@@ -4,9 +4,11 @@
  * goes on connection i % C with path (i + i / C) % P, so every connection
  * alternates between the paths. Every request is timed from just before
  * write() to the read() that completes the response (Content-Length).
+ * With -s N every request is written in two parts, N bytes and the rest,
+ * 2 ms apart (a request line split across the server's reads).
  * Prints one line per path with the exact figures it saw:
  *   path=/x requests=N errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=...
- * usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C] */
+ * usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C] [-s N] */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -97,21 +99,33 @@ static void tx_print(const struct tx_path *p)
 	       (unsigned long long)TX_PCT(0.99), n ? sum / (double)n : 0.0);
 }
 
+static int tx_send(int fd, const struct tx_path *q, long split)
+{
+	if (split <= 0 || split >= q->reqlen)
+		return write(fd, q->req, (size_t)q->reqlen) == q->reqlen ? 0 : -1;
+	if (write(fd, q->req, (size_t)split) != split)
+		return -1;
+	struct timespec gap = { 0, 2000000 };
+	nanosleep(&gap, NULL);
+	return write(fd, q->req + split, (size_t)(q->reqlen - split)) == q->reqlen - split ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	char *paths = NULL;
 	int port = 80, opt;
-	long k = 100, c = 1;
-	while ((opt = getopt(argc, argv, "h:p:n:c:u:")) != -1) {
+	long k = 100, c = 1, split = 0;
+	while ((opt = getopt(argc, argv, "h:p:n:c:u:s:")) != -1) {
 		switch (opt) {
 		case 'h': host = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 'n': k = atol(optarg); break;
 		case 'c': c = atol(optarg); break;
 		case 'u': paths = optarg; break;
+		case 's': split = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C]\n");
+			fprintf(stderr, "usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C] [-s N]\n");
 			return 2;
 		}
 	}
@@ -143,7 +157,7 @@ int main(int argc, char **argv)
 		int fd = fds[i % c];
 		struct tx_path *q = &p[(i + i / c) % np];
 		uint64_t t0 = tx_now_ns();
-		if (write(fd, q->req, (size_t)q->reqlen) != q->reqlen || tx_read_response(fd, buf, bufsz) < 0) {
+		if (tx_send(fd, q, split) < 0 || tx_read_response(fd, buf, bufsz) < 0) {
 			q->errors++;
 			errors++;
 			continue;
