@@ -1,0 +1,295 @@
+/* npanalyze endpoint level from TXN_EVENTS (analyze/ana_families.c): two
+ * keep-alive server connections, each alternating GET /slow (30 ms + a few 100 ns)
+ * and GET /fast (300 us + a few 100 ns) for three 1 s intervals. TXN_STATS carry, as
+ * the recorder does, only the last path per connection and interval
+ * (/fast), with the sketch of all of the interval's transactions.
+ *  - complete events: endpoint rows /slow and /fast with the exact counts
+ *    and p50/p99 within 1 % of the known durations, series per endpoint and
+ *    interval, connection rows from TXN_STATS, no warning;
+ *  - one event of connection 2 missing (and a LOST txn 1): connection 1
+ *    still from its events, connection 2 from its TXN_STATS rows (all on
+ *    /fast, as recorded), and the warning says so. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ana.h"
+#include "npmsg.h"
+#include "records.h"
+#include "tap.h"
+
+#define TXE_T0      1000000000000ull
+#define TXE_IV      3
+#define TXE_PER     10          /* transactions per connection per interval */
+#define TXE_SLOW    30000000ull
+#define TXE_FAST    300000ull
+
+static char txe_dir[] = "/tmp/np-test-txnev.XXXXXX";
+
+static uint64_t txe_dur(int conn, int iv, int i)
+{
+	uint64_t base = i % 2 ? TXE_FAST : TXE_SLOW;      /* even: /slow, odd: /fast */
+	/* dense: neighbours 100-200 ns apart, so rank conventions differ < 0.1 % */
+	return base + (uint64_t)(iv * TXE_PER + i) * 200 + (uint64_t)conn * 100;
+}
+
+static void txe_header(struct np_writer *w, struct np_recbuf *rb)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
+	msgpack_pack_map(pk, 5);
+	np_pack_kv_str(pk, "kind", "recording");
+	np_pack_kv_str(pk, "producer", "test_ana_txnev");
+	np_pack_str(pk, "host");
+	msgpack_pack_map(pk, 3);
+	np_pack_kv_str(pk, "hostname", "srv");
+	np_pack_kv_str(pk, "machine_id", "ssss");
+	np_pack_kv_u64(pk, "ncpus", 2);
+	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
+	np_pack_kv_u64(pk, "start_ns", TXE_T0);
+	np_writer_commit(w, rb);
+}
+
+static void txe_strs(msgpack_packer *pk, const char *key, const char *v, size_t n)
+{
+	np_pack_str(pk, key);
+	msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++)
+		np_pack_str(pk, v);
+}
+
+/* One interval: TXN_STATS rows of connections 1 and 2 (last path /fast). */
+static void txe_stats(struct np_writer *w, struct np_recbuf *rb, int iv)
+{
+	uint64_t conn[2] = { 1, 2 }, role[2] = { 2, 2 }, lport[2] = { 8080, 8080 };
+	uint64_t rport[2] = { 40001, 40002 }, cnt[2] = { TXE_PER, TXE_PER }, pid[2] = { 7, 7 };
+	uint64_t t0 = TXE_T0 + (uint64_t)iv * 1000000000ull;
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_STATS, 1);
+	msgpack_pack_map(pk, 14);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
+	np_pack_kv_u64(pk, "n", 2);
+	np_pack_kv_u64_array(pk, "conn", conn, 2);
+	np_pack_kv_u64_array(pk, "role", role, 2);
+	txe_strs(pk, "laddr", "10.0.0.2", 2);
+	np_pack_kv_u64_array(pk, "lport", lport, 2);
+	txe_strs(pk, "raddr", "10.0.0.1", 2);
+	np_pack_kv_u64_array(pk, "rport", rport, 2);
+	np_pack_kv_u64_array(pk, "count", cnt, 2);
+	np_pack_kv_u64_array(pk, "pid", pid, 2);
+	txe_strs(pk, "method", "GET", 2);
+	txe_strs(pk, "path", "/fast", 2);
+	np_pack_str(pk, "lat");
+	msgpack_pack_array(pk, 2);
+	for (int c = 1; c <= 2; c++) {
+		struct np_sketch sk;
+		np_sketch_init(&sk);
+		for (int i = 0; i < TXE_PER; i++)
+			np_sketch_add(&sk, txe_dur(c, iv, i), 1);
+		np_sketch_pack(pk, &sk);
+		np_sketch_free(&sk);
+	}
+	np_writer_commit(w, rb);
+}
+
+/* One interval's events; skip = the index of connection 2's event left out (-1: none). */
+static void txe_events(struct np_writer *w, struct np_recbuf *rb, int iv, int skip)
+{
+	uint64_t conn[2 * TXE_PER], role[2 * TXE_PER], start[2 * TXE_PER], dur[2 * TXE_PER];
+	const char *path[2 * TXE_PER];
+	size_t n = 0;
+	uint64_t t0 = TXE_T0 + (uint64_t)iv * 1000000000ull;
+	for (int i = 0; i < TXE_PER; i++)
+		for (int c = 1; c <= 2; c++) {
+			if (c == 2 && i == skip)
+				continue;
+			conn[n] = (uint64_t)c;
+			role[n] = 2;
+			start[n] = t0 + 1000000 + (uint64_t)i * 90000000ull + (uint64_t)c * 1000;
+			dur[n] = txe_dur(c, iv, i);
+			path[n] = i % 2 ? "/fast" : "/slow";
+			n++;
+		}
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
+	msgpack_pack_map(pk, 9);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
+	np_pack_kv_u64(pk, "n", n);
+	np_pack_kv_u64_array(pk, "conn", conn, n);
+	np_pack_kv_u64_array(pk, "role", role, n);
+	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
+	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
+	txe_strs(pk, "method", "GET", n);
+	np_pack_str(pk, "path");
+	msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++)
+		np_pack_str(pk, path[i]);
+	np_writer_commit(w, rb);
+}
+
+static void txe_lost(struct np_writer *w, struct np_recbuf *rb, uint64_t n)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_LOST, 1);
+	msgpack_pack_map(pk, 4);
+	np_pack_kv_u64(pk, "t0_ns", TXE_T0);
+	np_pack_kv_u64(pk, "t1_ns", TXE_T0 + 1000000000ull);
+	txe_strs(pk, "family", "txn", 1);
+	np_pack_kv_u64_array(pk, "lost", &n, 1);
+	np_writer_commit(w, rb);
+}
+
+static int txe_write(const char *path, bool drop_one)
+{
+	struct np_writer *w;
+	struct np_recbuf rb;
+	struct np_writer_opts wo = { 0 };
+	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
+		return -1;
+	np_recbuf_init(&rb);
+	txe_header(w, &rb);
+	for (int iv = 0; iv < TXE_IV; iv++) {
+		txe_stats(w, &rb, iv);
+		txe_events(w, &rb, iv, drop_one && iv == 1 ? 3 : -1);
+	}
+	if (drop_one)
+		txe_lost(w, &rb, 1);
+	np_recbuf_free(&rb);
+	return np_writer_close(w);
+}
+
+static int txe_u64cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Exact quantile of the durations of one path (even i: /slow) over the given connections. */
+static double txe_truth(bool slow, int conns, double q)
+{
+	uint64_t v[2 * TXE_IV * TXE_PER];
+	size_t n = 0;
+	for (int c = 1; c <= conns; c++)
+		for (int iv = 0; iv < TXE_IV; iv++)
+			for (int i = slow ? 0 : 1; i < TXE_PER; i += 2)
+				v[n++] = txe_dur(c, iv, i);
+	qsort(v, n, sizeof(*v), txe_u64cmp);
+	return (double)v[(size_t)(q * (double)(n - 1) + 0.5)];
+}
+
+struct txe_run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
+
+static void txe_analyse(struct txe_run *r, const char *npr, const char *npa)
+{
+	memset(r, 0, sizeof(*r));
+	r->o.quiet = true;
+	ana_model_init(&r->m, &r->o);
+	ana_load_file(&r->m, npr, "srv");
+	CHECK(ana_run(&r->m, npa, NULL) == 0, "ana_run");
+	r->ok = np_analysis_load(&r->a, npa, NULL, NULL) == 0;
+	CHECK(r->ok, "load %s", npa);
+}
+
+static void txe_free(struct txe_run *r)
+{
+	if (r->ok)
+		np_analysis_free(&r->a);
+	ana_model_free(&r->m);
+}
+
+static int txe_row(const struct np_table *t, const char *level, const char *key)
+{
+	int il = t ? np_table_find_col(t, "level") : -1, ik = t ? np_table_find_col(t, "key") : -1;
+	for (size_t r = 0; il >= 0 && ik >= 0 && r < t->nrows; r++) {
+		const struct np_cell *a = np_table_cell_c(t, r, (size_t)il), *b = np_table_cell_c(t, r, (size_t)ik);
+		if (a->kind == NP_CELL_STR && b->kind == NP_CELL_STR && !strcmp(a->s, level) && !strcmp(b->s, key))
+			return (int)r;
+	}
+	return -1;
+}
+
+static double txe_cell(const struct np_table *t, int row, const char *col)
+{
+	int c = t ? np_table_find_col(t, col) : -1;
+	return c < 0 || row < 0 ? NAN : np_cell_f64(np_table_cell_c(t, (size_t)row, (size_t)c));
+}
+
+static size_t txe_series_n(const struct np_analysis *a, const char *key, const char *metric)
+{
+	for (size_t i = 0; i < a->nseries; i++)
+		if (!strcmp(a->series[i]->table, "transactions") && !strcmp(a->series[i]->key, key) &&
+		    !strcmp(a->series[i]->metric, metric))
+			return a->series[i]->n;
+	return 0;
+}
+
+static bool txe_warned(const struct ana_model *m, const char *needle)
+{
+	for (size_t i = 0; i < m->warnings.n; i++)
+		if (strstr(m->warnings.v[i], needle))
+			return true;
+	return false;
+}
+
+static void txe_check_ep(const struct np_table *t, bool slow, double count, int conns)
+{
+	const char *key = slow ? "10.0.0.2:8080 GET /slow" : "10.0.0.2:8080 GET /fast";
+	int r = txe_row(t, "endpoint", key);
+	CHECK(r >= 0, "endpoint row %s", key);
+	CHECK_NEAR(txe_cell(t, r, "requests"), count, 0.0);
+	double p50 = txe_truth(slow, conns, 0.5), p99 = txe_truth(slow, conns, 0.99);
+	CHECK(fabs(txe_cell(t, r, "p50") - p50) <= 0.01 * p50, "%s p50 %g vs %g", key, txe_cell(t, r, "p50"), p50);
+	CHECK(fabs(txe_cell(t, r, "p99") - p99) <= 0.01 * p99, "%s p99 %g vs %g", key, txe_cell(t, r, "p99"), p99);
+}
+
+static void test_complete(void)
+{
+	char npr[64], npa[64];
+	snprintf(npr, sizeof(npr), "%s/full.npr", txe_dir);
+	snprintf(npa, sizeof(npa), "%s/full.npa", txe_dir);
+	CHECK(txe_write(npr, false) == 0, "write %s", npr);
+	struct txe_run r;
+	txe_analyse(&r, npr, npa);
+	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
+	txe_check_ep(t, true, 2 * TXE_IV * TXE_PER / 2, 2);
+	txe_check_ep(t, false, 2 * TXE_IV * TXE_PER / 2, 2);
+	CHECK(txe_row(t, "endpoint", "10.0.0.2:8080 /fast") < 0, "no stats-derived endpoint row");
+	int c1 = txe_row(t, "connection", "10.0.0.2:8080>10.0.0.1:40001");
+	CHECK_NEAR(txe_cell(t, c1, "requests"), TXE_IV * TXE_PER, 0.0);
+	CHECK_EQ_U(txe_series_n(&r.a, "endpoint|10.0.0.2:8080 GET /slow|srv|server", "p99"), TXE_IV);
+	CHECK_EQ_U(txe_series_n(&r.a, "endpoint|10.0.0.2:8080 GET /fast|srv|server", "requests"), TXE_IV);
+	CHECK(!txe_warned(&r.m, "transaction events missing"), "no event warning");
+	txe_free(&r);
+}
+
+static void test_one_missing(void)
+{
+	char npr[64], npa[64];
+	snprintf(npr, sizeof(npr), "%s/lost.npr", txe_dir);
+	snprintf(npa, sizeof(npa), "%s/lost.npa", txe_dir);
+	CHECK(txe_write(npr, true) == 0, "write %s", npr);
+	struct txe_run r;
+	txe_analyse(&r, npr, npa);
+	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
+	/* connection 1 from its events; connection 2 from TXN_STATS, all on /fast */
+	txe_check_ep(t, true, TXE_IV * TXE_PER / 2, 1);
+	int f = txe_row(t, "endpoint", "10.0.0.2:8080 GET /fast");
+	CHECK_NEAR(txe_cell(t, f, "requests"), TXE_IV * TXE_PER / 2 + TXE_IV * TXE_PER, 0.0);
+	CHECK(txe_cell(t, f, "p99") > 0.9 * TXE_SLOW, "conn 2's stats carry /slow latency onto /fast (%g)",
+	      txe_cell(t, f, "p99"));
+	CHECK(txe_warned(&r.m, "transaction events missing for 1 of 2 connections"), "fallback warning");
+	CHECK(txe_warned(&r.m, "come from TXN_STATS"), "warning names the source");
+	txe_free(&r);
+}
+
+int main(void)
+{
+	if (!mkdtemp(txe_dir)) {
+		CHECK(0, "mkdtemp");
+		return tap_done();
+	}
+	test_complete();
+	test_one_missing();
+	char cmd[96];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", txe_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", txe_dir);
+	return tap_done();
+}
