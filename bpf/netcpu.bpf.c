@@ -129,19 +129,14 @@ static __always_inline void nc_op_pause(struct nc_task *s, struct nc_cpu *c, __u
 	s->ts = 0;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
+/* Starts the op clock of the current task when fd is a selected socket. */
+static __always_inline int nc_op_enter(unsigned long fd, int kind)
 {
-	struct task_struct *t;
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct nc_task *s;
 	struct nc_cpu *c;
-	struct sock *sk;
-	int kind = nc_syscall_kind(id);
+	struct sock *sk = nc_fd_sock(t, fd);
 
-	if (kind < 0)
-		return 0;
-	t = bpf_get_current_task_btf();
-	sk = nc_fd_sock(t, regs->di);
 	if (!sk || !rc_filter_sk_task(sk) || !rc_filter_task())
 		return 0;
 	s = bpf_task_storage_get(&nc_tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -155,18 +150,14 @@ int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(nc_sys_exit, struct pt_regs *regs, long ret)
+/* Stops it and charges the op to this CPU. */
+static __always_inline int nc_op_exit(void)
 {
 	struct nc_task *s;
 	struct nc_cpu *c;
 	__u64 now = bpf_ktime_get_ns();
-
 	__u32 kind;
 
-	/* most syscalls are not socket calls: skip the storage lookup */
-	if (nc_syscall_kind(regs->orig_ax) < 0)
-		return 0;
 	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!s)
 		return 0;
@@ -181,6 +172,51 @@ int BPF_PROG(nc_sys_exit, struct pt_regs *regs, long ret)
 	}
 	s->kind = NC_KIND_NONE;
 	return 0;
+}
+
+/* Variant 1 (preferred): one classic tracepoint per socket syscall, so the
+ * other syscalls run no program at all. */
+#define NC_SYSCALL_TP(name, kind)                                              \
+SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
+int nc_enter_##name(struct trace_event_raw_sys_enter *ctx)                    \
+{                                                                             \
+	return nc_op_enter(ctx->args[0], kind);                               \
+}                                                                             \
+SEC("tracepoint/syscalls/sys_exit_" #name)                                    \
+int nc_exit_##name(void *ctx)                                                 \
+{                                                                             \
+	return nc_op_exit();                                                  \
+}
+
+NC_SYSCALL_TP(sendto, NC_SOCK_SEND)
+NC_SYSCALL_TP(sendmsg, NC_SOCK_SEND)
+NC_SYSCALL_TP(sendmmsg, NC_SOCK_SEND)
+NC_SYSCALL_TP(write, NC_SOCK_SEND)
+NC_SYSCALL_TP(writev, NC_SOCK_SEND)
+NC_SYSCALL_TP(recvfrom, NC_SOCK_RECV)
+NC_SYSCALL_TP(recvmsg, NC_SOCK_RECV)
+NC_SYSCALL_TP(recvmmsg, NC_SOCK_RECV)
+NC_SYSCALL_TP(read, NC_SOCK_RECV)
+NC_SYSCALL_TP(readv, NC_SOCK_RECV)
+
+/* Variant 2 (fallback when the syscall tracepoints cannot be attached):
+ * raw_syscalls, every syscall runs these and returns early unless it is
+ * one of the socket calls. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
+{
+	int kind = nc_syscall_kind(id);
+
+	return kind < 0 ? 0 : nc_op_enter(regs->di, kind);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(nc_sys_exit, struct pt_regs *regs, long ret)
+{
+	/* most syscalls are not socket calls: skip the storage lookup */
+	if (nc_syscall_kind(regs->orig_ax) < 0)
+		return 0;
+	return nc_op_exit();
 }
 
 SEC("tp_btf/softirq_entry")

@@ -28,6 +28,8 @@
 #define NC_TOP_STACKS 5
 #define NC_TOP_FRAMES 16
 #define NC_MAX_COUNT_KEYS 16384
+#define NC_SYS_TPS 20            /* enter + exit of the 10 socket syscalls */
+#define NC_SYS_SEC "tracepoint/syscalls/"
 
 static const char *const nc_class_key[NC_CLASS_MAX] = { "netrx", "nettx", "send", "recv" };
 
@@ -51,6 +53,7 @@ struct nc_state {
 	bool have_rapl;
 	char rapl_why[160];
 	uint64_t events, lost;
+	struct bpf_link *sys_links[NC_SYS_TPS];   /* classic syscall tracepoints */
 	/* scratch for stack draining */
 	struct nc_stack_key *keys;
 	uint64_t *cpu_cat;               /* ncpu x NC_CAT_MAX */
@@ -150,15 +153,64 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 	return s;
 }
 
-/* Returns true when both softirq tracepoints attached (sampling needs them). */
-static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct netcpu_bpf *k)
+static bool nc_is_sys_tp(const struct bpf_program *p)
 {
+	return strncmp(bpf_program__section_name(p), NC_SYS_SEC, strlen(NC_SYS_SEC)) == 0;
+}
+
+static void nc_sys_tps_autoload(struct netcpu_bpf *k, bool on)
+{
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, k->obj)
+		if (nc_is_sys_tp(p))
+			bpf_program__set_autoload(p, on);
+}
+
+/* Preferred: the per-syscall tracepoints (other syscalls run nothing).
+ * Returns false (nothing left attached) when one of them fails. */
+static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
+{
+	struct bpf_program *p;
+	unsigned n = 0;
+	char why[160];
+	bpf_object__for_each_program(p, s->skel->obj) {
+		if (!nc_is_sys_tp(p) || !bpf_program__autoload(p))
+			continue;
+		struct bpf_link *l = n < NC_SYS_TPS ? bpf_program__attach(p) : NULL;
+		if (!l) {
+			snprintf(why, sizeof(why), "%s: %s", bpf_program__section_name(p),
+				 strerror(errno ? errno : ENOSPC));
+			rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_{enter,exit}_<socket calls>",
+				  REC_PROBE_FAILED, why);
+			for (unsigned i = 0; i < n; i++)
+				bpf_link__destroy(s->sys_links[i]);
+			memset(s->sys_links, 0, sizeof(s->sys_links));
+			return false;
+		}
+		s->sys_links[n++] = l;
+	}
+	if (n == 0)
+		return false;
+	snprintf(why, sizeof(why), "%u tracepoints", n);
+	rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_{enter,exit}_<socket calls>", REC_PROBE_ATTACHED, why);
+	return true;
+}
+
+/* Returns true when both softirq tracepoints attached (sampling needs them). */
+static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
+{
+	struct netcpu_bpf *k = s->skel;
 	bool sirq = nc_attach_one(ctx, k->progs.nc_softirq_entry, &k->links.nc_softirq_entry,
 				  "tp_btf/softirq_entry");
 	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
 			      "tp_btf/softirq_exit");
-	nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
-	nc_attach_one(ctx, k->progs.nc_sys_exit, &k->links.nc_sys_exit, "tp_btf/sys_exit");
+	if (nc_attach_sys_tps(ctx, s)) {
+		rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "syscall tracepoints used");
+		rec_probe(ctx, "netcpu", "tp_btf/sys_exit", REC_PROBE_SKIPPED, "syscall tracepoints used");
+	} else {
+		nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
+		nc_attach_one(ctx, k->progs.nc_sys_exit, &k->links.nc_sys_exit, "tp_btf/sys_exit");
+	}
 	nc_attach_one(ctx, k->progs.nc_sched_switch, &k->links.nc_sched_switch, "tp_btf/sched_switch");
 	return sirq;
 }
@@ -204,6 +256,21 @@ static void nc_baseline(struct nc_state *s)
 	nc_read_cpus(s, s->prev);
 }
 
+/* Opens and loads the object; with_sys_tps false leaves the per-syscall
+ * tracepoint programs out (fallback). 0 or -errno. */
+static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool with_sys_tps)
+{
+	netcpu_bpf__destroy(s->skel);
+	s->skel = netcpu_bpf__open();
+	if (!s->skel)
+		return -ENOMEM;
+	RC_FILTER_SET(s->skel->rodata, cfg);
+	if (!s->sample_hz)
+		bpf_program__set_autoload(s->skel->progs.nc_sample, false);
+	nc_sys_tps_autoload(s->skel, with_sys_tps);
+	return netcpu_bpf__load(s->skel);
+}
+
 static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	const struct rec_config *cfg = ctx->cfg;
@@ -214,23 +281,20 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	struct nc_state *s = nc_alloc(cfg);
 	if (!s)
 		return -ENOMEM;
-	s->skel = netcpu_bpf__open();
-	if (!s->skel) {
-		snprintf(err, errlen, "cannot open BPF object netcpu: %s", strerror(errno));
-		nc_close(s);
-		return -ENOMEM;
+	int rc = nc_load(s, cfg, true);
+	if (rc && rc != -EPERM && rc != -ENOMEM) {
+		/* e.g. a kernel without syscall tracepoints: raw_syscalls only */
+		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_{enter,exit}_<socket calls>",
+			  REC_PROBE_SKIPPED, "do not load here; raw_syscalls used");
+		rc = nc_load(s, cfg, false);
 	}
-	RC_FILTER_SET(s->skel->rodata, cfg);
-	if (!s->sample_hz)
-		bpf_program__set_autoload(s->skel->progs.nc_sample, false);
-	int rc = netcpu_bpf__load(s->skel);
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object netcpu: %s", strerror(-rc));
 		rec_probe(ctx, "netcpu", "load", REC_PROBE_FAILED, err);
 		nc_close(s);
 		return rc == -EPERM ? rc : 1;
 	}
-	nc_setup_sampler(ctx, s, nc_attach_tracepoints(ctx, s->skel));
+	nc_setup_sampler(ctx, s, nc_attach_tracepoints(ctx, s));
 	s->have_rapl = nc_rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why,
 				    sizeof(s->rapl_why)) == 0;
 	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
@@ -493,6 +557,8 @@ static void nc_close(void *state)
 	struct nc_state *s = state;
 	if (!s)
 		return;
+	for (int i = 0; i < NC_SYS_TPS; i++)
+		bpf_link__destroy(s->sys_links[i]);
 	/* destroying a perf_event link also closes its perf fd */
 	for (int i = 0; s->perf_links && i < s->ncpu; i++)
 		bpf_link__destroy(s->perf_links[i]);

@@ -8,8 +8,8 @@
 #    not a timed value; asserted when the host was otherwise quiet), NET_RX
 #    inside the namespaces' socket calls only when busy, NET_RX stack
 #    samples classified (TCP among them);
-#  - threads: the iperf3 server's on-CPU time equals what the kernel's own
-#    schedstat says for its threads (within 10 %), its cgroup path is the
+#  - threads: the iperf3 server's on-CPU time agrees with the kernel's own
+#    schedstat for its threads (bounds below), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
 #  - the probe list says what happened to RAPL and hardware counters.
 . "$(dirname "$0")/../lib/e2e.sh"
@@ -46,6 +46,7 @@ dump() { "$NPREPORT" dump "$1" 2>/dev/null; }
 # val LINE KEY [INDEX]: a key=value token of an nc_npr.py line (INDEX-th of a list)
 val() { local v; v=$(tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"); [ $# -ge 3 ] && v=$(cut -d, -f$(($3 + 1)) <<<"$v"); echo "${v:-0}"; }
 sum() { tr ',' '\n' <<<"$(val "$1" "$2")" | awk '{s+=$1} END{print s+0}'; }
+within_bounds() { ge "$1" "$2" && le "$1" "$3"; }
 schedstat() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{print s+0}'; }
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
@@ -126,7 +127,14 @@ check "categorised samples <= NET_RX samples" le "$((CATS + $(val "$STK" unresol
 
 # threads: the server against the kernel's schedstat, its cgroup, the client
 check "server thread(s) recorded as iperf3" [ "$(val "$THS" comm)" = iperf3 ]
-check "server on-CPU within 10 % of schedstat" within "$(val "$THS" oncpu_ns)" "$((S1 - S0))" 10
+# schedstat charges a woken thread from its wakeup (the rq clock update is
+# skipped on wakeup preemption), we from its switch-in: it exceeds ours by
+# the wakeup latency of every voluntary switch (1.5-9 us seen on this VM).
+# Bounds: schedstat - 20 us per voluntary switch - 2 % <= ours <= schedstat + 2 %.
+SD=$((S1 - S0)); ON=$(val "$THS" oncpu_ns)
+LO=$(awk -v s="$SD" -v n="$(val "$THS" nvcsw)" 'BEGIN{printf "%d", s * 0.98 - n * 20000}')
+check "server on-CPU within schedstat bounds ($LO <= $ON <= $SD + 2 %)" \
+	within_bounds "$ON" "$LO" "$(awk -v s="$SD" 'BEGIN{printf "%d", s * 1.02}')"
 if [ -n "$CGDIR" ]; then
 	check "server cgroup path /$CGNAME" [ "$(val "$THS" cgroup)" = "/$CGNAME" ]
 fi
