@@ -23,6 +23,7 @@ struct ana_pres {                 /* one packet's result */
 	uint8_t last_hook, last_pos, retx, skip;
 	uint8_t resent;               /* a hook seen twice on the sender: re-sent with the same key */
 	uint8_t ctl;                  /* no payload or SYN/FIN/RST: not expected at the socket */
+	uint8_t dup;                  /* some hook saw the packet's key more than once */
 	uint8_t nhosts;
 	uint32_t seq;
 	int64_t transit;              /* last local ts - first local ts (mixed clocks) */
@@ -38,6 +39,9 @@ struct ana_fagg {                 /* per flow */
 	int top;                      /* index into sketches or -1 */
 	uint16_t snd_host, rcv_host;
 	uint32_t first_mask_bit, deliver_mask;
+	uint32_t sent_mask;           /* loss: the egress header hooks of the sending host */
+	uint32_t recv_mask;           /* loss: where a copy counts as delivered */
+	int sent_pos;                 /* the first of them in path order, -1 if none */
 };
 
 struct ana_dctx {
@@ -142,6 +146,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 			r->ctl = 1;
 		if (pos >= 0) {
 			if (seenpos & (1u << pos)) {
+				r->dup = 1;
 				if (e->host == e0->host)
 					r->resent = 1;  /* same key sent again (TSval within the same ms) */
 				continue;           /* the first transmission's timestamps count */
@@ -238,6 +243,31 @@ static void ana_flow_orders(struct ana_dctx *d)
 				f->deliver_mask |= 1u << i;
 		}
 		f->first_mask_bit = f->npos ? 1u << f->order[0] : 0;
+		/* loss counts what the sender's device path saw: sock_send events
+		 * are byte ranges attached to some segments only, and a flow seen
+		 * only on its receiving host says nothing about what was sent */
+		f->sent_pos = -1;
+		f->sent_mask = 0;
+		for (int i = 0; i < f->npos; i++) {
+			const struct ana_pos *ps = &f->pos[f->order[i]];
+			if (ps->hook < PK_HOOK_DEV_QUEUE || ps->hook > PK_HOOK_DEV_XMIT)
+				continue;
+			if (f->sent_pos < 0)
+				f->sent_pos = f->order[i];
+			if (ps->host == f->pos[f->sent_pos].host)
+				f->sent_mask |= 1u << f->order[i];
+		}
+		/* delivered = seen by tcp:tcp_probe, once per skb that reached the
+		 * socket; copy_to_user takes its range from the receive queue,
+		 * which covers data of other copies (a lost original inside a
+		 * range its retransmission filled would look delivered). Without
+		 * tcp_rcv (UDP, hook not recorded): the socket hooks and the last */
+		f->recv_mask = 0;
+		for (int i = 0; i < f->npos; i++)
+			if (f->pos[i].hook == PK_HOOK_TCP_RCV)
+				f->recv_mask |= 1u << i;
+		if (!f->recv_mask)
+			f->recv_mask = f->deliver_mask;
 		if (f->npos) {
 			f->snd_host = f->pos[f->order[0]].host;
 			f->rcv_host = f->pos[f->order[f->npos - 1]].host;
@@ -687,6 +717,150 @@ static const char *ana_drop_reason(const struct ana_model *m, uint16_t host, uin
 	return best ? best->reason : NULL;
 }
 
+/* Drop rows a lost packet can be joined to: flow key hashed once. */
+static uint64_t ana_str_hash(const char *x)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *x; x++)
+		h = (h ^ (uint8_t)*x) * 1099511628211ull;
+	return h;
+}
+
+struct ana_dropjoin { uint64_t *hash; uint8_t *used; };
+
+/* The kernel drop of a packet last seen at local time ts on host, flow
+ * flow: the nearest unused one-drop row (a recorder that writes each drop
+ * with its time, t_ns) of that host and flow from 1 ms before to 100 ms
+ * after ts, consumed so each drop explains one packet; else the most
+ * frequent reason among that flow's count rows (drops recorded without a
+ * time of their own). NULL when the recording has neither. */
+static const char *ana_drop_for(const struct ana_model *m, struct ana_dropjoin *dj, uint16_t host,
+				uint32_t flow, uint64_t ts)
+{
+	char key[160];
+	ana_flow_key(&m->flows.v[flow], key, sizeof(key));
+	uint64_t h = ana_str_hash(key);
+	size_t best = SIZE_MAX;
+	int64_t bestdt = INT64_MAX;
+	const struct ana_drop *cnt = NULL;
+	for (size_t i = 0; dj->hash && i < m->drops.n; i++) {
+		const struct ana_drop *dr = &m->drops.v[i];
+		if (dr->host != host || dj->hash[i] != h || strcmp(dr->flowkey, key))
+			continue;
+		if (dr->count == 1 && dr->t) {
+			int64_t dt = (int64_t)(dr->t - ts);
+			if (!dj->used[i] && dt >= -1000000 && dt <= 100000000 && (dt < 0 ? -dt : dt) < bestdt) {
+				bestdt = dt < 0 ? -dt : dt;
+				best = i;
+			}
+		} else if (!cnt || dr->count > cnt->count) {
+			cnt = dr;
+		}
+	}
+	if (best != SIZE_MAX) {
+		dj->used[best] = 1;
+		return m->drops.v[best].reason;
+	}
+	return cnt ? cnt->reason : NULL;
+}
+
+/* One lost copy of a packet: where it was last seen and when. */
+struct ana_lcopy {
+	int pos;                      /* the flow's position it reached last */
+	uint32_t flow;                /* flow index of that event (its host's view) */
+	uint64_t ts;                  /* local time there */
+	int64_t t;                    /* first seen, reference timeline */
+	bool retx;
+};
+
+/* The lost copies of packet k. A copy is lost when the sender's device
+ * path saw it and no socket hook (nor the flow's last hook) did. Copies
+ * count: a retransmission sent in the same TSval tick as its original has
+ * the same key and joins the same packet, so 2 copies at the receiver's
+ * device and 1 at its socket is one loss there. The copies that got
+ * furthest are taken as delivered; the earliest timestamps go to the lost
+ * ones (the original goes out first and is what a retransmission repairs). */
+static int ana_lost_copies(struct ana_dctx *d, size_t k, uint32_t *idx, struct ana_lcopy *out, int max)
+{
+	const struct ana_pres *r = &d->res[k];
+	const struct ana_fagg *f = &d->fa[r->flow];
+	if (f->npos < 2 || !(r->posmask & f->sent_mask))
+		return 0;
+	if (!r->dup && (r->posmask & f->recv_mask))
+		return 0;
+	/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
+	 * judged only up to the receiving host */
+	if (r->ctl && (r->nhosts > 1 || (r->posmask & f->recv_mask)))
+		return 0;
+	const struct ana_pe *ev = d->p->pe;
+	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+	uint8_t cnt[ANA_MAX_POS] = { 0 };
+	uint64_t pts[ANA_MAX_POS][2];
+	uint32_t pflow[ANA_MAX_POS];
+	for (size_t i = 0; i < n; i++) {
+		const struct ana_pe *e = &ev[idx[i]];
+		int pos;
+		for (pos = 0; pos < f->npos; pos++)
+			if (f->pos[pos].host == e->host && f->pos[pos].hook == e->hook)
+				break;
+		if (pos == f->npos || (e->flags & ANA_EVF_RANGE))
+			continue;
+		int c = cnt[pos] < 255 ? cnt[pos]++ : 255;
+		pflow[pos] = e->flow;
+		if (c == 0) {
+			pts[pos][0] = e->ts;
+		} else if (e->ts < pts[pos][0]) {
+			pts[pos][1] = pts[pos][0];
+			pts[pos][0] = e->ts;
+		} else if (c == 1 || e->ts < pts[pos][1]) {
+			pts[pos][1] = e->ts;
+		}
+	}
+	/* copies sent: the most any egress hook of the sender saw (a GSO
+	 * super-packet before segmentation may not be attached to every piece) */
+	int sent = 0, delivered = 0, s0 = -1;
+	for (int i = 0; i < f->npos; i++) {
+		/* copy_to_user ranges cover coalesced data and are attached to
+		 * every packet inside them: at most one copy reaches the user */
+		if (f->pos[i].hook == PK_HOOK_COPY_TO_USER && cnt[i] > 1)
+			cnt[i] = 1;
+		if ((f->sent_mask & (1u << i)) && cnt[i] > sent) {
+			sent = cnt[i];
+			s0 = i;
+		}
+		if ((f->recv_mask & (1u << i)) && cnt[i] > delivered)
+			delivered = cnt[i];
+	}
+	if (r->ctl)
+		sent = sent ? 1 : 0;
+	/* a lost copy was not seen at or after the delivery point (a range
+	 * event there belongs to another copy) */
+	int recv_rank = f->npos;
+	for (int i = 0; i < f->npos; i++)
+		if ((f->recv_mask & (1u << i)) && f->rank[i] < recv_rank)
+			recv_rank = f->rank[i];
+	int nl = 0;
+	for (int j = 0; j < sent - delivered && nl < max; j++) {
+		int need = delivered + 1 + j, last = -1;
+		for (int i = 0; i < f->npos; i++)
+			if (cnt[i] >= need && f->rank[i] < recv_rank && (last < 0 || f->rank[i] > f->rank[last]))
+				last = i;
+		if (last < 0)
+			break;
+		int c = j < 1 ? 0 : 1;
+		uint16_t h0 = f->pos[s0].host;
+		struct ana_lcopy *o = &out[nl++];
+		o->pos = last;
+		o->flow = pflow[last];
+		o->ts = pts[last][cnt[last] > 1 ? c : 0];
+		o->t = j == 0 || cnt[s0] < 2 ? r->t
+		       : ana_host_aligned(d->m, h0) ? ana_to_ref(d->m, h0, pts[s0][1])
+		       : (int64_t)pts[s0][1];
+		o->retx = r->retx || j > 0;
+	}
+	return nl;
+}
+
 /* Per-interval lost packets and loss rate of one top flow (loss over time). */
 static void ana_loss_series(struct ana_dctx *d, int top, const char *name)
 {
@@ -723,57 +897,58 @@ static void ana_loss_tables(struct ana_dctx *d)
 	np_table_col(lp, "retransmission", "bool", "the lost packet was itself a retransmission");
 	np_table_col(lp, "drop_reason", "str", "kernel drop reason on that host, when recorded");
 	size_t nrows = 0;
+	struct ana_dropjoin dj = { calloc(m->drops.n ? m->drops.n : 1, sizeof(uint64_t)),
+				   calloc(m->drops.n ? m->drops.n : 1, 1) };
+	if (!dj.hash || !dj.used) {
+		free(dj.hash); free(dj.used);
+		dj.hash = NULL; dj.used = NULL;
+	}
+	for (size_t i = 0; dj.hash && i < m->drops.n; i++)
+		dj.hash[i] = ana_str_hash(m->drops.v[i].flowkey);
+	uint32_t idx[ANA_PATH_MAXEV];
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(m, r->t) || r->t > d->t_end_cut)
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
-		if (f->npos < 2 || !(r->posmask & f->first_mask_bit) || (r->posmask & f->deliver_mask))
-			continue;
-		/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
-		 * judged only up to the receiving host */
-		if (r->ctl && r->nhosts > 1)
-			continue;
-		f->lost++;
-		/* last position reached in canonical order */
-		int last = -1;
-		for (int i = 0; i < f->npos; i++)
-			if (r->posmask & (1u << i))
-				if (last < 0 || f->rank[i] > f->rank[last])
-					last = i;
-		if (last < 0)
-			continue;
-		f->pos[last].lost_here++;
-		if (f->top >= 0) {
-			int64_t ii = (r->t - d->t_start) / d->iv;
-			size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
-			d->ivlost[iv][f->top]++;
+		struct ana_lcopy lc[4];
+		int nl = ana_lost_copies(d, k, idx, lc, 4);
+		for (int c = 0; c < nl; c++) {
+			int last = lc[c].pos;
+			f->lost++;
+			f->pos[last].lost_here++;
+			if (f->top >= 0) {
+				int64_t ii = (lc[c].t - d->t_start) / d->iv;
+				size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+				d->ivlost[iv][f->top]++;
+			}
+			if (nrows >= ANA_LOST_ROWS)
+				continue;
+			int nxt = f->rank[last] + 1 < f->npos ? f->order[f->rank[last] + 1] : -1;
+			const struct ana_pos *lp_ = &f->pos[last];
+			char name[160];
+			ana_flow_name(m, r->flow, name, sizeof(name));
+			size_t row = np_table_row(lp);
+			nrows++;
+			np_table_set_str(lp, row, 0, name);
+			np_table_set_u64(lp, row, 1, r->seq);
+			np_table_set_i64(lp, row, 2, lc[c].t);
+			np_table_set_u64(lp, row, 3, r->len);
+			np_table_set_str(lp, row, 4, m->hosts.v[lp_->host].name);
+			np_table_set_str(lp, row, 5, ana_hook_name(lp_->hook));
+			if (nxt >= 0) {
+				const struct ana_pos *np_ = &f->pos[nxt];
+				np_table_set_str(lp, row, 6, ana_seg_name(ana_hook_segment(np_->hook,
+									      np_->host != lp_->host)));
+				np_table_set_str(lp, row, 7, ana_hook_name(np_->hook));
+			}
+			np_table_set_u64(lp, row, 8, lc[c].retx);
+			const char *why = ana_drop_for(m, &dj, lp_->host, lc[c].flow, lc[c].ts);
+			if (why)
+				np_table_set_str(lp, row, 9, why);
 		}
-		if (nrows >= ANA_LOST_ROWS)
-			continue;
-		int nxt = f->rank[last] + 1 < f->npos ? f->order[f->rank[last] + 1] : -1;
-		const struct ana_pos *lp_ = &f->pos[last];
-		char name[160];
-		ana_flow_name(m, r->flow, name, sizeof(name));
-		size_t row = np_table_row(lp);
-		nrows++;
-		np_table_set_str(lp, row, 0, name);
-		np_table_set_u64(lp, row, 1, r->seq);
-		np_table_set_i64(lp, row, 2, r->t);
-		np_table_set_u64(lp, row, 3, r->len);
-		np_table_set_str(lp, row, 4, m->hosts.v[lp_->host].name);
-		np_table_set_str(lp, row, 5, ana_hook_name(lp_->hook));
-		if (nxt >= 0) {
-			const struct ana_pos *np_ = &f->pos[nxt];
-			np_table_set_str(lp, row, 6, ana_seg_name(ana_hook_segment(np_->hook,
-								      np_->host != lp_->host)));
-			np_table_set_str(lp, row, 7, ana_hook_name(np_->hook));
-		}
-		np_table_set_u64(lp, row, 8, r->retx);
-		const char *why = ana_drop_reason(m, lp_->host, r->last_flow);
-		if (why)
-			np_table_set_str(lp, row, 9, why);
 	}
+	free(dj.hash); free(dj.used);
 	if (nrows >= ANA_LOST_ROWS)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
@@ -801,7 +976,11 @@ static void ana_loss_tables(struct ana_dctx *d)
 			continue;
 		char name[160];
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		uint64_t sent = f->pos[f->order[0]].n, recv = f->pos[f->order[f->npos - 1]].n;
+		uint64_t sent = f->sent_pos >= 0 ? 0 : f->pos[f->order[0]].n;
+		for (int i = 0; i < f->npos; i++)
+			if ((f->sent_mask & (1u << i)) && f->pos[i].n > sent)
+				sent = f->pos[i].n;
+		uint64_t recv = f->pos[f->order[f->npos - 1]].n;
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, 0, name);
 		np_table_set_u64(t, r, 1, sent);

@@ -38,10 +38,18 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-/* per-CPU: [0] events handled (for events/s), [1] tcp_probe calls */
+/* every drop with its own time and TCP sequence number; when it is full
+ * the drop is counted in the drops map above */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, DROPS_RING_BYTES);
+} drop_events SEC(".maps");
+
+/* per-CPU: [0] events handled (for events/s), [1] tcp_probe calls,
+ * [2] drop events that found the ring buffer full (counted in drops) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, __u64);
 } flow_events SEC(".maps");
@@ -211,16 +219,31 @@ static __always_inline __u64 skb_netns(const struct sk_buff *skb, const struct s
 	return sk ? rc_sk_netns_ino(sk) : 0;
 }
 
-/* Fills the tuple from the packet headers; leaves zeros when the network
- * header is not set yet (drops before L3). */
-static __always_inline void skb_tuple(const struct sk_buff *skb, struct rc_drop_key *k)
+struct rc_drop_hdr {
+	__u32 seq, ack, len;
+	__u8 tcpflags;
+	bool parsed;                   /* the packet had an IP header to read */
+};
+
+/* Fills the tuple from the packet headers and, for TCP, seq/ack/flags and
+ * the payload length. Before the stack set the network header (drops in the
+ * device layer) it is found behind the Ethernet header. */
+static __always_inline void skb_tuple(const struct sk_buff *skb, struct rc_drop_key *k,
+				      struct rc_drop_hdr *h)
 {
 	unsigned char *head = BPF_CORE_READ(skb, head);
+	unsigned char *data = BPF_CORE_READ(skb, data);
 	__u16 nh = BPF_CORE_READ(skb, network_header);
+	__u16 mh = BPF_CORE_READ(skb, mac_header);
 	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
-	__u32 l4off;
-	if (nh == (__u16)~0U)
-		return;
+	__u32 l4off, l3len;
+	if (nh == (__u16)~0U || (nh == mh && mh != (__u16)~0U)) {
+		if (mh == (__u16)~0U)
+			return;
+		nh = mh + 14;          /* ETH_HLEN */
+	}
+	/* bytes from the network header to the end of the packet */
+	l3len = BPF_CORE_READ(skb, len) + (__u32)(data - head) - nh;
 	if (proto == RC_ETH_P_IP) {
 		struct iphdr ip;
 		if (bpf_probe_read_kernel(&ip, sizeof(ip), head + nh))
@@ -242,18 +265,36 @@ static __always_inline void skb_tuple(const struct sk_buff *skb, struct rc_drop_
 	} else {
 		return;
 	}
-	if (k->proto == RC_IPPROTO_TCP || k->proto == RC_IPPROTO_UDP) {
+	h->parsed = true;
+	__u32 l4len = l3len > l4off - nh ? l3len - (l4off - nh) : 0;
+	if (k->proto == RC_IPPROTO_TCP) {
+		struct tcphdr th;
+		if (bpf_probe_read_kernel(&th, sizeof(th), head + l4off))
+			return;
+		k->sport = bpf_ntohs(th.source);
+		k->dport = bpf_ntohs(th.dest);
+		h->seq = bpf_ntohl(th.seq);
+		h->ack = bpf_ntohl(th.ack_seq);
+		h->tcpflags = ((__u8 *)&th)[13];
+		__u32 thl = th.doff * 4;
+		h->len = l4len > thl ? l4len - thl : 0;
+	} else if (k->proto == RC_IPPROTO_UDP) {
 		__u16 ports[2];
 		if (!bpf_probe_read_kernel(ports, sizeof(ports), head + l4off)) {
 			k->sport = bpf_ntohs(ports[0]);
 			k->dport = bpf_ntohs(ports[1]);
 		}
+		h->len = l4len > 8 ? l4len - 8 : 0;
 	}
 }
 
+/* Every drop in the recorded namespace counts; the port and host filters
+ * apply where the packet has them (a packet without a parsable IP header,
+ * or ICMP under --port, cannot be told apart and is kept). */
 static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, const struct sock *rx_sk)
 {
 	struct rc_drop_key k;
+	struct rc_drop_hdr h = {};
 	if (reason <= 1)     /* NOT_DROPPED_YET, CONSUMED */
 		return 0;
 	__builtin_memset(&k, 0, sizeof(k));
@@ -261,15 +302,33 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, cons
 	k.netns = skb_netns(skb, rx_sk);
 	if (!rc_filter_netns(k.netns))
 		return 0;
-	skb_tuple(skb, &k);
-	if (!rc_filter_ports(k.sport, k.dport) || !rc_filter_hosts(k.saddr, k.daddr))
+	skb_tuple(skb, &k, &h);
+	if (h.parsed && !rc_filter_hosts(k.saddr, k.daddr))
+		return 0;
+	if ((k.proto == RC_IPPROTO_TCP || k.proto == RC_IPPROTO_UDP) && !rc_filter_ports(k.sport, k.dport))
 		return 0;
 	count_event();
+	struct rc_drop_event *e = bpf_ringbuf_reserve(&drop_events, sizeof(*e), 0);
+	if (e) {
+		e->ts = bpf_ktime_get_ns();
+		e->k = k;
+		e->seq = h.seq;
+		e->ack = h.ack;
+		e->len = h.len;
+		e->tcpflags = h.tcpflags;
+		e->pad[0] = e->pad[1] = e->pad[2] = 0;
+		bpf_ringbuf_submit(e, 0);
+		return 0;
+	}
+	__u32 z = 2;
+	__u64 *full = bpf_map_lookup_elem(&flow_events, &z);
+	if (full)
+		(*full)++;
 	__u64 one = 1, *n = bpf_map_lookup_elem(&drops, &k);
 	if (n)
 		(*n)++;
-	else
-		bpf_map_update_elem(&drops, &k, &one, BPF_NOEXIST);
+	else if (bpf_map_update_elem(&drops, &k, &one, BPF_NOEXIST) && (n = bpf_map_lookup_elem(&drops, &k)))
+		(*n)++;   /* created by a racing drop meanwhile */
 	return 0;
 }
 

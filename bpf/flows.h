@@ -8,6 +8,7 @@
 
 #define FLOWS_MAX_ENTRIES 16384
 #define DROPS_MAX_ENTRIES 4096
+#define DROPS_RING_BYTES (1u << 20)
 
 /* A flow as its socket sees it: local/remote addresses (v4 mapped into v6),
  * ports in host order, the network namespace inode. */
@@ -52,6 +53,18 @@ struct rc_drop_key {
 	__u16 pad0;
 	__u32 reason;
 	__u32 pad;
+};
+
+/* One drop, through the drop_events ring buffer. A drop whose event cannot
+ * be reserved (ring full) is counted in the drops map instead, so the sum of
+ * both is every drop exactly once. */
+struct rc_drop_event {
+	__u64 ts;                      /* bpf_ktime_get_ns() at kfree_skb */
+	struct rc_drop_key k;
+	__u32 seq, ack;                /* TCP header; 0 otherwise */
+	__u32 len;                     /* L4 payload bytes (TCP: without header) */
+	__u8  tcpflags;
+	__u8  pad[3];
 };
 
 #endif

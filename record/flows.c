@@ -1,7 +1,8 @@
 /* Flows family, user side: loads bpf/flows.bpf.c, and every interval turns
- * the cumulative per-CPU flow and drop counters into per-interval deltas
- * (NP_REC_FLOWS, NP_REC_DROPS). Closed flows are reported once more and
- * then removed from the kernel map. */
+ * the cumulative per-CPU flow counters into per-interval deltas
+ * (NP_REC_FLOWS); drops come one by one through a ring buffer, plus the
+ * per-tuple counts of those that found it full (NP_REC_DROPS). Closed flows
+ * are reported once more and then removed from the kernel map. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@
 #include "records.h"
 
 #define RC_FLOWS_FAMILY "flows"
+/* drop events kept per interval with their own row; more are counted per
+ * (tuple, reason) like the kernel's overflow map */
+#define RC_DROP_EVROWS 65536
 
 /* What a snapshot keeps per flow between intervals. */
 struct rc_flow_prev {
@@ -49,6 +53,12 @@ struct rc_flows {
 	struct rc_flow_row *rows;
 	size_t nrows, caprows;
 	uint64_t evicted;               /* entries the full LRU maps evicted */
+	struct ring_buffer *ring;       /* drop_events */
+	struct rc_drop_event *dev;      /* this interval's drop events */
+	size_t ndev, capdev;
+	struct rc_dtab dfold;           /* drop events beyond RC_DROP_EVROWS: key -> count */
+	struct rc_drop_key *fkeys;      /* the keys in dfold, in insertion order */
+	size_t nfkeys, capfkeys;
 };
 
 static void rc_flows_tps(struct rc_flows *f)
@@ -100,9 +110,53 @@ static void rc_flows_close(void *state)
 	flows_bpf__destroy(f->skel);
 	rc_dtab_free(&f->prev);
 	rc_dtab_free(&f->drops_prev);
+	rc_dtab_free(&f->dfold);
+	ring_buffer__free(f->ring);
+	free(f->dev);
+	free(f->fkeys);
 	free(f->vbuf);
 	free(f->rows);
 	free(f);
+}
+
+static int rc_drop_on_event(void *ctx, void *data, size_t size)
+{
+	struct rc_flows *f = ctx;
+	if (size < sizeof(struct rc_drop_event))
+		return 0;
+	const struct rc_drop_event *e = data;
+	if (f->ndev == f->capdev && f->capdev < RC_DROP_EVROWS) {
+		size_t cap = f->capdev ? f->capdev * 2 : 256;
+		void *p = realloc(f->dev, cap * sizeof(*f->dev));
+		if (p) {
+			f->dev = p;
+			f->capdev = cap;
+		}
+	}
+	if (f->ndev < f->capdev) {
+		f->dev[f->ndev++] = *e;
+		return 0;
+	}
+	uint64_t *n = rc_dtab_find(&f->dfold, &e->k);
+	if (!n) {
+		if (f->nfkeys == f->capfkeys) {
+			size_t cap = f->capfkeys ? f->capfkeys * 2 : 64;
+			void *p = realloc(f->fkeys, cap * sizeof(*f->fkeys));
+			if (!p) {
+				f->evicted++;       /* no memory: the drop is lost */
+				return 0;
+			}
+			f->fkeys = p;
+			f->capfkeys = cap;
+		}
+		if (!(n = rc_dtab_put(&f->dfold, &e->k))) {
+			f->evicted++;
+			return 0;
+		}
+		f->fkeys[f->nfkeys++] = e->k;
+	}
+	(*n)++;
+	return 0;
 }
 
 static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
@@ -117,7 +171,8 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 	f->ncpus = rc_ncpus();
 	f->vbuf = calloc((size_t)f->ncpus, rc_pcpu_stride(sizeof(struct rc_flow_stats)));
 	if (!f->vbuf || rc_dtab_init(&f->prev, sizeof(struct rc_flow_key), sizeof(struct rc_flow_prev)) ||
-	    rc_dtab_init(&f->drops_prev, sizeof(struct rc_drop_key), sizeof(uint64_t))) {
+	    rc_dtab_init(&f->drops_prev, sizeof(struct rc_drop_key), sizeof(uint64_t)) ||
+	    rc_dtab_init(&f->dfold, sizeof(struct rc_drop_key), sizeof(uint64_t))) {
 		rc_flows_close(f);
 		return -ENOMEM;
 	}
@@ -131,6 +186,13 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 	if (!rc)
 		rc = rc_tp_attach(ctx, RC_FLOWS_FAMILY, f->tps, 6, !bpf_program__autoload(f->tps[0].btf_prog),
 				  err, errlen);
+	if (!rc) {
+		f->ring = ring_buffer__new(bpf_map__fd(f->skel->maps.drop_events), rc_drop_on_event, f, NULL);
+		if (!f->ring) {
+			rc = -errno;
+			snprintf(err, errlen, "cannot set up the drop ring buffer: %s", strerror(errno));
+		}
+	}
 	if (rc) {
 		rc_flows_close(f);
 		/* a kernel without the tracepoints turns the family off (the
@@ -295,22 +357,50 @@ static int rc_flows_pack(struct rc_flows *f, struct rec_ctx *ctx, struct np_recb
 	return 0;
 }
 
-/* Drops: one row per (packet tuple, reason) with drops in this interval. */
-static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
+/* ---- drops ---- */
+
+struct rc_drop_row {
+	struct rc_drop_key k;
+	uint64_t cnt, t_ns;             /* t_ns 0: a count row (no event of its own) */
+	uint32_t seq, ack, len, flags;
+	char sa[46], da[46], rn[64];
+};
+
+struct rc_drop_rows { struct rc_drop_row *v; size_t n, cap; };
+
+static struct rc_drop_row *rc_drop_row_add(struct rc_drop_rows *r, const struct rc_drop_key *k, uint64_t cnt)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		void *p = realloc(r->v, cap * sizeof(*r->v));
+		if (!p)
+			return NULL;
+		r->v = p;
+		r->cap = cap;
+	}
+	struct rc_drop_row *x = &r->v[r->n++];
+	memset(x, 0, sizeof(*x));
+	x->k = *k;
+	x->cnt = cnt;
+	return x;
+}
+
+/* Count rows: drops that found the ring buffer full, per (tuple, reason),
+ * as deltas of the kernel's cumulative per-CPU map. */
+static int rc_drops_overflow(struct rc_flows *f, struct rc_drop_rows *rows)
 {
 	struct rc_dtab next;
 	struct rc_drop_key *keys;
 	int fd = bpf_map__fd(f->skel->maps.drops);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), n = 0, cap = 64, dmatched = 0, nkeys;
-	struct rc_drop_row { struct rc_drop_key k; uint64_t cnt; char sa[46], da[46], rn[64]; } *rows;
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), dmatched = 0, nkeys;
 	if (rc_dtab_init(&next, sizeof(*keys), sizeof(uint64_t)))
 		return -ENOMEM;
 	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
 		rc_dtab_free(&next);
 		return -ENOMEM;
 	}
-	rows = malloc(cap * sizeof(*rows));
-	for (size_t i = 0; rows && i < nkeys; i++) {
+	int rc = 0;
+	for (size_t i = 0; i < nkeys; i++) {
 		const struct rc_drop_key key = keys[i];
 		if (bpf_map_lookup_elem(fd, &key, f->vbuf))
 			continue;
@@ -322,58 +412,109 @@ static int rc_drops_snapshot(struct rc_flows *f, struct np_recbuf *rb, uint64_t 
 		uint64_t *nv = rc_dtab_put(&next, &key);
 		if (nv)
 			*nv = tot;
-		if (tot == (p ? *p : 0))
-			continue;
-		if (n == cap) {
-			void *q = realloc(rows, 2 * cap * sizeof(*rows));
-			if (!q)
-				break;
-			rows = q;
-			cap *= 2;
-		}
-		struct rc_drop_row *r = &rows[n++];
-		r->k = key;
-		r->cnt = tot - (p ? *p : 0);
-		rc_format_addr(key.saddr, r->sa, sizeof(r->sa));
-		rc_format_addr(key.daddr, r->da, sizeof(r->da));
-		const char *nm = rc_btf_enum_name("skb_drop_reason", key.reason, "SKB_DROP_REASON_");
-		if (nm)
-			snprintf(r->rn, sizeof(r->rn), "%s", nm);
-		else
-			snprintf(r->rn, sizeof(r->rn), "reason_%u", key.reason);
+		if (tot != (p ? *p : 0) && !rc_drop_row_add(rows, &key, tot - (p ? *p : 0)))
+			rc = -ENOMEM;
 	}
 	free(keys);
 	if (f->drops_prev.n > dmatched)
 		f->evicted += f->drops_prev.n - dmatched;
 	rc_dtab_swap(&f->drops_prev, &next);
 	rc_dtab_free(&next);
-	if (!rows)
-		return -ENOMEM;
+	return rc;
+}
+
+static int rc_drop_ev_cmp(const void *a, const void *b)
+{
+	const struct rc_drop_event *x = a, *y = b;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* This interval's rows: every drop event (count 1, its time and TCP
+ * header), then the count rows of drops without an event of their own. */
+static int rc_drops_rows(struct rc_flows *f, struct rc_drop_rows *rows, int64_t shift)
+{
+	if (f->ring)
+		ring_buffer__consume(f->ring);
+	qsort(f->dev, f->ndev, sizeof(*f->dev), rc_drop_ev_cmp);
+	int rc = 0;
+	for (size_t i = 0; i < f->ndev && !rc; i++) {
+		const struct rc_drop_event *e = &f->dev[i];
+		struct rc_drop_row *x = rc_drop_row_add(rows, &e->k, 1);
+		if (!x) {
+			rc = -ENOMEM;
+			break;
+		}
+		x->t_ns = e->ts + (uint64_t)shift;
+		x->seq = e->seq;
+		x->ack = e->ack;
+		x->len = e->len;
+		x->flags = e->tcpflags;
+	}
+	f->ndev = 0;
+	for (size_t i = 0; i < f->nfkeys && !rc; i++) {
+		const uint64_t *n = rc_dtab_find(&f->dfold, &f->fkeys[i]);
+		if (n && *n && !rc_drop_row_add(rows, &f->fkeys[i], *n))
+			rc = -ENOMEM;
+	}
+	if (f->nfkeys) {
+		f->nfkeys = 0;
+		rc_dtab_free(&f->dfold);
+		if (rc_dtab_init(&f->dfold, sizeof(struct rc_drop_key), sizeof(uint64_t)))
+			rc = -ENOMEM;
+	}
+	int rc2 = rc_drops_overflow(f, rows);
+	for (size_t i = 0; i < rows->n; i++) {
+		struct rc_drop_row *r = &rows->v[i];
+		rc_format_addr(r->k.saddr, r->sa, sizeof(r->sa));
+		rc_format_addr(r->k.daddr, r->da, sizeof(r->da));
+		const char *nm = rc_btf_enum_name("skb_drop_reason", r->k.reason, "SKB_DROP_REASON_");
+		if (nm)
+			snprintf(r->rn, sizeof(r->rn), "%s", nm);
+		else
+			snprintf(r->rn, sizeof(r->rn), "reason_%u", r->k.reason);
+	}
+	return rc ? rc : rc2;
+}
+
+static int rc_drops_snapshot(struct rc_flows *f, struct rec_ctx *ctx, struct np_recbuf *rb,
+			     uint64_t t0, uint64_t t1)
+{
+	struct rc_drop_rows rows = { 0 };
+	int rc = rc_drops_rows(f, &rows, ctx->shift_ns);
+	size_t n = rows.n;
 	if (n) {
 		uint64_t *col = calloc(n, sizeof(uint64_t));
+		const struct rc_drop_row *r0 = rows.v;
 		msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_DROPS, 1);
-		msgpack_pack_map(pk, 13);
+		msgpack_pack_map(pk, 18);
 		np_pack_kv_u64(pk, "t0_ns", t0);
 		np_pack_kv_u64(pk, "t1_ns", t1);
 		np_pack_kv_u64(pk, "n", n);
-#define RC_DCOL(kname, expr) do { for (size_t i = 0; i < n; i++) { const struct rc_drop_row *r = &rows[i]; if (col) col[i] = (expr); } \
+#define RC_DCOL(kname, expr) do { for (size_t i = 0; i < n; i++) { const struct rc_drop_row *r = &rows.v[i]; if (col) col[i] = (expr); } \
 		np_pack_kv_u64_array(pk, kname, col, col ? n : 0); } while (0)
 		RC_DCOL("netns", r->k.netns);
 		RC_DCOL("proto", r->k.proto);
-		rc_pack_kv_strcol(pk, "saddr", rows[0].sa, sizeof(*rows), n);
+		rc_pack_kv_strcol(pk, "saddr", r0->sa, sizeof(*r0), n);
 		RC_DCOL("sport", r->k.sport);
-		rc_pack_kv_strcol(pk, "daddr", rows[0].da, sizeof(*rows), n);
+		rc_pack_kv_strcol(pk, "daddr", r0->da, sizeof(*r0), n);
 		RC_DCOL("dport", r->k.dport);
 		RC_DCOL("reason", r->k.reason);
-		rc_pack_kv_strcol(pk, "reason_name", rows[0].rn, sizeof(*rows), n);
+		rc_pack_kv_strcol(pk, "reason_name", r0->rn, sizeof(*r0), n);
 		RC_DCOL("count", r->cnt);
+		RC_DCOL("t_ns", r->t_ns);
+		RC_DCOL("seq", r->seq);
+		RC_DCOL("ack", r->ack);
+		RC_DCOL("len", r->len);
+		RC_DCOL("tcpflags", r->flags);
 		/* drops whose packet carried no parsable L3/L4 header have zero tuples */
 		np_pack_kv_bool(pk, "tuple_from_packet", true);
 #undef RC_DCOL
+		if (!col)
+			rc = -ENOMEM;
 		free(col);
 	}
-	free(rows);
-	return 0;
+	free(rows.v);
+	return rc;
 }
 
 static int rc_flows_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb,
@@ -383,7 +524,7 @@ static int rc_flows_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf 
 	int rc = rc_flows_collect(f);
 	if (!rc)
 		rc = rc_flows_pack(f, ctx, rb, t0, t1);
-	int rc2 = rc_drops_snapshot(f, rb, t0, t1);
+	int rc2 = rc_drops_snapshot(f, ctx, rb, t0, t1);
 	return rc ? rc : rc2;
 }
 
@@ -400,10 +541,16 @@ static uint64_t rc_flows_events(void *state)
 	return tot;
 }
 
-/* Aggregates only, no ring buffer: what can be lost is an entry a full LRU
- * map evicted (its updates since the previous read). */
+/* What can be lost is an entry a full LRU map evicted (its updates since
+ * the previous read); a drop that finds the ring buffer full is counted in
+ * the drops map instead. */
 static uint64_t rc_flows_lost(void *state) { return ((struct rc_flows *)state)->evicted; }
-static int rc_flows_drain(void *state) { (void)state; return 0; }
+static int rc_flows_drain(void *state)
+{
+	struct rc_flows *f = state;
+	int n = f->ring ? ring_buffer__consume(f->ring) : 0;
+	return n < 0 ? n : 0;
+}
 
 const struct rec_family rec_family_flows = {
 	.name = RC_FLOWS_FAMILY,
