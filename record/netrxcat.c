@@ -15,7 +15,8 @@ const char *nc_cat_name(int cat)
 /* Patterns: "abc*" prefix, "*abc" suffix, "*abc*" substring, else exact.
  * Rules are tried in order and the first match wins, so the specific ones
  * (GRO's "tcp4_gro_receive", netfilter's "br_nf_*") come before the broad
- * prefixes ("tcp_*", "br_*"). */
+ * prefixes ("tcp_*", "br_*"), and TCP/UDP before the "*_xmit" suffix
+ * (tcp_write_xmit is TCP's own output logic). */
 struct nc_cat_rule {
 	const char *pat;
 	int cat;
@@ -44,6 +45,12 @@ static const struct nc_cat_rule nc_cat_rules[] = {
 
 	{ "ip_forward*", NC_CAT_FORWARD }, { "ip6_forward*", NC_CAT_FORWARD },
 
+	{ "__inet_lookup*", NC_CAT_TRANSPORT }, { "inet_lookup*", NC_CAT_TRANSPORT },
+	{ "__inet6_lookup*", NC_CAT_TRANSPORT }, { "inet6_lookup*", NC_CAT_TRANSPORT },
+	{ "inet_csk_*", NC_CAT_TRANSPORT }, { "inet_ehash*", NC_CAT_TRANSPORT },
+	{ "tcp*", NC_CAT_TRANSPORT }, { "__tcp*", NC_CAT_TRANSPORT },
+	{ "udp*", NC_CAT_TRANSPORT }, { "__udp*", NC_CAT_TRANSPORT },
+
 	{ "dev_queue_xmit*", NC_CAT_XMIT }, { "__dev_queue_xmit*", NC_CAT_XMIT },
 	{ "dev_hard_start_xmit", NC_CAT_XMIT }, { "sch_direct_xmit", NC_CAT_XMIT },
 	{ "__qdisc_run", NC_CAT_XMIT }, { "qdisc_*", NC_CAT_XMIT },
@@ -52,12 +59,6 @@ static const struct nc_cat_rule nc_cat_rules[] = {
 	{ "__neigh_*", NC_CAT_XMIT }, { "ip_finish_output*", NC_CAT_XMIT },
 	{ "ip6_finish_output*", NC_CAT_XMIT }, { "ip_output", NC_CAT_XMIT },
 	{ "ip6_output", NC_CAT_XMIT },
-
-	{ "__inet_lookup*", NC_CAT_TRANSPORT }, { "inet_lookup*", NC_CAT_TRANSPORT },
-	{ "__inet6_lookup*", NC_CAT_TRANSPORT }, { "inet6_lookup*", NC_CAT_TRANSPORT },
-	{ "inet_csk_*", NC_CAT_TRANSPORT }, { "inet_ehash*", NC_CAT_TRANSPORT },
-	{ "tcp*", NC_CAT_TRANSPORT }, { "__tcp*", NC_CAT_TRANSPORT },
-	{ "udp*", NC_CAT_TRANSPORT }, { "__udp*", NC_CAT_TRANSPORT },
 
 	{ "ip_*", NC_CAT_IP }, { "__ip_*", NC_CAT_IP }, { "ip6_*", NC_CAT_IP },
 	{ "__ip6_*", NC_CAT_IP }, { "ipv6_*", NC_CAT_IP }, { "inet_*", NC_CAT_IP },

@@ -92,6 +92,8 @@ static void test_symbol_rules(void)
 	CHECK(nc_cat_of_symbol("ip_forward_finish") == NC_CAT_FORWARD, "forward");
 	CHECK(nc_cat_of_symbol("ip_rcv_finish.isra.0") == NC_CAT_IP, "suffix ignored");
 	CHECK(nc_cat_of_symbol("veth_xmit") == NC_CAT_XMIT, "xmit before driver");
+	CHECK(nc_cat_of_symbol("tcp_write_xmit") == NC_CAT_TRANSPORT, "tcp before *_xmit");
+	CHECK(nc_cat_of_symbol("ip_finish_output2") == NC_CAT_XMIT, "ip output is xmit");
 	CHECK(nc_cat_of_symbol("veth_poll") == NC_CAT_DRIVER, "driver");
 	CHECK(nc_cat_of_symbol("tcf_classify") == NC_CAT_TC, "tc");
 	CHECK(nc_cat_of_symbol("sock_def_readable") == NC_CAT_SOCKET, "socket");
