@@ -108,10 +108,13 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 		r->skip = 1;
 		return;
 	}
-	const struct ana_pe *e0 = &ev[idx[0]];
+	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
+	size_t i0 = 0;
+	while (r->len && i0 + 1 < n && (ev[idx[i0]].flags & ANA_PE_NOPAY))
+		i0++;                       /* a pure ACK's events ahead of the segment */
+	const struct ana_pe *e0 = &ev[idx[i0]];
 	r->flow = e0->flow;
 	r->first_host = e0->host;
-	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
 	r->seq = d->p->pkts[k].seq;
 	r->t = ana_host_aligned(m, e0->host) ? ana_to_ref(m, e0->host, e0->ts) : (int64_t)e0->ts;
 	r->nhosts = 1;
@@ -128,6 +131,8 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	bool cross_ok = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
+		if (r->len && (e->flags & ANA_PE_NOPAY))
+			continue;               /* a pure ACK with the same key, not this segment */
 		bool newhost = prev && e->host != prev->host;
 		if (newhost || !prev) {
 			/* role of this host: 0 sender, 1 forwarder, 2 receiver */
@@ -336,7 +341,7 @@ static void ana_accumulate(struct ana_dctx *d)
 		struct ana_fagg *f = &d->fa[r->flow];
 		f->pkts++;
 		f->bytes += r->len;
-		if (r->retx || r->resent)
+		if (r->retx || (r->resent && !r->ctl))   /* a re-sent pure ACK is a dup ACK */
 			f->retx++;
 		if (!f->first || r->t < f->first) f->first = r->t;
 		if (r->t > f->last) f->last = r->t;
@@ -803,7 +808,7 @@ static int ana_lost_copies(struct ana_dctx *d, size_t k, uint32_t *idx, struct a
 		for (pos = 0; pos < f->npos; pos++)
 			if (f->pos[pos].host == e->host && f->pos[pos].hook == e->hook)
 				break;
-		if (pos == f->npos || (e->flags & ANA_EVF_RANGE))
+		if (pos == f->npos || (e->flags & ANA_EVF_RANGE) || (r->len && (e->flags & ANA_PE_NOPAY)))
 			continue;
 		int c = cnt[pos] < 255 ? cnt[pos]++ : 255;
 		pflow[pos] = e->flow;

@@ -420,8 +420,9 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	}
 	for (size_t j = 0; j < total; j++) {
 		const struct ana_pev *e = &ev[p->order[j]];
+		uint8_t nopay = !e->len && m->flows.v[e->flow].proto != 17 ? ANA_PE_NOPAY : 0;
 		p->pe[j] = (struct ana_pe){ .ts = e->ts, .flow = e->flow, .host = e->host,
-					    .hook = e->hook, .flags = e->flags };
+					    .hook = e->hook, .flags = (uint8_t)(e->flags | nopay) };
 	}
 	free(p->order); p->order = NULL;
 	free(m->pev.v);                 /* the raw events are not needed any more */

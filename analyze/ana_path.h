@@ -28,8 +28,13 @@ struct ana_pe {
 	uint64_t ts;
 	uint32_t flow;
 	uint16_t host;
-	uint8_t  hook, flags;
+	uint8_t  hook, flags;       /* ana_pev.flags | ANA_PE_NOPAY */
 };
+
+/* A TCP event without payload. A pure ACK sent just before a data segment
+ * (same seq, ack and TSval) joins that segment's packet: its events are not
+ * copies of the data. */
+#define ANA_PE_NOPAY 0x40
 
 struct ana_paths {
 	struct ana_pkt *pkts;

@@ -237,10 +237,10 @@ static __always_inline void skb_tuple(const struct sk_buff *skb, struct rc_drop_
 	__u16 mh = BPF_CORE_READ(skb, mac_header);
 	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
 	__u32 l4off, l3len;
-	if (nh == (__u16)~0U || (nh == mh && mh != (__u16)~0U)) {
-		if (mh == (__u16)~0U)
+	if (nh == (__u16)~0U) {
+		if (mh == (__u16)~0U || BPF_CORE_READ(skb, mac_len) != 14)
 			return;
-		nh = mh + 14;          /* ETH_HLEN */
+		nh = mh + 14;          /* behind an Ethernet header */
 	}
 	/* bytes from the network header to the end of the packet */
 	l3len = BPF_CORE_READ(skb, len) + (__u32)(data - head) - nh;

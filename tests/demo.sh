@@ -57,7 +57,10 @@ for _ in $(seq 50); do
 done
 
 # ---- one recorder per host ----
-NPROPT=(-d "$((SECS + 3))s" -q --packets)
+# stopped with SIGINT after the load; -d only bounds a forgotten recorder.
+# (SECS + 3 ended dm-back's recorder, started first, before the load did:
+# the drops of the last second were counted by iptables, not recorded)
+NPROPT=(-d "$((SECS + 120))s" -q --packets)
 RECS=()
 # started server side first, each once its file exists, so every sync peer
 # is listening before its clients send the first probes

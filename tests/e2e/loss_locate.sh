@@ -7,12 +7,14 @@
 #  - the bytes arrive (ground truth for the transfer itself);
 #  - df-b's recording has exactly as many NETFILTER_DROP drops as the
 #    iptables rule counted (the rule is added after both recorders run, so
-#    every drop it makes happens while they record), all attributed to the
-#    transfer's flow;
-#  - npanalyze's lost_packets: exactly that many rows with reason
-#    NETFILTER_DROP, each last seen on df-b at a receive hook;
+#    every drop it makes happens while they record; the only tolerance is a
+#    drop the kernel did not run the program for, reported as lost), all
+#    attributed to the transfer's flow;
+#  - npanalyze's lost_packets: exactly one row per iptables drop, last seen
+#    on df-b at a receive hook, with reason NETFILTER_DROP for each recorded
+#    drop, and no other lost packet;
 #  - the sender retransmitted (> 0), and retransmissions are not counted as
-#    lost packets (loss.lost == the located rows, loss.retrans > 0).
+#    lost packets.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init loss_locate
 e2e_need_root
@@ -68,7 +70,12 @@ check "iptables dropped packets ($IPT)" [ "${IPT:-0}" -gt 0 ]
 "$NPREPORT" dump "$T/b.npr" | $NPR drops > "$T/b.drops"
 cat "$T/b.drops" >&2
 ND=$(awk '$1=="NETFILTER_DROP" {print $2}' "$T/b.drops")
-check "recorded NETFILTER_DROP on df-b (${ND:-0}) == iptables rule counter ($IPT)" [ "${ND:-x}" = "${IPT:-y}" ]
+# The one tolerance: a kfree_skb the kernel did not run the program for
+# (recursion_misses: a drop in an interrupt while the program handled
+# another free on that CPU), which nprec reports as the flows family's lost.
+MISSED=$("$NPREPORT" dump "$T/b.npr" | $NPR lost flows)
+check "recorded NETFILTER_DROP on df-b (${ND:-0}) == iptables rule counter ($IPT) (missed by the kernel: $MISSED)" \
+	sh -c "[ '${ND:-0}' = '$IPT' ] || { [ '${ND:-0}' -lt '$IPT' ] && [ \$(($IPT - ${ND:-0})) -le '${MISSED:-0}' ]; }"
 
 # ---- the analysis ----
 "$NPANALYZE" -o "$T/ab.npa" --alias "$T/a.npr=df-a" --alias "$T/b.npr=df-b" --ref df-a \
@@ -92,6 +99,7 @@ print("lost_rows", len(lp))
 print("lost_nf", len(nf))
 rx = ("dev_rx", "netif_receive", "tc_ingress", "gro_entry", "ip_rcv")
 print("lost_nf_b_rx", sum(1 for r in nf if r["last_host"] == "df-b" and r["last_hook"] in rx))
+print("lost_b_rx", sum(1 for r in lp if r["last_host"] == "df-b" and r["last_hook"] in rx))
 print("lost_retx", sum(1 for r in lp if r.get("retransmission") in ("1", "true")))
 lo = [r for r in rows("loss") if f">10.79.1.2:{port}" in r["flow"]]
 print("loss_lost", sum(int(r["lost"] or 0) for r in lo))
@@ -101,10 +109,13 @@ for r in lp[:5]:
 PY
 cat "$T/loss.kv" >&2
 v() { awk -v k="$1" '$1==k {print $2}' "$T/loss.kv"; }
-check "drops table: NETFILTER_DROP on df-b for the flow ($(v drops_nf_flow)) == $IPT" [ "$(v drops_nf_flow)" = "$IPT" ]
-check "lost_packets with NETFILTER_DROP ($(v lost_nf)) == $IPT" [ "$(v lost_nf)" = "$IPT" ]
-check "... each last seen on df-b at a receive hook ($(v lost_nf_b_rx))" [ "$(v lost_nf_b_rx)" = "$IPT" ]
-check "retransmissions recorded ($(v loss_retrans)) > 0" [ "$(v loss_retrans)" -gt 0 ]
-check "loss.lost ($(v loss_lost)) == located lost packets ($(v lost_rows)), retransmissions apart" \
-	[ "$(v loss_lost)" = "$(v lost_rows)" ]
+check "drops table: NETFILTER_DROP on df-b for the flow ($(v drops_nf_flow)) == recorded (${ND:-0})" \
+	[ "$(v drops_nf_flow)" = "${ND:-0}" ]
+check "lost packets last seen on df-b at a receive hook ($(v lost_b_rx)) == iptables' drops ($IPT)" \
+	[ "$(v lost_b_rx)" = "$IPT" ]
+check "... of them with reason NETFILTER_DROP ($(v lost_nf_b_rx)) == recorded drops (${ND:-0})" \
+	[ "$(v lost_nf_b_rx)" = "${ND:-0}" ]
+check "no other lost packets: lost_packets rows ($(v lost_rows)) == loss.lost ($(v loss_lost)) == $IPT" \
+	[ "$(v lost_rows)" = "$IPT" -a "$(v loss_lost)" = "$IPT" ]
+check "retransmissions recorded ($(v loss_retrans)) > 0, not counted as lost" [ "$(v loss_retrans)" -gt 0 ]
 e2e_finish
