@@ -359,6 +359,8 @@ static int rc_flows_pack(struct rc_flows *f, struct rec_ctx *ctx, struct np_recb
 
 /* ---- drops ---- */
 
+static uint64_t rc_drop_prog_missed(struct rc_flows *f);
+
 struct rc_drop_row {
 	struct rc_drop_key k;
 	uint64_t cnt, t_ns;             /* t_ns 0: a count row (no event of its own) */
@@ -486,7 +488,7 @@ static int rc_drops_snapshot(struct rc_flows *f, struct rec_ctx *ctx, struct np_
 		uint64_t *col = calloc(n, sizeof(uint64_t));
 		const struct rc_drop_row *r0 = rows.v;
 		msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_DROPS, 1);
-		msgpack_pack_map(pk, 18);
+		msgpack_pack_map(pk, 19);
 		np_pack_kv_u64(pk, "t0_ns", t0);
 		np_pack_kv_u64(pk, "t1_ns", t1);
 		np_pack_kv_u64(pk, "n", n);
@@ -508,6 +510,7 @@ static int rc_drops_snapshot(struct rc_flows *f, struct rec_ctx *ctx, struct np_
 		RC_DCOL("tcpflags", r->flags);
 		/* drops whose packet carried no parsable L3/L4 header have zero tuples */
 		np_pack_kv_bool(pk, "tuple_from_packet", true);
+		np_pack_kv_u64(pk, "prog_missed", rc_drop_prog_missed(f));
 #undef RC_DCOL
 		if (!col)
 			rc = -ENOMEM;
@@ -558,14 +561,11 @@ static uint64_t rc_drop_prog_missed(struct rc_flows *f)
 	return info.recursion_misses;
 }
 
-/* What can be lost: an entry a full LRU map evicted (its updates since the
- * previous read), a drop the kernel did not let the program see. A drop
- * that finds the ring buffer full is counted in the drops map instead. */
-static uint64_t rc_flows_lost(void *state)
-{
-	struct rc_flows *f = state;
-	return f->evicted + rc_drop_prog_missed(f);
-}
+/* What can be lost is an entry a full LRU map evicted (its updates since
+ * the previous read). A drop that finds the ring buffer full is counted in
+ * the drops map instead; the kfree_skb program's recursion misses are
+ * machine-wide (any namespace), so they go to DROPS `prog_missed`, not here. */
+static uint64_t rc_flows_lost(void *state) { return ((struct rc_flows *)state)->evicted; }
 static int rc_flows_drain(void *state)
 {
 	struct rc_flows *f = state;
