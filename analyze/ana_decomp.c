@@ -731,14 +731,21 @@ static uint64_t ana_str_hash(const char *x)
 	return h;
 }
 
-struct ana_dropjoin { uint64_t *hash; uint8_t *used; };
+struct ana_dropjoin {
+	uint64_t *hash;
+	uint8_t *used;
+	uint64_t *at;                 /* local time of the event the drop was joined to */
+};
 
 /* The kernel drop of a packet last seen at local time ts on host, flow
  * flow: the nearest unused one-drop row (a recorder that writes each drop
  * with its time, t_ns) of that host and flow from 1 ms before to 100 ms
- * after ts, consumed so each drop explains one packet; else the most
- * frequent reason among that flow's count rows (drops recorded without a
- * time of their own). NULL when the recording has neither. */
+ * after ts, consumed so each drop explains one packet, except that the
+ * pieces of one GSO/GRO super-packet (its retransmissions were cut
+ * differently, so each piece is a packet of its own) share its last event
+ * and its drop; else the most frequent reason among that flow's count rows
+ * (drops recorded without a time of their own). NULL when the recording
+ * has neither. */
 static const char *ana_drop_for(const struct ana_model *m, struct ana_dropjoin *dj, uint16_t host,
 				uint32_t flow, uint64_t ts)
 {
@@ -753,6 +760,8 @@ static const char *ana_drop_for(const struct ana_model *m, struct ana_dropjoin *
 		if (dr->host != host || dj->hash[i] != h || strcmp(dr->flowkey, key))
 			continue;
 		if (dr->count == 1 && dr->t) {
+			if (dj->used[i] && dj->at[i] == ts)
+				return dr->reason;  /* another piece of the same skb */
 			int64_t dt = (int64_t)(dr->t - ts);
 			if (!dj->used[i] && dt >= -1000000 && dt <= 100000000 && (dt < 0 ? -dt : dt) < bestdt) {
 				bestdt = dt < 0 ? -dt : dt;
@@ -764,6 +773,7 @@ static const char *ana_drop_for(const struct ana_model *m, struct ana_dropjoin *
 	}
 	if (best != SIZE_MAX) {
 		dj->used[best] = 1;
+		dj->at[best] = ts;
 		return m->drops.v[best].reason;
 	}
 	return cnt ? cnt->reason : NULL;
@@ -902,11 +912,11 @@ static void ana_loss_tables(struct ana_dctx *d)
 	np_table_col(lp, "retransmission", "bool", "the lost packet was itself a retransmission");
 	np_table_col(lp, "drop_reason", "str", "kernel drop reason on that host, when recorded");
 	size_t nrows = 0;
-	struct ana_dropjoin dj = { calloc(m->drops.n ? m->drops.n : 1, sizeof(uint64_t)),
-				   calloc(m->drops.n ? m->drops.n : 1, 1) };
-	if (!dj.hash || !dj.used) {
-		free(dj.hash); free(dj.used);
-		dj.hash = NULL; dj.used = NULL;
+	size_t nd = m->drops.n ? m->drops.n : 1;
+	struct ana_dropjoin dj = { calloc(nd, sizeof(uint64_t)), calloc(nd, 1), calloc(nd, sizeof(uint64_t)) };
+	if (!dj.hash || !dj.used || !dj.at) {
+		free(dj.hash); free(dj.used); free(dj.at);
+		dj.hash = NULL; dj.used = NULL; dj.at = NULL;
 	}
 	for (size_t i = 0; dj.hash && i < m->drops.n; i++)
 		dj.hash[i] = ana_str_hash(m->drops.v[i].flowkey);
@@ -953,7 +963,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 				np_table_set_str(lp, row, 9, why);
 		}
 	}
-	free(dj.hash); free(dj.used);
+	free(dj.hash); free(dj.used); free(dj.at);
 	if (nrows >= ANA_LOST_ROWS)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
