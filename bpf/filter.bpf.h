@@ -78,6 +78,57 @@ static __always_inline int rc_sk_addrs(const struct sock *sk, __u32 laddr[4], __
 	return fam;
 }
 
+/* The same reads for a tp_btf program, whose socket argument is a BTF
+ * pointer: plain loads (one instruction each, faults caught by the JIT)
+ * instead of one bpf_probe_read_kernel call per field, which dominated the
+ * per-event cost of the send/recv hooks. btf must be a compile-time
+ * constant: the raw_tp variant (no BTF pointer) must never see the direct
+ * loads, and after inlining the compiler drops the dead branch. */
+static __always_inline __u16 rc_sk_protocol_x(const struct sock *sk, bool btf)
+{
+	if (btf)
+		return sk->sk_protocol;
+	return BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+}
+
+static __always_inline __u16 rc_sk_family_x(const struct sock *sk, bool btf)
+{
+	if (btf)
+		return sk->__sk_common.skc_family;
+	return BPF_CORE_READ(sk, __sk_common.skc_family);
+}
+
+static __always_inline __u64 rc_sk_netns_ino_x(const struct sock *sk, bool btf)
+{
+	if (btf)
+		return sk->__sk_common.skc_net.net->ns.inum;
+	return rc_sk_netns_ino(sk);
+}
+
+static __always_inline int rc_sk_addrs_x(const struct sock *sk, bool btf, __u32 laddr[4], __u32 raddr[4],
+					 __u16 *lport, __u16 *rport)
+{
+	if (!btf)
+		return rc_sk_addrs(sk, laddr, raddr, lport, rport);
+	__u16 fam = sk->__sk_common.skc_family;
+	if (fam == AF_INET) {
+		laddr[0] = 0; laddr[1] = 0; laddr[2] = bpf_htonl(0xffff);
+		raddr[0] = 0; raddr[1] = 0; raddr[2] = bpf_htonl(0xffff);
+		laddr[3] = sk->__sk_common.skc_rcv_saddr;
+		raddr[3] = sk->__sk_common.skc_daddr;
+	} else if (fam == AF_INET6) {
+		for (int i = 0; i < 4; i++) {
+			laddr[i] = sk->__sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32[i];
+			raddr[i] = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[i];
+		}
+	} else {
+		return 0;
+	}
+	*lport = sk->__sk_common.skc_num;
+	*rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	return fam;
+}
+
 static __always_inline bool rc_filter_netns(__u64 ino)
 {
 	return !rc_filter_netns_ino || ino == rc_filter_netns_ino;

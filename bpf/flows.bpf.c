@@ -67,19 +67,25 @@ static __always_inline void count_event(void)
 }
 
 /* Key of the socket's flow; false when it is not a TCP/UDP inet socket. */
-static __always_inline bool sk_flow_key(const struct sock *sk, struct rc_flow_key *k)
+/* btf: the program is a tp_btf one (direct loads, see filter.bpf.h). */
+static __always_inline bool sk_flow_key_x(const struct sock *sk, struct rc_flow_key *k, bool btf)
 {
-	__u8 proto = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+	__u8 proto = rc_sk_protocol_x(sk, btf);
 	if (proto != RC_IPPROTO_TCP && proto != RC_IPPROTO_UDP)
 		return false;
 	__builtin_memset(k, 0, sizeof(*k));
-	int fam = rc_sk_addrs(sk, k->laddr, k->raddr, &k->lport, &k->rport);
+	int fam = rc_sk_addrs_x(sk, btf, k->laddr, k->raddr, &k->lport, &k->rport);
 	if (!fam)
 		return false;
 	k->family = fam;
 	k->proto = proto;
-	k->netns = rc_sk_netns_ino(sk);
+	k->netns = rc_sk_netns_ino_x(sk, btf);
 	return true;
+}
+
+static __always_inline bool sk_flow_key(const struct sock *sk, struct rc_flow_key *k)
+{
+	return sk_flow_key_x(sk, k, false);
 }
 
 static __always_inline bool flow_filter(const struct sock *sk, const struct rc_flow_key *k)
@@ -108,13 +114,22 @@ static __always_inline void read_tcp_counters(const struct sock *sk, struct rc_f
 	v = BPF_CORE_READ(tp, total_retrans); if (v > s->total_retrans) s->total_retrans = v;
 }
 
-static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
+/* tp: the socket as bpf_skc_to_tcp_sock returned it (a BTF pointer the
+ * verifier lets us read past struct sock) */
+static __always_inline void read_tcp_counters_btf(const struct tcp_sock *tp, struct rc_flow_stats *s)
+{
+	if (tp->segs_in > s->segs_in) s->segs_in = tp->segs_in;
+	if (tp->segs_out > s->segs_out) s->segs_out = tp->segs_out;
+	if (tp->total_retrans > s->total_retrans) s->total_retrans = tp->total_retrans;
+}
+
+static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
 	struct rc_flow_key k;
 	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)))
 		return 0;
-	if (!sk || !sk_flow_key(sk, &k) || !flow_filter(sk, &k) ||
-	    !rc_filter_pid(bpf_get_current_pid_tgid() >> 32))
+	__u64 id = bpf_get_current_pid_tgid();
+	if (!sk || !sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k) || !rc_filter_pid(id >> 32))
 		return 0;
 	struct rc_flow_stats *s = flow_get(&k, true);
 	if (!s)
@@ -122,7 +137,6 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
 	count_event();
 	if (tx) { s->tx_bytes += ret; s->tx_calls++; }
 	else    { s->rx_bytes += ret; s->rx_calls++; }
-	__u64 id = bpf_get_current_pid_tgid();
 	if ((__u32)id != s->tid) {
 		s->tid = (__u32)id;
 		s->pid = id >> 32;
@@ -141,29 +155,37 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
  * retransmit and close. */
 #define FLOWS_PROBE_EVERY 8
 
-static __always_inline int on_probe(struct sock *sk)
+static __always_inline int on_probe(struct sock *sk, bool btf)
 {
 	struct rc_flow_key k;
 	__u32 z = 1;
 	__u64 *tick = bpf_map_lookup_elem(&flow_events, &z);
 	if (!tick || ((*tick)++ % FLOWS_PROBE_EVERY))
 		return 0;
-	if (!sk_flow_key(sk, &k) || !flow_filter(sk, &k))
+	if (!sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k))
 		return 0;
 	struct rc_flow_stats *s = flow_get(&k, !rc_task_filter);
 	if (!s)
 		return 0;
-	count_event();
 	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	__u32 srtt = BPF_CORE_READ(tp, srtt_us) >> 3;
+	if (btf) {
+		tp = bpf_skc_to_tcp_sock(sk);
+		if (!tp)
+			return 0;
+	}
+	count_event();
+	__u32 srtt = (btf ? tp->srtt_us : BPF_CORE_READ(tp, srtt_us)) >> 3;
 	s->srtt_sum_us += srtt;
 	s->srtt_n++;
 	if (!s->srtt_min_us || srtt < s->srtt_min_us) s->srtt_min_us = srtt;
 	if (srtt > s->srtt_max_us) s->srtt_max_us = srtt;
 	s->srtt_last_us = srtt;
-	s->cwnd_last = BPF_CORE_READ(tp, snd_cwnd);
+	s->cwnd_last = btf ? tp->snd_cwnd : BPF_CORE_READ(tp, snd_cwnd);
 	s->sample_ns = bpf_ktime_get_ns();
-	read_tcp_counters(sk, s);
+	if (btf)
+		read_tcp_counters_btf(tp, s);
+	else
+		read_tcp_counters(sk, s);
 	return 0;
 }
 
@@ -317,7 +339,7 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, cons
 		e->len = h.len;
 		e->tcpflags = h.tcpflags;
 		e->pad[0] = e->pad[1] = e->pad[2] = 0;
-		bpf_ringbuf_submit(e, 0);
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);   /* drained on a timer, nobody waits */
 		return 0;
 	}
 	__u32 z = 2;
@@ -335,19 +357,19 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, cons
 /* ---- program variants ---- */
 
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(flows_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true); }
+int BPF_PROG(flows_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, true); }
 SEC("raw_tp/sock_send_length")
-int BPF_PROG(flows_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true); }
+int BPF_PROG(flows_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, false); }
 
 SEC("tp_btf/sock_recv_length")
-int BPF_PROG(flows_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false); }
+int BPF_PROG(flows_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, true); }
 SEC("raw_tp/sock_recv_length")
-int BPF_PROG(flows_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false); }
+int BPF_PROG(flows_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, false); }
 
 SEC("tp_btf/tcp_probe")
-int BPF_PROG(flows_probe_btf, struct sock *sk, struct sk_buff *skb) { return on_probe(sk); }
+int BPF_PROG(flows_probe_btf, struct sock *sk, struct sk_buff *skb) { return on_probe(sk, true); }
 SEC("raw_tp/tcp_probe")
-int BPF_PROG(flows_probe_raw, struct sock *sk, struct sk_buff *skb) { return on_probe(sk); }
+int BPF_PROG(flows_probe_raw, struct sock *sk, struct sk_buff *skb) { return on_probe(sk, false); }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(flows_retrans_btf, const struct sock *sk) { return on_retrans(sk); }

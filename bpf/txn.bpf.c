@@ -351,7 +351,9 @@ static __always_inline void txn_finish(struct txn_conn *c)
 		e->http = c->http;
 		__builtin_memcpy(e->method, c->method, TXN_METHOD_LEN);
 		__builtin_memcpy(e->path, c->path, TXN_PATH_LEN);
-		bpf_ringbuf_submit(e, 0);
+		/* user space drains on its own timer and never waits on the
+		 * ring: a wakeup would only cost an irq_work */
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	}
 	c->phase = PH_IDLE;
 }
@@ -380,13 +382,14 @@ static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk)
 	c->keyed = 1;
 }
 
-static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx)
+/* btf: a tp_btf program (direct loads from the socket, filter.bpf.h) */
+static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
 	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)) || !sk)
 		return 0;
-	if (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) != RC_IPPROTO_TCP)
+	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
 		return 0;
-	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 fam = rc_sk_family_x(sk, btf);
 	if ((fam != AF_INET && fam != AF_INET6) || !rc_filter_sk_task(sk))
 		return 0;
 	/* a connection we saw no handshake for: who sends first is the client */
@@ -479,14 +482,14 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 }
 
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(txn_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true); }
+int BPF_PROG(txn_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, true); }
 SEC("raw_tp/sock_send_length")
-int BPF_PROG(txn_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true); }
+int BPF_PROG(txn_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, false); }
 
 SEC("tp_btf/sock_recv_length")
-int BPF_PROG(txn_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false); }
+int BPF_PROG(txn_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, true); }
 SEC("raw_tp/sock_recv_length")
-int BPF_PROG(txn_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false); }
+int BPF_PROG(txn_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, false); }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
