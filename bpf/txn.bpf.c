@@ -53,6 +53,18 @@ struct {
 	__type(value, struct txn_conn);
 } txn_conns SEC(".maps");
 
+/* The same state in the socket itself, for the tp_btf programs (which get
+ * the socket as a BTF pointer): one cached lookup instead of hashing into
+ * the shared LRU map above on every send/recv, and freed with the socket.
+ * The raw_tp variants cannot pass a socket to bpf_sk_storage_get and keep
+ * using txn_conns. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct txn_conn);
+} txn_conns_sk SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, TXN_STATS_MAX);
@@ -358,16 +370,37 @@ static __always_inline void txn_finish(struct txn_conn *c)
 	c->phase = PH_IDLE;
 }
 
-static __always_inline struct txn_conn *conn_get(__u64 skp, __u8 role)
+/* btf: a tp_btf program, whose socket can hold its state (txn_conns_sk) */
+static __always_inline struct txn_conn *conn_find(const struct sock *sk, bool btf)
 {
-	struct txn_conn *c = bpf_map_lookup_elem(&txn_conns, &skp);
+	__u64 skp = (__u64)sk;
+	if (btf)
+		return bpf_sk_storage_get(&txn_conns_sk, (void *)sk, 0, 0);
+	return bpf_map_lookup_elem(&txn_conns, &skp);
+}
+
+static __always_inline void conn_forget(const struct sock *sk, bool btf)
+{
+	__u64 skp = (__u64)sk;
+	if (btf)
+		bpf_sk_storage_delete(&txn_conns_sk, (void *)sk);
+	else
+		bpf_map_delete_elem(&txn_conns, &skp);
+}
+
+static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 role, bool btf)
+{
+	__u64 skp = (__u64)sk;
+	struct txn_conn *c = conn_find(sk, btf);
 	if (c)
 		return c;
-	if (!role)
-		return NULL;
-	bpf_map_update_elem(&txn_conns, &skp, &zero_conn, BPF_NOEXIST);
-	c = bpf_map_lookup_elem(&txn_conns, &skp);
-	if (c) {
+	if (btf) {
+		c = bpf_sk_storage_get(&txn_conns_sk, (void *)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	} else {
+		bpf_map_update_elem(&txn_conns, &skp, &zero_conn, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&txn_conns, &skp);
+	}
+	if (c && !c->conn) {       /* new (conn ids start at 1) */
 		c->k.role = role;
 		c->conn = __sync_fetch_and_add(&txn_next_conn, 1) + 1;
 	}
@@ -393,7 +426,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	if ((fam != AF_INET && fam != AF_INET6) || !rc_filter_sk_task(sk))
 		return 0;
 	/* a connection we saw no handshake for: who sends first is the client */
-	struct txn_conn *c = conn_get((__u64)sk, tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER);
+	struct txn_conn *c = conn_get(sk, tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
 	if (!c)
 		return 0;
 	counter_add(0);
@@ -451,22 +484,21 @@ static __always_inline void stats_mark_closed(struct txn_conn *c)
 		s->close_ns = bpf_ktime_get_ns();
 }
 
-static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
+static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate, bool btf)
 {
-	if (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) != RC_IPPROTO_TCP)
+	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
 		return 0;
-	__u64 skp = (__u64)sk;
 	if (newstate == RC_TCP_SYN_SENT || newstate == RC_TCP_SYN_RECV) {
 		if (!rc_filter_netns(rc_sk_netns_ino(sk)))
 			return 0;
 		/* a reused socket address: a fresh connection */
-		bpf_map_delete_elem(&txn_conns, &skp);
-		conn_get(skp, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER);
+		conn_forget(sk, btf);
+		conn_get(sk, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
 		return 0;
 	}
 	if (newstate != RC_TCP_FIN_WAIT1 && newstate != RC_TCP_LAST_ACK && newstate != RC_TCP_CLOSE)
 		return 0;
-	struct txn_conn *c = bpf_map_lookup_elem(&txn_conns, &skp);
+	struct txn_conn *c = conn_find(sk, btf);
 	if (!c)
 		return 0;
 	/* the application closed (or the connection died): the response run
@@ -476,7 +508,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (newstate == RC_TCP_CLOSE) {
 		if (c->keyed)
 			stats_mark_closed(c);
-		bpf_map_delete_elem(&txn_conns, &skp);
+		conn_forget(sk, btf);
 	}
 	return 0;
 }
@@ -493,7 +525,7 @@ int BPF_PROG(txn_recv_raw, struct sock *sk, int ret, int flags) { return on_io(s
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
-{ return on_state(sk, oldstate, newstate); }
+{ return on_state(sk, oldstate, newstate, true); }
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
-{ return on_state(sk, oldstate, newstate); }
+{ return on_state(sk, oldstate, newstate, false); }
