@@ -20,7 +20,7 @@
 
 #define RC_TXN_FAMILY "txn"
 #define RC_TXN_NTP 3
-#define RC_TXN_NSYS 16
+#define RC_TXN_NSYS 8
 
 struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
 
@@ -130,10 +130,6 @@ static void rc_txn_attach_sys(struct rc_txn *t, struct rec_ctx *ctx)
 		{ "sys_enter_read", s->progs.txn_enter_read }, { "sys_enter_recvfrom", s->progs.txn_enter_recvfrom },
 		{ "sys_enter_writev", s->progs.txn_enter_writev }, { "sys_enter_readv", s->progs.txn_enter_readv },
 		{ "sys_enter_sendmsg", s->progs.txn_enter_sendmsg }, { "sys_enter_recvmsg", s->progs.txn_enter_recvmsg },
-		{ "sys_exit_write", s->progs.txn_exit_write }, { "sys_exit_sendto", s->progs.txn_exit_sendto },
-		{ "sys_exit_read", s->progs.txn_exit_read }, { "sys_exit_recvfrom", s->progs.txn_exit_recvfrom },
-		{ "sys_exit_writev", s->progs.txn_exit_writev }, { "sys_exit_readv", s->progs.txn_exit_readv },
-		{ "sys_exit_sendmsg", s->progs.txn_exit_sendmsg }, { "sys_exit_recvmsg", s->progs.txn_exit_recvmsg },
 	};
 	char probe[64], reason[128];
 	for (int i = 0; i < RC_TXN_NSYS; i++) {
