@@ -36,5 +36,11 @@ int trace_npr_load(char *const *paths, size_t npaths, const char *entry, struct 
 
 /* Reads a whole file (at most max bytes) into a NUL-terminated buffer. */
 int trace_read_file(const char *path, size_t max, char **data, size_t *len, char *err, size_t errlen);
+/* Reads path and hands it to a *_load_mem parser; errors are prefixed with
+ * the path. */
+typedef int (*trace_mem_loader)(const char *data, size_t len, const char *entry,
+				struct pat_table *t, char *err, size_t errlen);
+int trace_load_file(const char *path, trace_mem_loader fn, const char *entry,
+		    struct pat_table *t, char *err, size_t errlen);
 
 #endif

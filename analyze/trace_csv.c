@@ -235,15 +235,27 @@ int trace_csv_load_mem(const char *data, size_t len, struct pat_table *t, char *
 	return s.rc;
 }
 
-int trace_csv_load(const char *path, struct pat_table *t, char *err, size_t errlen)
+int trace_load_file(const char *path, trace_mem_loader fn, const char *entry,
+		    struct pat_table *t, char *err, size_t errlen)
 {
-	char *data;
+	char *data, sub[512];
 	size_t len;
 	int rc = trace_read_file(path, TRACE_MAX_FILE, &data, &len, err, errlen);
 	if (rc) return rc;
-	char sub[512];
-	rc = trace_csv_load_mem(data, len, t, sub, sizeof(sub));
+	rc = fn(data, len, entry, t, sub, sizeof(sub));
 	if (rc) snprintf(err, errlen, "%s: %s", path, sub);
 	free(data);
 	return rc;
+}
+
+static int csv_mem_loader(const char *data, size_t len, const char *entry, struct pat_table *t,
+			  char *err, size_t errlen)
+{
+	(void)entry;   /* a CSV table has no entry span */
+	return trace_csv_load_mem(data, len, t, err, errlen);
+}
+
+int trace_csv_load(const char *path, struct pat_table *t, char *err, size_t errlen)
+{
+	return trace_load_file(path, csv_mem_loader, NULL, t, err, errlen);
 }

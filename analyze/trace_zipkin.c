@@ -8,7 +8,6 @@
 #include "trace.h"
 #include "trace_spans.h"
 
-#define TRACE_MAX_JSON (1ULL << 31)
 
 static const char *jstr(json_t *o, const char *key)
 {
@@ -76,12 +75,5 @@ int trace_zipkin_load_mem(const char *data, size_t len, const char *entry, struc
 
 int trace_zipkin_load(const char *path, const char *entry, struct pat_table *t, char *err, size_t errlen)
 {
-	char *data, sub[512];
-	size_t len;
-	int rc = trace_read_file(path, TRACE_MAX_JSON, &data, &len, err, errlen);
-	if (rc) return rc;
-	rc = trace_zipkin_load_mem(data, len, entry, t, sub, sizeof(sub));
-	if (rc) snprintf(err, errlen, "%s: %s", path, sub);
-	free(data);
-	return rc;
+	return trace_load_file(path, trace_zipkin_load_mem, entry, t, err, errlen);
 }
