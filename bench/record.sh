@@ -21,7 +21,7 @@ NPREC=$NP_BUILD/nprec
 NPREPORT=$NP_BUILD/npreport
 T=${BENCH_T:-5}
 REPS=${REPS:-3}
-NSA=rc-bench-a NSB=rc-bench-b
+NSA=${BENCH_NS:-rc-bench}-a NSB=${BENCH_NS:-rc-bench}-b
 IPA=10.77.9.1 IPB=10.77.9.2
 TMP=$(mktemp -d /tmp/np-bench-record.XXXXXX)
 PIDS=()
@@ -94,6 +94,7 @@ http {
 CONF
 ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
+echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
 
 # ---- one measurement ----
@@ -101,7 +102,7 @@ sleep 1
 to_us() { awk -v v="$1" 'BEGIN{ u=v; sub(/[0-9.]+/, "", u); n=v+0;
 	if (u=="ns") n/=1000; else if (u=="ms") n*=1000; else if (u=="s") n*=1e6; printf "%.1f", n }'; }
 
-measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps written_Bps lost"
+measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps written_Bps lost p50paced p99paced"
 	local mode=$1 rep=$2 out="$TMP/$1.$2" results=${3:-$TMP/results} t0 t1
 	rm -f "$out".*
 	"mode_${mode//-/_}" "$out"
@@ -114,6 +115,13 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	p50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	p99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
 	rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")
+	# paced: every connection waits PACE_MS between requests (wrk's delay()),
+	# ~7 k requests/s that leave the CPUs partly idle, so the p99 is the
+	# request's own path and not the queueing of a saturated machine
+	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" --latency -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+	local q50 q99
+	q50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
+	q99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
 	[ "$rep" = cost ] && bpf_cost "$mode" "$rep"
 	rec_stop
 	t1=$(date +%s.%N)
@@ -129,7 +137,7 @@ print(sum(json.loads(l)["body"].get("lost_total",0) for l in sys.stdin))' 2>/dev
 	: > "$TMP/rec.err"
 	local bps
 	bps=$(awk -v b=$bytes -v t0=$t0 -v t1=$t1 'BEGIN{printf "%.0f", b/(t1-t0)}')
-	echo "$mode $rep ${gbps:-0} ${p50:-0} ${p99:-0} ${rps:-0} $bps $lost" >> "$results"
+	echo "$mode $rep ${gbps:-0} ${p50:-0} ${p99:-0} ${rps:-0} $bps $lost ${q50:-0} ${q99:-0}" >> "$results"
 	rm -f "$out".*
 }
 
@@ -196,15 +204,20 @@ modes = sys.argv[2:]
 med = {}
 for m in modes:
     r = [x for x in rows if x[0] == m]
-    med[m] = [st.median(float(x[i]) for x in r) for i in range(2, 8)]
+    med[m] = [st.median(float(x[i]) for x in r) for i in range(2, 10)]
 base = med.get("none")
-print("%-18s %10s %7s %9s %9s %8s %9s %12s %8s" % ("mode", "tcp_Gbit/s", "loss%", "p50_us", "p99_us",
-      "p99_infl", "req/s", "written_B/s", "lost"))
+def rel(v, b, inv=False):
+    if not b:
+        return 0.0
+    return ((1 - v / b) if inv else (v / b - 1)) * 100
+print("saturated: wrk -c8 closed loop (both CPUs busy); paced: wrk -c8 with %s ms between requests per connection" % __import__("os").environ.get("PACE_MS", "1"))
+print("%-16s %9s %7s %8s %7s %8s %8s %7s %8s %8s %7s %11s %6s" % ("mode", "tcp_Gb/s", "loss%", "req/s", "loss%",
+      "p50_us", "p99_us", "infl%", "p50pace", "p99pace", "infl%", "written_B/s", "lost"))
 for m in modes:
-    g, p50, p99, rps, bps, lost = med[m]
-    loss = (1 - g / base[0]) * 100 if base and base[0] else 0
-    infl = (p99 / base[2] - 1) * 100 if base and base[2] else 0
-    print("%-18s %10.2f %6.1f%% %9.1f %9.1f %7.1f%% %9.0f %12.0f %8.0f" % (m, g, loss, p50, p99, infl, rps, bps, lost))
+    g, p50, p99, rps, bps, lost, q50, q99 = med[m]
+    print("%-16s %9.2f %6.1f%% %8.0f %6.1f%% %8.1f %8.1f %6.1f%% %8.1f %8.1f %6.1f%% %11.0f %6.0f" % (m, g,
+          rel(g, base[0], True) if base else 0, rps, rel(rps, base[3], True) if base else 0, p50, p99,
+          rel(p99, base[2]) if base else 0, q50, q99, rel(q99, base[7]) if base else 0, bps, lost))
 PY
 
 # ---- BPF programs: ns per event, events/s, share of one core ----
