@@ -153,6 +153,7 @@ struct ana_txev {               /* TXN_EVENTS: one transaction */
  * (else of all packets) inside it, filled by ana_path_analyze. */
 struct ana_bwres {
 	int64_t a, b;               /* reference timeline */
+	size_t ev;                  /* the server transaction (index in txevs) */
 	uint16_t lport, rport;      /* the connection's ports (0 = unknown) */
 	char what[200];
 	double sum[ANA_NSEGS], asum[ANA_NSEGS];   /* this connection / all packets */
@@ -314,6 +315,10 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o);
 /* Picks the slow-RPC windows (after the clock model, before the paths). */
 void ana_bneck_windows(struct ana_model *m);
 void ana_graph_run(struct ana_model *m, struct ana_out *o);
+/* ana_calltree.c: where the time of a slow server transaction went, over the
+ * calls it made (rows of source slow_rpc_tree); false when it made none. */
+bool ana_calltree_emit(const struct ana_model *m, struct np_table *t, struct ana_out *o,
+		       const struct ana_bwres *w);
 
 /* ana_out.c */
 double ana_cpu_s(void);         /* process CPU seconds (phase timing) */

@@ -94,6 +94,7 @@ void ana_bneck_windows(struct ana_model *m)
 		if (!w)
 			break;
 		memset(w, 0, sizeof(*w));
+		w->ev = i;
 		w->a = ana_host_aligned(m, x->host) ? ana_to_ref(m, x->host, x->start) : (int64_t)x->start;
 		w->b = w->a + (int64_t)x->dur;
 		for (size_t k = 0; k < m->txns.n; k++) {
@@ -209,6 +210,7 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 	for (size_t i = 0; i < m->bwins.n; i++) {
 		const struct ana_bwres *w = &m->bwins.v[i];
 		bool own = w->cnt[ANA_SEG_TOTAL] > 0;
+		ana_calltree_emit(m, t, o, w);
 		ana_bneck_emit(m, t, o, "slow_rpc", w->a, w->b, own ? w->sum : w->asum,
 			       own ? w->cnt : w->acnt, w->what, own);
 	}

@@ -35,6 +35,11 @@ def claims(out):
     bn = [r for r in rows(out, "bottlenecks") if r["bottleneck"] == "1"]
     c["receiver_app_bottlenecks"] = sum(1 for r in bn if r["component"] == "receiver_app")
     c["bottleneck_windows"] = len({(r["source"], r["from_ns"]) for r in bn})
+    # slow RPCs split over their calls: the backend's application time
+    tree = [r for r in bn if r["source"] == "slow_rpc_tree"]
+    c["tree_windows"] = len(tree)
+    c["tree_back_app"] = sum(1 for r in tree if r["component"].startswith("app:") and r["component"].endswith("dm-back"))
+    c["tree_network"] = sum(1 for r in tree if r["component"] == "network")
     # kernel drop reasons per host and flow (drops) and every lost packet (lost_packets)
     c["netfilter_drops_on_back_9002"] = sum(
         int(r["drops"]) for r in rows(out, "drops")
@@ -78,8 +83,9 @@ def human(c):
          f"(error bound {fmt(c['back_offset_err_ns'], 1e3, 'us')})  [clock]"),
         (f"orders backend delays /orders/checkout {c['slow_ms']:g} ms",
          f"endpoint p50 {fmt(c['checkout_p50_ns'], 1e6, 'ms')} (load generator: "
-         f"{fmt(c['load_checkout_p50_ms'], 1, 'ms')}); receiver_app is the bottleneck in "
-         f"{c['receiver_app_bottlenecks']} of {c['bottleneck_windows']} slow windows  "
+         f"{fmt(c['load_checkout_p50_ms'], 1, 'ms')}); the slowest RPCs on dm-front spent most of "
+         f"their time in dm-back's application in {c['tree_back_app']} of {c['tree_windows']} call trees "
+         f"(the network, i.e. retransmissions, in {c['tree_network']})  "
          "[transactions] [bottlenecks]"),
         (f"dm-back drops {c['loss'] * 100:g} % of requests to :9002",
          f"iptables dropped {c['iptables_dropped']}; kernel drops NETFILTER_DROP on dm-back "
