@@ -2,11 +2,13 @@
 /* Transactions family (deep-mon §3.1.2, Fig. 4): per TCP connection, a
  * transaction is a run of data in the request direction followed by a run
  * in the response direction; the next request run ends it. Client side:
- * first request send (syscall entry) -> last response receive; server
- * side: first request receive -> last response send. Completed
- * transactions update per-connection cumulative per-CPU counters and a
- * log-linear latency sketch (common/sketch.h), and are sent one by one
- * through a ring buffer (failed reserves counted). */
+ * start of the first request send (tcp:tcp_sendmsg_locked) -> last
+ * response receive; server side: first request receive -> last response
+ * send. Completed transactions update per-connection cumulative per-CPU
+ * counters and a log-linear latency sketch (common/sketch.h), both keyed
+ * by the connection id, and are sent one by one through a ring buffer
+ * (failed reserves counted). Only socket tracepoints are hooked: no
+ * syscall hook runs for the machine's other reads and writes. */
 #pragma clang diagnostic ignored "-Wunused-parameter"   /* BPF_PROG names every argument */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,7 +43,8 @@ struct txn_conn {
 	__u32 pid, tid;
 	__u8  phase, http, keyed;
 	__u8  pend;                 /* a request head is waiting in txn_heads */
-	__u8  pad[4];
+	__u8  parse;                /* the request's first bytes are still to be parsed */
+	__u8  pad[3];
 	char  method[TXN_METHOD_LEN];
 	char  path[TXN_PATH_LEN];
 };
@@ -68,7 +71,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, TXN_STATS_MAX);
-	__type(key, struct rc_txn_ckey);
+	__type(key, __u64);              /* connection id */
 	__type(value, struct rc_txn_stats);
 } txn_stats SEC(".maps");
 
@@ -91,35 +94,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } txn_counters SEC(".maps");
-
-/* The socket syscall in progress in this thread: its entry time and user
- * buffer. Kept per task, not per CPU: a server blocked in recv() waiting
- * for the next keep-alive request usually wakes up on another CPU, or
- * after other threads' syscalls overwrote a per-CPU slot, and then lost
- * its request line. Set at the entry of the hooked syscalls with the
- * syscall number; an I/O takes it only while the thread's current syscall
- * (pt_regs orig_ax) has that number: every later hooked syscall overwrites
- * the entry, so a matching entry is the current syscall's own, and a
- * socket write through an unhooked syscall (sendfile, splice) never picks
- * up an earlier syscall's time or buffer. This replaced sys_exit hooks
- * that cleared the entry: 8 programs less on every read/write of the
- * machine. The buffer of readv/writev/sendmsg/recvmsg (first iovec) is
- * read from user memory only when a request start needs it. */
-enum { SYS_BUF = 0, SYS_IOV = 1, SYS_MSG = 2 };
-struct txn_sys {
-	__u64 ts;
-	__u64 arg;                 /* user buffer, iovec array or msghdr */
-	__s32 nr;                  /* syscall number at entry */
-	__u32 pad0;
-	__u8  kind;                /* SYS_BUF / SYS_IOV / SYS_MSG */
-	__u8  pad[7];
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct txn_sys);
-} txn_sysbuf SEC(".maps");
 
 /* Room for a saved request head plus the next read. */
 struct txn_peek { char b[2 * TXN_PEEK_LEN]; };
@@ -155,22 +129,7 @@ static __always_inline void counter_add(__u32 idx)
 		(*n)++;
 }
 
-/* ---- syscall entry: remember time and buffer ---- */
-
-static __always_inline int sys_note(struct trace_event_raw_sys_enter *ctx, __u8 kind)
-{
-	struct txn_sys *s = bpf_task_storage_get(&txn_sysbuf, bpf_get_current_task_btf(), 0,
-						 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (s) {
-		s->ts = bpf_ktime_get_ns();
-		s->arg = ctx->args[1];
-		/* the per-syscall events hold a 4-byte __syscall_nr where
-		 * trace_event_raw_sys_enter has a long: the upper half is padding */
-		s->nr = (__s32)ctx->id;
-		s->kind = kind;
-	}
-	return 0;
-}
+/* ---- the user buffer of the socket syscall in progress ---- */
 
 /* iovec / msghdr: the first iovec's base */
 static __always_inline __u64 iov_base0(__u64 iov)
@@ -187,46 +146,34 @@ static __always_inline __u64 msg_base0(__u64 msg)
 	return iov_base0((__u64)m.msg_iov);
 }
 
-SEC("tracepoint/syscalls/sys_enter_write")
-int txn_enter_write(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_BUF); }
-SEC("tracepoint/syscalls/sys_enter_sendto")
-int txn_enter_sendto(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_BUF); }
-SEC("tracepoint/syscalls/sys_enter_read")
-int txn_enter_read(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_BUF); }
-SEC("tracepoint/syscalls/sys_enter_recvfrom")
-int txn_enter_recvfrom(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_BUF); }
-SEC("tracepoint/syscalls/sys_enter_writev")
-int txn_enter_writev(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_IOV); }
-SEC("tracepoint/syscalls/sys_enter_readv")
-int txn_enter_readv(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_IOV); }
-SEC("tracepoint/syscalls/sys_enter_sendmsg")
-int txn_enter_sendmsg(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_MSG); }
-SEC("tracepoint/syscalls/sys_enter_recvmsg")
-int txn_enter_recvmsg(struct trace_event_raw_sys_enter *ctx) { return sys_note(ctx, SYS_MSG); }
+/* x86-64 syscall numbers (the BPF objects are built for x86) */
+enum {
+	NR_read = 0, NR_write = 1, NR_readv = 19, NR_writev = 20,
+	NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46, NR_recvmsg = 47,
+};
 
-/* The entry of this thread's current syscall, NULL if it was not hooked. */
-static __always_inline struct txn_sys *sys_current(void)
+/* The user buffer (first iovec's for the vector calls) of the syscall this
+ * thread is in, read from its saved user registers (orig_ax: syscall
+ * number, si: second argument), 0 for another syscall (sendfile, splice,
+ * io_uring) or a kernel thread. Replaces 8 syscall-entry tracepoints that
+ * ran on every read/write of the machine and kept the syscall slow path
+ * on. On a socket hook the data is still in (send) or already copied to
+ * (receive) that buffer. */
+static __always_inline __u64 io_user_buf(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct txn_sys *s = bpf_task_storage_get(&txn_sysbuf, task, 0, 0);
-	if (!s)
-		return NULL;
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs || (__s32)regs->orig_ax != s->nr)
-		return NULL;
-	return s;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs)
+		return 0;
+	switch (regs->orig_ax) {
+	case NR_read: case NR_write: case NR_recvfrom: case NR_sendto:
+		return regs->si;
+	case NR_readv: case NR_writev:
+		return iov_base0(regs->si);
+	case NR_recvmsg: case NR_sendmsg:
+		return msg_base0(regs->si);
+	}
+	return 0;
 }
-
-/* The user buffer of the syscall: for the iovec ones, the first iovec's */
-static __always_inline __u64 sys_buf(const struct txn_sys *s)
-{
-	if (s->kind == SYS_IOV)
-		return iov_base0(s->arg);
-	if (s->kind == SYS_MSG)
-		return msg_base0(s->arg);
-	return s->arg;
-}
-
 
 /* ---- HTTP/1.x request line ---- */
 
@@ -328,16 +275,26 @@ drop:
 
 /* ---- transaction bookkeeping ---- */
 
+/* This CPU's counters of the connection; the addresses go in once. */
+static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c)
+{
+	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->conn);
+	if (!s) {
+		bpf_map_update_elem(&txn_stats, &c->conn, &zero_stats, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&txn_stats, &c->conn);
+	}
+	if (s && !s->conn) {
+		s->k = c->k;
+		s->conn = c->conn;
+	}
+	return s;
+}
+
 static __always_inline void txn_finish(struct txn_conn *c)
 {
 	__u64 lat = c->last_ns - c->start_ns;
-	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->k);
-	if (!s) {
-		bpf_map_update_elem(&txn_stats, &c->k, &zero_stats, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&txn_stats, &c->k);
-	}
+	struct rc_txn_stats *s = stats_get(c);
 	if (s) {
-		s->conn = c->conn;
 		s->count++;
 		s->bytes_req += c->bytes_req;
 		s->bytes_resp += c->bytes_resp;
@@ -351,7 +308,7 @@ static __always_inline void txn_finish(struct txn_conn *c)
 			__builtin_memcpy(s->path, c->path, TXN_PATH_LEN);
 		}
 	}
-	struct rc_txn_skey sk = { .c = c->k, .bucket = np_sketch_index(lat) };
+	struct rc_txn_skey sk = { .conn = c->conn, .bucket = np_sketch_index(lat) };
 	__u64 one = 1, *n = bpf_map_lookup_elem(&txn_sketch, &sk);
 	if (n)
 		(*n)++;
@@ -426,15 +383,41 @@ static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk)
 	c->keyed = 1;
 }
 
+/* A socket of ours: TCP over IP, through the filters. */
+static __always_inline bool sk_wanted(const struct sock *sk, bool btf)
+{
+	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
+		return false;
+	__u16 fam = rc_sk_family_x(sk, btf);
+	return (fam == AF_INET || fam == AF_INET6) && rc_filter_sk_task(sk);
+}
+
+/* A request starts at now: the previous transaction (if its response
+ * run was going on) is complete. */
+static __always_inline void req_begin(struct txn_conn *c, __u64 now)
+{
+	if (c->phase == PH_RESP)
+		txn_finish(c);
+	__u64 id = bpf_get_current_pid_tgid();
+	c->start_ns = now;
+	c->first_resp_ns = 0;
+	c->bytes_req = 0;
+	c->bytes_resp = 0;
+	c->pid = id >> 32;
+	c->tid = (__u32)id;
+	c->http = 0;
+	c->method[0] = 0;
+	c->path[0] = 0;
+	c->parse = txn_http;
+	c->phase = PH_REQ;
+}
+
 /* btf: a tp_btf program (direct loads from the socket, filter.bpf.h) */
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
 	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)) || !sk)
 		return 0;
-	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
-		return 0;
-	__u16 fam = rc_sk_family_x(sk, btf);
-	if ((fam != AF_INET && fam != AF_INET6) || !rc_filter_sk_task(sk))
+	if (!sk_wanted(sk, btf))
 		return 0;
 	/* a connection we saw no handshake for: who sends first is the client */
 	struct txn_conn *c = conn_get(sk, tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
@@ -444,35 +427,18 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	if (!c->keyed)
 		conn_key(c, sk);
 	__u64 now = bpf_ktime_get_ns();
-	__u64 id = bpf_get_current_pid_tgid();
 	bool req = (c->k.role == TXN_ROLE_CLIENT) == tx;
 	if (req) {
-		if (c->phase == PH_RESP)
-			txn_finish(c);
-		if (c->phase == PH_IDLE) {
-			struct txn_sys *sys = sys_current();
-			/* this thread is inside a hooked syscall: its entry time and
-			 * buffer are this I/O's, however long it blocked;
-			 * the client's request starts when its send syscall began */
-			c->start_ns = now;
-			if (tx && sys)
-				c->start_ns = sys->ts;
-			c->first_resp_ns = 0;
-			c->bytes_req = 0;
-			c->bytes_resp = 0;
-			c->pid = id >> 32;
-			c->tid = (__u32)id;
-			c->http = 0;
-			c->method[0] = 0;
-			c->path[0] = 0;
-			if (txn_http && sys)
-				http_req_bytes(c, (__u64)sk, sys_buf(sys), ret, true);
-			c->phase = PH_REQ;
+		/* a client's request normally began at its send's start
+		 * (txn_sendmsg); without that hook, here */
+		if (c->phase != PH_REQ)
+			req_begin(c, now);
+		if (c->parse) {
+			c->parse = 0;
+			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, true);
 		} else if (c->pend) {
 			/* the request line went on in this read */
-			struct txn_sys *sys = sys_current();
-			if (sys)
-				http_req_bytes(c, (__u64)sk, sys_buf(sys), ret, false);
+			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, false);
 		}
 		c->bytes_req += ret;
 		c->last_ns = now;
@@ -489,11 +455,37 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	return 0;
 }
 
+/* Start of a TCP send (fires once per segment-sized chunk of it; only
+ * the first one of a client's request counts): the client's request
+ * starts here, before the data is copied and sent, as the client's own
+ * clock would have it, not when the send returns. */
+static __always_inline int on_sendmsg(const struct sock *sk, bool btf)
+{
+	if (!sk)
+		return 0;
+	if (!sk_wanted(sk, btf))
+		return 0;
+	struct txn_conn *c = conn_get(sk, TXN_ROLE_CLIENT, btf);
+	if (!c)
+		return 0;
+	if (c->k.role != TXN_ROLE_CLIENT || c->phase == PH_REQ)
+		return 0;
+	if (!c->keyed)
+		conn_key(c, sk);
+	req_begin(c, bpf_ktime_get_ns());
+	return 0;
+}
+
 static __always_inline void stats_mark_closed(struct txn_conn *c)
 {
-	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->k);
-	if (s)
+	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->conn);
+	if (s) {
+		if (!s->conn) {
+			s->k = c->k;
+			s->conn = c->conn;
+		}
 		s->close_ns = bpf_ktime_get_ns();
+	}
 }
 
 static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate, bool btf)
@@ -541,3 +533,10 @@ int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
 { return on_state(sk, oldstate, newstate, false); }
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(txn_sendmsg_btf, const struct sock *sk, const struct msghdr *msg, const struct sk_buff *skb, int size_goal)
+{ return on_sendmsg(sk, true); }
+SEC("raw_tp/tcp_sendmsg_locked")
+int BPF_PROG(txn_sendmsg_raw, const struct sock *sk, const struct msghdr *msg, const struct sk_buff *skb, int size_goal)
+{ return on_sendmsg(sk, false); }

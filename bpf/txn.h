@@ -27,8 +27,12 @@ struct rc_txn_ckey {
 	__u8  pad[2];
 };
 
-/* Per-CPU, cumulative since the connection was first seen. */
+/* Per-CPU, cumulative since the connection was first seen; keyed by the
+ * connection id (a small key: one hash of 8 bytes per transaction). The
+ * connection's addresses are written once per CPU, on its first update
+ * there (conn != 0 marks a written slot). */
 struct rc_txn_stats {
+	struct rc_txn_ckey k;
 	__u64 conn;                 /* connection id (per boot of the BPF object) */
 	__u64 count;                /* completed transactions */
 	__u64 bytes_req, bytes_resp;
@@ -42,7 +46,7 @@ struct rc_txn_stats {
 };
 
 struct rc_txn_skey {
-	struct rc_txn_ckey c;
+	__u64 conn;
 	__u32 bucket;               /* np_sketch_index(latency ns) */
 	__u32 pad;
 };

@@ -2,7 +2,14 @@
  * per-transaction ring buffer every tick, and every interval writes
  * NP_REC_TXN_STATS (per connection: count, bytes, latency sketch of the
  * transactions completed in the interval, HTTP method/path) and
- * NP_REC_TXN_EVENTS (one row per completed transaction). */
+ * NP_REC_TXN_EVENTS (one row per completed transaction).
+ *
+ * At ~90k transactions/s the per-event work must not pile up at the
+ * interval boundary (that burst showed as wrk's p99): every drained event
+ * is packed right away, column by column, into per-column msgpack byte
+ * buffers kept across intervals, and the snapshot only writes the
+ * record's keys and copies those bytes. The per-connection maps are read
+ * with batched lookups (a few syscalls, not two per key). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +26,7 @@
 #include "txn.skel.h"
 
 #define RC_TXN_FAMILY "txn"
-#define RC_TXN_NTP 3
-#define RC_TXN_NSYS 8
+#define RC_TXN_NTP 4
 
 struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
 
@@ -34,20 +40,34 @@ struct rc_txn_row {
 	size_t sk_first, sk_n;        /* this row's buckets in rc_txn.sk */
 };
 
-struct rc_txn_bucket { struct rc_txn_ckey k; uint32_t bucket; uint64_t count; };
+struct rc_txn_bucket { uint64_t conn; uint32_t bucket; uint64_t count; };
+
+/* One column of TXN_EVENTS: its values, msgpack-encoded back to back. */
+struct rc_col { uint8_t *p; size_t n, cap; };
+enum {
+	EC_CONN, EC_ROLE, EC_PID, EC_TID, EC_START, EC_RESP, EC_DUR, EC_BREQ, EC_BRESP,
+	EC_METHOD, EC_PATH, EC_PHASH, EC_N
+};
+#define RC_COL_ROOM 80     /* most one event adds to a column (a 64-byte path + header) */
+
+/* Everything read from one per-CPU hash map (batched lookups). */
+struct rc_mapdump { void *keys, *vals; size_t n, cap; };
 
 struct rc_txn {
 	struct txn_bpf *skel;
 	struct rc_tp tps[RC_TXN_NTP];
-	struct bpf_link *sys_links[RC_TXN_NSYS];
 	struct ring_buffer *ring;
 	bool redact;
 	int ncpus;
 	void *vbuf;
 	struct rc_dtab prev, sk_prev;
+	struct rc_mapdump st, skd;
 	struct rc_txn_row *rows; size_t nrows, caprows;
 	struct rc_txn_bucket *sk; size_t nsk, capsk;
-	struct rc_txn_event *ev; size_t nev, capev;
+	struct rc_col col[EC_N];        /* this interval's events, packed */
+	size_t nev;
+	uint64_t start0, start_prev;    /* first event's start (absolute), the last one's */
+	uint64_t ev_lost;               /* events that found no memory to be packed in */
 	uint64_t evicted;               /* entries the full LRU maps evicted */
 };
 
@@ -73,14 +93,123 @@ static void *rc_push(void **arr, size_t *n, size_t *cap, size_t elem)
 	return (char *)*arr + (*n)++ * elem;
 }
 
+/* ---- events: packed as they are drained ---- */
+
+static inline uint8_t *rc_put_be(uint8_t *p, uint64_t v, int nbytes)
+{
+	for (int i = nbytes - 1; i >= 0; i--)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+/* The encodings msgpack_pack_uint64 / msgpack_pack_int64 choose. */
+static inline void rc_col_u64(struct rc_col *c, uint64_t v)
+{
+	uint8_t *p = c->p + c->n;
+	if (v < 128)
+		*p++ = (uint8_t)v;
+	else if (v < 256)
+		*p++ = 0xcc, *p++ = (uint8_t)v;
+	else if (v < 65536)
+		*p++ = 0xcd, p = rc_put_be(p, v, 2);
+	else if (v < (1ull << 32))
+		*p++ = 0xce, p = rc_put_be(p, v, 4);
+	else
+		*p++ = 0xcf, p = rc_put_be(p, v, 8);
+	c->n = (size_t)(p - c->p);
+}
+
+static inline void rc_col_i64(struct rc_col *c, int64_t v)
+{
+	if (v >= 0) {
+		rc_col_u64(c, (uint64_t)v);
+		return;
+	}
+	uint8_t *p = c->p + c->n;
+	if (v >= -32)
+		*p++ = (uint8_t)v;
+	else if (v >= -128)
+		*p++ = 0xd0, *p++ = (uint8_t)v;
+	else if (v >= -32768)
+		*p++ = 0xd1, p = rc_put_be(p, (uint64_t)v, 2);
+	else if (v >= -2147483648ll)
+		*p++ = 0xd2, p = rc_put_be(p, (uint64_t)v, 4);
+	else
+		*p++ = 0xd3, p = rc_put_be(p, (uint64_t)v, 8);
+	c->n = (size_t)(p - c->p);
+}
+
+/* s: up to max bytes, NUL-terminated if shorter */
+static inline size_t rc_col_str(struct rc_col *c, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	uint8_t *p = c->p + c->n;
+	if (n < 32)
+		*p++ = 0xa0 | (uint8_t)n;
+	else
+		*p++ = 0xd9, *p++ = (uint8_t)n;
+	memcpy(p, s, n);
+	c->n = (size_t)(p + n - c->p);
+	return n;
+}
+
+static uint64_t rc_fnv1an(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Room for one more event in every column; false on ENOMEM. */
+static bool rc_cols_room(struct rc_txn *t)
+{
+	for (int i = 0; i < EC_N; i++) {
+		struct rc_col *c = &t->col[i];
+		if (c->cap - c->n >= RC_COL_ROOM)
+			continue;
+		size_t nc = c->cap ? c->cap * 2 : 64 * 1024;
+		uint8_t *p = realloc(c->p, nc);
+		if (!p)
+			return false;
+		c->p = p;
+		c->cap = nc;
+	}
+	return true;
+}
+
 static int rc_txn_on_event(void *ctx, void *data, size_t len)
 {
 	struct rc_txn *t = ctx;
-	if (len < sizeof(struct rc_txn_event))
+	const struct rc_txn_event *e = data;
+	if (len < sizeof(*e))
 		return 0;
-	struct rc_txn_event *e = rc_push((void **)&t->ev, &t->nev, &t->capev, sizeof(*e));
-	if (e)
-		memcpy(e, data, sizeof(*e));
+	if (!rc_cols_room(t)) {
+		t->ev_lost++;
+		return 0;
+	}
+	struct rc_col *c = t->col;
+	rc_col_u64(&c[EC_CONN], e->conn);
+	rc_col_u64(&c[EC_ROLE], e->role);
+	rc_col_u64(&c[EC_PID], e->pid);
+	rc_col_u64(&c[EC_TID], e->tid);
+	/* start_ns_d: the first start absolute (written at the snapshot,
+	 * shifted), then differences */
+	if (t->nev)
+		rc_col_i64(&c[EC_START], (int64_t)(e->start_ns - t->start_prev));
+	else
+		t->start0 = e->start_ns;
+	t->start_prev = e->start_ns;
+	rc_col_u64(&c[EC_RESP], e->first_resp_ns ? e->first_resp_ns - e->start_ns : 0);
+	rc_col_u64(&c[EC_DUR], e->end_ns - e->start_ns);
+	rc_col_u64(&c[EC_BREQ], e->bytes_req);
+	rc_col_u64(&c[EC_BRESP], e->bytes_resp);
+	rc_col_str(&c[EC_METHOD], e->method, TXN_METHOD_LEN);
+	size_t pl = strnlen(e->path, TXN_PATH_LEN);
+	if (!t->redact)
+		rc_col_str(&c[EC_PATH], e->path, TXN_PATH_LEN);
+	rc_col_u64(&c[EC_PHASH], pl ? rc_fnv1an(e->path, pl) : 0);
+	t->nev++;
 	return 0;
 }
 
@@ -93,6 +222,8 @@ static void rc_txn_tps(struct rc_txn *t)
 		{ .name = "sock_send_length", .btf_prog = s->progs.txn_send_btf, .raw_prog = s->progs.txn_send_raw, .required = true },
 		{ .name = "sock_recv_length", .btf_prog = s->progs.txn_recv_btf, .raw_prog = s->progs.txn_recv_raw, .required = true },
 		{ .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw },
+		/* the client's start time: without it, the end of its first send */
+		{ .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
 	};
 	memcpy(t->tps, v, sizeof(v));
 }
@@ -120,41 +251,12 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	return rc;
 }
 
-/* The syscall-entry hooks only sharpen the client start time and find the
- * HTTP request line: each one missing degrades that, nothing else. */
-static void rc_txn_attach_sys(struct rc_txn *t, struct rec_ctx *ctx)
-{
-	struct txn_bpf *s = t->skel;
-	struct { const char *name; struct bpf_program *p; } sys[RC_TXN_NSYS] = {
-		{ "sys_enter_write", s->progs.txn_enter_write }, { "sys_enter_sendto", s->progs.txn_enter_sendto },
-		{ "sys_enter_read", s->progs.txn_enter_read }, { "sys_enter_recvfrom", s->progs.txn_enter_recvfrom },
-		{ "sys_enter_writev", s->progs.txn_enter_writev }, { "sys_enter_readv", s->progs.txn_enter_readv },
-		{ "sys_enter_sendmsg", s->progs.txn_enter_sendmsg }, { "sys_enter_recvmsg", s->progs.txn_enter_recvmsg },
-	};
-	char probe[64], reason[128];
-	for (int i = 0; i < RC_TXN_NSYS; i++) {
-		snprintf(probe, sizeof(probe), "tracepoint/syscalls/%s", sys[i].name);
-		t->sys_links[i] = bpf_program__attach(sys[i].p);
-		long e = libbpf_get_error(t->sys_links[i]);
-		if (e) {
-			t->sys_links[i] = NULL;
-			snprintf(reason, sizeof(reason), "attach failed: %s (HTTP paths and client start times degrade)",
-				 strerror((int)-e));
-			rec_probe(ctx, RC_TXN_FAMILY, probe, REC_PROBE_FAILED, reason);
-		} else {
-			rec_probe(ctx, RC_TXN_FAMILY, probe, REC_PROBE_ATTACHED, "");
-		}
-	}
-}
-
 static void rc_txn_close(void *state)
 {
 	struct rc_txn *t = state;
 	if (!t)
 		return;
 	ring_buffer__free(t->ring);
-	for (int i = 0; i < RC_TXN_NSYS; i++)
-		bpf_link__destroy(t->sys_links[i]);
 	rc_tp_detach(t->tps, RC_TXN_NTP);
 	txn_bpf__destroy(t->skel);
 	rc_dtab_free(&t->prev);
@@ -162,7 +264,12 @@ static void rc_txn_close(void *state)
 	free(t->vbuf);
 	free(t->rows);
 	free(t->sk);
-	free(t->ev);
+	free(t->st.keys);
+	free(t->st.vals);
+	free(t->skd.keys);
+	free(t->skd.vals);
+	for (int i = 0; i < EC_N; i++)
+		free(t->col[i].p);
 	free(t);
 }
 
@@ -194,7 +301,6 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 		rc = rc_tp_attach(ctx, RC_TXN_FAMILY, t->tps, RC_TXN_NTP,
 				  !bpf_program__autoload(t->tps[0].btf_prog), err, errlen);
 	if (!rc) {
-		rc_txn_attach_sys(t, ctx);
 		t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.txn_events), rc_txn_on_event, t, NULL);
 		if (!t->ring) {
 			rc = -errno;
@@ -218,22 +324,59 @@ static int rc_txn_drain(void *state)
 
 /* ---- snapshot ---- */
 
-static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r)
+/* Reads every entry of a per-CPU hash map into d (valsz: all CPUs' values
+ * of one key) with batched lookups: a few syscalls instead of a
+ * get_next_key and a lookup per key. 0 or -errno. */
+static int rc_map_dump(int fd, size_t keysz, size_t valsz, struct rc_mapdump *d)
+{
+	const size_t chunk = 1024;
+	uint64_t in = 0, out = 0;
+	bool first = true;
+	d->n = 0;
+	for (;;) {
+		if (d->cap - d->n < chunk) {
+			size_t nc = d->cap ? d->cap * 2 : 4 * chunk;
+			void *k = realloc(d->keys, nc * keysz);
+			if (k)
+				d->keys = k;
+			void *v = k ? realloc(d->vals, nc * valsz) : NULL;
+			if (!v)
+				return -ENOMEM;
+			d->vals = v;
+			d->cap = nc;
+		}
+		__u32 count = (__u32)chunk;
+		int rc = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, (char *)d->keys + d->n * keysz,
+					      (char *)d->vals + d->n * valsz, &count, NULL);
+		if (rc && errno != ENOENT)
+			return -errno;
+		d->n += count;
+		if (rc)             /* ENOENT: that was the last batch */
+			return 0;
+		in = out;
+		first = false;
+	}
+}
+
+static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r, const void *vals)
 {
 	size_t stride = rc_pcpu_stride(sizeof(struct rc_txn_stats));
 	uint64_t best = 0;
 	memset(&r->tot, 0, sizeof(r->tot));
-	r->conn = r->close_ns = r->last_ns = 0;
+	memset(&r->k, 0, sizeof(r->k));
+	r->close_ns = r->last_ns = 0;
 	r->method[0] = r->path[0] = 0;
 	r->pid = r->tid = 0;
 	for (int c = 0; c < t->ncpus; c++) {
-		const struct rc_txn_stats *v = (const void *)((char *)t->vbuf + (size_t)c * stride);
+		const struct rc_txn_stats *v = (const void *)((const char *)vals + (size_t)c * stride);
+		if (!v->conn)
+			continue;               /* never updated on this CPU */
+		r->k = v->k;
 		r->tot.count += v->count;
 		r->tot.bytes_req += v->bytes_req;
 		r->tot.bytes_resp += v->bytes_resp;
 		r->tot.lat_sum += v->lat_sum_ns;
 		r->tot.http_count += v->http_count;
-		if (v->conn > r->conn) r->conn = v->conn;
 		if (v->close_ns > r->close_ns) r->close_ns = v->close_ns;
 		if (v->last_ns >= best && v->count) {
 			best = v->last_ns;
@@ -255,25 +398,21 @@ static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r)
 static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 {
 	struct rc_dtab next;
-	struct rc_txn_ckey *keys;
 	int fd = bpf_map__fd(t->skel->maps.txn_stats);
-	size_t matched = 0, nkeys;
-	if (rc_dtab_init(&next, sizeof(*keys), sizeof(struct rc_txn_prev)))
+	size_t vsz = rc_pcpu_stride(sizeof(struct rc_txn_stats)) * (size_t)t->ncpus, matched = 0;
+	int rc = rc_map_dump(fd, sizeof(uint64_t), vsz, &t->st);
+	if (rc)
+		return rc;
+	if (rc_dtab_init(&next, sizeof(uint64_t), sizeof(struct rc_txn_prev)))
 		return -ENOMEM;
-	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
-		rc_dtab_free(&next);
-		return -ENOMEM;
-	}
 	t->nrows = 0;
-	for (size_t i = 0; i < nkeys; i++) {
-		const struct rc_txn_ckey key = keys[i];
-		if (bpf_map_lookup_elem(fd, &key, t->vbuf))
-			continue;
+	for (size_t i = 0; i < t->st.n; i++) {
+		const uint64_t key = ((const uint64_t *)t->st.keys)[i];
 		struct rc_txn_row *r = rc_push((void **)&t->rows, &t->nrows, &t->caprows, sizeof(*r));
 		if (!r)
 			break;
-		r->k = key;
-		rc_txn_fold(t, r);
+		r->conn = key;
+		rc_txn_fold(t, r, (const char *)t->st.vals + i * vsz);
 		const struct rc_txn_prev *p = rc_dtab_find(&t->prev, &key);
 		matched += p != NULL;
 		r->d.count = r->tot.count - (p ? p->count : 0);
@@ -294,10 +433,9 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 			continue;
 		}
 		r->path_hash = r->path[0] ? rc_fnv1a(r->path) : 0;
-		rc_format_addr(key.laddr, r->la, sizeof(r->la));
-		rc_format_addr(key.raddr, r->ra, sizeof(r->ra));
+		rc_format_addr(r->k.laddr, r->la, sizeof(r->la));
+		rc_format_addr(r->k.raddr, r->ra, sizeof(r->ra));
 	}
-	free(keys);
 	if (t->prev.n > matched)
 		t->evicted += t->prev.n - matched;
 	rc_dtab_swap(&t->prev, &next);
@@ -308,27 +446,24 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 {
 	struct rc_dtab next;
-	struct rc_txn_skey *keys;
 	int fd = bpf_map__fd(t->skel->maps.txn_sketch);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), matched = 0, nkeys;
-	if (rc_dtab_init(&next, sizeof(*keys), sizeof(uint64_t)))
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), vsz = stride * (size_t)t->ncpus, matched = 0;
+	int rc = rc_map_dump(fd, sizeof(struct rc_txn_skey), vsz, &t->skd);
+	if (rc)
+		return rc;
+	if (rc_dtab_init(&next, sizeof(struct rc_txn_skey), sizeof(uint64_t)))
 		return -ENOMEM;
-	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
-		rc_dtab_free(&next);
-		return -ENOMEM;
-	}
 	t->nsk = 0;
-	for (size_t i = 0; i < nkeys; i++) {
-		const struct rc_txn_skey key = keys[i];
-		if (bpf_map_lookup_elem(fd, &key, t->vbuf))
-			continue;
+	for (size_t i = 0; i < t->skd.n; i++) {
+		const struct rc_txn_skey key = ((const struct rc_txn_skey *)t->skd.keys)[i];
+		const char *v = (const char *)t->skd.vals + i * vsz;
 		uint64_t tot = 0;
 		for (int c = 0; c < t->ncpus; c++)
-			tot += *(uint64_t *)((char *)t->vbuf + (size_t)c * stride);
+			tot += *(const uint64_t *)(v + (size_t)c * stride);
 		const uint64_t *p = rc_dtab_find(&t->sk_prev, &key);
 		matched += p != NULL;
 		uint64_t d = tot - (p ? *p : 0);
-		if (rc_dtab_find(closed, &key.c)) {
+		if (closed->n && rc_dtab_find(closed, &key.conn)) {
 			bpf_map_delete_elem(fd, &key);
 		} else {
 			uint64_t *n = rc_dtab_put(&next, &key);
@@ -340,11 +475,10 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 		struct rc_txn_bucket *b = rc_push((void **)&t->sk, &t->nsk, &t->capsk, sizeof(*b));
 		if (!b)
 			break;
-		b->k = key.c;
+		b->conn = key.conn;
 		b->bucket = key.bucket;
 		b->count = d;
 	}
-	free(keys);
 	if (t->sk_prev.n > matched)
 		t->evicted += t->sk_prev.n - matched;
 	rc_dtab_swap(&t->sk_prev, &next);
@@ -354,16 +488,15 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 
 static int rc_cmp_row(const void *a, const void *b)
 {
-	return memcmp(&((const struct rc_txn_row *)a)->k, &((const struct rc_txn_row *)b)->k,
-		      sizeof(struct rc_txn_ckey));
+	uint64_t x = ((const struct rc_txn_row *)a)->conn, y = ((const struct rc_txn_row *)b)->conn;
+	return x < y ? -1 : x > y;
 }
 
 static int rc_cmp_bucket(const void *a, const void *b)
 {
 	const struct rc_txn_bucket *x = a, *y = b;
-	int c = memcmp(&x->k, &y->k, sizeof(x->k));
-	if (c)
-		return c;
+	if (x->conn != y->conn)
+		return x->conn < y->conn ? -1 : 1;
 	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
 }
 
@@ -377,10 +510,10 @@ static void rc_txn_join(struct rc_txn *t)
 	size_t j = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		struct rc_txn_row *r = &t->rows[i];
-		while (j < t->nsk && memcmp(&t->sk[j].k, &r->k, sizeof(r->k)) < 0)
+		while (j < t->nsk && t->sk[j].conn < r->conn)
 			j++;
 		r->sk_first = j;
-		while (j < t->nsk && memcmp(&t->sk[j].k, &r->k, sizeof(r->k)) == 0)
+		while (j < t->nsk && t->sk[j].conn == r->conn)
 			j++;
 		r->sk_n = j - r->sk_first;
 	}
@@ -448,48 +581,46 @@ static void rc_txn_pack_stats(struct rc_txn *t, struct rec_ctx *ctx, struct np_r
 		rc_txn_pack_sketch(pk, t, &t->rows[i]);
 }
 
-#define RC_ECOL(key, expr) do {                                             \
-	for (size_t i_ = 0; i_ < n; i_++) { const struct rc_txn_event *e = &t->ev[i_]; col[i_] = (expr); } \
-	np_pack_kv_u64_array(pk, key, col, n);                                 \
-} while (0)
+/* key: [the column's n packed values] */
+static void rc_pack_col(msgpack_packer *pk, const char *key, const struct rc_col *c, size_t n)
+{
+	np_pack_str(pk, key);
+	msgpack_pack_array(pk, n);
+	if (c->n)
+		pk->callback(pk->data, (const char *)c->p, c->n);
+}
 
+/* The interval's events, packed by rc_txn_on_event as they came. */
 static void rc_txn_pack_events(struct rc_txn *t, struct rec_ctx *ctx, struct np_recbuf *rb,
-			       uint64_t t0, uint64_t t1, uint64_t *col)
+			       uint64_t t0, uint64_t t1)
 {
 	size_t n = t->nev;
-	uint64_t sh = (uint64_t)ctx->shift_ns;
-	char (*strs)[TXN_PATH_LEN + 1] = calloc(n ? n : 1, sizeof(*strs));
+	const struct rc_col *c = t->col;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
 	msgpack_pack_map(pk, 15 + (t->redact ? 0 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	np_pack_kv_u64(pk, "n", n);
-	RC_ECOL("conn", e->conn);
-	RC_ECOL("role", e->role);
-	RC_ECOL("pid", e->pid);
-	RC_ECOL("tid", e->tid);
-	for (size_t i = 0; i < n; i++)
-		col[i] = t->ev[i].start_ns + sh;
-	np_pack_kv_u64_delta(pk, "start_ns_d", col, n);
-	RC_ECOL("resp_off_ns", e->first_resp_ns ? e->first_resp_ns - e->start_ns : 0);
-	RC_ECOL("dur_ns", e->end_ns - e->start_ns);
-	RC_ECOL("bytes_req", e->bytes_req);
-	RC_ECOL("bytes_resp", e->bytes_resp);
-	for (size_t i = 0; strs && i < n; i++) {
-		memcpy(strs[i], t->ev[i].method, TXN_METHOD_LEN);
-		strs[i][TXN_METHOD_LEN] = 0;
-	}
-	rc_pack_kv_strcol(pk, "method", strs ? strs[0] : NULL, sizeof(*strs), strs ? n : 0);
-	for (size_t i = 0; strs && i < n; i++) {
-		memcpy(strs[i], t->ev[i].path, TXN_PATH_LEN);
-		strs[i][TXN_PATH_LEN] = 0;
-		col[i] = strs[i][0] ? rc_fnv1a(strs[i]) : 0;
-	}
+	rc_pack_col(pk, "conn", &c[EC_CONN], n);
+	rc_pack_col(pk, "role", &c[EC_ROLE], n);
+	rc_pack_col(pk, "pid", &c[EC_PID], n);
+	rc_pack_col(pk, "tid", &c[EC_TID], n);
+	np_pack_str(pk, "start_ns_d");
+	msgpack_pack_array(pk, n);
+	msgpack_pack_uint64(pk, t->start0 + (uint64_t)ctx->shift_ns);
+	if (c[EC_START].n)
+		pk->callback(pk->data, (const char *)c[EC_START].p, c[EC_START].n);
+	rc_pack_col(pk, "resp_off_ns", &c[EC_RESP], n);
+	rc_pack_col(pk, "dur_ns", &c[EC_DUR], n);
+	rc_pack_col(pk, "bytes_req", &c[EC_BREQ], n);
+	rc_pack_col(pk, "bytes_resp", &c[EC_BRESP], n);
+	rc_pack_col(pk, "method", &c[EC_METHOD], n);
 	if (!t->redact)
-		rc_pack_kv_strcol(pk, "path", strs ? strs[0] : NULL, sizeof(*strs), strs ? n : 0);
-	np_pack_kv_u64_array(pk, "path_hash", col, n);
+		rc_pack_col(pk, "path", &c[EC_PATH], n);
+	rc_pack_col(pk, "path_hash", &c[EC_PHASH], n);
 	np_pack_kv_bool(pk, "redacted", t->redact);
-	free(strs);
+	for (int i = 0; i < EC_N; i++)
+		t->col[i].n = 0;
 	t->nev = 0;
 }
 
@@ -499,7 +630,7 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	struct rc_txn *t = state;
 	struct rc_dtab closed;
 	rc_txn_drain(t);
-	if (rc_dtab_init(&closed, sizeof(struct rc_txn_ckey), 1))
+	if (rc_dtab_init(&closed, sizeof(uint64_t), 1))
 		return -ENOMEM;
 	int rc = rc_txn_collect_stats(t, &closed);
 	if (!rc)
@@ -508,14 +639,13 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	if (rc)
 		return rc;
 	rc_txn_join(t);
-	size_t ncol = t->nrows > t->nev ? t->nrows : t->nev;
-	uint64_t *col = calloc(ncol ? ncol : 1, sizeof(uint64_t));
+	uint64_t *col = calloc(t->nrows ? t->nrows : 1, sizeof(uint64_t));
 	if (!col)
 		return -ENOMEM;
 	rc_txn_pack_stats(t, ctx, rb, t0, t1, col);
-	if (t->nev)
-		rc_txn_pack_events(t, ctx, rb, t0, t1, col);
 	free(col);
+	if (t->nev)
+		rc_txn_pack_events(t, ctx, rb, t0, t1);
 	return 0;
 }
 
@@ -531,10 +661,11 @@ static uint64_t rc_txn_counter(struct rc_txn *t, uint32_t idx)
 }
 
 static uint64_t rc_txn_events(void *state) { return rc_txn_counter(state, 0); }
-/* ring buffer reserves that failed + entries full LRU maps evicted */
+/* ring buffer reserves that failed + entries full LRU maps evicted + no memory */
 static uint64_t rc_txn_lost(void *state)
 {
-	return rc_txn_counter(state, 1) + ((struct rc_txn *)state)->evicted;
+	struct rc_txn *t = state;
+	return rc_txn_counter(t, 1) + t->evicted + t->ev_lost;
 }
 
 const struct rec_family rec_family_txn = {
