@@ -134,6 +134,13 @@ ASAN_LIBOBJS := $(call objs,a,$(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC))
 $(O)/unit-asan/%: $(O)/a/tests/unit/%.o $(ASAN_LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_COMMON)
+# the recorder's unit tests (libbpf, root) under the sanitizers too
+RUNITS_ASAN := $(patsubst tests/unit/%.c,$(O)/unit-asan/%,$(RUNIT_SRC))
+ASAN_RECOBJS := $(call objs,a,$(RECORD_SRC))
+$(ASAN_RECOBJS) $(call objs,a,$(RUNIT_SRC)): $(SKELS)
+$(O)/unit-asan/rtest_%: $(O)/a/tests/unit/rtest_%.o $(ASAN_RECOBJS) $(ASAN_LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ -lbpf -lelf $(LDLIBS_COMMON)
 
 ifeq ($(HAVE_BPF),1)
 unit: $(UNITS) $(RUNITS) tools
@@ -142,8 +149,13 @@ else
 unit: $(UNITS) tools
 	@tests/run_units.sh plain $(UNITS)
 endif
+ifeq ($(HAVE_BPF),1)
+unit-asan: $(UNITS_ASAN) $(RUNITS_ASAN) tools
+	@tests/run_units.sh asan $(UNITS_ASAN) $(RUNITS_ASAN)
+else
 unit-asan: $(UNITS_ASAN) tools
 	@tests/run_units.sh asan $(UNITS_ASAN)
+endif
 
 # ---------- fuzzing (libFuzzer) ----------
 FUZZERS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRC))

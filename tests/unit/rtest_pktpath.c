@@ -19,6 +19,7 @@
 #include "records.h"
 #include "pktcols.h"
 #include "pktpath.h"
+#include "recheader.h"
 
 extern const struct rec_family rec_family_pktpath;
 
@@ -349,5 +350,6 @@ int main(void)
 	rt_udp(&cfg, &ctx);
 	rt_cap(&cfg, &ctx);
 	rt_v6(&cfg, &ctx);
+	rc_probes_free(&ctx);
 	return tap_done();
 }
