@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Flows family: per TCP/UDP flow payload bytes each way, segments,
  * retransmissions, srtt/cwnd, open/close time, owner; drops by flow and
- * kernel drop reason. Every tracepoint has a tp_btf and a raw_tp variant;
+ * kernel drop reason. A flow is a slot of two arrays that its socket
+ * points to (flows.h), found without hashing the tuple. Every tracepoint has a tp_btf and a raw_tp variant;
  * user space loads one of the two (bpf_program__set_autoload). */
 /* BPF_PROG names every tracepoint argument; most handlers use few of them. */
 #pragma clang diagnostic ignored "-Wunused-parameter"
@@ -18,18 +19,43 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_IPPROTO_TCP 6
 #define RC_IPPROTO_UDP 17
 #define RC_TCP_ESTABLISHED 1
-#define RC_TCP_SYN_SENT 2
 #define RC_TCP_CLOSE 7
 #define RC_MSG_PEEK 2
 #define RC_ETH_P_IP 0x0800
 #define RC_ETH_P_IPV6 0x86DD
 
+/* Per-flow counters by slot and CPU; who the flow is, by slot (see flows.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FLOWS_MAX_ENTRIES);
-	__type(key, struct rc_flow_key);
-	__type(value, struct rc_flow_stats);
-} flows SEC(".maps");
+	__type(key, __u32);
+	__type(value, struct rc_flow_ctr);
+} flow_ctr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FLOWS_MAX_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct rc_flow_meta);
+} flow_meta SEC(".maps");
+
+/* A socket's slot: in the socket itself for the tp_btf programs (one
+ * cached lookup, freed with the socket); the raw_tp variants cannot pass a
+ * socket to bpf_sk_storage_get and key a hash by its address instead. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rc_flow_sk);
+} flow_sk SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FLOWS_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct rc_flow_sk);
+} flow_sk_raw SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
@@ -45,22 +71,24 @@ struct {
 	__uint(max_entries, DROPS_RING_BYTES);
 } drop_events SEC(".maps");
 
-/* per-CPU: [0] events handled (for events/s), [1] tcp_probe calls,
- * [2] drop events that found the ring buffer full (counted in drops) */
+/* per-CPU counters, FLOWS_EV_* */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, FLOWS_EV_N);
 	__type(key, __u32);
 	__type(value, __u64);
 } flow_events SEC(".maps");
 
 const volatile bool rc_task_filter = false;   /* --pid given: softirq hooks only update */
+const volatile __u32 flows_nslots = FLOWS_MAX_ENTRIES;   /* flow_meta's max_entries after sizing */
 
-static const struct rc_flow_stats zero_stats;
+/* generations handed out so far; a new flow's first probed slot follows it */
+__u64 flows_gen = 0;
 
-static __always_inline void count_event(void)
+static const struct rc_flow_sk zero_sk;
+
+static __always_inline void count_ev(__u32 k)
 {
-	__u32 k = 0;
 	__u64 *n = bpf_map_lookup_elem(&flow_events, &k);
 	if (n)
 		(*n)++;
@@ -70,10 +98,12 @@ static __always_inline void count_event(void)
 /* btf: the program is a tp_btf one (direct loads, see filter.bpf.h). */
 static __always_inline bool sk_flow_key_x(const struct sock *sk, struct rc_flow_key *k, bool btf)
 {
+	/* first: the verifier refuses the undefined values that clang
+	 * otherwise spills on the early return */
+	__builtin_memset(k, 0, sizeof(*k));
 	__u8 proto = rc_sk_protocol_x(sk, btf);
 	if (proto != RC_IPPROTO_TCP && proto != RC_IPPROTO_UDP)
 		return false;
-	__builtin_memset(k, 0, sizeof(*k));
 	int fam = rc_sk_addrs_x(sk, btf, k->laddr, k->raddr, &k->lport, &k->rport);
 	if (!fam)
 		return false;
@@ -83,149 +113,309 @@ static __always_inline bool sk_flow_key_x(const struct sock *sk, struct rc_flow_
 	return true;
 }
 
-static __always_inline bool sk_flow_key(const struct sock *sk, struct rc_flow_key *k)
-{
-	return sk_flow_key_x(sk, k, false);
-}
-
 static __always_inline bool flow_filter(const struct sock *sk, const struct rc_flow_key *k)
 {
 	return rc_filter_tuple(k->netns, k->laddr, k->raddr, k->lport, k->rport) && rc_filter_sk_cgroup(sk);
 }
 
-static __always_inline struct rc_flow_stats *flow_get(const struct rc_flow_key *k, bool create)
+/* ---- a socket's slot ---- */
+
+static __always_inline struct rc_flow_sk *flow_sk_find(const struct sock *sk, bool btf, bool create)
 {
-	struct rc_flow_stats *s = bpf_map_lookup_elem(&flows, k);
-	if (s || !create)
-		return s;
-	bpf_map_update_elem(&flows, k, &zero_stats, BPF_NOEXIST);
-	s = bpf_map_lookup_elem(&flows, k);
-	if (s && !s->open_ns)
-		s->open_ns = bpf_ktime_get_ns();
-	return s;
+	if (btf)
+		return bpf_sk_storage_get(&flow_sk, (void *)sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+	__u64 a = (__u64)sk;
+	struct rc_flow_sk *st = bpf_map_lookup_elem(&flow_sk_raw, &a);
+	if (st || !create)
+		return st;
+	bpf_map_update_elem(&flow_sk_raw, &a, &zero_sk, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&flow_sk_raw, &a);
 }
 
-static __always_inline void read_tcp_counters(const struct sock *sk, struct rc_flow_stats *s)
+/* The socket still has the tuple its slot was claimed for. */
+static __always_inline bool flow_sk_same(const struct rc_flow_sk *st, const struct sock *sk, bool btf)
 {
-	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	__u32 v;
-	v = BPF_CORE_READ(tp, segs_in);       if (v > s->segs_in) s->segs_in = v;
-	v = BPF_CORE_READ(tp, segs_out);      if (v > s->segs_out) s->segs_out = v;
-	v = BPF_CORE_READ(tp, total_retrans); if (v > s->total_retrans) s->total_retrans = v;
+	if (btf) {
+		const struct sock_common *c = &sk->__sk_common;
+		if (st->portpair != c->skc_portpair || st->addrpair != c->skc_addrpair)
+			return false;
+		if (st->family != AF_INET6)
+			return true;
+		return st->v6daddr[0] == c->skc_v6_daddr.in6_u.u6_addr32[0] &&
+		       st->v6daddr[1] == c->skc_v6_daddr.in6_u.u6_addr32[1] &&
+		       st->v6daddr[2] == c->skc_v6_daddr.in6_u.u6_addr32[2] &&
+		       st->v6daddr[3] == c->skc_v6_daddr.in6_u.u6_addr32[3];
+	}
+	__u32 d6[4];
+	if (st->portpair != BPF_CORE_READ(sk, __sk_common.skc_portpair) ||
+	    st->addrpair != BPF_CORE_READ(sk, __sk_common.skc_addrpair))
+		return false;
+	if (st->family != AF_INET6)
+		return true;
+	bpf_core_read(d6, 16, &sk->__sk_common.skc_v6_daddr);
+	return st->v6daddr[0] == d6[0] && st->v6daddr[1] == d6[1] &&
+	       st->v6daddr[2] == d6[2] && st->v6daddr[3] == d6[3];
 }
 
-/* tp: the socket as bpf_skc_to_tcp_sock returned it (a BTF pointer the
- * verifier lets us read past struct sock) */
-static __always_inline void read_tcp_counters_btf(const struct tcp_sock *tp, struct rc_flow_stats *s)
+static __always_inline void flow_sk_tuple(struct rc_flow_sk *st, const struct sock *sk, bool btf)
 {
-	if (tp->segs_in > s->segs_in) s->segs_in = tp->segs_in;
-	if (tp->segs_out > s->segs_out) s->segs_out = tp->segs_out;
-	if (tp->total_retrans > s->total_retrans) s->total_retrans = tp->total_retrans;
+	if (btf) {
+		const struct sock_common *c = &sk->__sk_common;
+		st->portpair = c->skc_portpair;
+		st->addrpair = c->skc_addrpair;
+		for (int i = 0; i < 4; i++)
+			st->v6daddr[i] = c->skc_v6_daddr.in6_u.u6_addr32[i];
+	} else {
+		st->portpair = BPF_CORE_READ(sk, __sk_common.skc_portpair);
+		st->addrpair = BPF_CORE_READ(sk, __sk_common.skc_addrpair);
+		bpf_core_read(st->v6daddr, 16, &sk->__sk_common.skc_v6_daddr);
+	}
 }
+
+static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
+{
+	m->tid = (__u32)id;
+	m->pid = id >> 32;
+	m->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(m->comm, sizeof(m->comm));
+}
+
+/* A free slot for a new flow, claimed for gen; NULL when the FLOWS_CLAIM_TRIES
+ * slots from gen's starting point are all taken. */
+static __always_inline struct rc_flow_meta *flow_claim(__u64 gen, __u32 *slot)
+{
+	__u32 n = flows_nslots;
+	if (!n)
+		return NULL;
+	__u32 s = gen % n;
+	for (int i = 0; i < FLOWS_CLAIM_TRIES; i++) {
+		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
+		if (m && !m->gen && __sync_val_compare_and_swap(&m->gen, 0, gen) == 0) {
+			*slot = s;
+			return m;
+		}
+		s = s + 1 < n ? s + 1 : 0;
+	}
+	return NULL;
+}
+
+/* Slow path, once per flow (and when a socket's tuple changed or its slot
+ * was taken away): the tuple, the filters, a slot. id: current pid_tgid in
+ * process context, 0 in softirq. Returns st with slot FLOWS_SLOT_NONE for a
+ * socket that is not recorded, NULL when nothing could be stored. */
+static __always_inline struct rc_flow_sk *flow_register(const struct sock *sk, struct rc_flow_sk *st,
+						       bool btf, bool create, __u64 id)
+{
+	struct rc_flow_key k;
+	bool rec = sk_flow_key_x(sk, &k, btf) && flow_filter(sk, &k);
+	if (rec && !create)
+		return NULL;              /* softirq under --pid: only the owner creates flows */
+	if (!st)
+		st = flow_sk_find(sk, btf, true);
+	if (!st) {
+		if (rec)
+			count_ev(FLOWS_EV_NO_SLOT);
+		return NULL;
+	}
+	flow_sk_tuple(st, sk, btf);
+	st->family = k.family;
+	st->proto = k.proto;
+	st->slot = FLOWS_SLOT_NONE;
+	if (!rec)
+		return st;
+	__u64 gen = __sync_fetch_and_add(&flows_gen, 1) + 1;
+	__u32 slot = 0;
+	struct rc_flow_meta *m = flow_claim(gen, &slot);
+	if (!m) {
+		count_ev(FLOWS_EV_NO_SLOT);
+		return NULL;              /* tried again on the next event */
+	}
+	m->k = k;
+	m->proto = k.proto;
+	m->open_ns = bpf_ktime_get_ns();
+	m->close_ns = 0;
+	m->srtt_last_us = m->cwnd_last = 0;
+	if (id)
+		flow_owner(m, id);
+	else {
+		m->tid = m->pid = 0;
+		m->cgroup_id = 0;
+		__builtin_memset(m->comm, 0, sizeof(m->comm));
+	}
+	m->ready = gen;
+	st->gen = gen;
+	st->slot = slot;
+	return st;
+}
+
+/* The socket's flow: its slot's counters on this CPU and its shared
+ * record; NULL when the socket is not recorded. The slow path runs when
+ * the socket has no slot yet, its tuple changed, or user space took an
+ * idle flow's slot back. */
+static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool btf, bool create, __u64 id,
+						    struct rc_flow_meta **mp)
+{
+	struct rc_flow_meta *m;
+	__u32 slot;
+	struct rc_flow_sk *st = flow_sk_find(sk, btf, false);
+	if (st && flow_sk_same(st, sk, btf)) {
+		slot = st->slot;
+		if (slot == FLOWS_SLOT_NONE)
+			return NULL;
+		m = bpf_map_lookup_elem(&flow_meta, &slot);
+		if (m && m->gen == st->gen) {
+			*mp = m;
+			return bpf_map_lookup_elem(&flow_ctr, &slot);
+		}
+	}
+	st = flow_register(sk, st, btf, create, id);
+	if (!st || (slot = st->slot) == FLOWS_SLOT_NONE)
+		return NULL;
+	m = bpf_map_lookup_elem(&flow_meta, &slot);
+	if (!m)
+		return NULL;
+	*mp = m;
+	return bpf_map_lookup_elem(&flow_ctr, &slot);
+}
+
+/* Same as flow_get for hooks that only update a flow the socket already
+ * has (close), whatever its tuple became meanwhile. */
+static __always_inline struct rc_flow_ctr *flow_find(const struct sock *sk, bool btf, struct rc_flow_meta **mp)
+{
+	struct rc_flow_sk *st = flow_sk_find(sk, btf, false);
+	if (!st)
+		return NULL;
+	__u32 slot = st->slot;
+	if (slot == FLOWS_SLOT_NONE)
+		return NULL;
+	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
+	if (!m || m->gen != st->gen)
+		return NULL;
+	*mp = m;
+	return bpf_map_lookup_elem(&flow_ctr, &slot);
+}
+
+/* ---- tcp_sock reads ---- */
+
+static __always_inline void tcp_counters(const struct sock *sk, bool btf, struct rc_flow_ctr *c)
+{
+	__u32 in, out, rt;
+	if (btf) {
+		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (!tp)
+			return;
+		in = tp->segs_in; out = tp->segs_out; rt = tp->total_retrans;
+	} else {
+		const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+		in = BPF_CORE_READ(tp, segs_in);
+		out = BPF_CORE_READ(tp, segs_out);
+		rt = BPF_CORE_READ(tp, total_retrans);
+	}
+	if (in > c->segs_in) c->segs_in = in;
+	if (out > c->segs_out) c->segs_out = out;
+	if (rt > c->total_retrans) c->total_retrans = rt;
+}
+
+/* srtt/cwnd and the segment counters in one go, at a send/recv. There is
+ * no tcp:tcp_probe hook: it fired per received segment, in softirq, more
+ * often than the application's own calls, for the same values. */
+static __always_inline void tcp_sample(const struct sock *sk, bool btf, struct rc_flow_ctr *c,
+				       struct rc_flow_meta *m)
+{
+	__u32 srtt, cwnd, in, out, rt;
+	if (btf) {
+		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (!tp)
+			return;
+		srtt = tp->srtt_us >> 3; cwnd = tp->snd_cwnd;
+		in = tp->segs_in; out = tp->segs_out; rt = tp->total_retrans;
+	} else {
+		const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+		srtt = BPF_CORE_READ(tp, srtt_us) >> 3;
+		cwnd = BPF_CORE_READ(tp, snd_cwnd);
+		in = BPF_CORE_READ(tp, segs_in);
+		out = BPF_CORE_READ(tp, segs_out);
+		rt = BPF_CORE_READ(tp, total_retrans);
+	}
+	if (in > c->segs_in) c->segs_in = in;
+	if (out > c->segs_out) c->segs_out = out;
+	if (rt > c->total_retrans) c->total_retrans = rt;
+	if (!srtt)                       /* no RTT measured yet */
+		return;
+	c->srtt_sum_us += srtt;
+	c->srtt_n++;
+	if (!c->srtt_min_us || srtt < c->srtt_min_us) c->srtt_min_us = srtt;
+	if (srtt > c->srtt_max_us) c->srtt_max_us = srtt;
+	m->srtt_last_us = srtt;
+	m->cwnd_last = cwnd;
+}
+
+/* ---- hooks ---- */
 
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
-	struct rc_flow_key k;
-	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)))
+	struct rc_flow_meta *m;
+	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)) || !sk)
+		return 0;
+	/* AF_UNIX and the like pass here too: out before any lookup */
+	__u16 fam = rc_sk_family_x(sk, btf);
+	if (fam != AF_INET && fam != AF_INET6)
 		return 0;
 	__u64 id = bpf_get_current_pid_tgid();
-	if (!sk || !sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k) || !rc_filter_pid(id >> 32))
+	if (!rc_filter_pid(id >> 32))
 		return 0;
-	struct rc_flow_stats *s = flow_get(&k, true);
-	if (!s)
+	struct rc_flow_ctr *c = flow_get(sk, btf, true, id, &m);
+	if (!c)
 		return 0;
-	count_event();
-	if (tx) { s->tx_bytes += ret; s->tx_calls++; }
-	else    { s->rx_bytes += ret; s->rx_calls++; }
-	if ((__u32)id != s->tid) {
-		s->tid = (__u32)id;
-		s->pid = id >> 32;
-		s->cgroup_id = bpf_get_current_cgroup_id();
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
-	}
-	/* segment counters are read at tcp_probe (every segment received),
-	 * retransmits and close: not on this hot path */
-	s->owner_ns = bpf_ktime_get_ns();
+	count_ev(FLOWS_EV_HANDLED);
+	if ((c->tx_calls + c->rx_calls) % FLOWS_SAMPLE_EVERY == 0 && m->proto == RC_IPPROTO_TCP)
+		tcp_sample(sk, btf, c, m);
+	if (tx) { c->tx_bytes += ret; c->tx_calls++; }
+	else    { c->rx_bytes += ret; c->rx_calls++; }
+	if ((__u32)id != m->tid)
+		flow_owner(m, id);
 	return 0;
 }
 
-/* tcp_probe fires for every received segment in softirq, where finding the
- * flow costs most (~0.7 us): take 1 segment in FLOWS_PROBE_EVERY per CPU.
- * The srtt mean stays unbiased; segment counters are also read at
- * retransmit and close. */
-#define FLOWS_PROBE_EVERY 8
-
-static __always_inline int on_probe(struct sock *sk, bool btf)
+static __always_inline int on_retrans(const struct sock *sk, bool btf)
 {
-	struct rc_flow_key k;
-	__u32 z = 1;
-	__u64 *tick = bpf_map_lookup_elem(&flow_events, &z);
-	if (!tick || ((*tick)++ % FLOWS_PROBE_EVERY))
+	struct rc_flow_meta *m;
+	if (!sk)
 		return 0;
-	if (!sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k))
+	struct rc_flow_ctr *c = flow_get(sk, btf, !rc_task_filter, 0, &m);
+	if (!c)
 		return 0;
-	struct rc_flow_stats *s = flow_get(&k, !rc_task_filter);
-	if (!s)
-		return 0;
-	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
-	if (btf) {
-		tp = bpf_skc_to_tcp_sock(sk);
-		if (!tp)
-			return 0;
-	}
-	count_event();
-	__u32 srtt = (btf ? tp->srtt_us : BPF_CORE_READ(tp, srtt_us)) >> 3;
-	s->srtt_sum_us += srtt;
-	s->srtt_n++;
-	if (!s->srtt_min_us || srtt < s->srtt_min_us) s->srtt_min_us = srtt;
-	if (srtt > s->srtt_max_us) s->srtt_max_us = srtt;
-	s->srtt_last_us = srtt;
-	s->cwnd_last = btf ? tp->snd_cwnd : BPF_CORE_READ(tp, snd_cwnd);
-	s->sample_ns = bpf_ktime_get_ns();
-	if (btf)
-		read_tcp_counters_btf(tp, s);
-	else
-		read_tcp_counters(sk, s);
+	count_ev(FLOWS_EV_HANDLED);
+	c->retrans++;
+	tcp_counters(sk, btf, c);
 	return 0;
 }
 
-static __always_inline int on_retrans(const struct sock *sk)
+static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate, bool btf)
 {
-	struct rc_flow_key k;
-	if (!sk || !sk_flow_key(sk, &k) || !flow_filter(sk, &k))
-		return 0;
-	struct rc_flow_stats *s = flow_get(&k, !rc_task_filter);
-	if (!s)
-		return 0;
-	count_event();
-	s->retrans++;
-	read_tcp_counters(sk, s);
-	return 0;
-}
-
-static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate)
-{
-	struct rc_flow_key k;
-	if (!sk_flow_key(sk, &k) || k.proto != RC_IPPROTO_TCP || !flow_filter(sk, &k))
-		return 0;
-	bool opening = newstate == RC_TCP_ESTABLISHED || newstate == RC_TCP_SYN_SENT;
-	if (!opening && newstate != RC_TCP_CLOSE)
-		return 0;
+	struct rc_flow_meta *m;
+	struct rc_flow_ctr *c;
 	/* a connect()ing socket has no remote port yet at SYN_SENT time for
 	 * some paths; ESTABLISHED always has the full tuple */
-	if (newstate == RC_TCP_SYN_SENT)
-		return 0;
-	struct rc_flow_stats *s = flow_get(&k, opening && !rc_task_filter);
-	if (!s)
-		return 0;
-	count_event();
-	__u64 now = bpf_ktime_get_ns();
-	if (opening) {
-		s->open_ns = now;
+	if (newstate == RC_TCP_ESTABLISHED) {
+		if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
+			return 0;
+		c = flow_get(sk, btf, !rc_task_filter, 0, &m);
+		if (!c)
+			return 0;
+		m->open_ns = bpf_ktime_get_ns();
+	} else if (newstate == RC_TCP_CLOSE) {
+		/* by now the port may be released (inet_put_port): the
+		 * socket's own slot, not its tuple */
+		c = flow_find(sk, btf, &m);
+		if (!c)
+			return 0;
+		m->close_ns = bpf_ktime_get_ns();
+		tcp_counters(sk, btf, c);
 	} else {
-		s->close_ns = now;
-		read_tcp_counters(sk, s);
+		return 0;
 	}
+	count_ev(FLOWS_EV_HANDLED);
 	return 0;
 }
 
@@ -329,7 +519,7 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, cons
 		return 0;
 	if ((k.proto == RC_IPPROTO_TCP || k.proto == RC_IPPROTO_UDP) && !rc_filter_ports(k.sport, k.dport))
 		return 0;
-	count_event();
+	count_ev(FLOWS_EV_HANDLED);
 	struct rc_drop_event *e = bpf_ringbuf_reserve(&drop_events, sizeof(*e), 0);
 	if (e) {
 		e->ts = bpf_ktime_get_ns();
@@ -342,10 +532,7 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, cons
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);   /* drained on a timer, nobody waits */
 		return 0;
 	}
-	__u32 z = 2;
-	__u64 *full = bpf_map_lookup_elem(&flow_events, &z);
-	if (full)
-		(*full)++;
+	count_ev(FLOWS_EV_DROPS_FULL);
 	__u64 one = 1, *n = bpf_map_lookup_elem(&drops, &k);
 	if (n)
 		(*n)++;
@@ -366,22 +553,17 @@ int BPF_PROG(flows_recv_btf, struct sock *sk, int ret, int flags) { return on_io
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(flows_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, false); }
 
-SEC("tp_btf/tcp_probe")
-int BPF_PROG(flows_probe_btf, struct sock *sk, struct sk_buff *skb) { return on_probe(sk, true); }
-SEC("raw_tp/tcp_probe")
-int BPF_PROG(flows_probe_raw, struct sock *sk, struct sk_buff *skb) { return on_probe(sk, false); }
-
 SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(flows_retrans_btf, const struct sock *sk) { return on_retrans(sk); }
+int BPF_PROG(flows_retrans_btf, const struct sock *sk) { return on_retrans(sk, true); }
 SEC("raw_tp/tcp_retransmit_skb")
-int BPF_PROG(flows_retrans_raw, const struct sock *sk) { return on_retrans(sk); }
+int BPF_PROG(flows_retrans_raw, const struct sock *sk) { return on_retrans(sk, false); }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(flows_state_btf, const struct sock *sk, int oldstate, int newstate)
-{ return on_state(sk, oldstate, newstate); }
+{ return on_state(sk, oldstate, newstate, true); }
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(flows_state_raw, const struct sock *sk, int oldstate, int newstate)
-{ return on_state(sk, oldstate, newstate); }
+{ return on_state(sk, oldstate, newstate, false); }
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(flows_drop_btf, struct sk_buff *skb, void *location, int reason)

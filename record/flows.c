@@ -1,11 +1,20 @@
 /* Flows family, user side: loads bpf/flows.bpf.c, and every interval turns
- * the cumulative per-CPU flow counters into per-interval deltas
- * (NP_REC_FLOWS); drops come one by one through a ring buffer, plus the
- * per-tuple counts of those that found it full (NP_REC_DROPS). Closed flows
- * are reported once more and then removed from the kernel map. */
+ * the cumulative per-CPU counters of every flow slot into per-interval
+ * deltas (NP_REC_FLOWS); drops come one by one through a ring buffer, plus
+ * the per-tuple counts of those that found it full (NP_REC_DROPS).
+ *
+ * Slots (bpf/flows.h): the kernel claims a free one per new flow; user
+ * space gives it back, in two steps so that no update is lost: a closed
+ * flow after its last report, an idle one when the table is half full, is
+ * first taken from its socket (gen FLOWS_GEN_RELEASING: the socket's next
+ * event registers a new flow), and one interval later, when every program
+ * that still saw the old gen has finished, read once more, zeroed and
+ * freed. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "family.h"
@@ -21,20 +30,33 @@
 /* drop events kept per interval with their own row; more are counted per
  * (tuple, reason) like the kernel's overflow map */
 #define RC_DROP_EVROWS 65536
+#define RC_FLOWS_NTP 5
 
-/* What a snapshot keeps per flow between intervals. */
+/* the idle flows of a table at least half full go back after this many
+ * intervals without activity (their socket's next event makes a new flow) */
+#define RC_FLOW_IDLE_IVS 2
+
+/* Cumulative counters of a slot (per-CPU values folded). */
 struct rc_flow_prev {
 	uint64_t tx_bytes, rx_bytes, tx_calls, rx_calls, retrans, srtt_sum, srtt_n;
 	uint64_t segs_in, segs_out, total_retrans;
 };
 
-/* One flow's per-CPU values folded together. */
+/* One flow: its counters and its shared record. */
 struct rc_flow_sum {
 	struct rc_flow_prev c;          /* cumulative counters */
 	uint32_t srtt_min, srtt_max, srtt_last, cwnd;
-	uint64_t sample_ns, open_ns, close_ns, owner_ns, cgroup_id;
+	uint64_t open_ns, close_ns, cgroup_id;
 	uint32_t pid, tid;
 	char comm[16];
+};
+
+/* What user space keeps per slot between intervals. */
+struct rc_flow_slot {
+	uint64_t gen;                   /* the flow prev belongs to; 0 none */
+	struct rc_flow_prev prev;
+	uint32_t idle;                  /* intervals without activity */
+	bool releasing;                 /* gen set to FLOWS_GEN_RELEASING by us */
 };
 
 struct rc_flow_row {
@@ -46,13 +68,18 @@ struct rc_flow_row {
 
 struct rc_flows {
 	struct flows_bpf *skel;
-	struct rc_tp tps[6];
+	struct rc_tp tps[RC_FLOWS_NTP];
 	int ncpus;
 	void *vbuf;                     /* ncpus x stride scratch */
-	struct rc_dtab prev, drops_prev;
+	void *zbuf;                     /* ncpus x stride zeroes (a slot given back) */
+	uint32_t nslots;
+	struct rc_flow_meta *meta;      /* flow_meta, mmapped: nslots entries */
+	size_t meta_len;
+	struct rc_flow_slot *slots;     /* nslots */
+	struct rc_dtab drops_prev;
 	struct rc_flow_row *rows;
 	size_t nrows, caprows;
-	uint64_t evicted;               /* entries the full LRU maps evicted */
+	uint64_t evicted;               /* user space: drop-count entries evicted, no memory */
 	struct ring_buffer *ring;       /* drop_events */
 	struct rc_drop_event *dev;      /* this interval's drop events */
 	size_t ndev, capdev;
@@ -64,10 +91,10 @@ struct rc_flows {
 static void rc_flows_tps(struct rc_flows *f)
 {
 	struct flows_bpf *s = f->skel;
-	struct rc_tp t[6] = {
+	/* no tcp:tcp_probe: srtt/cwnd are sampled at send/recv (flows.bpf.c) */
+	struct rc_tp t[RC_FLOWS_NTP] = {
 		{ .name = "sock_send_length", .btf_prog = s->progs.flows_send_btf, .raw_prog = s->progs.flows_send_raw, .required = true },
 		{ .name = "sock_recv_length", .btf_prog = s->progs.flows_recv_btf, .raw_prog = s->progs.flows_recv_raw, .required = true },
-		{ .name = "tcp_probe", .btf_prog = s->progs.flows_probe_btf, .raw_prog = s->progs.flows_probe_raw, .required = false },
 		{ .name = "tcp_retransmit_skb", .btf_prog = s->progs.flows_retrans_btf, .raw_prog = s->progs.flows_retrans_raw, .required = false },
 		{ .name = "inet_sock_set_state", .btf_prog = s->progs.flows_state_btf, .raw_prog = s->progs.flows_state_raw, .required = false },
 		{ .name = "kfree_skb", .btf_prog = s->progs.flows_drop_btf, .raw_prog = s->progs.flows_drop_raw, .required = false },
@@ -85,11 +112,16 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 		return -errno;
 	}
 	RC_FILTER_SET(f->skel->rodata, ctx->cfg);
-	rc_size_pcpu_map(f->skel->maps.flows, f->ncpus);
+	rc_size_pcpu_map(f->skel->maps.flow_ctr, f->ncpus);
 	rc_size_pcpu_map(f->skel->maps.drops, f->ncpus);
+	f->nslots = bpf_map__max_entries(f->skel->maps.flow_ctr);
+	bpf_map__set_max_entries(f->skel->maps.flow_meta, f->nslots);
+	if (!use_raw)       /* the tp_btf programs keep slots in socket storage */
+		bpf_map__set_max_entries(f->skel->maps.flow_sk_raw, 1);
+	f->skel->rodata->flows_nslots = f->nslots;
 	f->skel->rodata->rc_task_filter = ctx->cfg->npids > 0;
 	rc_flows_tps(f);
-	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, 6, use_raw, err, errlen);
+	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, use_raw, err, errlen);
 	if (!rc)
 		rc = flows_bpf__load(f->skel);
 	if (rc) {
@@ -106,15 +138,18 @@ static void rc_flows_close(void *state)
 	struct rc_flows *f = state;
 	if (!f)
 		return;
-	rc_tp_detach(f->tps, 6);
+	rc_tp_detach(f->tps, RC_FLOWS_NTP);
+	if (f->meta)
+		munmap(f->meta, f->meta_len);
 	flows_bpf__destroy(f->skel);
-	rc_dtab_free(&f->prev);
 	rc_dtab_free(&f->drops_prev);
 	rc_dtab_free(&f->dfold);
 	ring_buffer__free(f->ring);
 	free(f->dev);
 	free(f->fkeys);
 	free(f->vbuf);
+	free(f->zbuf);
+	free(f->slots);
 	free(f->rows);
 	free(f);
 }
@@ -159,6 +194,23 @@ static int rc_drop_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* The slot records, read (and given back) in place. */
+static int rc_flows_map_slots(struct rc_flows *f, char *err, size_t errlen)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)f->nslots * sizeof(struct rc_flow_meta);
+	f->meta_len = (len + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	void *p = mmap(NULL, f->meta_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(f->skel->maps.flow_meta), 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+		snprintf(err, errlen, "cannot map the flow table: %s", strerror(e));
+		return -e;
+	}
+	f->meta = p;
+	f->slots = calloc(f->nslots, sizeof(*f->slots));
+	return f->slots ? 0 : -ENOMEM;
+}
+
 static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	if (ctx->cfg->no_flows) {
@@ -169,9 +221,9 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 	if (!f)
 		return -ENOMEM;
 	f->ncpus = rc_ncpus();
-	f->vbuf = calloc((size_t)f->ncpus, rc_pcpu_stride(sizeof(struct rc_flow_stats)));
-	if (!f->vbuf || rc_dtab_init(&f->prev, sizeof(struct rc_flow_key), sizeof(struct rc_flow_prev)) ||
-	    rc_dtab_init(&f->drops_prev, sizeof(struct rc_drop_key), sizeof(uint64_t)) ||
+	f->vbuf = calloc((size_t)f->ncpus, rc_pcpu_stride(sizeof(struct rc_flow_ctr)));
+	f->zbuf = calloc((size_t)f->ncpus, rc_pcpu_stride(sizeof(struct rc_flow_ctr)));
+	if (!f->vbuf || !f->zbuf || rc_dtab_init(&f->drops_prev, sizeof(struct rc_drop_key), sizeof(uint64_t)) ||
 	    rc_dtab_init(&f->dfold, sizeof(struct rc_drop_key), sizeof(uint64_t))) {
 		rc_flows_close(f);
 		return -ENOMEM;
@@ -184,8 +236,10 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 			snprintf(err, errlen, "%s", err2);
 	}
 	if (!rc)
-		rc = rc_tp_attach(ctx, RC_FLOWS_FAMILY, f->tps, 6, !bpf_program__autoload(f->tps[0].btf_prog),
+		rc = rc_tp_attach(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, !bpf_program__autoload(f->tps[0].btf_prog),
 				  err, errlen);
+	if (!rc)
+		rc = rc_flows_map_slots(f, err, errlen);
 	if (!rc) {
 		f->ring = ring_buffer__new(bpf_map__fd(f->skel->maps.drop_events), rc_drop_on_event, f, NULL);
 		if (!f->ring) {
@@ -205,12 +259,15 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 
 /* ---- reading the maps ---- */
 
+/* The slot's per-CPU counters (in f->vbuf) folded into s->c and the
+ * srtt extremes. */
 static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
 {
-	size_t stride = rc_pcpu_stride(sizeof(struct rc_flow_stats));
-	memset(s, 0, sizeof(*s));
+	size_t stride = rc_pcpu_stride(sizeof(struct rc_flow_ctr));
+	memset(&s->c, 0, sizeof(s->c));
+	s->srtt_min = s->srtt_max = 0;
 	for (int c = 0; c < f->ncpus; c++) {
-		const struct rc_flow_stats *v = (const void *)((char *)f->vbuf + (size_t)c * stride);
+		const struct rc_flow_ctr *v = (const void *)((char *)f->vbuf + (size_t)c * stride);
 		s->c.tx_bytes += v->tx_bytes;  s->c.rx_bytes += v->rx_bytes;
 		s->c.tx_calls += v->tx_calls;  s->c.rx_calls += v->rx_calls;
 		s->c.retrans += v->retrans;
@@ -220,22 +277,24 @@ static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
 		if (v->total_retrans > s->c.total_retrans) s->c.total_retrans = v->total_retrans;
 		if (v->srtt_min_us && (!s->srtt_min || v->srtt_min_us < s->srtt_min)) s->srtt_min = v->srtt_min_us;
 		if (v->srtt_max_us > s->srtt_max) s->srtt_max = v->srtt_max_us;
-		if (v->sample_ns > s->sample_ns) {
-			s->sample_ns = v->sample_ns;
-			s->srtt_last = v->srtt_last_us;
-			s->cwnd = v->cwnd_last;
-		}
-		if (v->open_ns && (!s->open_ns || v->open_ns < s->open_ns)) s->open_ns = v->open_ns;
-		if (v->close_ns > s->close_ns) s->close_ns = v->close_ns;
-		if (v->owner_ns > s->owner_ns) {
-			s->owner_ns = v->owner_ns;
-			s->pid = v->pid;
-			s->tid = v->tid;
-			s->cgroup_id = v->cgroup_id;
-			memcpy(s->comm, v->comm, sizeof(s->comm));
-			s->comm[15] = 0;
-		}
 	}
+}
+
+/* The shared record of a slot (written by the kernel meanwhile: a copy). */
+static void rc_flow_meta_copy(const volatile struct rc_flow_meta *m, struct rc_flow_row *r)
+{
+	struct rc_flow_meta c;
+	memcpy(&c, (const void *)m, sizeof(c));
+	r->k = c.k;
+	r->s.srtt_last = c.srtt_last_us;
+	r->s.cwnd = c.cwnd_last;
+	r->s.open_ns = c.open_ns;
+	r->s.close_ns = c.close_ns;
+	r->s.cgroup_id = c.cgroup_id;
+	r->s.pid = c.pid;
+	r->s.tid = c.tid;
+	memcpy(r->s.comm, c.comm, sizeof(r->s.comm));
+	r->s.comm[15] = 0;
 }
 
 static struct rc_flow_row *rc_flows_row(struct rc_flows *f)
@@ -251,58 +310,138 @@ static struct rc_flow_row *rc_flows_row(struct rc_flows *f)
 	return &f->rows[f->nrows++];
 }
 
-#define RC_D(field) (r->d.field = r->s.c.field - (p ? p->field : 0))
+/* Kernel counters that only grow, read on some CPU at some time: the max
+ * over CPUs can lag what an earlier read saw, never a negative delta. */
+#define RC_D(field) (r->d.field = p && r->s.c.field < p->field ? 0 : r->s.c.field - (p ? p->field : 0))
+
+/* Row of slot i for this interval: counters, deltas against prev (NULL: a
+ * flow new to us). false: no row (no memory, or not readable). */
+static bool rc_flow_read(struct rc_flows *f, uint32_t i, const struct rc_flow_prev *p, struct rc_flow_row **out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.flow_ctr), &i, f->vbuf))
+		return false;
+	struct rc_flow_row *r = rc_flows_row(f);
+	if (!r) {
+		f->evicted++;
+		return false;
+	}
+	rc_flow_meta_copy(&f->meta[i], r);
+	rc_flow_fold(f, &r->s);
+	RC_D(tx_bytes); RC_D(rx_bytes); RC_D(tx_calls); RC_D(rx_calls); RC_D(retrans);
+	RC_D(srtt_sum); RC_D(srtt_n); RC_D(segs_in); RC_D(segs_out); RC_D(total_retrans);
+	*out = r;
+	return true;
+}
+
+static bool rc_flow_active(const struct rc_flow_row *r)
+{
+	return r->d.tx_calls || r->d.rx_calls || r->d.retrans || r->d.srtt_n || r->d.segs_in || r->d.segs_out;
+}
+
+static void rc_flow_take(struct rc_flows *f, uint32_t i)
+{
+	__atomic_store_n(&f->meta[i].gen, FLOWS_GEN_RELEASING, __ATOMIC_RELEASE);
+	f->slots[i].releasing = true;
+}
+
+/* Second step of giving slot i back: updates that raced with the first
+ * step become one more row, then the slot is zeroed and free. */
+static void rc_flow_release(struct rc_flows *f, uint32_t i)
+{
+	struct rc_flow_slot *ps = &f->slots[i];
+	struct rc_flow_row *r;
+	if (ps->gen && rc_flow_read(f, i, &ps->prev, &r) && !rc_flow_active(r))
+		f->nrows--;
+	bpf_map_update_elem(bpf_map__fd(f->skel->maps.flow_ctr), &i, f->zbuf, BPF_ANY);
+	__atomic_store_n(&f->meta[i].ready, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->meta[i].gen, 0, __ATOMIC_RELEASE);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/* UDP sockets of one tuple (SO_REUSEPORT, a socket registered again) are
+ * one flow, as the socket sees it: rows with the same key are summed. */
+static int rc_flows_merge(struct rc_flows *f)
+{
+	struct rc_dtab seen;
+	size_t out = 0;
+	if (rc_dtab_init(&seen, sizeof(struct rc_flow_key), sizeof(uint64_t)))
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nrows; i++) {
+		struct rc_flow_row *r = &f->rows[i];
+		uint64_t *at = r->k.proto == 17 ? rc_dtab_find(&seen, &r->k) : NULL;
+		if (!at) {
+			uint64_t *n = r->k.proto == 17 ? rc_dtab_put(&seen, &r->k) : NULL;
+			if (n)
+				*n = out;
+			if (out != i)
+				f->rows[out] = *r;
+			out++;
+			continue;
+		}
+		struct rc_flow_row *a = &f->rows[*at];
+		bool busier = r->d.tx_calls + r->d.rx_calls > a->d.tx_calls + a->d.rx_calls;
+		uint64_t *x = (uint64_t *)&a->s.c, *y = (uint64_t *)&r->s.c;
+		uint64_t *dx = (uint64_t *)&a->d, *dy = (uint64_t *)&r->d;
+		for (size_t j = 0; j < sizeof(a->d) / sizeof(uint64_t); j++) {
+			x[j] += y[j];
+			dx[j] += dy[j];
+		}
+		if (r->s.srtt_min && (!a->s.srtt_min || r->s.srtt_min < a->s.srtt_min)) a->s.srtt_min = r->s.srtt_min;
+		if (r->s.srtt_max > a->s.srtt_max) a->s.srtt_max = r->s.srtt_max;
+		if (r->s.open_ns && (!a->s.open_ns || r->s.open_ns < a->s.open_ns)) a->s.open_ns = r->s.open_ns;
+		if (busier) {
+			a->s.pid = r->s.pid;      /* the busier socket's owner */
+			a->s.tid = r->s.tid;
+			a->s.cgroup_id = r->s.cgroup_id;
+			memcpy(a->s.comm, r->s.comm, sizeof(a->s.comm));
+		}
+	}
+	f->nrows = out;
+	rc_dtab_free(&seen);
+	return 0;
+}
 
 /* Rows of the flows that changed (or opened/closed) since the last read. */
 static int rc_flows_collect(struct rc_flows *f)
 {
-	struct rc_dtab next;
-	struct rc_flow_key *keys;
-	size_t nkeys, matched = 0;
-	int fd = bpf_map__fd(f->skel->maps.flows);
-	if (rc_dtab_init(&next, sizeof(*keys), sizeof(struct rc_flow_prev)))
-		return -ENOMEM;
-	if (rc_map_keys(fd, sizeof(*keys), (void **)&keys, &nkeys)) {
-		rc_dtab_free(&next);
-		return -ENOMEM;
-	}
+	uint32_t live = 0;
 	f->nrows = 0;
-	for (size_t i = 0; i < nkeys; i++) {
-		const struct rc_flow_key key = keys[i];
-		if (bpf_map_lookup_elem(fd, &key, f->vbuf))
-			continue;   /* evicted meanwhile */
-		struct rc_flow_row *r = rc_flows_row(f);
-		if (!r)
-			break;
-		r->k = key;
-		rc_flow_fold(f, &r->s);
-		const struct rc_flow_prev *p = rc_dtab_find(&f->prev, &key);
-		matched += p != NULL;
-		RC_D(tx_bytes); RC_D(rx_bytes); RC_D(tx_calls); RC_D(rx_calls); RC_D(retrans);
-		RC_D(srtt_sum); RC_D(srtt_n); RC_D(segs_in); RC_D(segs_out); RC_D(total_retrans);
-		bool changed = !p || r->d.tx_calls || r->d.rx_calls || r->d.retrans || r->d.srtt_n ||
-			       r->d.segs_in || r->d.segs_out || r->s.close_ns;
-		if (!r->s.close_ns) {
-			struct rc_flow_prev *n = rc_dtab_put(&next, &key);
-			if (n)
-				*n = r->s.c;
-		} else {
-			bpf_map_delete_elem(fd, &key);   /* reported now, for the last time */
-		}
-		if (!changed) {
-			f->nrows--;
+	for (uint32_t i = 0; i < f->nslots; i++) {
+		volatile struct rc_flow_meta *m = &f->meta[i];
+		struct rc_flow_slot *ps = &f->slots[i];
+		uint64_t g = __atomic_load_n(&m->gen, __ATOMIC_ACQUIRE);
+		if (ps->releasing) {
+			rc_flow_release(f, i);
 			continue;
 		}
-		rc_format_addr(key.laddr, r->la, sizeof(r->la));
-		rc_format_addr(key.raddr, r->ra, sizeof(r->ra));
+		if (!g || g == FLOWS_GEN_RELEASING || __atomic_load_n(&m->ready, __ATOMIC_ACQUIRE) != g)
+			continue;       /* free, or being filled: next interval */
+		live++;
+		const struct rc_flow_prev *p = ps->gen == g ? &ps->prev : NULL;
+		struct rc_flow_row *r;
+		if (!rc_flow_read(f, i, p, &r))
+			continue;
+		bool active = rc_flow_active(r);
+		bool changed = !p || active || r->s.close_ns;
+		ps->idle = active ? 0 : ps->idle + 1;
+		ps->gen = g;
+		ps->prev = r->s.c;
+		if (r->s.close_ns)
+			rc_flow_take(f, i);      /* reported now, for the last time */
+		if (!changed)
+			f->nrows--;
 	}
-	free(keys);
-	/* an open flow known last time and gone now was evicted */
-	if (f->prev.n > matched)
-		f->evicted += f->prev.n - matched;
-	rc_dtab_swap(&f->prev, &next);
-	rc_dtab_free(&next);
-	return 0;
+	/* a table half full gives its idle flows back */
+	if (live >= f->nslots / 2)
+		for (uint32_t i = 0; i < f->nslots; i++)
+			if (f->slots[i].gen && !f->slots[i].releasing && f->slots[i].idle >= RC_FLOW_IDLE_IVS)
+				rc_flow_take(f, i);
+	int rc = rc_flows_merge(f);
+	for (size_t i = 0; i < f->nrows; i++) {
+		rc_format_addr(f->rows[i].k.laddr, f->rows[i].la, sizeof(f->rows[i].la));
+		rc_format_addr(f->rows[i].k.raddr, f->rows[i].ra, sizeof(f->rows[i].ra));
+	}
+	return rc;
 }
 
 /* ---- packing ---- */
@@ -531,10 +670,9 @@ static int rc_flows_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf 
 	return rc ? rc : rc2;
 }
 
-static uint64_t rc_flows_events(void *state)
+/* Sum over CPUs of flow_events[k]. */
+static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k)
 {
-	struct rc_flows *f = state;
-	uint32_t k = 0;
 	uint64_t tot = 0;
 	size_t stride = rc_pcpu_stride(sizeof(uint64_t));
 	if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.flow_events), &k, f->vbuf))
@@ -544,14 +682,16 @@ static uint64_t rc_flows_events(void *state)
 	return tot;
 }
 
+static uint64_t rc_flows_events(void *state) { return rc_flows_counter(state, FLOWS_EV_HANDLED); }
+
 /* Times the kernel skipped the kfree_skb program because a BPF program of
  * the same kind already ran on that CPU (a drop in an interrupt that hit
  * while the program handled another free): drops never seen. */
 static uint64_t rc_drop_prog_missed(struct rc_flows *f)
 {
-	struct bpf_program *p = f->tps[5].btf_prog;
+	struct bpf_program *p = f->tps[RC_FLOWS_NTP - 1].btf_prog;
 	if (!bpf_program__autoload(p))
-		p = f->tps[5].raw_prog;
+		p = f->tps[RC_FLOWS_NTP - 1].raw_prog;
 	int fd = bpf_program__fd(p);
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
@@ -561,11 +701,17 @@ static uint64_t rc_drop_prog_missed(struct rc_flows *f)
 	return info.recursion_misses;
 }
 
-/* What can be lost is an entry a full LRU map evicted (its updates since
- * the previous read). A drop that finds the ring buffer full is counted in
- * the drops map instead; the kfree_skb program's recursion misses are
- * machine-wide (any namespace), so they go to DROPS `prog_missed`, not here. */
-static uint64_t rc_flows_lost(void *state) { return ((struct rc_flows *)state)->evicted; }
+/* What can be lost: events of a new flow that found no free slot (or no
+ * memory for its socket storage), entries of the drop-count map a full LRU
+ * evicted, rows user space had no memory for. A drop that finds the ring
+ * buffer full is counted in the drops map instead; the kfree_skb program's
+ * recursion misses are machine-wide (any namespace), so they go to DROPS
+ * `prog_missed`, not here. */
+static uint64_t rc_flows_lost(void *state)
+{
+	struct rc_flows *f = state;
+	return f->evicted + rc_flows_counter(f, FLOWS_EV_NO_SLOT);
+}
 static int rc_flows_drain(void *state)
 {
 	struct rc_flows *f = state;
