@@ -7,6 +7,7 @@
 #include "ana.h"
 #include "ana_rows.h"
 #include "npmsg.h"
+#include "pktcols.h"
 #include "records.h"
 
 struct ana_loadctx {
@@ -170,30 +171,6 @@ static void ana_load_pkt_flows(struct ana_loadctx *c, const msgpack_object *body
 	ana_rows_close(&r);
 }
 
-/* A column of signed or unsigned integers as u32 (for the modulo-2^32
- * per-flow delta columns); NULL when absent or malformed. */
-static uint32_t *ana_col_u32_any(const msgpack_object *body, const char *key, size_t n)
-{
-	const msgpack_object_array *a = np_get_array(body, key);
-	if (!a || a->size != n)
-		return NULL;
-	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		const msgpack_object *o = &a->ptr[i];
-		if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
-			v[i] = (uint32_t)o->via.u64;
-		else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
-			v[i] = (uint32_t)(uint64_t)o->via.i64;
-		else {
-			free(v);
-			return NULL;
-		}
-	}
-	return v;
-}
-
 /* Undoes the per-flow delta encoding of seq_fd/ack_fd/tsval_fd in place. */
 static void ana_undelta_flow(uint32_t *v, const uint64_t *flow, size_t n)
 {
@@ -213,40 +190,51 @@ static void ana_undelta_flow(uint32_t *v, const uint64_t *flow, size_t n)
 	free(prev);
 }
 
-static void ana_pkt_lost(struct ana_loadctx *c, const msgpack_object *body)
+static void ana_pkt_lost(struct ana_loadctx *c, const struct pktcols_raw *body)
 {
-	const msgpack_object *hk = np_map_get(body, "hooks");
-	if (hk && hk->type == MSGPACK_OBJECT_MAP)
-		for (uint32_t i = 0; i < hk->via.map.size; i++) {
-			uint64_t v;
-			if (np_get_u64(&hk->via.map.ptr[i].val, "lost", &v) == 0)
-				c->m->hosts.v[c->host].pkt_lost += v;
-			if (np_get_u64(&hk->via.map.ptr[i].val, "capped", &v) == 0)
-				c->m->hosts.v[c->host].capped_events += v;
-		}
+	struct pktcols_mapit it;
+	size_t hl, kl, vl;
+	const uint8_t *hk = pktcols_raw_get(body, "hooks", &hl), *k, *v;
+	if (!hk || pktcols_map_begin(&it, hk, hl))
+		return;
+	while (pktcols_map_next(&it, &k, &kl, &v, &vl) == 1) {
+		struct pktcols_raw one;
+		uint64_t x;
+		if (pktcols_raw_open(&one, v, vl))
+			continue;
+		if (pktcols_raw_u64(&one, "lost", &x) == 0)
+			c->m->hosts.v[c->host].pkt_lost += x;
+		if (pktcols_raw_u64(&one, "capped", &x) == 0)
+			c->m->hosts.v[c->host].capped_events += x;
+	}
 }
 
-static void ana_load_pkt_events(struct ana_loadctx *c, const msgpack_object *body)
+/* PKT_EVENTS comes undecoded from the reader (np_reader_set_raw): its
+ * columns are read straight from the bytes. */
+static void ana_load_pkt_events(struct ana_loadctx *c, const uint8_t *raw, size_t raw_len)
 {
+	struct pktcols_raw body;
+	if (pktcols_raw_open(&body, raw, raw_len))
+		return;
 	uint64_t n64 = 0;
 	size_t nts = 0, nh = 0, nf = 0, nsl = 0, nu = 0, ntf = 0, nef = 0;
-	ana_pkt_lost(c, body);
-	uint64_t *ts = np_get_u64_delta(body, "ts_d", &nts);
-	uint64_t *hook = np_get_u64_array(body, "hook", &nh);
-	uint64_t *flow = np_get_u64_array(body, "flow", &nf);
-	uint64_t *slen = np_get_u64_array(body, "slen", &nsl);
-	uint64_t *uid = np_get_u64_array(body, "uid", &nu);
-	uint64_t *tfl = np_get_u64_array(body, "tcpflags", &ntf);
-	uint64_t *efl = np_get_u64_array(body, "evflags", &nef);
+	ana_pkt_lost(c, &body);
+	uint64_t *ts = pktcols_raw_u64_delta(&body, "ts_d", &nts);
+	uint64_t *hook = pktcols_raw_u64_array(&body, "hook", &nh);
+	uint64_t *flow = pktcols_raw_u64_array(&body, "flow", &nf);
+	uint64_t *slen = pktcols_raw_u64_array(&body, "slen", &nsl);
+	uint64_t *uid = pktcols_raw_u64_array(&body, "uid", &nu);
+	uint64_t *tfl = pktcols_raw_u64_array(&body, "tcpflags", &ntf);
+	uint64_t *efl = pktcols_raw_u64_array(&body, "evflags", &nef);
 	size_t n = nts;
-	if (np_get_u64(body, "n", &n64) == 0 && n64 != n)
+	if (pktcols_raw_u64(&body, "n", &n64) == 0 && n64 != n)
 		n = 0;
 	uint32_t *seq = NULL, *ack = NULL, *tsv = NULL;
 	if (!ts || !hook || !flow || nh != n || nf != n)
 		goto out;
-	seq = ana_col_u32_any(body, "seq_fd", n);
-	ack = ana_col_u32_any(body, "ack_fd", n);
-	tsv = ana_col_u32_any(body, "tsval_fd", n);
+	seq = pktcols_raw_u32_mod(&body, "seq_fd", n);
+	ack = pktcols_raw_u32_mod(&body, "ack_fd", n);
+	tsv = pktcols_raw_u32_mod(&body, "tsval_fd", n);
 	if (seq) ana_undelta_flow(seq, flow, n);
 	if (ack) ana_undelta_flow(ack, flow, n);
 	if (tsv) ana_undelta_flow(tsv, flow, n);
@@ -753,7 +741,10 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 		ana_load_lost(c, b);
 		break;
 	case NP_REC_PKT_FLOWS:   ana_load_pkt_flows(c, b); break;
-	case NP_REC_PKT_EVENTS:  ana_load_pkt_events(c, b); break;
+	case NP_REC_PKT_EVENTS:
+		if (rec->raw)
+			ana_load_pkt_events(c, rec->raw, rec->raw_len);
+		break;
 	case NP_REC_SYNC:        ana_load_sync(c, b); break;
 	case NP_REC_FLOWS:       ana_load_flows(c, b); break;
 	case NP_REC_DROPS:       ana_load_drops(c, b); break;
@@ -825,6 +816,7 @@ int ana_load_file(struct ana_model *m, const char *path, const char *alias)
 		ana_warn(m, "%s: cannot open: %s", path, strerror(-rc));
 		return rc;
 	}
+	np_reader_set_raw(r, NP_REC_PKT_EVENTS);
 	rc = ana_load_reader(m, r, &c, path, alias);
 	np_reader_close(r);
 	return rc;
@@ -837,6 +829,7 @@ int ana_load_mem(struct ana_model *m, const void *data, size_t len, const char *
 	int rc = np_reader_open_mem(&r, data, len, ana_load_warn_cb, &c);
 	if (rc)
 		return rc;
+	np_reader_set_raw(r, NP_REC_PKT_EVENTS);
 	rc = ana_load_reader(m, r, &c, name, NULL);
 	np_reader_close(r);
 	return rc;

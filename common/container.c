@@ -270,6 +270,7 @@ struct np_reader {
 	uint64_t chunk_offset;
 	msgpack_zone *zone;         /* reused for every record */
 	size_t zone_size;
+	uint64_t raw_types[4];      /* bit per record type returned undecoded */
 	msgpack_object obj;
 	struct np_reader_stats st;
 	np_warn_fn warn;
@@ -475,82 +476,184 @@ static int load_chunk(struct np_reader *r)
 	}
 }
 
-/* Walks one msgpack object without allocating and returns its length, or 0
- * if it is malformed or claims more elements than bytes remain. This keeps
- * msgpack-c from allocating for counts an attacker made up. */
-static size_t mp_object_len(const uint8_t *p, size_t len)
+/* Bytes an object of fixed size takes, by its first byte; 0 for containers,
+ * strings, bin and ext with a length field (and fixstr, rare in columns),
+ * and for 0xc1, which MessagePack never uses. */
+static const uint8_t mp_fixed[256] = {
+	[0x00 ... 0x7f] = 1, [0xe0 ... 0xff] = 1,
+	[0xc0] = 1, [0xc2] = 1, [0xc3] = 1,
+	[0xca] = 5, [0xcb] = 9,
+	[0xcc] = 2, [0xcd] = 3, [0xce] = 5, [0xcf] = 9,
+	[0xd0] = 2, [0xd1] = 3, [0xd2] = 5, [0xd3] = 9,
+	[0xd4] = 3, [0xd5] = 4, [0xd6] = 6, [0xd7] = 10, [0xd8] = 18,
+};
+
+static uint64_t mp_be(const uint8_t *p, size_t n)
 {
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
+{
+	const uint8_t *p = buf;
+	uint64_t left[NP_MP_MAX_DEPTH];    /* elements still due in each open container */
+	int top = 0;
 	size_t pos = 0;
-	uint64_t items = 1;
-	while (items > 0) {
-		if (pos >= len || items > len - pos)
+	uint64_t nobj = 0;
+	for (;;) {
+		if (pos >= len)
 			return 0;
-		uint8_t b = p[pos++];
-		uint64_t skip = 0, add = 0;
-		size_t lb = 0;             /* bytes of a length field */
-		int kind = 0;              /* 0 scalar/skip, 1 str/bin/ext len, 2 array, 3 map */
-		if (b <= 0x7f || b >= 0xe0) skip = 0;
-		else if (b <= 0x8f) { add = 2u * (b & 0x0f); }
-		else if (b <= 0x9f) { add = b & 0x0f; }
-		else if (b <= 0xbf) { skip = b & 0x1f; }
-		else switch (b) {
-		case 0xc0: case 0xc2: case 0xc3: break;
-		case 0xc4: case 0xd9: lb = 1; kind = 1; break;
-		case 0xc5: case 0xda: lb = 2; kind = 1; break;
-		case 0xc6: case 0xdb: lb = 4; kind = 1; break;
-		case 0xc7: lb = 1; kind = 4; break;
-		case 0xc8: lb = 2; kind = 4; break;
-		case 0xc9: lb = 4; kind = 4; break;
-		case 0xca: skip = 4; break;
-		case 0xcb: skip = 8; break;
-		case 0xcc: case 0xd0: skip = 1; break;
-		case 0xcd: case 0xd1: skip = 2; break;
-		case 0xce: case 0xd2: skip = 4; break;
-		case 0xcf: case 0xd3: skip = 8; break;
-		case 0xd4: skip = 2; break;
-		case 0xd5: skip = 3; break;
-		case 0xd6: skip = 5; break;
-		case 0xd7: skip = 9; break;
-		case 0xd8: skip = 17; break;
-		case 0xdc: lb = 2; kind = 2; break;
-		case 0xdd: lb = 4; kind = 2; break;
-		case 0xde: lb = 2; kind = 3; break;
-		case 0xdf: lb = 4; kind = 3; break;
-		default: return 0;         /* 0xc1: never used */
-		}
-		if (lb) {
-			if (len - pos < lb)
+		uint8_t b = p[pos];
+		size_t f = mp_fixed[b];
+		if (f) {
+			if (f > len - pos)
 				return 0;
-			uint64_t n = 0;
-			for (size_t i = 0; i < lb; i++)
-				n = n << 8 | p[pos + i];
-			pos += lb;
-			if (kind == 1) skip = n;
-			else if (kind == 4) skip = n + 1;   /* ext: type byte + data */
-			else if (kind == 2) add = n;
-			else add = 2 * n;
+			pos += f;
+			nobj++;
+			/* the rest of a column of scalars, without the generic step */
+			if (top) {
+				uint64_t l = left[top - 1], l0 = l;
+				while (l > 1 && pos < len) {
+					uint8_t c = p[pos];
+					if (c <= 0x7f) {          /* predictable: most values */
+						pos++;
+					} else {
+						f = mp_fixed[c];
+						if (!f || f > len - pos)
+							break;
+						pos += f;
+					}
+					l--;
+				}
+				nobj += l0 - l;
+				left[top - 1] = l;
+			}
+		} else {
+			pos++;
+			uint64_t skip = 0, n = 0;
+			size_t lb = 0;             /* bytes of a length field */
+			int kind = 0;              /* 0 bytes, 1 ext, 2 array, 3 map */
+			if (b <= 0x8f) { n = 2u * (b & 0x0f); kind = 3; }
+			else if (b <= 0x9f) { n = b & 0x0f; kind = 2; }
+			else if (b <= 0xbf) { skip = b & 0x1f; }
+			else switch (b) {
+			case 0xc4: case 0xd9: lb = 1; break;
+			case 0xc5: case 0xda: lb = 2; break;
+			case 0xc6: case 0xdb: lb = 4; break;
+			case 0xc7: lb = 1; kind = 1; break;
+			case 0xc8: lb = 2; kind = 1; break;
+			case 0xc9: lb = 4; kind = 1; break;
+			case 0xdc: lb = 2; kind = 2; break;
+			case 0xdd: lb = 4; kind = 2; break;
+			case 0xde: lb = 2; kind = 3; break;
+			case 0xdf: lb = 4; kind = 3; break;
+			default: return 0;         /* 0xc1 */
+			}
+			if (lb) {
+				if (len - pos < lb)
+					return 0;
+				uint64_t v = mp_be(p + pos, lb);
+				pos += lb;
+				if (kind == 0) skip = v;
+				else if (kind == 1) skip = v + 1;   /* ext: type byte + data */
+				else n = kind == 3 ? 2 * v : v;
+			}
+			nobj++;
+			if (kind >= 2) {
+				/* msgpack-c refuses the 33rd level even when empty */
+				if (top >= NP_MP_MAX_DEPTH || n > len - pos)
+					return 0;
+				if (n) {
+					left[top++] = n;
+					continue;
+				}
+			} else {
+				if (skip > len - pos)
+					return 0;
+				pos += skip;
+			}
 		}
-		if (skip > len - pos)
-			return 0;
-		pos += skip;
-		items--;
-		if (add > len - pos)
-			return 0;
-		items += add;
+		/* one element done: close every container it completes */
+		for (;;) {
+			if (!top) {
+				if (objs)
+					*objs = nobj;
+				return pos;
+			}
+			if (--left[top - 1])
+				break;
+			top--;
+		}
 	}
-	return pos;
+}
+
+/* An unsigned integer <= 0xffff in any width (msgpack-c's POSITIVE_INTEGER:
+ * signed encodings of values >= 0 count too). */
+static bool mp_u16(const uint8_t *p, size_t len, size_t *pos, uint16_t *out)
+{
+	if (*pos >= len)
+		return false;
+	uint8_t b = p[(*pos)++];
+	if (b <= 0x7f) {
+		*out = b;
+		return true;
+	}
+	size_t w;
+	bool sign;
+	if (b >= 0xcc && b <= 0xcf) { w = (size_t)1 << (b - 0xcc); sign = false; }
+	else if (b >= 0xd0 && b <= 0xd3) { w = (size_t)1 << (b - 0xd0); sign = true; }
+	else return false;
+	if (len - *pos < w)
+		return false;
+	uint64_t v = mp_be(p + *pos, w);
+	*pos += w;
+	if (sign && (p[*pos - w] & 0x80))
+		return false;              /* negative */
+	if (v > 0xffff)
+		return false;
+	*out = (uint16_t)v;
+	return true;
+}
+
+/* The record shape of FORMAT.md 3 read from the bytes of a complete record:
+ * [uint type, uint version, map body, ...]. Sets the body's bytes. */
+static bool mp_record_head(const uint8_t *p, size_t len, struct np_record *rec)
+{
+	size_t pos = 1;
+	uint64_t n;
+	if (!len)
+		return false;
+	if (p[0] >= 0x90 && p[0] <= 0x9f)
+		n = p[0] & 0x0f;
+	else if ((p[0] == 0xdc || p[0] == 0xdd) && len > (p[0] == 0xdc ? 2u : 4u)) {
+		size_t w = p[0] == 0xdc ? 2 : 4;
+		n = mp_be(p + 1, w);
+		pos += w;
+	} else
+		return false;
+	if (n < 3 || !mp_u16(p, len, &pos, &rec->type) || !mp_u16(p, len, &pos, &rec->version))
+		return false;
+	if (pos >= len || !((p[pos] >= 0x80 && p[pos] <= 0x8f) || p[pos] == 0xde || p[pos] == 0xdf))
+		return false;
+	size_t blen = n == 3 ? len - pos : np_mp_walk(p + pos, len - pos, NULL);
+	if (!blen)
+		return false;
+	rec->raw = p + pos;
+	rec->raw_len = blen;
+	return true;
 }
 
 /* One zone reused for every record, its first chunk sized for the largest
- * record seen (a decoded object takes at most 24 bytes per input byte): a
- * fresh zone per record made the kernel fault in new pages for every record
- * and doubled the reader's CPU time. Capped so a huge record cannot make us
- * reserve gigabytes up front; the zone grows past the cap by itself. */
+ * record seen (msgpack-c takes 24 bytes per object): a fresh zone per
+ * record made the kernel fault in new pages for every record and doubled
+ * the reader's CPU time. */
 #define NP_ZONE_MIN (64u << 10)
-#define NP_ZONE_MAX (256u << 20)
-static bool reader_zone_fit(struct np_reader *r, size_t olen)
+static bool reader_zone_fit(struct np_reader *r, uint64_t objs)
 {
-	size_t need = olen < NP_ZONE_MAX / 24 ? 24 * olen + 4096 : NP_ZONE_MAX;
+	size_t need = (size_t)objs * sizeof(msgpack_object) + 4096;
 	if (r->zone && need <= r->zone_size) {
 		msgpack_zone_clear(r->zone);
 		return true;
@@ -582,6 +685,19 @@ static bool record_shape_ok(const msgpack_object *o, struct np_record *rec)
 	return true;
 }
 
+int np_reader_set_raw(struct np_reader *r, uint16_t type)
+{
+	if (type >= 8 * sizeof(r->raw_types))
+		return -EINVAL;
+	r->raw_types[type / 64] |= 1ull << (type % 64);
+	return 0;
+}
+
+static bool reader_raw_type(const struct np_reader *r, uint16_t type)
+{
+	return type < 8 * sizeof(r->raw_types) && (r->raw_types[type / 64] >> (type % 64) & 1);
+}
+
 int np_reader_next(struct np_reader *r, struct np_record *rec)
 {
 	for (;;) {
@@ -592,11 +708,10 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			if (r->ulen == 0)
 				continue;
 		}
-		size_t olen = mp_object_len(r->ubuf + r->upos, r->ulen - r->upos);
-		size_t off = 0;
-		if (olen == 0 || !reader_zone_fit(r, olen) ||
-		    msgpack_unpack((const char *)r->ubuf + r->upos, olen, &off, r->zone, &r->obj) !=
-			    MSGPACK_UNPACK_SUCCESS || off != olen) {
+		const uint8_t *p = r->ubuf + r->upos;
+		uint64_t objs = 0;
+		size_t olen = np_mp_walk(p, r->ulen - r->upos, &objs);
+		if (olen == 0) {
 			r->st.records_bad++;
 			rwarn(r, "%s: undecodable records in chunk at offset %llu; rest of chunk skipped",
 			      r->path, (unsigned long long)r->chunk_offset);
@@ -604,11 +719,34 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			continue;
 		}
 		r->upos += olen;
-		if (!record_shape_ok(&r->obj, rec)) {
+		rec->raw = NULL;
+		rec->raw_len = 0;
+		bool head = mp_record_head(p, olen, rec);
+		if (head && reader_raw_type(r, rec->type)) {
+			rec->body = NULL;
+		} else if (objs > NP_REC_MAX_OBJS) {
 			r->st.records_bad++;
-			rwarn(r, "%s: malformed record in chunk at offset %llu skipped",
-			      r->path, (unsigned long long)r->chunk_offset);
+			rwarn(r, "%s: record of %llu objects (more than %u) in chunk at offset %llu skipped",
+			      r->path, (unsigned long long)objs, NP_REC_MAX_OBJS,
+			      (unsigned long long)r->chunk_offset);
 			continue;
+		} else {
+			size_t off = 0;
+			if (!reader_zone_fit(r, objs) ||
+			    msgpack_unpack((const char *)p, olen, &off, r->zone, &r->obj) !=
+				    MSGPACK_UNPACK_SUCCESS || off != olen) {
+				r->st.records_bad++;
+				rwarn(r, "%s: undecodable records in chunk at offset %llu; rest of chunk skipped",
+				      r->path, (unsigned long long)r->chunk_offset);
+				r->upos = r->ulen;
+				continue;
+			}
+			if (!record_shape_ok(&r->obj, rec)) {
+				r->st.records_bad++;
+				rwarn(r, "%s: malformed record in chunk at offset %llu skipped",
+				      r->path, (unsigned long long)r->chunk_offset);
+				continue;
+			}
 		}
 		rec->chunk_index = r->st.chunks_ok - 1;
 		rec->file_offset = r->chunk_offset;

@@ -101,7 +101,13 @@ struct np_reader;
 struct np_record {
 	uint16_t type;
 	uint16_t version;
-	const msgpack_object *body;   /* a map; valid until the next np_reader_next */
+	/* a map; valid until the next np_reader_next. NULL for the types
+	 * passed to np_reader_set_raw. */
+	const msgpack_object *body;
+	/* The body map's MessagePack bytes (complete, nesting checked), valid
+	 * as long as body; set for every record. */
+	const uint8_t *raw;
+	size_t raw_len;
 	uint64_t chunk_index;         /* 0-based index of good chunks */
 	uint64_t file_offset;         /* offset of the chunk holding the record */
 };
@@ -120,6 +126,15 @@ struct np_reader_stats {
 /* Called once per problem; msg has no trailing newline. NULL = silent. */
 typedef void (*np_warn_fn)(void *ctx, const char *msg);
 
+/* msgpack-c builds a 24-byte msgpack_object per element: a record of more
+ * objects than this is skipped (one bad record), so a crafted chunk cannot
+ * make a reader allocate 24x its decompressed size (6 GB for 256 MB). The
+ * largest record a writer makes (65536 packet events) has ~1.05 M objects.
+ * Records returned raw (np_reader_set_raw) build no tree and are exempt. */
+#define NP_REC_MAX_OBJS   (4u << 20)
+/* Nesting msgpack-c and FORMAT.md 4.2 accept (the record array included). */
+#define NP_MP_MAX_DEPTH   32
+
 /* Opens path (mmap). Returns 0 or -errno; a file whose 16-byte header is
  * damaged is still opened (stats.bad_file_header) and scanned for chunks. */
 int  np_reader_open(struct np_reader **r, const char *path, np_warn_fn warn, void *ctx);
@@ -129,11 +144,22 @@ int  np_reader_open_mem(struct np_reader **r, const void *data, size_t len,
 /* 1 = rec filled, 0 = end of file. Never fails on content: damage is
  * skipped, counted and reported through warn. */
 int  np_reader_next(struct np_reader *r, struct np_record *rec);
+/* Records of this type come back undecoded (body NULL, raw set): for the
+ * large columnar records a caller decodes straight from the bytes (PKT_EVENTS
+ * in npanalyze: pktcols_raw_*). The walk that delimits them still checks
+ * every length and the nesting. 0 or -EINVAL (type >= 256). */
+int  np_reader_set_raw(struct np_reader *r, uint16_t type);
 enum np_file_kind np_reader_kind(const struct np_reader *r);   /* 0 if unknown */
 const struct np_reader_stats *np_reader_stats(const struct np_reader *r);
 const char *np_reader_path(const struct np_reader *r);
 void np_reader_close(struct np_reader *r);
 
 uint32_t np_crc32(const void *data, size_t len);
+
+/* Walks one MessagePack object without allocating: its length in bytes, or
+ * 0 when it is cut short, uses 0xc1, nests deeper than NP_MP_MAX_DEPTH, or
+ * has a container claiming more elements than bytes remain. *objs (if not
+ * NULL) gets the number of objects (keys and values counted). */
+size_t np_mp_walk(const void *p, size_t len, uint64_t *objs);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <linux/types.h>
 
+#include "container.h"
 #include "npmsg.h"
 #include "pktpath.h"
 
@@ -267,4 +268,274 @@ int pktcols_unpack_flows(const msgpack_object *body, struct pktcols_flow **out, 
 	*out = f;
 	*nout = n;
 	return 0;
+}
+
+/* ---- pull parser over the body bytes ---- */
+
+static uint64_t pr_be(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* One integer of any width at *pp: its value as 64 bits (two's complement
+ * when negative) and whether msgpack-c calls it NEGATIVE_INTEGER. 0, or -1
+ * when it is not an integer or is cut short. */
+static inline int pr_int(const uint8_t **pp, const uint8_t *end, uint64_t *v, bool *neg)
+{
+	const uint8_t *p = *pp;
+	if (p >= end)
+		return -1;
+	uint8_t b = *p;
+	if (b <= 0x7f) {
+		*v = b;
+		*neg = false;
+		*pp = p + 1;
+		return 0;
+	}
+	if (b >= 0xe0) {
+		*v = (uint64_t)(int64_t)(int8_t)b;
+		*neg = true;
+		*pp = p + 1;
+		return 0;
+	}
+	size_t w;
+	bool sign;
+	if (b >= 0xcc && b <= 0xcf) { w = (size_t)1 << (b - 0xcc); sign = false; }
+	else if (b >= 0xd0 && b <= 0xd3) { w = (size_t)1 << (b - 0xd0); sign = true; }
+	else return -1;
+	if ((size_t)(end - p) - 1 < w)
+		return -1;
+	uint64_t x = pr_be(p + 1, w);
+	*neg = false;
+	if (sign && (p[1] & 0x80)) {
+		if (w < 8)
+			x |= ~0ull << (8 * w);     /* sign-extend */
+		*neg = true;
+	}
+	*v = x;
+	*pp = p + 1 + w;
+	return 0;
+}
+
+/* Container header at *pp: element count (pairs for a map). */
+static int pr_head(const uint8_t **pp, const uint8_t *end, bool map, uint64_t *n)
+{
+	const uint8_t *p = *pp;
+	if (p >= end)
+		return -1;
+	uint8_t b = *p, fix = map ? 0x80 : 0x90, c16 = map ? 0xde : 0xdc;
+	size_t w;
+	if ((b & 0xf0) == fix) {
+		*n = b & 0x0f;
+		w = 0;
+	} else if (b == c16 || b == c16 + 1) {
+		w = b == c16 ? 2 : 4;
+		if ((size_t)(end - p) - 1 < w)
+			return -1;
+		*n = pr_be(p + 1, w);
+	} else
+		return -1;
+	p += 1 + w;
+	/* every element takes a byte at least */
+	if (*n > (uint64_t)(end - p) / (map ? 2 : 1))
+		return -1;
+	*pp = p;
+	return 0;
+}
+
+/* A string key's bytes, or NULL (any other type). */
+static const uint8_t *pr_str(const uint8_t *p, size_t len, uint32_t *slen)
+{
+	size_t w, n;
+	if (!len)
+		return NULL;
+	if (p[0] >= 0xa0 && p[0] <= 0xbf) { w = 0; n = p[0] & 0x1f; }
+	else if (p[0] >= 0xd9 && p[0] <= 0xdb) {
+		w = (size_t)1 << (p[0] - 0xd9);
+		if (len - 1 < w)
+			return NULL;
+		n = (size_t)pr_be(p + 1, w);
+	} else
+		return NULL;
+	if (len - 1 - w < n || n > UINT32_MAX)
+		return NULL;
+	*slen = (uint32_t)n;
+	return p + 1 + w;
+}
+
+int pktcols_map_begin(struct pktcols_mapit *it, const void *map, size_t len)
+{
+	it->p = map;
+	it->end = it->p + len;
+	return pr_head(&it->p, it->end, true, &it->left);
+}
+
+int pktcols_map_next(struct pktcols_mapit *it, const uint8_t **key, size_t *klen,
+		     const uint8_t **val, size_t *vlen)
+{
+	if (!it->left)
+		return 0;
+	size_t kl = np_mp_walk(it->p, (size_t)(it->end - it->p), NULL);
+	if (!kl)
+		return -1;
+	size_t vl = np_mp_walk(it->p + kl, (size_t)(it->end - it->p) - kl, NULL);
+	if (!vl)
+		return -1;
+	*key = it->p;
+	*klen = kl;
+	*val = it->p + kl;
+	*vlen = vl;
+	it->p += kl + vl;
+	it->left--;
+	return 1;
+}
+
+int pktcols_raw_open(struct pktcols_raw *m, const void *body, size_t len)
+{
+	struct pktcols_mapit it;
+	m->n = 0;
+	m->more = 0;
+	if (pktcols_map_begin(&it, body, len))
+		return -1;
+	const uint8_t *k, *v;
+	size_t kl, vl;
+	while (m->n < PKTCOLS_RAW_KEYS) {
+		int rc = pktcols_map_next(&it, &k, &kl, &v, &vl);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			break;
+		m->kv[m->n].key = pr_str(k, kl, &m->kv[m->n].klen);
+		m->kv[m->n].val = v;
+		m->kv[m->n].vlen = vl;
+		m->n++;
+	}
+	m->more = it.left;
+	m->rest = it.p;
+	m->end = it.end;
+	return 0;
+}
+
+static bool pr_key_is(const uint8_t *k, uint32_t klen, const char *key, size_t len)
+{
+	return k && klen == len && !memcmp(k, key, len);
+}
+
+const uint8_t *pktcols_raw_get(const struct pktcols_raw *m, const char *key, size_t *vlen)
+{
+	size_t len = strlen(key);
+	for (uint32_t i = 0; i < m->n; i++)
+		if (pr_key_is(m->kv[i].key, m->kv[i].klen, key, len)) {
+			*vlen = m->kv[i].vlen;
+			return m->kv[i].val;
+		}
+	struct pktcols_mapit it = { .p = m->rest, .end = m->end, .left = m->more };
+	const uint8_t *k, *v;
+	size_t kl, vl;
+	while (pktcols_map_next(&it, &k, &kl, &v, &vl) == 1) {
+		uint32_t sl;
+		const uint8_t *s = pr_str(k, kl, &sl);
+		if (pr_key_is(s, sl, key, len)) {
+			*vlen = vl;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+int pktcols_raw_u64(const struct pktcols_raw *m, const char *key, uint64_t *out)
+{
+	size_t vl;
+	const uint8_t *p = pktcols_raw_get(m, key, &vl);
+	uint64_t v;
+	bool neg;
+	if (!p || pr_int(&p, p + vl, &v, &neg) || neg)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The array under key: its count and first element. */
+static const uint8_t *pr_array(const struct pktcols_raw *m, const char *key, uint64_t *n,
+			       const uint8_t **end)
+{
+	size_t vl;
+	const uint8_t *p = pktcols_raw_get(m, key, &vl);
+	if (!p)
+		return NULL;
+	*end = p + vl;
+	return pr_head(&p, *end, false, n) ? NULL : p;
+}
+
+/* What to make of each integer of a column. */
+enum pr_col { PR_U64, PR_DELTA, PR_U32 };
+
+static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
+{
+	const uint8_t *end, *p;
+	uint64_t n;
+	*nout = 0;
+	if (!(p = pr_array(m, key, &n, &end)))
+		return NULL;
+	/* n <= the bytes of the value (pr_head): the allocation is bounded by
+	 * input actually present */
+	void *out = malloc((n ? n : 1) * (how == PR_U32 ? sizeof(uint32_t) : sizeof(uint64_t)));
+	if (!out)
+		return NULL;
+	uint64_t *o64 = out, acc = 0;
+	uint32_t *o32 = out;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v;
+		bool neg;
+		if (p < end && *p <= 0x7f) {       /* most column values */
+			v = *p++;
+			neg = false;
+		} else if (pr_int(&p, end, &v, &neg))
+			goto bad;
+		switch (how) {
+		case PR_U64:
+			if (neg)
+				goto bad;
+			o64[i] = v;
+			break;
+		case PR_DELTA:
+			if (neg && i == 0)
+				goto bad;
+			acc = i ? acc + v : v;
+			o64[i] = acc;
+			break;
+		case PR_U32:
+			o32[i] = (uint32_t)v;
+			break;
+		}
+	}
+	*nout = (size_t)n;
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+uint64_t *pktcols_raw_u64_array(const struct pktcols_raw *m, const char *key, size_t *n)
+{
+	return pr_column(m, key, PR_U64, n);
+}
+
+uint64_t *pktcols_raw_u64_delta(const struct pktcols_raw *m, const char *key, size_t *n)
+{
+	return pr_column(m, key, PR_DELTA, n);
+}
+
+uint32_t *pktcols_raw_u32_mod(const struct pktcols_raw *m, const char *key, size_t n)
+{
+	size_t got;
+	uint32_t *v = pr_column(m, key, PR_U32, &got);
+	if (v && got != n) {
+		free(v);
+		return NULL;
+	}
+	return v;
 }

@@ -43,6 +43,53 @@ int  pktcols_unpack_events(const msgpack_object *body, struct pktcols_ev **out, 
 void pktcols_pack_flows(msgpack_packer *pk, const struct pktcols_flow *f, size_t n);
 int  pktcols_unpack_flows(const msgpack_object *body, struct pktcols_flow **out, size_t *n);
 
+/* ---- decoding straight from the MessagePack bytes ----
+ * A PKT_EVENTS record of 65536 events holds ~1 M column elements: building
+ * a 24-byte msgpack_object for each and converting them again cost more
+ * than the packet analysis itself. These read a body's bytes (np_record.raw
+ * of a type passed to np_reader_set_raw) with a pull parser that checks
+ * every length against the bytes it has and never allocates from a count
+ * it read: a column of n values is allocated only after its n elements were
+ * read (each takes at least one byte), so a decoder allocates at most 8
+ * bytes per input byte. Semantics equal those of npmsg.h on the tree. */
+
+/* One map body, its first PKTCOLS_RAW_KEYS pairs indexed by one walk;
+ * later pairs (never in a PKT_EVENTS body) are walked at each lookup. */
+#define PKTCOLS_RAW_KEYS 32
+struct pktcols_raw {
+	uint32_t n;                      /* pairs indexed */
+	uint64_t more;                   /* pairs after them */
+	const uint8_t *rest, *end;       /* where those start; end of the map */
+	struct {
+		const uint8_t *key, *val;    /* key NULL: not a string */
+		uint32_t klen;
+		size_t vlen;
+	} kv[PKTCOLS_RAW_KEYS];
+};
+/* 0, or -1 when body is not a map or its indexed pairs are malformed. */
+int pktcols_raw_open(struct pktcols_raw *m, const void *body, size_t len);
+/* Bytes of the first value under string key (np_map_get), NULL if none. */
+const uint8_t *pktcols_raw_get(const struct pktcols_raw *m, const char *key, size_t *vlen);
+/* np_get_u64: a non-negative integer. 0 or -1. */
+int pktcols_raw_u64(const struct pktcols_raw *m, const char *key, uint64_t *v);
+/* np_get_u64_array and np_get_u64_delta: new malloc'd arrays, NULL and
+ * *n = 0 when missing or malformed. */
+uint64_t *pktcols_raw_u64_array(const struct pktcols_raw *m, const char *key, size_t *n);
+uint64_t *pktcols_raw_u64_delta(const struct pktcols_raw *m, const char *key, size_t *n);
+/* A column of exactly n integers of either sign, modulo 2^32 (the per-flow
+ * delta columns); NULL when absent, of another length or malformed. */
+uint32_t *pktcols_raw_u32_mod(const struct pktcols_raw *m, const char *key, size_t n);
+
+/* Pairs of a map in order: begin 0 / -1 (not a map); next 1 = a pair,
+ * 0 = end, -1 = malformed. */
+struct pktcols_mapit {
+	const uint8_t *p, *end;
+	uint64_t left;
+};
+int pktcols_map_begin(struct pktcols_mapit *it, const void *map, size_t len);
+int pktcols_map_next(struct pktcols_mapit *it, const uint8_t **key, size_t *klen,
+		     const uint8_t **val, size_t *vlen);
+
 /* The passive packet ID of a stored event (0 for byte-range events). */
 uint32_t pktcols_id(const struct pktcols_ev *e);
 /* The GSO/GRO rule of docs/PACKET_IDS.md: true when received (or later)

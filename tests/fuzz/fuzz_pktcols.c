@@ -1,9 +1,60 @@
 /* libFuzzer target: the packet-path column decoders (common/pktcols.c) on
- * arbitrary msgpack. Whatever decodes must re-encode to the same events. */
+ * arbitrary msgpack. Whatever decodes must re-encode to the same events, and
+ * the pull parser over the bytes (pktcols_raw_*) must give what npmsg's
+ * getters give on msgpack-c's tree of the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "container.h"
+#include "npmsg.h"
 #include "pktcols.h"
+
+static bool fz_same(const void *a, size_t na, const void *b, size_t nb, size_t elem)
+{
+	return !a == !b && na == nb && (!a || !memcmp(a, b, na * elem));
+}
+
+/* Differential: raw decoders vs tree getters for every string key. */
+static void fz_raw_vs_tree(const msgpack_object *map, const uint8_t *bytes, size_t len)
+{
+	struct pktcols_raw m;
+	if (pktcols_raw_open(&m, bytes, len))
+		abort();    /* msgpack-c decoded it: a map the pull parser must take */
+	for (uint32_t i = 0; i < map->via.map.size && i < 64; i++) {
+		const msgpack_object *k = &map->via.map.ptr[i].key;
+		if (k->type != MSGPACK_OBJECT_STR || k->via.str.size > 63)
+			continue;
+		char key[64];
+		memcpy(key, k->via.str.ptr, k->via.str.size);
+		key[k->via.str.size] = 0;
+		if (strlen(key) != k->via.str.size)
+			continue;    /* embedded NUL: not a C key */
+		size_t n1, n2;
+		uint64_t *a = np_get_u64_array(map, key, &n1), *b = pktcols_raw_u64_array(&m, key, &n2);
+		if (!fz_same(a, n1, b, n2, 8))
+			abort();
+		free(b);
+		/* non-negative integers are a valid modulo-2^32 column too */
+		uint32_t *c = pktcols_raw_u32_mod(&m, key, n1);
+		if (a && !c)
+			abort();
+		for (size_t j = 0; a && j < n1; j++)
+			if (c[j] != (uint32_t)a[j])
+				abort();
+		free(a);
+		free(c);
+		a = np_get_u64_delta(map, key, &n1);
+		b = pktcols_raw_u64_delta(&m, key, &n2);
+		if (!fz_same(a, n1, b, n2, 8))
+			abort();
+		free(a);
+		free(b);
+		uint64_t v1 = 1, v2 = 2;
+		int r1 = np_get_u64(map, key, &v1), r2 = pktcols_raw_u64(&m, key, &v2);
+		if (r1 != r2 || (!r1 && v1 != v2))
+			abort();
+	}
+}
 
 static void fz_roundtrip(const struct pktcols_ev *ev, size_t n)
 {
@@ -113,10 +164,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	msgpack_unpacked_init(&u);
 	size_t off = 0;
 	int guard = 0;
+	size_t start = off;
 	while (guard++ < 64 && off < size && fz_len(data + off, size - off, 0) &&
 	       msgpack_unpack_next(&u, (const char *)data, size, &off) == MSGPACK_UNPACK_SUCCESS) {
+		size_t olen = off - start;
+		if (np_mp_walk(data + start, size - start, NULL) != olen)
+			abort();    /* the reader's walk delimits what msgpack-c decodes */
+		start = off;
 		if (u.data.type != MSGPACK_OBJECT_MAP)
 			continue;
+		fz_raw_vs_tree(&u.data, data + off - olen, olen);
 		struct pktcols_ev *ev = NULL;
 		size_t n = 0;
 		if (pktcols_unpack_events(&u.data, &ev, &n) == 0) {

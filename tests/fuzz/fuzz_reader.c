@@ -31,6 +31,24 @@ static void fz_read(const uint8_t *data, size_t size)
 	const struct np_reader_stats *st = np_reader_stats(r);
 	if (st->last_good_offset > size)
 		abort();   /* the reader must never claim bytes it did not have */
+	struct np_reader_stats tree = *st;
+	np_reader_close(r);
+
+	/* Every type raw: the same records and counters, bodies as bytes that
+	 * walk to exactly their length (inputs are too small for the object cap). */
+	if (np_reader_open_mem(&r, data, size, NULL, NULL) != 0)
+		return;
+	for (unsigned t = 0; t < 256; t++)
+		np_reader_set_raw(r, (uint16_t)t);
+	while (np_reader_next(r, &rec) == 1)
+		if (rec.body || !rec.raw || np_mp_walk(rec.raw, rec.raw_len, NULL) != rec.raw_len)
+			abort();
+	st = np_reader_stats(r);
+	if (st->chunks_ok != tree.chunks_ok || st->chunks_bad != tree.chunks_bad ||
+	    st->bytes_skipped != tree.bytes_skipped || st->records != tree.records ||
+	    st->records_bad != tree.records_bad || st->truncated != tree.truncated ||
+	    st->last_good_offset != tree.last_good_offset || st->bad_file_header != tree.bad_file_header)
+		abort();
 	np_reader_close(r);
 
 	struct np_analysis a;

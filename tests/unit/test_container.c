@@ -932,6 +932,156 @@ static void test_enospc_tmpfs(void)
 	      "4 filled < 200 KB, 8 file not clean, 16 cannot read, 32 cannot create)", rc);
 }
 
+/* ---- raw records and the allocation bound ---- */
+
+/* A recbuf holding the given msgpack bytes as its records. */
+static void raw_chunk_file(const char *path, const void *bytes, size_t len)
+{
+	struct np_writer *w;
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	msgpack_sbuffer_write(&rb.sbuf, bytes, len);
+	rb.nrecords = 1;
+	rb.type = NP_CHUNK_TYPE_MIXED;
+	CHECK(np_writer_open(&w, path, NP_KIND_RECORDING, NULL) == 0, "open %s", path);
+	CHECK(np_writer_commit(w, &rb) == 0, "commit");
+	CHECK(np_writer_close(w) == 0, "close");
+	np_recbuf_free(&rb);
+}
+
+/* [type, 1, {"x": array32 of nobj 0x00}] then [INTERVAL, 1, {"t_ns": 5}] */
+static msgpack_sbuffer crafted_wide(uint16_t type, size_t nobj)
+{
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer pk;
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_uint16(&pk, type);
+	msgpack_pack_uint16(&pk, 1);
+	msgpack_pack_map(&pk, 1);
+	np_pack_str(&pk, "x");
+	msgpack_pack_array(&pk, (uint32_t)nobj);
+	char *zeros = calloc(1, nobj);
+	msgpack_sbuffer_write(&sb, zeros, nobj);
+	free(zeros);
+	msgpack_pack_array(&pk, 3);
+	msgpack_pack_uint16(&pk, NP_REC_INTERVAL);
+	msgpack_pack_uint16(&pk, 1);
+	msgpack_pack_map(&pk, 1);
+	np_pack_kv_u64(&pk, "t_ns", 5);
+	return sb;
+}
+
+/* A record of 32 M one-byte elements made msgpack-c allocate 24 bytes per
+ * byte (768 MB for a 32 MB chunk). Now it is refused by count before any
+ * allocation: the reader (in a child, for its peak RSS) stays within a
+ * small multiple of the chunk, skips only that record and reads the next. */
+static void test_object_cap(void)
+{
+	enum { NOBJ = 32 << 20 };
+	msgpack_sbuffer sb = crafted_wide(NP_REC_FLOWS, NOBJ);
+	raw_chunk_file(tpath("wide.npr"), sb.data, sb.size);
+	size_t ulen = sb.size;
+	msgpack_sbuffer_destroy(&sb);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct np_reader *r;
+		struct np_record rec;
+		nwarn = 0;
+		if (np_reader_open(&r, tpath("wide.npr"), count_warn, NULL))
+			_exit(10);
+		int code = 0;
+		if (np_reader_next(r, &rec) != 1 || rec.type != NP_REC_INTERVAL || !rec.body)
+			code |= 1;
+		if (np_reader_next(r, &rec) != 0)
+			code |= 2;
+		const struct np_reader_stats *st = np_reader_stats(r);
+		if (st->records != 1 || st->records_bad != 1 || st->chunks_ok != 1)
+			code |= 4;
+		if (nwarn != 1 || !strstr(lastwarn, "objects"))
+			code |= 8;
+		np_reader_close(r);
+		_exit(code);
+	}
+	int status = 0;
+	struct rusage ru;
+	CHECK(pid > 0 && wait4(pid, &status, 0, &ru) == pid, "child");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "oversized record skipped alone (child status %#x)", status);
+	/* ubuf (ulen) + mmap of a tiny file + libraries; was ~25x ulen */
+	CHECK((uint64_t)ru.ru_maxrss * 1024 < 3 * (uint64_t)ulen,
+	      "peak RSS %ld KB for a %zu KB chunk", ru.ru_maxrss, ulen / 1024);
+
+	/* the same record as a raw type builds no tree: returned, not refused */
+	struct np_reader *r;
+	struct np_record rec;
+	CHECK(np_reader_open(&r, tpath("wide.npr"), NULL, NULL) == 0, "open");
+	CHECK(np_reader_set_raw(r, NP_REC_FLOWS) == 0, "set raw");
+	CHECK(np_reader_set_raw(r, 256) == -EINVAL, "type 256 refused");
+	CHECK(np_reader_next(r, &rec) == 1 && rec.type == NP_REC_FLOWS && !rec.body, "raw record");
+	CHECK(rec.raw && rec.raw_len == 8u + NOBJ, "raw body is the map (%zu bytes)", rec.raw_len);
+	CHECK(rec.raw && rec.raw[0] == 0x81 && rec.raw[1] == 0xa1 && rec.raw[2] == 'x', "map bytes");
+	CHECK(np_reader_next(r, &rec) == 1 && rec.type == NP_REC_INTERVAL && rec.body && rec.raw,
+	      "tree record after it");
+	CHECK(np_reader_stats(r)->records_bad == 0, "no bad record");
+	np_reader_close(r);
+}
+
+/* Raw and tree reads of the same files agree on every record and counter;
+ * nesting deeper than 32 containers ends the chunk in both. */
+static void test_raw_mode(void)
+{
+	CHECK(write_file(tpath("raw.npr"), NP_KIND_RECORDING, 4, NULL, NULL) == 0, "write");
+	struct got tree = { 0 };
+	struct np_reader *r;
+	struct np_record rec;
+	CHECK(np_reader_open(&r, tpath("raw.npr"), NULL, NULL) == 0, "open");
+	read_all(r, &tree);
+	np_reader_close(r);
+	CHECK(np_reader_open(&r, tpath("raw.npr"), NULL, NULL) == 0, "open");
+	for (unsigned t = 0; t < 256; t++)
+		np_reader_set_raw(r, (uint16_t)t);
+	size_t i = 0, same = 0;
+	while (np_reader_next(r, &rec) == 1) {
+		if (i < tree.n)
+			same += !rec.body && rec.type == tree.type[i] && rec.raw_len == tree.body[i].size &&
+				!memcmp(rec.raw, tree.body[i].data, rec.raw_len);
+		i++;
+	}
+	CHECK_EQ_U(i, tree.n);
+	CHECK_EQ_U(same, tree.n);
+	np_reader_close(r);
+	got_free(&tree);
+
+	/* [1, 1, {"a": [[[...]]]}]: 33 containers fail, 32 pass, raw or not */
+	for (int depth = 32; depth <= 33; depth++) {
+		uint8_t buf[64];
+		size_t n = 0;
+		buf[n++] = 0x93; buf[n++] = 0x03; buf[n++] = 0x01; buf[n++] = 0x81;
+		buf[n++] = 0xa1; buf[n++] = 'a';
+		for (int d = 3; d < depth; d++)
+			buf[n++] = 0x91;
+		buf[n++] = 0x90;                        /* the innermost: empty */
+		memcpy(buf + n, "\x93\x03\x01\x80", 4); /* a good record after it */
+		n += 4;
+		raw_chunk_file(tpath("deep.npr"), buf, n);
+		for (int raw = 0; raw < 2; raw++) {
+			CHECK(np_reader_open(&r, tpath("deep.npr"), NULL, NULL) == 0, "open");
+			if (raw)
+				np_reader_set_raw(r, NP_REC_INTERVAL);
+			int got = 0;
+			while (np_reader_next(r, &rec) == 1)
+				got++;
+			const struct np_reader_stats *st = np_reader_stats(r);
+			CHECK(got == (depth == 32 ? 2 : 0) && st->records_bad == (depth == 32 ? 0u : 1u),
+			      "depth %d raw %d: %d records, %llu bad", depth, raw, got,
+			      (unsigned long long)st->records_bad);
+			np_reader_close(r);
+		}
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -952,6 +1102,8 @@ int main(void)
 	test_disk_full();
 	test_enospc_tmpfs();
 	test_writer_opts();
+	test_object_cap();
+	test_raw_mode();
 	got_free(expected_records());
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

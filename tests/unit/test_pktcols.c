@@ -2,6 +2,7 @@
  * bpf/pktpath.h): encode/decode round trip with per-flow deltas across
  * sequence wrap, malformed bodies refused, the GSO coverage rule, and IDs
  * that differ for a retransmission but not across NAT. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
@@ -49,6 +50,120 @@ static int unpack(msgpack_sbuffer *sb, struct pktcols_ev **out, size_t *n)
 		rc = pktcols_unpack_events(&u.data, out, n);
 	msgpack_unpacked_destroy(&u);
 	return rc;
+}
+
+/* The pull parser (pktcols_raw_*) against npmsg's getters on the tree of
+ * the same bytes: every integer width and sign, a wrong-typed element, a
+ * duplicate key (the first counts), a non-string key, and keys past the
+ * PKTCOLS_RAW_KEYS indexed ones. */
+static void test_raw_columns(void)
+{
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer pk;
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	enum { NFILL = PKTCOLS_RAW_KEYS + 3 };
+	msgpack_pack_map(&pk, 8 + NFILL + 2);
+	np_pack_str(&pk, "ints");            /* every width, both signs */
+	msgpack_pack_array(&pk, 14);
+	msgpack_pack_fix_uint8(&pk, 200); msgpack_pack_fix_uint16(&pk, 7);
+	msgpack_pack_fix_uint32(&pk, 70000); msgpack_pack_fix_uint64(&pk, UINT64_MAX);
+	msgpack_pack_fix_int8(&pk, 5); msgpack_pack_fix_int16(&pk, -300);
+	msgpack_pack_fix_int32(&pk, -70000); msgpack_pack_fix_int64(&pk, -5000000000ll);
+	msgpack_pack_fix_int64(&pk, 5000000000ll); msgpack_pack_int(&pk, -1);
+	msgpack_pack_int(&pk, -32); msgpack_pack_int(&pk, 127); msgpack_pack_fix_int8(&pk, -128);
+	msgpack_pack_fix_uint8(&pk, 0);
+	np_pack_str(&pk, "pos");             /* non-negative in signed and unsigned forms */
+	msgpack_pack_array(&pk, 5);
+	msgpack_pack_fix_int32(&pk, 9); msgpack_pack_uint64(&pk, 1ull << 40); msgpack_pack_int(&pk, 3);
+	msgpack_pack_fix_int64(&pk, INT64_MAX); msgpack_pack_fix_uint64(&pk, 1ull << 63);
+	np_pack_str(&pk, "delta");
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_uint64(&pk, 1000000000000ull); msgpack_pack_int(&pk, -5);
+	msgpack_pack_int(&pk, 70000); msgpack_pack_fix_int64(&pk, -1);
+	np_pack_str(&pk, "badtype");         /* a float inside */
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_int(&pk, 1); msgpack_pack_double(&pk, 2.0);
+	np_pack_str(&pk, "negfirst");        /* a delta column may not start negative */
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_int(&pk, -1); msgpack_pack_int(&pk, 1);
+	np_pack_kv_u64(&pk, "n", 77);
+	msgpack_pack_int(&pk, 12);           /* a non-string key */
+	msgpack_pack_int(&pk, 13);
+	np_pack_kv_u64(&pk, "n", 99);        /* duplicate: ignored */
+	for (int i = 0; i < NFILL; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "fill%d", i);
+		np_pack_kv_str(&pk, k, "x");
+	}
+	np_pack_kv_i64(&pk, "late", -2);     /* past the indexed pairs */
+	np_pack_str(&pk, "late_col");
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_int(&pk, 4); msgpack_pack_int(&pk, 5);
+
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	CHECK(msgpack_unpack_next(&u, sb.data, sb.size, NULL) == MSGPACK_UNPACK_SUCCESS, "tree");
+	const msgpack_object *t = &u.data;
+	struct pktcols_raw m;
+	CHECK(pktcols_raw_open(&m, sb.data, sb.size) == 0, "raw open");
+	CHECK(m.n == PKTCOLS_RAW_KEYS && m.more == 8 + NFILL + 2 - PKTCOLS_RAW_KEYS, "indexed %u", m.n);
+
+	static const char *const keys[] = { "ints", "pos", "delta", "badtype", "negfirst", "n",
+		"late", "late_col", "fill0", "missing" };
+	int agree = 0, total = 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		size_t n1 = 0, n2 = 0;
+		uint64_t *a = np_get_u64_array(t, keys[k], &n1);
+		uint64_t *b = pktcols_raw_u64_array(&m, keys[k], &n2);
+		agree += (!a == !b) && n1 == n2 && (!a || !memcmp(a, b, n1 * 8));
+		free(a); free(b);
+		a = np_get_u64_delta(t, keys[k], &n1);
+		b = pktcols_raw_u64_delta(&m, keys[k], &n2);
+		agree += (!a == !b) && n1 == n2 && (!a || !memcmp(a, b, n1 * 8));
+		free(a); free(b);
+		uint64_t v1 = 1, v2 = 2;
+		int r1 = np_get_u64(t, keys[k], &v1), r2 = pktcols_raw_u64(&m, keys[k], &v2);
+		agree += r1 == r2 && (r1 || v1 == v2);
+		total += 3;
+	}
+	CHECK_EQ_U(agree, total);
+	uint64_t v;
+	CHECK(pktcols_raw_u64(&m, "n", &v) == 0 && v == 77, "first of a duplicate key");
+	size_t n;
+	uint64_t *d = pktcols_raw_u64_delta(&m, "delta", &n);
+	CHECK(d && n == 4 && d[1] == 999999999995ull && d[3] == 1000000069994ull, "delta values");
+	free(d);
+	uint32_t *w = pktcols_raw_u32_mod(&m, "ints", 14);
+	CHECK(w && w[3] == UINT32_MAX && w[5] == (uint32_t)-300 && w[7] == (uint32_t)-5000000000ll,
+	      "modulo 2^32");
+	free(w);
+	CHECK(pktcols_raw_u32_mod(&m, "ints", 13) == NULL, "u32 column of another length refused");
+	CHECK(pktcols_raw_u32_mod(&m, "badtype", 2) == NULL, "u32 column with a float refused");
+	CHECK(pktcols_raw_u32_mod(&m, "late_col", 2) != NULL, "column past the index found");
+	free(pktcols_raw_u32_mod(&m, "late_col", 2));
+
+	/* every cut of the body: never reads past it, refuses what is short */
+	int refused = 0;
+	for (size_t cut = 0; cut < sb.size; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		memcpy(copy, sb.data, cut);
+		struct pktcols_raw c;
+		if (pktcols_raw_open(&c, copy, cut) == 0) {
+			free(pktcols_raw_u64_array(&c, "late_col", &n));
+			free(pktcols_raw_u32_mod(&c, "ints", 14));
+		} else
+			refused++;
+		free(copy);
+	}
+	CHECK(refused > 0, "cut bodies refused (%d)", refused);
+	/* a count larger than the bytes left is refused before any allocation */
+	static const uint8_t huge[] = { 0x81, 0xa1, 'x', 0xdd, 0x7f, 0xff, 0xff, 0xff, 0x00 };
+	struct pktcols_raw h;
+	CHECK(pktcols_raw_open(&h, huge, sizeof(huge)) != 0, "claimed 2^31 elements refused");
+	CHECK(pktcols_raw_open(&h, "\x91\x00", 2) != 0, "not a map refused");
+	msgpack_unpacked_destroy(&u);
+	msgpack_sbuffer_destroy(&sb);
 }
 
 int main(void)
@@ -132,5 +247,6 @@ int main(void)
 	CHECK(pktcols_hook_name(PK_HOOK_DEV_XMIT) && !strcmp(pktcols_hook_name(PK_HOOK_DEV_XMIT), "dev_xmit"),
 	      "hook names");
 	CHECK(pktcols_hook_name(200) == NULL, "unknown hook");
+	test_raw_columns();
 	return tap_done();
 }
