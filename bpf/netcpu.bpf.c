@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Network CPU cost (netto thesis ch. 4-5) with tracepoints only:
  *  - NET_RX / NET_TX softirq time from irq:softirq_entry/exit;
- *  - socket send / receive time from raw_syscalls:sys_enter/exit, limited
- *    to the socket syscalls and to read/write family calls on a socket fd;
- *  - the op clock lives in the task (task storage), stops under any softirq
- *    on that CPU and while the task is switched out, and restarts on the
- *    CPU the task comes back on (netto §4.2), so every ns lands on the CPU
- *    that spent it;
+ *  - socket send / receive time: the entry of a syscall that can be a
+ *    socket op only stamps a per-CPU slot (no fd walk); the socket layer's
+ *    own sock:sock_send_length / sock_recv_length tracepoints, which fire
+ *    only for socket ops, in the caller's context and with the socket,
+ *    apply the filters and charge the op; no sys_exit hooks;
+ *  - the op clock stops under any softirq on that CPU and while the task
+ *    is switched out (parked in task storage, created only then), and
+ *    restarts on the CPU the task comes back on (netto §4.2), so every ns
+ *    lands on the CPU that spent it;
  *  - a perf_event program samples the kernel stack while NET_RX runs.
- * All counters are per-CPU and monotonic; user space stores differences. */
+ * All counters are per-CPU and monotonic; user space stores differences.
+ * docs/NETCPU.md explains why this shape is the cheap one. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -27,6 +31,11 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* selector of the stack count map, flipped by user space every interval */
 __u32 nc_slot = 0;
+
+/* ops parked in task storage right now: sched_switch looks up the next
+ * task's storage only when some op is parked (a thread killed while
+ * parked leaves it high: then every switch looks, as before) */
+__s64 nc_parked = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -56,8 +65,7 @@ struct {
 	__type(value, __u64);
 } nc_stack_counts SEC(".maps");
 
-/* x86_64 syscall numbers of the calls that can be socket operations. All
- * take the fd as their first argument. */
+/* x86_64 syscall numbers of the calls that can be socket operations */
 #define NC_NR_READ      0
 #define NC_NR_WRITE     1
 #define NC_NR_READV     19
@@ -69,8 +77,7 @@ struct {
 #define NC_NR_RECVMMSG  299
 #define NC_NR_SENDMMSG  307
 
-#define NC_S_IFMT   0170000
-#define NC_S_IFSOCK 0140000
+#define NC_F_COUNTED 0x1    /* the op's call is counted (later messages of *mmsg) */
 
 static __always_inline struct nc_cpu *nc_this_cpu(void)
 {
@@ -78,164 +85,166 @@ static __always_inline struct nc_cpu *nc_this_cpu(void)
 	return bpf_map_lookup_elem(&nc_cpus, &zero);
 }
 
-/* NC_SOCK_SEND / NC_SOCK_RECV when the syscall is one when its fd is a
- * socket, else -1. */
-static __always_inline int nc_syscall_kind(long id)
+static __always_inline bool nc_syscall_listed(long id)
 {
 	switch (id) {
 	case NC_NR_SENDTO: case NC_NR_SENDMSG: case NC_NR_SENDMMSG:
 	case NC_NR_WRITE: case NC_NR_WRITEV:
-		return NC_SOCK_SEND;
 	case NC_NR_RECVFROM: case NC_NR_RECVMSG: case NC_NR_RECVMMSG:
 	case NC_NR_READ: case NC_NR_READV:
-		return NC_SOCK_RECV;
+		return true;
 	}
-	return -1;
+	return false;
 }
 
-/* The socket behind fd of task t, NULL when fd is not a socket. */
-static __always_inline struct sock *nc_fd_sock(struct task_struct *t, unsigned long fd)
+/* Stamps the slot of this CPU for the current task's syscall nr. Whether
+ * it is a socket op is learnt at sock_*_length; a call that never gets
+ * there (read() of a pipe) leaves a stale slot that the next stamp
+ * overwrites or the next switch drops: it is never charged. */
+static __always_inline int nc_op_enter(long nr)
 {
-	/* direct (BTF) loads where the verifier allows them: cheaper than
-	 * bpf_probe_read_kernel calls on this per-syscall path */
-	struct files_struct *files = t->files;
-	struct fdtable *fdt;
-	struct file *f = NULL;
-	struct socket *so;
-
-	if (!files)
-		return NULL;
-	fdt = files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
-		return NULL;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]) || !f)
-		return NULL;
-	if ((BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) != NC_S_IFSOCK)
-		return NULL;
-	so = BPF_CORE_READ(f, private_data);
-	return so ? BPF_CORE_READ(so, sk) : NULL;
-}
-
-/* Stops the op clock of task state s (running on this CPU) at now. */
-static __always_inline void nc_op_pause(struct nc_task *s, struct nc_cpu *c, __u64 now)
-{
-	/* one read of kind, masked: the verifier needs the bound on the
-	 * register that indexes */
-	__u32 kind = *(volatile __u32 *)&s->kind;
-	__u64 ts = s->ts;
-
-	if (kind < NC_CLASS_MAX && ts && now > ts)
-		c->ns[kind & (NC_CLASS_MAX - 1)] += now - ts;
-	s->ts = 0;
-}
-
-/* Starts the op clock of the current task when fd is a selected socket. */
-static __always_inline int nc_op_enter(unsigned long fd, int kind)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct nc_task *s;
+	__u64 id = bpf_get_current_pid_tgid();
 	struct nc_cpu *c;
-	struct sock *sk = nc_fd_sock(t, fd);
 
-	if (!sk || !rc_filter_sk_task(sk) || !rc_filter_task())
+	if (!rc_filter_pid(id >> 32))
 		return 0;
-	s = bpf_task_storage_get(&nc_tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s)
-		return 0;
-	s->kind = kind;
-	s->ts = bpf_ktime_get_ns();
 	c = nc_this_cpu();
-	if (c)
-		c->op_running = 1;
+	if (!c)
+		return 0;
+	c->op_ts = bpf_ktime_get_ns();
+	c->op_acc = 0;
+	c->op_nested = 0;
+	c->op_rcpu = 0;
+	c->op_rns = 0;
+	c->op_flags = 0;
+	c->op_nr = (__u32)nr;
+	c->op_tid = (__u32)id;
 	return 0;
 }
 
-/* Stops it and charges the op to this CPU. */
-static __always_inline int nc_op_exit(void)
+static __always_inline void nc_slot_clear(struct nc_cpu *c)
 {
-	struct nc_task *s;
-	struct nc_cpu *c;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 kind;
+	c->op_tid = 0;
+	c->op_ts = 0;
+}
 
-	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
-	if (!s)
-		return 0;
-	kind = *(volatile __u32 *)&s->kind;
-	if (kind >= NC_CLASS_MAX)
-		return 0;
-	c = nc_this_cpu();
-	if (c) {
-		nc_op_pause(s, c, now);
-		c->n[kind & (NC_CLASS_MAX - 1)]++;
-		c->op_running = 0;
+/* The op of the slot completed as a socket op of class kind on this CPU:
+ * its on-CPU ns here, the part that ran on another CPU (charged there,
+ * atomically: that CPU writes its own counters without atomics only in
+ * ns[], never in ns_remote[]) and the softirq ns taken out of it. */
+static __always_inline void nc_charge(struct nc_cpu *c, int kind, __u64 now)
+{
+	__u64 d = c->op_acc;
+	__u32 rcpu = c->op_rcpu, zero = 0;
+	struct nc_cpu *r;
+
+	if (c->op_ts && now > c->op_ts)
+		d += now - c->op_ts;
+	c->ns[kind] += d;
+	if (!(c->op_flags & NC_F_COUNTED))
+		c->n[kind]++;
+	c->nested_ns += c->op_nested;
+	if (rcpu) {
+		r = bpf_map_lookup_percpu_elem(&nc_cpus, &zero, rcpu - 1);
+		if (r)
+			__sync_fetch_and_add(&r->ns_remote[kind], c->op_rns);
 	}
-	s->kind = NC_KIND_NONE;
+}
+
+/* sock_send_length / sock_recv_length: the end of the socket layer's part
+ * of the op (the syscall's tail to its exit is not counted). */
+static __always_inline int nc_op_done(struct sock *sk, int kind)
+{
+	struct nc_cpu *c = nc_this_cpu();
+	struct pt_regs *regs;
+	__u64 now;
+
+	if (!c || !c->op_tid || c->op_tid != (__u32)bpf_get_current_pid_tgid())
+		return 0;
+	/* a socket op of a syscall we did not stamp (sendfile, splice) must
+	 * not complete a stale slot of an earlier call */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs || regs->orig_ax != c->op_nr)
+		return 0;
+	if (!rc_filter_sk(sk) ||
+	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id)) {
+		nc_slot_clear(c);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	nc_charge(c, kind, now);
+	if (c->op_nr == NC_NR_SENDMMSG || c->op_nr == NC_NR_RECVMMSG) {
+		/* more messages may follow in this call: go on from here */
+		c->op_ts = now;
+		c->op_acc = 0;
+		c->op_nested = 0;
+		c->op_rcpu = 0;
+		c->op_rns = 0;
+		c->op_flags |= NC_F_COUNTED;
+		return 0;
+	}
+	nc_slot_clear(c);
 	return 0;
 }
 
-/* Variant 1 (preferred): one classic tracepoint per socket syscall, so the
- * other syscalls run no program at all. */
-#define NC_SYSCALL_TP(name, kind)                                              \
-SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
-int nc_enter_##name(struct trace_event_raw_sys_enter *ctx)                    \
-{                                                                             \
-	return nc_op_enter(ctx->args[0], kind);                               \
-}                                                                             \
-SEC("tracepoint/syscalls/sys_exit_" #name)                                    \
-int nc_exit_##name(void *ctx)                                                 \
-{                                                                             \
-	return nc_op_exit();                                                  \
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(nc_send_len, struct sock *sk, int ret, int flags)
+{
+	return nc_op_done(sk, NC_SOCK_SEND);
 }
 
-NC_SYSCALL_TP(sendto, NC_SOCK_SEND)
-NC_SYSCALL_TP(sendmsg, NC_SOCK_SEND)
-NC_SYSCALL_TP(sendmmsg, NC_SOCK_SEND)
-NC_SYSCALL_TP(write, NC_SOCK_SEND)
-NC_SYSCALL_TP(writev, NC_SOCK_SEND)
-NC_SYSCALL_TP(recvfrom, NC_SOCK_RECV)
-NC_SYSCALL_TP(recvmsg, NC_SOCK_RECV)
-NC_SYSCALL_TP(recvmmsg, NC_SOCK_RECV)
-NC_SYSCALL_TP(read, NC_SOCK_RECV)
-NC_SYSCALL_TP(readv, NC_SOCK_RECV)
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(nc_recv_len, struct sock *sk, int ret, int flags)
+{
+	return nc_op_done(sk, NC_SOCK_RECV);
+}
 
-/* Variant 2 (fallback when the syscall tracepoints cannot be attached):
- * raw_syscalls, every syscall runs these and returns early unless it is
- * one of the socket calls. */
+/* Variant 1: tp_btf on raw_syscalls:sys_enter, one program for every
+ * syscall, returning at once unless it is one of the listed calls. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
 {
-	int kind = nc_syscall_kind(id);
-
-	return kind < 0 ? 0 : nc_op_enter(regs->di, kind);
+	return nc_syscall_listed(id) ? nc_op_enter(id) : 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(nc_sys_exit, struct pt_regs *regs, long ret)
-{
-	/* most syscalls are not socket calls: skip the storage lookup */
-	if (nc_syscall_kind(regs->orig_ax) < 0)
-		return 0;
-	return nc_op_exit();
+/* Variant 2: one classic tracepoint per listed syscall (the fallback:
+ * each builds a perf record before running the program, see
+ * docs/NETCPU.md for the measurement). */
+#define NC_SYSCALL_TP(name)                                                    \
+SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
+int nc_enter_##name(struct trace_event_raw_sys_enter *ctx)                    \
+{                                                                             \
+	return nc_op_enter(ctx->id);                                          \
 }
+
+NC_SYSCALL_TP(sendto)
+NC_SYSCALL_TP(sendmsg)
+NC_SYSCALL_TP(sendmmsg)
+NC_SYSCALL_TP(write)
+NC_SYSCALL_TP(writev)
+NC_SYSCALL_TP(recvfrom)
+NC_SYSCALL_TP(recvmsg)
+NC_SYSCALL_TP(recvmmsg)
+NC_SYSCALL_TP(read)
+NC_SYSCALL_TP(readv)
 
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(nc_softirq_entry, unsigned int vec)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct nc_cpu *c = nc_this_cpu();
-	struct nc_task *s;
 
 	if (!c)
 		return 0;
 	c->sirq_ts = now;
 	c->sirq_vec = vec;
-	/* the interrupted task's socket op does not own this time */
-	if (!c->op_running)
-		return 0;
-	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
-	if (s && s->kind < NC_CLASS_MAX && s->ts)
-		nc_op_pause(s, c, now);
+	/* the interrupted op does not own this time; the slot is the current
+	 * task's (sched_switch keeps it so) */
+	if (c->op_ts) {
+		if (now > c->op_ts)
+			c->op_acc += now - c->op_ts;
+		c->op_ts = 0;
+	}
 	return 0;
 }
 
@@ -244,49 +253,107 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct nc_cpu *c = nc_this_cpu();
-	struct nc_task *s;
 	__u64 d = 0;
+	bool net = vec == NC_VEC_NET_RX || vec == NC_VEC_NET_TX;
 
 	if (!c)
 		return 0;
 	if (c->sirq_ts && now > c->sirq_ts) {
 		d = now - c->sirq_ts;
-		if (vec == NC_VEC_NET_RX) {
-			c->ns[NC_NET_RX] += d;
-			c->n[NC_NET_RX]++;
-		} else if (vec == NC_VEC_NET_TX) {
-			c->ns[NC_NET_TX] += d;
-			c->n[NC_NET_TX]++;
+		if (net) {
+			__u32 k = vec == NC_VEC_NET_RX ? NC_NET_RX : NC_NET_TX;
+			c->ns[k] += d;
+			c->n[k]++;
 		}
 	}
 	c->sirq_ts = 0;
-	if (!c->op_running)
-		return 0;
-	s = bpf_task_storage_get(&nc_tasks, bpf_get_current_task_btf(), 0, 0);
-	if (s && s->kind < NC_CLASS_MAX && !s->ts) {
-		if (vec == NC_VEC_NET_RX || vec == NC_VEC_NET_TX)
-			c->nested_ns += d;
-		s->ts = now;
+	if (c->op_tid && !c->op_ts) {
+		if (net)
+			c->op_nested += d;
+		c->op_ts = now;
 	}
 	return 0;
+}
+
+/* prev leaves this CPU in the middle of an op: move the slot into its task
+ * storage. A slot whose syscall is over (prev now in another syscall or
+ * preempted in user mode: orig_ax differs) is stale and dropped. */
+static __always_inline void nc_park(struct nc_cpu *c, struct task_struct *prev, __u64 now)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	struct nc_task *s;
+
+	if (c->op_tid != (__u32)prev->pid || !regs || regs->orig_ax != c->op_nr)
+		goto out;
+	s = bpf_task_storage_get(&nc_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		goto out;
+	s->acc = c->op_acc;
+	if (c->op_ts && now > c->op_ts)
+		s->acc += now - c->op_ts;
+	s->rns = c->op_rns;
+	s->nested = c->op_nested;
+	s->nr = c->op_nr;
+	s->flags = c->op_flags;
+	s->cpu = bpf_get_smp_processor_id();
+	s->rcpu = c->op_rcpu;
+	s->parked = 1;
+	__sync_fetch_and_add(&nc_parked, 1);
+out:
+	nc_slot_clear(c);
+}
+
+/* next comes back with a parked op: the slot takes it over on this CPU;
+ * what ran elsewhere becomes the remote part (a third CPU in one op is
+ * merged into the most recent other CPU). */
+static __always_inline void nc_unpark(struct nc_cpu *c, struct task_struct *next, __u64 now)
+{
+	struct nc_task *s = bpf_task_storage_get(&nc_tasks, next, 0, 0);
+	__u32 cpu;
+
+	if (!s || !s->parked)
+		return;
+	s->parked = 0;
+	__sync_fetch_and_add(&nc_parked, -1);
+	cpu = bpf_get_smp_processor_id();
+	c->op_nested = s->nested;
+	c->op_nr = s->nr;
+	c->op_flags = s->flags;
+	if (s->cpu == cpu) {
+		c->op_acc = s->acc;
+		c->op_rcpu = s->rcpu;
+		c->op_rns = s->rns;
+	} else if (s->rcpu == cpu + 1) {
+		c->op_acc = s->rns;
+		c->op_rcpu = s->cpu + 1;
+		c->op_rns = s->acc;
+	} else {
+		c->op_acc = 0;
+		c->op_rcpu = s->cpu + 1;
+		c->op_rns = s->acc + s->rns;
+	}
+	c->op_ts = now;
+	c->op_tid = next->pid;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(nc_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct nc_cpu *c = nc_this_cpu();
-	struct nc_task *s;
+	__u64 now = 0;
 
 	if (!c)
 		return 0;
-	s = bpf_task_storage_get(&nc_tasks, prev, 0, 0);
-	if (s && s->kind < NC_CLASS_MAX)
-		nc_op_pause(s, c, now);
-	s = bpf_task_storage_get(&nc_tasks, next, 0, 0);
-	c->op_running = s && s->kind < NC_CLASS_MAX;
-	if (c->op_running)
-		s->ts = now;
+	/* common case: no op in flight on this CPU and none parked anywhere */
+	if (c->op_tid) {
+		now = bpf_ktime_get_ns();
+		nc_park(c, prev, now);
+	}
+	if (nc_parked > 0) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		nc_unpark(c, next, now);
+	}
 	return 0;
 }
 

@@ -20,29 +20,47 @@ enum nc_class {
 
 #define NC_STACK_DEPTH 64      /* frames kept per sampled stack */
 
-/* Per-CPU monotonic counters and the CPU's softirq clock. User space reads
- * the counters every interval and stores differences: no reset, no race. */
+/* Per-CPU monotonic counters, the CPU's softirq clock and the socket-op
+ * slot of its current task. User space reads the counters every interval
+ * and stores differences: no reset, no race. */
 struct nc_cpu {
 	__u64 ns[NC_CLASS_MAX];     /* on-CPU ns per class since load */
 	__u64 n[NC_CLASS_MAX];      /* completed invocations per class */
+	__u64 ns_remote[NC_CLASS_MAX]; /* op ns that ran here, charged by the CPU
+				     * the op completed on (atomic adds only);
+				     * user space adds it to ns[] */
 	__u64 sirq_ts;              /* entry ts of the running softirq, 0 if none */
 	__u32 sirq_vec;
-	__u32 op_running;           /* the current task has a socket op clock: the
-				     * softirq hooks skip the task lookup when 0 */
+	__u32 pad0;
 	__u64 samples;              /* perf_event samples seen on this CPU */
 	__u64 samples_netrx;        /* ... of which inside NET_RX */
 	__u64 stack_lost;           /* bpf_get_stackid / count update failures */
 	__u64 nested_ns;            /* NET_RX/TX ns taken out of socket ops */
+	/* the op (possibly) in flight of the current task: stamped at syscall
+	 * entry, charged at sock_*_length; op_tid 0 = none */
+	__u64 op_ts;                /* start of its current on-CPU stretch, 0 under a softirq */
+	__u64 op_acc;               /* its ns on this CPU before op_ts */
+	__u64 op_rns;               /* its ns on CPU op_rcpu - 1 */
+	__u64 op_nested;            /* NET_RX/TX ns taken out of it */
+	__u32 op_tid;
+	__u32 op_nr;                /* syscall nr (matched against orig_ax) */
+	__u32 op_rcpu;              /* 1 + the other CPU it ran on, 0 if none */
+	__u32 op_flags;
 };
 
-/* Per-task socket-op state (task storage). ts is the start of the op's
- * current on-CPU stretch, 0 while the task is off CPU or under a softirq. */
+/* A socket op whose task was switched out (task storage, created on the
+ * first park of the task): the slot's fields until it runs again. */
 struct nc_task {
-	__u64 ts;
-	__u32 kind;                 /* NC_SOCK_SEND / NC_SOCK_RECV, 0xff = none */
+	__u64 acc;                  /* ns on CPU `cpu` */
+	__u64 rns;                  /* ns on CPU rcpu - 1 */
+	__u64 nested;
+	__u32 nr;
+	__u32 flags;
+	__u32 cpu;
+	__u32 rcpu;
+	__u32 parked;               /* 1 while it holds an op */
 	__u32 pad;
 };
-#define NC_KIND_NONE 0xff
 
 /* Key of the sampled-stack count map: the user side flips `slot` every
  * interval and drains the other one (deep-mon's selector). */

@@ -81,16 +81,25 @@ static __always_inline struct nt_thread *nt_thread_get(__u32 tid)
 	return bpf_map_lookup_elem(&nt_threads, &tid);
 }
 
+/* p is current (prev at sched_switch): its fields by direct loads, the
+ * helpers only for the filters that are set (rodata: the verifier drops
+ * the dead branches, but not a helper call made before them). */
 static __always_inline bool nt_selected(struct task_struct *p)
 {
-	if (!rc_filter_task())
+	if (rc_filter_npids && !rc_filter_pid(p->tgid))
 		return false;
-	if (rc_filter_netns_ino) {
-		struct nsproxy *ns = BPF_CORE_READ(p, nsproxy);
-		if (!ns || BPF_CORE_READ(ns, net_ns, ns.inum) != rc_filter_netns_ino)
-			return false;
-	}
+	if (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id)
+		return false;
+	if (rc_filter_netns_ino && p->nsproxy->net_ns->ns.inum != rc_filter_netns_ino)
+		return false;
 	return true;
+}
+
+/* The cgroup v2 id of p, as bpf_get_current_cgroup_id() computes it
+ * (task_dfl_cgroup(p)->kn->id), with direct loads instead of a helper. */
+static __always_inline __u64 nt_cgroup_id(struct task_struct *p)
+{
+	return p->cgroups->dfl_cgrp->kn->id;
 }
 
 static __always_inline __u64 nt_read_pmu(void *map)
@@ -148,10 +157,10 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	__u32 zero = 0;
 	struct nt_cpu *c = bpf_map_lookup_elem(&nt_cpus, &zero);
 	struct nt_thread *t = NULL;
-	__u32 tid = prev->pid, *busy;
+	__u32 tid = prev->pid;
 
 	if (!c)
 		return 0;
@@ -167,18 +176,22 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		else
 			t->nivcsw++;
 		t->pid = prev->tgid;
-		t->cgroup_id = bpf_get_current_cgroup_id();
+		t->cgroup_id = nt_cgroup_id(prev);
 		nt_copy_comm(t, prev);
 		if (prev->flags & NT_PF_EXITING)
 			t->flags |= NT_F_EXITED;
 	}
-	if (nt_hw_enabled)
-		nt_account_hw(c, t);
 	c->ts = now;
 	c->tid = next->pid;
-	busy = bpf_map_lookup_elem(&nt_busy, &cpu);
-	if (busy)
-		*busy = c->tid != 0;
+	if (nt_hw_enabled) {
+		/* the sibling's busy flag matters only to the cycle split */
+		__u32 cpu = bpf_get_smp_processor_id(), *busy;
+
+		nt_account_hw(c, t);
+		busy = bpf_map_lookup_elem(&nt_busy, &cpu);
+		if (busy)
+			*busy = c->tid != 0;
+	}
 	return 0;
 }
 

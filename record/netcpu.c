@@ -28,7 +28,7 @@
 #define NC_TOP_STACKS 5
 #define NC_TOP_FRAMES 16
 #define NC_MAX_COUNT_KEYS 16384
-#define NC_SYS_TPS 20            /* enter + exit of the 10 socket syscalls */
+#define NC_SYS_TPS 10            /* entry of the 10 syscalls that can be socket ops */
 #define NC_SYS_SEC "tracepoint/syscalls/"
 
 static const char *const nc_class_key[NC_CLASS_MAX] = { "netrx", "nettx", "send", "recv" };
@@ -166,7 +166,7 @@ static void nc_sys_tps_autoload(struct netcpu_bpf *k, bool on)
 			bpf_program__set_autoload(p, on);
 }
 
-/* Preferred: the per-syscall tracepoints (other syscalls run nothing).
+/* The per-syscall tracepoints (fallback: see nc_attach_tracepoints).
  * Returns false (nothing left attached) when one of them fails. */
 static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
 {
@@ -180,7 +180,7 @@ static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
 		if (!l) {
 			snprintf(why, sizeof(why), "%s: %s", bpf_program__section_name(p),
 				 strerror(errno ? errno : ENOSPC));
-			rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_{enter,exit}_<socket calls>",
+			rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>",
 				  REC_PROBE_FAILED, why);
 			for (unsigned i = 0; i < n; i++)
 				bpf_link__destroy(s->sys_links[i]);
@@ -192,8 +192,26 @@ static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
 	if (n == 0)
 		return false;
 	snprintf(why, sizeof(why), "%u tracepoints", n);
-	rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_{enter,exit}_<socket calls>", REC_PROBE_ATTACHED, why);
+	rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>", REC_PROBE_ATTACHED, why);
 	return true;
+}
+
+/* Syscall-entry stamps: tp_btf/sys_enter when it loaded (one program for
+ * every syscall, cheaper than the perf record each classic syscall
+ * tracepoint builds: docs/NETCPU.md), else the per-syscall tracepoints. */
+static void nc_attach_entry(struct rec_ctx *ctx, struct nc_state *s)
+{
+	struct netcpu_bpf *k = s->skel;
+	const char *sys = NC_SYS_SEC "sys_enter_<socket calls>";
+	if (bpf_program__autoload(k->progs.nc_sys_enter)) {
+		if (nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter"))
+			rec_probe(ctx, "netcpu", sys, REC_PROBE_SKIPPED, "tp_btf/sys_enter used");
+		else
+			rec_probe(ctx, "netcpu", sys, REC_PROBE_SKIPPED, "not loaded");
+		return;
+	}
+	if (nc_attach_sys_tps(ctx, s))
+		rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "does not load here; syscall tracepoints used");
 }
 
 /* Returns true when both softirq tracepoints attached (sampling needs them). */
@@ -204,13 +222,9 @@ static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
 				  "tp_btf/softirq_entry");
 	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
 			      "tp_btf/softirq_exit");
-	if (nc_attach_sys_tps(ctx, s)) {
-		rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "syscall tracepoints used");
-		rec_probe(ctx, "netcpu", "tp_btf/sys_exit", REC_PROBE_SKIPPED, "syscall tracepoints used");
-	} else {
-		nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
-		nc_attach_one(ctx, k->progs.nc_sys_exit, &k->links.nc_sys_exit, "tp_btf/sys_exit");
-	}
+	nc_attach_entry(ctx, s);
+	nc_attach_one(ctx, k->progs.nc_send_len, &k->links.nc_send_len, "tp_btf/sock_send_length");
+	nc_attach_one(ctx, k->progs.nc_recv_len, &k->links.nc_recv_len, "tp_btf/sock_recv_length");
 	nc_attach_one(ctx, k->progs.nc_sched_switch, &k->links.nc_sched_switch, "tp_btf/sched_switch");
 	return sirq;
 }
@@ -256,9 +270,10 @@ static void nc_baseline(struct nc_state *s)
 	nc_read_cpus(s, s->prev);
 }
 
-/* Opens and loads the object; with_sys_tps false leaves the per-syscall
- * tracepoint programs out (fallback). 0 or -errno. */
-static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool with_sys_tps)
+/* Opens and loads the object with one syscall-entry variant: the
+ * tp_btf/sys_enter program (sys_tps false) or the per-syscall tracepoints
+ * (sys_tps true). 0 or -errno. */
+static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool sys_tps)
 {
 	netcpu_bpf__destroy(s->skel);
 	s->skel = netcpu_bpf__open();
@@ -267,7 +282,8 @@ static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool with_s
 	RC_FILTER_SET(s->skel->rodata, cfg);
 	if (!s->sample_hz)
 		bpf_program__set_autoload(s->skel->progs.nc_sample, false);
-	nc_sys_tps_autoload(s->skel, with_sys_tps);
+	nc_sys_tps_autoload(s->skel, sys_tps);
+	bpf_program__set_autoload(s->skel->progs.nc_sys_enter, !sys_tps);
 	return netcpu_bpf__load(s->skel);
 }
 
@@ -281,13 +297,10 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	struct nc_state *s = nc_alloc(cfg);
 	if (!s)
 		return -ENOMEM;
-	int rc = nc_load(s, cfg, true);
-	if (rc && rc != -EPERM && rc != -ENOMEM) {
-		/* e.g. a kernel without syscall tracepoints: raw_syscalls only */
-		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_{enter,exit}_<socket calls>",
-			  REC_PROBE_SKIPPED, "do not load here; raw_syscalls used");
-		rc = nc_load(s, cfg, false);
-	}
+	bool sys_tps = getenv("NP_NC_SYSTP") != NULL;   /* XXX measurement only */
+	int rc = nc_load(s, cfg, sys_tps);
+	if (rc && rc != -EPERM && rc != -ENOMEM && !sys_tps)
+		rc = nc_load(s, cfg, true);   /* tp_btf/sys_enter refused */
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object netcpu: %s", strerror(-rc));
 		rec_probe(ctx, "netcpu", "load", REC_PROBE_FAILED, err);
@@ -328,7 +341,8 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++) {
 		char key[24];
 		for (int i = 0; i < n; i++) {
-			col[i] = s->cur[i].ns[c] - s->prev[i].ns[c];
+			col[i] = s->cur[i].ns[c] + s->cur[i].ns_remote[c] -
+				 (s->prev[i].ns[c] + s->prev[i].ns_remote[c]);
 			net_total += col[i];
 		}
 		snprintf(key, sizeof(key), "%s_ns", nc_class_key[c]);
