@@ -211,10 +211,10 @@ static void ana_pkt_lost(struct ana_loadctx *c, const struct pktcols_raw *body)
 
 /* PKT_EVENTS comes undecoded from the reader (np_reader_set_raw): its
  * columns are read straight from the bytes. */
-static void ana_load_pkt_events(struct ana_loadctx *c, const uint8_t *raw, size_t raw_len)
+static void ana_load_pkt_events(struct ana_loadctx *c, const struct np_record *rec)
 {
 	struct pktcols_raw body;
-	if (pktcols_raw_open(&body, raw, raw_len))
+	if (pktcols_raw_from_record(&body, rec))
 		return;
 	uint64_t n64 = 0;
 	size_t nts = 0, nh = 0, nf = 0, nsl = 0, nu = 0, ntf = 0, nef = 0;
@@ -742,8 +742,7 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 		break;
 	case NP_REC_PKT_FLOWS:   ana_load_pkt_flows(c, b); break;
 	case NP_REC_PKT_EVENTS:
-		if (rec->raw)
-			ana_load_pkt_events(c, rec->raw, rec->raw_len);
+		ana_load_pkt_events(c, rec);
 		break;
 	case NP_REC_SYNC:        ana_load_sync(c, b); break;
 	case NP_REC_FLOWS:       ana_load_flows(c, b); break;

@@ -271,6 +271,7 @@ struct np_reader {
 	msgpack_zone *zone;         /* reused for every record */
 	size_t zone_size;
 	uint64_t raw_types[4];      /* bit per record type returned undecoded */
+	struct np_rawpair pairs[NP_RAW_PAIRS];
 	msgpack_object obj;
 	struct np_reader_stats st;
 	np_warn_fn warn;
@@ -496,7 +497,8 @@ static uint64_t mp_be(const uint8_t *p, size_t n)
 	return v;
 }
 
-size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
+/* np_mp_walk of an object found inside `outer` open containers. */
+static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 {
 	const uint8_t *p = buf;
 	uint64_t left[NP_MP_MAX_DEPTH];    /* elements still due in each open container */
@@ -564,7 +566,7 @@ size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
 			nobj++;
 			if (kind >= 2) {
 				/* msgpack-c refuses the 33rd level even when empty */
-				if (top >= NP_MP_MAX_DEPTH || n > len - pos)
+				if (top + outer >= NP_MP_MAX_DEPTH || n > len - pos)
 					return 0;
 				if (n) {
 					left[top++] = n;
@@ -588,6 +590,11 @@ size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
 			top--;
 		}
 	}
+}
+
+size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
+{
+	return mp_walk_in(buf, len, objs, 0);
 }
 
 /* An unsigned integer <= 0xffff in any width (msgpack-c's POSITIVE_INTEGER:
@@ -644,6 +651,73 @@ static bool mp_record_head(const uint8_t *p, size_t len, struct np_record *rec)
 	rec->raw = p + pos;
 	rec->raw_len = blen;
 	return true;
+}
+
+static bool reader_raw_type(const struct np_reader *r, uint16_t type);
+
+/* Container header (fixmap/fixarray, 16- and 32-bit forms): its element
+ * count; false if p does not hold one. */
+static bool mp_container(const uint8_t *p, size_t len, size_t *pos, bool map, uint64_t *n)
+{
+	if (*pos >= len)
+		return false;
+	uint8_t b = p[*pos], fix = map ? 0x80 : 0x90, c16 = map ? 0xde : 0xdc;
+	if ((b & 0xf0) == fix) {
+		*n = b & 0x0f;
+		(*pos)++;
+		return true;
+	}
+	if (b != c16 && b != c16 + 1)
+		return false;
+	size_t w = b == c16 ? 2 : 4;
+	if (len - *pos - 1 < w)
+		return false;
+	*n = mp_be(p + *pos + 1, w);
+	*pos += 1 + w;
+	return true;
+}
+
+/* A record of a raw type, delimited by walking its body pair by pair so
+ * the pairs come for free (pktcols_raw_from_record): the same checks as one
+ * np_mp_walk of the whole record. 1 = raw record (*olen, rec filled), 0 = not
+ * a raw record (the generic path decides), -1 = malformed. */
+static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
+		      size_t *olen)
+{
+	size_t pos = 0;
+	uint64_t n, npairs;
+	if (!mp_container(p, len, &pos, false, &n) || n < 3 ||
+	    !mp_u16(p, len, &pos, &rec->type) || !mp_u16(p, len, &pos, &rec->version) ||
+	    !reader_raw_type(r, rec->type))
+		return 0;
+	size_t body = pos;
+	if (!mp_container(p, len, &pos, true, &npairs))
+		return 0;
+	if (n - 2 > len - body || npairs > (len - pos) / 2)
+		return -1;                 /* counts beyond the bytes left */
+	rec->raw_npairs = 0;
+	for (uint64_t i = 0; i < npairs; i++) {
+		size_t kl = mp_walk_in(p + pos, len - pos, NULL, 2);
+		size_t vl = kl ? mp_walk_in(p + pos + kl, len - pos - kl, NULL, 2) : 0;
+		if (!vl)
+			return -1;
+		if (i < NP_RAW_PAIRS)
+			r->pairs[i] = (struct np_rawpair){ p + pos, p + pos + kl, kl, vl };
+		pos += kl + vl;
+	}
+	rec->raw = p + body;
+	rec->raw_len = pos - body;
+	rec->raw_pairs = npairs <= NP_RAW_PAIRS ? r->pairs : NULL;
+	rec->raw_npairs = npairs <= NP_RAW_PAIRS ? (uint32_t)npairs : 0;
+	for (uint64_t i = 3; i < n; i++) {         /* elements after the body */
+		size_t l = mp_walk_in(p + pos, len - pos, NULL, 1);
+		if (!l)
+			return -1;
+		pos += l;
+	}
+	rec->body = NULL;
+	*olen = pos;
+	return 1;
 }
 
 /* One zone reused for every record, its first chunk sized for the largest
@@ -710,8 +784,15 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 		}
 		const uint8_t *p = r->ubuf + r->upos;
 		uint64_t objs = 0;
-		size_t olen = np_mp_walk(p, r->ulen - r->upos, &objs);
-		if (olen == 0) {
+		size_t olen = 0;
+		rec->raw = NULL;
+		rec->raw_len = 0;
+		rec->raw_pairs = NULL;
+		rec->raw_npairs = 0;
+		int raw = raw_record(r, p, r->ulen - r->upos, rec, &olen);
+		if (raw == 0)
+			olen = np_mp_walk(p, r->ulen - r->upos, &objs);
+		if (raw < 0 || olen == 0) {
 			r->st.records_bad++;
 			rwarn(r, "%s: undecodable records in chunk at offset %llu; rest of chunk skipped",
 			      r->path, (unsigned long long)r->chunk_offset);
@@ -719,11 +800,8 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			continue;
 		}
 		r->upos += olen;
-		rec->raw = NULL;
-		rec->raw_len = 0;
-		bool head = mp_record_head(p, olen, rec);
-		if (head && reader_raw_type(r, rec->type)) {
-			rec->body = NULL;
+		if (raw) {
+			/* body, raw and raw_pairs set by raw_record */
 		} else if (objs > NP_REC_MAX_OBJS) {
 			r->st.records_bad++;
 			rwarn(r, "%s: record of %llu objects (more than %u) in chunk at offset %llu skipped",
@@ -747,6 +825,7 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 				      r->path, (unsigned long long)r->chunk_offset);
 				continue;
 			}
+			mp_record_head(p, olen, rec);     /* raw bytes of the body too */
 		}
 		rec->chunk_index = r->st.chunks_ok - 1;
 		rec->file_offset = r->chunk_offset;

@@ -98,6 +98,13 @@ int  np_writer_close(struct np_writer *w);
 
 struct np_reader;
 
+/* A key/value pair of a raw record's body, as MessagePack bytes. */
+struct np_rawpair {
+	const uint8_t *key, *val;
+	size_t klen, vlen;
+};
+#define NP_RAW_PAIRS 32
+
 struct np_record {
 	uint16_t type;
 	uint16_t version;
@@ -108,6 +115,10 @@ struct np_record {
 	 * as long as body; set for every record. */
 	const uint8_t *raw;
 	size_t raw_len;
+	/* Raw records (np_reader_set_raw) with at most NP_RAW_PAIRS pairs: the
+	 * body's pairs as the reader's walk found them, else NULL. */
+	const struct np_rawpair *raw_pairs;
+	uint32_t raw_npairs;
 	uint64_t chunk_index;         /* 0-based index of good chunks */
 	uint64_t file_offset;         /* offset of the chunk holding the record */
 };

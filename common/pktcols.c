@@ -419,6 +419,24 @@ int pktcols_raw_open(struct pktcols_raw *m, const void *body, size_t len)
 	return 0;
 }
 
+int pktcols_raw_from_record(struct pktcols_raw *m, const struct np_record *rec)
+{
+	if (!rec->raw)
+		return -1;
+	if (!rec->raw_pairs || rec->raw_npairs > PKTCOLS_RAW_KEYS)
+		return pktcols_raw_open(m, rec->raw, rec->raw_len);
+	m->n = rec->raw_npairs;
+	m->more = 0;
+	m->rest = m->end = rec->raw + rec->raw_len;
+	for (uint32_t i = 0; i < m->n; i++) {
+		const struct np_rawpair *p = &rec->raw_pairs[i];
+		m->kv[i].key = pr_str(p->key, p->klen, &m->kv[i].klen);
+		m->kv[i].val = p->val;
+		m->kv[i].vlen = p->vlen;
+	}
+	return 0;
+}
+
 static bool pr_key_is(const uint8_t *k, uint32_t klen, const char *key, size_t len)
 {
 	return k && klen == len && !memcmp(k, key, len);

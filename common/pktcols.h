@@ -68,6 +68,10 @@ struct pktcols_raw {
 };
 /* 0, or -1 when body is not a map or its indexed pairs are malformed. */
 int pktcols_raw_open(struct pktcols_raw *m, const void *body, size_t len);
+struct np_record;
+/* The same for a record the reader returned raw: takes the pairs its walk
+ * found (np_record.raw_pairs) instead of walking the body again. */
+int pktcols_raw_from_record(struct pktcols_raw *m, const struct np_record *rec);
 /* Bytes of the first value under string key (np_map_get), NULL if none. */
 const uint8_t *pktcols_raw_get(const struct pktcols_raw *m, const char *key, size_t *vlen);
 /* np_get_u64: a non-negative integer. 0 or -1. */

@@ -22,7 +22,8 @@ static void fz_raw_vs_tree(const msgpack_object *map, const uint8_t *bytes, size
 		abort();    /* msgpack-c decoded it: a map the pull parser must take */
 	for (uint32_t i = 0; i < map->via.map.size && i < 64; i++) {
 		const msgpack_object *k = &map->via.map.ptr[i].key;
-		if (k->type != MSGPACK_OBJECT_STR || k->via.str.size > 63)
+		/* np_map_get would memcmp msgpack-c's NULL pointer of "" */
+		if (k->type != MSGPACK_OBJECT_STR || !k->via.str.size || k->via.str.size > 63)
 			continue;
 		char key[64];
 		memcpy(key, k->via.str.ptr, k->via.str.size);
