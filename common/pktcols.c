@@ -280,10 +280,22 @@ static uint64_t pr_be(const uint8_t *p, size_t n)
 	return v;
 }
 
+static inline uint64_t pr_load(const uint8_t *p, size_t w)
+{
+	uint16_t a; uint32_t b; uint64_t c;
+	switch (w) {
+	case 1: return p[0];
+	case 2: memcpy(&a, p, 2); return __builtin_bswap16(a);
+	case 4: memcpy(&b, p, 4); return __builtin_bswap32(b);
+	default: memcpy(&c, p, 8); return __builtin_bswap64(c);
+	}
+}
+
 /* One integer of any width at *pp: its value as 64 bits (two's complement
  * when negative) and whether msgpack-c calls it NEGATIVE_INTEGER. 0, or -1
  * when it is not an integer or is cut short. */
-static inline int pr_int(const uint8_t **pp, const uint8_t *end, uint64_t *v, bool *neg)
+static inline __attribute__((always_inline))
+int pr_int(const uint8_t **pp, const uint8_t *end, uint64_t *v, bool *neg)
 {
 	const uint8_t *p = *pp;
 	if (p >= end)
@@ -302,20 +314,28 @@ static inline int pr_int(const uint8_t **pp, const uint8_t *end, uint64_t *v, bo
 		return 0;
 	}
 	size_t w;
-	bool sign;
-	if (b >= 0xcc && b <= 0xcf) { w = (size_t)1 << (b - 0xcc); sign = false; }
-	else if (b >= 0xd0 && b <= 0xd3) { w = (size_t)1 << (b - 0xd0); sign = true; }
-	else return -1;
-	if ((size_t)(end - p) - 1 < w)
-		return -1;
-	uint64_t x = pr_be(p + 1, w);
-	*neg = false;
-	if (sign && (p[1] & 0x80)) {
-		if (w < 8)
+	uint64_t x;
+	switch (b) {
+	case 0xcc: case 0xcd: case 0xce: case 0xcf:
+		w = (size_t)1 << (b - 0xcc);
+		if ((size_t)(end - p) - 1 < w)
+			return -1;
+		*v = pr_load(p + 1, w);
+		*neg = false;
+		break;
+	case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+		w = (size_t)1 << (b - 0xd0);
+		if ((size_t)(end - p) - 1 < w)
+			return -1;
+		x = pr_load(p + 1, w);
+		if (w < 8 && (x >> (8 * w - 1)))
 			x |= ~0ull << (8 * w);     /* sign-extend */
-		*neg = true;
+		*v = x;
+		*neg = (int64_t)x < 0;
+		break;
+	default:
+		return -1;
 	}
-	*v = x;
 	*pp = p + 1 + w;
 	return 0;
 }
@@ -350,6 +370,7 @@ static int pr_head(const uint8_t **pp, const uint8_t *end, bool map, uint64_t *n
 static const uint8_t *pr_str(const uint8_t *p, size_t len, uint32_t *slen)
 {
 	size_t w, n;
+	*slen = 0;
 	if (!len)
 		return NULL;
 	if (p[0] >= 0xa0 && p[0] <= 0xbf) { w = 0; n = p[0] & 0x1f; }
@@ -491,7 +512,9 @@ static const uint8_t *pr_array(const struct pktcols_raw *m, const char *key, uin
 /* What to make of each integer of a column. */
 enum pr_col { PR_U64, PR_DELTA, PR_U32 };
 
-static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
+/* The loop, inlined once per kind so the kind is no per-value branch. */
+static inline __attribute__((always_inline))
+void *pr_column_of(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
 {
 	const uint8_t *end, *p;
 	uint64_t n;
@@ -508,33 +531,34 @@ static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t v;
 		bool neg;
-		if (p < end && *p <= 0x7f) {       /* most column values */
-			v = *p++;
-			neg = false;
-		} else if (pr_int(&p, end, &v, &neg))
+		if (pr_int(&p, end, &v, &neg))
 			goto bad;
-		switch (how) {
-		case PR_U64:
+		if (how == PR_U64) {
 			if (neg)
 				goto bad;
 			o64[i] = v;
-			break;
-		case PR_DELTA:
+		} else if (how == PR_DELTA) {
 			if (neg && i == 0)
 				goto bad;
 			acc = i ? acc + v : v;
 			o64[i] = acc;
-			break;
-		case PR_U32:
+		} else
 			o32[i] = (uint32_t)v;
-			break;
-		}
 	}
 	*nout = (size_t)n;
 	return out;
 bad:
 	free(out);
 	return NULL;
+}
+
+static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
+{
+	switch (how) {
+	case PR_U64:   return pr_column_of(m, key, PR_U64, nout);
+	case PR_DELTA: return pr_column_of(m, key, PR_DELTA, nout);
+	default:       return pr_column_of(m, key, PR_U32, nout);
+	}
 }
 
 uint64_t *pktcols_raw_u64_array(const struct pktcols_raw *m, const char *key, size_t *n)

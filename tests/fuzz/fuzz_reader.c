@@ -6,6 +6,7 @@
 #include "anatable.h"
 #include "container.h"
 #include "npmsg.h"
+#include "pktcols.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,20 @@ static void fz_read(const uint8_t *data, size_t size)
 		return;
 	for (unsigned t = 0; t < 256; t++)
 		np_reader_set_raw(r, (uint16_t)t);
-	while (np_reader_next(r, &rec) == 1)
-		if (rec.body || !rec.raw || np_mp_walk(rec.raw, rec.raw_len, NULL) != rec.raw_len)
+	while (np_reader_next(r, &rec) == 1) {
+		if ((rec.type < 256) == !!rec.body || !rec.raw ||
+		    np_mp_walk(rec.raw, rec.raw_len, NULL) != rec.raw_len)
 			abort();
+		/* the pairs the reader found = the pairs a walk of the body finds */
+		struct pktcols_raw a, b;
+		if (pktcols_raw_from_record(&a, &rec) || pktcols_raw_open(&b, rec.raw, rec.raw_len) ||
+		    a.n + a.more != b.n + b.more)
+			abort();
+		for (uint32_t i = 0; i < a.n && i < b.n; i++)
+			if (a.kv[i].key != b.kv[i].key || a.kv[i].klen != b.kv[i].klen ||
+			    a.kv[i].val != b.kv[i].val || a.kv[i].vlen != b.kv[i].vlen)
+				abort();
+	}
 	st = np_reader_stats(r);
 	if (st->chunks_ok != tree.chunks_ok || st->chunks_bad != tree.chunks_bad ||
 	    st->bytes_skipped != tree.bytes_skipped || st->records != tree.records ||

@@ -1042,15 +1042,25 @@ static void test_raw_mode(void)
 	CHECK(np_reader_open(&r, tpath("raw.npr"), NULL, NULL) == 0, "open");
 	for (unsigned t = 0; t < 256; t++)
 		np_reader_set_raw(r, (uint16_t)t);
-	size_t i = 0, same = 0;
+	size_t i = 0, same = 0, pairs_ok = 0;
 	while (np_reader_next(r, &rec) == 1) {
 		if (i < tree.n)
 			same += !rec.body && rec.type == tree.type[i] && rec.raw_len == tree.body[i].size &&
 				!memcmp(rec.raw, tree.body[i].data, rec.raw_len);
+		/* the pairs tile the body after its map header */
+		const uint8_t *at = rec.raw + ((rec.raw[0] & 0xf0) == 0x80 ? 1 : rec.raw[0] == 0xde ? 3 : 5);
+		bool tiled = rec.raw_pairs != NULL;
+		for (uint32_t k = 0; tiled && k < rec.raw_npairs; k++) {
+			const struct np_rawpair *pr = &rec.raw_pairs[k];
+			tiled = pr->key == at && pr->val == at + pr->klen && pr->klen && pr->vlen;
+			at = pr->val + pr->vlen;
+		}
+		pairs_ok += tiled && at == rec.raw + rec.raw_len;
 		i++;
 	}
 	CHECK_EQ_U(i, tree.n);
 	CHECK_EQ_U(same, tree.n);
+	CHECK_EQ_U(pairs_ok, tree.n);
 	np_reader_close(r);
 	got_free(&tree);
 
