@@ -156,14 +156,18 @@ static __always_inline void nc_charge(struct nc_cpu *c, int kind, __u64 now)
 static __always_inline int nc_op_done(struct sock *sk, int kind)
 {
 	struct nc_cpu *c = nc_this_cpu();
+	struct task_struct *t;
 	struct pt_regs *regs;
 	__u64 now;
 
-	if (!c || !c->op_tid || c->op_tid != (__u32)bpf_get_current_pid_tgid())
+	if (!c || !c->op_tid)
+		return 0;
+	t = bpf_get_current_task_btf();
+	if (c->op_tid != (__u32)t->pid)
 		return 0;
 	/* a socket op of a syscall we did not stamp (sendfile, splice) must
 	 * not complete a stale slot of an earlier call */
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	if (!regs || regs->orig_ax != c->op_nr)
 		return 0;
 	if (!rc_filter_sk(sk) ||
@@ -199,17 +203,8 @@ int BPF_PROG(nc_recv_len, struct sock *sk, int ret, int flags)
 	return nc_op_done(sk, NC_SOCK_RECV);
 }
 
-/* Variant 1: tp_btf on raw_syscalls:sys_enter, one program for every
- * syscall, returning at once unless it is one of the listed calls. */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
-{
-	return nc_syscall_listed(id) ? nc_op_enter(id) : 0;
-}
-
-/* Variant 2: one classic tracepoint per listed syscall (the fallback:
- * each builds a perf record before running the program, see
- * docs/NETCPU.md for the measurement). */
+/* Variant 1 (preferred): one classic tracepoint per listed syscall, so
+ * the other syscalls of the machine run no program of ours. */
 #define NC_SYSCALL_TP(name)                                                    \
 SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
 int nc_enter_##name(struct trace_event_raw_sys_enter *ctx)                    \
@@ -228,14 +223,28 @@ NC_SYSCALL_TP(recvmmsg)
 NC_SYSCALL_TP(read)
 NC_SYSCALL_TP(readv)
 
+/* Variant 2 (fallback when those do not load or attach): tp_btf on
+ * raw_syscalls:sys_enter, one program for every syscall of the machine,
+ * returning at once unless it is a listed call. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
+{
+	return nc_syscall_listed(id) ? nc_op_enter(id) : 0;
+}
+
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(nc_softirq_entry, unsigned int vec)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct nc_cpu *c = nc_this_cpu();
+	__u64 now;
 
 	if (!c)
 		return 0;
+	/* timer/RCU/... softirqs matter only when they interrupt an op: no
+	 * clock read for them otherwise (the exit sees sirq_ts 0) */
+	if (vec != NC_VEC_NET_RX && vec != NC_VEC_NET_TX && !c->op_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
 	c->sirq_ts = now;
 	c->sirq_vec = vec;
 	/* the interrupted op does not own this time; the slot is the current
@@ -251,14 +260,14 @@ int BPF_PROG(nc_softirq_entry, unsigned int vec)
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(nc_softirq_exit, unsigned int vec)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct nc_cpu *c = nc_this_cpu();
-	__u64 d = 0;
+	__u64 d = 0, now;
 	bool net = vec == NC_VEC_NET_RX || vec == NC_VEC_NET_TX;
 
-	if (!c)
+	if (!c || !c->sirq_ts)
 		return 0;
-	if (c->sirq_ts && now > c->sirq_ts) {
+	now = bpf_ktime_get_ns();
+	if (now > c->sirq_ts) {
 		d = now - c->sirq_ts;
 		if (net) {
 			__u32 k = vec == NC_VEC_NET_RX ? NC_NET_RX : NC_NET_TX;

@@ -196,22 +196,17 @@ static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
 	return true;
 }
 
-/* Syscall-entry stamps: tp_btf/sys_enter when it loaded (one program for
- * every syscall, cheaper than the perf record each classic syscall
- * tracepoint builds: docs/NETCPU.md), else the per-syscall tracepoints. */
+/* Syscall-entry stamps: the per-syscall tracepoints when they loaded and
+ * attach (only the listed calls run a program), else tp_btf/sys_enter
+ * (every syscall of the machine runs it; docs/NETCPU.md has both costs). */
 static void nc_attach_entry(struct rec_ctx *ctx, struct nc_state *s)
 {
 	struct netcpu_bpf *k = s->skel;
-	const char *sys = NC_SYS_SEC "sys_enter_<socket calls>";
-	if (bpf_program__autoload(k->progs.nc_sys_enter)) {
-		if (nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter"))
-			rec_probe(ctx, "netcpu", sys, REC_PROBE_SKIPPED, "tp_btf/sys_enter used");
-		else
-			rec_probe(ctx, "netcpu", sys, REC_PROBE_SKIPPED, "not loaded");
+	if (nc_attach_sys_tps(ctx, s)) {
+		rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "syscall tracepoints used");
 		return;
 	}
-	if (nc_attach_sys_tps(ctx, s))
-		rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "does not load here; syscall tracepoints used");
+	nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
 }
 
 /* Returns true when both softirq tracepoints attached (sampling needs them). */
@@ -270,9 +265,9 @@ static void nc_baseline(struct nc_state *s)
 	nc_read_cpus(s, s->prev);
 }
 
-/* Opens and loads the object with one syscall-entry variant: the
- * tp_btf/sys_enter program (sys_tps false) or the per-syscall tracepoints
- * (sys_tps true). 0 or -errno. */
+/* Opens and loads the object; sys_tps false leaves the per-syscall
+ * tracepoint programs out (fallback). tp_btf/sys_enter is loaded either
+ * way: it is the fallback when one of them does not attach. 0 or -errno. */
 static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool sys_tps)
 {
 	netcpu_bpf__destroy(s->skel);
@@ -283,7 +278,6 @@ static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool sys_tp
 	if (!s->sample_hz)
 		bpf_program__set_autoload(s->skel->progs.nc_sample, false);
 	nc_sys_tps_autoload(s->skel, sys_tps);
-	bpf_program__set_autoload(s->skel->progs.nc_sys_enter, !sys_tps);
 	return netcpu_bpf__load(s->skel);
 }
 
@@ -297,10 +291,13 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	struct nc_state *s = nc_alloc(cfg);
 	if (!s)
 		return -ENOMEM;
-	bool sys_tps = getenv("NP_NC_SYSTP") != NULL;   /* XXX measurement only */
-	int rc = nc_load(s, cfg, sys_tps);
-	if (rc && rc != -EPERM && rc != -ENOMEM && !sys_tps)
-		rc = nc_load(s, cfg, true);   /* tp_btf/sys_enter refused */
+	int rc = nc_load(s, cfg, true);
+	if (rc && rc != -EPERM && rc != -ENOMEM) {
+		/* e.g. a kernel without syscall tracepoints: raw_syscalls only */
+		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>",
+			  REC_PROBE_SKIPPED, "do not load here; tp_btf/sys_enter used");
+		rc = nc_load(s, cfg, false);
+	}
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object netcpu: %s", strerror(-rc));
 		rec_probe(ctx, "netcpu", "load", REC_PROBE_FAILED, err);
