@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Flows family: per TCP/UDP flow payload bytes each way, segments,
  * retransmissions, srtt/cwnd, open/close time, owner; drops by flow and
- * kernel drop reason. A flow is a slot of two arrays that its socket
- * points to (flows.h), found without hashing the tuple. Every tracepoint has a tp_btf and a raw_tp variant;
+ * kernel drop reason. A flow is a slot of two arrays found from its
+ * socket's address (flows.h), without hashing the tuple. Every tracepoint has a tp_btf and a raw_tp variant;
  * user space loads one of the two (bpf_program__set_autoload). */
 /* BPF_PROG names every tracepoint argument; most handlers use few of them. */
 #pragma clang diagnostic ignored "-Wunused-parameter"
@@ -40,23 +40,6 @@ struct {
 	__type(value, struct rc_flow_meta);
 } flow_meta SEC(".maps");
 
-/* A socket's slot: in the socket itself for the tp_btf programs (one
- * cached lookup, freed with the socket); the raw_tp variants cannot pass a
- * socket to bpf_sk_storage_get and key a hash by its address instead. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct rc_flow_sk);
-} flow_sk SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, FLOWS_MAX_ENTRIES);
-	__type(key, __u64);
-	__type(value, struct rc_flow_sk);
-} flow_sk_raw SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, DROPS_MAX_ENTRIES);
@@ -80,12 +63,10 @@ struct {
 } flow_events SEC(".maps");
 
 const volatile bool rc_task_filter = false;   /* --pid given: softirq hooks only update */
-const volatile __u32 flows_nslots = FLOWS_MAX_ENTRIES;   /* flow_meta's max_entries after sizing */
+const volatile __u32 flows_slot_mask = FLOWS_MAX_ENTRIES - 1;   /* flow_meta's max_entries - 1 */
 
-/* generations handed out so far; a new flow's first probed slot follows it */
+/* generations handed out so far */
 __u64 flows_gen = 0;
-
-static const struct rc_flow_sk zero_sk;
 
 static __always_inline void count_ev(__u32 k)
 {
@@ -120,55 +101,61 @@ static __always_inline bool flow_filter(const struct sock *sk, const struct rc_f
 
 /* ---- a socket's slot ---- */
 
-static __always_inline struct rc_flow_sk *flow_sk_find(const struct sock *sk, bool btf, bool create)
+/* The socket's identity as a number: its address minus that of a map. The
+ * verifier lets only a pointer minus a pointer become a scalar (to hash and
+ * store), and the difference is as unique as the address. */
+static __always_inline __u64 sk_id(const struct sock *sk, bool btf)
 {
-	if (btf)
-		return bpf_sk_storage_get(&flow_sk, (void *)sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
-	__u64 a = (__u64)sk;
-	struct rc_flow_sk *st = bpf_map_lookup_elem(&flow_sk_raw, &a);
-	if (st || !create)
-		return st;
-	bpf_map_update_elem(&flow_sk_raw, &a, &zero_sk, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&flow_sk_raw, &a);
+	if (!btf)                 /* a raw_tp argument is a number already */
+		return (__u64)sk;
+	return (__u64)sk - (__u64)(void *)&flow_meta;
 }
 
-/* The socket still has the tuple its slot was claimed for. */
-static __always_inline bool flow_sk_same(const struct rc_flow_sk *st, const struct sock *sk, bool btf)
+/* Socket addresses are slab objects (low bits zero): multiplicative hash. */
+static __always_inline __u32 sk_slot0(__u64 skid)
 {
+	return (__u32)((skid * 0x9E3779B97F4A7C15ULL) >> 40) & flows_slot_mask;
+}
+
+/* The slot's owner is this socket with the tuple it has now. */
+static __always_inline bool meta_is(const struct rc_flow_meta *m, __u64 skid, const struct sock *sk, bool btf)
+{
+	if (m->sk != skid)
+		return false;
 	if (btf) {
 		const struct sock_common *c = &sk->__sk_common;
-		if (st->portpair != c->skc_portpair || st->addrpair != c->skc_addrpair)
+		if (m->portpair != c->skc_portpair || m->addrpair != c->skc_addrpair)
 			return false;
-		if (st->family != AF_INET6)
+		if (c->skc_family != AF_INET6)
 			return true;
-		return st->v6daddr[0] == c->skc_v6_daddr.in6_u.u6_addr32[0] &&
-		       st->v6daddr[1] == c->skc_v6_daddr.in6_u.u6_addr32[1] &&
-		       st->v6daddr[2] == c->skc_v6_daddr.in6_u.u6_addr32[2] &&
-		       st->v6daddr[3] == c->skc_v6_daddr.in6_u.u6_addr32[3];
+		return m->v6daddr[0] == c->skc_v6_daddr.in6_u.u6_addr32[0] &&
+		       m->v6daddr[1] == c->skc_v6_daddr.in6_u.u6_addr32[1] &&
+		       m->v6daddr[2] == c->skc_v6_daddr.in6_u.u6_addr32[2] &&
+		       m->v6daddr[3] == c->skc_v6_daddr.in6_u.u6_addr32[3];
 	}
 	__u32 d6[4];
-	if (st->portpair != BPF_CORE_READ(sk, __sk_common.skc_portpair) ||
-	    st->addrpair != BPF_CORE_READ(sk, __sk_common.skc_addrpair))
+	if (m->portpair != BPF_CORE_READ(sk, __sk_common.skc_portpair) ||
+	    m->addrpair != BPF_CORE_READ(sk, __sk_common.skc_addrpair))
 		return false;
-	if (st->family != AF_INET6)
+	if (BPF_CORE_READ(sk, __sk_common.skc_family) != AF_INET6)
 		return true;
 	bpf_core_read(d6, 16, &sk->__sk_common.skc_v6_daddr);
-	return st->v6daddr[0] == d6[0] && st->v6daddr[1] == d6[1] &&
-	       st->v6daddr[2] == d6[2] && st->v6daddr[3] == d6[3];
+	return m->v6daddr[0] == d6[0] && m->v6daddr[1] == d6[1] &&
+	       m->v6daddr[2] == d6[2] && m->v6daddr[3] == d6[3];
 }
 
-static __always_inline void flow_sk_tuple(struct rc_flow_sk *st, const struct sock *sk, bool btf)
+static __always_inline void meta_tuple(struct rc_flow_meta *m, const struct sock *sk, bool btf)
 {
 	if (btf) {
 		const struct sock_common *c = &sk->__sk_common;
-		st->portpair = c->skc_portpair;
-		st->addrpair = c->skc_addrpair;
+		m->portpair = c->skc_portpair;
+		m->addrpair = c->skc_addrpair;
 		for (int i = 0; i < 4; i++)
-			st->v6daddr[i] = c->skc_v6_daddr.in6_u.u6_addr32[i];
+			m->v6daddr[i] = c->skc_v6_daddr.in6_u.u6_addr32[i];
 	} else {
-		st->portpair = BPF_CORE_READ(sk, __sk_common.skc_portpair);
-		st->addrpair = BPF_CORE_READ(sk, __sk_common.skc_addrpair);
-		bpf_core_read(st->v6daddr, 16, &sk->__sk_common.skc_v6_daddr);
+		m->portpair = BPF_CORE_READ(sk, __sk_common.skc_portpair);
+		m->addrpair = BPF_CORE_READ(sk, __sk_common.skc_addrpair);
+		bpf_core_read(m->v6daddr, 16, &sk->__sk_common.skc_v6_daddr);
 	}
 }
 
@@ -180,119 +167,85 @@ static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
 	bpf_get_current_comm(m->comm, sizeof(m->comm));
 }
 
-/* A free slot for a new flow, claimed for gen; NULL when the FLOWS_CLAIM_TRIES
- * slots from gen's starting point are all taken. */
-static __always_inline struct rc_flow_meta *flow_claim(__u64 gen, __u32 *slot)
+/* Slow path, once per flow (and for sockets that are not recorded): the
+ * rest of the socket's probe window, then the tuple, the filters and a free
+ * slot in that window. id: current pid_tgid in process context, 0 in
+ * softirq. create false: find only. */
+static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u64 skid, __u32 s0, bool btf,
+						       bool create, __u64 id, __u32 *slotp)
 {
-	__u32 n = flows_nslots;
-	if (!n)
-		return NULL;
-	__u32 s = gen % n;
-	for (int i = 0; i < FLOWS_CLAIM_TRIES; i++) {
+	struct rc_flow_key k;
+	for (__u32 i = 1; i < FLOWS_PROBES; i++) {
+		__u32 s = (s0 + i) & flows_slot_mask;
 		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
-		if (m && !m->gen && __sync_val_compare_and_swap(&m->gen, 0, gen) == 0) {
-			*slot = s;
+		if (!m)
+			return NULL;
+		if (meta_is(m, skid, sk, btf)) {
+			*slotp = s;
 			return m;
 		}
-		s = s + 1 < n ? s + 1 : 0;
 	}
+	if (!create || !sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k))
+		return NULL;
+	for (__u32 i = 0; i < FLOWS_PROBES; i++) {
+		__u32 s = (s0 + i) & flows_slot_mask;
+		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
+		if (!m)
+			return NULL;
+		if (m->sk || __sync_val_compare_and_swap(&m->sk, 0, skid) != 0)
+			continue;
+		meta_tuple(m, sk, btf);
+		m->proto = k.proto;
+		m->k = k;
+		m->open_ns = bpf_ktime_get_ns();
+		m->close_ns = 0;
+		m->srtt_last_us = m->cwnd_last = 0;
+		if (id)
+			flow_owner(m, id);
+		m->gen = __sync_fetch_and_add(&flows_gen, 1) + 1;
+		*slotp = s;
+		return m;
+	}
+	count_ev(FLOWS_EV_NO_SLOT);
 	return NULL;
 }
 
-/* Slow path, once per flow (and when a socket's tuple changed or its slot
- * was taken away): the tuple, the filters, a slot. id: current pid_tgid in
- * process context, 0 in softirq. Returns st with slot FLOWS_SLOT_NONE for a
- * socket that is not recorded, NULL when nothing could be stored. */
-static __always_inline struct rc_flow_sk *flow_register(const struct sock *sk, struct rc_flow_sk *st,
-						       bool btf, bool create, __u64 id)
-{
-	struct rc_flow_key k;
-	bool rec = sk_flow_key_x(sk, &k, btf) && flow_filter(sk, &k);
-	if (rec && !create)
-		return NULL;              /* softirq under --pid: only the owner creates flows */
-	if (!st)
-		st = flow_sk_find(sk, btf, true);
-	if (!st) {
-		if (rec)
-			count_ev(FLOWS_EV_NO_SLOT);
-		return NULL;
-	}
-	flow_sk_tuple(st, sk, btf);
-	st->family = k.family;
-	st->proto = k.proto;
-	st->slot = FLOWS_SLOT_NONE;
-	if (!rec)
-		return st;
-	__u64 gen = __sync_fetch_and_add(&flows_gen, 1) + 1;
-	__u32 slot = 0;
-	struct rc_flow_meta *m = flow_claim(gen, &slot);
-	if (!m) {
-		count_ev(FLOWS_EV_NO_SLOT);
-		return NULL;              /* tried again on the next event */
-	}
-	m->k = k;
-	m->proto = k.proto;
-	m->open_ns = bpf_ktime_get_ns();
-	m->close_ns = 0;
-	m->srtt_last_us = m->cwnd_last = 0;
-	if (id)
-		flow_owner(m, id);
-	else {
-		m->tid = m->pid = 0;
-		m->cgroup_id = 0;
-		__builtin_memset(m->comm, 0, sizeof(m->comm));
-	}
-	m->ready = gen;
-	st->gen = gen;
-	st->slot = slot;
-	return st;
-}
-
 /* The socket's flow: its slot's counters on this CPU and its shared
- * record; NULL when the socket is not recorded. The slow path runs when
- * the socket has no slot yet, its tuple changed, or user space took an
- * idle flow's slot back. */
+ * record (*mp); NULL when the socket is not recorded. */
 static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool btf, bool create, __u64 id,
 						    struct rc_flow_meta **mp)
 {
-	struct rc_flow_meta *m;
-	__u32 slot;
-	struct rc_flow_sk *st = flow_sk_find(sk, btf, false);
-	if (st && flow_sk_same(st, sk, btf)) {
-		slot = st->slot;
-		if (slot == FLOWS_SLOT_NONE)
-			return NULL;
-		m = bpf_map_lookup_elem(&flow_meta, &slot);
-		if (m && m->gen == st->gen) {
-			*mp = m;
-			return bpf_map_lookup_elem(&flow_ctr, &slot);
-		}
-	}
-	st = flow_register(sk, st, btf, create, id);
-	if (!st || (slot = st->slot) == FLOWS_SLOT_NONE)
-		return NULL;
-	m = bpf_map_lookup_elem(&flow_meta, &slot);
+	__u64 skid = sk_id(sk, btf);
+	__u32 slot = sk_slot0(skid);
+	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
 	if (!m)
 		return NULL;
+	if (!meta_is(m, skid, sk, btf)) {
+		m = flow_slow(sk, skid, slot, btf, create, id, &slot);
+		if (!m)
+			return NULL;
+	}
 	*mp = m;
 	return bpf_map_lookup_elem(&flow_ctr, &slot);
 }
 
-/* Same as flow_get for hooks that only update a flow the socket already
- * has (close), whatever its tuple became meanwhile. */
-static __always_inline struct rc_flow_ctr *flow_find(const struct sock *sk, bool btf, struct rc_flow_meta **mp)
+/* The socket's flow whatever its tuple became (at close the port may be
+ * released already). */
+static __always_inline struct rc_flow_ctr *flow_find_sk(const struct sock *sk, bool btf, struct rc_flow_meta **mp)
 {
-	struct rc_flow_sk *st = flow_sk_find(sk, btf, false);
-	if (!st)
-		return NULL;
-	__u32 slot = st->slot;
-	if (slot == FLOWS_SLOT_NONE)
-		return NULL;
-	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
-	if (!m || m->gen != st->gen)
-		return NULL;
-	*mp = m;
-	return bpf_map_lookup_elem(&flow_ctr, &slot);
+	__u64 skid = sk_id(sk, btf);
+	__u32 s0 = sk_slot0(skid);
+	for (__u32 i = 0; i < FLOWS_PROBES; i++) {
+		__u32 s = (s0 + i) & flows_slot_mask;
+		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
+		if (!m)
+			return NULL;
+		if (m->sk == skid && !m->close_ns) {
+			*mp = m;
+			return bpf_map_lookup_elem(&flow_ctr, &s);
+		}
+	}
+	return NULL;
 }
 
 /* ---- tcp_sock reads ---- */
@@ -407,7 +360,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	} else if (newstate == RC_TCP_CLOSE) {
 		/* by now the port may be released (inet_put_port): the
 		 * socket's own slot, not its tuple */
-		c = flow_find(sk, btf, &m);
+		c = flow_find_sk(sk, btf, &m);
 		if (!c)
 			return 0;
 		m->close_ns = bpf_ktime_get_ns();

@@ -5,11 +5,10 @@
  *
  * Slots (bpf/flows.h): the kernel claims a free one per new flow; user
  * space gives it back, in two steps so that no update is lost: a closed
- * flow after its last report, an idle one when the table is half full, is
- * first taken from its socket (gen FLOWS_GEN_RELEASING: the socket's next
- * event registers a new flow), and one interval later, when every program
- * that still saw the old gen has finished, read once more, zeroed and
- * freed. */
+ * flow after its last report, an idle one when the table fills up, is
+ * first taken from its socket (sk FLOWS_SK_RELEASING: the socket's next
+ * event makes a new flow), and one interval later, when every program that
+ * still saw the old owner has finished, read once more, zeroed and freed. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +31,12 @@
 #define RC_DROP_EVROWS 65536
 #define RC_FLOWS_NTP 5
 
-/* the idle flows of a table at least half full go back after this many
- * intervals without activity (their socket's next event makes a new flow) */
+/* the idle flows of a table a quarter full (or that had no free slot for a
+ * new flow) go back after this many intervals without activity; their
+ * socket's next event makes a new flow */
 #define RC_FLOW_IDLE_IVS 2
+
+_Static_assert(sizeof(struct rc_flow_meta) == 192, "flow_meta: three cache lines");
 
 /* Cumulative counters of a slot (per-CPU values folded). */
 struct rc_flow_prev {
@@ -56,7 +58,7 @@ struct rc_flow_slot {
 	uint64_t gen;                   /* the flow prev belongs to; 0 none */
 	struct rc_flow_prev prev;
 	uint32_t idle;                  /* intervals without activity */
-	bool releasing;                 /* gen set to FLOWS_GEN_RELEASING by us */
+	bool releasing;                 /* sk set to FLOWS_SK_RELEASING by us */
 };
 
 struct rc_flow_row {
@@ -80,6 +82,7 @@ struct rc_flows {
 	struct rc_flow_row *rows;
 	size_t nrows, caprows;
 	uint64_t evicted;               /* user space: drop-count entries evicted, no memory */
+	uint64_t noslot_seen;           /* FLOWS_EV_NO_SLOT at the last read */
 	struct ring_buffer *ring;       /* drop_events */
 	struct rc_drop_event *dev;      /* this interval's drop events */
 	size_t ndev, capdev;
@@ -114,11 +117,13 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	RC_FILTER_SET(f->skel->rodata, ctx->cfg);
 	rc_size_pcpu_map(f->skel->maps.flow_ctr, f->ncpus);
 	rc_size_pcpu_map(f->skel->maps.drops, f->ncpus);
-	f->nslots = bpf_map__max_entries(f->skel->maps.flow_ctr);
+	/* a power of 2: the kernel masks the hash */
+	uint32_t cap = bpf_map__max_entries(f->skel->maps.flow_ctr);
+	for (f->nslots = 1; f->nslots * 2 <= cap; f->nslots *= 2)
+		;
+	bpf_map__set_max_entries(f->skel->maps.flow_ctr, f->nslots);
 	bpf_map__set_max_entries(f->skel->maps.flow_meta, f->nslots);
-	if (!use_raw)       /* the tp_btf programs keep slots in socket storage */
-		bpf_map__set_max_entries(f->skel->maps.flow_sk_raw, 1);
-	f->skel->rodata->flows_nslots = f->nslots;
+	f->skel->rodata->flows_slot_mask = f->nslots - 1;
 	f->skel->rodata->rc_task_filter = ctx->cfg->npids > 0;
 	rc_flows_tps(f);
 	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, use_raw, err, errlen);
@@ -259,6 +264,8 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 
 /* ---- reading the maps ---- */
 
+static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k);
+
 /* The slot's per-CPU counters (in f->vbuf) folded into s->c and the
  * srtt extremes. */
 static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
@@ -340,7 +347,7 @@ static bool rc_flow_active(const struct rc_flow_row *r)
 
 static void rc_flow_take(struct rc_flows *f, uint32_t i)
 {
-	__atomic_store_n(&f->meta[i].gen, FLOWS_GEN_RELEASING, __ATOMIC_RELEASE);
+	__atomic_store_n(&f->meta[i].sk, FLOWS_SK_RELEASING, __ATOMIC_RELEASE);
 	f->slots[i].releasing = true;
 }
 
@@ -353,8 +360,8 @@ static void rc_flow_release(struct rc_flows *f, uint32_t i)
 	if (ps->gen && rc_flow_read(f, i, &ps->prev, &r) && !rc_flow_active(r))
 		f->nrows--;
 	bpf_map_update_elem(bpf_map__fd(f->skel->maps.flow_ctr), &i, f->zbuf, BPF_ANY);
-	__atomic_store_n(&f->meta[i].ready, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&f->meta[i].gen, 0, __ATOMIC_RELEASE);
+	memset((char *)&f->meta[i] + sizeof(f->meta[i].sk), 0, sizeof(f->meta[i]) - sizeof(f->meta[i].sk));
+	__atomic_store_n(&f->meta[i].sk, 0, __ATOMIC_RELEASE);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -409,12 +416,13 @@ static int rc_flows_collect(struct rc_flows *f)
 	for (uint32_t i = 0; i < f->nslots; i++) {
 		volatile struct rc_flow_meta *m = &f->meta[i];
 		struct rc_flow_slot *ps = &f->slots[i];
-		uint64_t g = __atomic_load_n(&m->gen, __ATOMIC_ACQUIRE);
 		if (ps->releasing) {
 			rc_flow_release(f, i);
 			continue;
 		}
-		if (!g || g == FLOWS_GEN_RELEASING || __atomic_load_n(&m->ready, __ATOMIC_ACQUIRE) != g)
+		uint64_t sk = __atomic_load_n(&m->sk, __ATOMIC_ACQUIRE);
+		uint64_t g = __atomic_load_n(&m->gen, __ATOMIC_ACQUIRE);
+		if (!sk || sk == FLOWS_SK_RELEASING || !g)
 			continue;       /* free, or being filled: next interval */
 		live++;
 		const struct rc_flow_prev *p = ps->gen == g ? &ps->prev : NULL;
@@ -431,8 +439,12 @@ static int rc_flows_collect(struct rc_flows *f)
 		if (!changed)
 			f->nrows--;
 	}
-	/* a table half full gives its idle flows back */
-	if (live >= f->nslots / 2)
+	/* a table a quarter full, or one where a new flow found no free slot
+	 * among those its socket hashes to, gives its idle flows back */
+	uint64_t noslot = rc_flows_counter(f, FLOWS_EV_NO_SLOT);
+	bool tight = live >= f->nslots / 4 || noslot != f->noslot_seen;
+	f->noslot_seen = noslot;
+	if (tight)
 		for (uint32_t i = 0; i < f->nslots; i++)
 			if (f->slots[i].gen && !f->slots[i].releasing && f->slots[i].idle >= RC_FLOW_IDLE_IVS)
 				rc_flow_take(f, i);
