@@ -519,6 +519,19 @@ static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 			if (top) {
 				uint64_t l = left[top - 1], l0 = l;
 				while (l > 1 && pos < len) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+					/* eight bytes at a time while they are all fixints */
+					if (l > 8 && len - pos >= 8) {
+						uint64_t x;
+						memcpy(&x, p + pos, 8);
+						x &= 0x8080808080808080ull;
+						unsigned k = x ? (unsigned)__builtin_ctzll(x) >> 3 : 8;
+						pos += k;
+						l -= k;
+						if (k == 8)
+							continue;
+					}
+#endif
 					uint8_t c = p[pos];
 					if (c <= 0x7f) {          /* predictable: most values */
 						pos++;

@@ -5,8 +5,11 @@
  *   ctbench [-n EVENTS] [-z ZSTD_LEVEL] [-o FILE]
  *
  * Prints bytes/event after compression, write and read rates (events/s and
- * MB/s of msgpack payload, per second of process CPU time, user + system),
- * and the read rate of the raw reader alone. */
+ * MB/s of msgpack payload, per second of process CPU time, user + system):
+ * the reader building msgpack-c trees (what npreport dump does), with
+ * pktcols_unpack_events on top, and the raw path npanalyze takes
+ * (np_reader_set_raw + the pktcols_raw_* pull parser over the 10 columns
+ * it reads). */
 #include <getopt.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -101,7 +104,28 @@ static int cb_write(const char *path, size_t nev, int level, double *secs, uint6
 	return err ? err : cerr;
 }
 
-/* decode = 0: reader only (chunks + msgpack); 1: also the columns. */
+/* The columns npanalyze decodes (ana_load.c), from the raw bytes. */
+static uint64_t cb_raw_columns(const struct np_record *rec)
+{
+	static const char *const u64[] = { "hook", "flow", "slen", "uid", "tcpflags", "evflags" };
+	static const char *const u32[] = { "seq_fd", "ack_fd", "tsval_fd" };
+	struct pktcols_raw m;
+	size_t n, k;
+	if (pktcols_raw_from_record(&m, rec))
+		return 0;
+	uint64_t *ts = pktcols_raw_u64_delta(&m, "ts_d", &n);
+	if (!ts)
+		return 0;
+	for (size_t i = 0; i < sizeof(u64) / sizeof(u64[0]); i++)
+		free(pktcols_raw_u64_array(&m, u64[i], &k));
+	for (size_t i = 0; i < sizeof(u32) / sizeof(u32[0]); i++)
+		free(pktcols_raw_u32_mod(&m, u32[i], n));
+	free(ts);
+	return n;
+}
+
+/* decode = 0: reader only (chunks + msgpack); 1: also the columns;
+ * 2: raw reader only; 3: raw reader and npanalyze's columns. */
 static int cb_read(const char *path, int decode, double *secs, uint64_t *events)
 {
 	struct np_reader *r;
@@ -109,12 +133,22 @@ static int cb_read(const char *path, int decode, double *secs, uint64_t *events)
 	int err = np_reader_open(&r, path, NULL, NULL);
 	if (err)
 		return err;
+	if (decode >= 2)
+		np_reader_set_raw(r, NP_REC_PKT_EVENTS);
 	struct np_record rec;
 	*events = 0;
 	while (np_reader_next(r, &rec) == 1) {
 		if (rec.type != NP_REC_PKT_EVENTS)
 			continue;
-		if (decode) {
+		if (decode == 3) {
+			*events += cb_raw_columns(&rec);
+		} else if (decode == 2) {
+			struct pktcols_raw m;
+			uint64_t n = 0;
+			if (pktcols_raw_from_record(&m, &rec) == 0)
+				pktcols_raw_u64(&m, "n", &n);
+			*events += n;
+		} else if (decode) {
 			struct pktcols_ev *ev;
 			size_t n;
 			if (pktcols_unpack_events(rec.body, &ev, &n) == 0) {
@@ -150,13 +184,17 @@ int main(int argc, char **argv)
 	bool tmp = !path[0];
 	if (tmp)
 		snprintf(path, sizeof(path), "/tmp/ctbench.%d.npr", (int)getpid());
-	double ws = 0, rs = 0, ds = 0;
-	uint64_t ub = 0, ev1 = 0, ev2 = 0;
+	double ws = 0, rs = 0, ds = 0, xs = 0, xds = 0;
+	uint64_t ub = 0, ev1 = 0, ev2 = 0, ev3 = 0, ev4 = 0;
 	int err = cb_write(path, nev, level, &ws, &ub);
 	if (!err)
 		err = cb_read(path, 0, &rs, &ev1);
 	if (!err)
 		err = cb_read(path, 1, &ds, &ev2);
+	if (!err)
+		err = cb_read(path, 2, &xs, &ev3);
+	if (!err)
+		err = cb_read(path, 3, &xds, &ev4);
 	FILE *f = fopen(path, "rb");
 	long size = 0;
 	if (f) {
@@ -178,5 +216,9 @@ int main(int argc, char **argv)
 	       (double)ev1 / rs / 1e6, (double)ub / rs / 1e6, ev1);
 	printf("read + decode     %.2f M events/s (pktcols_unpack_events, %" PRIu64 " events)\n",
 	       (double)ev2 / ds / 1e6, ev2);
-	return ev1 == nev && ev2 == nev ? 0 : 1;
+	printf("read raw (reader) %.2f M events/s, %.0f MB/s of msgpack (np_reader_set_raw)\n",
+	       (double)ev3 / xs / 1e6, (double)ub / xs / 1e6);
+	printf("read raw + 10 col %.2f M events/s (pktcols_raw_*, the columns npanalyze reads)\n",
+	       (double)ev4 / xds / 1e6);
+	return ev1 == nev && ev2 == nev && ev3 == nev && ev4 == nev ? 0 : 1;
 }
