@@ -101,7 +101,7 @@ static __always_inline bool nc_syscall_listed(long id)
  * it is a socket op is learnt at sock_*_length; a call that never gets
  * there (read() of a pipe) leaves a stale slot that the next stamp
  * overwrites or the next switch drops: it is never charged. */
-static __always_inline int nc_op_enter(long nr)
+static __always_inline int nc_op_enter(long nr, unsigned long fd)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct nc_cpu *c;
@@ -118,6 +118,7 @@ static __always_inline int nc_op_enter(long nr)
 	c->op_rns = 0;
 	c->op_flags = 0;
 	c->op_nr = (__u32)nr;
+	c->op_fd = (__u32)fd;
 	c->op_tid = (__u32)id;
 	return 0;
 }
@@ -209,7 +210,7 @@ int BPF_PROG(nc_recv_len, struct sock *sk, int ret, int flags)
 SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
 int nc_enter_##name(struct trace_event_raw_sys_enter *ctx)                    \
 {                                                                             \
-	return nc_op_enter(ctx->id);                                          \
+	return nc_op_enter(ctx->id, ctx->args[0]);                            \
 }
 
 NC_SYSCALL_TP(sendto)
@@ -229,7 +230,7 @@ NC_SYSCALL_TP(readv)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(nc_sys_enter, struct pt_regs *regs, long id)
 {
-	return nc_syscall_listed(id) ? nc_op_enter(id) : 0;
+	return nc_syscall_listed(id) ? nc_op_enter(id, regs->di) : 0;
 }
 
 SEC("tp_btf/softirq_entry")
@@ -284,15 +285,39 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
 	return 0;
 }
 
+#define NC_S_IFMT   0170000
+#define NC_S_IFSOCK 0140000
+
+/* Whether fd of task t is a socket. Costs a few hundred ns (probe reads
+ * through the fd table): done only when an op in flight is switched out,
+ * so that blocking read()s of pipes, ttys and files are not parked. */
+static __always_inline bool nc_fd_is_sock(struct task_struct *t, unsigned long fd)
+{
+	struct files_struct *files = t->files;
+	struct fdtable *fdt;
+	struct file *f = NULL;
+
+	if (!files)
+		return false;
+	fdt = files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return false;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]) || !f)
+		return false;
+	return (BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) == NC_S_IFSOCK;
+}
+
 /* prev leaves this CPU in the middle of an op: move the slot into its task
  * storage. A slot whose syscall is over (prev now in another syscall or
- * preempted in user mode: orig_ax differs) is stale and dropped. */
+ * preempted in user mode: orig_ax differs) or whose fd is no socket is
+ * dropped. */
 static __always_inline void nc_park(struct nc_cpu *c, struct task_struct *prev, __u64 now)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	struct nc_task *s;
 
-	if (c->op_tid != (__u32)prev->pid || !regs || regs->orig_ax != c->op_nr)
+	if (c->op_tid != (__u32)prev->pid || !regs || regs->orig_ax != c->op_nr ||
+	    !nc_fd_is_sock(prev, c->op_fd))
 		goto out;
 	s = bpf_task_storage_get(&nc_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)

@@ -46,6 +46,8 @@ struct nc_cpu {
 	__u32 op_nr;                /* syscall nr (matched against orig_ax) */
 	__u32 op_rcpu;              /* 1 + the other CPU it ran on, 0 if none */
 	__u32 op_flags;
+	__u32 op_fd;                /* first syscall argument */
+	__u32 pad1;
 };
 
 /* A socket op whose task was switched out (task storage, created on the
