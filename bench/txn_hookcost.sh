@@ -57,6 +57,10 @@ class H(BaseHTTPRequestHandler):
 ThreadingHTTPServer(("127.0.0.1", 8099), H).serve_forever()
 PY
 ip netns exec $NS python3 "$TMP/srv.py" & PIDS+=($!)
+for _ in $(seq 50); do   # the server listening (the requests below would be refused)
+	ip netns exec $NS bash -c 'exec 3<>/dev/tcp/127.0.0.1/8099' 2>/dev/null && break
+	sleep 0.1
+done
 "$NP_BUILD/nprec" -q --no-flows --no-netcpu --no-threads -o "$TMP/h.npr" & P=$!; PIDS+=($P)
 for _ in $(seq 100); do [ -s "$TMP/h.npr" ] && break; sleep 0.1; done
 sleep 0.5

@@ -75,4 +75,7 @@ if busy:
 if [ -n "${PERF:-}" ]; then
 	perf report -i "$TMP/perf.data" --no-children --stdio --percent-limit 2 -g none 2>/dev/null |
 		grep -v '^#' | grep -v '^$' | head -25
+	echo "inclusive (children): snapshot burst vs per-tick drain vs chunk compression"
+	perf report -i "$TMP/perf.data" --children --stdio -g none 2>/dev/null |
+		grep -E ' (rc_txn_snapshot|rc_txn_drain|rc_txn_collect_stats|rc_txn_collect_sketch|rc_txn_pack_events|rc_txn_on_event|np_chunk_build|rc_interval)$'
 fi

@@ -454,6 +454,7 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 	if (rc_dtab_init(&next, sizeof(struct rc_txn_skey), sizeof(uint64_t)))
 		return -ENOMEM;
 	t->nsk = 0;
+	size_t ndel = 0;    /* closed connections' keys, moved to the front of skd.keys */
 	for (size_t i = 0; i < t->skd.n; i++) {
 		const struct rc_txn_skey key = ((const struct rc_txn_skey *)t->skd.keys)[i];
 		const char *v = (const char *)t->skd.vals + i * vsz;
@@ -464,7 +465,7 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 		matched += p != NULL;
 		uint64_t d = tot - (p ? *p : 0);
 		if (closed->n && rc_dtab_find(closed, &key.conn)) {
-			bpf_map_delete_elem(fd, &key);
+			((struct rc_txn_skey *)t->skd.keys)[ndel++] = key;
 		} else {
 			uint64_t *n = rc_dtab_put(&next, &key);
 			if (n)
@@ -478,6 +479,13 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 		b->conn = key.conn;
 		b->bucket = key.bucket;
 		b->count = d;
+	}
+	if (ndel) {
+		/* one syscall for all of them (a closed connection has hundreds) */
+		__u32 cnt = (__u32)ndel;
+		if (bpf_map_delete_batch(fd, t->skd.keys, &cnt, NULL))
+			for (size_t i = cnt; i < ndel; i++)   /* cnt: deleted before the failure */
+				bpf_map_delete_elem(fd, (struct rc_txn_skey *)t->skd.keys + i);
 	}
 	if (t->sk_prev.n > matched)
 		t->evicted += t->sk_prev.n - matched;
