@@ -463,12 +463,16 @@ static __always_inline int on_sendmsg(const struct sock *sk, bool btf)
 {
 	if (!sk)
 		return 0;
+	/* most calls are a server's responses, a request's later chunks or
+	 * bulk data: out before the filters */
+	struct txn_conn *c = conn_find(sk, btf);
+	if (c && (c->k.role != TXN_ROLE_CLIENT || c->phase == PH_REQ))
+		return 0;
 	if (!sk_wanted(sk, btf))
 		return 0;
-	struct txn_conn *c = conn_get(sk, TXN_ROLE_CLIENT, btf);
 	if (!c)
-		return 0;
-	if (c->k.role != TXN_ROLE_CLIENT || c->phase == PH_REQ)
+		c = conn_get(sk, TXN_ROLE_CLIENT, btf);
+	if (!c || c->k.role != TXN_ROLE_CLIENT || c->phase == PH_REQ)
 		return 0;
 	if (!c->keyed)
 		conn_key(c, sk);
