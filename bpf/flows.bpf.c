@@ -169,10 +169,10 @@ static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
 
 /* Slow path, once per flow (and for sockets that are not recorded): the
  * rest of the socket's probe window, then the tuple, the filters and a free
- * slot in that window. id: current pid_tgid in process context, 0 in
- * softirq. create false: find only. */
+ * slot in that window. task: in the owner's context (not softirq). create
+ * false: find only. */
 static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u64 skid, __u32 s0, bool btf,
-						       bool create, __u64 id, __u32 *slotp)
+						       bool create, bool task, __u32 *slotp)
 {
 	struct rc_flow_key k;
 	for (__u32 i = 1; i < FLOWS_PROBES; i++) {
@@ -200,8 +200,8 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 		m->open_ns = bpf_ktime_get_ns();
 		m->close_ns = 0;
 		m->srtt_last_us = m->cwnd_last = 0;
-		if (id)
-			flow_owner(m, id);
+		if (task)
+			flow_owner(m, bpf_get_current_pid_tgid());
 		m->gen = __sync_fetch_and_add(&flows_gen, 1) + 1;
 		*slotp = s;
 		return m;
@@ -212,7 +212,7 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 
 /* The socket's flow: its slot's counters on this CPU and its shared
  * record (*mp); NULL when the socket is not recorded. */
-static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool btf, bool create, __u64 id,
+static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool btf, bool create, bool task,
 						    struct rc_flow_meta **mp)
 {
 	__u64 skid = sk_id(sk, btf);
@@ -221,7 +221,7 @@ static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool 
 	if (!m)
 		return NULL;
 	if (!meta_is(m, skid, sk, btf)) {
-		m = flow_slow(sk, skid, slot, btf, create, id, &slot);
+		m = flow_slow(sk, skid, slot, btf, create, task, &slot);
 		if (!m)
 			return NULL;
 	}
@@ -305,6 +305,8 @@ static __always_inline void tcp_sample(const struct sock *sk, bool btf, struct r
 
 /* ---- hooks ---- */
 
+/* The owner (pid, comm, cgroup) is checked when the flow is created and on
+ * the sampled calls only: one helper call less on every other one. */
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
 	struct rc_flow_meta *m;
@@ -314,19 +316,21 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	__u16 fam = rc_sk_family_x(sk, btf);
 	if (fam != AF_INET && fam != AF_INET6)
 		return 0;
-	__u64 id = bpf_get_current_pid_tgid();
-	if (!rc_filter_pid(id >> 32))
+	if (rc_filter_npids && !rc_filter_pid(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	struct rc_flow_ctr *c = flow_get(sk, btf, true, id, &m);
+	struct rc_flow_ctr *c = flow_get(sk, btf, true, true, &m);
 	if (!c)
 		return 0;
-	count_ev(FLOWS_EV_HANDLED);
-	if ((c->tx_calls + c->rx_calls) % FLOWS_SAMPLE_EVERY == 0 && m->proto == RC_IPPROTO_TCP)
-		tcp_sample(sk, btf, c, m);
+	/* no count_ev: user space counts these events from tx/rx_calls */
+	if ((c->tx_calls + c->rx_calls) % FLOWS_SAMPLE_EVERY == 0) {
+		__u64 id = bpf_get_current_pid_tgid();
+		if ((__u32)id != m->tid)
+			flow_owner(m, id);
+		if (m->proto == RC_IPPROTO_TCP)
+			tcp_sample(sk, btf, c, m);
+	}
 	if (tx) { c->tx_bytes += ret; c->tx_calls++; }
 	else    { c->rx_bytes += ret; c->rx_calls++; }
-	if ((__u32)id != m->tid)
-		flow_owner(m, id);
 	return 0;
 }
 
@@ -335,7 +339,7 @@ static __always_inline int on_retrans(const struct sock *sk, bool btf)
 	struct rc_flow_meta *m;
 	if (!sk)
 		return 0;
-	struct rc_flow_ctr *c = flow_get(sk, btf, !rc_task_filter, 0, &m);
+	struct rc_flow_ctr *c = flow_get(sk, btf, !rc_task_filter, false, &m);
 	if (!c)
 		return 0;
 	count_ev(FLOWS_EV_HANDLED);
@@ -353,7 +357,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (newstate == RC_TCP_ESTABLISHED) {
 		if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
 			return 0;
-		c = flow_get(sk, btf, !rc_task_filter, 0, &m);
+		c = flow_get(sk, btf, !rc_task_filter, false, &m);
 		if (!c)
 			return 0;
 		m->open_ns = bpf_ktime_get_ns();

@@ -83,6 +83,7 @@ struct rc_flows {
 	size_t nrows, caprows;
 	uint64_t evicted;               /* user space: drop-count entries evicted, no memory */
 	uint64_t noslot_seen;           /* FLOWS_EV_NO_SLOT at the last read */
+	uint64_t io_events;             /* send/recv events read so far (the kernel does not count them) */
 	struct ring_buffer *ring;       /* drop_events */
 	struct rc_drop_event *dev;      /* this interval's drop events */
 	size_t ndev, capdev;
@@ -336,6 +337,7 @@ static bool rc_flow_read(struct rc_flows *f, uint32_t i, const struct rc_flow_pr
 	rc_flow_fold(f, &r->s);
 	RC_D(tx_bytes); RC_D(rx_bytes); RC_D(tx_calls); RC_D(rx_calls); RC_D(retrans);
 	RC_D(srtt_sum); RC_D(srtt_n); RC_D(segs_in); RC_D(segs_out); RC_D(total_retrans);
+	f->io_events += r->d.tx_calls + r->d.rx_calls;
 	*out = r;
 	return true;
 }
@@ -694,7 +696,11 @@ static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k)
 	return tot;
 }
 
-static uint64_t rc_flows_events(void *state) { return rc_flows_counter(state, FLOWS_EV_HANDLED); }
+static uint64_t rc_flows_events(void *state)
+{
+	struct rc_flows *f = state;
+	return f->io_events + rc_flows_counter(f, FLOWS_EV_HANDLED);
+}
 
 /* Times the kernel skipped the kfree_skb program because a BPF program of
  * the same kind already ran on that CPU (a drop in an interrupt that hit
