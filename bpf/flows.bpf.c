@@ -167,14 +167,16 @@ static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
 	bpf_get_current_comm(m->comm, sizeof(m->comm));
 }
 
-/* Slow path, once per flow (and for sockets that are not recorded): the
- * rest of the socket's probe window, then the tuple, the filters and a free
- * slot in that window. task: in the owner's context (not softirq). create
- * false: find only. */
+/* Slow path, once per flow, and for sockets that are not recorded: the
+ * tuple and the filters (first: a filtered socket's events end there),
+ * the rest of the socket's probe window, a free slot in that window. task:
+ * in the owner's context (not softirq). create false: find only. */
 static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u64 skid, __u32 s0, bool btf,
 						       bool create, bool task, __u32 *slotp)
 {
 	struct rc_flow_key k;
+	if (!sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k))
+		return NULL;
 	for (__u32 i = 1; i < FLOWS_PROBES; i++) {
 		__u32 s = (s0 + i) & flows_slot_mask;
 		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
@@ -185,7 +187,7 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 			return m;
 		}
 	}
-	if (!create || !sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k))
+	if (!create)
 		return NULL;
 	for (__u32 i = 0; i < FLOWS_PROBES; i++) {
 		__u32 s = (s0 + i) & flows_slot_mask;
