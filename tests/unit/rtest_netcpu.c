@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <msgpack.h>
 
 #include "config.h"
@@ -124,6 +125,48 @@ static void blocking_recv(void)
 	pthread_t th;
 	pthread_create(&th, NULL, blocked_receiver, &sv[1]);
 	usleep(300000);
+	if (send(sv[0], "x", 1, 0) != 1)
+		fprintf(stderr, "send failed\n");
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A receive that blocks on CPU 0 and, moved while blocked, completes on
+ * CPU 1: the part before it blocked stays on CPU 0, the rest and the call
+ * count go to CPU 1. */
+static pid_t moved_tid;
+static volatile int moved_ready;
+static void *moved_receiver(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	moved_tid = (pid_t)syscall(SYS_gettid);
+	moved_ready = 1;
+	if (recv(fd, &c, 1, 0) != 1)
+		return NULL;
+	return NULL;
+}
+
+static void moved_recv(void)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return;
+	pthread_t th;
+	pthread_create(&th, NULL, moved_receiver, &sv[1]);
+	while (!moved_ready)
+		usleep(1000);
+	usleep(200000);              /* blocked in recv() by now */
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	sched_setaffinity(moved_tid, sizeof(set), &set);
+	usleep(50000);
 	if (send(sv[0], "x", 1, 0) != 1)
 		fprintf(stderr, "send failed\n");
 	pthread_join(th, NULL);
@@ -369,6 +412,26 @@ int main(void)
 	rec_free(&r);
 
 	if (cpu_pin == 1) {
+		/* the main thread sends from CPU 1: only the receiver's call on CPU 0 */
+		np_recbuf_reset(&rb);
+		t0 = now_ns(CLOCK_MONOTONIC);
+		moved_recv();
+		t1 = now_ns(CLOCK_MONOTONIC);
+		rec_family_netcpu.snapshot(st, &ctx, &rb, t0, t1);
+		parse(&rb, &r);
+		CHECK(r.found && r.ncpu >= 2, "no NETCPU record (moved recv)");
+		if (r.found && r.ncpu >= 2) {
+			CHECK_EQ_U(r.n[3][0], 0);
+			CHECK_EQ_U(r.n[3][1], 1);
+			CHECK(r.ns[3][0] > 0 && r.ns[3][1] > 0, "moved recv ns cpu0 %llu cpu1 %llu",
+			      (unsigned long long)r.ns[3][0], (unsigned long long)r.ns[3][1]);
+			CHECK(r.ns[3][0] + r.ns[3][1] < 1000000, "moved recv charged %llu ns",
+			      (unsigned long long)(r.ns[3][0] + r.ns[3][1]));
+			fprintf(stderr, "  moved recv: cpu0 %llu ns, cpu1 %llu ns\n",
+				(unsigned long long)r.ns[3][0], (unsigned long long)r.ns[3][1]);
+		}
+		rec_free(&r);
+
 		np_recbuf_reset(&rb);
 		t0 = now_ns(CLOCK_MONOTONIC);
 		migrating_sender(500, 700);
