@@ -32,9 +32,9 @@ char LICENSE[] SEC("license") = "GPL";
 /* selector of the stack count map, flipped by user space every interval */
 __u32 nc_slot = 0;
 
-/* ops parked in task storage right now: sched_switch looks up the next
- * task's storage only when some op is parked (a thread killed while
- * parked leaves it high: then every switch looks, as before) */
+/* socket ops parked in task storage right now (blocked or preempted):
+ * sched_switch looks up the next task's storage only while some op is
+ * parked. A parked task always runs again before it exits, which unparks. */
 __s64 nc_parked = 0;
 
 struct {
