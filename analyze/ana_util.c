@@ -188,7 +188,6 @@ uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, 
 			v[j] = m->fl_vals[i];
 		}
 		free(m->fl_keys); free(m->fl_vals);
-	free(m->ivseg.sum); free(m->ivseg.cnt); free(m->bwins.v);
 		m->fl_keys = k; m->fl_vals = v; m->fl_cap = nc;
 	}
 look:

@@ -139,10 +139,13 @@ typedef void (*np_warn_fn)(void *ctx, const char *msg);
 
 /* msgpack-c builds a 24-byte msgpack_object per element: a record of more
  * objects than this is skipped (one bad record), so a crafted chunk cannot
- * make a reader allocate 24x its decompressed size (6 GB for 256 MB). The
- * largest record a writer makes (65536 packet events) has ~1.05 M objects.
+ * make a reader allocate 24x its decompressed size (6 GB for 256 MB); the
+ * bound is then 768 MB. Why not lower: FLOWS and TXN_STATS records and
+ * analysis tables are one record per interval or table, columnar, ~20
+ * objects per flow or row: a 1 M-flow interval is ~20 M objects and must
+ * still read. A PKT_EVENTS record (65536 events) has ~1.05 M objects.
  * Records returned raw (np_reader_set_raw) build no tree and are exempt. */
-#define NP_REC_MAX_OBJS   (4u << 20)
+#define NP_REC_MAX_OBJS   (32u << 20)
 /* Nesting msgpack-c and FORMAT.md 4.2 accept (the record array included). */
 #define NP_MP_MAX_DEPTH   32
 

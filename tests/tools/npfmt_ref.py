@@ -42,10 +42,13 @@ class Bin(bytes):
 
 
 MAX_NESTING = 32   # containers, the record array included (FORMAT.md 4.2)
+MAX_OBJS = 32 << 20   # objects per record, containers, keys and values each (FORMAT.md 4.2)
+NOBJ = [0]            # objects decoded in the current record
 
 
 def mp_decode(buf, pos, depth=0):
     """Returns (object, next position); raises Bad on malformed input."""
+    NOBJ[0] += 1
     if pos >= len(buf):
         raise Bad("short")
     b = buf[pos]
@@ -252,10 +255,14 @@ class Reader:
             p = 0
             while p < len(raw):
                 try:
+                    NOBJ[0] = 0
                     obj, p = mp_decode(raw, p)
                 except (Bad, RecursionError):
                     self.st["records_bad"] += 1
                     break
+                if NOBJ[0] > MAX_OBJS:       # well-formed but too large: skipped alone
+                    self.st["records_bad"] += 1
+                    continue
                 if (not isinstance(obj, list) or len(obj) < 3 or not isinstance(obj[0], int)
                         or isinstance(obj[0], bool) or not 0 <= obj[0] <= 0xffff
                         or not isinstance(obj[1], int) or isinstance(obj[1], bool)

@@ -987,13 +987,13 @@ static long status_kb(const char *field)
 	return v;
 }
 
-/* A record of 32 M one-byte elements made msgpack-c allocate 24 bytes per
- * byte (768 MB for a 32 MB chunk). Now it is refused by count before any
+/* A record of 64 M one-byte elements made msgpack-c allocate 24 bytes per
+ * byte (1.5 GB for a 64 MB chunk). Now it is refused by count before any
  * allocation: the reader (in a child, for its peak RSS) stays within a
  * small multiple of the chunk, skips only that record and reads the next. */
 static void test_object_cap(void)
 {
-	enum { NOBJ = 32 << 20 };
+	enum { NOBJ = 64 << 20 };     /* over NP_REC_MAX_OBJS */
 	msgpack_sbuffer sb = crafted_wide(NP_REC_FLOWS, NOBJ);
 	raw_chunk_file(tpath("wide.npr"), sb.data, sb.size);
 	size_t ulen = sb.size;
