@@ -40,6 +40,19 @@ struct {
 	__type(value, struct rc_flow_meta);
 } flow_meta SEC(".maps");
 
+/* A TCP flow's slot by socket, for its close (written once per flow). */
+struct rc_flow_at {
+	__u32 slot, pad;
+	__u64 gen;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FLOWS_MAX_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct rc_flow_at);
+} flow_tcp_slot SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, DROPS_MAX_ENTRIES);
@@ -111,21 +124,43 @@ static __always_inline __u64 sk_id(const struct sock *sk, bool btf)
 	return (__u64)sk - (__u64)(void *)&flow_meta;
 }
 
-/* Socket addresses are slab objects (low bits zero): multiplicative hash. */
-static __always_inline __u32 sk_slot0(__u64 skid)
+/* What identifies a socket's flow on the hot path: the socket and the
+ * tuple it has now (v6 addresses compared separately). */
+struct sk_ident {
+	__u64 skid, addrpair;
+	__u32 portpair;
+};
+
+static __always_inline void sk_ident(const struct sock *sk, bool btf, struct sk_ident *x)
 {
-	return (__u32)((skid * 0x9E3779B97F4A7C15ULL) >> 40) & flows_slot_mask;
+	x->skid = sk_id(sk, btf);
+	if (btf) {
+		x->addrpair = sk->__sk_common.skc_addrpair;
+		x->portpair = sk->__sk_common.skc_portpair;
+	} else {
+		x->addrpair = BPF_CORE_READ(sk, __sk_common.skc_addrpair);
+		x->portpair = BPF_CORE_READ(sk, __sk_common.skc_portpair);
+	}
+}
+
+/* First slot of the socket's window: a multiplicative hash of its address
+ * and tuple. The tuple matters: one socket after another, each freed
+ * before the next, often gets the same address, and their flows (kept
+ * until user space read them) must not all compete for one window. */
+static __always_inline __u32 sk_slot0(const struct sk_ident *x)
+{
+	__u64 v = x->skid ^ x->addrpair ^ ((__u64)x->portpair << 24);
+	return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> 40) & flows_slot_mask;
 }
 
 /* The slot's owner is this socket with the tuple it has now. */
-static __always_inline bool meta_is(const struct rc_flow_meta *m, __u64 skid, const struct sock *sk, bool btf)
+static __always_inline bool meta_is(const struct rc_flow_meta *m, const struct sk_ident *x,
+				    const struct sock *sk, bool btf)
 {
-	if (m->sk != skid)
+	if (m->sk != x->skid || m->portpair != x->portpair || m->addrpair != x->addrpair)
 		return false;
 	if (btf) {
 		const struct sock_common *c = &sk->__sk_common;
-		if (m->portpair != c->skc_portpair || m->addrpair != c->skc_addrpair)
-			return false;
 		if (c->skc_family != AF_INET6)
 			return true;
 		return m->v6daddr[0] == c->skc_v6_daddr.in6_u.u6_addr32[0] &&
@@ -134,9 +169,6 @@ static __always_inline bool meta_is(const struct rc_flow_meta *m, __u64 skid, co
 		       m->v6daddr[3] == c->skc_v6_daddr.in6_u.u6_addr32[3];
 	}
 	__u32 d6[4];
-	if (m->portpair != BPF_CORE_READ(sk, __sk_common.skc_portpair) ||
-	    m->addrpair != BPF_CORE_READ(sk, __sk_common.skc_addrpair))
-		return false;
 	if (BPF_CORE_READ(sk, __sk_common.skc_family) != AF_INET6)
 		return true;
 	bpf_core_read(d6, 16, &sk->__sk_common.skc_v6_daddr);
@@ -171,8 +203,8 @@ static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
  * tuple and the filters (first: a filtered socket's events end there),
  * the rest of the socket's probe window, a free slot in that window. task:
  * in the owner's context (not softirq). create false: find only. */
-static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u64 skid, __u32 s0, bool btf,
-						       bool create, bool task, __u32 *slotp)
+static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, const struct sk_ident *x, __u32 s0,
+						       bool btf, bool create, bool task, __u32 *slotp)
 {
 	struct rc_flow_key k;
 	if (!sk_flow_key_x(sk, &k, btf) || !flow_filter(sk, &k))
@@ -182,7 +214,7 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
 		if (!m)
 			return NULL;
-		if (meta_is(m, skid, sk, btf)) {
+		if (meta_is(m, x, sk, btf)) {
 			*slotp = s;
 			return m;
 		}
@@ -194,7 +226,7 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
 		if (!m)
 			return NULL;
-		if (m->sk || __sync_val_compare_and_swap(&m->sk, 0, skid) != 0)
+		if (m->sk || __sync_val_compare_and_swap(&m->sk, 0, x->skid) != 0)
 			continue;
 		meta_tuple(m, sk, btf);
 		m->proto = k.proto;
@@ -204,7 +236,12 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 		m->srtt_last_us = m->cwnd_last = 0;
 		if (task)
 			flow_owner(m, bpf_get_current_pid_tgid());
-		m->gen = __sync_fetch_and_add(&flows_gen, 1) + 1;
+		__u64 gen = __sync_fetch_and_add(&flows_gen, 1) + 1;
+		m->gen = gen;
+		if (k.proto == RC_IPPROTO_TCP) {
+			struct rc_flow_at at = { .slot = s, .gen = gen };
+			bpf_map_update_elem(&flow_tcp_slot, &x->skid, &at, BPF_ANY);
+		}
 		*slotp = s;
 		return m;
 	}
@@ -217,13 +254,14 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, __u
 static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool btf, bool create, bool task,
 						    struct rc_flow_meta **mp)
 {
-	__u64 skid = sk_id(sk, btf);
-	__u32 slot = sk_slot0(skid);
+	struct sk_ident x;
+	sk_ident(sk, btf, &x);
+	__u32 slot = sk_slot0(&x);
 	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
 	if (!m)
 		return NULL;
-	if (!meta_is(m, skid, sk, btf)) {
-		m = flow_slow(sk, skid, slot, btf, create, task, &slot);
+	if (!meta_is(m, &x, sk, btf)) {
+		m = flow_slow(sk, &x, slot, btf, create, task, &slot);
 		if (!m)
 			return NULL;
 	}
@@ -231,23 +269,23 @@ static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool 
 	return bpf_map_lookup_elem(&flow_ctr, &slot);
 }
 
-/* The socket's flow whatever its tuple became (at close the port may be
- * released already). */
-static __always_inline struct rc_flow_ctr *flow_find_sk(const struct sock *sk, bool btf, struct rc_flow_meta **mp)
+/* A TCP socket's flow at close, whatever its tuple became (by then its
+ * local port may be released already): the slot it registered. */
+static __always_inline struct rc_flow_ctr *flow_find_closing(const struct sock *sk, bool btf,
+							     struct rc_flow_meta **mp)
 {
 	__u64 skid = sk_id(sk, btf);
-	__u32 s0 = sk_slot0(skid);
-	for (__u32 i = 0; i < FLOWS_PROBES; i++) {
-		__u32 s = (s0 + i) & flows_slot_mask;
-		struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &s);
-		if (!m)
-			return NULL;
-		if (m->sk == skid && !m->close_ns) {
-			*mp = m;
-			return bpf_map_lookup_elem(&flow_ctr, &s);
-		}
-	}
-	return NULL;
+	struct rc_flow_at *at = bpf_map_lookup_elem(&flow_tcp_slot, &skid);
+	if (!at)
+		return NULL;
+	__u32 slot = at->slot;
+	__u64 gen = at->gen;
+	bpf_map_delete_elem(&flow_tcp_slot, &skid);
+	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
+	if (!m || m->sk != skid || m->gen != gen)
+		return NULL;
+	*mp = m;
+	return bpf_map_lookup_elem(&flow_ctr, &slot);
 }
 
 /* ---- tcp_sock reads ---- */
@@ -366,7 +404,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	} else if (newstate == RC_TCP_CLOSE) {
 		/* by now the port may be released (inet_put_port): the
 		 * socket's own slot, not its tuple */
-		c = flow_find_sk(sk, btf, &m);
+		c = flow_find_closing(sk, btf, &m);
 		if (!c)
 			return 0;
 		m->close_ns = bpf_ktime_get_ns();

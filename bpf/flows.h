@@ -35,9 +35,10 @@ struct rc_flow_key {
 	__u8  pad[2];
 };
 
-/* Flows live in slots of two arrays, found from the socket's address
- * (hashed, FLOWS_PROBES slots probed): an event costs two inlined array
- * lookups instead of hashing a 5-tuple or a helper call.
+/* Flows live in slots of two arrays, found from the socket's address and
+ * its tuple as they are in struct sock (hashed with one multiplication,
+ * FLOWS_PROBES slots probed): an event costs two inlined array lookups
+ * instead of hashing a 5-tuple key in a hash map, or a helper call.
  *
  * Per slot and CPU (flow_ctr), cumulative since the slot was claimed: user
  * space sums the CPUs and subtracts what it read last interval, so nothing

@@ -124,6 +124,7 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 		;
 	bpf_map__set_max_entries(f->skel->maps.flow_ctr, f->nslots);
 	bpf_map__set_max_entries(f->skel->maps.flow_meta, f->nslots);
+	bpf_map__set_max_entries(f->skel->maps.flow_tcp_slot, f->nslots);
 	f->skel->rodata->flows_slot_mask = f->nslots - 1;
 	f->skel->rodata->rc_task_filter = ctx->cfg->npids > 0;
 	rc_flows_tps(f);

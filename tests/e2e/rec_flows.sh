@@ -9,7 +9,9 @@
 #  3. loss injected with iptables (statistic match, 3 %): the sender's flow
 #     records retransmissions, the receiver's recording drops with reason
 #     NETFILTER_DROP, and bytes are still exact;
-#  4. filters: traffic in another namespace and on another port is absent.
+#  4. filters: traffic in another namespace and on another port is absent;
+#  5. 200 short connections of 1000 bytes each: 200 flows on each side,
+#     bytes exact (flow slots claimed, given back after close and reused).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_flows
 # per-run names: a concurrent run of the same test must not share namespaces
@@ -67,6 +69,12 @@ if [ -n "$CG" ]; then
 	bash -c "echo \$\$ > $CG/cgroup.procs && exec ip netns exec $NSA socat -u OPEN:$E2E_TMP/usend.bin TCP:10.77.2.2:5007"
 	ip netns exec $NSA socat -u OPEN:"$E2E_TMP/usend.bin" TCP:10.77.2.2:5007
 fi
+
+# 1d. short connections, one after the other
+NSHORT=200
+bg ip netns exec $NSB socat -u TCP-LISTEN:5008,reuseaddr,fork OPEN:/dev/null
+wait_listen $NSB 5008
+ip netns exec $NSA bash -c "for i in \$(seq $NSHORT); do head -c 1000 /dev/zero > /dev/tcp/10.77.2.2/5008; done"
 
 # 2. UDP datagrams (sender side is exact; the receiver may drop)
 bg ip netns exec $NSB socat -u UDP-RECV:5002 OPEN:/dev/null
@@ -127,6 +135,10 @@ IPT=$(ip netns exec $NSB iptables -L INPUT -v -x -n | awk '/statistic/ {print $1
 ND=$(awk '$1=="NETFILTER_DROP" {print $2}' "$E2E_TMP/b.drops")
 check "NETFILTER_DROP count ($ND) == iptables rule count ($IPT)" [ "${ND:-x}" = "${IPT:-y}" ]
 
+check "short connections: $NSHORT sender flows, $((NSHORT * 1000)) bytes" \
+	[ "$(awk '$4==5008 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/a.flows")" = "$NSHORT $((NSHORT * 1000))" ]
+check "short connections: $NSHORT receiver flows, $((NSHORT * 1000)) bytes" \
+	[ "$(awk '$2==5008 && $5==6 {n++; b+=$7} END {print n+0, b+0}' "$E2E_TMP/b.flows")" = "$NSHORT $((NSHORT * 1000))" ]
 check "--netns: $NSB loopback flow absent from $NSA recording" bash -c "! grep -q ' 5004 ' '$E2E_TMP/a.flows'"
 check "--netns: $NSB loopback flow present in $NSB recording" grep -q "127.0.0.1 5004 " "$E2E_TMP/b.flows"
 "$NPREPORT" dump "$E2E_TMP/p.npr" | $NPR flows > "$E2E_TMP/p.flows"
