@@ -21,7 +21,7 @@ ns_add $NSA && ns_add $NSB || e2e_skip "cannot create namespaces"
 veth_pair $NSA rca0 10.77.$SUB.1/24 $NSB rcb0 10.77.$SUB.2/24
 
 # nginx serving a 128 KiB file: request latencies of ~100-300 us, so the
-# ~1 us between the client's clock reads and the syscall hooks stays < 1 %
+# ~1 us between the client's clock reads and the socket hooks stays < 1 %
 mkdir -p "$E2E_TMP/www" "$E2E_TMP/logs"
 chmod 755 "$E2E_TMP" "$E2E_TMP/www"   # nginx workers run as nobody
 head -c 131072 /dev/zero | tr '\0' x > "$E2E_TMP/www/index.html"
