@@ -2,8 +2,9 @@
 /* Flows family: per TCP/UDP flow payload bytes each way, segments,
  * retransmissions, srtt/cwnd, open/close time, owner; drops by flow and
  * kernel drop reason. A flow is a slot of two arrays found from its
- * socket's address (flows.h), without hashing the tuple. Every tracepoint has a tp_btf and a raw_tp variant;
- * user space loads one of the two (bpf_program__set_autoload). */
+ * socket's address and tuple (flows.h), without a hash-map lookup. Every
+ * tracepoint has a tp_btf and a raw_tp variant; user space loads one of
+ * the two (bpf_program__set_autoload). */
 /* BPF_PROG names every tracepoint argument; most handlers use few of them. */
 #pragma clang diagnostic ignored "-Wunused-parameter"
 #include "vmlinux.h"

@@ -720,8 +720,8 @@ static uint64_t rc_drop_prog_missed(struct rc_flows *f)
 	return info.recursion_misses;
 }
 
-/* What can be lost: events of a new flow that found no free slot (or no
- * memory for its socket storage), entries of the drop-count map a full LRU
+/* What can be lost: events of a new flow that found no free slot among
+ * the FLOWS_PROBES its socket hashes to, entries of the drop-count map a full LRU
  * evicted, rows user space had no memory for. A drop that finds the ring
  * buffer full is counted in the drops map instead; the kfree_skb program's
  * recursion misses are machine-wide (any namespace), so they go to DROPS
