@@ -112,6 +112,13 @@ tools: $(TOOLS)
 $(O)/tools/%: $(O)/n/tests/tools/%.o $(ANALYZE_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_COMMON)
+# hookfloor (hook cost floor, bench/hookfloor.sh) needs libbpf and its skeleton;
+# without BPF the rule above builds its stub instead.
+ifeq ($(HAVE_BPF),1)
+$(O)/tools/hookfloor: tests/tools/hookfloor.c $(O)/hookfloor.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
+endif
 
 # ---------- unit tests (plain and ASan+UBSan) ----------
 UNITS      := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
