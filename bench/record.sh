@@ -1,26 +1,47 @@
 #!/bin/bash
 # make bench-record: recorder overhead on veth between two namespaces.
 # For every mode (no recorder, nprec at defaults, tcpdump -w snaplen 128 on
-# both veth ends, ...) in one run: TCP throughput (iperf3 -t), HTTP request
-# latency p50/p99 (wrk --latency against nginx), bytes the recorder wrote
-# per second, events it lost. Modes are interleaved over REPS repetitions
-# and the median per mode is printed, so drift hits every mode alike.
+# both veth ends, ...): TCP throughput (iperf3 -t), HTTP request latency
+# p50/p99 (wrk --latency against nginx, saturated and paced), bytes the
+# recorder wrote per second, events it lost.
+#
+# Method. On a small noisy VM (2 vCPUs) two runs of the same saturated
+# bench differ by 15-20 %, so medians per mode cannot show a 3 % loss.
+# Two things make the figures resolve a few percent:
+#  - Pinned endpoints (machines with >= 2 CPUs): iperf3 client on CPU 0 and
+#    server on CPU 1 (-A 0,1), wrk on CPU 0, the one nginx worker on CPU 1.
+#    Unpinned, the scheduler moves them around differently in every run and
+#    that placement, not the recorder, dominates the variance. Recorders are
+#    NOT pinned: they run wherever the scheduler puts them, as in real use,
+#    so the cost of preempting the endpoints is part of what is measured.
+#  - Paired measurement: every repetition measures every mode once, and each
+#    mode's figure is divided by the "none" figure of the SAME repetition.
+#    Slow drift of the machine (other guests, thermal, page cache) hits both
+#    members of a pair alike and cancels in the ratio; the median and the
+#    min-max of the per-repetition ratios over REPS repetitions are printed
+#    as loss / inflation percentages. The order of modes alternates (forward
+#    on odd repetitions, reverse on even ones) so a drift within a repetition
+#    does not always favour the mode measured first. Absolute medians are
+#    printed as well.
 #
 # Adding a mode: write a function mode_NAME OUTPREFIX that starts the
 # recorder in the background with `rec_bg CMD...` (recorders run in the root
-# namespace unless the command says `ip netns exec`), and append NAME to
-# MODES (or set BENCH_MODES="none nprec NAME" in the environment). The
-# recorder's output must be OUTPREFIX* files (their size is "written");
-# nprec outputs are also read for lost events.
+# namespace unless the command says `ip netns exec`; they are stopped with
+# SIGINT), and append NAME to MODES (or set BENCH_MODES="none nprec NAME" in
+# the environment). The recorder's output must be OUTPREFIX* files (their
+# size is "written"); nprec outputs are also read for lost events.
 #
-# Env: BENCH_T (seconds per measurement, 5), REPS (3), NP_BUILD (build/).
+# Env: BENCH_T (seconds per measurement, 3), REPS (8), BENCH_MODES,
+# BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1),
+# NO_BPF_COST (skip the bpf_stats repetition), NO_PKTPATH_BENCH (skip
+# bench/record_pktpath.sh at the end).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
 NPREC=$NP_BUILD/nprec
 NPREPORT=$NP_BUILD/npreport
-T=${BENCH_T:-5}
-REPS=${REPS:-3}
+T=${BENCH_T:-3}
+REPS=${REPS:-8}
 NSA=${BENCH_NS:-rc-bench}-a NSB=${BENCH_NS:-rc-bench}-b
 IPA=10.77.9.1 IPB=10.77.9.2
 TMP=$(mktemp -d /tmp/np-bench-record.XXXXXX)
@@ -30,6 +51,10 @@ MODES=(${BENCH_MODES:-none nprec tcpdump})
 
 mode_none() { :; }
 mode_nprec() { rec_bg "$NPREC" -q -o "$1.npr"; }
+# nprec defaults without the netcpu stack sampler's timer (what sampling costs)
+mode_nprec_nosample() { rec_bg "$NPREC" -q --sample-hz 0 -o "$1.npr"; }
+# reference: what 1 kHz timer sampling on every CPU alone costs on this machine
+mode_perf1k() { rec_bg perf record -q -a -F 1000 -e cpu-clock -o "$1.perf.data" -- sleep 100000; }
 # diagnostic modes (BENCH_MODES="none nprec nprec_flows nprec_txn ..."): one family at a time
 mode_nprec_flows() { rec_bg "$NPREC" -q --no-txn --no-netcpu --no-threads -o "$1.npr"; }
 mode_nprec_txn() { rec_bg "$NPREC" -q --no-flows --no-netcpu --no-threads -o "$1.npr"; }
@@ -70,6 +95,21 @@ for t in iperf3 wrk nginx tcpdump; do
 	command -v $t >/dev/null || { echo "bench-record: $t missing (make deps)" >&2; exit 1; }
 done
 [ -x "$NPREC" ] || { echo "bench-record: $NPREC not built" >&2; exit 1; }
+NOTES=()
+if [[ " ${MODES[*]} " == *" perf1k "* ]] && ! command -v perf >/dev/null; then
+	NOTES+=("perf1k skipped: perf not installed")
+	m2=(); for m in "${MODES[@]}"; do [ "$m" = perf1k ] || m2+=("$m"); done; MODES=("${m2[@]}")
+fi
+
+# Endpoint pinning (see the header): only with >= 2 CPUs, else nothing to separate.
+NCPU=$(nproc)
+if [ "$NCPU" -ge 2 ]; then
+	IPERF_PIN=(-A 0,1) WRK_PIN=(taskset -c 0) NGINX_AFF="worker_cpu_affinity 10;"
+	PIN_NOTE="endpoints pinned: iperf3 client CPU 0 / server CPU 1, wrk CPU 0, nginx worker CPU 1; recorders unpinned"
+else
+	IPERF_PIN=() WRK_PIN=() NGINX_AFF=""
+	PIN_NOTE="endpoints NOT pinned (1 CPU)"
+fi
 
 # ---- setup: two namespaces, veth, nginx + iperf3 server in B ----
 for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
@@ -81,6 +121,7 @@ head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
 cat > "$TMP/nginx.conf" <<CONF
 daemon off;
 worker_processes 1;
+$NGINX_AFF
 pid $TMP/nginx.pid;
 error_log $TMP/logs/error.log;
 events { worker_connections 1024; }
@@ -109,16 +150,16 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	sleep 1   # recorder attached
 	t0=$(date +%s.%N)
 	local gbps p50 p99 rps
-	gbps=$(ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" -J 2>/dev/null |
+	gbps=$(ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" "${IPERF_PIN[@]}" -J 2>/dev/null |
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
-	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" --latency "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+	ip netns exec $NSA "${WRK_PIN[@]}" wrk -t1 -c8 -d"${T}s" --latency "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	p50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	p99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
 	rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")
 	# paced: every connection waits PACE_MS between requests (wrk's delay()),
 	# ~7 k requests/s that leave the CPUs partly idle, so the p99 is the
 	# request's own path and not the queueing of a saturated machine
-	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" --latency -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+	ip netns exec $NSA "${WRK_PIN[@]}" wrk -t1 -c8 -d"${T}s" --latency -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	local q50 q99
 	q50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	q99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
@@ -180,9 +221,13 @@ PY
 # repetitions run without it, and the per-program cost is read in one extra
 # repetition per recorder mode whose throughput and latency are not used.
 sysctl -qw kernel.bpf_stats_enabled=0 2>/dev/null
-echo "bench-record: $REPS x (${MODES[*]}), iperf3 -t $T and wrk -t1 -c8 -d${T}s each, veth $NSA <-> $NSB" >&2
+echo "bench-record: $REPS x (${MODES[*]}), iperf3 -t $T and wrk -t1 -c8 -d${T}s each, veth $NSA <-> $NSB; $PIN_NOTE" >&2
+START=$(date +%s)
 for rep in $(seq "$REPS"); do
-	for m in "${MODES[@]}"; do
+	# forward order on odd repetitions, reverse on even ones (drift within a repetition cancels)
+	order=("${MODES[@]}")
+	if [ $((rep % 2)) -eq 0 ]; then order=(); for ((i = ${#MODES[@]} - 1; i >= 0; i--)); do order+=("${MODES[i]}"); done; fi
+	for m in "${order[@]}"; do
 		measure "$m" "$rep"
 		echo "  rep $rep $m: $(tail -1 "$TMP/results" | cut -d' ' -f3-)" >&2
 	done
@@ -196,29 +241,53 @@ if [ -z "${NO_BPF_COST:-}" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=0 2>/dev/null
 fi
 
-# ---- table: medians per mode, relative to "none" ----
-python3 - "$TMP/results" "${MODES[@]}" <<'PY'
-import sys, statistics as st
+# ---- tables: absolute medians, and paired ratios to "none" of the same repetition ----
+PIN_NOTE="$PIN_NOTE" DUR=$(($(date +%s) - START)) python3 - "$TMP/results" "$REPS" "$T" "${MODES[@]}" <<'PY'
+import os, sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-modes = sys.argv[2:]
-med = {}
+reps, t, modes = int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+# columns of a row: mode rep gbps p50 p99 rps written_Bps lost p50paced p99paced
+G, P50, P99, RPS, BPS, LOST, Q50, Q99 = range(2, 10)
+print("%d repetitions x %d modes, %ss per measurement, timed part took %ss; %s" % (reps, len(modes), t,
+      os.environ["DUR"], os.environ["PIN_NOTE"]))
+print("saturated: wrk -t1 -c8 closed loop; paced: wrk -t1 -c8 with %s ms between requests per connection"
+      % os.environ.get("PACE_MS", "1"))
+print()
+print("absolute medians over the repetitions")
+print("%-16s %9s %8s %8s %8s %8s %8s %11s %6s" % ("mode", "tcp_Gb/s", "req/s", "p50_us", "p99_us",
+      "p50pace", "p99pace", "written_B/s", "lost"))
 for m in modes:
     r = [x for x in rows if x[0] == m]
-    med[m] = [st.median(float(x[i]) for x in r) for i in range(2, 10)]
-base = med.get("none")
-def rel(v, b, inv=False):
-    if not b:
-        return 0.0
-    return ((1 - v / b) if inv else (v / b - 1)) * 100
-print("saturated: wrk -c8 closed loop (both CPUs busy); paced: wrk -c8 with %s ms between requests per connection" % __import__("os").environ.get("PACE_MS", "1"))
-print("%-16s %9s %7s %8s %7s %8s %8s %7s %8s %8s %7s %11s %6s" % ("mode", "tcp_Gb/s", "loss%", "req/s", "loss%",
-      "p50_us", "p99_us", "infl%", "p50pace", "p99pace", "infl%", "written_B/s", "lost"))
-for m in modes:
-    g, p50, p99, rps, bps, lost, q50, q99 = med[m]
-    print("%-16s %9.2f %6.1f%% %8.0f %6.1f%% %8.1f %8.1f %6.1f%% %8.1f %8.1f %6.1f%% %11.0f %6.0f" % (m, g,
-          rel(g, base[0], True) if base else 0, rps, rel(rps, base[3], True) if base else 0, p50, p99,
-          rel(p99, base[2]) if base else 0, q50, q99, rel(q99, base[7]) if base else 0, bps, lost))
+    if not r:
+        continue
+    md = {i: st.median(float(x[i]) for x in r) for i in range(2, 10)}
+    print("%-16s %9.2f %8.0f %8.1f %8.1f %8.1f %8.1f %11.0f %6.0f" % (m, md[G], md[RPS], md[P50], md[P99],
+          md[Q50], md[Q99], md[BPS], md[LOST]))
+# paired: ratio to the "none" measurement of the same repetition, per repetition
+base = {x[1]: x for x in rows if x[0] == "none"}
+def paired(m, i, loss):
+    rs = []
+    for x in rows:
+        b = base.get(x[1])
+        if x[0] != m or not b or float(b[i]) <= 0 or float(x[i]) <= 0:
+            continue
+        rs.append(float(x[i]) / float(b[i]))
+    if not rs:
+        return "%-24s" % "-"
+    pct = sorted(((1 - r) if loss else (r - 1)) * 100 for r in rs)
+    return "%6.1f [%5.1f,%5.1f] n%-2d" % (st.median(pct), pct[0], pct[-1], len(pct))
+if base:
+    print()
+    print("paired, per repetition vs none of the same repetition: median [min,max] of the percentages, n pairs")
+    print("(loss = 1 - ratio, inflation = ratio - 1; negative = better than none)")
+    print("%-16s %-24s %-24s %-24s %-24s" % ("mode", "tcp_Gb/s loss%", "req/s loss%", "p99 infl%", "p99pace infl%"))
+    for m in modes:
+        if m == "none":
+            continue
+        print("%-16s %s %s %s %s" % (m, paired(m, G, True), paired(m, RPS, True), paired(m, P99, False),
+              paired(m, Q99, False)))
 PY
+for n in "${NOTES[@]}"; do echo "note: $n"; done
 
 # ---- BPF programs: ns per event, events/s, share of one core ----
 if [ -s "$TMP/bpfcost" ]; then
