@@ -30,6 +30,7 @@ struct rec_config {
 	const char *trigger_on[8];    /* --trigger-on EXPR (repeatable) */
 	unsigned ntrigger_on;
 	double max_cpu_pct;           /* --max-cpu PCT, 0 = no limit */
+	int nice;                     /* --nice N while light, default 10, 0 = off */
 
 	/* filters, applied in the kernel (issue 3) */
 	char ifaces[REC_MAX_IFACES][16]; unsigned nifaces;     /* -i IFACE */

@@ -21,6 +21,7 @@
 #include "output.h"
 #include "recheader.h"
 #include "selfcost.h"
+#include "recprio.h"
 #include "records.h"
 
 /* Exit codes (documented in docs/NPREC.md and --help). */
@@ -57,6 +58,7 @@ struct rc_run {
 	uint64_t intervals;
 	struct rec_selfcost self;
 	struct rec_ratectl ratectl;
+	struct rec_prio prio;
 	bool progress;
 	bool progress_dirty;
 };
@@ -316,6 +318,15 @@ static void rc_sleep_tick(void)
 	nanosleep(&ts, NULL);   /* a signal ends it early, which is what we want */
 }
 
+static void rc_prio_update(struct rc_run *r, uint64_t now)
+{
+	if (!rec_prio_tick(&r->prio, now) || !r->cfg.verbose)
+		return;
+	fprintf(stderr, "%snprec: %.1f %% of a CPU: nice %d\n", r->progress_dirty ? "\n" : "",
+		r->prio.last_pct, r->prio.cur);
+	r->progress_dirty = false;
+}
+
 static void rc_handle_async(struct rc_run *r, uint64_t now)
 {
 	char err[256] = "";
@@ -380,6 +391,7 @@ static int rc_loop(struct rc_run *r)
 		rc_sleep_tick();
 		uint64_t now = np_mono_ns();
 		rc_drain(r);
+		rc_prio_update(r, now);
 		rc_handle_async(r, now);
 		if (rc_stop_sig) {
 			reason = rc_stop_sig == SIGINT ? "sigint" : "sigterm";
@@ -439,6 +451,9 @@ static int rc_start(struct rc_run *r)
 	clk.mono_ns = rc_shift(r, clk.mono_ns);
 	rec_selfcost_init(&r->self);
 	rec_ratectl_init(&r->ratectl, r->cfg.max_cpu_pct, r->cfg.sample_n);
+	if (rec_prio_init(&r->prio, r->cfg.nice, np_mono_ns(), err, sizeof(err)) && err[0] && r->cfg.verbose)
+		fprintf(stderr, "nprec: %s\n", err);
+	err[0] = 0;
 	np_recbuf_init(&hdr);
 	rc_header_build(&hdr, &r->ctx, &host, &clk);
 	int rc = rec_output_open(&r->out, &r->cfg, &hdr, err, sizeof(err));

@@ -117,7 +117,7 @@ static void rc_config_pack(msgpack_packer *pk, const struct rec_config *c)
 	for (unsigned i = 0; i < c->nifaces; i++) ifaces[i] = c->ifaces[i];
 	for (unsigned i = 0; i < c->nports; i++) ports[i] = c->ports[i];
 
-	msgpack_pack_map(pk, 38);
+	msgpack_pack_map(pk, 39);
 	np_pack_kv_str(pk, "output", c->output);
 	np_pack_kv_u64(pk, "duration_ns", c->duration_ns);
 	np_pack_kv_u64(pk, "interval_ns", c->interval_ns);
@@ -130,6 +130,7 @@ static void rc_config_pack(msgpack_packer *pk, const struct rec_config *c)
 	np_pack_kv_u64(pk, "flight_bytes", c->flight_bytes);
 	rc_pack_str_array(pk, "trigger_on", c->trigger_on, c->ntrigger_on);
 	np_pack_kv_f64(pk, "max_cpu_pct", c->max_cpu_pct);
+	np_pack_kv_u64(pk, "nice", (uint64_t)c->nice);
 	rc_pack_str_array(pk, "ifaces", ifaces, c->nifaces);
 	np_pack_kv_u32_array(pk, "ports", ports, c->nports);
 	rc_pack_hosts(pk, c);

@@ -74,6 +74,7 @@ static void test_defaults(void)
 	CHECK(parse(&c, err, 3, av) == RC_CLI_RUN, "%s", err);
 	CHECK_EQ_U(c.interval_ns, 1000000000ull);
 	CHECK_EQ_U(c.sample_hz, 1000);
+	CHECK_EQ_U(c.nice, 10);
 	CHECK_EQ_U(c.sample_n, 1);
 	CHECK_EQ_U(c.zstd_level, 3);
 	CHECK(c.netns_fd == -1, "netns fd");
@@ -92,7 +93,7 @@ static void test_all_options(void)
 		"--port", "80", "--port", "443", "--host", "10.0.0.1", "--host", "fe80::1", "--pid", "42",
 		"--cgroup", "system.slice", "--netns", "blue", "--sample-hz", "0", "--redact-paths", "-q", "-v",
 		"--fsync", "--zstd-level", "9", "--max-size", "1G", "--rotate", "64M,5",
-		"--trigger-on", "alert", "--trigger-on", "retrans>100/s", "--max-cpu", "2.5",
+		"--trigger-on", "alert", "--trigger-on", "retrans>100/s", "--max-cpu", "2.5", "--nice", "5",
 		"--packets", "--sample", "1/16", "--per-flow-cap", "1000", "--active-ids",
 		"--cgroup-root", "/cg", "--baseline", "b.npr", "--scale", "2.0", "--ewma-alpha", "0.25",
 		"--alert-window", "20", "--sync-listen", "7777", "--sync-peer", "10.0.0.2:7777",
@@ -114,6 +115,7 @@ static void test_all_options(void)
 	CHECK(c.rotate_size == 64ull << 20 && c.rotate_count == 5, "rotate");
 	CHECK(c.ntrigger_on == 2 && !strcmp(c.trigger_on[1], "retrans>100/s"), "trigger-on");
 	CHECK_NEAR(c.max_cpu_pct, 2.5, 1e-12);
+	CHECK_EQ_U(c.nice, 5);
 	CHECK(c.pktpath && c.sample_n == 16 && c.per_flow_cap == 1000 && c.active_ids, "packets");
 	CHECK(!strcmp(c.cgroup_root, "/cg") && !strcmp(c.baseline, "b.npr"), "cgroup root, baseline");
 	CHECK_NEAR(c.scale_x, 2.0, 1e-12);

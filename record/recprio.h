@@ -1,0 +1,52 @@
+/* --nice: nprec's own scheduling priority. A recorder woken at the
+ * traced application's priority preempts it on a busy machine: on the
+ * 2-CPU bench every drain and snapshot of nprec delayed the requests of
+ * the pinned server, which is most of the p99 inflation nprec caused
+ * (docs/BENCHMARKS.md, "Recorder overhead"). So nprec runs at a lower
+ * priority while it is light, and goes back to the priority it was
+ * started with while it needs real CPU (e.g. --packets at 200k events/s),
+ * where losing ring-buffer events would cost more than a delayed request. */
+#ifndef NP_REC_RECPRIO_H
+#define NP_REC_RECPRIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Window over which nprec's CPU share is measured (one default interval,
+ * so the snapshot burst is averaged with the quiet drains around it), the
+ * share above which it counts as busy (per cent of one core), and how
+ * long a busy period keeps the start priority once the share falls
+ * again. A nice-10 task next to one nice-0 task still gets ~10 % of that
+ * CPU, so a busy recorder can always show more than REC_PRIO_BUSY_PCT
+ * while niced. */
+#define REC_PRIO_WINDOW_NS   1000000000ull
+#define REC_PRIO_BUSY_PCT    5.0
+#define REC_PRIO_HOLD_NS     2000000000ull
+
+struct rec_prio {
+	int base;                /* nice nprec was started with */
+	int light;               /* nice while light; == base: feature off */
+	int cur;                 /* nice in force */
+	uint64_t win_t0, win_cpu0;
+	uint64_t hold_until;
+	uint64_t boosts;         /* light -> base switches */
+	double last_pct;         /* CPU share of the last full window */
+};
+
+/* Applies the light priority (nice_delta above the start priority, 0 =
+ * off). It stays off, with why in err, when nprec could not come back
+ * to the start priority afterwards (no CAP_SYS_NICE): a niced recorder
+ * that cannot speed up under load would lose events. Returns 0 when the
+ * light priority is in force, 1 when off. */
+int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, size_t errlen);
+
+/* Called every loop tick. Returns true when the priority changed
+ * (p->cur says which). */
+bool rec_prio_tick(struct rec_prio *p, uint64_t now);
+
+/* Pure policy, for the unit test: the nice to use after a window with
+ * cpu_pct, given the state; updates hold_until and boosts. */
+int rec_prio_decide(struct rec_prio *p, uint64_t now, double cpu_pct);
+
+#endif

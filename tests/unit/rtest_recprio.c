@@ -1,0 +1,120 @@
+/* record/recprio.c (--nice): the policy on made-up CPU shares, then the
+ * real thing on this process: niced while idle, back to the start
+ * priority while it burns CPU, niced again once the hold has passed, and
+ * left alone when it could not come back (CAP_SYS_NICE dropped). */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "recprio.h"
+#include "tap.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cur_nice(void)
+{
+	errno = 0;
+	return getpriority(PRIO_PROCESS, 0);
+}
+
+static void test_policy(void)
+{
+	struct rec_prio p = { .base = 0, .light = 10, .cur = 10 };
+	uint64_t s = 1000000000ull;
+	CHECK_EQ_U(rec_prio_decide(&p, 1 * s, 1.0), 10);
+	CHECK_EQ_U(rec_prio_decide(&p, 2 * s, REC_PRIO_BUSY_PCT + 0.1), 0);
+	CHECK_EQ_U(p.boosts, 1);
+	p.cur = 0;
+	/* a calm window inside the hold keeps the start priority */
+	CHECK_EQ_U(rec_prio_decide(&p, 2 * s + REC_PRIO_HOLD_NS / 2, 0.5), 0);
+	CHECK_EQ_U(rec_prio_decide(&p, 2 * s + REC_PRIO_HOLD_NS, 0.5), 10);
+	p.cur = 10;
+	CHECK_EQ_U(rec_prio_decide(&p, 9 * s, 60.0), 0);
+	CHECK_EQ_U(p.boosts, 2);
+	struct rec_prio off = { .base = 3, .light = 3, .cur = 3 };
+	CHECK_EQ_U(rec_prio_decide(&off, s, 90.0), 3);
+	CHECK_EQ_U(off.boosts, 0);
+}
+
+static void spin_ms(unsigned ms)
+{
+	uint64_t end = mono_ns() + ms * 1000000ull;
+	volatile uint64_t x = 0;
+	while (mono_ns() < end)
+		x++;
+}
+
+static void test_live(void)
+{
+	struct rec_prio p;
+	char err[200] = "";
+	int base = cur_nice();
+	CHECK(rec_prio_init(&p, 10, mono_ns(), err, sizeof(err)) == 0, "init: %s", err);
+	CHECK_EQ_U(cur_nice(), base + 10);
+	/* idle window: stays niced */
+	usleep((REC_PRIO_WINDOW_NS + 50000000ull) / 1000);
+	CHECK(!rec_prio_tick(&p, mono_ns()), "no change while idle (%.1f %%)", p.last_pct);
+	CHECK_EQ_U(cur_nice(), base + 10);
+	/* busy window: back to the start priority */
+	spin_ms((unsigned)(REC_PRIO_WINDOW_NS / 1000000) + 50);
+	CHECK(rec_prio_tick(&p, mono_ns()), "change when busy (%.1f %%)", p.last_pct);
+	CHECK_EQ_U(cur_nice(), base);
+	CHECK_EQ_U(p.boosts, 1);
+	/* calm again: niced once the hold is over */
+	usleep((REC_PRIO_HOLD_NS + REC_PRIO_WINDOW_NS + 100000000ull) / 1000);
+	CHECK(rec_prio_tick(&p, mono_ns()), "change after the hold (%.1f %%)", p.last_pct);
+	CHECK_EQ_U(cur_nice(), base + 10);
+	setpriority(PRIO_PROCESS, 0, base);
+}
+
+/* Without CAP_SYS_NICE nprec must not nice itself: it could never come
+ * back under load. Checked in a child that drops the capability. */
+static void test_no_cap(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+		struct __user_cap_data_struct d[2];
+		if (syscall(SYS_capget, &h, d) < 0)
+			_exit(10);
+		d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+		d[CAP_SYS_NICE / 32].permitted &= ~(1u << (CAP_SYS_NICE % 32));
+		if (syscall(SYS_capset, &h, d) < 0)
+			_exit(11);
+		struct rlimit rl = { 0, 0 };
+		setrlimit(RLIMIT_NICE, &rl);
+		struct rec_prio p;
+		char err[200] = "";
+		int base = cur_nice();
+		int rc = rec_prio_init(&p, 10, mono_ns(), err, sizeof(err));
+		if (rc != 1) _exit(12);
+		if (cur_nice() != base) _exit(13);
+		if (!strstr(err, "CAP_SYS_NICE")) _exit(14);
+		_exit(0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork/wait");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exit %d", WEXITSTATUS(st));
+}
+
+int main(void)
+{
+	test_policy();
+	if (geteuid() == 0) {
+		test_live();
+		test_no_cap();
+	} else {
+		printf("# live checks need root: skipped\n");
+	}
+	return tap_done();
+}
