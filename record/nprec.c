@@ -322,8 +322,8 @@ static void rc_prio_update(struct rc_run *r, uint64_t now)
 {
 	if (!rec_prio_tick(&r->prio, now) || !r->cfg.verbose)
 		return;
-	fprintf(stderr, "%snprec: %.1f %% of a CPU: nice %d\n", r->progress_dirty ? "\n" : "",
-		r->prio.last_pct, r->prio.cur);
+	fprintf(stderr, "%snprec: %.1f %% of a CPU%s: nice %d\n", r->progress_dirty ? "\n" : "",
+		r->prio.last_pct, r->prio.last_late ? ", loop late" : "", r->prio.cur);
 	r->progress_dirty = false;
 }
 

@@ -28,7 +28,7 @@ int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, s
 	if (base == -1 && errno)
 		base = 0;
 	p->base = p->light = p->cur = base;
-	p->win_t0 = now;
+	p->win_t0 = p->last_tick = now;
 	p->win_cpu0 = rp_cpu_ns();
 	if (nice_delta <= 0 || base >= 19)
 		return 1;
@@ -66,13 +66,17 @@ int rec_prio_decide(struct rec_prio *p, uint64_t now, double cpu_pct)
 
 bool rec_prio_tick(struct rec_prio *p, uint64_t now)
 {
-	if (p->light == p->base || now < p->win_t0 + REC_PRIO_WINDOW_NS)
+	bool late = now > p->last_tick + REC_PRIO_LATE_NS;
+	p->last_tick = now;
+	if (p->light == p->base || (!late && now < p->win_t0 + REC_PRIO_WINDOW_NS))
 		return false;
 	uint64_t cpu = rp_cpu_ns();
-	double pct = 100.0 * (double)(cpu - p->win_cpu0) / (double)(now - p->win_t0);
+	double pct = now > p->win_t0 ? 100.0 * (double)(cpu - p->win_cpu0) / (double)(now - p->win_t0) : 0;
 	p->win_t0 = now;
 	p->win_cpu0 = cpu;
-	int want = rec_prio_decide(p, now, pct);
+	int want = rec_prio_decide(p, now, late ? 100.0 : pct);
+	p->last_pct = pct;
+	p->last_late = late;
 	if (want == p->cur || rp_set(want) < 0)
 		return false;
 	p->cur = want;

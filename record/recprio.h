@@ -23,15 +23,21 @@
 #define REC_PRIO_WINDOW_NS   1000000000ull
 #define REC_PRIO_BUSY_PCT    5.0
 #define REC_PRIO_HOLD_NS     2000000000ull
+/* A loop tick (20 ms) that comes this late means the niced recorder is
+ * not getting the CPU it needs, whatever share it managed to get: it is
+ * busy too. */
+#define REC_PRIO_LATE_NS     100000000ull
 
 struct rec_prio {
 	int base;                /* nice nprec was started with */
 	int light;               /* nice while light; == base: feature off */
 	int cur;                 /* nice in force */
 	uint64_t win_t0, win_cpu0;
+	uint64_t last_tick;
 	uint64_t hold_until;
 	uint64_t boosts;         /* light -> base switches */
-	double last_pct;         /* CPU share of the last full window */
+	double last_pct;         /* CPU share of the last window */
+	bool last_late;          /* the last change came from a late tick */
 };
 
 /* Applies the light priority (nice_delta above the start priority, 0 =
@@ -41,7 +47,7 @@ struct rec_prio {
  * light priority is in force, 1 when off. */
 int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, size_t errlen);
 
-/* Called every loop tick. Returns true when the priority changed
+/* Called every loop tick (a late tick counts as busy). Returns true when the priority changed
  * (p->cur says which). */
 bool rec_prio_tick(struct rec_prio *p, uint64_t now);
 

@@ -3,6 +3,7 @@
  * priority while it burns CPU, niced again once the hold has passed, and
  * left alone when it could not come back (CAP_SYS_NICE dropped). */
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/capability.h>
 #include <stdint.h>
 #include <string.h>
@@ -54,26 +55,44 @@ static void spin_ms(unsigned ms)
 		x++;
 }
 
+/* Runs nprec's loop for ms: a tick every 20 ms, sleeping or burning the
+ * CPU in between. Returns the number of priority changes. */
+static unsigned run_loop(struct rec_prio *p, unsigned ms, bool busy)
+{
+	unsigned changes = 0;
+	for (unsigned t = 0; t < ms; t += 20) {
+		if (busy)
+			spin_ms(20);
+		else
+			usleep(20000);
+		changes += rec_prio_tick(p, mono_ns());
+	}
+	return changes;
+}
+
 static void test_live(void)
 {
 	struct rec_prio p;
 	char err[200] = "";
+	unsigned win_ms = (unsigned)(REC_PRIO_WINDOW_NS / 1000000);
+	unsigned hold_ms = (unsigned)(REC_PRIO_HOLD_NS / 1000000);
 	int base = cur_nice();
 	CHECK(rec_prio_init(&p, 10, mono_ns(), err, sizeof(err)) == 0, "init: %s", err);
 	CHECK_EQ_U(cur_nice(), base + 10);
-	/* idle window: stays niced */
-	usleep((REC_PRIO_WINDOW_NS + 50000000ull) / 1000);
-	CHECK(!rec_prio_tick(&p, mono_ns()), "no change while idle (%.1f %%)", p.last_pct);
+	CHECK_EQ_U(run_loop(&p, win_ms + 200, false), 0);
 	CHECK_EQ_U(cur_nice(), base + 10);
-	/* busy window: back to the start priority */
-	spin_ms((unsigned)(REC_PRIO_WINDOW_NS / 1000000) + 50);
-	CHECK(rec_prio_tick(&p, mono_ns()), "change when busy (%.1f %%)", p.last_pct);
+	/* busy: back to the start priority */
+	CHECK(run_loop(&p, win_ms + 200, true) == 1, "one change when busy (%.1f %%)", p.last_pct);
 	CHECK_EQ_U(cur_nice(), base);
 	CHECK_EQ_U(p.boosts, 1);
 	/* calm again: niced once the hold is over */
-	usleep((REC_PRIO_HOLD_NS + REC_PRIO_WINDOW_NS + 100000000ull) / 1000);
-	CHECK(rec_prio_tick(&p, mono_ns()), "change after the hold (%.1f %%)", p.last_pct);
+	CHECK(run_loop(&p, hold_ms + 2 * win_ms + 200, false) == 1, "one change after the hold");
 	CHECK_EQ_U(cur_nice(), base + 10);
+	/* a loop starved of CPU (a tick far too late) counts as busy at once */
+	usleep((REC_PRIO_LATE_NS + 50000000ull) / 1000);
+	CHECK(rec_prio_tick(&p, mono_ns()) && p.last_late, "late tick");
+	CHECK_EQ_U(cur_nice(), base);
+	CHECK_EQ_U(p.boosts, 2);
 	setpriority(PRIO_PROCESS, 0, base);
 }
 
