@@ -47,7 +47,7 @@ TOOL_SRC    := $(wildcard tests/tools/*.c)
 
 objs = $(patsubst %.c,$(O)/$(1)/%.o,$(2))
 
-.PHONY: all analyze record deps test unit unit-asan fuzz fuzz-short e2e bench bench-record \
+.PHONY: all analyze record deps test unit unit-asan fuzz fuzz-short e2e bench bench-record bench-hookfloor \
         bench-analyze bench-patterns demo clean fixtures tools check-deps
 
 ifeq ($(HAVE_BPF),1)
@@ -200,6 +200,9 @@ bench: all
 	@bench/run_all.sh
 bench-record: all
 	@bench/record.sh
+# the cost of empty programs on nprec's default hooks (the floor; ~20 min)
+bench-hookfloor: all
+	@NP_BUILD=$(abspath $(O)) bench/hookfloor.sh
 bench-analyze: all
 	@bench/analyze.sh
 bench-patterns: all
