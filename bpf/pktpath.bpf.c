@@ -252,6 +252,31 @@ static __always_inline __u64 pk_flow_key(const struct pk_event *ev)
 	return ((__u64)h << 32) | p;
 }
 
+/* --per-flow-cap: true when this event still fits in its flow's
+ * one-second budget. A flow's packets are seen on several CPUs at once
+ * (the sender's and the softirq's), so the first state is created with
+ * NOEXIST and the count is taken atomically: a plain ++ lost increments
+ * and let more than the cap through. A window that expires on two CPUs at
+ * once can still admit a few extra events, at most one per CPU. */
+static __always_inline bool pk_cap_admit(const struct pk_event *ev)
+{
+	__u64 fk = pk_flow_key(ev);
+	struct pk_cap_state *st = bpf_map_lookup_elem(&pk_caps, &fk);
+	if (!st) {
+		struct pk_cap_state ns = { .win_start = ev->ts, .count = 1 };
+		if (bpf_map_update_elem(&pk_caps, &fk, &ns, BPF_NOEXIST) == 0)
+			return true;
+		st = bpf_map_lookup_elem(&pk_caps, &fk);
+		if (!st)
+			return false;
+	}
+	if (ev->ts - st->win_start >= 1000000000ull) {
+		st->win_start = ev->ts;
+		st->count = 0;
+	}
+	return __sync_fetch_and_add(&st->count, 1) < per_flow_cap;
+}
+
 /* Sampling, per-flow cap, ring buffer: the common tail of every hook. */
 static __always_inline void pk_emit(struct pk_event *ev, __u8 hook)
 {
@@ -276,19 +301,9 @@ static __always_inline void pk_emit(struct pk_event *ev, __u8 hook)
 	ev->hook = hook;
 	ev->ts = bpf_ktime_get_ns();
 	ev->cpu = bpf_get_smp_processor_id();
-	if (per_flow_cap) {
-		__u64 fk = pk_flow_key(ev);
-		struct pk_cap_state *st = bpf_map_lookup_elem(&pk_caps, &fk);
-		if (!st) {
-			struct pk_cap_state ns = { .win_start = ev->ts, .count = 1 };
-			bpf_map_update_elem(&pk_caps, &fk, &ns, BPF_ANY);
-		} else if (ev->ts - st->win_start >= 1000000000ull) {
-			st->win_start = ev->ts;
-			st->count = 1;
-		} else if (++st->count > per_flow_cap) {
-			c->capped++;
-			return;
-		}
+	if (per_flow_cap && !pk_cap_admit(ev)) {
+		c->capped++;
+		return;
 	}
 	if (bpf_ringbuf_output(&pk_events, ev, sizeof(*ev), 0)) {
 		c->lost++;
