@@ -26,10 +26,23 @@ const struct btf *rc_vmlinux_btf(void)
 
 const char *rc_btf_enum_name(const char *ename, long long val, const char *strip_prefix)
 {
+	/* btf__find_by_name_kind scans all of vmlinux's ~100k types with a
+	 * strcmp each: called per drop record and interval it was most of
+	 * nprec's own CPU under lossy bulk TCP. One enum is asked for in
+	 * practice, so one remembered lookup is enough. */
+	static char cached_name[64];
+	static int cached_id = -1;
 	const struct btf *btf = rc_vmlinux_btf();
 	if (!btf)
 		return NULL;
-	int id = btf__find_by_name_kind(btf, ename, BTF_KIND_ENUM);
+	int id = cached_id;
+	if (id < 0 || strcmp(cached_name, ename) != 0) {
+		id = btf__find_by_name_kind(btf, ename, BTF_KIND_ENUM);
+		if (id >= 0 && strlen(ename) < sizeof(cached_name)) {
+			strcpy(cached_name, ename);
+			cached_id = id;
+		}
+	}
 	if (id < 0)
 		return NULL;
 	const struct btf_type *t = btf__type_by_id(btf, id);
