@@ -10,7 +10,9 @@
  *    is switched out (parked in task storage, created only then), and
  *    restarts on the CPU the task comes back on (netto §4.2), so every ns
  *    lands on the CPU that spent it;
- *  - a perf_event program samples the kernel stack while NET_RX runs.
+ *  - the kernel stack is sampled while NET_RX runs, on the scheduler tick
+ *    (hrtimer_expire_entry of the tick's hrtimer) or on a perf_event
+ *    cpu-clock timer (--sample-hz N).
  * All counters are per-CPU and monotonic; user space stores differences.
  * docs/NETCPU.md explains why this shape is the cheap one. */
 #include "vmlinux.h"
@@ -391,8 +393,17 @@ int BPF_PROG(nc_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
-SEC("perf_event")
-int nc_sample(struct bpf_perf_event_data *ctx)
+/* Address of the scheduler tick's hrtimer function (tick_nohz_handler,
+ * tick_sched_timer on older kernels), from /proc/kallsyms; 0 = no tick
+ * source (nc_tick is then not loaded). */
+const volatile __u64 nc_tick_fn = 0;
+
+/* One sample of this CPU: counted always, its kernel stack taken and
+ * counted when NET_RX runs. Shared by both sampling sources; ctx is the
+ * program's context, which bpf_get_stackid walks from (the interrupted
+ * context for perf_event, the tracepoint's own frames for tp_btf, stripped
+ * in user space: record/netrxcat.c nc_strip_irq). */
+static __always_inline int nc_sample_body(void *ctx)
 {
 	struct nc_cpu *c = nc_this_cpu();
 	struct nc_stack_key key = {};
@@ -424,4 +435,25 @@ int nc_sample(struct bpf_perf_event_data *ctx)
 			c->stack_lost++;
 	}
 	return 0;
+}
+
+/* Sampling source "cpu-clock": a perf_event timer per CPU at --sample-hz N.
+ * Exact rate, idle CPUs sampled too, but every sample is an extra timer
+ * interrupt (docs/NETCPU.md: expensive in a VM). */
+SEC("perf_event")
+int nc_sample(struct bpf_perf_event_data *ctx)
+{
+	return nc_sample_body(ctx);
+}
+
+/* Sampling source "tick" (default): rides the scheduler tick the kernel
+ * takes anyway, HZ times a second on a busy CPU, no extra interrupt. Every
+ * other hrtimer expiry (TCP pacing, hrtimer sleeps, ...) only pays the
+ * compare. */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(nc_tick, struct hrtimer *timer, ktime_t *now)
+{
+	if ((__u64)timer->function != nc_tick_fn)
+		return 0;
+	return nc_sample_body(ctx);
 }

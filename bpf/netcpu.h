@@ -32,7 +32,7 @@ struct nc_cpu {
 	__u64 sirq_ts;              /* entry ts of the running softirq, 0 if none */
 	__u32 sirq_vec;
 	__u32 pad0;
-	__u64 samples;              /* perf_event samples seen on this CPU */
+	__u64 samples;              /* samples (tick or cpu-clock) seen on this CPU */
 	__u64 samples_netrx;        /* ... of which inside NET_RX */
 	__u64 stack_lost;           /* bpf_get_stackid / count update failures */
 	__u64 nested_ns;            /* NET_RX/TX ns taken out of socket ops */

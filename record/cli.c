@@ -20,7 +20,8 @@ void rec_config_defaults(struct rec_config *c)
 	c->interval_ns = 1000000000ull;
 	c->zstd_level = 3;
 	c->netns_fd = -1;
-	c->sample_hz = 1000;
+	c->sample_tick = true;
+	c->sample_hz = REC_TICK_FALLBACK_HZ;
 	c->nice = 10;
 	c->sample_n = 1;
 	c->cgroup_root = "/sys/fs/cgroup";
@@ -262,7 +263,9 @@ void rc_cli_usage(FILE *f)
 "      --cgroup PATH        only this cgroup (v2 path, relative to the cgroup root)\n"
 "      --netns NAME|PATH    only this network namespace (/var/run/netns/NAME)\n"
 "families:\n"
-"      --sample-hz N        NET_RX stack sampling frequency (default 1000, 0 = off)\n"
+"      --sample-hz tick|N|0 NET_RX stack sampling: on the scheduler tick (default, HZ\n"
+"                           per busy CPU, no extra interrupt), a cpu-clock timer at N Hz\n"
+"                           per CPU, or off\n"
 "      --redact-paths       store only HTTP method and a hash of the path\n"
 "      --no-flows --no-txn --no-netcpu --no-threads\n"
 "packet paths, host stack, clock sync:\n"
@@ -312,7 +315,13 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_CGROUP: c->cgroup_path = a; return 0;
 	case OPT_NETNS: c->netns = a; return 0;
 	case OPT_SAMPLE_HZ:
+		if (a && strcmp(a, "tick") == 0) {
+			c->sample_tick = true;
+			c->sample_hz = REC_TICK_FALLBACK_HZ;
+			return 0;
+		}
 		if (rc_parse_uint(a, 100000, &u)) return -1;
+		c->sample_tick = false;
 		c->sample_hz = (unsigned)u; return 0;
 	case OPT_REDACT: c->redact_paths = true; return 0;
 	case OPT_FSYNC: c->fsync = true; return 0;

@@ -9,6 +9,7 @@
 
 #define REC_MAX_IFACES   16
 #define REC_MAX_FILTERS  16
+#define REC_TICK_FALLBACK_HZ 250   /* cpu-clock rate when the tick source fails */
 
 struct rec_addr {             /* --host ADDR (v4 stored as v4-mapped v6) */
 	struct in6_addr addr;
@@ -44,7 +45,12 @@ struct rec_config {
 	int netns_fd;                 /*   open fd of that netns, -1 if none */
 
 	/* families (issue 3) */
-	unsigned sample_hz;           /* --sample-hz N, NET_RX stack sampling, default 1000, 0 off */
+	/* --sample-hz tick|N|0, NET_RX stack sampling (docs/NETCPU.md):
+	 * tick (default): on the scheduler tick, no extra interrupt; sample_hz
+	 * is then the cpu-clock rate used if the tick hook is unavailable.
+	 * N: a perf_event cpu-clock timer at N Hz per CPU. 0: off. */
+	bool sample_tick;
+	unsigned sample_hz;
 	bool redact_paths;            /* --redact-paths */
 	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
 

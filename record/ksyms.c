@@ -143,3 +143,11 @@ const char *nc_ksyms_lookup(const struct nc_ksyms *k, uint64_t ip, uint64_t *sta
 		*start = k->syms[lo].addr;
 	return k->names + k->syms[lo].name_off;
 }
+
+uint64_t nc_ksyms_addr(const struct nc_ksyms *k, const char *name)
+{
+	for (size_t i = 0; k && name && i < k->n; i++)
+		if (strcmp(k->names + k->syms[i].name_off, name) == 0)
+			return k->syms[i].addr;
+	return 0;
+}

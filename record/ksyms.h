@@ -21,4 +21,8 @@ size_t nc_ksyms_count(const struct nc_ksyms *k);
  * symbol address. */
 const char *nc_ksyms_lookup(const struct nc_ksyms *k, uint64_t ip, uint64_t *start);
 
+/* Address of the text symbol called name (exact, first alias kept at
+ * load), 0 when absent. A linear scan: for the few look-ups at start. */
+uint64_t nc_ksyms_addr(const struct nc_ksyms *k, const char *name);
+
 #endif

@@ -4,6 +4,8 @@
  * method, docs/records/netcpu-threads.md the bodies. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/utsname.h>
+#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +35,16 @@
 
 static const char *const nc_class_key[NC_CLASS_MAX] = { "netrx", "nettx", "send", "recv" };
 
+enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK };
+
+static const char *const nc_source_name[] = { "off", "tick", "cpu-clock" };
+
+/* The scheduler tick's hrtimer function, newest kernels first. */
+static const char *const nc_tick_syms[] = { "tick_nohz_handler", "tick_sched_timer" };
+
+#define NC_TICK_PROBE "tp_btf/hrtimer_expire_entry"
+#define NC_CLOCK_PROBE "perf_event/cpu-clock"
+
 struct nc_top {
 	uint64_t samples;
 	int32_t stackid;
@@ -46,8 +58,12 @@ struct nc_state {
 	struct nc_cpu *cur, *prev;       /* per-CPU values, ncpu each */
 	int *perf_fds;
 	struct bpf_link **perf_links;
-	unsigned sample_hz;
+	enum nc_source src;              /* sampling source in use */
+	unsigned sample_hz;              /* cpu-clock rate */
+	unsigned kernel_hz;              /* CONFIG_HZ, 0 if unreadable */
+	uint64_t tick_fn;                /* the tick's hrtimer function */
 	bool sampling;
+	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
 	struct nc_ksyms *ksyms;
 	struct nc_rapl rapl;
 	bool have_rapl;
@@ -140,6 +156,9 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		return NULL;
 	s->ncpu = libbpf_num_possible_cpus();
 	s->sample_hz = cfg->sample_hz;
+	s->src = cfg->sample_tick ? NC_SRC_TICK : cfg->sample_hz ? NC_SRC_CLOCK : NC_SRC_OFF;
+	if (s->src == NC_SRC_TICK && !s->sample_hz)
+		s->sample_hz = REC_TICK_FALLBACK_HZ;
 	if (s->ncpu > 0) {
 		s->cur = calloc(s->ncpu, sizeof(struct nc_cpu));
 		s->prev = calloc(s->ncpu, sizeof(struct nc_cpu));
@@ -224,28 +243,105 @@ static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
 	return sirq;
 }
 
-static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
+/* CONFIG_HZ from the kernel's config (/proc/config.gz, else
+ * /boot/config-RELEASE; gzread reads plain files too), 0 if unreadable:
+ * the tick source's rate on a busy CPU. */
+static unsigned nc_kernel_hz(void)
 {
-	const char *probe = "perf_event/cpu-clock";
+	struct utsname u;
+	char path[300], line[256];
+	unsigned hz = 0;
+	gzFile f = gzopen("/proc/config.gz", "r");
+	if (!f && uname(&u) == 0) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		f = gzopen(path, "r");
+	}
+	if (!f)
+		return 0;
+	while (!hz && gzgets(f, line, sizeof(line)))
+		if (sscanf(line, "CONFIG_HZ=%u", &hz) != 1)
+			hz = 0;
+	gzclose(f);
+	return hz;
+}
+
+/* Switches the sampling source to the cpu-clock timer (the tick source
+ * cannot be used) and says why on the tick probe. */
+static void nc_tick_fallback(struct rec_ctx *ctx, struct nc_state *s, enum rec_probe_state st,
+			     const char *why)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%.200s; cpu-clock at %u Hz instead", why, s->sample_hz);
+	rec_probe(ctx, "netcpu", NC_TICK_PROBE, st, msg);
+	s->src = NC_SRC_CLOCK;
+}
+
+/* Before load: kallsyms (stack symbols; the tick source also needs the
+ * address of the tick's hrtimer function for its rodata). */
+static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
+{
 	char why[200];
-	if (!s->sample_hz) {
-		rec_probe(ctx, "netcpu", probe, REC_PROBE_SKIPPED, "--sample-hz 0");
+	if (s->src == NC_SRC_OFF)
 		return;
-	}
-	if (!sirq) {
-		rec_probe(ctx, "netcpu", probe, REC_PROBE_SKIPPED, "needs the softirq tracepoints");
-		return;
-	}
-	if (nc_attach_sampler(s, why, sizeof(why)) == 0) {
-		rec_probe(ctx, "netcpu", probe, REC_PROBE_FAILED, why);
-		return;
-	}
-	snprintf(why, sizeof(why), "%u Hz", s->sample_hz);
-	rec_probe(ctx, "netcpu", probe, REC_PROBE_ATTACHED, why);
 	int rc = nc_ksyms_load(&s->ksyms, "/proc/kallsyms");
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved", strerror(-rc));
 		rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
+	}
+	if (s->src != NC_SRC_TICK)
+		return;
+	for (size_t i = 0; !s->tick_fn && i < sizeof(nc_tick_syms) / sizeof(nc_tick_syms[0]); i++)
+		s->tick_fn = nc_ksyms_addr(s->ksyms, nc_tick_syms[i]);
+	if (!s->tick_fn)
+		nc_tick_fallback(ctx, s, REC_PROBE_SKIPPED,
+				 rc < 0 ? "no /proc/kallsyms for the tick's hrtimer function"
+					: "neither tick_nohz_handler nor tick_sched_timer in /proc/kallsyms");
+	s->kernel_hz = nc_kernel_hz();
+}
+
+/* Attaches the tick program (loaded only for the tick source). False when
+ * it does not attach: the caller reloads for the cpu-clock source. */
+static bool nc_attach_tick(struct rec_ctx *ctx, struct nc_state *s)
+{
+	struct netcpu_bpf *k = s->skel;
+	char why[200];
+	k->links.nc_tick = bpf_program__attach(k->progs.nc_tick);
+	if (!k->links.nc_tick) {
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		nc_tick_fallback(ctx, s, REC_PROBE_FAILED, why);
+		return false;
+	}
+	return true;
+}
+
+/* After the tracepoints: the sampling source attached, or why not. The
+ * tick program is already attached (nc_attach_tick). */
+static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
+{
+	struct netcpu_bpf *k = s->skel;
+	char why[200];
+	if (s->src == NC_SRC_OFF || !sirq) {
+		const char *r = s->src == NC_SRC_OFF ? "--sample-hz 0" : "needs the softirq tracepoints";
+		bpf_link__destroy(k->links.nc_tick);
+		k->links.nc_tick = NULL;
+		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, r);
+		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, r);
+		return;
+	}
+	if (s->src == NC_SRC_TICK) {
+		snprintf(why, sizeof(why), "scheduler tick (hrtimer function at 0x%llx), HZ %u",
+			 (unsigned long long)s->tick_fn, s->kernel_hz);
+		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_ATTACHED, why);
+		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, "tick source used");
+	} else {
+		if (nc_attach_sampler(s, why, sizeof(why)) == 0) {
+			rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_FAILED, why);
+			return;
+		}
+		snprintf(why, sizeof(why), "%u Hz", s->sample_hz);
+		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_ATTACHED, why);
+		if (!ctx->cfg->sample_tick)   /* else nc_tick_fallback said why */
+			rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, "--sample-hz N");
 	}
 	s->sampling = true;
 }
@@ -275,10 +371,51 @@ static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool sys_tp
 	if (!s->skel)
 		return -ENOMEM;
 	RC_FILTER_SET(s->skel->rodata, cfg);
-	if (!s->sample_hz)
-		bpf_program__set_autoload(s->skel->progs.nc_sample, false);
+	/* only the sampling source in use is loaded */
+	s->skel->rodata->nc_tick_fn = s->tick_fn;
+	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
+	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	nc_sys_tps_autoload(s->skel, sys_tps);
+	s->sys_tps_loaded = sys_tps;
 	return netcpu_bpf__load(s->skel);
+}
+
+static bool nc_retryable(int rc)
+{
+	return rc && rc != -EPERM && rc != -ENOMEM;
+}
+
+/* Loads the object, trying in order: the sampling source asked for with
+ * the per-syscall tracepoints; the same with tp_btf/sys_enter instead of
+ * those (a kernel without syscall tracepoints); then both again with the
+ * cpu-clock program instead of the tick one (a kernel whose
+ * hrtimer_expire_entry or struct hrtimer does not fit). 0 or -errno. */
+static int nc_load_any(struct rec_ctx *ctx, struct nc_state *s, const struct rec_config *cfg)
+{
+	const enum nc_source want = s->src;
+	int rc = 0, tick_rc = 0;
+	char why[200];
+	for (int i = 0; i < 4; i++) {
+		bool tick = i < 2, sys_tps = (i & 1) == 0;
+		if (!tick && want != NC_SRC_TICK)
+			break;                   /* no tick source to fall back from */
+		s->src = tick ? want : NC_SRC_CLOCK;
+		rc = nc_load(s, cfg, sys_tps);
+		if (rc && s->src == NC_SRC_TICK)
+			tick_rc = rc;
+		if (!nc_retryable(rc))
+			break;
+	}
+	if (rc)
+		return rc;
+	if (want == NC_SRC_TICK && s->src != NC_SRC_TICK) {
+		snprintf(why, sizeof(why), "does not load here: %s", strerror(-tick_rc));
+		nc_tick_fallback(ctx, s, REC_PROBE_FAILED, why);
+	}
+	if (!s->sys_tps_loaded)   /* e.g. a kernel without syscall tracepoints */
+		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>",
+			  REC_PROBE_SKIPPED, "do not load here; tp_btf/sys_enter used");
+	return 0;
 }
 
 static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
@@ -291,13 +428,10 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	struct nc_state *s = nc_alloc(cfg);
 	if (!s)
 		return -ENOMEM;
-	int rc = nc_load(s, cfg, true);
-	if (rc && rc != -EPERM && rc != -ENOMEM) {
-		/* e.g. a kernel without syscall tracepoints: raw_syscalls only */
-		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>",
-			  REC_PROBE_SKIPPED, "do not load here; tp_btf/sys_enter used");
-		rc = nc_load(s, cfg, false);
-	}
+	nc_prepare_sampler(ctx, s);
+	int rc = nc_load_any(ctx, s, cfg);
+	if (!rc && s->src == NC_SRC_TICK && !nc_attach_tick(ctx, s))
+		rc = nc_load_any(ctx, s, cfg);      /* now with the cpu-clock program */
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object netcpu: %s", strerror(-rc));
 		rec_probe(ctx, "netcpu", "load", REC_PROBE_FAILED, err);
@@ -438,6 +572,8 @@ static void nc_classify(struct nc_state *s, size_t nk, const uint64_t *cnt, stru
 			t.samples += cnt[j++];
 		__u32 id = (__u32)t.stackid;
 		bool ok = bpf_map__lookup_elem(sm, &id, sizeof(id), t.ips, sizeof(t.ips), 0) == 0;
+		if (ok && s->ksyms && s->src == NC_SRC_TICK)
+			nc_strip_irq_frames(s->ksyms, t.ips, NC_STACK_DEPTH);
 		if (ok && s->ksyms) {
 			t.cat = nc_cat_of_stack(s->ksyms, t.ips, NC_STACK_DEPTH, NULL);
 			for (size_t x = i; x < j; x++)
@@ -500,9 +636,11 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	size_t nk = nc_take_counts(s, cnt);
 	nc_classify(s, nk, cnt, sum);
 
-	uint64_t samples = 0, netrx = 0, lost = 0, est[NC_CAT_MAX] = { 0 };
+	uint64_t samples = 0, netrx = 0, lost = 0, est[NC_CAT_MAX] = { 0 }, busiest = 0;
 	for (int c = 0; c < s->ncpu; c++) {
-		samples += s->cur[c].samples - s->prev[c].samples;
+		uint64_t d = s->cur[c].samples - s->prev[c].samples;
+		samples += d;
+		busiest = d > busiest ? d : busiest;
 		netrx += s->cur[c].samples_netrx - s->prev[c].samples_netrx;
 		lost += s->cur[c].stack_lost - s->prev[c].stack_lost;
 		uint64_t *row = &s->cpu_cat[c * NC_CAT_MAX], rsum = 0;
@@ -515,10 +653,16 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	s->lost += lost;
 
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETRX_STACKS, NC_REC_VERSION);
-	msgpack_pack_map(pk, 15);
+	/* per-CPU rate: observed on the busiest CPU (an idle CPU's tick
+	 * stops); hz is the nominal rate, the kernel's HZ for the tick */
+	uint64_t observed = t1 > t0 ? (uint64_t)((double)busiest * 1e9 / (double)(t1 - t0) + 0.5) : 0;
+	uint64_t hz = s->src == NC_SRC_CLOCK ? s->sample_hz : s->kernel_hz ? s->kernel_hz : observed;
+	msgpack_pack_map(pk, 17);
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
-	np_pack_kv_u64(pk, "hz", s->sample_hz);
+	np_pack_kv_str(pk, "source", nc_source_name[s->src]);
+	np_pack_kv_u64(pk, "hz", hz);
+	np_pack_kv_u64(pk, "hz_observed", observed);
 	np_pack_kv_u64(pk, "samples", samples);
 	np_pack_kv_u64(pk, "samples_netrx", netrx);
 	np_pack_kv_u64(pk, "lost", lost);

@@ -140,3 +140,27 @@ int nc_cat_of_stack(const struct nc_ksyms *k, const uint64_t *ips, size_t n, con
 	}
 	return NC_CAT_OTHER;
 }
+
+/* x86 interrupt entry points: the frame above them in a stack is the
+ * interrupted context (entry_64.S / idtentry.h; the tick arrives by the
+ * local APIC timer vector, a broadcast tick by a device interrupt). */
+static bool nc_is_irq_entry(const char *name)
+{
+	if (!name)
+		return false;
+	size_t n = strcspn(name, ".");
+	return nc_pat_match("asm_sysvec_*", name, n) || nc_pat_match("asm_common_interrupt", name, n);
+}
+
+size_t nc_strip_irq_frames(const struct nc_ksyms *k, uint64_t *ips, size_t n)
+{
+	size_t i = 0;
+	while (i < n && ips[i] && !nc_is_irq_entry(nc_ksyms_lookup(k, ips[i], NULL)))
+		i++;
+	if (i == n || !ips[i])
+		return 0;
+	size_t cut = i + 1;
+	memmove(ips, ips + cut, (n - cut) * sizeof(*ips));
+	memset(ips + (n - cut), 0, cut * sizeof(*ips));
+	return cut;
+}

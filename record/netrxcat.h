@@ -37,4 +37,13 @@ int nc_cat_of_symbol(const char *name);
  * resolved name. */
 int nc_cat_of_stack(const struct nc_ksyms *k, const uint64_t *ips, size_t n, const char **leaf);
 
+/* A stack taken by the tick source (tp_btf/hrtimer_expire_entry) starts
+ * with the timer interrupt's own frames (the BPF trampoline, the hrtimer
+ * code, the interrupt entry) above the interrupted context. Cuts ips[]
+ * after the innermost interrupt entry frame (asm_sysvec_*,
+ * asm_common_interrupt), so ips[0] becomes the interrupted IP as in a
+ * perf_event sample; zero-fills the tail. Returns the frames removed, 0
+ * (stack unchanged) when no such frame resolves. */
+size_t nc_strip_irq_frames(const struct nc_ksyms *k, uint64_t *ips, size_t n);
+
 #endif

@@ -117,7 +117,7 @@ static void rc_config_pack(msgpack_packer *pk, const struct rec_config *c)
 	for (unsigned i = 0; i < c->nifaces; i++) ifaces[i] = c->ifaces[i];
 	for (unsigned i = 0; i < c->nports; i++) ports[i] = c->ports[i];
 
-	msgpack_pack_map(pk, 39);
+	msgpack_pack_map(pk, 40);
 	np_pack_kv_str(pk, "output", c->output);
 	np_pack_kv_u64(pk, "duration_ns", c->duration_ns);
 	np_pack_kv_u64(pk, "interval_ns", c->interval_ns);
@@ -139,7 +139,12 @@ static void rc_config_pack(msgpack_packer *pk, const struct rec_config *c)
 	np_pack_kv_u64(pk, "cgroup_id", c->cgroup_id);
 	np_pack_kv_str(pk, "netns", c->netns);
 	np_pack_kv_u64(pk, "netns_ino", c->netns_ino);
+	/* sample_source as configured ("tick" | "cpu-clock" | "off"); with
+	 * tick, sample_hz is the cpu-clock fallback rate. What was used is in
+	 * the probe list and in every NETRX_STACKS record (source, hz). */
 	np_pack_kv_u64(pk, "sample_hz", c->sample_hz);
+	np_pack_kv_str(pk, "sample_source",
+		       c->sample_tick ? "tick" : c->sample_hz ? "cpu-clock" : "off");
 	np_pack_kv_bool(pk, "redact_paths", c->redact_paths);
 	np_pack_kv_bool(pk, "flows", !c->no_flows);
 	np_pack_kv_bool(pk, "txn", !c->no_txn);

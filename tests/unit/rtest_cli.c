@@ -73,7 +73,9 @@ static void test_defaults(void)
 	char *av[] = { "nprec", "-o", "x.npr", NULL };
 	CHECK(parse(&c, err, 3, av) == RC_CLI_RUN, "%s", err);
 	CHECK_EQ_U(c.interval_ns, 1000000000ull);
-	CHECK_EQ_U(c.sample_hz, 1000);
+	/* NET_RX sampling on the scheduler tick; cpu-clock fallback rate */
+	CHECK(c.sample_tick, "tick source by default");
+	CHECK_EQ_U(c.sample_hz, REC_TICK_FALLBACK_HZ);
 	CHECK_EQ_U(c.nice, 10);
 	CHECK_EQ_U(c.sample_n, 1);
 	CHECK_EQ_U(c.zstd_level, 3);
@@ -109,7 +111,7 @@ static void test_all_options(void)
 	CHECK(c.hosts[1].addr.s6_addr[0] == 0xfe && c.hosts[1].addr.s6_addr[15] == 1, "v6");
 	CHECK(c.npids == 1 && c.pids[0] == 42, "pid");
 	CHECK(!strcmp(c.cgroup_path, "system.slice") && !strcmp(c.netns, "blue"), "cgroup, netns");
-	CHECK(c.sample_hz == 0 && c.redact_paths && c.quiet && c.verbose && c.fsync, "flags");
+	CHECK(c.sample_hz == 0 && !c.sample_tick && c.redact_paths && c.quiet && c.verbose && c.fsync, "flags");
 	CHECK_EQ_U(c.zstd_level, 9);
 	CHECK_EQ_U(c.max_size, 1ull << 30);
 	CHECK(c.rotate_size == 64ull << 20 && c.rotate_count == 5, "rotate");
@@ -124,6 +126,24 @@ static void test_all_options(void)
 	CHECK(c.sync_listen_port == 7777 && c.nsync_peers == 1 && !strcmp(c.sync_peers[0], "10.0.0.2:7777"), "sync");
 	CHECK(c.test_clock_shift_ns == -3000000, "shift %lld", (long long)c.test_clock_shift_ns);
 	CHECK(c.no_txn && c.no_flows && c.no_netcpu && c.no_threads, "no-families");
+}
+
+/* --sample-hz tick|N|0: the last one given wins */
+static void test_sample_hz(void)
+{
+	struct rec_config c;
+	char err[256];
+	CHECK(PARSE(&c, err, "-o", "x", "--sample-hz", "1000") == RC_CLI_RUN, "%s", err);
+	CHECK(!c.sample_tick && c.sample_hz == 1000, "N: cpu-clock at N Hz");
+	CHECK(PARSE(&c, err, "-o", "x", "--sample-hz", "1000", "--sample-hz", "tick") == RC_CLI_RUN,
+	      "%s", err);
+	CHECK(c.sample_tick && c.sample_hz == REC_TICK_FALLBACK_HZ, "tick after N");
+	CHECK(PARSE(&c, err, "-o", "x", "--sample-hz", "tick", "--sample-hz", "0") == RC_CLI_RUN,
+	      "%s", err);
+	CHECK(!c.sample_tick && c.sample_hz == 0, "0: off");
+	CHECK(PARSE(&c, err, "-o", "x", "--sample-hz", "Tick") == RC_CLI_ERROR, "case matters");
+	CHECK(PARSE(&c, err, "-o", "x", "--sample-hz", "ticks") == RC_CLI_ERROR, "ticks");
+	CHECK(PARSE(&c, err, "-o", "x", "--sample-hz", "100001") == RC_CLI_ERROR, "too fast");
 }
 
 static void test_flight_and_shift(void)
@@ -199,6 +219,7 @@ int main(void)
 	test_sample();
 	test_defaults();
 	test_all_options();
+	test_sample_hz();
 	test_flight_and_shift();
 	test_errors();
 	test_actions();

@@ -224,6 +224,8 @@ struct netcpu_rec {
 	int stacks_found;
 	uint64_t samples_netrx, unresolved, lost, cat_sum;
 	uint64_t cat_tcp_ip;
+	uint64_t hz, hz_observed;
+	char source[16];
 };
 
 static const char *cls[4] = { "netrx", "nettx", "send", "recv" };
@@ -231,6 +233,9 @@ static const char *cls[4] = { "netrx", "nettx", "send", "recv" };
 static void parse_stacks(const msgpack_object *body, struct netcpu_rec *r)
 {
 	r->stacks_found = 1;
+	np_get_strbuf(body, "source", r->source, sizeof(r->source));
+	np_get_u64(body, "hz", &r->hz);
+	np_get_u64(body, "hz_observed", &r->hz_observed);
 	np_get_u64(body, "samples_netrx", &r->samples_netrx);
 	np_get_u64(body, "unresolved", &r->unresolved);
 	np_get_u64(body, "lost", &r->lost);
@@ -298,6 +303,72 @@ static uint64_t col_sum(const uint64_t *v, size_t n)
 	return s;
 }
 
+static enum rec_probe_state probe_state(const struct rec_ctx *ctx, const char *probe)
+{
+	for (unsigned i = 0; i < ctx->nprobes; i++)
+		if (!strcmp(ctx->probes[i].probe, probe))
+			return ctx->probes[i].st;
+	return (enum rec_probe_state)-1;
+}
+
+/* The default source, the scheduler tick: NET_RX samples of loopback
+ * traffic land in tcp/ip once the interrupt frames are stripped, as with
+ * the cpu-clock timer. At HZ 250 one transfer may take no tick inside
+ * NET_RX: transfers repeat (a bounded count, no time limit) until one did. */
+#define TICK_ROUNDS 40
+static void tick_run(void)
+{
+	struct rec_config cfg;
+	rec_config_defaults(&cfg);
+	cfg.pids[0] = (uint32_t)getpid();
+	cfg.npids = 1;
+	struct rec_ctx ctx = { .cfg = &cfg };
+	void *st = NULL;
+	char err[256] = "";
+	CHECK(cfg.sample_tick, "tick is the default source");
+	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
+	CHECK(rc == 0, "open (tick): %d %s", rc, err);
+	if (rc != 0)
+		return;
+	CHECK(probe_state(&ctx, "tp_btf/hrtimer_expire_entry") == REC_PROBE_ATTACHED, "tick attached");
+	CHECK(probe_state(&ctx, "perf_event/cpu-clock") == REC_PROBE_SKIPPED, "no cpu-clock timer");
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	struct netcpu_rec r;
+	uint64_t netrx = 0, tcp_ip = 0, cat = 0, unres = 0, samples_hz = 0;
+	char source[16] = "";
+	int rounds = 0;
+	pin();
+	while (rounds < TICK_ROUNDS && (netrx == 0 || tcp_ip == 0)) {
+		np_recbuf_reset(&rb);
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+		transfer();
+		rec_family_netcpu.snapshot(st, &ctx, &rb, t0, now_ns(CLOCK_MONOTONIC));
+		parse(&rb, &r);
+		rounds++;
+		netrx += r.samples_netrx;
+		tcp_ip += r.cat_tcp_ip;
+		cat += r.cat_sum;
+		unres += r.unresolved;
+		samples_hz = r.hz;
+		snprintf(source, sizeof(source), "%s", r.source);
+		rec_free(&r);
+	}
+	CHECK(!strcmp(source, "tick"), "source %s", source);
+	CHECK(samples_hz > 0, "hz 0");
+	CHECK(netrx > 0, "no tick inside NET_RX in %d transfers", rounds);
+	CHECK(tcp_ip > 0, "no tcp/ip tick samples in loopback NET_RX (%llu samples)",
+	      (unsigned long long)netrx);
+	CHECK(cat + unres <= netrx + 5, "categorised %llu + %llu > %llu", (unsigned long long)cat,
+	      (unsigned long long)unres, (unsigned long long)netrx);
+	fprintf(stderr, "  tick: %d transfers, hz %llu, netrx samples %llu, classified %llu "
+		"(tcp+ip %llu)\n", rounds, (unsigned long long)samples_hz, (unsigned long long)netrx,
+		(unsigned long long)cat, (unsigned long long)tcp_ip);
+	np_recbuf_free(&rb);
+	rec_family_netcpu.close(st);
+	rc_probes_free(&ctx);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -310,6 +381,7 @@ int main(void)
 	rec_config_defaults(&cfg);
 	cfg.pids[0] = (uint32_t)getpid();
 	cfg.npids = 1;
+	cfg.sample_tick = false;       /* the exact cpu-clock timer; tick source: tick_run() */
 	cfg.sample_hz = 1000;
 	struct rec_ctx ctx = { .cfg = &cfg };
 	void *st = NULL;
@@ -370,6 +442,8 @@ int main(void)
 	      (unsigned long long)r.cat_sum, (unsigned long long)r.unresolved,
 	      (unsigned long long)r.samples_netrx);
 	CHECK(r.cat_tcp_ip > 0, "no tcp/ip samples in loopback NET_RX");
+	CHECK(!strcmp(r.source, "cpu-clock") && r.hz == 1000, "source %s hz %llu", r.source,
+	      (unsigned long long)r.hz);
 	fprintf(stderr, "  stacks: netrx samples %llu, classified %llu (tcp+ip %llu), unresolved %llu\n",
 		(unsigned long long)r.samples_netrx, (unsigned long long)r.cat_sum,
 		(unsigned long long)r.cat_tcp_ip, (unsigned long long)r.unresolved);
@@ -453,5 +527,6 @@ int main(void)
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	rc_probes_free(&ctx);
+	tick_run();
 	return tap_done();
 }
