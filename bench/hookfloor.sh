@@ -1,8 +1,9 @@
 #!/bin/bash
 # bench/hookfloor.sh: the cost floor of nprec's hooks. tests/tools/hookfloor
 # attaches EMPTY BPF programs to every hook nprec uses at default settings
-# (same program types, same number of programs per hook, same 1 kHz
-# cpu-clock sampler per CPU); what that costs a saturated veth benchmark
+# (same program types, same number of programs per hook, a 1 kHz cpu-clock
+# sampler per CPU or, all_tick, a program on hrtimer_expire_entry, nprec's
+# default tick sampling source); what that costs a saturated veth benchmark
 # is what no optimisation of nprec's program bodies can go below.
 #
 # Setup as bench/record.sh: namespaces A and B, veth, nginx (1 worker,
@@ -16,9 +17,12 @@
 # Configurations (HF_CONFIGS, default all of them, in this order):
 #   all            every hook, empty programs ("dispatch only")
 #   all_clock      every hook, each program writes bpf_ktime_get_ns() to a per-CPU slot
-#   all_nosampler  every hook but the cpu-clock sampler, empty programs
-#   syscalls softirq sock sched sampler tcp   one group alone, empty programs
-#   nprec          the real recorder at defaults (nprec -q -o ...)
+#   all_tick       every hook, the tick program (hrtimer_expire_entry) instead of
+#                  the cpu-clock sampler, empty programs (nprec's default hooks)
+#   all_nosampler  every hook but a sampler, empty programs
+#   syscalls softirq sock sched sampler tick tcp   one group alone, empty programs
+#   nprec          the real recorder at defaults (nprec -q -o ...: tick sampling)
+#   nprec_1k       the real recorder with the 1 kHz cpu-clock sampler (--sample-hz 1000)
 #
 # Env: NP_BUILD (build/), BENCH_T (3 s), PAIRS (8), BENCH_NS (hf-bench),
 # HF_CONFIGS. Run under `flock /tmp/np-bench.lock`. Needs root.
@@ -33,20 +37,23 @@ NSA=${BENCH_NS:-hf-bench}-a NSB=${BENCH_NS:-hf-bench}-b
 IFA=hfla0 IFB=hflb0
 IPA=10.77.13.1 IPB=10.77.13.2
 TMP=$(mktemp -d /tmp/np-bench-hookfloor.XXXXXX)
-CONFIGS=(${HF_CONFIGS:-all all_clock all_nosampler syscalls softirq sock sched sampler tcp nprec})
+CONFIGS=(${HF_CONFIGS:-all all_tick all_clock all_nosampler syscalls softirq sock sched sampler tick tcp nprec})
 PIDS=()
 REC=
 
 cfg_all() { rec_bg "$HF" -q; }
 cfg_all_clock() { rec_bg "$HF" -q --clock; }
+cfg_all_tick() { rec_bg "$HF" -q --tick; }
 cfg_all_nosampler() { rec_bg "$HF" -q --no-sampler; }
 cfg_syscalls() { rec_bg "$HF" -q --only syscalls; }
 cfg_softirq() { rec_bg "$HF" -q --only softirq; }
 cfg_sock() { rec_bg "$HF" -q --only sock; }
 cfg_sched() { rec_bg "$HF" -q --only sched; }
 cfg_sampler() { rec_bg "$HF" -q --only sampler; }
+cfg_tick() { rec_bg "$HF" -q --only tick; }
 cfg_tcp() { rec_bg "$HF" -q --only tcp; }
 cfg_nprec() { rec_bg "$NPREC" -q -o "$TMP/rec.npr"; }
+cfg_nprec_1k() { rec_bg "$NPREC" -q --sample-hz 1000 -o "$TMP/rec.npr"; }
 
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done

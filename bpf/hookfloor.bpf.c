@@ -92,6 +92,11 @@ HF_BTF(tcp, sendmsg_txn, tcp_sendmsg_locked)
 HF_BTF(tcp, retrans_flows, tcp_retransmit_skb)
 HF_BTF(tcp, drop_flows, kfree_skb)
 
+/* netcpu's tick sampling source (its default): every hrtimer expiry runs
+ * it; nprec's body returns at once unless the timer is the tick. Attached
+ * by the tool instead of the cpu-clock sampler with --tick. */
+HF_BTF(tick, hrtimer, hrtimer_expire_entry)
+
 /* netcpu's cpu-clock sampler, attached once per CPU by the tool */
 SEC("perf_event")
 int hf_sampler(void *ctx)

@@ -7,7 +7,8 @@
 #    NET_RX work on both CPUs, many times the idle NET_RX rate (a ratio,
 #    not a timed value; asserted when the host was otherwise quiet), NET_RX
 #    inside the namespaces' socket calls only when busy, NET_RX stack
-#    samples classified (TCP among them);
+#    samples classified (TCP among them), taken at default settings on the
+#    scheduler tick (no cpu-clock timer);
 #  - threads: the iperf3 server's on-CPU time agrees with the kernel's own
 #    schedstat for its threads (bounds below), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
@@ -147,4 +148,13 @@ check "netcpu rapl probe reported" grep -Eq '^netcpu rapl (attached|skipped .+)$
 check "threads hw-counters probe reported" \
 	grep -Eq '^threads perf_event/hw-counters (attached|skipped .+)$' <<<"$PROBES"
 check "netcpu softirq tracepoints attached" grep -q '^netcpu tp_btf/softirq_entry attached' <<<"$PROBES"
+# default sampling source: the scheduler tick, no extra timer interrupts
+check "netcpu samples on the scheduler tick" \
+	grep -q '^netcpu tp_btf/hrtimer_expire_entry attached' <<<"$PROBES"
+check "no cpu-clock timer at default settings" grep -q '^netcpu perf_event/cpu-clock skipped' <<<"$PROBES"
+SRC=$(dump "$T/busy_a.npr" | python3 -c '
+import json, sys
+print(",".join(sorted({json.loads(l)["body"].get("source", "?") for l in sys.stdin
+                       if l.strip() and json.loads(l).get("type") == "netrx_stacks"})))')
+check "NETRX_STACKS records say source tick ($SRC)" [ "$SRC" = tick ]
 e2e_finish

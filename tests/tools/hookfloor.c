@@ -1,7 +1,8 @@
 /* hookfloor: attaches bpf/hookfloor.bpf.c's empty programs to the hooks
  * nprec uses at default settings, with nprec's multiplicity (three
  * programs on sock_send_length, two on sched_switch, a cpu-clock sampler
- * per CPU ...), and waits for SIGINT/SIGTERM. Run beside a benchmark, it
+ * per CPU or, with --tick, one program on hrtimer_expire_entry (nprec's
+ * default tick sampling source) ...), and waits for SIGINT/SIGTERM. Run beside a benchmark, it
  * shows the cost of merely dispatching to our programs: the floor under
  * any optimisation of nprec's program bodies (bench/hookfloor.sh).
  *
@@ -23,7 +24,8 @@
 #include <bpf/libbpf.h>
 #include "hookfloor.skel.h"
 
-static const char *const groups[] = { "syscalls", "softirq", "sock", "sched", "sampler", "tcp" };
+static const char *const groups[] = { "syscalls", "softirq", "sock", "sched", "sampler", "tick",
+				      "tcp" };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
 #define MAX_LINKS 512
 
@@ -33,13 +35,15 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hookfloor [--clock] [--no-sampler] [--sample-hz N] [--only GROUP] [-q]\n"
+		"usage: hookfloor [--clock] [--tick|--no-sampler] [--sample-hz N] [--only GROUP] [-q]\n"
 		"Attaches empty BPF programs to every hook nprec uses at default settings,\n"
 		"as many per hook as nprec attaches, until SIGINT or SIGTERM.\n"
 		"  --clock        each program also writes bpf_ktime_get_ns() to a per-CPU slot\n"
-		"  --no-sampler   no cpu-clock perf_event sampler\n"
+		"  --tick         sample as nprec's default: a program on hrtimer_expire_entry\n"
+		"                 (the scheduler tick) instead of the cpu-clock sampler\n"
+		"  --no-sampler   neither sampler\n"
 		"  --sample-hz N  sampler frequency per CPU (default 1000, as nprec)\n"
-		"  --only GROUP   attach one group: syscalls softirq sock sched sampler tcp\n"
+		"  --only GROUP   attach one group: syscalls softirq sock sched sampler tick tcp\n"
 		"  -q             print nothing but errors\n");
 }
 
@@ -70,13 +74,14 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "clock", no_argument, NULL, 'c' },
 		{ "no-sampler", no_argument, NULL, 'n' },
+		{ "tick", no_argument, NULL, 't' },
 		{ "sample-hz", required_argument, NULL, 'z' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	bool clock = false, sampler = true, quiet = false;
+	bool clock = false, sampler = true, tick = false, quiet = false;
 	const char *only = NULL;
 	unsigned hz = 1000;
 	int c;
@@ -84,6 +89,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c': clock = true; break;
 		case 'n': sampler = false; break;
+		case 't': tick = true; break;
 		case 'q': quiet = true; break;
 		case 'z': {
 			char *end;
@@ -141,8 +147,12 @@ int main(int argc, char **argv)
 		const char *name = bpf_program__name(p);
 		if (only && !in_group(name, only))
 			continue;
+		/* one sampling source: the tick program only with --tick or
+		 * --only tick, the cpu-clock sampler only without --tick */
+		if (in_group(name, "tick") && ((!tick && !only) || !sampler))
+			continue;
 		if (in_group(name, "sampler")) {
-			if (!sampler)
+			if (!sampler || tick)
 				continue;
 			int ncpu = libbpf_num_possible_cpus();
 			for (int cpu = 0; cpu < ncpu && nlinks < MAX_LINKS; cpu++) {
@@ -177,7 +187,7 @@ int main(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr, "hookfloor: %d links attached (%s%s%s), clock %s\n", nlinks,
 			only ? "only " : "all groups", only ? only : "",
-			sampler ? "" : ", no sampler", clock ? "on" : "off");
+			!sampler ? ", no sampler" : tick ? ", tick sampler" : "", clock ? "on" : "off");
 
 	while (!stop)
 		pause();
