@@ -265,6 +265,26 @@ static unsigned nc_kernel_hz(void)
 	return hz;
 }
 
+/* Whether the tick runs as an hrtimer (high-resolution mode) on some CPU:
+ * 1, 0 when every CPU in /proc/timer_list says `.hres_active : 0` (low-res
+ * mode calls the tick handler from the clockevent, no hrtimer expires, so
+ * hrtimer_expire_entry would never see a tick), -1 when unreadable. */
+static int nc_tick_is_hrtimer(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	char line[256];
+	int seen = 0, on = 0, v;
+	if (!f)
+		return -1;
+	while (!on && fgets(line, sizeof(line), f))
+		if (sscanf(line, " .hres_active : %d", &v) == 1) {
+			seen = 1;
+			on = v != 0;
+		}
+	fclose(f);
+	return on ? 1 : seen ? 0 : -1;
+}
+
 /* Switches the sampling source to the cpu-clock timer (the tick source
  * cannot be used) and says why on the tick probe. */
 static void nc_tick_fallback(struct rec_ctx *ctx, struct nc_state *s, enum rec_probe_state st,
@@ -296,6 +316,9 @@ static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 		nc_tick_fallback(ctx, s, REC_PROBE_SKIPPED,
 				 rc < 0 ? "no /proc/kallsyms for the tick's hrtimer function"
 					: "neither tick_nohz_handler nor tick_sched_timer in /proc/kallsyms");
+	else if (nc_tick_is_hrtimer() == 0)
+		nc_tick_fallback(ctx, s, REC_PROBE_SKIPPED,
+				 "the tick is no hrtimer here (/proc/timer_list: hres_active 0)");
 	s->kernel_hz = nc_kernel_hz();
 }
 
