@@ -4,12 +4,12 @@
  * method, docs/records/netcpu-threads.md the bodies. */
 #include <errno.h>
 #include <stdio.h>
-#include <sys/utsname.h>
-#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <zlib.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
