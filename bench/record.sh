@@ -32,7 +32,7 @@
 # size is "written"); nprec outputs are also read for lost events.
 #
 # Env: BENCH_T (seconds per measurement, 3), REPS (8), BENCH_MODES,
-# BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1),
+# BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1), BENCH_RPS (1),
 # NO_BPF_COST (skip the bpf_stats repetition), NO_PKTPATH_BENCH (skip
 # bench/record_pktpath.sh at the end).
 set -u
@@ -53,6 +53,10 @@ mode_none() { :; }
 mode_nprec() { rec_bg "$NPREC" -q -o "$1.npr"; }
 # nprec defaults without the netcpu stack sampler's timer (what sampling costs)
 mode_nprec_nosample() { rec_bg "$NPREC" -q --sample-hz 0 -o "$1.npr"; }
+# nprec with the stack sampler on its own 1 kHz cpu-clock timer (the default before the tick source)
+mode_nprec_hz1k() { rec_bg "$NPREC" -q --sample-hz 1000 -o "$1.npr"; }
+# nprec as a SCHED_IDLE task (candidate for the light state of --nice)
+mode_nprec_idle() { rec_bg chrt -i 0 "$NPREC" -q --nice 0 -o "$1.npr"; }
 # reference: what 1 kHz timer sampling on every CPU alone costs on this machine
 mode_perf1k() { rec_bg perf record -q -a -F 1000 -e cpu-clock -o "$1.perf.data" -- sleep 100000; }
 # diagnostic modes (BENCH_MODES="none nprec nprec_flows nprec_txn ..."): one family at a time
@@ -116,6 +120,18 @@ for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $n
 ip link add rcbncha0 netns $NSA type veth peer name rcbnchb0 netns $NSB
 ip -n $NSA addr add $IPA/24 dev rcbncha0; ip -n $NSB addr add $IPB/24 dev rcbnchb0
 ip -n $NSA link set rcbncha0 up; ip -n $NSB link set rcbnchb0 up
+# Pinned endpoints on veth reorder a bulk flow: data sent from the client's
+# syscall on CPU 0 and data sent from ACK processing on CPU 1 go through two
+# CPUs' backlogs, and iperf3 spent ~10k fast retransmits/s (DSACKed,
+# spurious) in SACK recovery, so its throughput followed TCP's recovery
+# dynamics more than CPU cost. RPS steers each direction to one CPU (data to
+# the client's CPU 0, ACKs to the server's CPU 1): in order, 0 retransmits.
+# BENCH_RPS=0 keeps the kernel default.
+if [ "${BENCH_RPS:-1}" = 1 ] && [ "$NCPU" -ge 2 ]; then
+	ip netns exec $NSB sh -c 'echo 1 > /sys/class/net/rcbnchb0/queues/rx-0/rps_cpus' &&
+	ip netns exec $NSA sh -c 'echo 2 > /sys/class/net/rcbncha0/queues/rx-0/rps_cpus' &&
+	PIN_NOTE="$PIN_NOTE; RPS: data to CPU 0, ACKs to CPU 1"
+fi
 mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
 head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
 cat > "$TMP/nginx.conf" <<CONF
