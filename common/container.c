@@ -79,22 +79,10 @@ msgpack_packer *np_recbuf_begin(struct np_recbuf *rb, uint16_t type, uint16_t ve
 
 /* ---- chunks ---- */
 
-int np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level)
+/* Header, checksums and trailer around clen compressed bytes at
+ * buf + NP_CHUNK_HDR_LEN. */
+static void chunk_frame(struct np_chunk *out, uint8_t *buf, size_t clen, const struct np_recbuf *rb)
 {
-	memset(out, 0, sizeof(*out));
-	if (rb->sbuf.size > NP_CHUNK_MAX_ULEN)
-		return -EFBIG;
-	size_t bound = ZSTD_compressBound(rb->sbuf.size);
-	size_t total_max = NP_CHUNK_HDR_LEN + bound + NP_CHUNK_TRL_LEN;
-	uint8_t *buf = malloc(total_max);
-	if (!buf)
-		return -ENOMEM;
-	size_t clen = ZSTD_compress(buf + NP_CHUNK_HDR_LEN, bound, rb->sbuf.data ? rb->sbuf.data : "",
-				    rb->sbuf.size, zstd_level > 0 ? zstd_level : 3);
-	if (ZSTD_isError(clen)) {
-		free(buf);
-		return -EIO;
-	}
 	uint16_t type = rb->type < 0 ? NP_CHUNK_TYPE_MIXED : (uint16_t)rb->type;
 	memcpy(buf, NP_CHUNK_MAGIC, 4);
 	put_u16(buf + 4, type);
@@ -109,8 +97,77 @@ int np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_le
 	out->len = total;
 	out->type = type;
 	out->ulen = (uint32_t)rb->sbuf.size;
+}
+
+/* One zstd frame (with its content size, which the reader checks) made
+ * block by block, with p->pause called between steps. */
+static size_t chunk_compress_paced(ZSTD_CCtx *z, uint8_t *dst, size_t cap, const struct np_recbuf *rb,
+				   int level, const struct np_chunk_pacer *p)
+{
+	size_t rc = ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
+	if (!ZSTD_isError(rc))
+		rc = ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(rc) && p->window_log)
+		rc = ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, p->window_log);
+	if (!ZSTD_isError(rc))
+		rc = ZSTD_CCtx_setPledgedSrcSize(z, rb->sbuf.size);
+	if (ZSTD_isError(rc))
+		return rc;
+	ZSTD_outBuffer out = { dst, cap, 0 };
+	ZSTD_inBuffer in = { rb->sbuf.data ? rb->sbuf.data : "", 0, 0 };
+	size_t step = p->step ? p->step : 16384;
+	for (;;) {
+		size_t left = rb->sbuf.size - in.size;
+		bool last = left <= step;
+		in.size += last ? left : step;
+		rc = ZSTD_compressStream2(z, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
+		if (ZSTD_isError(rc))
+			return rc;
+		if (last && rc == 0)
+			return out.pos;
+		if (out.pos == out.size)
+			return (size_t)-1;   /* ZSTD_isError() of it holds */
+		if (p->pause)
+			p->pause(p->arg);
+	}
+}
+
+int np_chunk_build_paced(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level,
+			 struct np_zctx *zc, const struct np_chunk_pacer *p)
+{
+	memset(out, 0, sizeof(*out));
+	if (rb->sbuf.size > NP_CHUNK_MAX_ULEN)
+		return -EFBIG;
+	int level = zstd_level > 0 ? zstd_level : 3;
+	size_t bound = ZSTD_compressBound(rb->sbuf.size);
+	size_t total_max = NP_CHUNK_HDR_LEN + bound + NP_CHUNK_TRL_LEN;
+	uint8_t *buf = malloc(total_max);
+	if (!buf)
+		return -ENOMEM;
+	size_t clen;
+	if (zc && p)
+		clen = chunk_compress_paced((ZSTD_CCtx *)zc, buf + NP_CHUNK_HDR_LEN, bound, rb, level, p);
+	else if (zc)
+		clen = ZSTD_compressCCtx((ZSTD_CCtx *)zc, buf + NP_CHUNK_HDR_LEN, bound,
+					 rb->sbuf.data ? rb->sbuf.data : "", rb->sbuf.size, level);
+	else
+		clen = ZSTD_compress(buf + NP_CHUNK_HDR_LEN, bound, rb->sbuf.data ? rb->sbuf.data : "",
+				     rb->sbuf.size, level);
+	if (ZSTD_isError(clen)) {
+		free(buf);
+		return -EIO;
+	}
+	chunk_frame(out, buf, clen, rb);
 	return 0;
 }
+
+int np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level)
+{
+	return np_chunk_build_paced(out, rb, zstd_level, NULL, NULL);
+}
+
+struct np_zctx *np_zctx_new(void) { return (struct np_zctx *)ZSTD_createCCtx(); }
+void np_zctx_free(struct np_zctx *z) { ZSTD_freeCCtx((ZSTD_CCtx *)z); }
 
 void np_chunk_free(struct np_chunk *c)
 {

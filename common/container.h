@@ -63,6 +63,21 @@ struct np_chunk {
 };
 /* Compresses rb into a complete chunk. 0 or -errno. Does not reset rb. */
 int  np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level);
+/* The same with a compression context kept across chunks (no tables
+ * allocated and faulted in per chunk) and, with p, the work cut into
+ * steps with p->pause called between them, so that a recorder sharing a
+ * busy CPU never holds it for the whole compression. Same output format. */
+struct np_zctx;
+struct np_chunk_pacer {
+	void (*pause)(void *arg);
+	void *arg;
+	size_t step;        /* input bytes per step (0: 16 KiB) */
+	int window_log;     /* 0: the level's; smaller also means smaller blocks */
+};
+struct np_zctx *np_zctx_new(void);
+void np_zctx_free(struct np_zctx *z);
+int  np_chunk_build_paced(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level,
+			  struct np_zctx *zc, const struct np_chunk_pacer *p);
 void np_chunk_free(struct np_chunk *c);
 
 /* ---- writer ----------------------------------------------------------- */

@@ -23,6 +23,7 @@ void rec_config_defaults(struct rec_config *c)
 	c->sample_tick = true;
 	c->sample_hz = REC_TICK_FALLBACK_HZ;
 	c->nice = 10;
+	c->slice_us = 200;
 	c->sample_n = 1;
 	c->cgroup_root = "/sys/fs/cgroup";
 	c->scale_x = 1.5;
@@ -185,7 +186,7 @@ static int rc_parse_rotate(struct rec_config *c, const char *s)
 enum {
 	OPT_PORT = 256, OPT_HOST, OPT_PID, OPT_CGROUP, OPT_NETNS, OPT_SAMPLE_HZ,
 	OPT_REDACT, OPT_FSYNC, OPT_ZSTD, OPT_MAX_SIZE, OPT_ROTATE, OPT_FLIGHT,
-	OPT_TRIGGER_ON, OPT_MAX_CPU, OPT_NICE, OPT_PACKETS, OPT_SAMPLE, OPT_PER_FLOW_CAP,
+	OPT_TRIGGER_ON, OPT_MAX_CPU, OPT_NICE, OPT_SLICE, OPT_PACKETS, OPT_SAMPLE, OPT_PER_FLOW_CAP,
 	OPT_ACTIVE_IDS, OPT_CGROUP_ROOT, OPT_PROFILE_BASELINE, OPT_BASELINE,
 	OPT_SCALE, OPT_EWMA, OPT_ALERT_WINDOW, OPT_SYNC_LISTEN, OPT_SYNC_PEER,
 	OPT_CLOCK_SHIFT, OPT_NO_TXN, OPT_NO_FLOWS, OPT_NO_NETCPU, OPT_NO_THREADS,
@@ -216,6 +217,7 @@ static const struct option rc_long_opts[] = {
 	{ "trigger-on", required_argument, 0, OPT_TRIGGER_ON },
 	{ "max-cpu", required_argument, 0, OPT_MAX_CPU },
 	{ "nice", required_argument, 0, OPT_NICE },
+	{ "cpu-slice", required_argument, 0, OPT_SLICE },
 	{ "packets", no_argument, 0, OPT_PACKETS },
 	{ "sample", required_argument, 0, OPT_SAMPLE },
 	{ "per-flow-cap", required_argument, 0, OPT_PER_FLOW_CAP },
@@ -257,6 +259,8 @@ void rc_cli_usage(FILE *f)
 "      --max-cpu PCT        lower packet sampling when nprec itself costs more\n"
 "      --nice N             run N nice levels lower while nprec needs < 5 % of a CPU\n"
 "                           (default 10, 0 = keep the priority it was started with)\n"
+"      --cpu-slice USEC     give the CPU away after USEC of continuous work when\n"
+"                           another task waits for it (default 200, 0 = never)\n"
 "filters (applied in the kernel):\n"
 "  -i, --iface IFACE        interface for TC hooks (repeatable)\n"
 "      --port P  --host ADDR  --pid PID   (each repeatable, up to 16)\n"
@@ -338,6 +342,9 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NICE:
 		if (rc_parse_uint(a, 39, &u)) return -1;
 		c->nice = (int)u; return 0;
+	case OPT_SLICE:
+		if (rc_parse_uint(a, 1000000, &u)) return -1;
+		c->slice_us = (unsigned)u; return 0;
 	case OPT_PACKETS: c->pktpath = true; return 0;
 	case OPT_SAMPLE: return rc_parse_sample(a, &c->sample_n);
 	case OPT_PER_FLOW_CAP:

@@ -32,6 +32,7 @@ struct rec_config {
 	unsigned ntrigger_on;
 	double max_cpu_pct;           /* --max-cpu PCT, 0 = no limit */
 	int nice;                     /* --nice N while light, default 10, 0 = off */
+	unsigned slice_us;            /* --cpu-slice: longest stretch of work before a yield, 0 = off */
 
 	/* filters, applied in the kernel (issue 3) */
 	char ifaces[REC_MAX_IFACES][16]; unsigned nifaces;     /* -i IFACE */

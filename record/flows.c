@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "family.h"
+#include "cpuslice.h"
 #include "flows.h"
 #include "flows.skel.h"
 #include "npmsg.h"
@@ -558,6 +559,7 @@ static int rc_drops_overflow(struct rc_flows *f, struct rc_drop_rows *rows)
 	int rc = 0;
 	for (size_t i = 0; i < nkeys; i++) {
 		const struct rc_drop_key key = keys[i];
+		cpuslice_point();
 		if (bpf_map_lookup_elem(fd, &key, f->vbuf))
 			continue;
 		uint64_t tot = 0;

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "family.h"
+#include "cpuslice.h"
 #include "ksyms.h"
 #include "netcpu.h"
 #include "netcpu.skel.h"
@@ -548,6 +549,7 @@ static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt)
 	size_t nk = 0;
 	while (nk < NC_MAX_COUNT_KEYS &&
 	       bpf_map__get_next_key(cm, prevp, &next, sizeof(next)) == 0) {
+		cpuslice_point();
 		if (next.slot == old)
 			s->keys[nk++] = next;
 		cur = next;
@@ -556,6 +558,7 @@ static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt)
 	qsort(s->keys, nk, sizeof(*s->keys), nc_key_cmp);
 	for (size_t i = 0; i < nk; i++) {
 		cnt[i] = 0;
+		cpuslice_point();
 		bpf_map__lookup_elem(cm, &s->keys[i], sizeof(s->keys[i]), &cnt[i], sizeof(cnt[i]), 0);
 		bpf_map__delete_elem(cm, &s->keys[i], sizeof(s->keys[i]), 0);
 	}

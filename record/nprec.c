@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "cpuslice.h"
 #include "family.h"
 #include "hostinfo.h"
 #include "npmsg.h"
@@ -168,8 +169,10 @@ static void rc_close_families(struct rc_run *r)
 static void rc_drain(struct rc_run *r)
 {
 	for (unsigned i = 0; i < r->nfams; i++)
-		if (r->fams[i].f->drain)
+		if (r->fams[i].f->drain) {
 			r->fams[i].f->drain(r->fams[i].state);
+			cpuslice_point();
+		}
 }
 
 static uint64_t rc_total(struct rc_run *r, bool lost)
@@ -298,6 +301,7 @@ static int rc_interval(struct rc_run *r, uint64_t t0, uint64_t t1)
 		rc_probes_record(&r->rb, &r->ctx, rc_shift(r, t1));
 	for (unsigned i = 0; i < r->nfams; i++) {
 		struct rc_fam *fm = &r->fams[i];
+		cpuslice_point();
 		if (fm->f->snapshot &&
 		    fm->f->snapshot(fm->state, &r->ctx, &r->rb, rc_shift(r, t0), rc_shift(r, t1)) < 0)
 			fprintf(stderr, "nprec: %s: snapshot failed, interval incomplete\n", fm->f->name);
@@ -389,6 +393,7 @@ static int rc_loop(struct rc_run *r)
 
 	for (;;) {
 		rc_sleep_tick();
+		cpuslice_begin();
 		uint64_t now = np_mono_ns();
 		rc_drain(r);
 		rc_prio_update(r, now);
@@ -451,6 +456,7 @@ static int rc_start(struct rc_run *r)
 	clk.mono_ns = rc_shift(r, clk.mono_ns);
 	rec_selfcost_init(&r->self);
 	rec_ratectl_init(&r->ratectl, r->cfg.max_cpu_pct, r->cfg.sample_n);
+	cpuslice_set((uint64_t)r->cfg.slice_us * 1000);
 	if (rec_prio_init(&r->prio, r->cfg.nice, np_mono_ns(), err, sizeof(err)) && err[0] && r->cfg.verbose)
 		fprintf(stderr, "nprec: %s\n", err);
 	err[0] = 0;

@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 
 #include "family.h"
+#include "cpuslice.h"
 #include "npmsg.h"
 #include "records.h"
 #include "pktcols.h"
@@ -121,6 +122,8 @@ static int pk_on_event(void *arg, void *data, size_t size)
 	if (size < sizeof(*e))
 		return 0;
 	s->received++;
+	if ((s->received & 63) == 0)
+		cpuslice_point();
 	if (s->nev == s->capev) {
 		size_t cap = s->capev ? s->capev * 2 : 65536;
 		void *p = cap <= PK_PENDING_MAX ? realloc(s->ev, cap * sizeof(*s->ev)) : NULL;

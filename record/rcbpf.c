@@ -1,5 +1,6 @@
 /* tp_btf/raw_tp selection and attach reporting for the REC-CORE families. */
 #include "rcbpf.h"
+#include "cpuslice.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -190,6 +191,7 @@ int rc_map_keys(int fd, size_t keysz, void **keys, size_t *n)
 		return -ENOMEM;
 	}
 	while (bpf_map_get_next_key(fd, first ? NULL : key, next) == 0) {
+		cpuslice_point();
 		first = false;
 		memcpy(key, next, keysz);
 		if (rc_dtab_find(&seen, key))

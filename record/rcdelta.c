@@ -27,10 +27,18 @@ static int rc_dtab_alloc(struct rc_dtab *t, size_t cap)
 
 int rc_dtab_init(struct rc_dtab *t, size_t keysz, size_t valsz)
 {
+	return rc_dtab_init_for(t, keysz, valsz, 0);
+}
+
+int rc_dtab_init_for(struct rc_dtab *t, size_t keysz, size_t valsz, size_t n)
+{
 	memset(t, 0, sizeof(*t));
 	t->keysz = keysz;
 	t->valsz = valsz;
-	return rc_dtab_alloc(t, 64);
+	size_t cap = 64;
+	while (n * 4 > cap * 3)
+		cap *= 2;
+	return rc_dtab_alloc(t, cap);
 }
 
 static uint8_t *rc_slot(const struct rc_dtab *t, size_t i) { return t->slots + i * t->slotsz; }

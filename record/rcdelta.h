@@ -17,6 +17,9 @@ struct rc_dtab {
 };
 
 int   rc_dtab_init(struct rc_dtab *t, size_t keysz, size_t valsz);
+/* The same, sized for n entries: a table rebuilt every snapshot with
+ * thousands of keys is not grown (and rehashed) step by step. */
+int   rc_dtab_init_for(struct rc_dtab *t, size_t keysz, size_t valsz, size_t n);
 void *rc_dtab_find(const struct rc_dtab *t, const void *key);
 /* Returns the value slot for key (zeroed when new), NULL on ENOMEM. */
 void *rc_dtab_put(struct rc_dtab *t, const void *key);

@@ -117,7 +117,7 @@ static void rc_config_pack(msgpack_packer *pk, const struct rec_config *c)
 	for (unsigned i = 0; i < c->nifaces; i++) ifaces[i] = c->ifaces[i];
 	for (unsigned i = 0; i < c->nports; i++) ports[i] = c->ports[i];
 
-	msgpack_pack_map(pk, 40);
+	msgpack_pack_map(pk, 41);
 	np_pack_kv_str(pk, "output", c->output);
 	np_pack_kv_u64(pk, "duration_ns", c->duration_ns);
 	np_pack_kv_u64(pk, "interval_ns", c->interval_ns);
@@ -131,6 +131,7 @@ static void rc_config_pack(msgpack_packer *pk, const struct rec_config *c)
 	rc_pack_str_array(pk, "trigger_on", c->trigger_on, c->ntrigger_on);
 	np_pack_kv_f64(pk, "max_cpu_pct", c->max_cpu_pct);
 	np_pack_kv_u64(pk, "nice", (uint64_t)c->nice);
+	np_pack_kv_u64(pk, "cpu_slice_us", c->slice_us);
 	rc_pack_str_array(pk, "ifaces", ifaces, c->nifaces);
 	np_pack_kv_u32_array(pk, "ports", ports, c->nports);
 	rc_pack_hosts(pk, c);

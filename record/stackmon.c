@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "family.h"
+#include "cpuslice.h"
 #include "npmsg.h"
 #include "records.h"
 #include "sketch.h"
@@ -399,6 +400,7 @@ static void sm_pack_ewma(struct sm_state *s, struct np_recbuf *rb, uint64_t t0, 
 	struct sm_fkey key, next;
 	void *prev = NULL;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		cpuslice_point();
 		key = next;
 		prev = &key;
 		struct sm_flow f;

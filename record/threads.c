@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgpath.h"
+#include "cpuslice.h"
 #include "family.h"
 #include "npmsg.h"
 #include "powerattr.h"
@@ -273,6 +274,7 @@ static size_t nt_read_threads(struct nt_state *s)
 	const void *prevp = NULL;
 	size_t n = 0;
 	while (n < NT_MAX_THREADS && bpf_map__get_next_key(m, prevp, &next, sizeof(next)) == 0) {
+		cpuslice_point();
 		if (bpf_map__lookup_elem(m, &next, sizeof(next), &s->vals[n], sizeof(s->vals[n]), 0) == 0)
 			s->keys[n++] = next;
 		key = next;

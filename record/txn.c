@@ -15,6 +15,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "cpuslice.h"
 #include "family.h"
 #include "npmsg.h"
 #include "rcbpf.h"
@@ -66,6 +67,7 @@ struct rc_txn {
 	struct rc_txn_bucket *sk; size_t nsk, capsk;
 	struct rc_col col[EC_N];        /* this interval's events, packed */
 	size_t nev;
+	unsigned slice_ctr;
 	uint64_t start0, start_prev;    /* first event's start (absolute), the last one's */
 	uint64_t ev_lost;               /* events that found no memory to be packed in */
 	uint64_t evicted;               /* entries the full LRU maps evicted */
@@ -210,6 +212,7 @@ static int rc_txn_on_event(void *ctx, void *data, size_t len)
 		rc_col_str(&c[EC_PATH], e->path, TXN_PATH_LEN);
 	rc_col_u64(&c[EC_PHASH], pl ? rc_fnv1an(e->path, pl) : 0);
 	t->nev++;
+	cpuslice_point_every64(&t->slice_ctr);
 	return 0;
 }
 
@@ -329,7 +332,9 @@ static int rc_txn_drain(void *state)
  * get_next_key and a lookup per key. 0 or -errno. */
 static int rc_map_dump(int fd, size_t keysz, size_t valsz, struct rc_mapdump *d)
 {
-	const size_t chunk = 1024;
+	/* a batch runs in the kernel, where nothing preempts it: keep each
+	 * one well inside a --slice */
+	const size_t chunk = 256;
 	uint64_t in = 0, out = 0;
 	bool first = true;
 	d->n = 0;
@@ -355,6 +360,7 @@ static int rc_map_dump(int fd, size_t keysz, size_t valsz, struct rc_mapdump *d)
 			return 0;
 		in = out;
 		first = false;
+		cpuslice_point();
 	}
 }
 
@@ -403,11 +409,13 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 	int rc = rc_map_dump(fd, sizeof(uint64_t), vsz, &t->st);
 	if (rc)
 		return rc;
-	if (rc_dtab_init(&next, sizeof(uint64_t), sizeof(struct rc_txn_prev)))
+	if (rc_dtab_init_for(&next, sizeof(uint64_t), sizeof(struct rc_txn_prev), t->st.n))
 		return -ENOMEM;
 	t->nrows = 0;
 	for (size_t i = 0; i < t->st.n; i++) {
 		const uint64_t key = ((const uint64_t *)t->st.keys)[i];
+		if ((i & 63) == 63)
+			cpuslice_point();
 		struct rc_txn_row *r = rc_push((void **)&t->rows, &t->nrows, &t->caprows, sizeof(*r));
 		if (!r)
 			break;
@@ -451,12 +459,14 @@ static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
 	int rc = rc_map_dump(fd, sizeof(struct rc_txn_skey), vsz, &t->skd);
 	if (rc)
 		return rc;
-	if (rc_dtab_init(&next, sizeof(struct rc_txn_skey), sizeof(uint64_t)))
+	if (rc_dtab_init_for(&next, sizeof(struct rc_txn_skey), sizeof(uint64_t), t->skd.n))
 		return -ENOMEM;
 	t->nsk = 0;
 	size_t ndel = 0;    /* closed connections' keys, moved to the front of skd.keys */
 	for (size_t i = 0; i < t->skd.n; i++) {
 		const struct rc_txn_skey key = ((const struct rc_txn_skey *)t->skd.keys)[i];
+		if ((i & 255) == 255)
+			cpuslice_point();
 		const char *v = (const char *)t->skd.vals + i * vsz;
 		uint64_t tot = 0;
 		for (int c = 0; c < t->ncpus; c++)
@@ -513,8 +523,10 @@ static void rc_txn_join(struct rc_txn *t)
 {
 	if (t->nrows)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), rc_cmp_row);
+	cpuslice_point();
 	if (t->nsk)
 		qsort(t->sk, t->nsk, sizeof(*t->sk), rc_cmp_bucket);
+	cpuslice_point();
 	size_t j = 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		struct rc_txn_row *r = &t->rows[i];
@@ -585,8 +597,23 @@ static void rc_txn_pack_stats(struct rc_txn *t, struct rec_ctx *ctx, struct np_r
 	np_pack_kv_bool(pk, "redacted", t->redact);
 	np_pack_str(pk, "lat");
 	msgpack_pack_array(pk, n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if ((i & 15) == 15)
+			cpuslice_point();
 		rc_txn_pack_sketch(pk, t, &t->rows[i]);
+	}
+}
+
+/* Appends a column's bytes a piece at a time: an interval's column can
+ * be megabytes, and copying it (and faulting in the buffer it grows into)
+ * is work to cut into --cpu-slice stretches like any other. */
+static void rc_copy_col(msgpack_packer *pk, const struct rc_col *c)
+{
+	const size_t piece = 256 * 1024;
+	for (size_t off = 0; off < c->n; off += piece) {
+		pk->callback(pk->data, (const char *)c->p + off, c->n - off < piece ? c->n - off : piece);
+		cpuslice_point();
+	}
 }
 
 /* key: [the column's n packed values] */
@@ -594,8 +621,7 @@ static void rc_pack_col(msgpack_packer *pk, const char *key, const struct rc_col
 {
 	np_pack_str(pk, key);
 	msgpack_pack_array(pk, n);
-	if (c->n)
-		pk->callback(pk->data, (const char *)c->p, c->n);
+	rc_copy_col(pk, c);
 }
 
 /* The interval's events, packed by rc_txn_on_event as they came. */
@@ -616,8 +642,7 @@ static void rc_txn_pack_events(struct rc_txn *t, struct rec_ctx *ctx, struct np_
 	np_pack_str(pk, "start_ns_d");
 	msgpack_pack_array(pk, n);
 	msgpack_pack_uint64(pk, t->start0 + (uint64_t)ctx->shift_ns);
-	if (c[EC_START].n)
-		pk->callback(pk->data, (const char *)c[EC_START].p, c[EC_START].n);
+	rc_copy_col(pk, &c[EC_START]);
 	rc_pack_col(pk, "resp_off_ns", &c[EC_RESP], n);
 	rc_pack_col(pk, "dur_ns", &c[EC_DUR], n);
 	rc_pack_col(pk, "bytes_req", &c[EC_BREQ], n);

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 static const int all_types[] = {
 	NP_REC_HEADER, NP_REC_PROBES, NP_REC_INTERVAL, NP_REC_END, NP_REC_LOST, NP_REC_TRIGGER,
@@ -375,6 +376,52 @@ static void test_chunk_layout(void)
 	CHECK(np_chunk_build(&c, &rb, 0) == 0, "build mixed");
 	CHECK_EQ_U(c.data[4] | c.data[5] << 8, NP_CHUNK_TYPE_MIXED);
 	np_chunk_free(&c);
+	np_recbuf_free(&rb);
+}
+
+static void count_pause(void *arg) { (*(unsigned *)arg)++; }
+
+/* The paced builder (a kept context, work cut into steps) makes the same
+ * records as the one-shot one, in a frame that states its size, and calls
+ * the pause between steps: at least once per 128 KiB block of input. */
+static void test_chunk_paced(void)
+{
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	uint32_t x = 12345;
+	msgpack_packer *pk = np_recbuf_begin(&rb, NP_REC_TXN_EVENTS, 1);
+	msgpack_pack_array(pk, 200000);
+	for (int i = 0; i < 200000; i++) {
+		x = x * 1103515245u + 12345u;   /* poorly compressible, so many blocks */
+		msgpack_pack_uint32(pk, x);
+	}
+	struct np_zctx *z = np_zctx_new();
+	CHECK(z != NULL, "zstd context");
+	unsigned pauses = 0;
+	struct np_chunk_pacer p = { .pause = count_pause, .arg = &pauses, .step = 8192 };
+	struct np_chunk a, b;
+	for (int round = 0; round < 2; round++) {   /* the context is reused */
+		pauses = 0;
+		CHECK(np_chunk_build_paced(&a, &rb, 3, z, &p) == 0, "paced build, round %d", round);
+		CHECK(pauses >= rb.sbuf.size / (128 * 1024), "paused %u times for %zu bytes", pauses, rb.sbuf.size);
+		CHECK(np_chunk_build(&b, &rb, 3) == 0, "one-shot build");
+		CHECK_EQ_U(a.ulen, b.ulen);
+		CHECK_EQ_U(a.type, NP_REC_TXN_EVENTS);
+		uint32_t clen = a.data[8] | a.data[9] << 8 | a.data[10] << 16 | (uint32_t)a.data[11] << 24;
+		CHECK(ZSTD_getFrameContentSize(a.data + NP_CHUNK_HDR_LEN, clen) == rb.sbuf.size,
+		      "frame states its content size");
+		char *out = malloc(rb.sbuf.size);
+		size_t got = out ? ZSTD_decompress(out, rb.sbuf.size, a.data + NP_CHUNK_HDR_LEN, clen) : 0;
+		CHECK(got == rb.sbuf.size && memcmp(out, rb.sbuf.data, got) == 0, "decompresses to the records");
+		free(out);
+		np_chunk_free(&a);
+		np_chunk_free(&b);
+	}
+	/* without a pacer: the kept context, one call */
+	CHECK(np_chunk_build_paced(&a, &rb, 3, z, NULL) == 0, "context-only build");
+	CHECK_EQ_U(a.ulen, rb.sbuf.size);
+	np_chunk_free(&a);
+	np_zctx_free(z);
 	np_recbuf_free(&rb);
 }
 
@@ -1126,6 +1173,7 @@ int main(void)
 	test_hostinfo();
 	test_round_trip();
 	test_chunk_layout();
+	test_chunk_paced();
 	test_walk_backwards();
 	test_truncation();
 	test_fixture_truncation();

@@ -1,0 +1,70 @@
+/* record/cpuslice.c (--cpu-slice): a stretch of work longer than the slice
+ * ends in a yield, shorter ones do not, a slice of 0 never yields, and a
+ * new stretch starts at cpuslice_begin(). Counts only: how long another
+ * task waits is a benchmark's business (bench/record.sh), not a test's. */
+#include <stdint.h>
+#include <time.h>
+#include "cpuslice.h"
+#include "tap.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Busy work for ns, calling the point every ~10 us. */
+static void work(uint64_t ns)
+{
+	uint64_t end = mono_ns() + ns;
+	while (mono_ns() < end) {
+		uint64_t t = mono_ns() + 10000;
+		while (mono_ns() < t)
+			;
+		cpuslice_point();
+	}
+}
+
+static void test_yields(void)
+{
+	CHECK_EQ_U(cpuslice_get(), CPUSLICE_DEFAULT_NS);
+	cpuslice_set(1000000);          /* 1 ms */
+	cpuslice_begin();
+	uint64_t y0 = cpuslice_yields();
+	work(20000000);                 /* 20 ms of work: ~20 yields */
+	uint64_t n = cpuslice_yields() - y0;
+	CHECK(n >= 10 && n <= 21, "20 ms of work in 1 ms slices: %llu yields", (unsigned long long)n);
+
+	/* a stretch shorter than the slice, after a fresh begin: none */
+	cpuslice_set(50000000);
+	cpuslice_begin();
+	y0 = cpuslice_yields();
+	work(5000000);
+	CHECK_EQ_U(cpuslice_yields() - y0, 0);
+
+	/* off: never, however long */
+	cpuslice_set(0);
+	cpuslice_begin();
+	y0 = cpuslice_yields();
+	work(5000000);
+	CHECK_EQ_U(cpuslice_yields() - y0, 0);
+}
+
+static void test_every64(void)
+{
+	cpuslice_set(1);                /* every look at the clock yields */
+	cpuslice_begin();
+	uint64_t y0 = cpuslice_yields();
+	unsigned ctr = 0;
+	for (int i = 0; i < 640; i++)
+		cpuslice_point_every64(&ctr);
+	CHECK_EQ_U(cpuslice_yields() - y0, 10);
+}
+
+int main(void)
+{
+	test_yields();
+	test_every64();
+	return tap_done();
+}
