@@ -419,6 +419,9 @@ static int rc_loop(struct rc_run *r)
 	r->out = NULL;
 	if (r->progress_dirty)
 		fputc('\n', stderr);
+	if (r->cfg.verbose)
+		fprintf(stderr, "nprec: --cpu-slice: %llu yields, %llu stretches over twice the slice\n",
+			(unsigned long long)cpuslice_yields(), (unsigned long long)cpuslice_overruns());
 	if (!r->cfg.quiet)
 		fprintf(stderr, "nprec: stopped (%s): %llu intervals, %llu events, %llu lost\n", reason,
 			(unsigned long long)r->intervals, (unsigned long long)rc_total(r, false),
