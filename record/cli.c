@@ -18,7 +18,7 @@ void rec_config_defaults(struct rec_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->interval_ns = 1000000000ull;
-	c->zstd_level = 3;
+	c->zstd_level = 1;   /* docs/NPREC.md: why not 3 */
 	c->netns_fd = -1;
 	c->sample_tick = true;
 	c->sample_hz = REC_TICK_FALLBACK_HZ;
@@ -251,7 +251,7 @@ void rc_cli_usage(FILE *f)
 "  -I, --interval DUR       snapshot interval (default 1s)\n"
 "  -q, --quiet / -v, --verbose\n"
 "      --fsync              fsync every chunk\n"
-"      --zstd-level N       compression level (default 3)\n"
+"      --zstd-level N       compression level (default 1)\n"
 "      --max-size SIZE      stop cleanly at SIZE (K/M/G suffixes)\n"
 "      --rotate SIZE[,N]    new file every SIZE, keep at most N files\n"
 "      --flight-recorder SECONDS|SIZE  keep only the last N seconds/bytes, dump on trigger\n"

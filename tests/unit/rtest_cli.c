@@ -78,11 +78,12 @@ static void test_defaults(void)
 	CHECK_EQ_U(c.sample_hz, REC_TICK_FALLBACK_HZ);
 	CHECK_EQ_U(c.nice, 10);
 	CHECK_EQ_U(c.sample_n, 1);
-	CHECK_EQ_U(c.zstd_level, 3);
+	CHECK_EQ_U(c.zstd_level, 1);
 	CHECK(c.netns_fd == -1, "netns fd");
 	CHECK_NEAR(c.scale_x, 1.5, 1e-12);
 	CHECK_NEAR(c.ewma_alpha, 0.125, 1e-12);
 	CHECK_EQ_U(c.alert_window_t, 10);
+	CHECK_EQ_U(c.slice_us, 200);
 	CHECK(!strcmp(c.output, "x.npr"), "output");
 	CHECK(c.argc == 3 && !strcmp(c.argv[1], "-o"), "argv kept");
 }
@@ -95,7 +96,7 @@ static void test_all_options(void)
 		"--port", "80", "--port", "443", "--host", "10.0.0.1", "--host", "fe80::1", "--pid", "42",
 		"--cgroup", "system.slice", "--netns", "blue", "--sample-hz", "0", "--redact-paths", "-q", "-v",
 		"--fsync", "--zstd-level", "9", "--max-size", "1G", "--rotate", "64M,5",
-		"--trigger-on", "alert", "--trigger-on", "retrans>100/s", "--max-cpu", "2.5", "--nice", "5",
+		"--trigger-on", "alert", "--trigger-on", "retrans>100/s", "--max-cpu", "2.5", "--nice", "5", "--cpu-slice", "50",
 		"--packets", "--sample", "1/16", "--per-flow-cap", "1000", "--active-ids",
 		"--cgroup-root", "/cg", "--baseline", "b.npr", "--scale", "2.0", "--ewma-alpha", "0.25",
 		"--alert-window", "20", "--sync-listen", "7777", "--sync-peer", "10.0.0.2:7777",
@@ -118,6 +119,7 @@ static void test_all_options(void)
 	CHECK(c.ntrigger_on == 2 && !strcmp(c.trigger_on[1], "retrans>100/s"), "trigger-on");
 	CHECK_NEAR(c.max_cpu_pct, 2.5, 1e-12);
 	CHECK_EQ_U(c.nice, 5);
+	CHECK_EQ_U(c.slice_us, 50);
 	CHECK(c.pktpath && c.sample_n == 16 && c.per_flow_cap == 1000 && c.active_ids, "packets");
 	CHECK(!strcmp(c.cgroup_root, "/cg") && !strcmp(c.baseline, "b.npr"), "cgroup root, baseline");
 	CHECK_NEAR(c.scale_x, 2.0, 1e-12);
