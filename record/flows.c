@@ -420,6 +420,8 @@ static int rc_flows_collect(struct rc_flows *f)
 	for (uint32_t i = 0; i < f->nslots; i++) {
 		volatile struct rc_flow_meta *m = &f->meta[i];
 		struct rc_flow_slot *ps = &f->slots[i];
+		if ((i & 4095) == 4095)
+			cpuslice_point();
 		if (ps->releasing) {
 			rc_flow_release(f, i);
 			continue;

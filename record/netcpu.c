@@ -594,6 +594,7 @@ static void nc_classify(struct nc_state *s, size_t nk, const uint64_t *cnt, stru
 	for (size_t i = 0; i < nk;) {
 		size_t j = i;
 		struct nc_top t = { .stackid = s->keys[i].stackid };
+		cpuslice_point();
 		while (j < nk && s->keys[j].stackid == t.stackid)
 			t.samples += cnt[j++];
 		__u32 id = (__u32)t.stackid;

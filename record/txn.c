@@ -518,25 +518,66 @@ static int rc_cmp_bucket(const void *a, const void *b)
 	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
 }
 
-/* Points every row at its run of buckets (both sorted by connection). */
-static void rc_txn_join(struct rc_txn *t)
+static size_t rc_row_of(const struct rc_txn *t, uint64_t conn)
+{
+	size_t lo = 0, hi = t->nrows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->rows[mid].conn < conn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nrows && t->rows[lo].conn == conn ? lo : t->nrows;
+}
+
+/* Points every row at its run of buckets, the runs in row (connection)
+ * order and each sorted by bucket. Grouped with a counting pass and
+ * sorted row by row rather than with one sort of every bucket: thousands
+ * of buckets in one qsort were one of the longest uncut stretches of a
+ * snapshot (--cpu-slice). Buckets of connections without a row (none
+ * this interval) are dropped. */
+static int rc_txn_join(struct rc_txn *t)
 {
 	if (t->nrows)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), rc_cmp_row);
-	cpuslice_point();
-	if (t->nsk)
-		qsort(t->sk, t->nsk, sizeof(*t->sk), rc_cmp_bucket);
-	cpuslice_point();
-	size_t j = 0;
-	for (size_t i = 0; i < t->nrows; i++) {
-		struct rc_txn_row *r = &t->rows[i];
-		while (j < t->nsk && t->sk[j].conn < r->conn)
-			j++;
-		r->sk_first = j;
-		while (j < t->nsk && t->sk[j].conn == r->conn)
-			j++;
-		r->sk_n = j - r->sk_first;
+	for (size_t i = 0; i < t->nrows; i++)
+		t->rows[i].sk_n = 0;
+	size_t *row = malloc((t->nsk ? t->nsk : 1) * sizeof(*row));
+	struct rc_txn_bucket *out = malloc((t->nsk ? t->nsk : 1) * sizeof(*out));
+	if (!row || !out) {
+		free(row);
+		free(out);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < t->nsk; i++) {
+		if ((i & 1023) == 1023)
+			cpuslice_point();
+		row[i] = rc_row_of(t, t->sk[i].conn);
+		if (row[i] < t->nrows)
+			t->rows[row[i]].sk_n++;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < t->nrows; i++) {
+		t->rows[i].sk_first = at;
+		at += t->rows[i].sk_n;
+		t->rows[i].sk_n = 0;
+	}
+	for (size_t i = 0; i < t->nsk; i++) {
+		struct rc_txn_row *r = row[i] < t->nrows ? &t->rows[row[i]] : NULL;
+		if (r)
+			out[r->sk_first + r->sk_n++] = t->sk[i];
+	}
+	free(row);
+	free(t->sk);
+	t->capsk = t->nsk ? t->nsk : 1;     /* what out holds */
+	t->sk = out;
+	t->nsk = at;
+	for (size_t i = 0; i < t->nrows; i++) {
+		cpuslice_point();
+		qsort(t->sk + t->rows[i].sk_first, t->rows[i].sk_n, sizeof(*t->sk), rc_cmp_bucket);
+	}
+	return 0;
 }
 
 /* Same map as np_sketch_pack (n, sum, min, max, b), built from sparse
@@ -671,7 +712,9 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	rc_dtab_free(&closed);
 	if (rc)
 		return rc;
-	rc_txn_join(t);
+	rc = rc_txn_join(t);
+	if (rc)
+		return rc;
 	uint64_t *col = calloc(t->nrows ? t->nrows : 1, sizeof(uint64_t));
 	if (!col)
 		return -ENOMEM;
