@@ -107,8 +107,6 @@ static size_t chunk_compress_paced(ZSTD_CCtx *z, uint8_t *dst, size_t cap, const
 	size_t rc = ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
 	if (!ZSTD_isError(rc))
 		rc = ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
-	if (!ZSTD_isError(rc) && p->window_log)
-		rc = ZSTD_CCtx_setParameter(z, ZSTD_c_windowLog, p->window_log);
 	if (!ZSTD_isError(rc))
 		rc = ZSTD_CCtx_setPledgedSrcSize(z, rb->sbuf.size);
 	if (ZSTD_isError(rc))

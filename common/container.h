@@ -72,7 +72,6 @@ struct np_chunk_pacer {
 	void (*pause)(void *arg);
 	void *arg;
 	size_t step;        /* input bytes per step (0: 16 KiB) */
-	int window_log;     /* 0: the level's; smaller also means smaller blocks */
 };
 struct np_zctx *np_zctx_new(void);
 void np_zctx_free(struct np_zctx *z);

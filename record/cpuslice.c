@@ -8,7 +8,7 @@
 static struct {
 	uint64_t slice_ns;
 	uint64_t t0;             /* start of the current stretch */
-	uint64_t yields, overruns, max_ns;
+	uint64_t yields, overruns;
 } cs = { .slice_ns = CPUSLICE_DEFAULT_NS };
 
 static uint64_t cs_now(void)
@@ -23,7 +23,6 @@ uint64_t cpuslice_get(void) { return cs.slice_ns; }
 void cpuslice_begin(void) { cs.t0 = cs_now(); }
 uint64_t cpuslice_yields(void) { return cs.yields; }
 uint64_t cpuslice_overruns(void) { return cs.overruns; }
-uint64_t cpuslice_max_ns(void) { return cs.max_ns; }
 
 void cpuslice_point(void)
 {
@@ -32,8 +31,6 @@ void cpuslice_point(void)
 		cs.t0 = now;
 		return;
 	}
-	if (ran > cs.max_ns)
-		cs.max_ns = ran;
 	uint64_t slice = cs.slice_ns ? cs.slice_ns : CPUSLICE_DEFAULT_NS;
 	if (ran < slice)
 		return;

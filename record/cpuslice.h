@@ -1,4 +1,4 @@
-/* Cooperative time slices for nprec's own work (--slice).
+/* Cooperative time slices for nprec's own work (--cpu-slice).
  *
  * On a kernel without preemption of kernel code (PREEMPT_NONE) and with a
  * 4 ms tick (HZ=250), a runnable nprec that the scheduler picked keeps the
@@ -35,7 +35,5 @@ static inline void cpuslice_point_every64(unsigned *ctr)
  * twice the slice between two points (work that cannot be cut finer). */
 uint64_t cpuslice_yields(void);
 uint64_t cpuslice_overruns(void);
-/* The longest stretch between two points seen so far, ns. */
-uint64_t cpuslice_max_ns(void);
 
 #endif
