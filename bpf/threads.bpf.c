@@ -168,8 +168,23 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (tid && nt_selected(prev))
 		t = nt_thread_get(tid);
 	if (t) {
-		if (c->ts && c->tid == tid && now > c->ts)
-			t->oncpu_ns += now - c->ts;
+		/* The scheduler's own runtime, not ktime: in a VM ktime also runs
+		 * while the host has taken the vCPU away (steal), which the kernel
+		 * does not charge to the thread. put_prev_task() has updated prev's
+		 * runtime before this tracepoint fires. Counted from the thread's
+		 * last switch-out, not from its switch-in on this CPU: under load,
+		 * now and then a switch-in does not reach this program
+		 * (rtest_threads saw the CPU still naming another task when the
+		 * thread left it): docs/NETCPU.md. */
+		__u64 exec = prev->se.sum_exec_runtime;
+
+		if (t->exec_last) {
+			if (exec > t->exec_last)
+				t->oncpu_ns += exec - t->exec_last;
+		} else if (c->ts && c->tid == tid && exec > c->exec_in) {
+			t->oncpu_ns += exec - c->exec_in;
+		}
+		t->exec_last = exec;
 		/* the kernel's own nvcsw/nivcsw rule (__schedule) */
 		if (!preempt && prev_state)
 			t->nvcsw++;
@@ -182,6 +197,7 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			t->flags |= NT_F_EXITED;
 	}
 	c->ts = now;
+	c->exec_in = next->se.sum_exec_runtime;
 	c->tid = next->pid;
 	if (nt_hw_enabled) {
 		/* the sibling's busy flag matters only to the cycle split */

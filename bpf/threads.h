@@ -26,6 +26,7 @@ struct nt_thread {
 	char comm[NT_COMM_LEN];
 	__u64 cgroup_id;
 	__u64 oncpu_ns;
+	__u64 exec_last;            /* se.sum_exec_runtime at its last switch-out */
 	__u64 nvcsw;                /* switched out while blocking */
 	__u64 nivcsw;               /* switched out while runnable (preempted) */
 	__u64 hw[NT_HW_MAX];
@@ -35,7 +36,8 @@ struct nt_thread {
 
 /* Per CPU: who runs since when, and the counter values at that switch. */
 struct nt_cpu {
-	__u64 ts;
+	__u64 ts;                   /* ktime at switch-in: in-flight estimate only */
+	__u64 exec_in;              /* the thread's se.sum_exec_runtime then */
 	__u32 tid;
 	__u32 pad;
 	__u64 hw_last[NT_HW_MAX];

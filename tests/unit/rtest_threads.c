@@ -179,10 +179,11 @@ int main(void)
 		truth.tid, (unsigned long long)f.oncpu, (unsigned long long)f.nvcsw,
 		(unsigned long long)f.nivcsw, (unsigned long long)truth.cpu_ns, truth.nvcsw,
 		truth.nivcsw, f.comm, f.path);
-	/* the thread ran a little after its last reading (getrusage, exit);
-	 * under heavy load from other processes a few % go missing (seen once
-	 * at -5.7 % with the switch counts still exact): see docs/NETCPU.md */
-	CHECK(f.oncpu >= truth.cpu_ns * 90 / 100 && f.oncpu <= truth.cpu_ns + 5000000,
+	/* Both are the scheduler's runtime of the thread; ours also has the
+	 * stretch from the worker's last reading to its exit (getrusage,
+	 * pthread exit: well under a ms). Before it read se.sum_exec_runtime,
+	 * the family used ktime and ran 4.7 % over in CI: steal time. */
+	CHECK(f.oncpu >= truth.cpu_ns && f.oncpu <= truth.cpu_ns + 2000000,
 	      "on-CPU %llu vs thread clock %llu", (unsigned long long)f.oncpu,
 	      (unsigned long long)truth.cpu_ns);
 	CHECK(f.nvcsw >= (uint64_t)truth.nvcsw && f.nvcsw <= (uint64_t)truth.nvcsw + 2,
