@@ -61,6 +61,7 @@ struct ana_host {
 	int clk_via;                /* host this one was aligned through, -1 direct */
 	uint64_t pkt_events;
 	uint64_t sync_id;           /* self_id of its clock-sync family */
+	bool has_flows;             /* FLOWS records: its kernel drops were recorded */
 };
 
 /* ana_pev.flags: the recorder's evflags (low 3 bits) plus TCP control bits. */

@@ -745,7 +745,10 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 		ana_load_pkt_events(c, rec);
 		break;
 	case NP_REC_SYNC:        ana_load_sync(c, b); break;
-	case NP_REC_FLOWS:       ana_load_flows(c, b); break;
+	case NP_REC_FLOWS:
+		c->m->hosts.v[c->host].has_flows = true;
+		ana_load_flows(c, b);
+		break;
 	case NP_REC_DROPS:       ana_load_drops(c, b); break;
 	case NP_REC_TXN_STATS:   ana_load_txn_stats(c, b); break;
 	case NP_REC_TXN_EVENTS:  ana_load_txn_events(c, b); break;
