@@ -57,6 +57,8 @@ mode_nprec_nosample() { rec_bg "$NPREC" -q --sample-hz 0 -o "$1.npr"; }
 mode_nprec_hz1k() { rec_bg "$NPREC" -q --sample-hz 1000 -o "$1.npr"; }
 # nprec without --cpu-slice (its work in stretches as long as the scheduler lets it run)
 mode_nprec_noslice() { rec_bg "$NPREC" -q --cpu-slice 0 -o "$1.npr"; }
+# nprec without the hub: each family attaches its own program to the shared tracepoints
+mode_nprec_nohub() { NPREC_NO_HUB=1 rec_bg "$NPREC" -q -o "$1.npr"; }
 # nprec as a SCHED_IDLE task (candidate for the light state of --nice)
 mode_nprec_idle() { rec_bg chrt -i 0 "$NPREC" -q --nice 0 -o "$1.npr"; }
 # reference: what 1 kHz timer sampling on every CPU alone costs on this machine

@@ -14,6 +14,7 @@
 #include <bpf/bpf_endian.h>
 #include "filter.bpf.h"
 #include "flows.h"
+#include "hub.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -541,13 +542,28 @@ static __always_inline int on_drop(const struct sk_buff *skb, __u32 reason, cons
 
 /* ---- program variants ---- */
 
+/* tp_btf variants are also hub members (bpf/hub.h) */
+HUB_PROG_ARRAY(hub_sock_send);
+HUB_PROG_ARRAY(hub_sock_recv);
+HUB_PROG_ARRAY(hub_sock_state);
+
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(flows_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, true); }
+int BPF_PROG(flows_send_btf, struct sock *sk, int ret, int flags)
+{
+	on_io(sk, ret, flags, true, true);
+	HUB_NEXT(ctx, hub_sock_send, HUB_SLOT_FLOWS);
+	return 0;
+}
 SEC("raw_tp/sock_send_length")
 int BPF_PROG(flows_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, false); }
 
 SEC("tp_btf/sock_recv_length")
-int BPF_PROG(flows_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, true); }
+int BPF_PROG(flows_recv_btf, struct sock *sk, int ret, int flags)
+{
+	on_io(sk, ret, flags, false, true);
+	HUB_NEXT(ctx, hub_sock_recv, HUB_SLOT_FLOWS);
+	return 0;
+}
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(flows_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, false); }
 
@@ -558,7 +574,11 @@ int BPF_PROG(flows_retrans_raw, const struct sock *sk) { return on_retrans(sk, f
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(flows_state_btf, const struct sock *sk, int oldstate, int newstate)
-{ return on_state(sk, oldstate, newstate, true); }
+{
+	on_state(sk, oldstate, newstate, true);
+	HUB_NEXT(ctx, hub_sock_state, HUB_SLOT_FLOWS);
+	return 0;
+}
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(flows_state_raw, const struct sock *sk, int oldstate, int newstate)
 { return on_state(sk, oldstate, newstate, false); }

@@ -22,6 +22,7 @@
 #include <bpf/bpf_endian.h>
 #include "filter.bpf.h"
 #include "netcpu.h"
+#include "hub.bpf.h"
 
 /* BPF_PROG() declares ctx and every tracepoint argument, used or not */
 #pragma clang diagnostic ignored "-Wunused-parameter"
@@ -194,16 +195,27 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 	return 0;
 }
 
+/* hub members (bpf/hub.h): the last in the chain on both socket hooks,
+ * so the op's time includes the other families' programs, as it did when
+ * each attached its own */
+HUB_PROG_ARRAY(hub_sock_send);
+HUB_PROG_ARRAY(hub_sock_recv);
+HUB_PROG_ARRAY(hub_sched_switch);
+
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(nc_send_len, struct sock *sk, int ret, int flags)
 {
-	return nc_op_done(sk, NC_SOCK_SEND);
+	nc_op_done(sk, NC_SOCK_SEND);
+	HUB_NEXT(ctx, hub_sock_send, HUB_SLOT_NETCPU);
+	return 0;
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(nc_recv_len, struct sock *sk, int ret, int flags)
 {
-	return nc_op_done(sk, NC_SOCK_RECV);
+	nc_op_done(sk, NC_SOCK_RECV);
+	HUB_NEXT(ctx, hub_sock_recv, HUB_SLOT_NETCPU);
+	return 0;
 }
 
 /* Variant 1 (preferred): one classic tracepoint per listed syscall, so
@@ -372,14 +384,13 @@ static __always_inline void nc_unpark(struct nc_cpu *c, struct task_struct *next
 	c->op_tid = next->pid;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(nc_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __always_inline void nc_switch(struct task_struct *prev, struct task_struct *next)
 {
 	struct nc_cpu *c = nc_this_cpu();
 	__u64 now = 0;
 
 	if (!c)
-		return 0;
+		return;
 	/* common case: no op in flight on this CPU and none parked anywhere */
 	if (c->op_tid) {
 		now = bpf_ktime_get_ns();
@@ -390,6 +401,13 @@ int BPF_PROG(nc_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			now = bpf_ktime_get_ns();
 		nc_unpark(c, next, now);
 	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(nc_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	nc_switch(prev, next);
+	HUB_NEXT(ctx, hub_sched_switch, HUB_SLOT_NETCPU);
 	return 0;
 }
 

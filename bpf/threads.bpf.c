@@ -12,6 +12,7 @@
 #include <bpf/bpf_endian.h>
 #include "filter.bpf.h"
 #include "threads.h"
+#include "hub.bpf.h"
 
 /* BPF_PROG() declares ctx and every tracepoint argument, used or not */
 #pragma clang diagnostic ignored "-Wunused-parameter"
@@ -19,6 +20,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool nt_hw_enabled = false;
+/* CLOCK_MONOTONIC at load: a thread started after it has all its runtime
+ * in the recording (task start_time is on the same clock) */
+const volatile __u64 nt_t0 = 0;
 
 #define NT_PF_EXITING 0x00000004
 
@@ -152,9 +156,8 @@ static __always_inline void nt_copy_comm(struct nt_thread *t, struct task_struct
 	}
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline void nt_switch(bool preempt, struct task_struct *prev, struct task_struct *next,
+				     unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u32 zero = 0;
@@ -163,7 +166,7 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u32 tid = prev->pid;
 
 	if (!c)
-		return 0;
+		return;
 	/* current is still prev here: the filters and the cgroup see prev */
 	if (tid && nt_selected(prev))
 		t = nt_thread_get(tid);
@@ -181,6 +184,11 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		if (t->exec_last) {
 			if (exec > t->exec_last)
 				t->oncpu_ns += exec - t->exec_last;
+		} else if (prev->start_time >= nt_t0 && !(prev->flags & NT_PF_EXITING)) {
+			/* first seen, born during the recording: all of it, also when
+			 * its first switch-in was the one missed (an exiting thread's
+			 * entry may be one user space already reported and deleted) */
+			t->oncpu_ns += exec;
 		} else if (c->ts && c->tid == tid && exec > c->exec_in) {
 			t->oncpu_ns += exec - c->exec_in;
 		}
@@ -208,6 +216,17 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		if (busy)
 			*busy = c->tid != 0;
 	}
+}
+
+/* hub member (bpf/hub.h), last on sched_switch */
+HUB_PROG_ARRAY(hub_sched_switch);
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	nt_switch(preempt, prev, next, prev_state);
+	HUB_NEXT(ctx, hub_sched_switch, HUB_SLOT_THREADS);
 	return 0;
 }
 

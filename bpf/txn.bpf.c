@@ -18,6 +18,7 @@
 #include "filter.bpf.h"
 #include "sketch.h"
 #include "txn.h"
+#include "hub.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -521,19 +522,39 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	return 0;
 }
 
+/* tp_btf variants are also hub members (bpf/hub.h): after their work
+ * they run the next family's program for the same tracepoint */
+HUB_PROG_ARRAY(hub_sock_send);
+HUB_PROG_ARRAY(hub_sock_recv);
+HUB_PROG_ARRAY(hub_sock_state);
+
 SEC("tp_btf/sock_send_length")
-int BPF_PROG(txn_send_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, true); }
+int BPF_PROG(txn_send_btf, struct sock *sk, int ret, int flags)
+{
+	on_io(sk, ret, flags, true, true);
+	HUB_NEXT(ctx, hub_sock_send, HUB_SLOT_TXN);
+	return 0;
+}
 SEC("raw_tp/sock_send_length")
 int BPF_PROG(txn_send_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, true, false); }
 
 SEC("tp_btf/sock_recv_length")
-int BPF_PROG(txn_recv_btf, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, true); }
+int BPF_PROG(txn_recv_btf, struct sock *sk, int ret, int flags)
+{
+	on_io(sk, ret, flags, false, true);
+	HUB_NEXT(ctx, hub_sock_recv, HUB_SLOT_TXN);
+	return 0;
+}
 SEC("raw_tp/sock_recv_length")
 int BPF_PROG(txn_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, false); }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
-{ return on_state(sk, oldstate, newstate, true); }
+{
+	on_state(sk, oldstate, newstate, true);
+	HUB_NEXT(ctx, hub_sock_state, HUB_SLOT_TXN);
+	return 0;
+}
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
 { return on_state(sk, oldstate, newstate, false); }

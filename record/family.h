@@ -57,6 +57,10 @@ struct rec_ctx {
 	 * before every snapshot; sampling families apply it when it changes.
 	 * 0 until the first interval (use cfg->sample_n). */
 	uint32_t sample_div;
+	/* one program per shared tracepoint (record/hookhub.h), made on first
+	 * use; hub_off: NPREC_NO_HUB=1 or it failed to load */
+	struct hookhub *hub;
+	bool hub_off;
 };
 
 /* Families are listed in record/families.c (one line each). */

@@ -98,10 +98,13 @@ static void rc_flows_tps(struct rc_flows *f)
 	struct flows_bpf *s = f->skel;
 	/* no tcp:tcp_probe: srtt/cwnd are sampled at send/recv (flows.bpf.c) */
 	struct rc_tp t[RC_FLOWS_NTP] = {
-		{ .name = "sock_send_length", .btf_prog = s->progs.flows_send_btf, .raw_prog = s->progs.flows_send_raw, .required = true },
-		{ .name = "sock_recv_length", .btf_prog = s->progs.flows_recv_btf, .raw_prog = s->progs.flows_recv_raw, .required = true },
+		{ .name = "sock_send_length", .btf_prog = s->progs.flows_send_btf, .raw_prog = s->progs.flows_send_raw, .required = true,
+		  .hub_hook = HUB_SOCK_SEND, .hub_slot = HUB_SLOT_FLOWS, .hub_map = s->maps.hub_sock_send },
+		{ .name = "sock_recv_length", .btf_prog = s->progs.flows_recv_btf, .raw_prog = s->progs.flows_recv_raw, .required = true,
+		  .hub_hook = HUB_SOCK_RECV, .hub_slot = HUB_SLOT_FLOWS, .hub_map = s->maps.hub_sock_recv },
 		{ .name = "tcp_retransmit_skb", .btf_prog = s->progs.flows_retrans_btf, .raw_prog = s->progs.flows_retrans_raw, .required = false },
-		{ .name = "inet_sock_set_state", .btf_prog = s->progs.flows_state_btf, .raw_prog = s->progs.flows_state_raw, .required = false },
+		{ .name = "inet_sock_set_state", .btf_prog = s->progs.flows_state_btf, .raw_prog = s->progs.flows_state_raw, .required = false,
+		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_FLOWS, .hub_map = s->maps.hub_sock_state },
 		{ .name = "kfree_skb", .btf_prog = s->progs.flows_drop_btf, .raw_prog = s->progs.flows_drop_raw, .required = false },
 	};
 	memcpy(f->tps, t, sizeof(t));

@@ -17,6 +17,7 @@
 
 #include "family.h"
 #include "cpuslice.h"
+#include "hookhub.h"
 #include "ksyms.h"
 #include "netcpu.h"
 #include "netcpu.skel.h"
@@ -53,8 +54,11 @@ struct nc_top {
 	uint64_t ips[NC_STACK_DEPTH];
 };
 
+enum { NC_HUB_SEND, NC_HUB_RECV, NC_HUB_SWITCH, NC_HUB_N };
+
 struct nc_state {
 	struct netcpu_bpf *skel;
+	struct hub_member hub[NC_HUB_N];
 	int ncpu;                        /* possible CPUs */
 	struct nc_cpu *cur, *prev;       /* per-CPU values, ncpu each */
 	int *perf_fds;
@@ -238,9 +242,10 @@ static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
 	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
 			      "tp_btf/softirq_exit");
 	nc_attach_entry(ctx, s);
-	nc_attach_one(ctx, k->progs.nc_send_len, &k->links.nc_send_len, "tp_btf/sock_send_length");
-	nc_attach_one(ctx, k->progs.nc_recv_len, &k->links.nc_recv_len, "tp_btf/sock_recv_length");
-	nc_attach_one(ctx, k->progs.nc_sched_switch, &k->links.nc_sched_switch, "tp_btf/sched_switch");
+	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_SEND], k->progs.nc_send_len, &k->links.nc_send_len);
+	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_RECV], k->progs.nc_recv_len, &k->links.nc_recv_len);
+	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_SWITCH], k->progs.nc_sched_switch,
+			  &k->links.nc_sched_switch);
 	return sirq;
 }
 
@@ -388,12 +393,16 @@ static void nc_baseline(struct nc_state *s)
 /* Opens and loads the object; sys_tps false leaves the per-syscall
  * tracepoint programs out (fallback). tp_btf/sys_enter is loaded either
  * way: it is the fallback when one of them does not attach. 0 or -errno. */
-static int nc_load(struct nc_state *s, const struct rec_config *cfg, bool sys_tps)
+static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_config *cfg, bool sys_tps)
 {
 	netcpu_bpf__destroy(s->skel);
 	s->skel = netcpu_bpf__open();
 	if (!s->skel)
 		return -ENOMEM;
+	hub_member_share(ctx, &s->hub[NC_HUB_SEND], HUB_SOCK_SEND, HUB_SLOT_NETCPU, s->skel->maps.hub_sock_send);
+	hub_member_share(ctx, &s->hub[NC_HUB_RECV], HUB_SOCK_RECV, HUB_SLOT_NETCPU, s->skel->maps.hub_sock_recv);
+	hub_member_share(ctx, &s->hub[NC_HUB_SWITCH], HUB_SCHED_SWITCH, HUB_SLOT_NETCPU,
+			 s->skel->maps.hub_sched_switch);
 	RC_FILTER_SET(s->skel->rodata, cfg);
 	/* only the sampling source in use is loaded */
 	s->skel->rodata->nc_tick_fn = s->tick_fn;
@@ -424,7 +433,7 @@ static int nc_load_any(struct rec_ctx *ctx, struct nc_state *s, const struct rec
 		if (!tick && want != NC_SRC_TICK)
 			break;                   /* no tick source to fall back from */
 		s->src = tick ? want : NC_SRC_CLOCK;
-		rc = nc_load(s, cfg, sys_tps);
+		rc = nc_load(ctx, s, cfg, sys_tps);
 		if (rc && s->src == NC_SRC_TICK)
 			tick_rc = rc;
 		if (!nc_retryable(rc))
@@ -739,6 +748,8 @@ static void nc_close(void *state)
 	struct nc_state *s = state;
 	if (!s)
 		return;
+	for (int i = 0; i < NC_HUB_N; i++)
+		hub_member_leave(&s->hub[i]);
 	for (int i = 0; i < NC_SYS_TPS; i++)
 		bpf_link__destroy(s->sys_links[i]);
 	/* destroying a perf_event link also closes its perf fd */

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cpuslice.h"
 #include "family.h"
+#include "hookhub.h"
 #include "hostinfo.h"
 #include "npmsg.h"
 #include "output.h"
@@ -531,6 +532,7 @@ int main(int argc, char **argv)
 		code = rc_loop(r);
 	rc_close_families(r);
 	np_recbuf_free(&r->rb);
+	hookhub_free(&r->ctx);
 	rc_probes_free(&r->ctx);
 	if (r->cfg.netns_fd >= 0)
 		close(r->cfg.netns_fd);

@@ -11,13 +11,19 @@
 #include <bpf/libbpf.h>
 #include <bpf/btf.h>
 #include "family.h"
+#include "hookhub.h"
 
 struct rc_tp {
 	const char *name;             /* tracepoint, e.g. "sock_send_length" */
 	struct bpf_program *btf_prog; /* SEC("tp_btf/NAME"), may be NULL */
 	struct bpf_program *raw_prog; /* SEC("raw_tp/NAME"), may be NULL */
 	bool required;                /* family off without it */
+	enum hub_hook hub_hook;       /* HUB_NONE, or the tp_btf variant joins the hub */
+	unsigned hub_slot;
+	struct bpf_map *hub_map;      /* the object's copy of the hook's prog array */
 	bool present;                 /* filled: tracepoint exists */
+	struct hookhub *hub;          /* filled by rc_tp_select: map shared */
+	bool joined;                  /* filled by rc_tp_attach: runs from the hub */
 	struct bpf_link *link;        /* filled by rc_tp_attach */
 };
 

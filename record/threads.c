@@ -19,6 +19,7 @@
 #include "cgpath.h"
 #include "cpuslice.h"
 #include "family.h"
+#include "hookhub.h"
 #include "npmsg.h"
 #include "powerattr.h"
 #include "rapl.h"
@@ -53,6 +54,7 @@ struct nt_row {
 
 struct nt_state {
 	struct threads_bpf *skel;
+	struct hub_member hub;          /* sched_switch */
 	int ncpu;
 	bool hw;
 	int *pmu_fds;            /* NT_HW_MAX x ncpu */
@@ -241,6 +243,8 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		nt_pmu_close(s);
 	RC_FILTER_SET(s->skel->rodata, cfg);
 	s->skel->rodata->nt_hw_enabled = s->hw;
+	s->skel->rodata->nt_t0 = nt_mono_ns();
+	hub_member_share(ctx, &s->hub, HUB_SCHED_SWITCH, HUB_SLOT_THREADS, s->skel->maps.hub_sched_switch);
 	rc = threads_bpf__load(s->skel);
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object threads: %s", strerror(-rc));
@@ -254,7 +258,7 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	}
 	nt_fill_siblings(s);
 	struct threads_bpf *k = s->skel;
-	if (!nt_attach(ctx, k->progs.nt_sched_switch, &k->links.nt_sched_switch, "tp_btf/sched_switch")) {
+	if (!hub_member_attach(ctx, "threads", &s->hub, k->progs.nt_sched_switch, &k->links.nt_sched_switch)) {
 		snprintf(err, errlen, "sched_switch tracepoint did not attach");
 		nt_close(s);
 		return 1;
@@ -508,6 +512,7 @@ static void nt_close(void *state)
 	struct nt_state *s = state;
 	if (!s)
 		return;
+	hub_member_leave(&s->hub);
 	threads_bpf__destroy(s->skel);
 	nt_pmu_close(s);
 	nt_cgpaths_free(s->cg);

@@ -222,9 +222,12 @@ static void rc_txn_tps(struct rc_txn *t)
 {
 	struct txn_bpf *s = t->skel;
 	struct rc_tp v[RC_TXN_NTP] = {
-		{ .name = "sock_send_length", .btf_prog = s->progs.txn_send_btf, .raw_prog = s->progs.txn_send_raw, .required = true },
-		{ .name = "sock_recv_length", .btf_prog = s->progs.txn_recv_btf, .raw_prog = s->progs.txn_recv_raw, .required = true },
-		{ .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw },
+		{ .name = "sock_send_length", .btf_prog = s->progs.txn_send_btf, .raw_prog = s->progs.txn_send_raw, .required = true,
+		  .hub_hook = HUB_SOCK_SEND, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_send },
+		{ .name = "sock_recv_length", .btf_prog = s->progs.txn_recv_btf, .raw_prog = s->progs.txn_recv_raw, .required = true,
+		  .hub_hook = HUB_SOCK_RECV, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_recv },
+		{ .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
+		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_state },
 		/* the client's start time: without it, the end of its first send */
 		{ .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
 	};

@@ -47,7 +47,10 @@ if [ -e $CGROOT/cgroup.controllers ] && mkdir -p $CGROOT/rc-e2e-flows$$ 2>/dev/n
 fi
 # the raw_tp fallback (kernels that refuse tp_btf), forced here
 NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
+# without the hub (each family's programs attached on their own): same figures
+NPREC_NO_HUB=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/h.npr"; PH=$BG_PID
 wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
+wait_file "$E2E_TMP/h.npr"
 
 # 1. clean TCP transfer
 bg ip netns exec $NSB socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
@@ -95,7 +98,7 @@ wait_listen $NSB 5004
 ip netns exec $NSB socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
 
 sleep 1.2
-kill -INT $PA $PB $PP $PR ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; [ -n "${PC:-}" ] && wait $PC
+kill -INT $PA $PB $PP $PR $PH ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; wait $PH; [ -n "${PC:-}" ] && wait $PC
 check "nprec exit 0 (both namespaces)" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
 
 "$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR flows > "$E2E_TMP/a.flows"
@@ -119,6 +122,10 @@ check "IPv6 sender flow tx_bytes == $SIZE ($(awk '{print $6}' <<<"$f6"))" [ "$(a
 fr=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/r.flows")
 check "raw_tp fallback: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fr"))" [ "$(awk '{print $6}' <<<"$fr")" = "$SIZE" ]
 check "raw_tp fallback: retransmissions seen" [ "$(awk '$4==5003 {print $10}' "$E2E_TMP/r.flows")" -gt 0 ]
+"$NPREPORT" dump "$E2E_TMP/h.npr" | $NPR flows > "$E2E_TMP/h.flows"
+fh=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/h.flows")
+check "without the hub: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fh"))" [ "$(awk '{print $6}' <<<"$fh")" = "$SIZE" ]
+check "without the hub: header says each family attached its own" bash -c "'$NPREPORT' dump '$E2E_TMP/h.npr' | $NPR probes | grep -x 'flows tp_btf/sock_send_length attached -' >/dev/null"
 check "raw_tp fallback: header says raw_tp" bash -c "'$NPREPORT' dump '$E2E_TMP/r.npr' | $NPR probes | grep 'flows raw_tp/sock_send_length attached' >/dev/null"
 
 fu=$(awk '$3=="10.77.2.2" && $4==5002 && $5==17' "$E2E_TMP/a.flows")
@@ -154,4 +161,8 @@ if [ -n "$CG" ]; then
 	rmdir "$CG" 2>/dev/null
 fi
 check "header lists attached probes" bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep 'flows tp_btf/sock_send_length attached' >/dev/null"
+# one program per shared tracepoint: every family on it joined the hub
+"$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR probes > "$E2E_TMP/a.probes"
+NHUB=$(grep -cE '^(flows|txn|netcpu) tp_btf/sock_send_length attached shared program [(]hub[)]$|^(threads|netcpu) tp_btf/sched_switch attached shared program [(]hub[)]$' "$E2E_TMP/a.probes")
+check "hub: flows, txn, netcpu share sock_send_length; threads, netcpu sched_switch ($NHUB of 5)" [ "$NHUB" = 5 ]
 e2e_finish

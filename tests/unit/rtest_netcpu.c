@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "family.h"
+#include "hookhub.h"
 #include "npmsg.h"
 #include "recheader.h"
 #include "records.h"
@@ -366,6 +367,7 @@ static void tick_run(void)
 		(unsigned long long)cat, (unsigned long long)tcp_ip);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
+	hookhub_free(&ctx);
 	rc_probes_free(&ctx);
 }
 
@@ -526,6 +528,7 @@ int main(void)
 
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
+	hookhub_free(&ctx);
 	rc_probes_free(&ctx);
 	tick_run();
 	return tap_done();

@@ -14,6 +14,7 @@
 
 #include "tap.h"
 #include "family.h"
+#include "hookhub.h"
 #include "container.h"
 #include "npmsg.h"
 #include "records.h"
@@ -350,6 +351,7 @@ int main(void)
 	rt_udp(&cfg, &ctx);
 	rt_cap(&cfg, &ctx);
 	rt_v6(&cfg, &ctx);
+	hookhub_free(&ctx);
 	rc_probes_free(&ctx);
 	return tap_done();
 }

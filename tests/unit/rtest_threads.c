@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "family.h"
+#include "hookhub.h"
 #include "npmsg.h"
 #include "recheader.h"
 #include "records.h"
@@ -196,6 +197,7 @@ int main(void)
 	CHECK(cg[0] && strcmp(f.path, cg) == 0, "cgroup path '%s' vs /proc/self/cgroup '%s'", f.path, cg);
 	np_recbuf_free(&rb);
 	rec_family_threads.close(st);
+	hookhub_free(&ctx);
 	rc_probes_free(&ctx);
 	return tap_done();
 }

@@ -1,0 +1,166 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "hookhub.h"
+#include "hub.skel.h"
+
+struct hookhub {
+	struct hub_bpf *skel;
+	struct bpf_link *head[HUB_NHOOKS];
+	unsigned members[HUB_NHOOKS];
+};
+
+static const char *const hub_tps[HUB_NHOOKS] = {
+	[HUB_SOCK_SEND] = "sock_send_length",
+	[HUB_SOCK_RECV] = "sock_recv_length",
+	[HUB_SOCK_STATE] = "inet_sock_set_state",
+	[HUB_SCHED_SWITCH] = "sched_switch",
+};
+
+const char *hookhub_tp(enum hub_hook hook)
+{
+	return hook > HUB_NONE && hook < HUB_NHOOKS ? hub_tps[hook] : "?";
+}
+
+static struct bpf_map *hub_map(struct hookhub *h, enum hub_hook hook)
+{
+	switch (hook) {
+	case HUB_SOCK_SEND: return h->skel->maps.hub_sock_send;
+	case HUB_SOCK_RECV: return h->skel->maps.hub_sock_recv;
+	case HUB_SOCK_STATE: return h->skel->maps.hub_sock_state;
+	case HUB_SCHED_SWITCH: return h->skel->maps.hub_sched_switch;
+	default: return NULL;
+	}
+}
+
+static struct bpf_program *hub_head(struct hookhub *h, enum hub_hook hook)
+{
+	switch (hook) {
+	case HUB_SOCK_SEND: return h->skel->progs.hub_send;
+	case HUB_SOCK_RECV: return h->skel->progs.hub_recv;
+	case HUB_SOCK_STATE: return h->skel->progs.hub_state;
+	case HUB_SCHED_SWITCH: return h->skel->progs.hub_switch;
+	default: return NULL;
+	}
+}
+
+/* The hub of ctx, loaded on first call; NULL (and ctx->hub_off) when it
+ * is turned off or cannot load, said once in the probe list. */
+static struct hookhub *hub_get(struct rec_ctx *ctx)
+{
+	if (ctx->hub || ctx->hub_off)
+		return ctx->hub;
+	const char *off = getenv("NPREC_NO_HUB");
+	if (off && *off == '1') {
+		ctx->hub_off = true;
+		rec_probe(ctx, "hub", "tp_btf/<shared tracepoints>", REC_PROBE_SKIPPED,
+			  "NPREC_NO_HUB=1: each family attaches its own programs");
+		return NULL;
+	}
+	struct hookhub *h = calloc(1, sizeof(*h));
+	int e = h ? 0 : ENOMEM;
+	if (h && !(h->skel = hub_bpf__open_and_load()))
+		e = errno;
+	if (e) {
+		char why[160];
+		snprintf(why, sizeof(why), "hub not loaded (%s): each family attaches its own programs",
+			 strerror(e));
+		rec_probe(ctx, "hub", "tp_btf/<shared tracepoints>", REC_PROBE_FAILED, why);
+		free(h);
+		ctx->hub_off = true;
+		return NULL;
+	}
+	ctx->hub = h;
+	return h;
+}
+
+struct hookhub *hookhub_share(struct rec_ctx *ctx, enum hub_hook hook, struct bpf_map *m)
+{
+	struct hookhub *h = hub_get(ctx);
+	if (!h || !m || !hub_map(h, hook))
+		return NULL;
+	return bpf_map__reuse_fd(m, bpf_map__fd(hub_map(h, hook))) ? NULL : h;
+}
+
+int hookhub_join(struct hookhub *h, enum hub_hook hook, unsigned slot, struct bpf_program *p)
+{
+	if (!h || !hub_map(h, hook) || slot >= HUB_NSLOTS || !p)
+		return -EINVAL;
+	__u32 key = slot;
+	int fd = bpf_program__fd(p);
+	if (bpf_map_update_elem(bpf_map__fd(hub_map(h, hook)), &key, &fd, BPF_ANY))
+		return -errno;
+	if (!h->head[hook]) {
+		struct bpf_link *l = bpf_program__attach(hub_head(h, hook));
+		if (!l) {
+			int e = -errno;
+			bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key);
+			return e;
+		}
+		h->head[hook] = l;
+	}
+	h->members[hook]++;
+	return 0;
+}
+
+void hookhub_leave(struct hookhub *h, enum hub_hook hook, unsigned slot)
+{
+	if (!h || !hub_map(h, hook) || slot >= HUB_NSLOTS)
+		return;
+	__u32 key = slot;
+	if (bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key) == 0 && h->members[hook] &&
+	    --h->members[hook] == 0) {
+		bpf_link__destroy(h->head[hook]);
+		h->head[hook] = NULL;
+	}
+}
+
+void hookhub_free(struct rec_ctx *ctx)
+{
+	struct hookhub *h = ctx->hub;
+	if (!h)
+		return;
+	for (int i = 0; i < HUB_NHOOKS; i++)
+		bpf_link__destroy(h->head[i]);
+	hub_bpf__destroy(h->skel);
+	free(h);
+	ctx->hub = NULL;
+}
+
+void hub_member_share(struct rec_ctx *ctx, struct hub_member *m, enum hub_hook hook, unsigned slot,
+		      struct bpf_map *map)
+{
+	m->hook = hook;
+	m->slot = slot;
+	m->joined = false;
+	m->hub = hookhub_share(ctx, hook, map);
+}
+
+bool hub_member_attach(struct rec_ctx *ctx, const char *family, struct hub_member *m,
+		       struct bpf_program *p, struct bpf_link **link)
+{
+	char probe[80], why[160];
+	snprintf(probe, sizeof(probe), "tp_btf/%s", hookhub_tp(m->hook));
+	if (m->hub && hookhub_join(m->hub, m->hook, m->slot, p) == 0) {
+		m->joined = true;
+		rec_probe(ctx, family, probe, REC_PROBE_ATTACHED, "shared program (hub)");
+		return true;
+	}
+	*link = bpf_program__attach(p);
+	if (!*link) {
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		rec_probe(ctx, family, probe, REC_PROBE_FAILED, why);
+		return false;
+	}
+	rec_probe(ctx, family, probe, REC_PROBE_ATTACHED, NULL);
+	return true;
+}
+
+void hub_member_leave(struct hub_member *m)
+{
+	if (m->joined)
+		hookhub_leave(m->hub, m->hook, m->slot);
+	m->joined = false;
+}

@@ -1,0 +1,47 @@
+/* The hub: one program per tracepoint that several families hook, which
+ * runs their programs in turn by tail calls (bpf/hub.h). Created on first
+ * use, one per rec_ctx. A family that wants to join shares the hook's prog
+ * array before its object loads (hookhub_share) and puts its loaded
+ * program in its slot (hookhub_join); when either fails it attaches its
+ * program on its own, as without a hub. NPREC_NO_HUB=1 turns the hub off
+ * (every family attaches its own programs: bench/record.sh nprec_nohub). */
+#ifndef NP_REC_HOOKHUB_H
+#define NP_REC_HOOKHUB_H
+
+#include <stdbool.h>
+#include <bpf/libbpf.h>
+#include "family.h"
+#include "hub.h"
+
+struct hookhub;
+
+/* Before NAME__load(): m (the family's copy of the hook's prog array)
+ * becomes the hub's. Returns the hub, or NULL when there is none (off,
+ * or it could not load: ctx's probe list says why, once). */
+struct hookhub *hookhub_share(struct rec_ctx *ctx, enum hub_hook hook, struct bpf_map *m);
+/* After load: p runs in slot; the hook's head is attached on first join.
+ * 0 or -errno (the family then attaches p itself). */
+int  hookhub_join(struct hookhub *h, enum hub_hook hook, unsigned slot, struct bpf_program *p);
+void hookhub_leave(struct hookhub *h, enum hub_hook hook, unsigned slot);
+/* Name of the hook's tracepoint ("sock_send_length"). */
+const char *hookhub_tp(enum hub_hook hook);
+/* A family's place on one hook, for families that attach by hand. */
+struct hub_member {
+	struct hookhub *hub;    /* set by hub_member_share: map shared */
+	enum hub_hook hook;
+	unsigned slot;
+	bool joined;
+};
+/* hookhub_share for m (before load). */
+void hub_member_share(struct rec_ctx *ctx, struct hub_member *m, enum hub_hook hook, unsigned slot,
+		      struct bpf_map *map);
+/* Joins the hub with p, else attaches p into *link. Reports the probe
+ * ("tp_btf/TRACEPOINT") for family; false when neither worked. */
+bool hub_member_attach(struct rec_ctx *ctx, const char *family, struct hub_member *m,
+		       struct bpf_program *p, struct bpf_link **link);
+void hub_member_leave(struct hub_member *m);
+
+/* Detaches the heads and frees the hub (after every family closed). */
+void hookhub_free(struct rec_ctx *ctx);
+
+#endif
