@@ -47,7 +47,7 @@ TOOL_SRC    := $(wildcard tests/tools/*.c)
 
 objs = $(patsubst %.c,$(O)/$(1)/%.o,$(2))
 
-.PHONY: all analyze record deps test unit unit-asan fuzz fuzz-short e2e bench bench-record bench-hookfloor \
+.PHONY: all analyze record deps test unit unit-asan fuzz fuzz-short e2e bench bench-record bench-hookfloor bench-tpdispatch \
         bench-analyze bench-patterns demo clean fixtures tools check-deps
 
 ifeq ($(HAVE_BPF),1)
@@ -116,6 +116,9 @@ $(O)/tools/%: $(O)/n/tests/tools/%.o $(ANALYZE_LIBS)
 # without BPF the rule above builds its stub instead.
 ifeq ($(HAVE_BPF),1)
 $(O)/tools/hookfloor: tests/tools/hookfloor.c $(O)/hookfloor.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
+$(O)/tools/tpdispatch: tests/tools/tpdispatch.c $(O)/tpdispatch.skel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
 endif
@@ -203,6 +206,8 @@ bench-record: all
 # the cost of empty programs on nprec's default hooks (the floor; ~20 min)
 bench-hookfloor: all
 	@NP_BUILD=$(abspath $(O)) bench/hookfloor.sh
+bench-tpdispatch: all
+	@NP_BUILD=$(abspath $(O)) bench/tpdispatch.sh
 bench-analyze: all
 	@bench/analyze.sh
 bench-patterns: all
