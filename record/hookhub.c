@@ -8,8 +8,11 @@
 
 struct hookhub {
 	struct hub_bpf *skel;
+	struct rec_ctx *ctx;
 	struct bpf_link *head[HUB_NHOOKS];
-	unsigned members[HUB_NHOOKS];
+	struct bpf_program *prog[HUB_NHOOKS][HUB_NSLOTS];   /* members */
+	struct bpf_link *solo[HUB_NHOOKS][HUB_NSLOTS];      /* after dissolving */
+	bool dissolved[HUB_NHOOKS];
 };
 
 static const char *const hub_tps[HUB_NHOOKS] = {
@@ -72,6 +75,7 @@ static struct hookhub *hub_get(struct rec_ctx *ctx)
 		ctx->hub_off = true;
 		return NULL;
 	}
+	h->ctx = ctx;
 	ctx->hub = h;
 	return h;
 }
@@ -84,37 +88,81 @@ struct hookhub *hookhub_share(struct rec_ctx *ctx, enum hub_hook hook, struct bp
 	return bpf_map__reuse_fd(m, bpf_map__fd(hub_map(h, hook))) ? NULL : h;
 }
 
+/* A join failed after others joined: a member that attached on its own
+ * would tail-call into the others' slots and run them twice. So the hook
+ * goes back to one program per family: every member leaves the array and
+ * is attached on its own (links owned here), the head is detached, later
+ * joins are refused (their families attach their own; the array stays
+ * empty, so their tail calls fall through). */
+static void hub_dissolve(struct hookhub *h, enum hub_hook hook, int why)
+{
+	char probe[80], reason[160];
+	int fd = bpf_map__fd(hub_map(h, hook));
+	for (unsigned i = 0; i < HUB_NSLOTS; i++) {
+		__u32 key = i;
+		if (!h->prog[hook][i])
+			continue;
+		bpf_map_delete_elem(fd, &key);
+		h->solo[hook][i] = bpf_program__attach(h->prog[hook][i]);
+	}
+	bpf_link__destroy(h->head[hook]);
+	h->head[hook] = NULL;
+	h->dissolved[hook] = true;
+	snprintf(probe, sizeof(probe), "tp_btf/%s", hookhub_tp(hook));
+	snprintf(reason, sizeof(reason), "a family could not join (%s): each attached its own program",
+		 strerror(why));
+	rec_probe(h->ctx, "hub", probe, REC_PROBE_FAILED, reason);
+}
+
+/* NPREC_TEST_HUB_REFUSE=SLOT: the join of that slot fails (tests the
+ * dissolving path on kernels where joins never fail). */
+static bool hub_test_refuse(unsigned slot)
+{
+	const char *v = getenv("NPREC_TEST_HUB_REFUSE");
+	return v && *v && (unsigned)atoi(v) == slot;
+}
+
 int hookhub_join(struct hookhub *h, enum hub_hook hook, unsigned slot, struct bpf_program *p)
 {
 	if (!h || !hub_map(h, hook) || slot >= HUB_NSLOTS || !p)
 		return -EINVAL;
+	if (h->dissolved[hook])
+		return -EBUSY;
 	__u32 key = slot;
-	int fd = bpf_program__fd(p);
-	if (bpf_map_update_elem(bpf_map__fd(hub_map(h, hook)), &key, &fd, BPF_ANY))
-		return -errno;
-	if (!h->head[hook]) {
-		struct bpf_link *l = bpf_program__attach(hub_head(h, hook));
-		if (!l) {
-			int e = -errno;
-			bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key);
-			return e;
-		}
-		h->head[hook] = l;
+	int fd = bpf_program__fd(p), e = 0;
+	if (hub_test_refuse(slot))
+		e = EPERM;
+	else if (bpf_map_update_elem(bpf_map__fd(hub_map(h, hook)), &key, &fd, BPF_ANY))
+		e = errno;
+	else if (!h->head[hook] && !(h->head[hook] = bpf_program__attach(hub_head(h, hook)))) {
+		e = errno;
+		bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key);
 	}
-	h->members[hook]++;
+	if (e) {
+		hub_dissolve(h, hook, e);
+		return -e;
+	}
+	h->prog[hook][slot] = p;
 	return 0;
 }
 
 void hookhub_leave(struct hookhub *h, enum hub_hook hook, unsigned slot)
 {
-	if (!h || !hub_map(h, hook) || slot >= HUB_NSLOTS)
+	if (!h || !hub_map(h, hook) || slot >= HUB_NSLOTS || !h->prog[hook][slot])
 		return;
 	__u32 key = slot;
-	if (bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key) == 0 && h->members[hook] &&
-	    --h->members[hook] == 0) {
-		bpf_link__destroy(h->head[hook]);
-		h->head[hook] = NULL;
+	h->prog[hook][slot] = NULL;
+	if (h->solo[hook][slot]) {
+		bpf_link__destroy(h->solo[hook][slot]);
+		h->solo[hook][slot] = NULL;
+		return;
 	}
+	bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key);
+	for (unsigned i = 0; i < HUB_NSLOTS; i++)
+		if (h->prog[hook][i])
+			return;
+	bpf_link__destroy(h->head[hook]);
+	h->head[hook] = NULL;
 }
 
 void hookhub_free(struct rec_ctx *ctx)
@@ -122,8 +170,11 @@ void hookhub_free(struct rec_ctx *ctx)
 	struct hookhub *h = ctx->hub;
 	if (!h)
 		return;
-	for (int i = 0; i < HUB_NHOOKS; i++)
+	for (int i = 0; i < HUB_NHOOKS; i++) {
 		bpf_link__destroy(h->head[i]);
+		for (int j = 0; j < HUB_NSLOTS; j++)
+			bpf_link__destroy(h->solo[i][j]);
+	}
 	hub_bpf__destroy(h->skel);
 	free(h);
 	ctx->hub = NULL;

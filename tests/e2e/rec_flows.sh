@@ -49,8 +49,11 @@ fi
 NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
 # without the hub (each family's programs attached on their own): same figures
 NPREC_NO_HUB=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/h.npr"; PH=$BG_PID
+# txn's join refused after flows joined: the hub dissolves those hooks,
+# every family runs its own program once (flows counts each byte once)
+NPREC_TEST_HUB_REFUSE=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/d.npr"; PD=$BG_PID
 wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
-wait_file "$E2E_TMP/h.npr"
+wait_file "$E2E_TMP/h.npr"; wait_file "$E2E_TMP/d.npr"
 
 # 1. clean TCP transfer
 bg ip netns exec $NSB socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
@@ -98,7 +101,7 @@ wait_listen $NSB 5004
 ip netns exec $NSB socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
 
 sleep 1.2
-kill -INT $PA $PB $PP $PR $PH ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; wait $PH; [ -n "${PC:-}" ] && wait $PC
+kill -INT $PA $PB $PP $PR $PH $PD ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; wait $PH; wait $PD; [ -n "${PC:-}" ] && wait $PC
 check "nprec exit 0 (both namespaces)" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
 
 "$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR flows > "$E2E_TMP/a.flows"
@@ -126,6 +129,11 @@ check "raw_tp fallback: retransmissions seen" [ "$(awk '$4==5003 {print $10}' "$
 fh=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/h.flows")
 check "without the hub: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fh"))" [ "$(awk '{print $6}' <<<"$fh")" = "$SIZE" ]
 check "without the hub: header says each family attached its own" bash -c "'$NPREPORT' dump '$E2E_TMP/h.npr' | $NPR probes | grep -x 'flows tp_btf/sock_send_length attached -' >/dev/null"
+"$NPREPORT" dump "$E2E_TMP/d.npr" | $NPR flows > "$E2E_TMP/d.flows"
+fd_=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/d.flows")
+check "hub dissolved: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fd_"))" [ "$(awk '{print $6}' <<<"$fd_")" = "$SIZE" ]
+"$NPREPORT" dump "$E2E_TMP/d.npr" | $NPR probes > "$E2E_TMP/d.probes"
+check "hub dissolved: header says so for sock_send_length" grep -q '^hub tp_btf/sock_send_length failed a family could not join' "$E2E_TMP/d.probes"
 check "raw_tp fallback: header says raw_tp" bash -c "'$NPREPORT' dump '$E2E_TMP/r.npr' | $NPR probes | grep 'flows raw_tp/sock_send_length attached' >/dev/null"
 
 fu=$(awk '$3=="10.77.2.2" && $4==5002 && $5==17' "$E2E_TMP/a.flows")

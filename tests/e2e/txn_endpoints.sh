@@ -16,8 +16,10 @@
 #    per path within 5 % of the client's own; server-role /slow p50 within
 #    5 % of the injected delay, server-role /fast p50 below the client's.
 #  - npanalyze: the endpoint rows (ip:port + GET path) per host and role
-#    carry the client's per-path request counts, the same 5 % bounds, no
-#    endpoint without a path, and per-interval series exist for each.
+#    carry the client's per-path request counts; their p50/p99 are the
+#    recorded events' own (at the rank or one either side, +-1 %), and the
+#    p50 within 10 % of the client's; no endpoint without a path, and
+#    per-interval series exist for each.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init txn_endpoints
 e2e_need_root
@@ -106,7 +108,11 @@ print("all", n, empty)
 for k, v in sorted(per.items()):
     v.sort()
     q = lambda p: v[int(p * (len(v) - 1) + 0.5)]
-    print(k.replace(" ", "_"), len(v), q(0.5), q(0.99))
+    # the values one rank either side of p50 and p99: another rank
+    # convention (the sketch's) may pick a neighbour, and with ~200
+    # samples of a bimodal latency neighbours can be 5 % apart
+    nb = lambda p: (v[max(int(p * (len(v) - 1) + 0.5) - 1, 0)], v[min(int(p * (len(v) - 1) + 0.5) + 1, len(v) - 1)])
+    print(k.replace(" ", "_"), len(v), q(0.5), q(0.99), *nb(0.5), *nb(0.99))
 PY
 "$NPREPORT" dump "$T/c.npr" | python3 "$T/ev.py" 1 > "$T/c.ev"
 "$NPREPORT" dump "$T/s.npr" | python3 "$T/ev.py" 2 > "$T/s.ev"
@@ -120,11 +126,11 @@ check "client side: every event has its path (${CEMPTY:-?} empty)" [ "${CEMPTY:-
 check "server side: every event has its path (${SEMPTY:-?} empty)" [ "${SEMPTY:-1}" -eq 0 ]
 for p in slow fast; do
 	CREQ=$(cfig /$p requests) CP50=$(cfig /$p p50_ns) CP99=$(cfig /$p p99_ns)
-	read -r _ n p50 p99 < <(grep "^GET_/$p " "$T/c.ev")
+	read -r _ n p50 p99 _ < <(grep "^GET_/$p " "$T/c.ev")
 	check "client events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
 	check "client events /$p p50 ${p50:-0} within 5 % of client's $CP50" within "${p50:-0}" "$CP50" 5
 	check "client events /$p p99 ${p99:-0} within 5 % of client's $CP99" within "${p99:-0}" "$CP99" 5
-	read -r _ n p50 p99 < <(grep "^GET_/$p " "$T/s.ev")
+	read -r _ n p50 p99 _ < <(grep "^GET_/$p " "$T/s.ev")
 	check "server events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
 	if [ $p = slow ]; then
 		check "server events /slow p50 ${p50:-0} within 5 % of the ${SLOW_MS} ms delay" within "${p50:-0}" $SLOW_NS 5
@@ -164,8 +170,17 @@ for p in slow fast; do
 	CREQ=$(cfig /$p requests) CP50=$(cfig /$p p50_ns) CP99=$(cfig /$p p99_ns)
 	n=$(ep cli client "$KEY" requests) p50=$(ep cli client "$KEY" p50_ns) p99=$(ep cli client "$KEY" p99_ns)
 	check "cli endpoint /$p requests ${n:-0} = client's $CREQ" [ "${n:-0}" = "$CREQ" ]
-	check "cli endpoint /$p p50 ${p50:-0} within 5 % of client's $CP50" within "${p50:-0}" "$CP50" 5
-	check "cli endpoint /$p p99 ${p99:-0} within 5 % of client's $CP99" within "${p99:-0}" "$CP99" 5
+	# npanalyze's figures come from the same events through a sketch
+	# (<= 1 % error): within 1 % of the exact value at the rank or one
+	# rank either side (the events themselves are checked against the
+	# client above; two rank conventions on a bimodal sample once put
+	# the sketch 4.6 % below the events' exact p50)
+	read -r _ _ _ _ L50 H50 L99 H99 < <(grep "^GET_/$p " "$T/c.ev")
+	check "cli endpoint /$p p50 ${p50:-0} in the events' p50 ranks [${L50:-?}, ${H50:-?}] +-1 %" \
+		awk -v v="${p50:-0}" -v l="${L50:-1}" -v h="${H50:-0}" 'BEGIN{exit !(v >= l * 0.99 && v <= h * 1.01)}'
+	check "cli endpoint /$p p99 ${p99:-0} in the events' p99 ranks [${L99:-?}, ${H99:-?}] +-1 %" \
+		awk -v v="${p99:-0}" -v l="${L99:-1}" -v h="${H99:-0}" 'BEGIN{exit !(v >= l * 0.99 && v <= h * 1.01)}'
+	check "cli endpoint /$p p50 ${p50:-0} within 10 % of client's $CP50" within "${p50:-0}" "$CP50" 10
 	n=$(ep srv server "$KEY" requests) p50=$(ep srv server "$KEY" p50_ns)
 	check "srv endpoint /$p requests ${n:-0} = client's $CREQ" [ "${n:-0}" = "$CREQ" ]
 	if [ $p = slow ]; then
