@@ -9,6 +9,8 @@
 struct hookhub {
 	struct hub_bpf *skel;
 	struct rec_ctx *ctx;
+	struct bpf_map *map[HUB_NHOOKS];                   /* the hook's prog array */
+	struct bpf_program *head_prog[HUB_NHOOKS];
 	struct bpf_link *head[HUB_NHOOKS];
 	struct bpf_program *prog[HUB_NHOOKS][HUB_NSLOTS];   /* members */
 	struct bpf_link *solo[HUB_NHOOKS][HUB_NSLOTS];      /* after dissolving */
@@ -29,24 +31,21 @@ const char *hookhub_tp(enum hub_hook hook)
 
 static struct bpf_map *hub_map(struct hookhub *h, enum hub_hook hook)
 {
-	switch (hook) {
-	case HUB_SOCK_SEND: return h->skel->maps.hub_sock_send;
-	case HUB_SOCK_RECV: return h->skel->maps.hub_sock_recv;
-	case HUB_SOCK_STATE: return h->skel->maps.hub_sock_state;
-	case HUB_SCHED_SWITCH: return h->skel->maps.hub_sched_switch;
-	default: return NULL;
-	}
+	return hook > HUB_NONE && hook < HUB_NHOOKS ? h->map[hook] : NULL;
 }
 
-static struct bpf_program *hub_head(struct hookhub *h, enum hub_hook hook)
+/* The object's array and head program of each hook, by hook number. */
+static void hub_index(struct hookhub *h)
 {
-	switch (hook) {
-	case HUB_SOCK_SEND: return h->skel->progs.hub_send;
-	case HUB_SOCK_RECV: return h->skel->progs.hub_recv;
-	case HUB_SOCK_STATE: return h->skel->progs.hub_state;
-	case HUB_SCHED_SWITCH: return h->skel->progs.hub_switch;
-	default: return NULL;
-	}
+	struct hub_bpf *k = h->skel;
+	h->map[HUB_SOCK_SEND] = k->maps.hub_sock_send;
+	h->head_prog[HUB_SOCK_SEND] = k->progs.hub_send;
+	h->map[HUB_SOCK_RECV] = k->maps.hub_sock_recv;
+	h->head_prog[HUB_SOCK_RECV] = k->progs.hub_recv;
+	h->map[HUB_SOCK_STATE] = k->maps.hub_sock_state;
+	h->head_prog[HUB_SOCK_STATE] = k->progs.hub_state;
+	h->map[HUB_SCHED_SWITCH] = k->maps.hub_sched_switch;
+	h->head_prog[HUB_SCHED_SWITCH] = k->progs.hub_switch;
 }
 
 /* The hub of ctx, loaded on first call; NULL (and ctx->hub_off) when it
@@ -76,6 +75,7 @@ static struct hookhub *hub_get(struct rec_ctx *ctx)
 		return NULL;
 	}
 	h->ctx = ctx;
+	hub_index(h);
 	ctx->hub = h;
 	return h;
 }
@@ -134,7 +134,7 @@ int hookhub_join(struct hookhub *h, enum hub_hook hook, unsigned slot, struct bp
 		e = EPERM;
 	else if (bpf_map_update_elem(bpf_map__fd(hub_map(h, hook)), &key, &fd, BPF_ANY))
 		e = errno;
-	else if (!h->head[hook] && !(h->head[hook] = bpf_program__attach(hub_head(h, hook)))) {
+	else if (!h->head[hook] && !(h->head[hook] = bpf_program__attach(h->head_prog[hook]))) {
 		e = errno;
 		bpf_map_delete_elem(bpf_map__fd(hub_map(h, hook)), &key);
 	}
@@ -189,16 +189,25 @@ void hub_member_share(struct rec_ctx *ctx, struct hub_member *m, enum hub_hook h
 	m->hub = hookhub_share(ctx, hook, map);
 }
 
+bool hub_member_join(struct rec_ctx *ctx, const char *family, struct hub_member *m,
+		     struct bpf_program *p)
+{
+	char probe[80];
+	if (!m->hub || hookhub_join(m->hub, m->hook, m->slot, p) != 0)
+		return false;
+	m->joined = true;
+	snprintf(probe, sizeof(probe), "tp_btf/%s", hookhub_tp(m->hook));
+	rec_probe(ctx, family, probe, REC_PROBE_ATTACHED, "shared program (hub)");
+	return true;
+}
+
 bool hub_member_attach(struct rec_ctx *ctx, const char *family, struct hub_member *m,
 		       struct bpf_program *p, struct bpf_link **link)
 {
 	char probe[80], why[160];
-	snprintf(probe, sizeof(probe), "tp_btf/%s", hookhub_tp(m->hook));
-	if (m->hub && hookhub_join(m->hub, m->hook, m->slot, p) == 0) {
-		m->joined = true;
-		rec_probe(ctx, family, probe, REC_PROBE_ATTACHED, "shared program (hub)");
+	if (hub_member_join(ctx, family, m, p))
 		return true;
-	}
+	snprintf(probe, sizeof(probe), "tp_btf/%s", hookhub_tp(m->hook));
 	*link = bpf_program__attach(p);
 	if (!*link) {
 		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));

@@ -35,6 +35,10 @@ struct hub_member {
 /* hookhub_share for m (before load). */
 void hub_member_share(struct rec_ctx *ctx, struct hub_member *m, enum hub_hook hook, unsigned slot,
 		      struct bpf_map *map);
+/* Joins the hub with p (probe reported as "shared program (hub)");
+ * false when m has no hub or the join failed. */
+bool hub_member_join(struct rec_ctx *ctx, const char *family, struct hub_member *m,
+		     struct bpf_program *p);
 /* Joins the hub with p, else attaches p into *link. Reports the probe
  * ("tp_btf/TRACEPOINT") for family; false when neither worked. */
 bool hub_member_attach(struct rec_ctx *ctx, const char *family, struct hub_member *m,

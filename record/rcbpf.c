@@ -105,7 +105,9 @@ int rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, siz
 			bpf_program__set_autoload(t->btf_prog, btf_on);
 		if (t->raw_prog)
 			bpf_program__set_autoload(t->raw_prog, raw_on);
-		t->hub = btf_on && t->hub_hook ? hookhub_share(ctx, t->hub_hook, t->hub_map) : NULL;
+		t->hub = (struct hub_member){ 0 };
+		if (btf_on && t->hub_hook)
+			hub_member_share(ctx, &t->hub, t->hub_hook, t->hub_slot, t->hub_map);
 		if (!t->present) {
 			rec_probe(ctx, family, t->name, REC_PROBE_SKIPPED, "tracepoint not in this kernel");
 			if (t->required) {
@@ -133,11 +135,8 @@ int rc_tp_attach(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, siz
 			rec_probe(ctx, family, probe, REC_PROBE_SKIPPED, "no program variant");
 			continue;
 		}
-		if (btf_on && t->hub && hookhub_join(t->hub, t->hub_hook, t->hub_slot, p) == 0) {
-			t->joined = true;
-			rec_probe(ctx, family, probe, REC_PROBE_ATTACHED, "shared program (hub)");
+		if (btf_on && hub_member_join(ctx, family, &t->hub, p))
 			continue;
-		}
 		t->link = bpf_program__attach(p);
 		long e = libbpf_get_error(t->link);
 		if (!e) {
@@ -158,9 +157,7 @@ int rc_tp_attach(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, siz
 void rc_tp_detach(struct rc_tp *tps, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (tps[i].joined)
-			hookhub_leave(tps[i].hub, tps[i].hub_hook, tps[i].hub_slot);
-		tps[i].joined = false;
+		hub_member_leave(&tps[i].hub);
 		bpf_link__destroy(tps[i].link);
 		tps[i].link = NULL;
 	}

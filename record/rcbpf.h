@@ -22,8 +22,7 @@ struct rc_tp {
 	unsigned hub_slot;
 	struct bpf_map *hub_map;      /* the object's copy of the hook's prog array */
 	bool present;                 /* filled: tracepoint exists */
-	struct hookhub *hub;          /* filled by rc_tp_select: map shared */
-	bool joined;                  /* filled by rc_tp_attach: runs from the hub */
+	struct hub_member hub;        /* filled by rc_tp_select / rc_tp_attach */
 	struct bpf_link *link;        /* filled by rc_tp_attach */
 };
 
