@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Per-thread on-CPU time and context switches from sched:sched_switch
- * (deep-mon §3.1.1, Fig. 3): the CPU remembers who was switched in and
- * when; at the next switch the time and, where hardware counters exist,
- * the counter deltas go to the thread switched out. Cycles are split into
- * "alone" and "overlap" by the sibling hyper-thread's state at that moment
- * for the HT-aware power attribution (eq. 1) done in user space. */
+/* Per-thread on-CPU time and context switches (deep-mon §3.1.1), two
+ * variants in one object, one of them loaded (record/threads.c):
+ *  - nt_iter (no hardware counters, the common case in VMs): a task
+ *    iterator run by user space at every snapshot reads what the scheduler
+ *    keeps per thread anyway (se.sum_exec_runtime, nvcsw, nivcsw), and
+ *    sched_process_exit takes a thread's last figures. No program runs on
+ *    a context switch: on this project's VM a sched_switch program cost
+ *    ~200 ns per switch (docs/BENCHMARKS.md).
+ *  - nt_sched_switch (hardware counters exist): deep-mon's Fig. 3, the
+ *    counters read at every switch and their deltas charged to the thread
+ *    switched out; cycles split into "alone" and "overlap" by the sibling
+ *    hyper-thread's state for the HT-aware power attribution (eq. 1). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -218,6 +224,91 @@ static __always_inline void nt_switch(bool preempt, struct task_struct *prev, st
 	}
 }
 
+/* ---- iterator variant ---- */
+
+/* nt_selected() for any task p (the iterator's current is user space). */
+static __always_inline bool nt_task_selected(struct task_struct *p)
+{
+	if (rc_filter_npids && !rc_filter_pid(p->tgid))
+		return false;
+	if (rc_filter_cgroup_id && nt_cgroup_id(p) != rc_filter_cgroup_id)
+		return false;
+	if (rc_filter_netns_ino) {
+		struct nsproxy *ns = p->nsproxy;
+		if (!ns || ns->net_ns->ns.inum != rc_filter_netns_ino)
+			return false;
+	}
+	return true;
+}
+
+/* The entry of p, created with the task's present figures as the base (a
+ * thread that existed at the start: counted from then) or none (born
+ * during the recording: all of its life). One creator wins (NOEXIST). */
+static __always_inline struct nt_thread *nt_thread_of(struct task_struct *p, __u32 tid)
+{
+	struct nt_thread *t = bpf_map_lookup_elem(&nt_threads, &tid);
+	struct nt_thread base = {};
+
+	if (t)
+		return t;
+	if (p->start_time < nt_t0) {
+		base.exec_last = p->se.sum_exec_runtime;
+		base.nvcsw_last = p->nvcsw;
+		base.nivcsw_last = p->nivcsw;
+	}
+	if (bpf_map_update_elem(&nt_threads, &tid, &base, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&nt_threads, &tid)) {
+		__sync_fetch_and_add(&nt_map_full, 1);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&nt_threads, &tid);
+}
+
+/* cur's growth over *last goes to *sum. The exchange makes the iterator and
+ * a thread's exit, which can meet on one entry, charge each stretch once. */
+static __always_inline void nt_take(__u64 *sum, __u64 *last, __u64 cur)
+{
+	__u64 old = __sync_lock_test_and_set(last, cur);
+
+	if (cur > old)
+		__sync_fetch_and_add(sum, cur - old);
+}
+
+/* The scheduler's figures of p, read now. sum_exec_runtime of a thread
+ * running right now lags by at most a tick (the tick updates it): that
+ * stretch lands in the next interval, the totals stay exact. */
+static __always_inline struct nt_thread *nt_observe(struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct nt_thread *t;
+
+	if (!tid || !nt_task_selected(p))
+		return NULL;
+	t = nt_thread_of(p, tid);
+	if (!t)
+		return NULL;
+	nt_take(&t->oncpu_ns, &t->exec_last, p->se.sum_exec_runtime);
+	nt_take(&t->nvcsw, &t->nvcsw_last, p->nvcsw);
+	nt_take(&t->nivcsw, &t->nivcsw_last, p->nivcsw);
+	t->pid = p->tgid;
+	t->cgroup_id = nt_cgroup_id(p);
+	nt_copy_comm(t, p);
+	return t;
+}
+
+SEC("iter/task")
+int nt_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *p = ctx->task;
+
+	/* an exiting thread's last figures are taken at its exit (below):
+	 * after user space reported them its entry is gone, and a second
+	 * look here would count a thread born during the recording twice */
+	if (p && !(p->flags & NT_PF_EXITING))
+		nt_observe(p);
+	return 0;
+}
+
 /* hub member (bpf/hub.h), last on sched_switch */
 HUB_PROG_ARRAY(hub_sched_switch);
 
@@ -230,12 +321,20 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
+/* With the iterator: the thread's final figures (its runtime is up to
+ * date as of its last tick, switch or clock read). */
+const volatile bool nt_iter_mode = false;
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(nt_process_exit, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct nt_thread *t = bpf_map_lookup_elem(&nt_threads, &tid);
+	__u32 tid = p->pid;
+	struct nt_thread *t;
 
+	if (nt_iter_mode)
+		t = nt_observe(p);
+	else
+		t = bpf_map_lookup_elem(&nt_threads, &tid);
 	if (t)
 		t->flags |= NT_F_EXITED;
 	return 0;

@@ -29,6 +29,7 @@ struct nt_thread {
 	__u64 exec_last;            /* se.sum_exec_runtime at its last switch-out */
 	__u64 nvcsw;                /* switched out while blocking */
 	__u64 nivcsw;               /* switched out while runnable (preempted) */
+	__u64 nvcsw_last, nivcsw_last;   /* the task's own counts when last read (iterator) */
 	__u64 hw[NT_HW_MAX];
 	__u64 cycles_alone;         /* cycles while the sibling hyper-thread idled */
 	__u64 cycles_overlap;       /* cycles while it ran a thread too */

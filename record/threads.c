@@ -57,6 +57,7 @@ struct nt_state {
 	struct hub_member hub;          /* sched_switch */
 	int ncpu;
 	bool hw;
+	bool iter;               /* task iterator variant (no sched_switch program) */
 	int *pmu_fds;            /* NT_HW_MAX x ncpu */
 	struct nc_rapl rapl;
 	bool have_rapl;
@@ -67,6 +68,7 @@ struct nt_state {
 	struct nt_row *rows;
 	struct nt_cpu *cpus;
 	uint64_t events;
+	uint64_t iter_failed;    /* snapshots whose iteration failed (counted as lost) */
 };
 
 static void nt_close(void *state);
@@ -220,6 +222,59 @@ static void nt_probe_extras(struct rec_ctx *ctx, struct nt_state *s, const char 
 	}
 }
 
+/* Opens, configures and loads the object for one variant (bpf/threads.bpf.c):
+ * the task iterator (iter) or the sched_switch program. 0 or -errno. */
+static int nt_load(struct rec_ctx *ctx, struct nt_state *s, bool iter)
+{
+	s->skel = threads_bpf__open();
+	if (!s->skel)
+		return -errno;
+	s->iter = iter;
+	RC_FILTER_SET(s->skel->rodata, ctx->cfg);
+	s->skel->rodata->nt_hw_enabled = s->hw;
+	s->skel->rodata->nt_iter_mode = iter;
+	s->skel->rodata->nt_t0 = nt_mono_ns();
+	bpf_program__set_autoload(iter ? s->skel->progs.nt_sched_switch : s->skel->progs.nt_iter, false);
+	if (!iter)
+		hub_member_share(ctx, &s->hub, HUB_SCHED_SWITCH, HUB_SLOT_THREADS, s->skel->maps.hub_sched_switch);
+	return threads_bpf__load(s->skel);
+}
+
+/* One pass of the task iterator: every thread's figures into nt_threads. */
+static int nt_iterate(struct nt_state *s)
+{
+	char buf[64];
+	int fd = bpf_iter_create(bpf_link__fd(s->skel->links.nt_iter));
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	int rc = n < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* The iterator variant's hooks; false (err set) when it cannot run. */
+static bool nt_attach_iter(struct rec_ctx *ctx, struct nt_state *s, char *err, size_t errlen)
+{
+	struct threads_bpf *k = s->skel;
+	int rc;
+
+	k->links.nt_iter = bpf_program__attach_iter(k->progs.nt_iter, NULL);
+	rc = k->links.nt_iter ? nt_iterate(s) : -errno;
+	if (rc < 0) {
+		snprintf(err, errlen, "task iterator: %s", strerror(-rc));
+		return false;
+	}
+	rec_probe(ctx, "threads", "iter/task", REC_PROBE_ATTACHED, NULL);
+	rec_probe(ctx, "threads", "tp_btf/sched_switch", REC_PROBE_SKIPPED,
+		  "not needed: without hardware counters the task iterator reads each thread's runtime "
+		  "and switches at every snapshot");
+	return true;
+}
+
 static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	const struct rec_config *cfg = ctx->cfg;
@@ -231,21 +286,26 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	if (!s)
 		return -ENOMEM;
 	int rc = nt_alloc(s);
-	s->skel = rc ? NULL : threads_bpf__open();
-	if (!s->skel) {
-		snprintf(err, errlen, "cannot open BPF object threads: %s", strerror(rc ? -rc : errno));
+	if (rc) {
+		snprintf(err, errlen, "cannot set up threads: %s", strerror(-rc));
 		nt_close(s);
-		return -ENOMEM;
+		return rc;
 	}
 	char hw_why[200] = "";
 	s->hw = nt_pmu_probe(s, hw_why, sizeof(hw_why));
 	if (!s->hw)
 		nt_pmu_close(s);
-	RC_FILTER_SET(s->skel->rodata, cfg);
-	s->skel->rodata->nt_hw_enabled = s->hw;
-	s->skel->rodata->nt_t0 = nt_mono_ns();
-	hub_member_share(ctx, &s->hub, HUB_SCHED_SWITCH, HUB_SLOT_THREADS, s->skel->maps.hub_sched_switch);
-	rc = threads_bpf__load(s->skel);
+	/* Hardware counters are read at every switch; without them the
+	 * iterator does (NPREC_THREADS_SWITCH=1: the switch program anyway) */
+	bool iter = !s->hw && !getenv("NPREC_THREADS_SWITCH");
+	rc = nt_load(ctx, s, iter);
+	if (rc && iter) {
+		char why[200];
+		snprintf(why, sizeof(why), "cannot load: %s: sched_switch program instead", strerror(-rc));
+		rec_probe(ctx, "threads", "iter/task", REC_PROBE_FAILED, why);
+		threads_bpf__destroy(s->skel);
+		rc = nt_load(ctx, s, false);
+	}
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object threads: %s", strerror(-rc));
 		rec_probe(ctx, "threads", "load", REC_PROBE_FAILED, err);
@@ -258,8 +318,10 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	}
 	nt_fill_siblings(s);
 	struct threads_bpf *k = s->skel;
-	if (!hub_member_attach(ctx, "threads", &s->hub, k->progs.nt_sched_switch, &k->links.nt_sched_switch)) {
-		snprintf(err, errlen, "sched_switch tracepoint did not attach");
+	if (s->iter ? !nt_attach_iter(ctx, s, err, errlen)
+		    : !hub_member_attach(ctx, "threads", &s->hub, k->progs.nt_sched_switch, &k->links.nt_sched_switch)) {
+		if (!s->iter)
+			snprintf(err, errlen, "sched_switch tracepoint did not attach");
 		nt_close(s);
 		return 1;
 	}
@@ -478,8 +540,11 @@ static int nt_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	__u32 zero = 0;
 	uint64_t now = nt_mono_ns();
 	memset(s->cpus, 0, sizeof(*s->cpus) * s->ncpu);
-	bpf_map__lookup_elem(s->skel->maps.nt_cpus, &zero, sizeof(zero), s->cpus,
-			     sizeof(*s->cpus) * s->ncpu, 0);
+	if (s->iter && nt_iterate(s) < 0)
+		s->iter_failed++;
+	else if (!s->iter)
+		bpf_map__lookup_elem(s->skel->maps.nt_cpus, &zero, sizeof(zero), s->cpus,
+				     sizeof(*s->cpus) * s->ncpu, 0);
 	size_t n = nt_read_threads(s);
 	struct rc_dtab next;
 	if (rc_dtab_init(&next, sizeof(__u32), sizeof(struct nt_prev)) < 0)
@@ -499,7 +564,7 @@ static int nt_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 static uint64_t nt_lost(void *state)
 {
 	struct nt_state *s = state;
-	return s->skel && s->skel->bss ? s->skel->bss->nt_map_full : 0;
+	return s->iter_failed + (s->skel && s->skel->bss ? s->skel->bss->nt_map_full : 0);
 }
 
 static uint64_t nt_events(void *state)

@@ -2,7 +2,10 @@
  * and sleeps a known number of times; the recorded on-CPU time and
  * context switches are compared with what the kernel reports for that
  * thread itself (CLOCK_THREAD_CPUTIME_ID, getrusage(RUSAGE_THREAD)), and
- * its cgroup path with /proc/self/cgroup. Needs root; skips otherwise. */
+ * its cgroup path with /proc/self/cgroup. Both variants of the family:
+ * the task iterator (the default without hardware counters) and the
+ * sched_switch program (NPREC_THREADS_SWITCH=1). Needs root; skips
+ * otherwise. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,12 +135,22 @@ static void self_cgroup(char *buf, size_t len)
 		fclose(fp);
 }
 
-int main(void)
+static bool has_probe(const struct rec_ctx *ctx, const char *probe, int st)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP rtest_threads: needs root (BPF)\n");
-		return tap_done();
-	}
+	for (unsigned i = 0; i < ctx->nprobes; i++)
+		if (strcmp(ctx->probes[i].probe, probe) == 0 && (int)ctx->probes[i].st == st)
+			return true;
+	return false;
+}
+
+static void run(bool switch_variant)
+{
+	fprintf(stderr, "# variant: %s\n", switch_variant ? "sched_switch program" : "task iterator");
+	if (switch_variant)
+		setenv("NPREC_THREADS_SWITCH", "1", 1);
+	else
+		unsetenv("NPREC_THREADS_SWITCH");
+	memset(&truth, 0, sizeof(truth));
 	struct rec_config cfg;
 	rec_config_defaults(&cfg);
 	cfg.pids[0] = (uint32_t)getpid();
@@ -148,10 +161,18 @@ int main(void)
 	int rc = rec_family_threads.open(&ctx, &st, err, sizeof(err));
 	CHECK(rc == 0, "open: %d %s", rc, err);
 	if (rc != 0)
-		return tap_done();
+		return;
 	for (unsigned i = 0; i < ctx.nprobes; i++)
 		fprintf(stderr, "  probe %s %s: %d %s\n", ctx.probes[i].family, ctx.probes[i].probe,
 			ctx.probes[i].st, ctx.probes[i].reason);
+	/* which variant ran (this VM has no hardware counters: the iterator
+	 * unless asked for the switch program) */
+	if (switch_variant)
+		CHECK(has_probe(&ctx, "tp_btf/sched_switch", REC_PROBE_ATTACHED), "switch variant: sched_switch attached");
+	else if (has_probe(&ctx, "perf_event/hw-counters", REC_PROBE_SKIPPED))
+		CHECK(has_probe(&ctx, "iter/task", REC_PROBE_ATTACHED) &&
+		      has_probe(&ctx, "tp_btf/sched_switch", REC_PROBE_SKIPPED),
+		      "no counters: iterator attached, sched_switch skipped");
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct found f = { 0 };
@@ -199,5 +220,15 @@ int main(void)
 	rec_family_threads.close(st);
 	hookhub_free(&ctx);
 	rc_probes_free(&ctx);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP rtest_threads: needs root (BPF)\n");
+		return tap_done();
+	}
+	run(false);
+	run(true);
 	return tap_done();
 }
