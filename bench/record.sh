@@ -59,6 +59,8 @@ mode_nprec_hz1k() { rec_bg "$NPREC" -q --sample-hz 1000 -o "$1.npr"; }
 mode_nprec_noslice() { rec_bg "$NPREC" -q --cpu-slice 0 -o "$1.npr"; }
 # nprec without the hub: each family attaches its own program to the shared tracepoints
 mode_nprec_nohub() { NPREC_NO_HUB=1 rec_bg "$NPREC" -q -o "$1.npr"; }
+# nprec with the threads family's sched_switch program instead of its task iterator
+mode_nprec_thrsw() { NPREC_THREADS_SWITCH=1 rec_bg "$NPREC" -q -o "$1.npr"; }
 # nprec as a SCHED_IDLE task (candidate for the light state of --nice)
 mode_nprec_idle() { rec_bg chrt -i 0 "$NPREC" -q --nice 0 -o "$1.npr"; }
 # reference: what 1 kHz timer sampling on every CPU alone costs on this machine
@@ -169,10 +171,14 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	"mode_${mode//-/_}" "$out"
 	sleep 1   # recorder attached
 	t0=$(date +%s.%N)
-	local gbps p50 p99 rps
+	local gbps p50 p99 rps cost=
+	[ "$rep" = cost ] && cost=1
+	[ -n "$cost" ] && phase_mark "$mode" start
 	gbps=$(ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" "${IPERF_PIN[@]}" -J 2>/dev/null |
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
+	[ -n "$cost" ] && phase_mark "$mode" iperf3
 	ip netns exec $NSA "${WRK_PIN[@]}" wrk -t1 -c8 -d"${T}s" --latency "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+	[ -n "$cost" ] && phase_mark "$mode" wrk
 	p50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	p99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
 	rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")
@@ -180,10 +186,11 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	# ~7 k requests/s that leave the CPUs partly idle, so the p99 is the
 	# request's own path and not the queueing of a saturated machine
 	ip netns exec $NSA "${WRK_PIN[@]}" wrk -t1 -c8 -d"${T}s" --latency -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+	[ -n "$cost" ] && phase_mark "$mode" wrk_paced
 	local q50 q99
 	q50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	q99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
-	[ "$rep" = cost ] && bpf_cost "$mode" "$rep"
+	[ -n "$cost" ] && bpf_cost "$mode" "$rep"
 	rec_stop
 	t1=$(date +%s.%N)
 	local bytes=0 lost=0 f
@@ -206,34 +213,15 @@ print(sum(json.loads(l)["body"].get("lost_total",0) for l in sys.stdin))' 2>/dev
 # a figure the load on the machine does not blur: ns per event and CPU share.
 bpf_cost() {
 	[ ${#REC_PIDS[@]} -gt 0 ] || return 0
-	python3 - "$1" "$2" "${REC_PIDS[@]}" >> "$TMP/bpfcost" <<'PY'
-import os, subprocess, sys, json
-names = {}
-try:
-    for p in json.loads(subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True).stdout):
-        names[p["id"]] = p.get("name", "?")
-except Exception:
-    pass
-seen = set()
-for pid in sys.argv[3:]:
-    d = "/proc/%s/fd" % pid
-    try:
-        fds = os.listdir(d)
-    except OSError:
-        continue
-    for fd in fds:
-        try:
-            if os.readlink(os.path.join(d, fd)) != "anon_inode:bpf-prog":
-                continue
-            info = dict(l.split(":", 1) for l in open("/proc/%s/fdinfo/%s" % (pid, fd)) if ":" in l)
-        except OSError:
-            continue
-        pid_ = int(info.get("prog_id", "0"))
-        if pid_ in seen or int(info.get("run_cnt", "0")) == 0:
-            continue
-        seen.add(pid_)
-        print(sys.argv[1], sys.argv[2], names.get(pid_, "prog%d" % pid_), int(info["run_cnt"]), int(info["run_time_ns"]))
-PY
+	python3 "$ROOT/bench/recprogs.py" "${REC_PIDS[@]}" | sed "s/^/$1 $2 /" >> "$TMP/bpfcost"
+}
+
+# phase_mark MODE PHASE (cost repetition only): the recorder's BPF time and
+# process CPU so far, and the machine's busy CPU (/proc/stat user, nice,
+# system, irq, softirq: not idle, iowait or steal), to split them by phase.
+phase_mark() {
+	[ ${#REC_PIDS[@]} -gt 0 ] || return 0
+	echo "$1 $2 $(python3 "$ROOT/bench/recprogs.py" --sum "${REC_PIDS[@]}") $(awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat)" >> "$TMP/phases"
 }
 
 # kernel.bpf_stats_enabled adds two clock reads to every BPF program run
@@ -329,6 +317,37 @@ for (mode, name), (cnt, ns) in acc.items():
     tot[mode] = tot.get(mode, 0) + ns
 for mode, ns in sorted(tot.items()):
     print("%-18s %-24s %12s %10s %12.1f" % (mode, "TOTAL", "", "", ns / reps / 1e6))
+PY
+fi
+
+# ---- the recorder's share of the CPU the machine spent, per phase ----
+# Low-noise where iperf3's throughput is not (it swings +-40 % between runs
+# here): on CPU-bound traffic the throughput a recorder costs is at least
+# the CPU it takes from the endpoints. BPF time is the programs' own run
+# time (bpf_stats also adds its two clock reads to it, and the per-program
+# dispatch of each tracepoint is not in it).
+if [ -s "$TMP/phases" ]; then
+python3 - "$TMP/phases" <<'PY'
+import os, sys
+hz = os.sysconf("SC_CLK_TCK")
+rows = [l.split() for l in open(sys.argv[1])]
+print()
+print("recorder CPU per phase (cost repetition, bpf_stats on): BPF programs' run time and the recorder's")
+print("own process CPU, as a share of the machine's busy CPU time in that phase (/proc/stat, steal excluded)")
+print("%-18s %-10s %10s %10s %8s %10s %8s" % ("mode", "phase", "busy_ms", "bpf_ms", "bpf%", "user_ms", "user%"))
+prev = {}
+for mode, phase, bpf_ns, rec_t, busy_t in rows:
+    cur = (int(bpf_ns), int(rec_t), int(busy_t))
+    p = prev.get(mode)
+    prev[mode] = cur
+    if phase == "start" or p is None:
+        continue
+    busy = (cur[2] - p[2]) * 1000.0 / hz
+    bpf = (cur[0] - p[0]) / 1e6
+    user = (cur[1] - p[1]) * 1000.0 / hz
+    if busy <= 0:
+        continue
+    print("%-18s %-10s %10.0f %10.1f %8.2f %10.1f %8.2f" % (mode, phase, busy, bpf, 100 * bpf / busy, user, 100 * user / busy))
 PY
 fi
 

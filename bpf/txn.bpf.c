@@ -7,7 +7,9 @@
  * send. Completed transactions update per-connection cumulative per-CPU
  * counters and a log-linear latency sketch (common/sketch.h), both keyed
  * by the connection id, and are sent one by one through a ring buffer
- * (failed reserves counted). Only socket tracepoints are hooked: no
+ * (failed reserves counted). With the tp_btf programs the counters and
+ * sketch counts first gather in the socket's own storage and reach the two
+ * maps at every snapshot (txn_flush_iter) and at close: see txn_finish. Only socket tracepoints are hooked: no
  * syscall hook runs for the machine's other reads and writes. */
 #pragma clang diagnostic ignored "-Wunused-parameter"   /* BPF_PROG names every argument */
 #include "vmlinux.h"
@@ -57,6 +59,37 @@ struct {
 	__type(value, struct txn_conn);
 } txn_conns SEC(".maps");
 
+/* Completed transactions not yet in txn_stats / txn_sketch (tp_btf only).
+ * Each field is added to atomically and taken with an exchange, so the
+ * flush (iterator, close) and a transaction ending on another CPU never
+ * lose or double an increment. */
+struct txn_acc {
+	__u64 count, bytes_req, bytes_resp, lat_sum_ns, http_count;
+	__u64 last_ns;                    /* of the last completed one */
+	__u32 pid, tid;
+	char  method[TXN_METHOD_LEN];     /* of the last completed HTTP one */
+	char  path[TXN_PATH_LEN];
+};
+
+/* Pending sketch counts, direct-mapped by bucket: word bucket % TXN_SKW is
+ * (bucket + 1) << 32 | count, 0 when empty. 64 words hold one octave of
+ * latencies (common/sketch.h: 64 buckets per power of two) without a
+ * collision; a collision moves the older bucket's count to the map. */
+#define TXN_SKW 64
+
+/* The socket's storage: the state plus what waits to be flushed. */
+struct txn_conn_sk {
+	struct txn_conn c;                /* first: a txn_conn * of tp_btf programs points here */
+	struct txn_acc acc;
+	__u64 skw[TXN_SKW];
+};
+
+/* Set by user space when the tp_btf programs run and the close of every
+ * connection is seen (inet_sock_set_state): completed transactions then go
+ * through the socket storage (struct txn_conn_sk), else straight into the
+ * maps. */
+const volatile bool txn_buffered = false;
+
 /* The same state in the socket itself, for the tp_btf programs (which get
  * the socket as a BTF pointer): one cached lookup instead of hashing into
  * the shared LRU map above on every send/recv, and freed with the socket.
@@ -66,7 +99,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct txn_conn);
+	__type(value, struct txn_conn_sk);
 } txn_conns_sk SEC(".maps");
 
 struct {
@@ -291,9 +324,21 @@ static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c)
 	return s;
 }
 
-static __always_inline void txn_finish(struct txn_conn *c)
+/* n transactions of latency bucket b into this CPU's sketch counts. */
+static __always_inline void sketch_add(__u64 conn, __u32 b, __u64 n)
 {
-	__u64 lat = c->last_ns - c->start_ns;
+	struct rc_txn_skey sk = { .conn = conn, .bucket = b };
+	__u64 *v = bpf_map_lookup_elem(&txn_sketch, &sk);
+	if (v)
+		*v += n;
+	else
+		bpf_map_update_elem(&txn_sketch, &sk, &n, BPF_NOEXIST);
+}
+
+/* Straight into the maps: two per-CPU hash lookups, ~250 ns together on
+ * the project VM (docs/BENCHMARKS.md), hence the buffered path below. */
+static __always_inline void finish_direct(struct txn_conn *c, __u64 lat)
+{
 	struct rc_txn_stats *s = stats_get(c);
 	if (s) {
 		s->count++;
@@ -309,12 +354,93 @@ static __always_inline void txn_finish(struct txn_conn *c)
 			__builtin_memcpy(s->path, c->path, TXN_PATH_LEN);
 		}
 	}
-	struct rc_txn_skey sk = { .conn = c->conn, .bucket = np_sketch_index(lat) };
-	__u64 one = 1, *n = bpf_map_lookup_elem(&txn_sketch, &sk);
-	if (n)
-		(*n)++;
+	sketch_add(c->conn, np_sketch_index(lat), 1);
+}
+
+/* Into the socket's storage (c is the first member of a txn_conn_sk). */
+static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
+{
+	struct txn_conn_sk *x = (struct txn_conn_sk *)c;
+	struct txn_acc *a = &x->acc;
+	__u32 b = np_sketch_index(lat);
+	__u64 *w = &x->skw[b & (TXN_SKW - 1)];
+	__u64 tag = (__u64)(b + 1) << 32, cur = *w;
+
+	__sync_fetch_and_add(&a->count, 1);
+	__sync_fetch_and_add(&a->bytes_req, c->bytes_req);
+	__sync_fetch_and_add(&a->bytes_resp, c->bytes_resp);
+	__sync_fetch_and_add(&a->lat_sum_ns, lat);
+	a->last_ns = c->last_ns;
+	a->pid = c->pid;
+	a->tid = c->tid;
+	if (c->http) {
+		__sync_fetch_and_add(&a->http_count, 1);
+		__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
+		__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
+	}
+	if ((cur >> 32) == b + 1 && (__u32)cur != 0xffffffff) {
+		if (__sync_val_compare_and_swap(w, cur, cur + 1) == cur)
+			return;
+	} else if (cur == 0) {
+		if (__sync_val_compare_and_swap(w, 0, tag | 1) == 0)
+			return;
+	} else {
+		/* another bucket (or a full count) holds the word: it goes to
+		 * the map, this one takes its place */
+		cur = __sync_lock_test_and_set(w, tag | 1);
+		if ((__u32)cur)
+			sketch_add(c->conn, (__u32)(cur >> 32) - 1, (__u32)cur);
+		return;
+	}
+	sketch_add(c->conn, b, 1);        /* lost a race with a flush: directly */
+}
+
+/* What the socket's storage gathered goes into this CPU's map entries. */
+static __always_inline void txn_flush(struct txn_conn_sk *x)
+{
+	struct txn_acc *a = &x->acc;
+	__u64 count = __sync_lock_test_and_set(&a->count, 0);
+	__u64 breq = __sync_lock_test_and_set(&a->bytes_req, 0);
+	__u64 bresp = __sync_lock_test_and_set(&a->bytes_resp, 0);
+	__u64 lat = __sync_lock_test_and_set(&a->lat_sum_ns, 0);
+	__u64 http = __sync_lock_test_and_set(&a->http_count, 0);
+
+	if (!x->c.conn)
+		return;
+	if (count | breq | bresp | lat | http) {
+		struct rc_txn_stats *s = stats_get(&x->c);
+		if (s) {
+			s->count += count;
+			s->bytes_req += breq;
+			s->bytes_resp += bresp;
+			s->lat_sum_ns += lat;
+			s->http_count += http;
+			s->last_ns = a->last_ns;
+			s->pid = a->pid;
+			s->tid = a->tid;
+			if (a->method[0]) {
+				__builtin_memcpy(s->method, a->method, TXN_METHOD_LEN);
+				__builtin_memcpy(s->path, a->path, TXN_PATH_LEN);
+			}
+		}
+	}
+	for (int i = 0; i < TXN_SKW; i++) {
+		if (!x->skw[i])
+			continue;
+		__u64 w = __sync_lock_test_and_set(&x->skw[i], 0);
+		if ((__u32)w && (w >> 32))
+			sketch_add(x->c.conn, (__u32)(w >> 32) - 1, (__u32)w);
+	}
+}
+
+/* btf: the tp_btf programs, whose connection state is socket storage */
+static __always_inline void txn_finish(struct txn_conn *c, bool btf)
+{
+	__u64 lat = c->last_ns - c->start_ns;
+	if (btf && txn_buffered)
+		finish_buffered(c, lat);
 	else
-		bpf_map_update_elem(&txn_sketch, &sk, &one, BPF_NOEXIST);
+		finish_direct(c, lat);
 
 	struct rc_txn_event *e = bpf_ringbuf_reserve(&txn_events, sizeof(*e), 0);
 	if (!e) {
@@ -395,10 +521,10 @@ static __always_inline bool sk_wanted(const struct sock *sk, bool btf)
 
 /* A request starts at now: the previous transaction (if its response
  * run was going on) is complete. */
-static __always_inline void req_begin(struct txn_conn *c, __u64 now)
+static __always_inline void req_begin(struct txn_conn *c, __u64 now, bool btf)
 {
 	if (c->phase == PH_RESP)
-		txn_finish(c);
+		txn_finish(c, btf);
 	__u64 id = bpf_get_current_pid_tgid();
 	c->start_ns = now;
 	c->first_resp_ns = 0;
@@ -433,7 +559,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		/* a client's request normally began at its send's start
 		 * (txn_sendmsg); without that hook, here */
 		if (c->phase != PH_REQ)
-			req_begin(c, now);
+			req_begin(c, now, btf);
 		if (c->parse) {
 			c->parse = 0;
 			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, true);
@@ -477,20 +603,17 @@ static __always_inline int on_sendmsg(const struct sock *sk, bool btf)
 		return 0;
 	if (!c->keyed)
 		conn_key(c, sk);
-	req_begin(c, bpf_ktime_get_ns());
+	req_begin(c, bpf_ktime_get_ns(), btf);
 	return 0;
 }
 
+/* Created when this CPU has no entry yet: a buffered connection's entries
+ * may all be on the CPUs that ran the flushes. */
 static __always_inline void stats_mark_closed(struct txn_conn *c)
 {
-	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->conn);
-	if (s) {
-		if (!s->conn) {
-			s->k = c->k;
-			s->conn = c->conn;
-		}
+	struct rc_txn_stats *s = stats_get(c);
+	if (s)
 		s->close_ns = bpf_ktime_get_ns();
-	}
 }
 
 static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate, bool btf)
@@ -500,7 +623,13 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (newstate == RC_TCP_SYN_SENT || newstate == RC_TCP_SYN_RECV) {
 		if (!rc_filter_netns(rc_sk_netns_ino(sk)))
 			return 0;
-		/* a reused socket address: a fresh connection */
+		/* a reused socket address: a fresh connection (what an earlier
+		 * one on this socket left is flushed first) */
+		if (btf && txn_buffered) {
+			struct txn_conn *old = conn_find(sk, btf);
+			if (old)
+				txn_flush((struct txn_conn_sk *)old);
+		}
 		conn_forget(sk, btf);
 		conn_get(sk, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
 		return 0;
@@ -513,12 +642,26 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	/* the application closed (or the connection died): the response run
 	 * that was going on is complete */
 	if (c->phase == PH_RESP)
-		txn_finish(c);
+		txn_finish(c, btf);
 	if (newstate == RC_TCP_CLOSE) {
+		if (btf && txn_buffered)
+			txn_flush((struct txn_conn_sk *)c);
 		if (c->keyed)
 			stats_mark_closed(c);
 		conn_forget(sk, btf);
 	}
+	return 0;
+}
+
+/* Run by user space before it reads the maps at every snapshot: each
+ * connection's gathered transactions into the maps. */
+SEC("iter/bpf_sk_storage_map")
+int txn_flush_iter(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct txn_conn_sk *x = ctx->value;
+
+	if (x)
+		txn_flush(x);
 	return 0;
 }
 

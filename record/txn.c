@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "cpuslice.h"
@@ -28,6 +29,7 @@
 
 #define RC_TXN_FAMILY "txn"
 #define RC_TXN_NTP 4
+#define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
 
 struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
 
@@ -59,6 +61,8 @@ struct rc_txn {
 	struct rc_tp tps[RC_TXN_NTP];
 	struct ring_buffer *ring;
 	bool redact;
+	bool buffered;                  /* txn_buffered: flush by txn_flush_iter at snapshots */
+	uint64_t flush_failed;          /* snapshots whose flush failed (counted as lost) */
 	int ncpus;
 	void *vbuf;
 	struct rc_dtab prev, sk_prev;
@@ -226,7 +230,7 @@ static void rc_txn_tps(struct rc_txn *t)
 		  .hub_hook = HUB_SOCK_SEND, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_send },
 		{ .name = "sock_recv_length", .btf_prog = s->progs.txn_recv_btf, .raw_prog = s->progs.txn_recv_raw, .required = true,
 		  .hub_hook = HUB_SOCK_RECV, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_recv },
-		{ .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
+		[RC_TXN_TP_STATE] = { .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
 		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_state },
 		/* the client's start time: without it, the end of its first send */
 		{ .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
@@ -246,6 +250,15 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	rc_size_pcpu_map(t->skel->maps.txn_sketch, t->ncpus);
 	rc_txn_tps(t);
 	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps, RC_TXN_NTP, use_raw, err, errlen);
+	/* Transactions gather in socket storage and are flushed into the maps
+	 * at every snapshot and at close (bpf/txn.bpf.c): needs the tp_btf
+	 * programs and the close of every connection, so the state hook
+	 * becomes required. */
+	struct rc_tp *state = &t->tps[RC_TXN_TP_STATE];
+	t->buffered = !rc && bpf_program__autoload(t->tps[0].btf_prog) && state->present;
+	t->skel->rodata->txn_buffered = t->buffered;
+	state->required = t->buffered;
+	bpf_program__set_autoload(t->skel->progs.txn_flush_iter, t->buffered);
 	if (!rc)
 		rc = txn_bpf__load(t->skel);
 	if (rc) {
@@ -279,6 +292,38 @@ static void rc_txn_close(void *state)
 	free(t);
 }
 
+/* The flush iterator over the connections' socket storage. */
+static int rc_txn_attach_flush(struct rc_txn *t, char *err, size_t errlen)
+{
+	union bpf_iter_link_info li = { .map.map_fd = (__u32)bpf_map__fd(t->skel->maps.txn_conns_sk) };
+	LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &li, .link_info_len = sizeof(li));
+
+	t->skel->links.txn_flush_iter = bpf_program__attach_iter(t->skel->progs.txn_flush_iter, &o);
+	if (!t->skel->links.txn_flush_iter) {
+		int e = errno;
+		snprintf(err, errlen, "cannot attach the connection flush iterator: %s", strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* One pass of the flush iterator: every connection's gathered transactions
+ * into txn_stats / txn_sketch. 0 or -errno. */
+static int rc_txn_flush(struct rc_txn *t)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = bpf_iter_create(bpf_link__fd(t->skel->links.txn_flush_iter));
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	int rc = n < 0 ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
 static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	if (ctx->cfg->no_txn) {
@@ -306,6 +351,8 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	if (!rc)
 		rc = rc_tp_attach(ctx, RC_TXN_FAMILY, t->tps, RC_TXN_NTP,
 				  !bpf_program__autoload(t->tps[0].btf_prog), err, errlen);
+	if (!rc && t->buffered)
+		rc = rc_txn_attach_flush(t, err, errlen);
 	if (!rc) {
 		t->ring = ring_buffer__new(bpf_map__fd(t->skel->maps.txn_events), rc_txn_on_event, t, NULL);
 		if (!t->ring) {
@@ -707,6 +754,8 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	struct rc_txn *t = state;
 	struct rc_dtab closed;
 	rc_txn_drain(t);
+	if (t->buffered && rc_txn_flush(t) < 0)
+		t->flush_failed++;
 	if (rc_dtab_init(&closed, sizeof(uint64_t), 1))
 		return -ENOMEM;
 	int rc = rc_txn_collect_stats(t, &closed);
@@ -740,11 +789,12 @@ static uint64_t rc_txn_counter(struct rc_txn *t, uint32_t idx)
 }
 
 static uint64_t rc_txn_events(void *state) { return rc_txn_counter(state, 0); }
-/* ring buffer reserves that failed + entries full LRU maps evicted + no memory */
+/* ring buffer reserves that failed + entries full LRU maps evicted + no memory
+ * + snapshots whose flush failed */
 static uint64_t rc_txn_lost(void *state)
 {
 	struct rc_txn *t = state;
-	return rc_txn_counter(t, 1) + t->evicted + t->ev_lost;
+	return rc_txn_counter(t, 1) + t->evicted + t->ev_lost + t->flush_failed;
 }
 
 const struct rec_family rec_family_txn = {

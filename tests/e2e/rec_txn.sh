@@ -70,14 +70,16 @@ check "client completed $K requests" [ "$CREQ" = "$K" ]
 "$NPREPORT" dump "$E2E_TMP/b.npr" | $NPR txn > "$E2E_TMP/b.txn"
 echo "client side: $(cat "$E2E_TMP/a.txn")" >&2
 echo "server side: $(cat "$E2E_TMP/b.txn")" >&2
-read -r AROLE ACOUNT AEV AHTTP AP50 AP99 _ ARESP APATHS < <(grep '^client' "$E2E_TMP/a.txn")
-read -r BROLE BCOUNT BEV BHTTP _ _ _ _ BPATHS < <(grep '^server' "$E2E_TMP/b.txn")
+# role count events http p50 p99 bytes_req bytes_resp sketch_count paths
+read -r AROLE ACOUNT AEV AHTTP AP50 AP99 _ ARESP ASK APATHS < <(grep '^client' "$E2E_TMP/a.txn")
+read -r BROLE BCOUNT BEV BHTTP _ _ _ _ BSK BPATHS < <(grep '^server' "$E2E_TMP/b.txn")
 EXP=$K
 check "client ns: $EXP transactions in the client role (got ${ACOUNT:-none})" [ "${ACOUNT:-0}" -eq "$EXP" ]
 check "server ns: $EXP transactions in the server role (got ${BCOUNT:-none})" [ "${BCOUNT:-0}" -eq "$EXP" ]
 check "client ns: no server-role transactions" [ "$(grep -c '^server' "$E2E_TMP/a.txn")" -eq 0 ]
 check "server ns: no client-role transactions" [ "$(grep -c '^client' "$E2E_TMP/b.txn")" -eq 0 ]
 check "one event per transaction (client $AEV, server $BEV)" [ "${AEV:-0}" -eq "$EXP" -a "${BEV:-0}" -eq "$EXP" ]
+check "latency sketch holds every transaction (client $ASK, server $BSK)" [ "${ASK:-0}" -eq "$EXP" -a "${BSK:-0}" -eq "$EXP" ]
 check "HTTP request line parsed on both sides" [ "${AHTTP:-0}" -eq "$EXP" -a "${BHTTP:-0}" -eq "$EXP" ]
 check "path recorded: GET /index.html" grep -q "GET /index.html" <<<"$APATHS $BPATHS"
 check "response bytes >= K x 128 KiB" [ "${ARESP:-0}" -ge $((K * 131072)) ]
@@ -109,6 +111,8 @@ check "--host 10.77.$SUB.99: no transactions" [ -z "$("$NPREPORT" dump "$E2E_TMP
 check "--host 10.77.$SUB.2: $K2 client and $K2 server transactions" \
 	[ "$(role_count "$E2E_TMP/fhost2.npr" client)" = "$K2" -a "$(role_count "$E2E_TMP/fhost2.npr" server)" = "$K2" ]
 check "raw_tp fallback: $K2 client transactions" [ "$(role_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
+sk_count() { "$NPREPORT" dump "$1" | $NPR txn | awk -v r="$2" '$1==r {print $9}'; }
+check "raw_tp fallback: sketch holds $K2" [ "$(sk_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
 
 # Phase 3: wrk, 8 connections with requests in flight on all of them at
 # once. wrk counts completed requests; a request in flight when it stops may
@@ -126,6 +130,25 @@ if command -v wrk >/dev/null; then
 	near_wrk() { [ "${WN:-0}" -gt 0 ] && [ "${1:-0}" -ge $((WN - 8)) ] && [ "${1:-0}" -le $((WN + 8)) ]; }
 	check "wrk -c8: client transactions within 8 of wrk's ${WN:-?} (${WA:-none})" near_wrk "$WA"
 	check "wrk -c8: server transactions within 8 of wrk's ${WN:-?} (${WB:-none})" near_wrk "$WB"
+	check "wrk -c8: sketch counts = transactions (client $(sk_count "$E2E_TMP/wa.npr" client), server $(sk_count "$E2E_TMP/wb.npr" server))" \
+		[ "$(sk_count "$E2E_TMP/wa.npr" client)" = "$WA" -a "$(sk_count "$E2E_TMP/wb.npr" server)" = "$WB" ]
+	# connections still open when the recording ends: what they gathered
+	# reaches the file by the last snapshot's flush, not by their close
+	bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/wo.npr"; PW3=$BG_PID
+	wait_file "$E2E_TMP/wo.npr"
+	ip netns exec $NSA wrk -t1 -c4 -d4s http://10.77.$SUB.2:8080/index.html >/dev/null & WP=$!
+	sleep 2.5
+	kill -INT $PW3; wait $PW3; wait $WP
+	WO=$(role_count "$E2E_TMP/wo.npr" client)
+	WOS=$(sk_count "$E2E_TMP/wo.npr" client)
+	WOE=$("$NPREPORT" dump "$E2E_TMP/wo.npr" | $NPR txn | awk '$1=="client" {print $3}')
+	# the events (ring buffer, drained just before the flush) are the
+	# independent count. The programs still run during the last snapshot:
+	# a transaction ending in it can be in one of events, counters and
+	# sketch and not yet in another, at most one per connection.
+	near4() { [ "${1:-0}" -ge "$((${2:-0} - 4))" ] && [ "${1:-0}" -le "$((${2:-0} + 4))" ]; }
+	open_ok() { [ "${WO:-0}" -gt 100 ] && near4 "$WO" "$WOE" && near4 "$WOS" "$WO"; }
+	check "connections open at the end: transactions ${WO:-none} = events ${WOE:-none} +-4 = sketch ${WOS:-none} +-4" open_ok
 fi
 
 # --redact-paths: the path never reaches the file, only method + hash

@@ -86,7 +86,7 @@ def txn():
     for role, a in sorted(acc.items()):
         print(roles.get(role, role), a["count"], events.get(role, 0), a["http"],
               "%.0f" % sk_quantile(a["b"], 0.50), "%.0f" % sk_quantile(a["b"], 0.99),
-              a["req"], a["resp"], ",".join(sorted(a["paths"])) or "-")
+              a["req"], a["resp"], sum(a["b"].values()), ",".join(sorted(a["paths"])) or "-")
 
 
 def drops():
