@@ -61,6 +61,8 @@ mode_nprec_noslice() { rec_bg "$NPREC" -q --cpu-slice 0 -o "$1.npr"; }
 mode_nprec_nohub() { NPREC_NO_HUB=1 rec_bg "$NPREC" -q -o "$1.npr"; }
 # nprec with the threads family's sched_switch program instead of its task iterator
 mode_nprec_thrsw() { NPREC_THREADS_SWITCH=1 rec_bg "$NPREC" -q -o "$1.npr"; }
+# another nprec build at defaults, for an A/B of a change in one run (NPREC_ALT=path/to/nprec)
+mode_nprec_alt() { rec_bg "${NPREC_ALT:?set NPREC_ALT to the other nprec binary}" -q -o "$1.npr"; }
 # nprec as a SCHED_IDLE task (candidate for the light state of --nice)
 mode_nprec_idle() { rec_bg chrt -i 0 "$NPREC" -q --nice 0 -o "$1.npr"; }
 # reference: what 1 kHz timer sampling on every CPU alone costs on this machine

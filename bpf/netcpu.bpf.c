@@ -115,6 +115,8 @@ static __always_inline int nc_op_enter(long nr, unsigned long fd)
 	if (!c)
 		return 0;
 	c->op_ts = bpf_ktime_get_ns();
+	c->op_start = c->op_ts;
+	c->last_tid = 0;
 	c->op_acc = 0;
 	c->op_nested = 0;
 	c->op_rcpu = 0;
@@ -174,6 +176,11 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	if (!regs || regs->orig_ax != c->op_nr)
 		return 0;
+	/* for txn, which may run after us on this tracepoint (bpf/txn.bpf.c,
+	 * req_start) */
+	c->last_tid = c->op_tid;
+	c->last_nr = c->op_nr;
+	c->last_start = c->op_start;
 	if (!rc_filter_sk(sk) ||
 	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id)) {
 		nc_slot_clear(c);
@@ -345,6 +352,7 @@ static __always_inline void nc_park(struct nc_cpu *c, struct task_struct *prev, 
 	s->flags = c->op_flags;
 	s->cpu = bpf_get_smp_processor_id();
 	s->rcpu = c->op_rcpu;
+	s->start = c->op_start;
 	s->parked = 1;
 	__sync_fetch_and_add(&nc_parked, 1);
 out:
@@ -381,6 +389,7 @@ static __always_inline void nc_unpark(struct nc_cpu *c, struct task_struct *next
 		c->op_rns = s->acc + s->rns;
 	}
 	c->op_ts = now;
+	c->op_start = s->start;
 	c->op_tid = next->pid;
 }
 

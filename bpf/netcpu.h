@@ -48,6 +48,12 @@ struct nc_cpu {
 	__u32 op_flags;
 	__u32 op_fd;                /* first syscall argument */
 	__u32 pad1;
+	__u64 op_start;             /* ktime of its syscall entry */
+	/* the op that completed last on this CPU, until the next stamp: txn
+	 * takes a client request's start from here or from op_start
+	 * (bpf/txn.bpf.c, req_start) */
+	__u64 last_start;
+	__u32 last_tid, last_nr;
 };
 
 /* A socket op whose task was switched out (task storage, created on the
@@ -62,6 +68,7 @@ struct nc_task {
 	__u32 rcpu;
 	__u32 parked;               /* 1 while it holds an op */
 	__u32 pad;
+	__u64 start;                /* its syscall entry (nc_cpu.op_start) */
 };
 
 /* Key of the sampled-stack count map: the user side flips `slot` every

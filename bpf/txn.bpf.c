@@ -20,6 +20,7 @@
 #include "filter.bpf.h"
 #include "sketch.h"
 #include "txn.h"
+#include "netcpu.h"
 #include "hub.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -163,6 +164,20 @@ static __always_inline void counter_add(__u32 idx)
 		(*n)++;
 }
 
+/* netcpu's per-CPU op slots (bpf/netcpu.bpf.c), the same map: user space
+ * makes netcpu reuse this one. With txn_nc_start the start of a client's
+ * request is the entry of its send syscall as netcpu stamped it, and
+ * tcp:tcp_sendmsg_locked is not hooked (a program on every segment-sized
+ * chunk of every TCP send, ~250 ns each on the project VM). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nc_cpu);
+} nc_cpus SEC(".maps");
+
+const volatile bool txn_nc_start = false;
+
 /* ---- the user buffer of the socket syscall in progress ---- */
 
 /* iovec / msghdr: the first iovec's base */
@@ -207,6 +222,28 @@ static __always_inline __u64 io_user_buf(void)
 		return msg_base0(regs->si);
 	}
 	return 0;
+}
+
+/* The entry of the send syscall in progress, from netcpu's slot: live
+ * (netcpu's program runs after ours on the hub) or just completed (it ran
+ * first). The thread and the syscall number must match, else the end of
+ * the send (now): a call netcpu does not stamp (sendfile), a stamp
+ * overwritten by another task in between. */
+static __always_inline __u64 req_start(__u64 now)
+{
+	__u32 zero = 0;
+	struct nc_cpu *c = bpf_map_lookup_elem(&nc_cpus, &zero);
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u32 tid = t->pid;
+
+	if (!c || !regs)
+		return now;
+	if (c->op_tid == tid && c->op_nr == regs->orig_ax && c->op_start && c->op_start <= now)
+		return c->op_start;
+	if (c->last_tid == tid && c->last_nr == regs->orig_ax && c->last_start && c->last_start <= now)
+		return c->last_start;
+	return now;
 }
 
 /* ---- HTTP/1.x request line ---- */
@@ -556,10 +593,11 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	__u64 now = bpf_ktime_get_ns();
 	bool req = (c->k.role == TXN_ROLE_CLIENT) == tx;
 	if (req) {
-		/* a client's request normally began at its send's start
-		 * (txn_sendmsg); without that hook, here */
+		/* a client's request normally began at its send's start (the
+		 * syscall entry netcpu stamped, or txn_sendmsg); without
+		 * either, here. A server's, when it received it. */
 		if (c->phase != PH_REQ)
-			req_begin(c, now, btf);
+			req_begin(c, tx && txn_nc_start ? req_start(now) : now, btf);
 		if (c->parse) {
 			c->parse = 0;
 			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, true);

@@ -61,6 +61,11 @@ struct rec_ctx {
 	 * use; hub_off: NPREC_NO_HUB=1 or it failed to load */
 	struct hookhub *hub;
 	bool hub_off;
+	/* txn's copy of netcpu's per-CPU op slots (bpf/txn.bpf.c nc_cpus),
+	 * published when txn takes request starts from netcpu's stamps:
+	 * netcpu then loads with this map instead of its own */
+	bool nc_cpus_shared;
+	int nc_cpus_fd;
 };
 
 /* Families are listed in record/families.c (one line each). */

@@ -410,6 +410,12 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	nc_sys_tps_autoload(s->skel, sys_tps);
 	s->sys_tps_loaded = sys_tps;
+	/* txn reads its clients' request starts from these slots (record/txn.c) */
+	if (ctx->nc_cpus_shared) {
+		int rc = bpf_map__reuse_fd(s->skel->maps.nc_cpus, ctx->nc_cpus_fd);
+		if (rc)
+			return rc;
+	}
 	return netcpu_bpf__load(s->skel);
 }
 

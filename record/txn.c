@@ -30,6 +30,7 @@
 #define RC_TXN_FAMILY "txn"
 #define RC_TXN_NTP 4
 #define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
+#define RC_TXN_TP_SENDMSG 3     /* tcp_sendmsg_locked, the last one */
 
 struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
 
@@ -62,6 +63,8 @@ struct rc_txn {
 	struct ring_buffer *ring;
 	bool redact;
 	bool buffered;                  /* txn_buffered: flush by txn_flush_iter at snapshots */
+	bool nc_start;                  /* txn_nc_start: request starts from netcpu's stamps */
+	size_t ntps;                    /* tps in use (without tcp_sendmsg_locked when nc_start) */
 	uint64_t flush_failed;          /* snapshots whose flush failed (counted as lost) */
 	int ncpus;
 	void *vbuf;
@@ -233,7 +236,7 @@ static void rc_txn_tps(struct rc_txn *t)
 		[RC_TXN_TP_STATE] = { .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
 		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_state },
 		/* the client's start time: without it, the end of its first send */
-		{ .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
+		[RC_TXN_TP_SENDMSG] = { .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
 	};
 	memcpy(t->tps, v, sizeof(v));
 }
@@ -249,7 +252,18 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	rc_size_pcpu_map(t->skel->maps.txn_stats, t->ncpus);
 	rc_size_pcpu_map(t->skel->maps.txn_sketch, t->ncpus);
 	rc_txn_tps(t);
-	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps, RC_TXN_NTP, use_raw, err, errlen);
+	/* a client request's start: the syscall entry netcpu stamps (its
+	 * programs run anyway) instead of a program on tcp_sendmsg_locked.
+	 * NPREC_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
+	const char *keep = getenv("NPREC_TXN_SENDMSG");
+	t->nc_start = !ctx->cfg->no_netcpu && !(keep && *keep == '1');
+	t->skel->rodata->txn_nc_start = t->nc_start;
+	t->ntps = t->nc_start ? RC_TXN_TP_SENDMSG : RC_TXN_NTP;
+	if (t->nc_start) {
+		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
+		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].raw_prog, false);
+	}
+	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps, t->ntps, use_raw, err, errlen);
 	/* Transactions gather in socket storage and are flushed into the maps
 	 * at every snapshot and at close (bpf/txn.bpf.c): needs the tp_btf
 	 * programs and the close of every connection, so the state hook
@@ -276,7 +290,7 @@ static void rc_txn_close(void *state)
 	if (!t)
 		return;
 	ring_buffer__free(t->ring);
-	rc_tp_detach(t->tps, RC_TXN_NTP);
+	rc_tp_detach(t->tps, t->ntps);
 	txn_bpf__destroy(t->skel);
 	rc_dtab_free(&t->prev);
 	rc_dtab_free(&t->sk_prev);
@@ -349,7 +363,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 			snprintf(err, errlen, "%s", err2);
 	}
 	if (!rc)
-		rc = rc_tp_attach(ctx, RC_TXN_FAMILY, t->tps, RC_TXN_NTP,
+		rc = rc_tp_attach(ctx, RC_TXN_FAMILY, t->tps, t->ntps,
 				  !bpf_program__autoload(t->tps[0].btf_prog), err, errlen);
 	if (!rc && t->buffered)
 		rc = rc_txn_attach_flush(t, err, errlen);
@@ -363,6 +377,13 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	if (rc) {
 		rc_txn_close(t);
 		return rc == -ENOENT ? 1 : rc;   /* no such tracepoint: family off */
+	}
+	if (t->nc_start) {
+		rec_probe(ctx, RC_TXN_FAMILY, "tcp_sendmsg_locked", REC_PROBE_SKIPPED,
+			  "not needed: a client request starts at its send syscall's entry, "
+			  "from netcpu's stamps (at the send's end where there is none)");
+		ctx->nc_cpus_fd = bpf_map__fd(t->skel->maps.nc_cpus);
+		ctx->nc_cpus_shared = true;
 	}
 	*state = t;
 	return 0;

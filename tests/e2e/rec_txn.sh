@@ -97,11 +97,13 @@ bg "$NPREC" -q --no-flows --pid "${WORKER:-1}" -o "$E2E_TMP/fpid.npr"; PF1=$BG_P
 bg "$NPREC" -q --no-flows --pid 1 -o "$E2E_TMP/fnone.npr"; PF2=$BG_PID
 bg "$NPREC" -q --no-flows --host 10.77.$SUB.99 -o "$E2E_TMP/fhost.npr"; PF3=$BG_PID
 NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/raw.npr"; PF4=$BG_PID
+# without netcpu a client request's start comes from tcp_sendmsg_locked
+bg "$NPREC" -q --no-flows --no-netcpu --netns $NSA -o "$E2E_TMP/nonc.npr"; PF6=$BG_PID
 bg "$NPREC" -q --no-flows --host 10.77.$SUB.2 -o "$E2E_TMP/fhost2.npr"; PF5=$BG_PID
-for f in fpid fnone fhost raw fhost2; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
+for f in fpid fnone fhost raw fhost2 nonc; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
 ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$K2" -c 2 -u /index.html >/dev/null
 sleep 1.2
-kill -INT $PF1 $PF2 $PF3 $PF4 $PF5; wait $PF1 $PF2 $PF3 $PF4 $PF5
+kill -INT $PF1 $PF2 $PF3 $PF4 $PF5 $PF6; wait $PF1 $PF2 $PF3 $PF4 $PF5 $PF6
 
 role_count() { "$NPREPORT" dump "$1" | $NPR txn | awk -v r="$2" '$1==r {print $2}'; }
 check "--pid nginx worker ($WORKER): $K2 server transactions" [ "$(role_count "$E2E_TMP/fpid.npr" server)" = "$K2" ]
@@ -111,6 +113,11 @@ check "--host 10.77.$SUB.99: no transactions" [ -z "$("$NPREPORT" dump "$E2E_TMP
 check "--host 10.77.$SUB.2: $K2 client and $K2 server transactions" \
 	[ "$(role_count "$E2E_TMP/fhost2.npr" client)" = "$K2" -a "$(role_count "$E2E_TMP/fhost2.npr" server)" = "$K2" ]
 check "raw_tp fallback: $K2 client transactions" [ "$(role_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
+check "--no-netcpu: $K2 client transactions" [ "$(role_count "$E2E_TMP/nonc.npr" client)" = "$K2" ]
+check "--no-netcpu: request starts from tcp_sendmsg_locked (hooked)" \
+	bash -c "'$NPREPORT' dump '$E2E_TMP/nonc.npr' | $NPR probes | grep -q '^txn tp_btf/tcp_sendmsg_locked attached'"
+check "defaults: request starts from netcpu's stamps (tcp_sendmsg_locked not hooked)" \
+	bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep -q '^txn tcp_sendmsg_locked skipped not needed'"
 sk_count() { "$NPREPORT" dump "$1" | $NPR txn | awk -v r="$2" '$1==r {print $9}'; }
 check "raw_tp fallback: sketch holds $K2" [ "$(sk_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
 
