@@ -9,8 +9,10 @@
  * by the connection id, and are sent one by one through a ring buffer
  * (failed reserves counted). With the tp_btf programs the counters and
  * sketch counts first gather in the socket's own storage and reach the two
- * maps at every snapshot (txn_flush_iter) and at close: see txn_finish. Only socket tracepoints are hooked: no
- * syscall hook runs for the machine's other reads and writes. */
+ * maps at every snapshot (txn_flush_iter) and at close: see txn_finish.
+ * Only socket tracepoints are hooked: no syscall hook runs for the
+ * machine's other reads and writes (a client request's start comes from
+ * netcpu's syscall stamps when that family runs: req_start). */
 #pragma clang diagnostic ignored "-Wunused-parameter"   /* BPF_PROG names every argument */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -366,10 +368,14 @@ static __always_inline void sketch_add(__u64 conn, __u32 b, __u64 n)
 {
 	struct rc_txn_skey sk = { .conn = conn, .bucket = b };
 	__u64 *v = bpf_map_lookup_elem(&txn_sketch, &sk);
+	if (!v && bpf_map_update_elem(&txn_sketch, &sk, &n, BPF_NOEXIST) == 0)
+		return;
+	/* there already, or another CPU created it just now (a flush can
+	 * carry many transactions: not one to lose) */
+	if (!v)
+		v = bpf_map_lookup_elem(&txn_sketch, &sk);
 	if (v)
 		*v += n;
-	else
-		bpf_map_update_elem(&txn_sketch, &sk, &n, BPF_NOEXIST);
 }
 
 /* Straight into the maps: two per-CPU hash lookups, ~250 ns together on
