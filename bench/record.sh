@@ -31,10 +31,15 @@
 # the environment). The recorder's output must be OUTPREFIX* files (their
 # size is "written"); nprec outputs are also read for lost events.
 #
+# The extra bpf_stats repetition also splits the recorder's CPU by phase
+# (iperf3, wrk, paced wrk): its BPF run time and process CPU as a share of
+# the machine's busy CPU, a figure the host's noise does not swamp.
+#
 # Env: BENCH_T (seconds per measurement, 3), REPS (8), BENCH_MODES,
 # BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1), BENCH_RPS (1),
 # NO_BPF_COST (skip the bpf_stats repetition), NO_PKTPATH_BENCH (skip
-# bench/record_pktpath.sh at the end).
+# bench/record_pktpath.sh at the end), NPREC_ALT (the other nprec binary of
+# mode nprec_alt, for an A/B of a change in one run).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
