@@ -250,7 +250,9 @@ done
 if [ -z "${NO_BPF_COST:-}" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
 	for m in "${MODES[@]}"; do
-		case $m in nprec*) measure "$m" cost "$TMP/results.cost"
+		# tcpdump too: its process CPU per phase (it runs no BPF; its
+		# kernel side, the AF_PACKET copy per packet, is in no column)
+		case $m in nprec*|tcpdump) measure "$m" cost "$TMP/results.cost"
 			echo "  cost rep $m (bpf_stats on): $(tail -1 "$TMP/results.cost" | cut -d' ' -f3-)" >&2;; esac
 	done
 	sysctl -qw kernel.bpf_stats_enabled=0 2>/dev/null
