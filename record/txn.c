@@ -483,6 +483,7 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 	if (rc_dtab_init_for(&next, sizeof(uint64_t), sizeof(struct rc_txn_prev), t->st.n))
 		return -ENOMEM;
 	t->nrows = 0;
+	size_t ndel = 0;    /* closed connections' keys, moved to the front of st.keys */
 	for (size_t i = 0; i < t->st.n; i++) {
 		const uint64_t key = ((const uint64_t *)t->st.keys)[i];
 		if ((i & 63) == 63)
@@ -500,7 +501,7 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		r->d.lat_sum = r->tot.lat_sum - (p ? p->lat_sum : 0);
 		r->d.http_count = r->tot.http_count - (p ? p->http_count : 0);
 		if (r->close_ns) {
-			bpf_map_delete_elem(fd, &key);
+			((uint64_t *)t->st.keys)[ndel++] = key;
 			rc_dtab_put(closed, &key);
 		} else {
 			struct rc_txn_prev *n = rc_dtab_put(&next, &key);
@@ -514,6 +515,13 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		r->path_hash = r->path[0] ? rc_fnv1a(r->path) : 0;
 		rc_format_addr(r->k.laddr, r->la, sizeof(r->la));
 		rc_format_addr(r->k.raddr, r->ra, sizeof(r->ra));
+	}
+	if (ndel) {
+		/* one syscall for all of them (thousands a second under connection churn) */
+		__u32 cnt = (__u32)ndel;
+		if (bpf_map_delete_batch(fd, t->st.keys, &cnt, NULL))
+			for (size_t i = cnt; i < ndel; i++)   /* cnt: deleted before the failure */
+				bpf_map_delete_elem(fd, (uint64_t *)t->st.keys + i);
 	}
 	if (t->prev.n > matched)
 		t->evicted += t->prev.n - matched;
