@@ -39,7 +39,8 @@
 # BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1), BENCH_RPS (1),
 # NO_BPF_COST (skip the bpf_stats repetition), NO_PKTPATH_BENCH (skip
 # bench/record_pktpath.sh at the end), NPREC_ALT (the other nprec binary of
-# mode nprec_alt, for an A/B of a change in one run).
+# mode nprec_alt, for an A/B of a change in one run), DISPATCH_NS (62: the
+# per-program-run dispatch cost added in the +disp% column).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -336,27 +337,33 @@ fi
 # time (bpf_stats also adds its two clock reads to it, and the per-program
 # dispatch of each tracepoint is not in it).
 if [ -s "$TMP/phases" ]; then
-python3 - "$TMP/phases" <<'PY'
+DISPATCH_NS=${DISPATCH_NS:-62} python3 - "$TMP/phases" <<'PY'
 import os, sys
 hz = os.sysconf("SC_CLK_TCK")
+disp = float(os.environ["DISPATCH_NS"])
 rows = [l.split() for l in open(sys.argv[1])]
 print()
 print("recorder CPU per phase (cost repetition, bpf_stats on): BPF programs' run time and the recorder's")
-print("own process CPU, as a share of the machine's busy CPU time in that phase (/proc/stat, steal excluded)")
-print("%-18s %-10s %10s %10s %8s %10s %8s" % ("mode", "phase", "busy_ms", "bpf_ms", "bpf%", "user_ms", "user%"))
+print("own process CPU, as a share of the machine's busy CPU time in that phase (/proc/stat, steal excluded);")
+print("+disp%%: BPF share with %g ns of dispatch per program run added (bench-tpdispatch's figure on the" % disp)
+print("project VM, DISPATCH_NS to change it); none of them has the syscall slow path (~40 ns a syscall)")
+print("%-18s %-10s %10s %10s %10s %8s %8s %10s %8s" % ("mode", "phase", "busy_ms", "runs", "bpf_ms", "bpf%",
+      "+disp%", "user_ms", "user%"))
 prev = {}
-for mode, phase, bpf_ns, rec_t, busy_t in rows:
-    cur = (int(bpf_ns), int(rec_t), int(busy_t))
+for mode, phase, bpf_ns, rec_t, runs, busy_t in rows:
+    cur = (int(bpf_ns), int(rec_t), int(runs), int(busy_t))
     p = prev.get(mode)
     prev[mode] = cur
     if phase == "start" or p is None:
         continue
-    busy = (cur[2] - p[2]) * 1000.0 / hz
+    busy = (cur[3] - p[3]) * 1000.0 / hz
     bpf = (cur[0] - p[0]) / 1e6
     user = (cur[1] - p[1]) * 1000.0 / hz
+    n = cur[2] - p[2]
     if busy <= 0:
         continue
-    print("%-18s %-10s %10.0f %10.1f %8.2f %10.1f %8.2f" % (mode, phase, busy, bpf, 100 * bpf / busy, user, 100 * user / busy))
+    print("%-18s %-10s %10.0f %10d %10.1f %8.2f %8.2f %10.1f %8.2f" % (mode, phase, busy, n, bpf, 100 * bpf / busy,
+          100 * (bpf + n * disp / 1e6) / busy, user, 100 * user / busy))
 PY
 fi
 

@@ -2,8 +2,9 @@
 """The BPF programs a recorder holds, with their kernel.bpf_stats figures.
 
 recprogs.py PID...        one line per program: name run_cnt run_time_ns
-recprogs.py --sum PID...  one line: total run_time_ns of those programs and
-                          the processes' own CPU (utime+stime) in clock ticks
+recprogs.py --sum PID...  one line: total run_time_ns of those programs, the
+                          processes' own CPU (utime+stime) in clock ticks and
+                          the programs' total run count
 
 Programs are found through the processes' file descriptors (a recorder's
 programs, not those of anything else on the machine); one shared by several
@@ -58,7 +59,8 @@ def cpu_ticks(pids):
 def main(argv):
     if argv and argv[0] == "--sum":
         pids = argv[1:]
-        print(sum(ns for _, ns in progs(pids).values()), cpu_ticks(pids))
+        p = progs(pids).values()
+        print(sum(ns for _, ns in p), cpu_ticks(pids), sum(cnt for cnt, _ in p))
         return
     names = prog_names()
     for pid_, (cnt, ns) in sorted(progs(argv).items()):
