@@ -43,31 +43,7 @@ sleep 1
 
 # bpf_runtime PID...: "runs ns" summed over the BPF programs the processes hold
 bpf_runtime() {
-	python3 - "$@" <<'PY'
-import os, sys
-runs = ns = 0
-seen = set()
-for pid in sys.argv[1:]:
-    d = "/proc/%s/fd" % pid
-    try:
-        fds = os.listdir(d)
-    except OSError:
-        continue
-    for fd in fds:
-        try:
-            if os.readlink(os.path.join(d, fd)) != "anon_inode:bpf-prog":
-                continue
-            info = dict(l.split(":", 1) for l in open("/proc/%s/fdinfo/%s" % (pid, fd)) if ":" in l)
-        except OSError:
-            continue
-        pid_ = info.get("prog_id", "").strip()
-        if pid_ in seen:
-            continue
-        seen.add(pid_)
-        runs += int(info.get("run_cnt", "0"))
-        ns += int(info.get("run_time_ns", "0"))
-print(runs, ns)
-PY
+	python3 "$ROOT/bench/recprogs.py" --sum "$@" | awk '{print $3, $1}'
 }
 
 # *_small: 128-byte writes with TCP_NODELAY, for a high packet (event) rate.

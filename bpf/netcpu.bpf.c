@@ -40,12 +40,7 @@ __u32 nc_slot = 0;
  * parked. A parked task always runs again before it exits, which unparks. */
 __s64 nc_parked = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct nc_cpu);
-} nc_cpus SEC(".maps");
+#include "netcpu.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

@@ -166,17 +166,12 @@ static __always_inline void counter_add(__u32 idx)
 		(*n)++;
 }
 
-/* netcpu's per-CPU op slots (bpf/netcpu.bpf.c), the same map: user space
+/* netcpu's per-CPU op slots (bpf/netcpu.bpf.h), the same map: user space
  * makes netcpu reuse this one. With txn_nc_start the start of a client's
  * request is the entry of its send syscall as netcpu stamped it, and
  * tcp:tcp_sendmsg_locked is not hooked (a program on every segment-sized
  * chunk of every TCP send, ~250 ns each on the project VM). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct nc_cpu);
-} nc_cpus SEC(".maps");
+#include "netcpu.bpf.h"
 
 const volatile bool txn_nc_start = false;
 

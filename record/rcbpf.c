@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include "npmsg.h"
 #include "rcdelta.h"
@@ -229,4 +230,19 @@ void rc_size_pcpu_map(struct bpf_map *m, int ncpus)
 		cap = 1024;
 	if (bpf_map__max_entries(m) > cap)
 		bpf_map__set_max_entries(m, (uint32_t)cap);
+}
+
+int rc_iter_run(struct bpf_link *link)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = bpf_iter_create(bpf_link__fd(link));
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	int rc = n < 0 ? -errno : 0;
+	close(fd);
+	return rc;
 }

@@ -55,6 +55,10 @@ int  rc_map_keys(int fd, size_t keysz, void **keys, size_t *n);
 #define RC_PCPU_MAP_BUDGET (32u << 20)
 void rc_size_pcpu_map(struct bpf_map *m, int ncpus);
 
+/* One pass of the BPF iterator behind link (its programs run for every
+ * element; their output, if any, is discarded). 0 or -errno. */
+int rc_iter_run(struct bpf_link *link);
+
 /* Shared vmlinux BTF (loaded once, never freed before exit). */
 const struct btf *rc_vmlinux_btf(void);
 /* Name of enumerator val of enum ename ("SKB_DROP_REASON_NETFILTER_DROP"

@@ -23,6 +23,7 @@
 #include "npmsg.h"
 #include "powerattr.h"
 #include "rapl.h"
+#include "rcbpf.h"
 #include "rcdelta.h"
 #include "rcfilter.h"
 #include "records.h"
@@ -243,17 +244,7 @@ static int nt_load(struct rec_ctx *ctx, struct nt_state *s, bool iter)
 /* One pass of the task iterator: every thread's figures into nt_threads. */
 static int nt_iterate(struct nt_state *s)
 {
-	char buf[64];
-	int fd = bpf_iter_create(bpf_link__fd(s->skel->links.nt_iter));
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
-	int rc = n < 0 ? -errno : 0;
-	close(fd);
-	return rc;
+	return rc_iter_run(s->skel->links.nt_iter);
 }
 
 /* The iterator variant's hooks; false (err set) when it cannot run. */

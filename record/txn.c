@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "cpuslice.h"
@@ -319,23 +318,6 @@ static int rc_txn_attach_flush(struct rc_txn *t, char *err, size_t errlen)
 		return -e;
 	}
 	return 0;
-}
-
-/* One pass of the flush iterator: every connection's gathered transactions
- * into txn_stats / txn_sketch. 0 or -errno. */
-static int rc_txn_flush(struct rc_txn *t)
-{
-	char buf[64];
-	ssize_t n;
-	int fd = bpf_iter_create(bpf_link__fd(t->skel->links.txn_flush_iter));
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
-	int rc = n < 0 ? -errno : 0;
-	close(fd);
-	return rc;
 }
 
 static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
@@ -783,7 +765,8 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	struct rc_txn *t = state;
 	struct rc_dtab closed;
 	rc_txn_drain(t);
-	if (t->buffered && rc_txn_flush(t) < 0)
+	/* the flush iterator: every connection's gathered transactions into the maps */
+	if (t->buffered && rc_iter_run(t->skel->links.txn_flush_iter) < 0)
 		t->flush_failed++;
 	if (rc_dtab_init(&closed, sizeof(uint64_t), 1))
 		return -ENOMEM;
