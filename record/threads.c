@@ -309,8 +309,10 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	}
 	nt_fill_siblings(s);
 	struct threads_bpf *k = s->skel;
-	if (s->iter ? !nt_attach_iter(ctx, s, err, errlen)
-		    : !hub_member_attach(ctx, "threads", &s->hub, k->progs.nt_sched_switch, &k->links.nt_sched_switch)) {
+	bool attached = s->iter ? nt_attach_iter(ctx, s, err, errlen)
+				: hub_member_attach(ctx, "threads", &s->hub, k->progs.nt_sched_switch,
+						    &k->links.nt_sched_switch);
+	if (!attached) {
 		if (!s->iter)
 			snprintf(err, errlen, "sched_switch tracepoint did not attach");
 		nt_close(s);
@@ -531,11 +533,11 @@ static int nt_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	__u32 zero = 0;
 	uint64_t now = nt_mono_ns();
 	memset(s->cpus, 0, sizeof(*s->cpus) * s->ncpu);
-	if (s->iter && nt_iterate(s) < 0)
-		s->iter_failed++;
-	else if (!s->iter)
+	if (!s->iter)           /* the switch variant's in-flight stretches */
 		bpf_map__lookup_elem(s->skel->maps.nt_cpus, &zero, sizeof(zero), s->cpus,
 				     sizeof(*s->cpus) * s->ncpu, 0);
+	else if (nt_iterate(s) < 0)
+		s->iter_failed++;
 	size_t n = nt_read_threads(s);
 	struct rc_dtab next;
 	if (rc_dtab_init(&next, sizeof(__u32), sizeof(struct nt_prev)) < 0)
