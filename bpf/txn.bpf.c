@@ -249,45 +249,80 @@ static __always_inline bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 
 enum { HP_NOT_HTTP = 0, HP_DONE = 1, HP_SHORT = 2 };
 
+/* High bit of every byte of w that ends a path (' ', '\r', '\n', 0),
+ * exact up to and including the first one (later bytes may be flagged
+ * wrongly by the borrow; only the first is used). Eight bytes per step:
+ * the byte loop it replaced was most of txn's cost per request. */
+static __always_inline __u64 path_stops(__u64 w)
+{
+	const __u64 ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	__u64 sp = w ^ (ones * ' '), cr = w ^ (ones * '\r'), lf = w ^ (ones * '\n');
+
+	return (((w - ones) & ~w) | ((sp - ones) & ~sp) | ((cr - ones) & ~cr) |
+		((lf - ones) & ~lf)) & highs;
+}
+
+/* Index of the lowest flagged byte of a non-zero path_stops() value. */
+static __always_inline __u32 first_flagged(__u64 x)
+{
+	__u32 i = 0;
+
+	if (!(x & 0x80808080ULL)) {
+		i += 4;
+		x >>= 32;
+	}
+	if (!(x & 0x8080ULL)) {
+		i += 2;
+		x >>= 16;
+	}
+	if (!(x & 0x80ULL))
+		i += 1;
+	return i;
+}
+
 /* "METHOD SP PATH SP" at the start of b, of which len bytes are the
- * request's (bytes past them are stale buffer contents, never parsed):
- * HP_SHORT when they end inside the request line. */
+ * request's; the bytes after them up to TXN_PEEK_LEN are zero (the caller
+ * clears them), so the path ends at a zero byte at the latest. HP_SHORT
+ * when the request's bytes end inside the request line. */
 static __always_inline int http_parse_buf(struct txn_conn *c, const char *b, int len)
 {
-	int m;
+	__u32 m, s, q = TXN_PATH_LEN;
+	__u64 w, stops;
+
 	for (m = 0; m < TXN_METHOD_LEN; m++) {
-		if (m >= len)
+		if (m >= (__u32)len)
 			return HP_SHORT;
 		if (!is_upper(b[m]))
 			break;
 	}
 	if (m < 3 || m >= TXN_METHOD_LEN || b[m] != ' ')
 		return HP_NOT_HTTP;
-	if (m + 1 >= len)
+	if (m + 1 >= (__u32)len)
 		return HP_SHORT;
-	char first = b[m + 1];
+	s = m + 1;
+	char first = b[s];
 	if (first != '/' && first != '*' && first != 'h')
 		return HP_NOT_HTTP;
-	int j;
-	bool end = false;
-	for (j = 0; j < TXN_PATH_LEN - 1; j++) {
-		int src = m + 1 + j;
-		if (src >= len)
-			break;
-		char ch = b[src];
-		if (ch == ' ' || ch == '\r' || ch == '\n' || ch == 0) {
-			end = true;
+	/* the path's words: b[s .. s + 64), inside the zeroed buffer */
+	for (__u32 i = 0; i < TXN_PATH_LEN / 8; i++) {
+		w = *(const __u64 *)(b + s + 8 * i);
+		stops = path_stops(w);
+		if (stops) {
+			__u32 k = first_flagged(stops);
+			q = 8 * i + k;
+			*(__u64 *)(c->path + 8 * i) = k ? w & (~0ULL >> (64 - 8 * k)) : 0;
 			break;
 		}
-		c->path[j] = ch;
+		*(__u64 *)(c->path + 8 * i) = w;
 	}
-	if (!end && j < TXN_PATH_LEN - 1) {     /* data ended inside the path */
-		c->path[0] = 0;
+	if (q < TXN_PATH_LEN - 1 && s + q >= (__u32)len) {
+		c->path[0] = 0;                 /* data ended inside the path */
 		return HP_SHORT;
 	}
-	c->path[j] = 0;                         /* (a longer path is cut) */
-	for (int i = 0; i < TXN_METHOD_LEN; i++)
-		c->method[i] = i < m ? b[i] : 0;
+	if (q >= TXN_PATH_LEN - 1)
+		c->path[TXN_PATH_LEN - 1] = 0;  /* (a longer path is cut) */
+	w = *(const __u64 *)b;
+	*(__u64 *)c->method = w & (~0ULL >> (64 - 8 * m));
 	c->http = 1;
 	return HP_DONE;
 }
@@ -301,6 +336,9 @@ static __always_inline void http_req_bytes(struct txn_conn *c, __u64 skp, __u64 
 	struct txn_head *h = NULL;
 	if (!p || !ubuf)
 		return;
+	/* http_parse_buf reads whole words past the request's bytes */
+	for (int i = 0; i < TXN_PEEK_LEN / 8; i++)
+		((__u64 *)p->b)[i] = 0;
 	if (first && c->pend) {          /* the previous request never completed its line */
 		bpf_map_delete_elem(&txn_heads, &skp);
 		c->pend = 0;
