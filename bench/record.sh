@@ -37,7 +37,8 @@
 #
 # Env: BENCH_T (seconds per measurement, 3), REPS (8), BENCH_MODES,
 # BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1), BENCH_RPS (1),
-# NO_BPF_COST (skip the bpf_stats repetition), NO_PKTPATH_BENCH (skip
+# NO_BPF_COST (skip the bpf_stats repetition), NO_PERF_SHARE (skip the
+# perf repetition: one profiled run per mode), NO_PKTPATH_BENCH (skip
 # bench/record_pktpath.sh at the end), NPREC_ALT (the other nprec binary of
 # mode nprec_alt, for an A/B of a change in one run), DISPATCH_NS (62: the
 # per-program-run dispatch cost added in the +disp% column).
@@ -179,14 +180,18 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	"mode_${mode//-/_}" "$out"
 	sleep 1   # recorder attached
 	t0=$(date +%s.%N)
-	local gbps p50 p99 rps cost=
+	local gbps p50 p99 rps cost= prof=
 	[ "$rep" = cost ] && cost=1
+	[ "$rep" = perf ] && prof=1
 	[ -n "$cost" ] && phase_mark "$mode" start
+	[ -n "$prof" ] && perf_start
 	gbps=$(ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" "${IPERF_PIN[@]}" -J 2>/dev/null |
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
 	[ -n "$cost" ] && phase_mark "$mode" iperf3
+	[ -n "$prof" ] && perf_stop "$mode" iperf3 && perf_start
 	ip netns exec $NSA "${WRK_PIN[@]}" wrk -t1 -c8 -d"${T}s" --latency "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	[ -n "$cost" ] && phase_mark "$mode" wrk
+	[ -n "$prof" ] && perf_stop "$mode" wrk && perf_start
 	p50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	p99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
 	rps=$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")
@@ -195,6 +200,7 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	# request's own path and not the queueing of a saturated machine
 	ip netns exec $NSA "${WRK_PIN[@]}" wrk -t1 -c8 -d"${T}s" --latency -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	[ -n "$cost" ] && phase_mark "$mode" wrk_paced
+	[ -n "$prof" ] && perf_stop "$mode" wrk_paced
 	local q50 q99
 	q50=$(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")")
 	q99=$(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")
@@ -232,6 +238,26 @@ phase_mark() {
 	echo "$1 $2 $(python3 "$ROOT/bench/recprogs.py" --sum "${REC_PIDS[@]}") $(awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat)" >> "$TMP/phases"
 }
 
+# perf_start / perf_stop MODE PHASE (perf repetition only): a system-wide
+# cpu-clock profile of the phase, and the share of its busy samples that
+# are the recorder's (bench/recshare.py: samples through the recorder's
+# kernel entry points or in its own process). The same rule for every
+# recorder, so nprec's figure includes tracepoint dispatch and the syscall
+# slow path, and tcpdump's its AF_PACKET copies; "none" runs both rules as
+# a control (it should be ~0).
+perf_start() {
+	perf record -q -a -g -F 997 -e cpu-clock -o "$TMP/phase.perf" >/dev/null 2>&1 & PERF_PID=$!
+	sleep 0.5
+}
+perf_stop() {
+	local rules=nprec
+	kill -INT "$PERF_PID" 2>/dev/null; wait "$PERF_PID" 2>/dev/null
+	case $1 in none) rules="nprec tcpdump";; tcpdump) rules=tcpdump;; esac
+	perf script -i "$TMP/phase.perf" -F comm,ip,sym 2>/dev/null | python3 "$ROOT/bench/recshare.py" $rules |
+		sed "s/^/$1 $2 /" >> "$TMP/shares"
+	rm -f "$TMP/phase.perf"
+}
+
 # kernel.bpf_stats_enabled adds two clock reads to every BPF program run
 # (~40-80 ns here, over 1 us per HTTP request with ~20 runs): the timed
 # repetitions run without it, and the per-program cost is read in one extra
@@ -257,6 +283,15 @@ if [ -z "${NO_BPF_COST:-}" ]; then
 			echo "  cost rep $m (bpf_stats on): $(tail -1 "$TMP/results.cost" | cut -d' ' -f3-)" >&2;; esac
 	done
 	sysctl -qw kernel.bpf_stats_enabled=0 2>/dev/null
+fi
+if [ -z "${NO_PERF_SHARE:-}" ] && command -v perf >/dev/null; then
+	for m in "${MODES[@]}"; do
+		case $m in perf1k) continue;; esac
+		measure "$m" perf "$TMP/results.perf"
+		echo "  perf rep $m: $(grep -c "^$m " "$TMP/shares" 2>/dev/null) phase profiles" >&2
+	done
+elif [ -z "${NO_PERF_SHARE:-}" ]; then
+	NOTES+=("perf repetition skipped: perf not installed")
 fi
 
 # ---- tables: absolute medians, and paired ratios to "none" of the same repetition ----
@@ -364,6 +399,23 @@ for mode, phase, bpf_ns, rec_t, runs, busy_t in rows:
         continue
     print("%-18s %-10s %10.0f %10d %10.1f %8.2f %8.2f %10.1f %8.2f" % (mode, phase, busy, n, bpf, 100 * bpf / busy,
           100 * (bpf + n * disp / 1e6) / busy, user, 100 * user / busy))
+PY
+fi
+
+# ---- the recorder's share of busy CPU from the profiles (perf repetition) ----
+if [ -s "$TMP/shares" ]; then
+python3 - "$TMP/shares" <<'PY'
+import sys
+print()
+print("recorder share of busy CPU per phase from a system-wide cpu-clock profile (perf repetition,")
+print("perf record -a -g -F 997, bpf_stats off; bench/recshare.py): samples through the recorder's kernel")
+print("entry points (nprec: tracepoint dispatch, its programs, the syscall slow path; tcpdump: AF_PACKET")
+print("delivery and copies) or in its own process, over samples not idle; none: both rules, a control")
+print("%-18s %-10s %8s %8s %8s %8s %8s" % ("mode", "phase", "busy", "rule", "kernel", "process", "share%"))
+for l in open(sys.argv[1]):
+    mode, phase, rule, busy, rec, k, p = l.split()
+    busy, rec, k, p = int(busy), int(rec), int(k), int(p)
+    print("%-18s %-10s %8d %8s %8d %8d %8.2f" % (mode, phase, busy, rule, k, p, 100.0 * rec / busy if busy else 0))
 PY
 fi
 

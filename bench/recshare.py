@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""recshare.py: a recorder's share of the machine's busy CPU from a
+system-wide cpu-clock profile (perf record -a -g), read as `perf script -F
+comm,ip,sym` on stdin.
+
+bpf_stats (bench/recprogs.py) times the recorder's BPF programs only. It
+leaves out what running them costs around them: the tracepoint dispatch,
+the perf record a classic syscall tracepoint builds before its program, the
+syscall slow path every syscall takes once a syscall tracepoint is on. And
+it cannot see tcpdump's kernel side at all (the AF_PACKET copy of every
+packet). A sample whose kernel call chain passes through one of the
+recorder's entry points, or that ran in the recorder's own process, is the
+recorder's (interrupt and softirq work in its process is not: that is the
+traffic's); the same rule applied to both recorders, in the same run,
+makes their figures comparable. Samples whose leaf is an idle halt are idle; the
+rest are busy.
+
+usage: recshare.py RULE... < perf-script-output
+  RULE: nprec | tcpdump (the entry points and process name of each)
+prints, per rule: RULE busy_samples rec_samples rec_kernel rec_process
+"""
+import re
+import sys
+
+RULES = {
+    # tp_btf/raw_tp dispatch and programs, classic tracepoint programs
+    # (syscalls), the syscall slow path they switch on, perf_event programs
+    "nprec": (re.compile(r"^(bpf_trace_run\d+|__bpf_trace_run|bpf_prog_\w+|trace_call_bpf|"
+                         r"perf_syscall_enter|perf_syscall_exit|syscall_trace_enter|"
+                         r"syscall_exit_work|bpf_overflow_handler|bpf_iter_\w+)$"), "nprec"),
+    # AF_PACKET delivery on receive and the copy of every sent packet
+    "tcpdump": (re.compile(r"^(tpacket_rcv|packet_rcv|packet_rcv_spkt|dev_queue_xmit_nit)$"),
+                "tcpdump"),
+}
+IDLE = re.compile(r"^(pv_native_safe_halt|native_safe_halt|default_idle|cpu_idle_poll|"
+                  r"acpi_safe_halt|acpi_idle_do_entry|mwait_idle\w*|intel_idle\w*|"
+                  r"poll_idle|io_idle)$")
+
+# interrupt and softirq work that merely ran in the recorder's context (the
+# network softirq of the traffic, mostly): not the recorder's
+IRQ = re.compile(r"^(handle_softirqs|__do_softirq|asm_sysvec_\w+|asm_common_interrupt)$")
+
+
+def samples(stream):
+    """(comm, [symbol, ...] leaf first) per sample."""
+    comm, syms = None, []
+    for line in stream:
+        if not line.strip():
+            if comm is not None:
+                yield comm, syms
+            comm, syms = None, []
+        elif line[0] not in " \t":
+            if comm is not None:
+                yield comm, syms
+            comm, syms = line.strip(), []
+        else:
+            f = line.split(None, 1)
+            if len(f) == 2:
+                syms.append(f[1].split("+")[0].strip())
+    if comm is not None:
+        yield comm, syms
+
+
+def main():
+    rules = sys.argv[1:]
+    if not rules or any(r not in RULES for r in rules):
+        sys.stderr.write(__doc__)
+        return 2
+    busy = 0
+    hit = {r: [0, 0] for r in rules}      # kernel entry point, own process
+    for comm, syms in samples(sys.stdin):
+        if syms and IDLE.match(syms[0]):
+            continue
+        busy += 1
+        irq = any(IRQ.match(s) for s in syms)
+        for r in rules:
+            rx, name = RULES[r]
+            if any(rx.match(s) for s in syms):
+                hit[r][0] += 1
+            elif comm == name and not irq:
+                hit[r][1] += 1
+    for r in rules:
+        k, p = hit[r]
+        print("%s %d %d %d %d" % (r, busy, k + p, k, p))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
