@@ -220,17 +220,31 @@ static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
 	return true;
 }
 
-/* Syscall-entry stamps: the per-syscall tracepoints when they loaded and
- * attach (only the listed calls run a program), else tp_btf/sys_enter
- * (every syscall of the machine runs it; docs/NETCPU.md has both costs). */
+/* Syscall-entry stamps. tp_btf/sys_enter first: it runs for every
+ * syscall of the machine, but a per-syscall tracepoint builds a perf
+ * record before its program, and a system-wide profile put that at more
+ * than the other syscalls' program runs on network workloads
+ * (docs/NETCPU.md). NPREC_SYSCALL_HOOK=per-call prefers the per-syscall
+ * tracepoints (hosts whose syscalls are mostly not socket calls); each
+ * variant is the other's fallback. */
 static void nc_attach_entry(struct rec_ctx *ctx, struct nc_state *s)
 {
 	struct netcpu_bpf *k = s->skel;
-	if (nc_attach_sys_tps(ctx, s)) {
-		rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "syscall tracepoints used");
+	const char *want = getenv("NPREC_SYSCALL_HOOK");
+	bool per_call = want && strcmp(want, "per-call") == 0;
+
+	if (!per_call && nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter")) {
+		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>", REC_PROBE_SKIPPED,
+			  "tp_btf/sys_enter used");
 		return;
 	}
-	nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
+	if (nc_attach_sys_tps(ctx, s)) {
+		if (per_call)
+			rec_probe(ctx, "netcpu", "tp_btf/sys_enter", REC_PROBE_SKIPPED, "syscall tracepoints used");
+		return;
+	}
+	if (per_call)
+		nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
 }
 
 /* Returns true when both softirq tracepoints attached (sampling needs them). */

@@ -371,14 +371,16 @@ static void tick_run(void)
 	rc_probes_free(&ctx);
 }
 
-int main(void)
+/* One family open/close with the syscall-entry variant per_call (the
+ * per-syscall tracepoints) or tp_btf/sys_enter, every exact check. */
+static void run(bool per_call)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "SKIP rtest_netcpu: needs root (BPF)\n");
-		return tap_done();
-	}
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		cpu_pin = 0;
+	fprintf(stderr, "# syscall entry: %s\n", per_call ? "per-syscall tracepoints" : "tp_btf/sys_enter");
+	if (per_call)
+		setenv("NPREC_SYSCALL_HOOK", "per-call", 1);
+	else
+		unsetenv("NPREC_SYSCALL_HOOK");
+	n_recv_calls = 0;
 	struct rec_config cfg;
 	rec_config_defaults(&cfg);
 	cfg.pids[0] = (uint32_t)getpid();
@@ -391,10 +393,17 @@ int main(void)
 	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
 	CHECK(rc == 0, "open: %d %s", rc, err);
 	if (rc != 0)
-		return tap_done();
+		return;
 	for (unsigned i = 0; i < ctx.nprobes; i++)
 		fprintf(stderr, "  probe %s %s: %d %s\n", ctx.probes[i].family, ctx.probes[i].probe,
 			ctx.probes[i].st, ctx.probes[i].reason);
+	if (per_call)
+		CHECK(probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_ATTACHED &&
+		      probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_SKIPPED, "per-syscall tracepoints attached");
+	else
+		CHECK(probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_ATTACHED &&
+		      probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_SKIPPED,
+		      "tp_btf/sys_enter attached (default)");
 
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
@@ -530,6 +539,19 @@ int main(void)
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
 	rc_probes_free(&ctx);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP rtest_netcpu: needs root (BPF)\n");
+		return tap_done();
+	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cpu_pin = 0;
+	run(false);
+	run(true);
+	unsetenv("NPREC_SYSCALL_HOOK");
 	tick_run();
 	return tap_done();
 }
