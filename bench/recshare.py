@@ -10,8 +10,8 @@ syscall slow path every syscall takes once a syscall tracepoint is on. And
 it cannot see tcpdump's kernel side at all (the AF_PACKET copy of every
 packet). A sample whose kernel call chain passes through one of the
 recorder's entry points, or that ran in the recorder's own process, is the
-recorder's (interrupt and softirq work in its process is not: that is the
-traffic's); the same rule applied to both recorders, in the same run,
+recorder's (interrupt and softirq work that interrupted it is not: that is
+the traffic's); the same rule applied to both recorders, in the same run,
 makes their figures comparable. Samples whose leaf is an idle halt are idle; the
 rest are busy.
 
@@ -36,9 +36,19 @@ IDLE = re.compile(r"^(pv_native_safe_halt|native_safe_halt|default_idle|cpu_idle
                   r"acpi_safe_halt|acpi_idle_do_entry|mwait_idle\w*|intel_idle\w*|"
                   r"poll_idle|io_idle)$")
 
-# interrupt and softirq work that merely ran in the recorder's context (the
-# network softirq of the traffic, mostly): not the recorder's
+# interrupt and softirq work that merely ran in the recorder's context or
+# interrupted its kernel code (the network softirq of the traffic, RPS
+# IPIs): not the recorder's. A recorder frame counts only when it is
+# leafward of every such frame (its own softirq programs are).
 IRQ = re.compile(r"^(handle_softirqs|__do_softirq|asm_sysvec_\w+|asm_common_interrupt)$")
+
+
+def first(rx, syms):
+    """Index of the leafmost frame rx matches, len(syms) if none."""
+    for i, s in enumerate(syms):
+        if rx.match(s):
+            return i
+    return len(syms)
 
 
 def samples(stream):
@@ -72,12 +82,12 @@ def main():
         if syms and IDLE.match(syms[0]):
             continue
         busy += 1
-        irq = any(IRQ.match(s) for s in syms)
+        irq = first(IRQ, syms)
         for r in rules:
             rx, name = RULES[r]
-            if any(rx.match(s) for s in syms):
+            if first(rx, syms) < irq:
                 hit[r][0] += 1
-            elif comm == name and not irq:
+            elif comm == name and irq == len(syms):
                 hit[r][1] += 1
     for r in rules:
         k, p = hit[r]
