@@ -37,8 +37,8 @@
 #
 # Env: BENCH_T (seconds per measurement, 3), REPS (8), BENCH_MODES,
 # BENCH_NS (namespace prefix), NP_BUILD (build/), PACE_MS (1), BENCH_RPS (1),
-# NO_BPF_COST (skip the bpf_stats repetition), NO_PERF_SHARE (skip the
-# perf repetition: one profiled run per mode), NO_PKTPATH_BENCH (skip
+# NO_BPF_COST (skip the bpf_stats repetition), PERF_REPS (profiled runs
+# per mode, 2), NO_PERF_SHARE (skip them), NO_PKTPATH_BENCH (skip
 # bench/record_pktpath.sh at the end), NPREC_ALT (the other nprec binary of
 # mode nprec_alt, for an A/B of a change in one run), DISPATCH_NS (62: the
 # per-program-run dispatch cost added in the +disp% column).
@@ -285,17 +285,21 @@ if [ -z "${NO_BPF_COST:-}" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=0 2>/dev/null
 fi
 if [ -z "${NO_PERF_SHARE:-}" ] && command -v perf >/dev/null; then
-	for m in "${MODES[@]}"; do
-		case $m in perf1k) continue;; esac
-		measure "$m" perf "$TMP/results.perf"
-		echo "  perf rep $m: $(grep -c "^$m " "$TMP/shares" 2>/dev/null) phase profiles" >&2
+	for r in $(seq "${PERF_REPS:-2}"); do
+		order=("${MODES[@]}")
+		if [ $((r % 2)) -eq 0 ]; then order=(); for ((i = ${#MODES[@]} - 1; i >= 0; i--)); do order+=("${MODES[i]}"); done; fi
+		for m in "${order[@]}"; do
+			case $m in perf1k) continue;; esac
+			measure "$m" perf "$TMP/results.perf"
+			echo "  perf rep $r $m: $(grep -c "^$m " "$TMP/shares" 2>/dev/null) phase profiles so far" >&2
+		done
 	done
 elif [ -z "${NO_PERF_SHARE:-}" ]; then
 	NOTES+=("perf repetition skipped: perf not installed")
 fi
 
 # ---- tables: absolute medians, and paired ratios to "none" of the same repetition ----
-PIN_NOTE="$PIN_NOTE" DUR=$(($(date +%s) - START)) python3 - "$TMP/results" "$REPS" "$T" "${MODES[@]}" <<'PY'
+[ -s "$TMP/results" ] && PIN_NOTE="$PIN_NOTE" DUR=$(($(date +%s) - START)) python3 - "$TMP/results" "$REPS" "$T" "${MODES[@]}" <<'PY'
 import os, sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 reps, t, modes = int(sys.argv[2]), sys.argv[3], sys.argv[4:]
@@ -406,16 +410,28 @@ fi
 if [ -s "$TMP/shares" ]; then
 python3 - "$TMP/shares" <<'PY'
 import sys
-print()
-print("recorder share of busy CPU per phase from a system-wide cpu-clock profile (perf repetition,")
-print("perf record -a -g -F 997, bpf_stats off; bench/recshare.py): samples through the recorder's kernel")
-print("entry points (nprec: tracepoint dispatch, its programs, the syscall slow path; tcpdump: AF_PACKET")
-print("delivery and copies) or in its own process, over samples not idle; none: both rules, a control")
-print("%-18s %-10s %8s %8s %8s %8s %8s" % ("mode", "phase", "busy", "rule", "kernel", "process", "share%"))
+acc, order = {}, []
 for l in open(sys.argv[1]):
     mode, phase, rule, busy, rec, k, p = l.split()
-    busy, rec, k, p = int(busy), int(rec), int(k), int(p)
-    print("%-18s %-10s %8d %8s %8d %8d %8.2f" % (mode, phase, busy, rule, k, p, 100.0 * rec / busy if busy else 0))
+    key = (mode, phase, rule)
+    if key not in acc:
+        acc[key] = [0, 0, 0, 0, []]
+        order.append(key)
+    a = acc[key]
+    a[0] += int(busy); a[1] += int(k); a[2] += int(p); a[3] += 1
+    a[4].append(100.0 * int(rec) / int(busy) if int(busy) else 0)
+print()
+print("recorder share of busy CPU per phase from system-wide cpu-clock profiles (perf repetitions,")
+print("perf record -a -g -F 997, bpf_stats off; bench/recshare.py): samples through the recorder's kernel")
+print("entry points (nprec: tracepoint dispatch, its programs, the syscall slow path; tcpdump: AF_PACKET")
+print("delivery and copies) or in its own process, over samples not idle, summed over n profiles (per")
+print("profile in brackets); none: both rules, a control")
+print("%-18s %-10s %8s %8s %8s %8s %3s %8s  %s" % ("mode", "phase", "busy", "rule", "kernel", "process", "n",
+      "share%", "per profile"))
+for key in order:
+    busy, k, p, n, each = acc[key]
+    print("%-18s %-10s %8d %8s %8d %8d %3d %8.2f  [%s]" % (key[0], key[1], busy, key[2], k, p, n,
+          100.0 * (k + p) / busy if busy else 0, " ".join("%.2f" % e for e in each)))
 PY
 fi
 
