@@ -234,8 +234,9 @@ static void nc_attach_entry(struct rec_ctx *ctx, struct nc_state *s)
 	bool per_call = want && strcmp(want, "per-call") == 0;
 
 	if (!per_call && nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter")) {
-		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>", REC_PROBE_SKIPPED,
-			  "tp_btf/sys_enter used");
+		if (s->sys_tps_loaded)   /* else nc_load_any said why they are not there */
+			rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>", REC_PROBE_SKIPPED,
+				  "tp_btf/sys_enter used");
 		return;
 	}
 	if (nc_attach_sys_tps(ctx, s)) {
