@@ -247,12 +247,17 @@ phase_mark() {
 # a control (it should be ~0).
 perf_start() {
 	perf record -q -a -g -F 997 -e cpu-clock -o "$TMP/phase.perf" >/dev/null 2>&1 & PERF_PID=$!
+	PIDS+=($PERF_PID)
 	sleep 0.5
 }
 perf_stop() {
 	local rules=nprec
 	kill -INT "$PERF_PID" 2>/dev/null; wait "$PERF_PID" 2>/dev/null
 	case $1 in none) rules="nprec tcpdump";; tcpdump) rules=tcpdump;; esac
+	if [ ! -s "$TMP/phase.perf" ]; then
+		echo "bench-record: perf record wrote no profile for $1 $2 (perf_event_paranoid?)" >&2
+		return 0
+	fi
 	perf script -i "$TMP/phase.perf" -F comm,ip,sym 2>/dev/null | python3 "$ROOT/bench/recshare.py" $rules |
 		sed "s/^/$1 $2 /" >> "$TMP/shares"
 	rm -f "$TMP/phase.perf"
