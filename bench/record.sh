@@ -263,6 +263,13 @@ perf_stop() {
 	rm -f "$TMP/phase.perf"
 }
 
+# set_order REP: the modes of repetition REP in $order, forward on odd
+# repetitions and reversed on even ones (drift within a repetition cancels)
+set_order() {
+	order=("${MODES[@]}")
+	if [ $(($1 % 2)) -eq 0 ]; then order=(); for ((i = ${#MODES[@]} - 1; i >= 0; i--)); do order+=("${MODES[i]}"); done; fi
+}
+
 # kernel.bpf_stats_enabled adds two clock reads to every BPF program run
 # (~40-80 ns here, over 1 us per HTTP request with ~20 runs): the timed
 # repetitions run without it, and the per-program cost is read in one extra
@@ -271,9 +278,7 @@ sysctl -qw kernel.bpf_stats_enabled=0 2>/dev/null
 echo "bench-record: $REPS x (${MODES[*]}), iperf3 -t $T and wrk -t1 -c8 -d${T}s each, veth $NSA <-> $NSB; $PIN_NOTE" >&2
 START=$(date +%s)
 for rep in $(seq "$REPS"); do
-	# forward order on odd repetitions, reverse on even ones (drift within a repetition cancels)
-	order=("${MODES[@]}")
-	if [ $((rep % 2)) -eq 0 ]; then order=(); for ((i = ${#MODES[@]} - 1; i >= 0; i--)); do order+=("${MODES[i]}"); done; fi
+	set_order "$rep"
 	for m in "${order[@]}"; do
 		measure "$m" "$rep"
 		echo "  rep $rep $m: $(tail -1 "$TMP/results" | cut -d' ' -f3-)" >&2
@@ -291,8 +296,7 @@ if [ -z "${NO_BPF_COST:-}" ]; then
 fi
 if [ -z "${NO_PERF_SHARE:-}" ] && command -v perf >/dev/null; then
 	for r in $(seq "${PERF_REPS:-2}"); do
-		order=("${MODES[@]}")
-		if [ $((r % 2)) -eq 0 ]; then order=(); for ((i = ${#MODES[@]} - 1; i >= 0; i--)); do order+=("${MODES[i]}"); done; fi
+		set_order "$r"
 		for m in "${order[@]}"; do
 			case $m in perf1k) continue;; esac
 			measure "$m" perf "$TMP/results.perf"
