@@ -1,4 +1,5 @@
 #include "textrep.h"
+#include "incident.h"
 #include "units.h"
 
 #include <math.h>
@@ -246,7 +247,7 @@ static void rpt_part_summary(FILE *f, const struct np_analysis *a, const struct 
 /* One block per file: what it holds, its meta, damage. */
 static void rpt_summary(FILE *f, const struct rpt_inputs *in, const struct rpt_textopt *o)
 {
-	fprintf(f, "np analysis report: %s%s\n", in->paths[0], in->n > 1 ? " + ..." : "");
+	fputs("Analysis files\n", f);
 	for (size_t i = 0; i < in->n; i++) {
 		if (in->n > 1)
 			fprintf(f, "%s[%s]\n", i ? "\n" : "", in->paths[i]);
@@ -283,9 +284,18 @@ static void rpt_findings(FILE *f, const struct np_analysis *a, size_t limit, siz
 void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inputs *in,
 		     const struct rpt_selection *sel, const struct rpt_textopt *o)
 {
-	if (rpt_selected_name(sel, RPT_SEC_SUMMARY, true)) {
+	size_t width = o->width >= 40 ? (size_t)o->width : 80;
+	bool all = rpt_selected_name(sel, RPT_SEC_SUMMARY, true);
+	if (all)
+		fprintf(f, "np analysis report: %s%s\n\n", in->paths[0], in->n > 1 ? " + ..." : "");
+	if (all || rpt_selected_name(sel, RPT_SEC_INCIDENT, false)) {
+		struct rpt_incident inc;
+		rpt_incident_build(a, &inc);
+		rpt_incident_text(f, &inc, width);
+	}
+	if (all) {
+		rpt_findings(f, a, RPT_TOP_FINDINGS, width);
 		rpt_summary(f, in, o);
-		rpt_findings(f, a, RPT_TOP_FINDINGS, o->width >= 40 ? (size_t)o->width : 80);
 	}
 	if (sel->n && rpt_selected_name(sel, RPT_SEC_FINDINGS, false))
 		rpt_findings(f, a, 0, o->width >= 40 ? (size_t)o->width : 80);

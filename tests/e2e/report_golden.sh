@@ -43,6 +43,12 @@ check "sections in brief order" awk '
 	/\[loss\]/ {l=NR} /\[txn\]/ {t=NR} /\[netcpu\]/ {n=NR} /\[patterns\]/ {p=NR} /\[zz_custom\]/ {z=NR}
 	END { exit !(h<c && c<f && f<d && d<j && j<l && l<t && t<n && n<p && p<z) }' basic.txt
 check "clock offset of back shown as -5000 µs" grep -qE '^back +-5000 ' basic.txt
+# The incident summary comes first and states what genana put in the tables.
+check "incident summary is the first section" sh -c "sed -n 3p basic.txt | grep -q '^Incident summary'"
+check "summary: back's clock -5000.123 µs (genana's offset)" grep -q 'back -5000.123 µs' basic.txt
+check "summary: 41 lost packets, NETFILTER_DROP" grep -q '41 packets lost; most (41) in back:netif_receive|back:tcp_rcv,' basic.txt
+check "summary: events lost on front (3) and back (6)" grep -q 'front 3, back 6' basic.txt
+check "summary CSV: clock row with the offset in ns" grep -q '^2,clock,client,back,-5000123,' csv/incident.csv
 
 # CSV cells == the numbers stored in the .npa, read by another reader.
 "$NPREPORT" dump --type ana_table basic.npa > tables.jsonl
