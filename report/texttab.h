@@ -1,6 +1,7 @@
 /* Renders any analysis table as aligned text: one display unit per column,
- * numbers right-aligned, long strings shortened in the middle, and tables
- * wider than the terminal split into parts that repeat the key columns. */
+ * numbers right-aligned, long strings shortened in the middle. A row is
+ * never split: when the table is wider than the terminal the least telling
+ * columns are left out (named under the table); --wide shows them all. */
 #ifndef RPT_TEXTTAB_H
 #define RPT_TEXTTAB_H
 
@@ -14,6 +15,7 @@ struct rpt_textopt {
 	double t0;            /* start of the analysis timeline (time_ns columns) */
 	const char *heading;  /* overrides the table title when set */
 	bool legend;          /* print each column's description under the table */
+	bool wide;            /* every column on one row, however wide */
 };
 
 void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt *o);
