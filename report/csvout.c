@@ -65,11 +65,13 @@ void rpt_csv_colname(char *buf, size_t size, const struct np_col *c)
 	for (const char *const *m = measured; *m; m++)
 		if (!strcmp(unit, *m))
 			add = true;
-	/* timestamps (time_ns) read as "_ns" too: "time" -> "time_ns" */
-	const char *shown = !strcmp(unit, "time_ns") ? "ns" : unit;
+	/* timestamps (time_ns) read as "_ns" too: "time" -> "time_ns"; a rate
+	 * is per second: "rate" -> "rate_per_s" */
+	const char *shown = !strcmp(unit, "time_ns") ? "ns" : !strcmp(unit, "rate") ? "per_s" : unit;
 	char suffix[64];
 	snprintf(suffix, sizeof(suffix), "_%s", shown);
-	if (!strcmp(c->name, unit) || !strcmp(c->name, shown) || rpt_ends_with(c->name, suffix))
+	if ((strcmp(unit, "rate") && !strcmp(c->name, unit)) || !strcmp(c->name, shown) ||
+	    rpt_ends_with(c->name, suffix))
 		add = false;
 	snprintf(buf, size, add ? "%s_%s" : "%s", c->name, shown);
 }
