@@ -12,6 +12,7 @@
 #include "anatable.h"
 #include "compare.h"
 #include "csvout.h"
+#include "html.h"
 #include "merge.h"
 #include "plots.h"
 #include "sections.h"
@@ -254,6 +255,9 @@ static int rpt_report_main(int argc, char **argv)
 	c.to.t0 = rpt_analysis_t0(&a);
 	if (rpt_check_sections(&c, &a) < 0) {
 		ret = RPT_EXIT_USAGE;
+	} else if (c.html) {
+		if (rpt_html_report(c.html, &a, (const char *const *)argv + ind, nparts) < 0)
+			ret = RPT_EXIT_USAGE;
 	} else if (c.csv) {
 		if (c.outdir ? rpt_csv_dir(c.outdir, &a, &sel) : rpt_csv_one(stdout, &a, &sel))
 			ret = RPT_EXIT_USAGE;

@@ -8,24 +8,6 @@
 #define RPT_GAP 2
 #define RPT_MIN_STRW 8
 
-struct rpt_colview {
-	struct rpt_scale sc;
-	int numeric;
-	size_t width;
-	double typical, smallest;   /* median and smallest non-zero |value| */
-};
-
-#define RPT_NAMEBUF 64
-
-/* The table's cells as text, the header names and per column view. */
-struct rpt_grid {
-	size_t nrows, ncols;
-	char **cells;              /* nrows * ncols strings */
-	const char **names;
-	char *namebuf;             /* names shortened by their unit suffix */
-	struct rpt_colview *cv;
-};
-
 /* Byte offset of the display column `col` of s (or strlen). */
 static size_t rpt_utf8_off(const char *s, size_t col)
 {
@@ -161,7 +143,7 @@ static char *rpt_cell_text(const struct np_cell *cell, const struct rpt_colview 
 }
 
 
-static void rpt_grid_free(struct rpt_grid *g)
+void rpt_grid_free(struct rpt_grid *g)
 {
 	for (size_t i = 0; i < g->nrows * g->ncols; i++)
 		free(g->cells[i]);
@@ -200,7 +182,7 @@ static const char *rpt_header_name(const struct np_table *t, size_t c, const str
 	return name;
 }
 
-static int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t nrows, double t0)
+int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t nrows, double t0)
 {
 	size_t nc = t->ncols;
 	g->nrows = nrows;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "anatable.h"
+#include "units.h"
 
 struct rpt_textopt {
 	int width;            /* terminal columns (>= 40) */
@@ -17,6 +18,30 @@ struct rpt_textopt {
 	bool legend;          /* print each column's description under the table */
 	bool wide;            /* every column on one row, however wide */
 };
+
+/* The cells of a table as displayed: one scale per column (label under the
+ * name), numbers formatted, names without the unit suffix. Used by the text
+ * and the HTML report. */
+struct rpt_colview {
+	struct rpt_scale sc;
+	int numeric;
+	size_t width;
+	double typical, smallest;   /* median and smallest non-zero |value| */
+};
+
+#define RPT_NAMEBUF 64
+
+/* The table's cells as text, the header names and per column view. */
+struct rpt_grid {
+	size_t nrows, ncols;
+	char **cells;              /* nrows * ncols strings */
+	const char **names;
+	char *namebuf;             /* names shortened by their unit suffix */
+	struct rpt_colview *cv;
+};
+
+int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t nrows, double t0);
+void rpt_grid_free(struct rpt_grid *g);
 
 void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt *o);
 /* Copies s into buf shortened to at most w display columns ("…" in the middle). */
