@@ -249,7 +249,7 @@ static size_t rpt_col_rank(const char *name, size_t index)
 		"quality", "offset", "offset_err", "component", "x_i", "bottleneck", "share_p99",
 		"last_host", "lost_in", "last_hook", "conditions", "fscore", "latency", "mean",
 		"throughput", "total", "cpu_mean", "share", "retrans", "sent", "packets", "bytes",
-		"rate", "role", "p90", "max", "width", "what", NULL };
+		"rate", "role", "p90", "max", NULL };
 	for (size_t i = 0; first[i]; i++)
 		if (!strcmp(name, first[i]))
 			return i;
@@ -373,6 +373,34 @@ static void rpt_print_omitted(FILE *f, const struct np_table *t, const size_t *c
 	fputc('\n', f);
 }
 
+/* Drops every occurrence of prefix that starts a word ("vm/dm-back",
+ * "app:vm/dm-back", "vm/dm-client:tc_egress"), in place. */
+static void rpt_strip_prefix(char *s, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	char *w = s;
+	for (const char *r = s; *r;) {
+		bool start = r == s || strchr(" :|(>,[", r[-1]);
+		if (start && !strncmp(r, prefix, pl) && r[pl]) {
+			r += pl;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
+static void rpt_grid_strip(struct rpt_grid *g, const char *prefix)
+{
+	for (size_t c = 0; c < g->ncols; c++) {
+		if (g->cv[c].numeric)
+			continue;
+		for (size_t r = 0; r < g->nrows; r++)
+			rpt_strip_prefix(g->cells[r * g->ncols + c], prefix);
+		rpt_grid_width(g, c);
+	}
+}
+
 void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt *o)
 {
 	size_t width = o->width >= 40 ? (size_t)o->width : 80;
@@ -394,6 +422,8 @@ void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt 
 		return;
 	}
 	size_t nkey = t->nkey < t->ncols ? t->nkey : 0, omitted;
+	if (o->strip && *o->strip)
+		rpt_grid_strip(&g, o->strip);
 	if (!o->wide)
 		rpt_fit_widths(&g, nkey, width);
 	size_t n = rpt_pick_cols(&g, t, nkey, width, o->wide, cols, &omitted);

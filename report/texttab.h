@@ -17,6 +17,7 @@ struct rpt_textopt {
 	const char *heading;  /* overrides the table title when set */
 	bool legend;          /* print each column's description under the table */
 	bool wide;            /* every column on one row, however wide */
+	const char *strip;    /* prefix all host names share ("vm/"), left out of cells */
 };
 
 /* The cells of a table as displayed: one scale per column (label under the

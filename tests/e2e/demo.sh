@@ -68,7 +68,7 @@ check "summary: clock of $(v summary_clock_host) off by $(v summary_clock_offset
 	test "$(v summary_agrees_clock)" = 1
 check "summary: $(v summary_loss_count) packets to $(v summary_loss_service) lost on $(v summary_loss_host), as lost_packets" \
 	test "$(v summary_agrees_loss)" = 1
-check "text report starts with the incident summary" sh -c "head -3 '$OUT/report.txt' | grep -q '^Incident summary'"
+check "text report starts with the incident summary" sh -c "head -5 '$OUT/report.txt' | grep -q '^Incident summary'"
 
 # Ctrl-C in the middle: SIGINT to the demo's whole process group, as a
 # terminal sends it; namespaces and processes must be gone right after.

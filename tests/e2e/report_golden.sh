@@ -76,6 +76,23 @@ check "one section to stdout" sh -c "'$NPREPORT' basic.npa -f csv -s loss | head
 check "series csv holds every sample (13 series x 30)" \
 	test "$(wc -l < csv/series.csv)" -eq $((13 * 30 + 1))
 
+# A real incident (make demo, fixtures/golden/demo-*.npa) at 100 columns:
+# golden text, no line wider, no row split, host prefix 'vm/' left out.
+"$NPREPORT" "$GOLD/demo-incident.npa" "$GOLD/demo-patterns.npa" --width 100 --rows 8 > demo.txt 2> demo.err
+check "demo text report exits 0" test $? -eq 0
+[ -n "${UPDATE_GOLDEN:-}" ] && cp demo.txt "$GOLD/demo.txt"
+check "demo text matches fixtures/golden/demo.txt" diff -u "$GOLD/demo.txt" demo.txt
+check "demo text: no line wider than 100 columns" python3 -c '
+import sys
+bad = [l for l in open(sys.argv[1], encoding="utf-8").read().split("\n") if len(l) > 100]
+for l in bad: print("too wide:", l, file=sys.stderr)
+sys.exit(1 if bad else 0)' demo.txt
+check "demo text: no table split into parts" sh -c "! grep -q '(part ' demo.txt"
+check "demo text: host prefix said once, left out of the tables" \
+	sh -c "grep -q \"common prefix 'vm/'\" demo.txt && grep -qE '^dm-back +vm/dm-client|^dm-back +dm-client' demo.txt"
+check "demo text: --wide keeps every column of clock_pairs on one row" \
+	sh -c "'$NPREPORT' '$GOLD/demo-incident.npa' --wide -s clock_pairs | grep -qE '^dm-front +dm-back +accurate +4999.944 .* 6.06 +4999.76\$'"
+
 # Exit codes.
 "$NPREPORT" --help > /dev/null;            check "--help exits 0" test $? -eq 0
 "$NPREPORT" --version | grep -q npreport;   check "--version" test $? -eq 0
