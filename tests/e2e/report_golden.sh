@@ -78,7 +78,8 @@ check "series csv holds every sample (13 series x 30)" \
 
 # A real incident (make demo, fixtures/golden/demo-*.npa) at 100 columns:
 # golden text, no line wider, no row split, host prefix 'vm/' left out.
-"$NPREPORT" "$GOLD/demo-incident.npa" "$GOLD/demo-patterns.npa" --width 100 --rows 8 > demo.txt 2> demo.err
+cp "$GOLD/demo-incident.npa" "$GOLD/demo-patterns.npa" .   # relative names in the text
+"$NPREPORT" demo-incident.npa demo-patterns.npa --width 100 --rows 8 > demo.txt 2> demo.err
 check "demo text report exits 0" test $? -eq 0
 [ -n "${UPDATE_GOLDEN:-}" ] && cp demo.txt "$GOLD/demo.txt"
 check "demo text matches fixtures/golden/demo.txt" diff -u "$GOLD/demo.txt" demo.txt
