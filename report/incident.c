@@ -1,6 +1,7 @@
 #include "incident.h"
 #include "csvout.h"
 #include "inctab.h"
+#include "textrep.h"
 #include "units.h"
 
 #include <math.h>
@@ -79,37 +80,6 @@ static const char *inc_label(enum rpt_inc_kind k)
 	}
 }
 
-/* Word-wraps "text  [table]" under a hanging indent. */
-static void inc_wrap(FILE *f, const char *text, size_t col, size_t indent, size_t width)
-{
-	const char *p = text;
-	bool fresh = true;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		size_t wl = strcspn(p, " ");
-		if (!wl)
-			break;
-		char word[512];
-		snprintf(word, sizeof(word), "%.*s", (int)(wl < sizeof(word) ? wl : sizeof(word) - 1), p);
-		size_t ww = rpt_strwidth(word);
-		if (!fresh && col + 1 + ww > width) {
-			fprintf(f, "\n%*s", (int)indent, "");
-			col = indent;
-			fresh = true;
-		}
-		if (!fresh) {
-			fputc(' ', f);
-			col++;
-		}
-		fputs(word, f);
-		col += ww;
-		fresh = false;
-		p += wl;
-	}
-	fputc('\n', f);
-}
-
 void rpt_incident_text(FILE *f, const struct rpt_incident *inc, size_t width)
 {
 	fputs("Incident summary (from the analysis alone; most added latency for users first)\n", f);
@@ -121,7 +91,7 @@ void rpt_incident_text(FILE *f, const struct rpt_incident *inc, size_t width)
 		int hl = snprintf(head, sizeof(head), "%2zu. %-8s ", i + 1, inc_label(it->kind));
 		snprintf(line, sizeof(line), "%s  [%s]", it->text, it->table);
 		fputs(head, f);
-		inc_wrap(f, line, (size_t)hl, (size_t)hl, width);
+		rpt_wrap(f, line, (size_t)hl, (size_t)hl, width);
 	}
 	fputc('\n', f);
 }

@@ -610,6 +610,16 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 	rpt_run_gnuplot(c, name);
 }
 
+void rpt_dat_bins(FILE *d, const char *const *keys, size_t nkeys, const double *bins, size_t nbins)
+{
+	for (size_t i = 0; i < nkeys; i++) {
+		fprintf(d, "# %s\n", keys[i]);
+		for (size_t b = 0; b < nbins; b++)
+			fprintf(d, "%zu\t%.0f\n", b, bins[i * nbins + b]);
+		fputs("\n\n", d);
+	}
+}
+
 /* Loss over time when the analysis lists lost packets with a timestamp:
  * rows counted per second, one line per value of the first key column. */
 static void rpt_plot_event_table(struct rpt_plotctx *c, const struct np_table *t)
@@ -659,11 +669,8 @@ static void rpt_plot_event_table(struct rpt_plotctx *c, const struct np_table *t
 		return;
 	}
 	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
+	rpt_dat_bins(d, keys, nkeys, bins, nbins);
 	for (size_t i = 0; i < nkeys; i++) {
-		fprintf(d, "# %s\n", keys[i]);
-		for (size_t b = 0; b < nbins; b++)
-			fprintf(d, "%zu\t%.0f\n", b, bins[i * nbins + b]);
-		fputs("\n\n", d);
 		char lt[200];
 		snprintf(lt, sizeof(lt), "%s", keys[i]);
 		for (char *p = lt; *p; p++)

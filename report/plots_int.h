@@ -27,6 +27,8 @@ void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *yla
 /* The plot command drawn into NAME.png and NAME.svg. */
 void rpt_gp_outputs(FILE *f, const char *name, const char *plotcmd);
 void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name);
+/* Per-second counts, one "# key" block (gnuplot index) per key. */
+void rpt_dat_bins(FILE *d, const char *const *keys, size_t nkeys, const double *bins, size_t nbins);
 int rpt_open_pair(struct rpt_plotctx *c, const char *name, FILE **d, FILE **g);
 
 /* report/plots_net.c: the plots of the incident. */

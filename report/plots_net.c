@@ -361,11 +361,11 @@ void rpt_plot_loss_pairs(struct rpt_plotctx *c)
 	}
 	char cmd[4096];
 	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
+	const char *keys[RPT_PLOT_MAXLINES];
+	for (size_t i = 0; i < np; i++)
+		keys[i] = pairs[i];
+	rpt_dat_bins(d, keys, np, bins, nbins);
 	for (size_t i = 0; i < np; i++) {
-		fprintf(d, "# %s\n", pairs[i]);
-		for (size_t b = 0; b < nbins; b++)
-			fprintf(d, "%zu\t%.0f\n", b, bins[i * nbins + b]);
-		fputs("\n\n", d);
 		rpt_gp_clean(pairs[i]);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, "%s'loss-pairs.dat' index %zu using "
 					"($1+0.5):2 with boxes fs solid 0.7 lt %zu title \"%s\"",

@@ -135,7 +135,7 @@ static struct np_table *rpt_maps_to_table(const char *name, const msgpack_object
 }
 
 /* Word-wraps text to width; continuation lines indented by indent. */
-static void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
+void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
 {
 	size_t col = first_col;
 	bool fresh = true;
