@@ -312,3 +312,32 @@ void inc_time_spent(struct rpt_incident *inc, const struct np_table *bn)
 		it->count = (double)cs[0].n;
 	}
 }
+
+/* The degradation pattern that explains the most degraded requests. */
+void inc_pattern(struct rpt_incident *inc, const struct np_table *t)
+{
+	static const char *const n_cond[] = { "conditions", NULL }, *const n_f[] = { "fscore", NULL },
+		*const n_sup[] = { "support", NULL }, *const n_pos[] = { "positives", NULL },
+		*const n_lo[] = { "lo", "lo_ns", NULL }, *const n_hi[] = { "hi", "hi_ns", NULL };
+	int cc = inc_col(t, n_cond), cf = inc_col(t, n_f), cs = inc_col(t, n_sup), cp = inc_col(t, n_pos);
+	size_t best = 0;
+	for (size_t r = 1; t && cf >= 0 && r < t->nrows; r++)
+		if (inc_num(t, r, cf) > inc_num(t, best, cf))
+			best = r;
+	if (!t || cc < 0 || cf < 0 || t->nrows == 0 || !(inc_num(t, best, cf) >= 0.5))
+		return;
+	char lo[32], hi[32], range[96] = "degraded";
+	double vlo = inc_num(t, best, inc_col(t, n_lo)), vhi = inc_num(t, best, inc_col(t, n_hi));
+	if (isfinite(vlo) && isfinite(vhi))
+		snprintf(range, sizeof(range), "%s .. %s", rpt_inc_dur(lo, sizeof(lo), vlo),
+			 rpt_inc_dur(hi, sizeof(hi), vhi));
+	double top = inc->n ? inc->items[0].impact * 0.997 : 1;
+	struct rpt_inc_item *it = rpt_inc_add(inc, RPT_INC_PATTERN, top, "patterns",
+		"requests taking %s are those where %s (F = %.2f; %.0f of %.0f such requests match)",
+		range, inc_str(t, best, cc), inc_num(t, best, cf), inc_num(t, best, cs), inc_num(t, best, cp));
+	if (it) {
+		snprintf(it->subject, sizeof(it->subject), "%s", inc_str(t, best, cc));
+		it->value_ns = vlo;
+		it->count = inc_num(t, best, cs);
+	}
+}

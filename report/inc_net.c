@@ -36,11 +36,21 @@ static double inc_meta_num(const msgpack_object *m, const char *key)
 	}
 }
 
-/* Seconds the analysis covers (1 if unknown: impact then is per packet). */
+/* Seconds the analysis covers: the meta's span, else the span of the
+ * per-interval series, else 60 s (a recording's usual order). */
 static double inc_span_s(const struct np_analysis *a)
 {
 	double lo = inc_meta_num(&a->meta, "t_first_ns"), hi = inc_meta_num(&a->meta, "t_last_ns");
-	return isfinite(lo) && isfinite(hi) && hi > lo ? (hi - lo) / 1e9 : 1;
+	if (isfinite(lo) && isfinite(hi) && hi > lo)
+		return (hi - lo) / 1e9;
+	lo = INFINITY;
+	hi = -INFINITY;
+	for (size_t i = 0; i < a->nseries; i++)
+		for (size_t k = 0; k < a->series[i]->n; k++) {
+			lo = fmin(lo, (double)a->series[i]->t[k]);
+			hi = fmax(hi, (double)a->series[i]->t[k]);
+		}
+	return hi > lo ? (hi - lo) / 1e9 : 60;
 }
 
 /* "tcp A:pa>B:pb": the service side (known endpoint, else the lower port). */

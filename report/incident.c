@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const inc_kind_names[RPT_INC_NKINDS] = {
-	"slow_endpoint", "slow_downstream", "time_spent", "tail", "loss", "clock", "recorder",
+	"slow_endpoint", "slow_downstream", "time_spent", "pattern", "tail", "loss", "clock", "recorder",
 };
 
 const char *rpt_inc_kind_name(enum rpt_inc_kind k)
@@ -57,6 +57,7 @@ void rpt_incident_build(const struct np_analysis *a, struct rpt_incident *inc)
 	inc_eps_load(&eps, np_analysis_table(a, "transactions"));
 	inc_slow_endpoints(inc, &eps);
 	inc_time_spent(inc, np_analysis_table(a, "bottlenecks"));
+	inc_pattern(inc, np_analysis_table(a, "patterns"));
 	inc_loss(inc, a, &eps);
 	inc_tails(inc, &eps, inc_lost_total(inc));
 	/* stable order among equal impact: by kind */
@@ -72,6 +73,7 @@ static const char *inc_label(enum rpt_inc_kind k)
 	case RPT_INC_SLOW:     return "SLOW";
 	case RPT_INC_CAUSE:    return "CAUSE";
 	case RPT_INC_WHERE:    return "WHERE";
+	case RPT_INC_PATTERN:  return "PATTERN";
 	case RPT_INC_TAIL:     return "TAIL";
 	case RPT_INC_LOSS:     return "LOSS";
 	case RPT_INC_CLOCK:    return "CLOCK";

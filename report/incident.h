@@ -15,6 +15,7 @@ enum rpt_inc_kind {
 	RPT_INC_SLOW = 0,   /* an endpoint slower than its service's others */
 	RPT_INC_CAUSE,      /* a downstream endpoint carrying that added time */
 	RPT_INC_WHERE,      /* where the slowest requests spent their time */
+	RPT_INC_PATTERN,    /* what the degraded requests have in common */
 	RPT_INC_TAIL,       /* p99 far above p50 */
 	RPT_INC_LOSS,       /* packets lost at one place for one reason */
 	RPT_INC_CLOCK,

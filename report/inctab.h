@@ -40,6 +40,7 @@ const char *rpt_inc_dur(char *buf, size_t n, double ns);
 void inc_slow_endpoints(struct rpt_incident *inc, const struct inc_eps *e);
 void inc_tails(struct rpt_incident *inc, const struct inc_eps *e, double lost);
 void inc_time_spent(struct rpt_incident *inc, const struct np_table *bn);
+void inc_pattern(struct rpt_incident *inc, const struct np_table *pat);
 void inc_loss(struct rpt_incident *inc, const struct np_analysis *a, const struct inc_eps *e);
 double inc_lost_total(const struct rpt_incident *inc);
 void inc_clock(struct rpt_incident *inc, const struct np_table *clk);
