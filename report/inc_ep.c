@@ -184,8 +184,9 @@ static const struct inc_ep *inc_cause_of(const struct inc_eps *e, const struct i
 
 void inc_slow_endpoints(struct rpt_incident *inc, const struct inc_eps *e)
 {
-	bool used[e->n + 1];
-	memset(used, 0, sizeof(used));
+	bool *used = calloc(e->n + 1, sizeof(bool));
+	if (!used)
+		return;
 	for (size_t i = 0; i < e->n; i++) {
 		const struct inc_ep *ep = &e->v[i];
 		if (!ep->user || !inc_is_slow(ep))
@@ -206,6 +207,7 @@ void inc_slow_endpoints(struct rpt_incident *inc, const struct inc_eps *e)
 		if (!ep->user && !used[i] && inc_is_slow(ep))
 			inc_slow_item(inc, ep, RPT_INC_CAUSE, (ep->p50 - ep->base) * 0.1, "");
 	}
+	free(used);
 }
 
 void inc_tails(struct rpt_incident *inc, const struct inc_eps *e, double lost)

@@ -241,9 +241,14 @@ void inc_clock(struct rpt_incident *inc, const struct np_table *clk)
 	    ce = inc_col(clk, n_err), cr = inc_col(clk, n_ref);
 	if (!clk || ch < 0 || co < 0 || clk->nrows == 0)
 		return;
-	size_t idx[clk->nrows], n = 0;
-	double off[clk->nrows];
+	size_t *idx = malloc(clk->nrows * sizeof(size_t)), n = 0;
+	double *off = malloc(clk->nrows * sizeof(double));
 	const char *ref = NULL;
+	if (!idx || !off) {
+		free(idx);
+		free(off);
+		return;
+	}
 	for (size_t r = 0; r < clk->nrows; r++) {
 		off[r] = inc_num(clk, r, co);
 		if (!strcmp(inc_str(clk, r, cq), "reference") || (cq < 0 && off[r] == 0))
@@ -278,6 +283,8 @@ void inc_clock(struct rpt_incident *inc, const struct np_table *clk)
 		it->bound_ns = inc_num(clk, idx[0], ce);
 		it->count = (double)n;
 	}
+	free(idx);
+	free(off);
 }
 
 /* Analyses without host meta: a "hosts" table with a lost-events column. */

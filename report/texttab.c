@@ -261,8 +261,17 @@ static size_t rpt_col_rank(const char *name, size_t index)
 static size_t rpt_pick_cols(const struct rpt_grid *g, const struct np_table *t, size_t nkey,
 			    size_t width, bool wide, size_t *cols, size_t *omitted)
 {
-	size_t n = t->ncols, w = 0, order[n + 1], nord = 0, nshow = 0;
-	bool keep[n + 1];
+	size_t n = t->ncols, w = 0, nord = 0, nshow = 0;
+	size_t *order = malloc((n + 1) * sizeof(size_t));
+	bool *keep = calloc(n + 1, sizeof(bool));
+	if (!order || !keep) {          /* keys only */
+		free(order);
+		free(keep);
+		for (size_t c = 0; c < nkey; c++)
+			cols[c] = c;
+		*omitted = n - nkey;
+		return nkey;
+	}
 	for (size_t c = 0; c < n; c++) {
 		keep[c] = c < nkey || wide;
 		if (c < nkey)
@@ -289,6 +298,8 @@ static size_t rpt_pick_cols(const struct rpt_grid *g, const struct np_table *t, 
 		else
 			(*omitted)++;
 	}
+	free(order);
+	free(keep);
 	return nshow;
 }
 
