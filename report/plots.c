@@ -151,8 +151,10 @@ static int rpt_cmp_sketch_n(const void *x, const void *y)
 {
 	const struct np_sketchrec *a = *(const struct np_sketchrec *const *)x;
 	const struct np_sketchrec *b = *(const struct np_sketchrec *const *)y;
-	/* endpoints before connections and containers: what users call */
-	int ea = !strncmp(a->key, "endpoint|", 9), eb = !strncmp(b->key, "endpoint|", 9);
+	/* endpoints before connections and containers (what users call), the
+	 * all-flows aggregate before single flows */
+	int ea = !strncmp(a->key, "endpoint|", 9) || !strncmp(a->key, "all|", 4);
+	int eb = !strncmp(b->key, "endpoint|", 9) || !strncmp(b->key, "all|", 4);
 	if (ea != eb)
 		return eb - ea;
 	return (a->sk.n < b->sk.n) - (a->sk.n > b->sk.n);
@@ -219,7 +221,7 @@ static void rpt_plot_cdf(struct rpt_plotctx *c, const char *table)
 	char title[300];
 	const struct np_table *tt = np_analysis_table(c->a, table);
 	snprintf(title, sizeof(title), "Latency distribution: %s%s", tt && tt->title && *tt->title ?
-		 tt->title : table, nsel == RPT_PLOT_MAXLINES ? " (the 8 busiest)" : "");
+		 tt->title : table, nsel == RPT_PLOT_MAXLINES ? " (8 curves: all-flows and endpoints first, then the busiest)" : "");
 	rpt_gp_head(g, title, xl, "fraction of packets/requests <= x");
 	fputs("set logscale x\nset yrange [0:1.02]\n", g);
 	rpt_gp_outputs(g, name, cmd);
