@@ -319,6 +319,7 @@ void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inpu
 	const struct rpt_textopt *o = &ocopy;
 	rpt_host_prefix(prefix, sizeof(prefix), a);
 	ocopy.strip = prefix;
+	ocopy.fold = true;
 	size_t width = o->width >= 40 ? (size_t)o->width : 80;
 	bool all = rpt_selected_name(sel, RPT_SEC_SUMMARY, true);
 	if (all)

@@ -1,4 +1,5 @@
 #include "texttab.h"
+#include "fold.h"
 #include "units.h"
 
 #include <math.h>
@@ -412,7 +413,18 @@ static void rpt_grid_strip(struct rpt_grid *g, const char *prefix)
 	}
 }
 
+static void rpt_text_table_one(FILE *f, const struct np_table *t, const struct rpt_textopt *o,
+			       const struct np_table *orig);
+
 void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt *o)
+{
+	struct np_table *folded = o->fold ? rpt_fold_connections(t) : NULL;
+	rpt_text_table_one(f, folded ? folded : t, o, t);
+	np_table_free(folded);
+}
+
+static void rpt_text_table_one(FILE *f, const struct np_table *t, const struct rpt_textopt *o,
+			       const struct np_table *orig)
 {
 	size_t width = o->width >= 40 ? (size_t)o->width : 80;
 	size_t nshow = t->nrows;
@@ -444,6 +456,9 @@ void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt 
 	if (nshow < t->nrows)
 		fprintf(f, "... %zu more rows (--rows 0 shows all; CSV has every row)\n",
 			t->nrows - nshow);
+	if (t != orig)
+		fprintf(f, "(%zu rows folded: one per service pair, ephemeral port '*',\n"
+			" counts summed; the CSV has one row per connection)\n", orig->nrows);
 	if (t->nrows == 0)
 		fputs("(no rows)\n", f);
 	for (size_t k = 0; o->legend && k < t->ncols; k++)

@@ -18,6 +18,7 @@ struct rpt_textopt {
 	bool legend;          /* print each column's description under the table */
 	bool wide;            /* every column on one row, however wide */
 	const char *strip;    /* prefix all host names share ("vm/"), left out of cells */
+	bool fold;            /* fold connections of a service pair where counts add up */
 };
 
 /* The cells of a table as displayed: one scale per column (label under the

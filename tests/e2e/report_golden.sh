@@ -91,6 +91,10 @@ sys.exit(1 if bad else 0)' demo.txt
 check "demo text: no table split into parts" sh -c "! grep -q '(part ' demo.txt"
 check "demo text: host prefix said once, left out of the tables" \
 	sh -c "grep -q \"common prefix 'vm/'\" demo.txt && grep -qE '^dm-back +vm/dm-client|^dm-back +dm-client' demo.txt"
+check "demo text: the 4 connections to :9002 fold into one drops row of 10 NETFILTER_DROP (iptables counted 10)" \
+	sh -c "'$NPREPORT' demo-incident.npa -s drops --width 140 | grep -qE '^dm-back +tcp 10\.78\.2\.1:\*>10\.78\.2\.2:9002 \(4 conns\) +NETFILTER_DROP +10\$'"
+check "folding never applies where counts do not add up (loss has a ratio: 24 rows stay)" \
+	sh -c "'$NPREPORT' demo-incident.npa -s loss --rows 0 --width 140 | awk '/\[loss\]/ {t=1; next} t && /^tcp / {n++} t && /^\$/ {exit} END {exit !(n==24)}'"
 check "demo text: --wide keeps every column of clock_pairs on one row" \
 	sh -c "'$NPREPORT' '$GOLD/demo-incident.npa' --wide -s clock_pairs | grep -qE '^dm-front +dm-back +accurate +4999.944 .* 6.06 +4999.76\$'"
 
