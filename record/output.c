@@ -23,6 +23,7 @@
 
 #include "cpuslice.h"
 #include "flightring.h"
+#include "fsbroker.h"
 #include "npmsg.h"
 #include "output.h"
 #include "outrecs.h"
@@ -169,13 +170,15 @@ static int out_create(struct rec_output *o, struct np_writer **w, const char *pa
 		}
 		rc = np_writer_fdopen(w, fd, NP_KIND_RECORDING, &o->wopts);
 	} else {
-		rc = np_writer_open(w, path, NP_KIND_RECORDING, &o->wopts);
+		/* through the file helper once privileges are dropped (fsbroker.h) */
+		int fd = fsb_open(path);
+		rc = fd < 0 ? fd : np_writer_fdopen(w, fd, NP_KIND_RECORDING, &o->wopts);
 	}
 	if (rc < 0) {
 		*w = NULL;
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
 		if (strcmp(path, "-") != 0)
-			unlink(path);
+			fsb_unlink(path);
 		return rc;
 	}
 	struct np_recbuf rb;
@@ -188,7 +191,7 @@ static int out_create(struct rec_output *o, struct np_writer **w, const char *pa
 		np_writer_close(*w);
 		*w = NULL;
 		if (strcmp(path, "-") != 0)
-			unlink(path);
+			fsb_unlink(path);
 	}
 	return rc;
 }
@@ -251,8 +254,9 @@ static int out_rotate(struct rec_output *o, char *err, size_t errlen)
 	unsigned count = o->cfg->rotate_count;
 	while (count && o->rot_lo + count <= o->file_index) {
 		char *old = out_name(o, "%s.%04u.npr", o->rot_lo++);
-		if (old && unlink(old) < 0 && errno != ENOENT)
-			out_notice(o, "cannot remove old rotated file %s: %s", old, strerror(errno));
+		int urc = old ? fsb_unlink(old) : 0;
+		if (urc < 0 && urc != -ENOENT)
+			out_notice(o, "cannot remove old rotated file %s: %s", old, strerror(-urc));
 		free(old);
 	}
 	return 0;
@@ -707,7 +711,7 @@ int rec_output_reopen(struct rec_output *o, char *err, size_t errlen)
 	/* Only reopen when the file was moved away: reopening our own path
 	 * would truncate the recording in progress. */
 	struct stat cur, onpath;
-	if (fstat(np_writer_fd(o->w), &cur) == 0 && stat(o->path, &onpath) == 0 &&
+	if (fstat(np_writer_fd(o->w), &cur) == 0 && fsb_stat(o->path, &onpath) == 0 &&
 	    cur.st_dev == onpath.st_dev && cur.st_ino == onpath.st_ino) {
 		out_notice(o, "reopen: %s was not moved; still writing to it", o->path);
 		return 0;
