@@ -173,6 +173,9 @@ FUZZ_CFLAGS := $(BASECFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-san
 $(O)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(wildcard common/*.h analyze/*.h report/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(LDLIBS_COMMON)
+# the clock-sync parser (record/csmsg.c) verifies MACs with libsodium
+$(O)/fuzz/fuzz_csmsg: LDLIBS_COMMON += -lsodium
+$(O)/fuzz/fuzz_csmsg: $(wildcard record/csmsg.* record/csguard.*)
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZERS)
 	@tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)

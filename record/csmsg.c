@@ -53,6 +53,16 @@ static void cs_fields(const uint8_t *buf, struct cs_msg *m)
 	m->t4 = get64(buf + 48);
 }
 
+static bool cs_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Strict: padding zero, no unknown flag, an absent MAC all zero, so that
+ * every accepted datagram is exactly what cs_msg_encode writes. */
 enum cs_verdict cs_msg_decode(const uint8_t *buf, size_t len, const struct cs_key *key,
 			      struct cs_msg *m)
 {
@@ -61,9 +71,12 @@ enum cs_verdict cs_msg_decode(const uint8_t *buf, size_t len, const struct cs_ke
 	if (get32(buf) != CS_MAGIC || buf[4] < CS_REQ || buf[4] > CS_REPORT)
 		return CS_MSG_MALFORMED;
 	bool v2 = len == CS_MSG_LEN;
-	if ((v2 && buf[5] != CS_WIRE_V2) || (!v2 && buf[5] != 0))
+	if ((v2 && buf[5] != CS_WIRE_V2) || (!v2 && buf[5] != 0) || !cs_zero(buf + 7, 1) ||
+	    !cs_zero(buf + 12, 4) || (buf[6] & ~CS_FLAG_MAC) || (!v2 && buf[6]))
 		return CS_MSG_MALFORMED;
 	bool has_mac = v2 && (buf[6] & CS_FLAG_MAC);
+	if (v2 && !has_mac && !cs_zero(buf + CS_MSG_V1_LEN, CS_MAC_LEN))
+		return CS_MSG_MALFORMED;
 	if (key && key->set) {
 		if (!has_mac)
 			return CS_MSG_NO_MAC;
