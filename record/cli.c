@@ -1,6 +1,7 @@
 /* nprec option parsing. Every option of struct rec_config is parsed here so
  * the families only read the config. */
 #include "cli.h"
+#include "csmsg.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -521,10 +522,21 @@ static void rc_resolve_cgroup_root(struct rec_config *c)
 		c->cgroup_root = "/sys/fs/cgroup/unified";
 }
 
+/* A --sync-key that would be refused later is a usage error, found now. */
+static int rc_check_sync_key(const struct rec_config *c, char *err, size_t errlen)
+{
+	struct cs_key k;
+	int r = cs_key_load(c->sync_key_file, &k, err, errlen);
+	cs_key_wipe(&k);
+	return r;
+}
+
 int rc_cli_resolve(struct rec_config *c, char *err, size_t errlen)
 {
 	int r;
 	rc_resolve_cgroup_root(c);
+	if (c->sync_key_file && (r = rc_check_sync_key(c, err, errlen)))
+		return r;
 	if (c->netns && (r = rc_resolve_netns(c, err, errlen)))
 		return r;
 	if (c->cgroup_path && (r = rc_resolve_cgroup(c, err, errlen)))

@@ -18,6 +18,7 @@ enum fsb_op { FSB_OPEN = 1, FSB_UNLINK = 2, FSB_STAT = 3 };
 
 struct fsb_req {
 	int op;
+	unsigned dir;           /* index into the directories given to fsb_start */
 	char name[NAME_MAX + 1];
 };
 
@@ -28,15 +29,17 @@ struct fsb_rep {
 
 static int fsb_sock = -1;
 static pid_t fsb_child;
+static char fsb_dirs[FSB_MAX_DIRS][PATH_MAX];   /* as the main process names them */
+static unsigned fsb_ndirs;
 
 int fsb_pid(void)
 {
 	return fsb_child;
 }
 
-static int fsb_do_open(const char *name, int extra_flags)
+static int fsb_do_open(int dirfd, const char *name, int extra_flags)
 {
-	int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | extra_flags, 0600);
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | extra_flags, 0600);
 	if (fd < 0)
 		return -errno;
 	/* an existing file keeps its mode under O_CREAT: force 0600 */
@@ -71,7 +74,8 @@ static bool fsb_name_ok(const char *n)
 	return n[0] && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
 }
 
-static void fsb_serve(int sock)
+/* dirfds[0] is the jail's root; the others were opened before the chroot. */
+static void fsb_serve(int sock, const int *dirfds, unsigned ndirs)
 {
 	struct fsb_req req;
 	for (;;) {
@@ -81,11 +85,15 @@ static void fsb_serve(int sock)
 		struct fsb_rep rep = { .rc = -EINVAL };
 		int fd = -1;
 		req.name[NAME_MAX] = 0;
-		if (n == (ssize_t)sizeof(req) && fsb_name_ok(req.name)) {
+		if (n == (ssize_t)sizeof(req) && req.dir < ndirs && fsb_name_ok(req.name)) {
+			int d = dirfds[req.dir];
 			switch (req.op) {
-			case FSB_OPEN:   fd = fsb_do_open(req.name, O_NOFOLLOW); rep.rc = fd < 0 ? fd : 0; break;
-			case FSB_UNLINK: rep.rc = unlink(req.name) < 0 ? -errno : 0; break;
-			case FSB_STAT:   rep.rc = stat(req.name, &rep.st) < 0 ? -errno : 0; break;
+			case FSB_OPEN:
+				fd = fsb_do_open(d, req.name, O_NOFOLLOW);
+				rep.rc = fd < 0 ? fd : 0;
+				break;
+			case FSB_UNLINK: rep.rc = unlinkat(d, req.name, 0) < 0 ? -errno : 0; break;
+			case FSB_STAT:   rep.rc = fstatat(d, req.name, &rep.st, 0) < 0 ? -errno : 0; break;
 			}
 		}
 		fsb_reply(sock, &rep, fd);
@@ -94,23 +102,30 @@ static void fsb_serve(int sock)
 	}
 }
 
-/* In the child: only the socket stays open, signals meant for nprec's
- * process group (Ctrl-C) leave it alive until nprec's last dump is written;
- * it dies with nprec. */
-static void fsb_child_main(int sock, const char *dir)
+/* In the child: only the socket and the directories stay open, signals
+ * meant for nprec's process group (Ctrl-C) leave it alive until nprec's
+ * last dump is written; it dies with nprec. Its root is the first
+ * directory (the output's). */
+static void fsb_child_main(int sock)
 {
+	int dirfds[FSB_MAX_DIRS];
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE };
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_IGN);
 	if (dup2(sock, 3) < 0)
 		_exit(1);
-	close_range(4, ~0u, 0);
-	if (chdir(dir) < 0 || chroot(".") < 0 || chdir("/") < 0)
+	for (unsigned i = 0; i < fsb_ndirs; i++)
+		if (dup2(open(fsb_dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC), 4 + (int)i) < 0)
+			_exit(1);
+	close_range(4 + fsb_ndirs, ~0u, 0);
+	if (fchdir(4) < 0 || chroot(".") < 0 || chdir("/") < 0)
 		_exit(1);
 	if (rec_privdrop_broker() < 0)
 		_exit(1);
-	fsb_serve(3);
+	for (unsigned i = 0; i < fsb_ndirs; i++)
+		dirfds[i] = 4 + (int)i;
+	fsb_serve(3, dirfds, fsb_ndirs);
 }
 
 static void fsb_dir_of(const char *path, char *dir, size_t size)
@@ -124,46 +139,9 @@ static void fsb_dir_of(const char *path, char *dir, size_t size)
 		snprintf(dir, size, "%.*s", (int)(slash - path), path);
 }
 
-int fsb_start(const char *path, char *err, size_t errlen)
+static int fsb_request(struct fsb_req *req, struct stat *st, int *fd)
 {
-	char dir[PATH_MAX];
-	int sv[2];
-	fsb_dir_of(path, dir, sizeof(dir));
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		snprintf(err, errlen, "file helper: socketpair: %s", strerror(errno));
-		return -errno;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = -errno;
-		snprintf(err, errlen, "file helper: fork: %s", strerror(-e));
-		close(sv[0]); close(sv[1]);
-		return e;
-	}
-	if (pid == 0)
-		fsb_child_main(sv[1], dir);
-	close(sv[1]);
-	/* did it get into its jail? one stat of the directory answers */
-	fsb_sock = sv[0];
-	fsb_child = pid;
-	struct stat st;
-	if (fsb_stat(".", &st) != -EINVAL) {
-		snprintf(err, errlen, "file helper for %s did not start", dir);
-		close(fsb_sock);
-		fsb_sock = -1;
-		waitpid(pid, NULL, 0);
-		fsb_child = 0;
-		return -ECHILD;
-	}
-	return 0;
-}
-
-static int fsb_call(int op, const char *path, struct stat *st, int *fd)
-{
-	struct fsb_req req = { .op = op };
-	const char *slash = strrchr(path, '/');
-	snprintf(req.name, sizeof(req.name), "%s", slash ? slash + 1 : path);
-	if (send(fsb_sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+	if (send(fsb_sock, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
 		return -EPIPE;
 	struct fsb_rep rep;
 	char ctl[CMSG_SPACE(sizeof(int))];
@@ -180,10 +158,72 @@ static int fsb_call(int op, const char *path, struct stat *st, int *fd)
 	return rep.rc;
 }
 
+static void fsb_add_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	fsb_dir_of(path, dir, sizeof(dir));
+	for (unsigned i = 0; i < fsb_ndirs; i++)
+		if (!strcmp(fsb_dirs[i], dir))
+			return;
+	if (fsb_ndirs < FSB_MAX_DIRS)
+		snprintf(fsb_dirs[fsb_ndirs++], PATH_MAX, "%s", dir);
+}
+
+int fsb_start(const char *const *paths, unsigned npaths, char *err, size_t errlen)
+{
+	int sv[2];
+	for (unsigned i = 0; i < npaths; i++)
+		if (paths[i])
+			fsb_add_dir(paths[i]);
+	if (!fsb_ndirs)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "file helper: socketpair: %s", strerror(errno));
+		return -errno;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		snprintf(err, errlen, "file helper: fork: %s", strerror(-e));
+		close(sv[0]); close(sv[1]);
+		return e;
+	}
+	if (pid == 0)
+		fsb_child_main(sv[1]);
+	close(sv[1]);
+	fsb_sock = sv[0];
+	fsb_child = pid;
+	/* did it get into its jail? once it serves, it refuses "." */
+	struct fsb_req probe = { .op = FSB_STAT, .name = "." };
+	if (fsb_request(&probe, NULL, NULL) != -EINVAL) {
+		snprintf(err, errlen, "file helper for %s did not start", fsb_dirs[0]);
+		close(fsb_sock);
+		fsb_sock = -1;
+		waitpid(pid, NULL, 0);
+		fsb_child = 0;
+		return -ECHILD;
+	}
+	return 0;
+}
+
+static int fsb_call(int op, const char *path, struct stat *st, int *fd)
+{
+	struct fsb_req req = { .op = op };
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	fsb_dir_of(path, dir, sizeof(dir));
+	while (req.dir < fsb_ndirs && strcmp(fsb_dirs[req.dir], dir))
+		req.dir++;
+	if (req.dir == fsb_ndirs)
+		return -EXDEV;          /* not a directory the helper was given */
+	snprintf(req.name, sizeof(req.name), "%s", slash ? slash + 1 : path);
+	return fsb_request(&req, st, fd);
+}
+
 int fsb_open(const char *path)
 {
 	if (fsb_sock < 0)
-		return fsb_do_open(path, 0);
+		return fsb_do_open(AT_FDCWD, path, 0);
 	int fd = -1;
 	int rc = fsb_call(FSB_OPEN, path, NULL, &fd);
 	return rc < 0 ? rc : fd < 0 ? -EBADF : fd;

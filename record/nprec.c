@@ -493,8 +493,8 @@ static int rc_start(struct rc_run *r)
  * (record/privdrop.h). TC filters are detached by netlink at exit. */
 static int rc_drop_privileges(struct rc_run *r)
 {
-	struct rec_privdrop req = { .user = r->cfg.run_user, .output = r->cfg.output,
-				    .base_nice = r->prio.base };
+	struct rec_privdrop req = { .user = r->cfg.run_user, .base_nice = r->prio.base,
+				    .files = { r->cfg.output, r->cfg.profile_baseline } };
 	struct rec_privdrop_result res;
 	char err[256] = "";
 	for (unsigned i = 0; i < r->nfams; i++)

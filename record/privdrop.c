@@ -134,7 +134,14 @@ int rec_privdrop_apply(const struct rec_privdrop *req, struct rec_privdrop_resul
 	if (rc)
 		return rc;
 	pd_nice_limit(req->base_nice);
-	if (req->output && strcmp(req->output, "-") != 0 && (rc = fsb_start(req->output, err, errlen)))
+	const char *files[2] = { req->files[0], req->files[1] };
+	if (files[0] && !strcmp(files[0], "-"))
+		files[0] = NULL;
+	if (!files[0]) {                /* the helper's root is the first directory */
+		files[0] = files[1];
+		files[1] = NULL;
+	}
+	if ((rc = fsb_start(files, 2, err, errlen)))
 		return rc;
 	uint64_t teardown = req->tc_teardown ? PD_BIT(CAP_NET_ADMIN) | PD_BIT(CAP_SYS_ADMIN) : 0;
 	int probe_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "np_privprobe", 4, 4, 1, NULL);

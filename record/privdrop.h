@@ -11,7 +11,9 @@
 
 struct rec_privdrop {
 	const char *user;           /* -Z; NULL: default */
-	const char *output;         /* -o path, NULL or "-": no file helper */
+	const char *files[2];       /* files written after the drop: -o (NULL or "-":
+				     * none), --profile-baseline; the first is the
+				     * helper's root */
 	bool tc_teardown;           /* TC filters attached: detaching them at exit
 				     * needs CAP_NET_ADMIN (+ CAP_SYS_ADMIN for setns) */
 	int base_nice;              /* nice nprec started with (--nice goes back to it) */
