@@ -49,10 +49,15 @@ static void pd_capget(uint64_t *eff, uint64_t *perm)
  * Needs CAP_SETPCAP, so it runs before the capabilities go. */
 static int pd_lock(uint64_t keep)
 {
-	for (int c = 0; c < 64 && prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+	uint64_t eff, perm;
+	pd_capget(&eff, &perm);
+	/* a non-root nprec with file capabilities may lack CAP_SETPCAP: then
+	 * no_new_privs alone keeps an exec from gaining any */
+	for (int c = 0; (eff & PD_BIT(CAP_SETPCAP)) && c < 64 && prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
 		if (!(keep & PD_BIT(c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
 			return -errno;
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+	if ((eff & PD_BIT(CAP_SETPCAP)) &&
+	    prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
 		  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
 		  SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) < 0)
 		return -errno;
@@ -133,6 +138,14 @@ int rec_privdrop_apply(const struct rec_privdrop *req, struct rec_privdrop_resul
 	int rc = pd_user(req->user, &pw, buf, sizeof(buf), err, errlen);
 	if (rc)
 		return rc;
+	/* started as a user with file capabilities: that user stays, only the
+	 * capabilities go (its files need no helper) */
+	bool root = geteuid() == 0;
+	if (!root && !req->user) {
+		pw.pw_uid = geteuid();
+		pw.pw_gid = getegid();
+		pw.pw_name = "(the starting user)";
+	}
 	pd_nice_limit(req->base_nice);
 	const char *files[2] = { req->files[0], req->files[1] };
 	if (files[0] && !strcmp(files[0], "-"))
@@ -141,13 +154,13 @@ int rec_privdrop_apply(const struct rec_privdrop *req, struct rec_privdrop_resul
 		files[0] = files[1];
 		files[1] = NULL;
 	}
-	if ((rc = fsb_start(files, 2, err, errlen)))
+	if (root && (rc = fsb_start(files, 2, err, errlen)))
 		return rc;
 	uint64_t teardown = req->tc_teardown ? PD_BIT(CAP_NET_ADMIN) | PD_BIT(CAP_SYS_ADMIN) : 0;
 	int probe_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "np_privprobe", 4, 4, 1, NULL);
 	const char *step = "lock";
 	rc = pd_lock(teardown | PD_BIT(CAP_BPF));
-	if (!rc) {
+	if (!rc && (root || req->user)) {
 		step = "switch user";
 		rc = pd_switch(&pw);
 	}
@@ -162,7 +175,8 @@ int rec_privdrop_apply(const struct rec_privdrop *req, struct rec_privdrop_resul
 		return rc;
 	}
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	res->dropped = res->switched = true;
+	res->dropped = true;
+	res->switched = root || req->user;
 	snprintf(res->user, sizeof(res->user), "%s", pw.pw_name);
 	res->uid = pw.pw_uid;
 	res->gid = pw.pw_gid;
