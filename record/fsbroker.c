@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "container.h"
 #include "fsbroker.h"
 #include "privdrop.h"
 
@@ -35,20 +36,6 @@ static unsigned fsb_ndirs;
 int fsb_pid(void)
 {
 	return fsb_child;
-}
-
-static int fsb_do_open(int dirfd, const char *name, int extra_flags)
-{
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | extra_flags, 0600);
-	if (fd < 0)
-		return -errno;
-	/* an existing file keeps its mode under O_CREAT: force 0600 */
-	if (fchmod(fd, 0600) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	return fd;
 }
 
 static void fsb_reply(int sock, struct fsb_rep *rep, int fd)
@@ -89,7 +76,7 @@ static void fsb_serve(int sock, const int *dirfds, unsigned ndirs)
 			int d = dirfds[req.dir];
 			switch (req.op) {
 			case FSB_OPEN:
-				fd = fsb_do_open(d, req.name, O_NOFOLLOW);
+				fd = np_open_private(d, req.name, O_NOFOLLOW);
 				rep.rc = fd < 0 ? fd : 0;
 				break;
 			case FSB_UNLINK: rep.rc = unlinkat(d, req.name, 0) < 0 ? -errno : 0; break;
@@ -128,7 +115,7 @@ static void fsb_child_main(int sock)
 	fsb_serve(3, dirfds, fsb_ndirs);
 }
 
-static void fsb_dir_of(const char *path, char *dir, size_t size)
+void fsb_dir_of(const char *path, char *dir, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	if (!slash)
@@ -223,7 +210,7 @@ static int fsb_call(int op, const char *path, struct stat *st, int *fd)
 int fsb_open(const char *path)
 {
 	if (fsb_sock < 0)
-		return fsb_do_open(AT_FDCWD, path, 0);
+		return np_open_private(AT_FDCWD, path, 0);
 	int fd = -1;
 	int rc = fsb_call(FSB_OPEN, path, NULL, &fd);
 	return rc < 0 ? rc : fd < 0 ? -EBADF : fd;

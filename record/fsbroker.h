@@ -8,6 +8,7 @@
 #ifndef NP_REC_FSBROKER_H
 #define NP_REC_FSBROKER_H
 
+#include <stddef.h>
 #include <sys/stat.h>
 
 #define FSB_MAX_DIRS 4
@@ -20,6 +21,8 @@ int fsb_start(const char *const *paths, unsigned npaths, char *err, size_t errle
 int fsb_open(const char *path);
 int fsb_unlink(const char *path);
 int fsb_stat(const char *path, struct stat *st);
+/* The directory part of a path ("." when there is none). */
+void fsb_dir_of(const char *path, char *dir, size_t size);
 /* The helper's pid, 0 when none runs (for tests and the notice). */
 int fsb_pid(void);
 

@@ -262,18 +262,6 @@ static int out_rotate(struct rec_output *o, char *err, size_t errlen)
 	return 0;
 }
 
-/* The directory part of a path ("." when there is none). */
-static void out_dir_of(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, size, ".");
-	else if (slash == path)
-		snprintf(dir, size, "/");
-	else
-		snprintf(dir, size, "%.*s", (int)(slash - path), path);
-}
-
 /* Lowest and highest N of the existing files BASE<infix>NNNN.npr, 0 if none:
  * a restarted recorder continues a set instead of overwriting it. */
 static void out_scan_set(const char *base, const char *infix, unsigned *lo, unsigned *hi)
@@ -282,7 +270,7 @@ static void out_scan_set(const char *base, const char *infix, unsigned *lo, unsi
 	const char *slash = strrchr(base, '/');
 	const char *stem = slash ? slash + 1 : base;
 	*lo = *hi = 0;
-	out_dir_of(base, dir, sizeof(dir));
+	fsb_dir_of(base, dir, sizeof(dir));
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
@@ -459,7 +447,7 @@ static int out_check_cfg(const struct rec_config *c, const char *out, char *err,
 static int out_check_dump_dir(const char *base, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
-	out_dir_of(base, dir, sizeof(dir));
+	fsb_dir_of(base, dir, sizeof(dir));
 	if (access(dir, W_OK | X_OK) < 0) {
 		int rc = -errno;
 		snprintf(err, errlen, "cannot create flight-recorder dumps in %s: %s", dir,
