@@ -113,4 +113,6 @@ check "every stored exchange unauthenticated" test "$(val rows_unauth "$T/lp.txt
 check "clock table marks the pair unauthenticated" csv_ends "$T/pcsv/clock.csv" ,unauthenticated
 check "clock_pairs marks it unauthenticated" csv_ends "$T/pcsv/clock_pairs.csv" ,unauthenticated
 check "npanalyze warns" grep -q "unauthenticated sync exchanges" "$T/p.err"
+check "and says so in the findings" grep -q "^finding .*sync exchanges unauthenticated" "$T/p.err"
+check "the keyed pair has no such finding" bash -c "! grep -q '^finding .*unauthenticated' '$T/k.err'"
 e2e_finish
