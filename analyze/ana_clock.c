@@ -418,7 +418,9 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 }
 
 /* Anyone who could send UDP to a recorder without --sync-key could have
- * moved this pair's clocks: say so once per pair. */
+ * moved this pair's clocks: a finding candidate per pair (no warning:
+ * loopback and lab runs without a key are normal, and warnings mean the
+ * analysis itself went wrong). */
 static void ana_clock_auth_note(struct ana_model *m, const struct ana_pairfit *fits, struct ana_out *o)
 {
 	size_t n = m->hosts.n;
@@ -435,8 +437,6 @@ static void ana_clock_auth_note(struct ana_model *m, const struct ana_pairfit *f
 					  "(recorded without --sync-key): not evidence against a forger",
 					  key, (unsigned long long)(f->nsync - f->nsync_auth),
 					  (unsigned long long)f->nsync);
-			ana_warn(m, "clock %s from %llu unauthenticated sync exchanges (no --sync-key)",
-				 key, (unsigned long long)(f->nsync - f->nsync_auth));
 		}
 }
 
