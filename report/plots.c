@@ -55,17 +55,32 @@ void rpt_plotname(char *buf, size_t size, const char *a, const char *b)
 			*p = '_';
 }
 
-/* Labels go inside gnuplot double quotes. */
+/* Labels go inside gnuplot double quotes. gnuplot runs `...` as a shell
+ * command even there, and labels come from the analysis file (host names,
+ * flow keys, URL paths): a backquote never reaches a script (SECURITY.md). */
 void rpt_gp_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
 			fputc('\\', f);
-		if ((unsigned char)*s >= 32)
+		if (*s == '`')
+			fputc('\'', f);
+		else if ((unsigned char)*s >= 32)
 			fputc(*s, f);
 	}
 	fputc('"', f);
+}
+
+/* The same for a label built in place: no quote, backslash, backquote or
+ * control character (a newline would start a new gnuplot command). */
+void rpt_gp_label(char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || *s == '`')
+			*s = '\'';
+		else if ((unsigned char)*s < 32)
+			*s = ' ';
 }
 
 void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *ylabel)
@@ -206,10 +221,9 @@ static void rpt_plot_cdf(struct rpt_plotctx *c, const char *table)
 		const char *k = !strncmp(sel[i]->key, "endpoint|", 9) ? sel[i]->key + 9 : sel[i]->key;
 		snprintf(title, sizeof(title), "%s%s%s", k, strcmp(sel[i]->metric, "latency") ? " " : "",
 			 strcmp(sel[i]->metric, "latency") ? sel[i]->metric : "");
+		rpt_gp_label(title);
 		for (char *p = title; *p; p++)
-			if (*p == '"' || *p == '\\')
-				*p = '\'';
-			else if (*p == '|')
+			if (*p == '|')
 				*p = ' ';
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
 					"%s '%s.dat' index %zu using 1:2 with steps lw 2 title \"%s\"",
@@ -282,9 +296,7 @@ static void rpt_plot_series(struct rpt_plotctx *c, size_t section, const char *w
 			fputs("\n\n", d);
 			char title[200];
 			snprintf(title, sizeof(title), "%s", x->key);
-			for (char *p = title; *p; p++)
-				if (*p == '"' || *p == '\\')
-					*p = '\'';
+			rpt_gp_label(title);
 			off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
 						"%s '%s.dat' index %zu using 1:2 with linespoints title \"%s\"",
 						idx ? ", \\\n  " : " ", name, idx, title);
@@ -675,9 +687,7 @@ static void rpt_plot_event_table(struct rpt_plotctx *c, const struct np_table *t
 	for (size_t i = 0; i < nkeys; i++) {
 		char lt[200];
 		snprintf(lt, sizeof(lt), "%s", keys[i]);
-		for (char *p = lt; *p; p++)
-			if (*p == '"' || *p == '\\')
-				*p = '\'';
+		rpt_gp_label(lt);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
 					"%s '%s.dat' index %zu using 1:2 with steps lw 2 title \"%s\"",
 					i ? ", \\\n  " : " ", name, i, lt);

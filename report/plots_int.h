@@ -20,8 +20,12 @@ struct rpt_plotctx {
 FILE *rpt_open(struct rpt_plotctx *c, const char *name, const char *ext);
 /* Plot names become file names: [A-Za-z0-9_-]. */
 void rpt_plotname(char *buf, size_t size, const char *a, const char *b);
-/* s as a gnuplot double-quoted string. */
+/* s as a gnuplot double-quoted string: gnuplot runs `...` even inside
+ * quotes, so no backquote from the analysis reaches a script. */
 void rpt_gp_str(FILE *f, const char *s);
+/* A label built in place made safe the same way (quotes, backslashes,
+ * backquotes become ', control characters blanks). */
+void rpt_gp_label(char *s);
 /* Common settings, the palette, title and axis labels. */
 void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *ylabel);
 /* The plot command drawn into NAME.png and NAME.svg. */

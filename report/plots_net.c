@@ -13,12 +13,6 @@
 
 #define RPT_NBARS 8
 
-static void rpt_gp_clean(char *s)
-{
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\' || *s == '\t' || *s == '\n')
-			*s = '\'';
-}
 
 /* ---- per endpoint: time inside the server vs network + client stack ---- */
 
@@ -79,7 +73,7 @@ void rpt_plot_endpoints(struct rpt_plotctx *c)
 		const char *sp = strchr(b[i].key, ' ');
 		snprintf(label, sizeof(label), "%s %.*s", sp ? sp + 1 : b[i].key,
 			 sp ? (int)(sp - b[i].key) : 0, b[i].key);
-		rpt_gp_clean(label);
+		rpt_gp_label(label);
 		double srv = isnan(b[i].server) ? 0 : b[i].server;
 		double net = isnan(b[i].client) || isnan(b[i].server) ? 0 : fmax(0, b[i].client - b[i].server);
 		fprintf(d, "\"%s\"\t%.6g\t%.6g\n", label, srv / sc.div, net / sc.div);
@@ -178,6 +172,7 @@ void rpt_plot_service_decomp(struct rpt_plotctx *c, const struct np_table *t)
 		fprintf(d, "\t%s", segs[s]);
 	fputc('\n', d);
 	for (size_t i = 0; i < ng; i++) {
+		rpt_gp_label(gs[i].label);
 		fprintf(d, "\"%s\"", gs[i].label);
 		for (size_t s = 0; s < nseg; s++)
 			fprintf(d, "\t%.6g", gs[i].n > 0 ? gs[i].sum[s] / gs[i].n / sc.div : 0);
@@ -238,7 +233,7 @@ static size_t rpt_write_series(FILE *d, const struct rpt_plotctx *c, const char 
 		char title[200];
 		const char *k = s->key + 9, *bar = strchr(k, '|');
 		snprintf(title, sizeof(title), "%s %.*s", metric, bar ? (int)(bar - k) : (int)strlen(k), k);
-		rpt_gp_clean(title);
+		rpt_gp_label(title);
 		fprintf(d, "# %s\n", s->key);
 		for (size_t j = 0; j < s->n; j++)
 			fprintf(d, "%.3f\t%.6g\n", ((double)s->t[j] - c->t0) / 1e9, s->v[j] / div);
@@ -366,7 +361,7 @@ void rpt_plot_loss_pairs(struct rpt_plotctx *c)
 		keys[i] = pairs[i];
 	rpt_dat_bins(d, keys, np, bins, nbins);
 	for (size_t i = 0; i < np; i++) {
-		rpt_gp_clean(pairs[i]);
+		rpt_gp_label(pairs[i]);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, "%s'loss-pairs.dat' index %zu using "
 					"($1+0.5):2 with boxes fs solid 0.7 lt %zu title \"%s\"",
 					i ? ", \\\n  " : " ", i, i + 1, pairs[i]);
@@ -422,13 +417,15 @@ void rpt_plot_clock(struct rpt_plotctx *c)
 				v + (isnan(e) ? 0 : e / 1e3));
 		}
 		fputs("\n\n", d);
-		char h[96];
+		char h[96], q[48];
 		snprintf(h, sizeof(h), "%s", inc_str(t, r, ch));
-		rpt_gp_clean(h);
+		snprintf(q, sizeof(q), "%s", inc_str(t, r, cq));
+		rpt_gp_label(h);
+		rpt_gp_label(q);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, "set title \"%s (%s)\"\n"
 			"plot 'clock.dat' index %zu using 1:3:4 with filledcurves fs transparent solid 0.3 "
 			"lt %zu title 'error bound', '' index %zu using 1:2 with lines lt %zu title 'offset'\n",
-			h, inc_str(t, r, cq), i, i + 1, i, i + 1);
+			h, q, i, i + 1, i, i + 1);
 	}
 	snprintf(cmd + off, sizeof(cmd) - off, "unset multiplot");
 	fprintf(g, "%s\nset terminal svg size 1100,%zu noenhanced\nset output 'clock.svg'\n%s\nunset output\n",
