@@ -127,6 +127,16 @@ cat dom.checks >&2
 check "DOM: sections, every table's numbers = CSV, summary = injected, plots inline" \
 	sh -c "grep -q '^ok' dom.checks && ! grep -qv '^ok' dom.checks"
 
+# --- labels from the analysis are data, never markup or commands ---
+if [ -x "$NP_BUILD/tools/genana" ]; then
+	"$NP_BUILD/tools/genana" -o evil.npa --src '10.7<script>alert(1)</script>`touch '"$E2E_TMP"'/pwned`'
+	"$NPREPORT" evil.npa --html evil.html 2> evil.err
+	check "hostile labels: --html exits 0" test $? -eq 0
+	check "hostile labels: escaped in the HTML (and its inline SVG), no script element" \
+		sh -c "grep -q '&lt;script&gt;alert(1)' evil.html && ! grep -qi '<script' evil.html"
+	check "hostile labels: nothing ran" test ! -e "$E2E_TMP/pwned"
+fi
+
 # --- the plots' data against the same truth ---
 "$NPREPORT" "${ANA[@]}" -s summary -p plots > /dev/null 2> plots.err
 if command -v gnuplot > /dev/null; then
