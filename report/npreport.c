@@ -36,12 +36,11 @@ static void rpt_usage(FILE *f)
 "       npreport dump FILE...\n"
 "\n"
 "Report: the incident summary and the three worst findings, then hosts, clock,\n"
-"flows, decomp, "
-"jitter, loss, txn, netcpu, hoststack, graph, patterns and any other table.\n"
+"flows, decomp, jitter, loss, txn, netcpu, hoststack, graph, patterns and any\n"
+"other table.\n"
 "Several files (e.g. incident.npa patterns.npa) are shown as one analysis.\n"
 "  -s, --section NAME  only this section or table (repeatable); also incident,\n"
-"                      findings,"
-"                      and for CSV series and sketches\n"
+"                      findings, and for CSV series and sketches\n"
 "  -f, --format FMT    text (default) or csv (raw numbers in ns, bytes, bits/s)\n"
 "  -o, --output DIR    CSV: one file per section in DIR (else one section to stdout)\n"
 "  -p, --plots DIR     gnuplot data, scripts, PNG and SVG in DIR\n"
@@ -49,8 +48,8 @@ static void rpt_usage(FILE *f)
 "  -w, --width N       text width (default: the terminal's, else COLUMNS, else 100);\n"
 "                      columns that do not fit are left out (named under the table)\n"
 "  -W, --wide          every column on one row, however wide\n"
-"  -H, --html FILE     also write one self-contained HTML report (summary, tables,\n"
-"                      plots as inline SVG when gnuplot is installed)\n"
+"  -H, --html FILE     the report as one self-contained HTML file instead of text\n"
+"                      (summary, tables, plots as inline SVG when gnuplot is installed)\n"
 "  -l, --legend        what each column means, under each table\n"
 "\n"
 "Compare: every metric both analyses have (rows matched by key columns); the\n"
@@ -170,7 +169,7 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 	int opt;
 	double v;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:lWhV", rpt_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:lWH:hV", rpt_opts, NULL)) != -1) {
 		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm';
 		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r' || opt == 'l' ||
 				opt == 'W' || opt == 'H';
