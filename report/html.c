@@ -53,7 +53,8 @@ static void rpt_html_summary(FILE *f, const struct np_analysis *a)
 	for (size_t i = 0; i < inc.n; i++) {
 		const struct rpt_inc_item *it = &inc.items[i];
 		const char *kind = rpt_inc_kind_name(it->kind);
-		fprintf(f, "<li class=\"k-%s\" data-kind=\"%s\"><span class=\"kind\">%s</span> ", kind, kind, kind);
+		fprintf(f, "<li class=\"k-%s\" data-kind=\"%s\"><span class=\"kind\">%s</span> ", kind, kind,
+			rpt_inc_kind_label(it->kind));
 		h_esc(f, it->text);
 		fputs(" <a href=\"#tbl-", f);
 		h_esc(f, it->table);

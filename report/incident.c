@@ -67,7 +67,7 @@ void rpt_incident_build(const struct np_analysis *a, struct rpt_incident *inc)
 	inc_eps_free(&eps);
 }
 
-static const char *inc_label(enum rpt_inc_kind k)
+const char *rpt_inc_kind_label(enum rpt_inc_kind k)
 {
 	switch (k) {
 	case RPT_INC_SLOW:     return "SLOW";
@@ -90,7 +90,7 @@ void rpt_incident_text(FILE *f, const struct rpt_incident *inc, size_t width)
 	for (size_t i = 0; i < inc->n; i++) {
 		const struct rpt_inc_item *it = &inc->items[i];
 		char head[32], line[sizeof(it->text) + sizeof(it->table) + 8];
-		int hl = snprintf(head, sizeof(head), "%2zu. %-8s ", i + 1, inc_label(it->kind));
+		int hl = snprintf(head, sizeof(head), "%2zu. %-8s ", i + 1, rpt_inc_kind_label(it->kind));
 		snprintf(line, sizeof(line), "%s  [%s]", it->text, it->table);
 		fputs(head, f);
 		rpt_wrap(f, line, (size_t)hl, (size_t)hl, width);

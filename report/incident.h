@@ -44,7 +44,8 @@ struct rpt_incident {
 	struct rpt_inc_item items[RPT_INC_MAX];
 };
 
-const char *rpt_inc_kind_name(enum rpt_inc_kind k);
+const char *rpt_inc_kind_name(enum rpt_inc_kind k);     /* CSV: "slow_endpoint" */
+const char *rpt_inc_kind_label(enum rpt_inc_kind k);    /* text: "SLOW" */
 /* Fills inc from a (ranked, most user impact first). */
 void rpt_incident_build(const struct np_analysis *a, struct rpt_incident *inc);
 void rpt_incident_text(FILE *f, const struct rpt_incident *inc, size_t width);
