@@ -264,6 +264,19 @@ static void rpt_html_plots(FILE *f, const struct np_analysis *a)
 	rmdir(made);
 }
 
+/* The recorded hosts (meta) and the analysis warnings, unless a hosts
+ * table of the analysis is rendered with the others. */
+static void rpt_html_files(FILE *f, const struct np_analysis *a)
+{
+	fputs("<section id=\"files\"><h2>Recorded hosts</h2>\n", f);
+	struct np_table *hosts = np_analysis_table(a, "hosts") ? NULL : rpt_meta_table(a, "hosts");
+	if (hosts) {
+		rpt_html_table(f, hosts, 0);
+		np_table_free(hosts);
+	}
+	fputs("</section>\n", f);
+}
+
 int rpt_html_report(const char *path, const struct np_analysis *a, const char *const *inputs,
 		    size_t ninputs)
 {
@@ -284,6 +297,7 @@ int rpt_html_report(const char *path, const struct np_analysis *a, const char *c
 	rpt_html_summary(f, a);
 	rpt_html_findings(f, a);
 	rpt_html_plots(f, a);
+	rpt_html_files(f, a);
 	rpt_html_tables(f, a, rpt_analysis_t0(a));
 	fputs("</body></html>\n", f);
 	if (ferror(f) | (fclose(f) != 0)) {

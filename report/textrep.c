@@ -134,6 +134,19 @@ static struct np_table *rpt_maps_to_table(const char *name, const msgpack_object
 	return t;
 }
 
+struct np_table *rpt_meta_table(const struct np_analysis *a, const char *key)
+{
+	const msgpack_object *m = &a->meta;
+	size_t kl = strlen(key);
+	for (uint32_t i = 0; m->type == MSGPACK_OBJECT_MAP && i < m->via.map.size; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+		if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == kl &&
+		    !memcmp(kv->key.via.str.ptr, key, kl) && kv->val.type == MSGPACK_OBJECT_ARRAY)
+			return rpt_maps_to_table(key, &kv->val.via.array);
+	}
+	return NULL;
+}
+
 /* Word-wraps text to width; continuation lines indented by indent. */
 void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
 {

@@ -118,6 +118,9 @@ ok(f" {truth['iptables_dropped']} packets to {truth['loss_service']} " in text.g
    "summary: " + text.get("loss", "")[:100])
 ok(f"{truth['slow_host']} +4999.9" in text.get("clock", "") or f"{truth['slow_host']} +5000.0" in text.get("clock", ""),
    "summary: " + text.get("clock", "")[:80])
+import re
+links = set(re.findall(r'href="#([^"]+)"', open(dom, encoding="utf-8").read()))
+ok(links and links <= p.ids, f"every summary link has its target ({sorted(links - p.ids) or 'all'} )")
 svgs = [f[0] for f in p.figs if isinstance(f, tuple)]
 for name in ("endpoints.svg", "latency-time.svg", "loss-pairs.svg", "clock.svg", "decomp-services-decomp.svg"):
     ok(name in svgs, f"plot {name} inline as SVG")
