@@ -19,6 +19,7 @@
 #include "family.h"
 #include "hookhub.h"
 #include "hostinfo.h"
+#include "kfs.h"
 #include "npmsg.h"
 #include "output.h"
 #include "recheader.h"
@@ -61,6 +62,7 @@ struct rc_run {
 	struct rec_selfcost self;
 	struct rec_ratectl ratectl;
 	struct rec_prio prio;
+	struct rec_kfs kfs;
 	bool progress;
 	bool progress_dirty;
 };
@@ -515,6 +517,13 @@ int main(int argc, char **argv)
 	int code = rc_check_env();
 	if (code)
 		return code;
+	/* tracefs, cgroup2: mounted privately where missing (record/kfs.h) */
+	kfs_prepare(&r->kfs);
+	if (!r->cfg.quiet)
+		kfs_report(&r->kfs, stderr);
+	if (kfs_cgroup2(&r->kfs)[0] && strcmp(r->cfg.cgroup_root, "/sys/fs/cgroup") == 0)
+		r->cfg.cgroup_root = kfs_cgroup2(&r->kfs);
+	r->ctx.kfs = &r->kfs;
 	if (rc_cli_resolve(&r->cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nprec: %s\n", err);
 		return RC_EXIT_USAGE;
