@@ -19,7 +19,9 @@
 #     perf_event_paranoid of 3 is reported as blocking;
 #  D. a kernel without tracefs and cgroup2 (NPREC_TEST_FILESYSTEMS):
 #     "unsupported", recording still exact; --active-ids refused (exit 4)
-#     with the reason.
+#     with the reason;
+#  E. from nprec's own namespace: a flight-recorder dump, a SIGHUP reopen
+#     and the clock-sync exchange work and their files say where they ran.
 if [ -z "${KFS_E2E_INNER:-}" ]; then
 	if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
 		echo "SKIP rec_kfs: needs root and unshare (util-linux)" >&2
@@ -159,7 +161,7 @@ check "A: tracefs still not mounted here after nprec exited" bash -c '! grep -q 
 # ---- B: cgroup2 not mounted either; rotation ----
 unmount_all cgroup2
 check "this namespace has no cgroup2" bash -c '! grep -q " - cgroup2 " /proc/self/mountinfo'
-record b -- --netns kfs-a --packets --active-ids -I 250ms --rotate 64K
+record b -- --netns kfs-a --packets --active-ids -I 250ms --rotate 8K
 FILES=("$T"/b.*.npr)
 echo "B files: ${FILES[*]}" >&2
 check "B: nprec exit 0" [ "$(cat $T/b.rc)" = 0 ]
@@ -211,5 +213,34 @@ NPREC_TEST_FILESYSTEMS="$T/filesystems" "$NPREC" -q -d 1 --packets --active-ids 
 cat "$T/d2.err" >&2
 check "D: --active-ids without cgroup2 refused with exit 4 ($RC)" [ $RC -eq 4 ]
 check "D: ... saying there is no cgroup v2 hierarchy" grep -q 'no cgroup v2 hierarchy' "$T/d2.err"
+
+# ---- E: flight dump, SIGHUP reopen, clock-sync exchange from nprec's namespace ----
+# (tracefs, debugfs and cgroup2 are all unmounted here now)
+bg "$NPREC" -q -o "$T/f.npr" -I 250ms --flight-recorder 3s --netns kfs-a; PF=$BG_PID
+bg "$NPREC" -q -o "$T/h.npr" --netns kfs-a; PH=$BG_PID
+bg "$NPREC" -q -o "$T/ss.npr" --netns kfs-b --sync-listen 7791; PS=$BG_PID
+bg "$NPREC" -q -o "$T/sc.npr" --netns kfs-a --sync-peer 10.83.1.2:7791; PC=$BG_PID
+wait_file "$T/h.npr"; wait_file "$T/ss.npr"; wait_file "$T/sc.npr"
+sleep 1.5
+kill -USR1 $PF
+mv "$T/h.npr" "$T/h.old.npr"; kill -HUP $PH
+wait_file "$T/f.dump-0001.npr"; wait_file "$T/h.npr"
+load "$T/e.load"
+sleep 1.2
+kill -INT $PF $PH $PC $PS; wait $PF; RF=$?; wait $PH; RH=$?; wait $PC; RC=$?; wait $PS; RS=$?
+check "E: flight, SIGHUP and sync recorders exit 0 ($RF $RH $RC $RS)" [ "$RF$RH$RC$RS" = 0000 ]
+HE=$(kfs "$T/f.dump-0001.npr" "$T/h.old.npr" "$T/h.npr" "$T/sc.npr" "$T/ss.npr" | sort | uniq -c); echo "E headers: $HE" >&2
+check "E: flight dump, both SIGHUP files, sync peers: all say tracefs and cgroup2 mounted in a private namespace" \
+	[ "$(kfs "$T/f.dump-0001.npr" "$T/h.old.npr" "$T/h.npr" "$T/sc.npr" "$T/ss.npr" | grep -c 'ns=private tracefs=mounted cgroup2=mounted')" = 5 ]
+TX=$(flow_tx "$T/h.old.npr" "$T/h.npr")
+check "E: flows across the SIGHUP reopen carry the bytes sent ($TX)" [ "$TX" = "$EXPECT_TX" ]
+# sync_rows FILE ROLE: exchanges of that role in the file's SYNC records
+sync_rows() {
+	"$NPREPORT" dump "$1" 2>/dev/null | python3 -c '
+import json, sys
+print(sum(b["role"].count(sys.argv[1]) for b in (json.loads(l)["body"] for l in sys.stdin if "\"type\":\"sync\"" in l)))' "$2"
+}
+NSC=$(sync_rows "$T/sc.npr" client); NSS=$(sync_rows "$T/ss.npr" server)
+check "E: clock-sync exchanges made (client $NSC, server $NSS)" [ "${NSC:-0}" -gt 0 -a "${NSS:-0}" -gt 0 ]
 
 e2e_finish
