@@ -225,8 +225,7 @@ void kfs_prepare(struct rec_kfs *k)
 
 const char *kfs_cgroup2(const struct rec_kfs *k)
 {
-	const struct kfs_entry *e = &k->fs[KFS_CGROUP2];
-	return e->st == KFS_PRESENT || e->st == KFS_MOUNTED ? e->path : "";
+	return kfs_usable(k, KFS_CGROUP2) ? k->fs[KFS_CGROUP2].path : "";
 }
 
 /* Why a needed filesystem is not there, for the report. */
@@ -246,9 +245,9 @@ static void kfs_why(const struct kfs_entry *e, const char *name, char *buf, size
 	}
 }
 
-static bool kfs_usable(const struct kfs_entry *e)
+bool kfs_usable(const struct rec_kfs *k, enum kfs_fs fs)
 {
-	return e->st == KFS_PRESENT || e->st == KFS_MOUNTED;
+	return !k || k->fs[fs].st == KFS_PRESENT || k->fs[fs].st == KFS_MOUNTED;
 }
 
 static void kfs_report_mounted(const struct rec_kfs *k, FILE *out)
@@ -268,12 +267,12 @@ void kfs_report(const struct rec_kfs *k, FILE *out)
 {
 	char why[320];
 	kfs_report_mounted(k, out);
-	if (!kfs_usable(&k->fs[KFS_TRACEFS])) {
+	if (!kfs_usable(k, KFS_TRACEFS)) {
 		kfs_why(&k->fs[KFS_TRACEFS], "tracefs", why, sizeof(why));
 		fprintf(out, "nprec: %s: classic tracepoints are off "
 			"(NPREC_SYSCALL_HOOK=per-call falls back to tp_btf/sys_enter)\n", why);
 	}
-	if (!kfs_usable(&k->fs[KFS_CGROUP2])) {
+	if (!kfs_usable(k, KFS_CGROUP2)) {
 		kfs_why(&k->fs[KFS_CGROUP2], "cgroup2", why, sizeof(why));
 		fprintf(out, "nprec: %s: --cgroup, --active-ids (sock_ops) and the threads' cgroup "
 			"paths are off\n", why);

@@ -54,6 +54,8 @@ struct rec_kfs {
  * say what happened. NPREC_TEST_FILESYSTEMS=PATH (tests) reads PATH as
  * /proc/filesystems, so a test can play a kernel without tracefs. */
 void kfs_prepare(struct rec_kfs *k);
+/* The filesystem is mounted (before nprec or by it); NULL k: unknown, true. */
+bool kfs_usable(const struct rec_kfs *k, enum kfs_fs fs);
 /* The cgroup2 mount point, "" when there is none (after kfs_prepare). */
 const char *kfs_cgroup2(const struct rec_kfs *k);
 /* What nprec did and what is off because of a missing interface, one line

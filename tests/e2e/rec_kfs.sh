@@ -194,6 +194,8 @@ check "C: stderr: perf_event_paranoid line" grep -q '^nprec: kernel.perf_event_p
 check "C: no mount line" bash -c "! grep -q 'mounted .* namespace of its own' '$T/c.err'"
 check "C: per-call tracepoints failed, tp_btf/sys_enter attached" \
 	probes_are "$T/c.npr" "netcpu tracepoint/syscalls/sys_enter_<socket calls> failed" "netcpu tp_btf/sys_enter attached"
+check "C: the failed probe's reason names tracefs" \
+	grep -q 'sys_enter_<socket calls> failed .*(tracefs not mounted)' <<<"$("$NPREPORT" dump "$T/c.npr" 2>/dev/null | $NPR probes)"
 S=$(sends "$T/c.npr"); echo "C sends: $S" >&2
 check "C: netcpu still counted the $EXPECT_N send calls ($S)" [ "${S% *}" = "$EXPECT_N" ]
 TX=$(flow_tx "$T/c.npr")
