@@ -319,18 +319,26 @@ static enum rec_probe_state probe_state(const struct rec_ctx *ctx, const char *p
  * the cpu-clock timer. At HZ 250 one transfer may take no tick inside
  * NET_RX: transfers repeat (a bounded count, no time limit) until one did. */
 #define TICK_ROUNDS 40
+/* netcpu with default settings for this process only: open's rc, checked */
+static int open_defaults(struct rec_config *cfg, struct rec_ctx *ctx, void **st, const char *what)
+{
+	char err[256] = "";
+	rec_config_defaults(cfg);
+	cfg->pids[0] = (uint32_t)getpid();
+	cfg->npids = 1;
+	*ctx = (struct rec_ctx){ .cfg = cfg };
+	int rc = rec_family_netcpu.open(ctx, st, err, sizeof(err));
+	CHECK(rc == 0, "open (%s): %d %s", what, rc, err);
+	return rc;
+}
+
 static void tick_run(void)
 {
 	struct rec_config cfg;
-	rec_config_defaults(&cfg);
-	cfg.pids[0] = (uint32_t)getpid();
-	cfg.npids = 1;
-	struct rec_ctx ctx = { .cfg = &cfg };
+	struct rec_ctx ctx;
 	void *st = NULL;
-	char err[256] = "";
+	int rc = open_defaults(&cfg, &ctx, &st, "tick");
 	CHECK(cfg.sample_tick, "tick is the default source");
-	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
-	CHECK(rc == 0, "open (tick): %d %s", rc, err);
 	if (rc != 0)
 		return;
 	CHECK(probe_state(&ctx, "tp_btf/hrtimer_expire_entry") == REC_PROBE_ATTACHED, "tick attached");
@@ -569,15 +577,9 @@ static void no_tracefs_run(void)
 	}
 	setenv("NPREC_SYSCALL_HOOK", "per-call", 1);
 	struct rec_config cfg;
-	rec_config_defaults(&cfg);
-	cfg.pids[0] = (uint32_t)getpid();
-	cfg.npids = 1;
-	struct rec_ctx ctx = { .cfg = &cfg };
+	struct rec_ctx ctx;
 	void *st = NULL;
-	char err[256] = "";
-	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
-	CHECK(rc == 0, "open without tracefs: %d %s", rc, err);
-	if (rc == 0) {
+	if (open_defaults(&cfg, &ctx, &st, "without tracefs") == 0) {
 		CHECK(probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_FAILED &&
 		      probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_ATTACHED,
 		      "tracefs unmounted: per-call wanted, tp_btf/sys_enter attached");
