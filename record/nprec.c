@@ -517,10 +517,9 @@ int main(int argc, char **argv)
 	int code = rc_check_env();
 	if (code)
 		return code;
-	/* tracefs, cgroup2: mounted privately where missing (record/kfs.h) */
+	/* tracefs, cgroup2: mounted privately where missing (record/kfs.h);
+	 * said after the options resolved, so a usage error stays one line */
 	kfs_prepare(&r->kfs);
-	if (!r->cfg.quiet)
-		kfs_report(&r->kfs, stderr);
 	if (kfs_cgroup2(&r->kfs)[0] && strcmp(r->cfg.cgroup_root, "/sys/fs/cgroup") == 0)
 		r->cfg.cgroup_root = kfs_cgroup2(&r->kfs);
 	r->ctx.kfs = &r->kfs;
@@ -528,6 +527,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nprec: %s\n", err);
 		return RC_EXIT_USAGE;
 	}
+	if (!r->cfg.quiet)
+		kfs_report(&r->kfs, stderr);
 	rc_libbpf_verbose = r->cfg.verbose;
 	libbpf_set_print(rc_libbpf_print);
 	r->ctx.cfg = &r->cfg;

@@ -178,6 +178,9 @@ read -r LPID LCG < "$T/b.load"
 TH=$(for f in "${FILES[@]}"; do "$NPREPORT" dump "$f" 2>/dev/null; done | $NC threads "$LPID")
 echo "B load $LPID in $LCG: $TH" >&2
 check "B: threads know the load's cgroup path ($LCG)" grep -q "cgroup=$LCG\$" <<<"$TH"
+"$NPREC" -q -d 1 --cgroup / -o "$T/cg.npr" 2>"$T/cg.err"; RC=$?
+CGID=$("$NPREPORT" dump --header-only "$T/cg.npr" 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["body"]["config"]["cgroup_id"])' 2>/dev/null)
+check "B: --cgroup / resolves in the cgroup2 nprec mounted (exit $RC, cgroup_id ${CGID:-?})" [ $RC -eq 0 -a "${CGID:-0}" -gt 0 ]
 check "cgroup2 still not mounted here after nprec exited" bash -c '! grep -q " - cgroup2 " /proc/self/mountinfo'
 
 # ---- C: no right to mount; a paranoid perf setting ----
@@ -216,6 +219,9 @@ NPREC_TEST_FILESYSTEMS="$T/filesystems" "$NPREC" -q -d 1 --packets --active-ids 
 cat "$T/d2.err" >&2
 check "D: --active-ids without cgroup2 refused with exit 4 ($RC)" [ $RC -eq 4 ]
 check "D: ... saying there is no cgroup v2 hierarchy" grep -q 'no cgroup v2 hierarchy' "$T/d2.err"
+NPREC_TEST_FILESYSTEMS="$T/filesystems" "$NPREC" -q -d 1 --cgroup / -o "$T/d3.npr" 2>"$T/d3.err"; RC=$?
+cat "$T/d3.err" >&2
+check "D: --cgroup without cgroup2 refused with exit 2, one line ($RC)" [ $RC -eq 2 -a "$(wc -l <"$T/d3.err")" = 1 ]
 
 # ---- E: flight dump, SIGHUP reopen, clock-sync exchange from nprec's namespace ----
 # (tracefs, debugfs and cgroup2 are all unmounted here now)
