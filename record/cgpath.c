@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cgpath.h"
+#include "kfs.h"
 
 #define NT_CG_MAX_DEPTH 32
 
@@ -82,29 +83,6 @@ static void nt_cg_scan(struct nt_cgpaths *c)
 	nt_cg_walk(c, "", 0);
 }
 
-/* The cgroup2 mount point from /proc/self/mountinfo: "/sys/fs/cgroup" on
- * unified hosts, "/sys/fs/cgroup/unified" on hybrid ones. */
-static int nt_cg_find_mount(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[1024];
-	int rc = -ENOENT;
-	if (!f)
-		return -errno;
-	while (rc && fgets(line, sizeof(line), f)) {
-		char mnt[512], fstype[64];
-		const char *sep = strstr(line, " - ");
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2") != 0)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) == 1) {
-			snprintf(buf, len, "%s", mnt);
-			rc = 0;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 int nt_cgpaths_open(struct nt_cgpaths **out, const char *root)
 {
 	struct nt_cgpaths *c = calloc(1, sizeof(*c));
@@ -113,7 +91,7 @@ int nt_cgpaths_open(struct nt_cgpaths **out, const char *root)
 	if (root) {
 		snprintf(c->root, sizeof(c->root), "%s", root);
 	} else {
-		int rc = nt_cg_find_mount(c->root, sizeof(c->root));
+		int rc = kfs_find_mount("cgroup2", c->root, sizeof(c->root));
 		if (rc < 0) {
 			free(c);
 			return rc;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 void rec_config_defaults(struct rec_config *c)
@@ -502,10 +504,16 @@ static int rc_resolve_cgroup(struct rec_config *c, char *err, size_t errlen)
 	else
 		snprintf(path, sizeof(path), "%s/%s", c->cgroup_root,
 			 c->cgroup_path + (c->cgroup_path[0] == '/'));
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? errno : ENOTDIR;
+	struct statfs sf;
+	int e = stat(path, &st) < 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+	if (e) {
 		snprintf(err, errlen, "cannot use cgroup %s: %s (give a cgroup v2 directory)", path, strerror(e));
 		return -e;
+	}
+	/* a v1 or tmpfs directory has an inode too, but no cgroup id */
+	if (statfs(path, &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(err, errlen, "cannot use cgroup %s: not in a cgroup v2 hierarchy (no cgroup2 mounted?)", path);
+		return -ENOTDIR;
 	}
 	c->cgroup_id = (uint64_t)st.st_ino;
 	return 0;

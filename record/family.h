@@ -66,6 +66,8 @@ struct rec_ctx {
 	 * netcpu then loads with this map instead of its own */
 	bool nc_cpus_shared;
 	int nc_cpus_fd;
+	/* kernel filesystems found or mounted (record/kfs.h), for the header */
+	const struct rec_kfs *kfs;
 };
 
 /* Families are listed in record/families.c (one line each). */

@@ -18,6 +18,7 @@
 #include "family.h"
 #include "cpuslice.h"
 #include "hookhub.h"
+#include "kfs.h"
 #include "ksyms.h"
 #include "netcpu.h"
 #include "netcpu.skel.h"
@@ -202,8 +203,9 @@ static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
 			continue;
 		struct bpf_link *l = n < NC_SYS_TPS ? bpf_program__attach(p) : NULL;
 		if (!l) {
-			snprintf(why, sizeof(why), "%s: %s", bpf_program__section_name(p),
-				 strerror(errno ? errno : ENOSPC));
+			int e = errno ? errno : ENOSPC;
+			snprintf(why, sizeof(why), "%s: %s%s", bpf_program__section_name(p), strerror(e),
+				 kfs_usable(ctx->kfs, KFS_TRACEFS) ? "" : " (tracefs not mounted)");
 			rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>",
 				  REC_PROBE_FAILED, why);
 			for (unsigned i = 0; i < n; i++)

@@ -19,6 +19,7 @@
 #include "family.h"
 #include "hookhub.h"
 #include "hostinfo.h"
+#include "kfs.h"
 #include "npmsg.h"
 #include "output.h"
 #include "privdrop.h"
@@ -62,6 +63,7 @@ struct rc_run {
 	struct rec_selfcost self;
 	struct rec_ratectl ratectl;
 	struct rec_prio prio;
+	struct rec_kfs kfs;
 	bool progress;
 	bool progress_dirty;
 };
@@ -539,10 +541,18 @@ int main(int argc, char **argv)
 	int code = rc_check_env();
 	if (code)
 		return code;
+	/* tracefs, cgroup2: mounted privately where missing (record/kfs.h);
+	 * said after the options resolved, so a usage error stays one line */
+	kfs_prepare(&r->kfs);
+	if (kfs_cgroup2(&r->kfs)[0] && strcmp(r->cfg.cgroup_root, "/sys/fs/cgroup") == 0)
+		r->cfg.cgroup_root = kfs_cgroup2(&r->kfs);
+	r->ctx.kfs = &r->kfs;
 	if (rc_cli_resolve(&r->cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nprec: %s\n", err);
 		return RC_EXIT_USAGE;
 	}
+	if (!r->cfg.quiet)
+		kfs_report(&r->kfs, stderr);
 	rc_libbpf_verbose = r->cfg.verbose;
 	libbpf_set_print(rc_libbpf_print);
 	r->ctx.cfg = &r->cfg;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "kfs.h"
 #include "npmsg.h"
 #include "records.h"
 
@@ -170,7 +171,7 @@ void rc_header_build(struct np_recbuf *rb, struct rec_ctx *ctx,
 {
 	const struct rec_config *c = ctx->cfg;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, RC_HEADER_VERSION);
-	msgpack_pack_map(pk, 11);
+	msgpack_pack_map(pk, 11 + (ctx->kfs != NULL));
 	np_pack_kv_str(pk, "kind", "recording");
 	np_pack_kv_u64(pk, "format_version", NP_FORMAT_VERSION);
 	np_pack_kv_str(pk, "producer", "nprec " NP_VERSION);
@@ -187,4 +188,8 @@ void rc_header_build(struct np_recbuf *rb, struct rec_ctx *ctx,
 	np_pack_str(pk, "probes");
 	rc_probes_pack(pk, ctx);
 	ctx->probes_changed = false;
+	if (ctx->kfs) {
+		np_pack_str(pk, "kernel_fs");
+		kfs_pack(pk, ctx->kfs);
+	}
 }

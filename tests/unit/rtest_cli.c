@@ -5,6 +5,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include "cli.h"
+#include "kfs.h"
 #include "tap.h"
 
 static enum rc_cli_action parse(struct rec_config *c, char *err, int argc, char **argv)
@@ -204,6 +205,12 @@ static void test_resolve(void)
 {
 	struct rec_config c;
 	char err[256];
+	/* as nprec does: cgroup2 mounted in a namespace of our own where the
+	 * machine has none (root only; unprivileged, the check below fails
+	 * as nprec would) */
+	struct rec_kfs kfs;
+	kfs_prepare(&kfs);
+	kfs_report(&kfs, stderr);
 	CHECK(PARSE(&c, err, "-o", "x", "--netns", "/proc/self/ns/net") == RC_CLI_RUN, "%s", err);
 	CHECK(rc_cli_resolve(&c, err, sizeof(err)) == 0 && c.netns_ino != 0 && c.netns_fd >= 0, "%s", err);
 	CHECK(PARSE(&c, err, "-o", "x", "--netns", "rc-surely-missing") == RC_CLI_RUN, "%s", err);
@@ -212,6 +219,9 @@ static void test_resolve(void)
 	CHECK(rc_cli_resolve(&c, err, sizeof(err)) == 0 && c.cgroup_id != 0, "root cgroup id: %s", err);
 	CHECK(PARSE(&c, err, "-o", "x", "--cgroup", "no/such/group") == RC_CLI_RUN, "%s", err);
 	CHECK(rc_cli_resolve(&c, err, sizeof(err)) < 0, "missing cgroup");
+	CHECK(PARSE(&c, err, "-o", "x", "--cgroup", "/", "--cgroup-root", "/proc") == RC_CLI_RUN, "%s", err);
+	CHECK(rc_cli_resolve(&c, err, sizeof(err)) < 0 && strstr(err, "not in a cgroup v2 hierarchy"),
+	      "a directory outside cgroup2 refused: %s", err);
 }
 
 int main(void)

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <msgpack.h>
@@ -22,6 +23,7 @@
 #include "config.h"
 #include "family.h"
 #include "hookhub.h"
+#include "kfs.h"
 #include "npmsg.h"
 #include "recheader.h"
 #include "records.h"
@@ -317,18 +319,26 @@ static enum rec_probe_state probe_state(const struct rec_ctx *ctx, const char *p
  * the cpu-clock timer. At HZ 250 one transfer may take no tick inside
  * NET_RX: transfers repeat (a bounded count, no time limit) until one did. */
 #define TICK_ROUNDS 40
+/* netcpu with default settings for this process only: open's rc, checked */
+static int open_defaults(struct rec_config *cfg, struct rec_ctx *ctx, void **st, const char *what)
+{
+	char err[256] = "";
+	rec_config_defaults(cfg);
+	cfg->pids[0] = (uint32_t)getpid();
+	cfg->npids = 1;
+	*ctx = (struct rec_ctx){ .cfg = cfg };
+	int rc = rec_family_netcpu.open(ctx, st, err, sizeof(err));
+	CHECK(rc == 0, "open (%s): %d %s", what, rc, err);
+	return rc;
+}
+
 static void tick_run(void)
 {
 	struct rec_config cfg;
-	rec_config_defaults(&cfg);
-	cfg.pids[0] = (uint32_t)getpid();
-	cfg.npids = 1;
-	struct rec_ctx ctx = { .cfg = &cfg };
+	struct rec_ctx ctx;
 	void *st = NULL;
-	char err[256] = "";
+	int rc = open_defaults(&cfg, &ctx, &st, "tick");
 	CHECK(cfg.sample_tick, "tick is the default source");
-	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
-	CHECK(rc == 0, "open (tick): %d %s", rc, err);
 	if (rc != 0)
 		return;
 	CHECK(probe_state(&ctx, "tp_btf/hrtimer_expire_entry") == REC_PROBE_ATTACHED, "tick attached");
@@ -371,6 +381,15 @@ static void tick_run(void)
 	rc_probes_free(&ctx);
 }
 
+/* tracefs as nprec found or mounted it (a fresh machine mounts none) */
+static struct rec_kfs kfs;
+
+static bool tracefs_usable(void)
+{
+	enum kfs_state st = kfs.fs[KFS_TRACEFS].st;
+	return st == KFS_PRESENT || st == KFS_MOUNTED;
+}
+
 /* One family open/close with the syscall-entry variant per_call (the
  * per-syscall tracepoints) or tp_btf/sys_enter, every exact check. */
 static void run(bool per_call)
@@ -397,9 +416,13 @@ static void run(bool per_call)
 	for (unsigned i = 0; i < ctx.nprobes; i++)
 		fprintf(stderr, "  probe %s %s: %d %s\n", ctx.probes[i].family, ctx.probes[i].probe,
 			ctx.probes[i].st, ctx.probes[i].reason);
-	if (per_call)
+	if (per_call && tracefs_usable())
 		CHECK(probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_ATTACHED &&
 		      probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_SKIPPED, "per-syscall tracepoints attached");
+	else if (per_call)   /* no tracefs and no right to mount it: the fallback */
+		CHECK(probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_FAILED &&
+		      probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_ATTACHED,
+		      "tracefs %s: tp_btf/sys_enter attached instead", kfs_state_name(kfs.fs[KFS_TRACEFS].st));
 	else
 		CHECK(probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_ATTACHED &&
 		      probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_SKIPPED,
@@ -541,6 +564,31 @@ static void run(bool per_call)
 	rc_probes_free(&ctx);
 }
 
+/* Per-syscall tracepoints wanted but tracefs gone (unmounted in our own
+ * mount namespace, never the host's): netcpu falls back to
+ * tp_btf/sys_enter and says why. */
+static void no_tracefs_run(void)
+{
+	const char *path = kfs.fs[KFS_TRACEFS].path;
+	if (kfs.fs[KFS_TRACEFS].st != KFS_MOUNTED || umount2(path, MNT_DETACH) != 0) {
+		fprintf(stderr, "# tracefs not ours to unmount (%s): fallback not tried\n",
+			kfs_state_name(kfs.fs[KFS_TRACEFS].st));
+		return;
+	}
+	setenv("NPREC_SYSCALL_HOOK", "per-call", 1);
+	struct rec_config cfg;
+	struct rec_ctx ctx;
+	void *st = NULL;
+	if (open_defaults(&cfg, &ctx, &st, "without tracefs") == 0) {
+		CHECK(probe_state(&ctx, "tracepoint/syscalls/sys_enter_<socket calls>") == REC_PROBE_FAILED &&
+		      probe_state(&ctx, "tp_btf/sys_enter") == REC_PROBE_ATTACHED,
+		      "tracefs unmounted: per-call wanted, tp_btf/sys_enter attached");
+		rec_family_netcpu.close(st);
+	}
+	hookhub_free(&ctx);
+	rc_probes_free(&ctx);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -549,8 +597,12 @@ int main(void)
 	}
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		cpu_pin = 0;
+	/* as nprec does: tracefs mounted in a mount namespace of our own */
+	kfs_prepare(&kfs);
+	kfs_report(&kfs, stderr);
 	run(false);
 	run(true);
+	no_tracefs_run();
 	unsetenv("NPREC_SYSCALL_HOOK");
 	tick_run();
 	return tap_done();

@@ -22,6 +22,7 @@
 #include "npmsg.h"
 #include "recheader.h"
 #include "records.h"
+#include "kfs.h"
 #include "tap.h"
 
 extern const struct rec_family rec_family_threads;
@@ -228,6 +229,11 @@ int main(void)
 		fprintf(stderr, "SKIP rtest_threads: needs root (BPF)\n");
 		return tap_done();
 	}
+	/* as nprec does: cgroup2 mounted in a mount namespace of our own
+	 * where the machine has none, so the cgroup path is known */
+	struct rec_kfs kfs;
+	kfs_prepare(&kfs);
+	kfs_report(&kfs, stderr);
 	run(false);
 	run(true);
 	return tap_done();
