@@ -602,8 +602,8 @@ static int analyze_once(const struct pat_table *t, const struct pat_opts *o, str
 	int rc = pat_model_build(&m, t, r->npos, o, err, errlen);
 	if (rc) return rc;
 	r->nthr_total = m.nthr_total;
-	if (o->mode == PAT_MODE_NSGA2) {
-		rc = nsga2_items(t, o, &m, r);
+	if (o->mode == PAT_MODE_NSGA2 || o->mode == PAT_MODE_COVER) {
+		rc = o->mode == PAT_MODE_NSGA2 ? nsga2_items(t, o, &m, r) : pat_cover_items(&m, o, r);
 		if (rc) snprintf(err, errlen, "pattern search failed: %s", strerror(-rc));
 		pat_model_free(&m);
 		return rc;
