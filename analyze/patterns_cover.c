@@ -408,6 +408,26 @@ static int merge_pass(struct cover *cv, size_t *nevals, bool *merged)
 	return rc;
 }
 
+/* Decision-list order, as rule learners order association rules: the most
+ * confident pattern (largest share of its matches inside I) first, so a
+ * pattern of generally slow requests (small shifts that normal requests
+ * show too) does not claim the requests a sharper cause explains. Stable:
+ * ties keep the order found. */
+static void order_patterns(struct cover *cv)
+{
+	double conf[CV_MAXPAT];
+	for (size_t k = 0; k < cv->npat; k++) {
+		pat_match(cv->m, &cv->pats[k], cv->tmp);
+		size_t all = pat_popcount(cv->tmp, cv->nw);
+		conf[k] = all ? (double)and_count(cv->tmp, cv->imask, cv->nw) / (double)all : 0;
+	}
+	for (size_t a = 1; a < cv->npat; a++)
+		for (size_t b = a; b > 0 && conf[b - 1] < conf[b] - 1e-9; b--) {
+			double t = conf[b]; conf[b] = conf[b - 1]; conf[b - 1] = t;
+			struct pat_pattern q = cv->pats[b]; cv->pats[b] = cv->pats[b - 1]; cv->pats[b - 1] = q;
+		}
+}
+
 /* One item per pattern; its cluster: the requests of I it matches that no
  * earlier pattern does. precision: share of its matches inside I; recall:
  * share of I its cluster holds. */
@@ -506,6 +526,7 @@ int pat_cover_items(const struct pat_model *m, const struct pat_opts *o, struct 
 		rc = strong_thresholds(&cv, buf);
 		if (!rc) rc = cover_loop(&cv, &r->nevals);
 		for (bool merged = true; merged && !rc;) rc = merge_pass(&cv, &r->nevals, &merged);
+		order_patterns(&cv);
 	}
 	if (!rc) rc = fill_items(&cv);
 	free(b); free(buf); free(cv.strong); free(cv.rmed); free(cv.rsig);
