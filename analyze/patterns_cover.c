@@ -40,6 +40,7 @@ struct cover {
 	uint64_t *tmp, *tmp2;
 	uint16_t *strong;            /* per RPC: first threshold >= median + 3 robust sigmas */
 	double *rmed, *rsig;         /* per RPC: median and robust sigma over all requests */
+	double *quantum;             /* per RPC: smallest step between two distinct times */
 	struct pat_pattern pats[CV_MAXPAT];
 	size_t npat;
 };
@@ -91,8 +92,8 @@ static void spread_of(const struct pat_model *m, const uint64_t *set, int rpc, d
 }
 
 /* Whether A and B are both strongly slow on RPC j (or on some RPC, j < 0)
- * at two levels: medians more than 3 robust sigmas (of the wider group)
- * apart. One RPC slowed by two causes of different size; the halves of one
+ * at two levels: medians more than 3 robust sigmas (of the wider group, at
+ * least the RPC's overall sigma and the resolution of its times) apart. One RPC slowed by two causes of different size; the halves of one
  * cause's spread cut by a threshold are closer than that. */
 static bool two_levels(const struct cover *cv, const uint64_t *A, const uint64_t *B, int j, double *buf)
 {
@@ -103,7 +104,8 @@ static bool two_levels(const struct cover *cv, const uint64_t *A, const uint64_t
 		spread_of(m, A, (int)k, buf, &ma, &sa);
 		if (!(ma >= cut)) continue;
 		spread_of(m, B, (int)k, buf, &mb, &sb);
-		if (mb >= cut && fabs(ma - mb) > 3 * fmax(fmax(sa, sb), cv->rsig[k])) return true;
+		if (mb >= cut && fabs(ma - mb) > 3 * fmax(fmax(sa, sb), fmax(cv->rsig[k], cv->quantum[k])))
+			return true;
 	}
 	return false;
 }
@@ -130,6 +132,46 @@ static inline uint64_t not_slow(const struct pat_model *m, const struct pat_cond
 	return ~m->bits[c->rpc][(size_t)c->lo * m->nw + w];
 }
 
+/* Rule (c) of two_causes: one RPC strongly slow in most of C at two levels.
+ * The cut is a threshold t between the strong level and the top: above it
+ * A, between the strong level and t B; both large, together most of C,
+ * medians more than 3 robust sigmas (of the wider group) apart; the cut
+ * that separates them most (Otsu's criterion, in robust form) wins.
+ * part: scratch of 2 bitsets. */
+static void two_level_cut(struct cover *cv, const struct pat_pattern *p, const uint64_t *C, size_t nc,
+			  uint64_t *part, double *buf, struct pat_cond *a, struct pat_cond *b, bool *found)
+{
+	const struct pat_model *m = cv->m;
+	size_t nw = cv->nw;
+	uint64_t *A = part, *B = part + nw;
+	double best = 3;
+	for (size_t j = 0; j < m->nrpc; j++) {
+		uint16_t s0 = cv->strong[j], top = (uint16_t)(m->nthr[j] - 1);
+		int at = pat_find_rpc(p, (unsigned)j);
+		uint16_t plo = at >= 0 ? p->c[at].lo : 0, phi = at >= 0 ? p->c[at].hi : top;
+		for (uint16_t t = (uint16_t)(s0 + 1); t < top && s0 < top; t++) {
+			const uint64_t *bs = m->bits[j] + (size_t)s0 * nw, *bt = m->bits[j] + (size_t)t * nw;
+			size_t na = 0, nb = 0;
+			for (size_t w = 0; w < nw; w++) {
+				A[w] = C[w] & bt[w];
+				B[w] = C[w] & bs[w] & ~bt[w];
+				na += (size_t)__builtin_popcountll(A[w]);
+				nb += (size_t)__builtin_popcountll(B[w]);
+			}
+			if (na < cv->min_size || nb < cv->min_size || 2 * (na + nb) <= nc) continue;
+			double ma, sa, mb, sb;
+			spread_of(m, A, (int)j, buf, &ma, &sa);
+			spread_of(m, B, (int)j, buf, &mb, &sb);
+			double sep = (ma - mb) / fmax(fmax(sa, sb), fmax(cv->rsig[j], fmax(cv->quantum[j], 1e-9)));
+			if (!(sep > best)) continue;
+			best = sep;
+			*a = (struct pat_cond){ (uint16_t)j, t > plo ? t : plo, phi };
+			*b = (struct pat_cond){ (uint16_t)j, s0 > plo ? s0 : plo, t < phi ? t : phi };
+			*found = a->lo < a->hi && b->lo < b->hi;
+		}
+	}
+}
+
 /* Two causes in cluster C (bitset, |C| = nc) of p, as evidence for a split:
  *  (a) two groups, each slow on an RPC p does not name and not slow on the
  *      other group's: A = slow on j1 and not on j2, B = slow on j2 and not
@@ -137,6 +179,7 @@ static inline uint64_t not_slow(const struct pat_model *m, const struct pat_cond
  *      overlapping problems in one latency range). Exclusion on both sides
  *      is what tells two causes from one cause whose RPCs a threshold
  *      happens to cut (one cause slows all its RPCs together);
+ *  (c) else one RPC at two strong levels (two_level_cut);
  *  (b) else one slow RPC in a large part of C, the rest also large, whose
  *      median latency is more than 1.5 robust sigmas above the rest's: a
  *      degradation that adds a slow RPC to another.
@@ -177,6 +220,7 @@ static int two_causes(struct cover *cv, const struct pat_pattern *p, const uint6
 			if (na < cv->min_size || nb < cv->min_size || na + nb <= best) continue;
 			best = na + nb; *a = *ci; *b = *cj; *found = true;
 		}
+	if (!*found) two_level_cut(cv, p, C, nc, part, buf, a, b, found);
 	if (!*found) {
 		double gap = 1.5 * cv->sigma;
 		for (size_t i = 0; i < k; i++) {
@@ -486,7 +530,8 @@ static int strong_thresholds(struct cover *cv, double *buf)
 	cv->strong = malloc((m->nrpc + 1) * sizeof(uint16_t));
 	cv->rmed = calloc(m->nrpc + 1, sizeof(double));
 	cv->rsig = calloc(m->nrpc + 1, sizeof(double));
-	if (!cv->strong || !cv->rmed || !cv->rsig) return -ENOMEM;
+	cv->quantum = calloc(m->nrpc + 1, sizeof(double));
+	if (!cv->strong || !cv->rmed || !cv->rsig || !cv->quantum) return -ENOMEM;
 	for (size_t j = 0; j < m->nrpc; j++) {
 		size_t n = 0;
 		for (size_t i = 0; i < m->n; i++)
@@ -495,6 +540,10 @@ static int strong_thresholds(struct cover *cv, double *buf)
 		if (!n) continue;
 		qsort(buf, n, sizeof(double), cmp_double);
 		cv->rmed[j] = buf[n / 2];
+		cv->quantum[j] = INFINITY;
+		for (size_t i = 1; i < n; i++)
+			if (buf[i] > buf[i - 1] && buf[i] - buf[i - 1] < cv->quantum[j]) cv->quantum[j] = buf[i] - buf[i - 1];
+		if (isinf(cv->quantum[j])) cv->quantum[j] = 0;
 		cv->rsig[j] = pat_ms_mad_sigma(buf, n);
 		double cut = buf[n / 2] + 3 * cv->rsig[j];
 		for (uint16_t k = (uint16_t)(m->main_iv[j] + 1); k + 1 < m->nthr[j]; k++)
@@ -529,6 +578,6 @@ int pat_cover_items(const struct pat_model *m, const struct pat_opts *o, struct 
 		order_patterns(&cv);
 	}
 	if (!rc) rc = fill_items(&cv);
-	free(b); free(buf); free(cv.strong); free(cv.rmed); free(cv.rsig);
+	free(b); free(buf); free(cv.strong); free(cv.rmed); free(cv.rsig); free(cv.quantum);
 	return rc;
 }
