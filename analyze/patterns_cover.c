@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "patterns_int.h"
 #include <stdio.h>
 static void dbg(const struct pat_model *m, const char *what, const struct pat_pattern *p, size_t n)
@@ -34,6 +35,7 @@ struct cover {
 	const struct pat_opts *o;
 	struct pat_result *r;
 	size_t nw, min_size;
+	int threads;                 /* for the beam searches (run one at a time) */
 	double sigma;                /* robust spread of all latencies (ms) */
 	uint64_t *imask;             /* requests with L in I */
 	uint64_t *covered;           /* requests of I explained so far */
@@ -330,7 +332,7 @@ static int cover_loop(struct cover *cv, size_t *nevals)
 		size_t nrem = pat_popcount(rem, nw);
 		if (nrem < cv->min_size) break;
 		struct pat_search s = { .m = m, .o = cv->o, .pos = rem, .npos = nrem, .ignore = cv->covered,
-					.strong = cv->strong, .seed = cv->o->seed };
+					.strong = cv->strong, .threads = cv->threads, .seed = cv->o->seed };
 		rc = pat_beam_run(&s);
 		*nevals += s.nevals;
 		if (rc || s.f <= 0) break;
@@ -466,7 +468,7 @@ static int merge_pass(struct cover *cv, size_t *nevals, bool *merged)
 			for (size_t i = 0; i < nw; i++) { uni[i] = A[i] | B[i]; ign[i] = cv->tmp2[i] & ~uni[i]; }
 			double fa = fit_ign(cv, &cv->pats[a], A, cnt[a], ign), fb = fit_ign(cv, &cv->pats[b], B, cnt[b], ign);
 			struct pat_search s = { .m = m, .o = cv->o, .pos = uni, .npos = cnt[a] + cnt[b], .ignore = ign,
-						.strong = cv->strong, .seed = cv->o->seed };
+						.strong = cv->strong, .threads = cv->threads, .seed = cv->o->seed };
 			rc = pat_beam_run(&s);
 			*nevals += s.nevals;
 			double want = (fa * (double)cnt[a] + fb * (double)cnt[b]) / (double)(cnt[a] + cnt[b]) - 0.05;
@@ -579,6 +581,11 @@ static int strong_thresholds(struct cover *cv, double *buf)
 		double cut = buf[n / 2] + 3 * cv->rsig[j];
 		for (uint16_t k = (uint16_t)(m->main_iv[j] + 1); k + 1 < m->nthr[j]; k++)
 			if (m->thr[j][k] >= cut && m->thr[j][k] > buf[n / 2]) { cv->strong[j] = k; break; }
+		if (getenv("NP_PAT_DEBUG")) {
+			fprintf(stderr, "%s main %u strong %u cut %g:", m->t->rpc[j], m->main_iv[j], cv->strong[j], cut);
+			for (uint16_t k = 0; k < m->nthr[j]; k++) fprintf(stderr, " %g", m->thr[j][k]);
+			fprintf(stderr, "\n");
+		}
 	}
 	return 0;
 }
@@ -586,7 +593,8 @@ static int strong_thresholds(struct cover *cv, double *buf)
 int pat_cover_items(const struct pat_model *m, const struct pat_opts *o, struct pat_result *r)
 {
 	size_t nw = m->nw;
-	struct cover cv = { .m = m, .o = o, .r = r, .nw = nw };
+	long nt = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+	struct cover cv = { .m = m, .o = o, .r = r, .nw = nw, .threads = nt < 1 ? 1 : nt > 16 ? 16 : (int)nt };
 	uint64_t *b = calloc(4 * (nw + 1), sizeof(uint64_t));
 	double *buf = malloc((m->n + 1) * sizeof(double));
 	r->split = malloc(2 * sizeof(double));

@@ -122,6 +122,7 @@ struct pat_search {
 	/* per RPC the first threshold index that counts as a strong deviation
 	 * (cover mode: a pattern needs a condition starting there), or NULL */
 	const uint16_t *strong;
+	int threads;                 /* beam: evaluate a round's candidates on this many threads */
 	uint64_t seed;
 	struct pat_pattern best;     /* out */
 	double f;                    /* out */
