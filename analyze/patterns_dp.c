@@ -94,14 +94,14 @@ static double lat_bw(const struct pat_table *t, const struct pat_opts *o, const 
 {
 	int rule = o->bw_rule;
 	if (rule == PAT_BW_MODE) rule = o->mode == PAT_MODE_ICPE ? PAT_BW_KNN : PAT_BW_MAD;
-	if (rule != PAT_BW_MAD) return pat_ms_bandwidth(x, n, 0.1);
+	if (rule != PAT_BW_MAD) return pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 	double *all = malloc(t->nrows * sizeof(double));
-	if (!all) return pat_ms_bandwidth(x, n, 0.1);
+	if (!all) return pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 	memcpy(all, t->lat, t->nrows * sizeof(double));
 	qsort(all, t->nrows, sizeof(double), cmp_double);
 	double s = pat_ms_mad_sigma(all, t->nrows);
 	free(all);
-	return s > 0 ? s : pat_ms_bandwidth(x, n, 0.1);
+	return s > 0 ? s : pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 }
 
 /* Split points: lo, the mean-shift cluster borders of the latencies inside

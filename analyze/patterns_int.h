@@ -28,6 +28,9 @@ static inline double pat_rng_unit(uint64_t *s)
 
 /* sklearn-like estimate: mean over points of the distance to their
  * (quantile*n)-th nearest neighbour. sorted ascending, no NAN. */
+/* The authors' code builds sklearn's MeanShift without a bandwidth, which
+ * then calls estimate_bandwidth with its default quantile, 0.3. */
+#define PAT_KNN_QUANTILE 0.3
 double pat_ms_bandwidth(const double *sorted, size_t n, double quantile);
 /* Robust spread: 1.4826 * MAD of sorted values (0 if none). */
 double pat_ms_mad_sigma(const double *sorted, size_t n);
