@@ -18,14 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "patterns_int.h"
-#include <stdio.h>
-static void dbg(const struct pat_model *m, const char *what, const struct pat_pattern *p, size_t n)
-{
-	if (!getenv("NP_PAT_DEBUG")) return;
-	fprintf(stderr, "%s (%zu):", what, n);
-	for (int k = 0; k < p->n; k++) fprintf(stderr, " %s[%g,%g)", m->t->rpc[p->c[k].rpc], m->thr[p->c[k].rpc][p->c[k].lo], m->thr[p->c[k].rpc][p->c[k].hi]);
-	fprintf(stderr, "\n");
-}
 
 #define CV_MAXPAT 12
 #define CV_DEPTH 3
@@ -248,7 +240,7 @@ static int two_causes(struct cover *cv, const struct pat_pattern *p, const uint6
 			if (ms - mr <= gap) continue;
 			/* the RPC must be slower by the gap itself: it explains it */
 			double rs = median_of(m, x, c->rpc, buf), rr = median_of(m, cv->tmp2, c->rpc, buf);
-			if (!(rs - rr > gap)) continue;
+			if (!(rs - rr > gap) || rr >= m->thr[c->rpc][cv->strong[c->rpc]]) continue;   /* not two levels */
 			gap = ms - mr;
 			*a = *c;
 			uint16_t mi = m->main_iv[c->rpc];
@@ -298,7 +290,6 @@ static int emit(struct cover *cv, struct pat_pattern p, int depth)
 	bool found = false;
 	int rc = depth < CV_DEPTH ? two_causes(cv, &p, C, nc, &a, &b, &found) : 0;
 	if (!rc && found) {
-		dbg(m, "split", &p, nc);
 		struct pat_pattern qa = p, qb = p;
 		int at = pat_find_rpc(&p, a.rpc);     /* a one-RPC split narrows its condition */
 		if (at >= 0) { qa.c[at] = a; qb.c[at] = b; } else { qa.c[qa.n++] = a; qb.c[qb.n++] = b; }
@@ -344,7 +335,6 @@ static int cover_loop(struct cover *cv, size_t *nevals)
 			in += (size_t)__builtin_popcountll(x & rem[i]);
 		}
 		if (in < cv->min_size || 2 * in <= all) break;    /* mostly outside I: no degradation */
-		dbg(m, "round", &s.best, in);
 		size_t before = cv->npat;
 		rc = emit(cv, s.best, 0);
 		if (cv->npat == before) break;
@@ -392,7 +382,8 @@ static void exclusive_rpcs(const struct cover *cv, const uint64_t *A, size_t na,
 
 /* Whether A is slower than B by a distinct latency mode (medians more than
  * 1.5 robust sigmas apart) that its exclusive slow RPCs explain (their
- * medians are as much higher together): rule (b) of two_causes. */
+ * medians are as much higher together; RPCs B is strongly slow on too are
+ * two levels of one RPC, two_levels' matter): rule (b) of two_causes. */
 static bool slower_by(const struct cover *cv, const uint64_t *A, const uint64_t *B, const uint8_t *ra,
 		      double *buf)
 {
@@ -400,8 +391,12 @@ static bool slower_by(const struct cover *cv, const uint64_t *A, const uint64_t 
 	double gap = 1.5 * cv->sigma;
 	if (!(median_of(m, A, -1, buf) - median_of(m, B, -1, buf) > gap)) return false;
 	double more = 0;
-	for (size_t j = 0; j < m->nrpc; j++)
-		if (ra[j]) more += fmax(0, median_of(m, A, (int)j, buf) - median_of(m, B, (int)j, buf));
+	for (size_t j = 0; j < m->nrpc; j++) {
+		if (!ra[j]) continue;
+		double mb = median_of(m, B, (int)j, buf);
+		if (cv->strong[j] < m->nthr[j] && mb >= m->thr[j][cv->strong[j]]) continue;  /* two levels: not here */
+		more += fmax(0, median_of(m, A, (int)j, buf) - mb);
+	}
 	return more > gap;
 }
 
@@ -473,7 +468,6 @@ static int merge_pass(struct cover *cv, size_t *nevals, bool *merged)
 			*nevals += s.nevals;
 			double want = (fa * (double)cnt[a] + fb * (double)cnt[b]) / (double)(cnt[a] + cnt[b]) - 0.05;
 			if (rc || s.f < want) continue;
-			dbg(m, "merge", &s.best, cnt[a] + cnt[b]);
 			cv->pats[a] = s.best;
 			memmove(&cv->pats[b], &cv->pats[b + 1], (np - b - 1) * sizeof(cv->pats[0]));
 			cv->npat--;
@@ -581,11 +575,6 @@ static int strong_thresholds(struct cover *cv, double *buf)
 		double cut = buf[n / 2] + 3 * cv->rsig[j];
 		for (uint16_t k = (uint16_t)(m->main_iv[j] + 1); k + 1 < m->nthr[j]; k++)
 			if (m->thr[j][k] >= cut && m->thr[j][k] > buf[n / 2]) { cv->strong[j] = k; break; }
-		if (getenv("NP_PAT_DEBUG")) {
-			fprintf(stderr, "%s main %u strong %u cut %g:", m->t->rpc[j], m->main_iv[j], cv->strong[j], cut);
-			for (uint16_t k = 0; k < m->nthr[j]; k++) fprintf(stderr, " %g", m->thr[j][k]);
-			fprintf(stderr, "\n");
-		}
 	}
 	return 0;
 }
