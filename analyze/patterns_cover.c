@@ -32,7 +32,7 @@ struct cover {
 	uint64_t *imask;             /* requests with L in I */
 	uint64_t *covered;           /* requests of I explained so far */
 	uint64_t *tmp, *tmp2;
-	uint16_t *strong;            /* per RPC: first threshold >= median + 3 robust sigmas */
+	uint16_t *strong;            /* per RPC: first threshold >= median + CV_STRONG_Z robust sigmas */
 	double *rmed, *rsig;         /* per RPC: median and robust sigma over all requests */
 	double *quantum;             /* per RPC: smallest step between two distinct times */
 	struct pat_pattern pats[CV_MAXPAT];
@@ -66,6 +66,30 @@ static double median_of(const struct pat_model *m, const uint64_t *set, int rpc,
 	if (!k) return NAN;
 	qsort(buf, k, sizeof(double), cmp_double);
 	return k % 2 ? buf[k / 2] : (buf[k / 2 - 1] + buf[k / 2]) / 2;
+}
+
+/* Whether the latencies of A are higher than those of B beyond chance:
+ * the difference of the medians more than 3 standard errors (robust sigma
+ * of each group, the median's error 1.2533 sigma / sqrt(n)). *diff: the
+ * difference. Noise on an asynchronous RPC leaves it at about 0. */
+static bool slower_latency(const struct pat_model *m, const uint64_t *A, const uint64_t *B, double *buf,
+			   double *diff)
+{
+	double med[2], var[2];
+	const uint64_t *set[2] = { A, B };
+	for (int g = 0; g < 2; g++) {
+		size_t k = 0;
+		for (size_t w = 0; w < m->nw; w++)
+			for (uint64_t x = set[g][w]; x; x &= x - 1)
+				buf[k++] = m->t->lat[w * 64 + (size_t)__builtin_ctzll(x)];
+		if (k < 2) return false;
+		qsort(buf, k, sizeof(double), cmp_double);
+		med[g] = k % 2 ? buf[k / 2] : (buf[k / 2 - 1] + buf[k / 2]) / 2;
+		double s = 1.2533 * pat_ms_mad_sigma(buf, k);
+		var[g] = s * s / (double)k;
+	}
+	*diff = med[0] - med[1];
+	return *diff > 3 * sqrt(var[0] + var[1]);
 }
 
 /* Median and robust sigma of RPC rpc over the requests of set that called it. */
@@ -230,18 +254,20 @@ static int two_causes(struct cover *cv, const struct pat_pattern *p, const uint6
 		}
 	if (!*found) two_level_cut(cv, p, C, nc, part, buf, a, b, found);
 	if (!*found) {
-		double gap = 1.5 * cv->sigma;
+		double best_diff = 0;
 		for (size_t i = 0; i < k; i++) {
 			uint64_t *x = part + i * nw;
-			double ms = median_of(m, x, -1, buf);
-			for (size_t w = 0; w < nw; w++) cv->tmp2[w] = C[w] & ~x[w];
-			double mr = median_of(m, cv->tmp2, -1, buf);
 			const struct pat_cond *c = &m->cand[idx[i]];
-			if (ms - mr <= gap) continue;
-			/* the RPC must be slower by the gap itself: it explains it */
+			for (size_t w = 0; w < nw; w++) cv->tmp2[w] = C[w] & ~x[w];
+			double diff;
+			if (!slower_latency(m, x, cv->tmp2, buf, &diff) || diff <= best_diff) continue;
+			/* the RPC explains the difference (their sizes within a
+			 * factor 2: a slow asynchronous RPC adds nothing), and the
+			 * rest is not strongly slow on it (that is two levels) */
 			double rs = median_of(m, x, c->rpc, buf), rr = median_of(m, cv->tmp2, c->rpc, buf);
-			if (!(rs - rr > gap) || rr >= m->thr[c->rpc][cv->strong[c->rpc]]) continue;   /* not two levels */
-			gap = ms - mr;
+			if (!(rs - rr >= diff / 2 && diff >= (rs - rr) / 2) || rr >= m->thr[c->rpc][cv->strong[c->rpc]])
+				continue;
+			best_diff = diff;
 			*a = *c;
 			uint16_t mi = m->main_iv[c->rpc];
 			*b = (struct pat_cond){ c->rpc, 0, (uint16_t)(mi + 1) };   /* usual or faster */
@@ -380,24 +406,28 @@ static void exclusive_rpcs(const struct cover *cv, const uint64_t *A, size_t na,
 	}
 }
 
-/* Whether A is slower than B by a distinct latency mode (medians more than
- * 1.5 robust sigmas apart) that its exclusive slow RPCs explain (their
- * medians are as much higher together; RPCs B is strongly slow on too are
- * two levels of one RPC, two_levels' matter): rule (b) of two_causes. */
+/* Whether A is slower than B (beyond chance, slower_latency) by as much as
+ * its exclusive slow RPCs are slower (the sum of their median differences
+ * at least half the latency difference, which is at least half the largest
+ * of them: a slow asynchronous RPC adds nothing; RPCs B is strongly slow on
+ * too are two levels of one RPC, two_levels' matter): rule (b) of
+ * two_causes, read backwards. */
 static bool slower_by(const struct cover *cv, const uint64_t *A, const uint64_t *B, const uint8_t *ra,
 		      double *buf)
 {
 	const struct pat_model *m = cv->m;
-	double gap = 1.5 * cv->sigma;
-	if (!(median_of(m, A, -1, buf) - median_of(m, B, -1, buf) > gap)) return false;
-	double more = 0;
+	double diff;
+	if (!slower_latency(m, A, B, buf, &diff)) return false;
+	double more = 0, most = 0;
 	for (size_t j = 0; j < m->nrpc; j++) {
 		if (!ra[j]) continue;
 		double mb = median_of(m, B, (int)j, buf);
 		if (cv->strong[j] < m->nthr[j] && mb >= m->thr[j][cv->strong[j]]) continue;  /* two levels: not here */
-		more += fmax(0, median_of(m, A, (int)j, buf) - mb);
+		double d = fmax(0, median_of(m, A, (int)j, buf) - mb);
+		more += d;
+		most = fmax(most, d);
 	}
-	return more > gap;
+	return more >= diff / 2 && diff >= most / 2;
 }
 
 /* Two clusters hold two causes when each is strongly slow on an RPC (not
@@ -545,10 +575,13 @@ static int fill_items(struct cover *cv)
 	return 0;
 }
 
-/* A strong deviation: an RPC time at least 3 robust sigmas above the RPC's
- * median over all requests, the outlier rule the automatic interval uses
- * for latencies. Small shifts of many RPCs are how a generally slow request
- * looks (contention); a cause slows its RPCs by more than their own spread. */
+/* A strong deviation: an RPC time at least CV_STRONG_Z robust sigmas above
+ * the RPC's median over all requests: the median-absolute-deviation outlier
+ * rule with the threshold Leys et al. recommend by default (2.5, "moderately
+ * conservative"; J. Exp. Soc. Psych. 49(4), 2013). Small shifts of many RPCs
+ * are how a generally slow request looks (contention); a cause slows its
+ * RPCs by more than their own spread. */
+#define CV_STRONG_Z 2.5
 static int strong_thresholds(struct cover *cv, double *buf)
 {
 	const struct pat_model *m = cv->m;
@@ -572,7 +605,7 @@ static int strong_thresholds(struct cover *cv, double *buf)
 		/* times recorded in whole ms: a sigma below the step means "too
 		 * tight to measure", not "any step is an outlier" */
 		cv->rsig[j] = fmax(pat_ms_mad_sigma(buf, n), cv->quantum[j]);
-		double cut = buf[n / 2] + 3 * cv->rsig[j];
+		double cut = buf[n / 2] + CV_STRONG_Z * cv->rsig[j];
 		for (uint16_t k = (uint16_t)(m->main_iv[j] + 1); k + 1 < m->nthr[j]; k++)
 			if (m->thr[j][k] >= cut && m->thr[j][k] > buf[n / 2]) { cv->strong[j] = k; break; }
 	}
