@@ -548,7 +548,7 @@ static int fill_items(struct cover *cv)
 			cv->covered[i] |= cv->tmp[i];
 			nmem += (size_t)__builtin_popcountll(cv->tmp[i]);
 		}
-		if (!nmem) continue;          /* a duplicate of earlier ones */
+		if (!nmem || 2 * in <= all) continue;   /* a duplicate of earlier ones; no degradation */
 		it->members = malloc(nmem * sizeof(size_t));
 		if (!it->members) return -ENOMEM;
 		for (size_t w = 0; w < nw; w++)

@@ -634,18 +634,15 @@ static bool item_matches(const struct pat_table *t, const struct pat_item *it, s
  * show up is better evidence: the 2nd percentile of the latencies of the
  * requests matching a good pattern (F >= 0.5), but never below the main
  * mode's median + 1 robust sigma. Returns the new lower bound or NAN. */
-static double refined_lo(const struct pat_table *t, const struct pat_opts *o, const struct pat_result *r)
+static double refined_lo(const struct pat_table *t, const struct pat_result *r)
 {
 	double *x = malloc((t->nrows + 1) * sizeof(double));
 	if (!x) return NAN;
 	memcpy(x, t->lat, t->nrows * sizeof(double));
 	qsort(x, t->nrows, sizeof(double), cmp_double);
-	double floor_lo = x[t->nrows / 2] + pat_ms_mad_sigma(x, t->nrows);
-	double lo = o->mode == PAT_MODE_COVER ? INFINITY : r->lo;
+	double floor_lo = x[t->nrows / 2] + pat_ms_mad_sigma(x, t->nrows), lo = r->lo;
 	for (size_t k = 0; k < r->nitems; k++) {
-		/* cover: F is over all of I (one cause explains a part of it);
-		 * a pattern whose matches mostly lie in I is evidence enough */
-		if ((o->mode == PAT_MODE_COVER ? r->items[k].precision : r->items[k].f) < 0.5) continue;
+		if (r->items[k].f < 0.5) continue;
 		size_t n = 0;
 		for (size_t i = 0; i < t->nrows; i++)
 			if (item_matches(t, &r->items[k], i)) x[n++] = t->lat[i];
@@ -656,8 +653,6 @@ static double refined_lo(const struct pat_table *t, const struct pat_opts *o, co
 	}
 	free(x);
 	if (lo < floor_lo) lo = floor_lo;
-	if (o->mode == PAT_MODE_COVER)    /* starts at the floor: may move up as well */
-		return isfinite(lo) && fabs(lo - r->lo) > 1e-9 ? lo : NAN;
 	return lo < r->lo - 1e-9 ? lo : NAN;
 }
 
@@ -687,28 +682,30 @@ int pat_analyze(const struct pat_table *t, const struct pat_opts *o, struct pat_
 		rc = auto_interval(t, o, &r->lo, &r->hi, err, errlen);
 		if (rc) return rc;
 		r->auto_interval = true;
-		/* cover: from the widest I the refinement allows, narrowed below
-		 * to where the requests of the patterns found begin */
+		/* cover: every request slower than median + 1 robust sigma. Its
+		 * patterns need a strong deviation and mostly matches inside I,
+		 * so the nominal requests a wide I takes in cost it little, and
+		 * the lower end of a degraded mode that overlaps the main one is
+		 * not cut off (the other modes refine I from their patterns) */
 		double fl = o->mode == PAT_MODE_COVER ? latency_floor(t) : NAN;
 		if (fl < r->lo) r->lo = fl;
 	}
 	rc = analyze_once(t, o, r, err, errlen);
-	/* cover: until I stops moving (at most 3 times) */
-	int rounds = o->mode == PAT_MODE_COVER ? 3 : 1;
-	for (int k = 0; k < rounds && !rc && r->auto_interval && o->mode != PAT_MODE_ICPE; k++) {
-		double lo = refined_lo(t, o, r);
-		if (isnan(lo)) break;
-		struct pat_result again;
-		memset(&again, 0, sizeof(again));
-		again.nrows = t->nrows; again.lo = lo; again.hi = r->hi; again.auto_interval = true;
-		again.nevals = r->nevals;
-		if (analyze_once(t, o, &again, err, errlen) != 0) {
-			pat_result_free(&again);
-			err[0] = 0;
-			break;
+	if (!rc && r->auto_interval && o->mode != PAT_MODE_ICPE && o->mode != PAT_MODE_COVER) {
+		double lo = refined_lo(t, r);
+		if (!isnan(lo)) {
+			struct pat_result again;
+			memset(&again, 0, sizeof(again));
+			again.nrows = t->nrows; again.lo = lo; again.hi = r->hi; again.auto_interval = true;
+			again.nevals = r->nevals;
+			if (analyze_once(t, o, &again, err, errlen) == 0) {
+				pat_result_free(r);
+				*r = again;
+			} else {
+				pat_result_free(&again);
+				err[0] = 0;
+			}
 		}
-		pat_result_free(r);
-		*r = again;
 	}
 	r->seconds = now_s() - t0;
 	return rc;
