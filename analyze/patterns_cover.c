@@ -204,6 +204,23 @@ static void two_level_cut(struct cover *cv, const struct pat_pattern *p, const u
 	}
 }
 
+/* Whether c can join p: its RPC is not in p, or c lies within p's
+ * condition on it (then it replaces that condition). */
+static bool narrows(const struct pat_pattern *p, const struct pat_cond *c)
+{
+	int at = pat_find_rpc(p, c->rpc);
+	return at < 0 || (c->lo >= p->c[at].lo && c->hi <= p->c[at].hi);
+}
+
+/* Adds c to p, or narrows p's condition on c's RPC to it. */
+static void add_or_narrow(struct pat_pattern *p, const struct pat_cond *c)
+{
+	int at = pat_find_rpc(p, c->rpc);
+	if (at >= 0) p->c[at] = *c;
+	else p->c[p->n++] = *c;
+	pat_canon(p);
+}
+
 /* Two causes in cluster C (bitset, |C| = nc) of p, as evidence for a split:
  *  (a) two groups, each slow on an RPC p does not name and not slow on the
  *      other group's: A = slow on j1 and not on j2, B = slow on j2 and not
@@ -242,7 +259,7 @@ static int two_causes(struct cover *cv, const struct pat_pattern *p, const uint6
 		for (size_t j = i + 1; j < k; j++) {
 			const struct pat_cond *ci = &m->cand[idx[i]], *cj = &m->cand[idx[j]];
 			if (cnt[i] + cnt[j] <= best) continue;
-			if (pat_find_rpc(p, ci->rpc) >= 0 || pat_find_rpc(p, cj->rpc) >= 0) continue;
+			if (!narrows(p, ci) || !narrows(p, cj)) continue;
 			if (ci->rpc == cj->rpc) continue;
 			size_t na = 0, nb = 0;
 			for (size_t w = 0; w < nw; w++) {
@@ -317,9 +334,8 @@ static int emit(struct cover *cv, struct pat_pattern p, int depth)
 	int rc = depth < CV_DEPTH ? two_causes(cv, &p, C, nc, &a, &b, &found) : 0;
 	if (!rc && found) {
 		struct pat_pattern qa = p, qb = p;
-		int at = pat_find_rpc(&p, a.rpc);     /* a one-RPC split narrows its condition */
-		if (at >= 0) { qa.c[at] = a; qb.c[at] = b; } else { qa.c[qa.n++] = a; qb.c[qb.n++] = b; }
-		pat_canon(&qa); pat_canon(&qb);
+		add_or_narrow(&qa, &a);
+		add_or_narrow(&qb, &b);
 		pat_match(m, &qa, pa);
 		pat_match(m, &qb, pb);
 		for (size_t i = 0; i < nw; i++) { pa[i] &= C[i]; pb[i] &= C[i] & ~pa[i]; }
