@@ -215,6 +215,9 @@ bench-analyze: all
 	@bench/analyze.sh
 bench-patterns: all
 	@bench/patterns.sh
+.PHONY: bench-patterns-real
+bench-patterns-real: all
+	@bench/patterns_real.sh
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all

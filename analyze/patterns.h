@@ -52,11 +52,12 @@ static inline double pat_table_get(const struct pat_table *t, size_t row, size_t
 /* ---- options and results ---------------------------------------------- */
 
 enum pat_mode {
-	PAT_MODE_SET = 0,   /* default: beam Theta + DP + merge into a pattern set */
+	PAT_MODE_SET = 0,   /* beam Theta + DP + merge into a pattern set */
 	PAT_MODE_ICPE,      /* the paper: (mu+lambda) GA Theta + DP */
 	PAT_MODE_BEAM,      /* beam Theta + DP, no merge (ablation) */
 	PAT_MODE_GASET,     /* GA Theta + DP + merge (ablation) */
 	PAT_MODE_NSGA2,     /* DeLag-style NSGA-II over sets of patterns on all of I */
+	PAT_MODE_COVER,     /* default: sequential covering of I + two-cause splits */
 };
 const char *pat_mode_name(int mode);
 int pat_mode_parse(const char *s);    /* -1 if unknown */

@@ -20,12 +20,12 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: npanalyze patterns [--csv F | --zipkin F | --jaeger F | REC.npr...] [options]\n"
 "  --entry NAME|HOST:PORT[/PATH]  entry span (Zipkin/Jaeger) or server endpoint (recordings)\n"
-"  --interval LO:HI    degraded latency interval in ms (default: the modes above the main one)\n"
+"  --interval LO:HI    degraded latency interval in ms (default: automatic, see docs/PATTERNS.md)\n"
 "  --bandwidth B       mean-shift bandwidth of the RPC times in ms (default: automatic)\n"
 "  --lat-bandwidth B   mean-shift bandwidth of the latencies in ms (default: automatic)\n"
-"  --mode M            set (default), icpe (the paper's GA), beam, gaset, nsga2\n"
+"  --mode M            cover (default), set, icpe (the paper's GA), beam, gaset, nsga2\n"
 "  --seed S --generations N --pop N --tournament N --pc P --pm P   GA parameters\n"
-"  --beam N            beam width (set/beam modes)   --max-split N   cap on split points\n"
+"  --beam N            beam width (cover/set/beam)   --max-split N   cap on split points\n"
 "  --threads N         worker threads (default: one per CPU)\n"
 "  --ids N             request ids printed per pattern (default 10, 0 = all)\n"
 "  --table-out F.csv   also write the request table read (any source) as CSV\n"
@@ -90,7 +90,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		else if (!strcmp(a, "--interval")) { if (parse_interval(v, &c->o)) return -1; }
 		else if (!strcmp(a, "--mode")) {
 			if ((c->o.mode = pat_mode_parse(v)) < 0) {
-				fprintf(stderr, "npanalyze patterns: unknown --mode %s (set, icpe, beam, gaset, nsga2)\n", v);
+				fprintf(stderr, "npanalyze patterns: unknown --mode %s (cover, set, icpe, beam, gaset, nsga2)\n", v);
 				return -1;
 			}
 		}

@@ -94,14 +94,14 @@ static double lat_bw(const struct pat_table *t, const struct pat_opts *o, const 
 {
 	int rule = o->bw_rule;
 	if (rule == PAT_BW_MODE) rule = o->mode == PAT_MODE_ICPE ? PAT_BW_KNN : PAT_BW_MAD;
-	if (rule != PAT_BW_MAD) return pat_ms_bandwidth(x, n, 0.1);
+	if (rule != PAT_BW_MAD) return pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 	double *all = malloc(t->nrows * sizeof(double));
-	if (!all) return pat_ms_bandwidth(x, n, 0.1);
+	if (!all) return pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 	memcpy(all, t->lat, t->nrows * sizeof(double));
 	qsort(all, t->nrows, sizeof(double), cmp_double);
 	double s = pat_ms_mad_sigma(all, t->nrows);
 	free(all);
-	return s > 0 ? s : pat_ms_bandwidth(x, n, 0.1);
+	return s > 0 ? s : pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 }
 
 /* Split points: lo, the mean-shift cluster borders of the latencies inside
@@ -602,8 +602,8 @@ static int analyze_once(const struct pat_table *t, const struct pat_opts *o, str
 	int rc = pat_model_build(&m, t, r->npos, o, err, errlen);
 	if (rc) return rc;
 	r->nthr_total = m.nthr_total;
-	if (o->mode == PAT_MODE_NSGA2) {
-		rc = nsga2_items(t, o, &m, r);
+	if (o->mode == PAT_MODE_NSGA2 || o->mode == PAT_MODE_COVER) {
+		rc = o->mode == PAT_MODE_NSGA2 ? nsga2_items(t, o, &m, r) : pat_cover_items(&m, o, r);
 		if (rc) snprintf(err, errlen, "pattern search failed: %s", strerror(-rc));
 		pat_model_free(&m);
 		return rc;
@@ -656,6 +656,18 @@ static double refined_lo(const struct pat_table *t, const struct pat_result *r)
 	return lo < r->lo - 1e-9 ? lo : NAN;
 }
 
+/* The lowest automatic lower bound: the median latency + 1 robust sigma. */
+static double latency_floor(const struct pat_table *t)
+{
+	double *x = malloc((t->nrows + 1) * sizeof(double));
+	if (!x) return NAN;
+	memcpy(x, t->lat, t->nrows * sizeof(double));
+	qsort(x, t->nrows, sizeof(double), cmp_double);
+	double v = x[t->nrows / 2] + pat_ms_mad_sigma(x, t->nrows);
+	free(x);
+	return v;
+}
+
 int pat_analyze(const struct pat_table *t, const struct pat_opts *o, struct pat_result *r,
 		char *err, size_t errlen)
 {
@@ -670,9 +682,16 @@ int pat_analyze(const struct pat_table *t, const struct pat_opts *o, struct pat_
 		rc = auto_interval(t, o, &r->lo, &r->hi, err, errlen);
 		if (rc) return rc;
 		r->auto_interval = true;
+		/* cover: every request slower than median + 1 robust sigma. Its
+		 * patterns need a strong deviation and mostly matches inside I,
+		 * so the nominal requests a wide I takes in cost it little, and
+		 * the lower end of a degraded mode that overlaps the main one is
+		 * not cut off (the other modes refine I from their patterns) */
+		double fl = o->mode == PAT_MODE_COVER ? latency_floor(t) : NAN;
+		if (fl < r->lo) r->lo = fl;
 	}
 	rc = analyze_once(t, o, r, err, errlen);
-	if (!rc && r->auto_interval && o->mode != PAT_MODE_ICPE) {
+	if (!rc && r->auto_interval && o->mode != PAT_MODE_ICPE && o->mode != PAT_MODE_COVER) {
 		double lo = refined_lo(t, r);
 		if (!isnan(lo)) {
 			struct pat_result again;

@@ -28,6 +28,9 @@ static inline double pat_rng_unit(uint64_t *s)
 
 /* sklearn-like estimate: mean over points of the distance to their
  * (quantile*n)-th nearest neighbour. sorted ascending, no NAN. */
+/* The authors' code builds sklearn's MeanShift without a bandwidth, which
+ * then calls estimate_bandwidth with its default quantile, 0.3. */
+#define PAT_KNN_QUANTILE 0.3
 double pat_ms_bandwidth(const double *sorted, size_t n, double quantile);
 /* Robust spread: 1.4826 * MAD of sorted values (0 if none). */
 double pat_ms_mad_sigma(const double *sorted, size_t n);
@@ -116,6 +119,13 @@ struct pat_search {
 	const struct pat_opts *o;
 	const uint64_t *pos;
 	size_t npos;
+	/* requests neither positive nor negative (already explained by an
+	 * earlier pattern of a cover), or NULL */
+	const uint64_t *ignore;
+	/* per RPC the first threshold index that counts as a strong deviation
+	 * (cover mode: a pattern needs a condition starting there), or NULL */
+	const uint16_t *strong;
+	int threads;                 /* beam: evaluate a round's candidates on this many threads */
 	uint64_t seed;
 	struct pat_pattern best;     /* out */
 	double f;                    /* out */
@@ -125,6 +135,8 @@ int pat_ga_run(struct pat_search *s);       /* patterns_ga.c (ICPE) */
 int pat_beam_run(struct pat_search *s);     /* patterns_beam.c */
 /* patterns_nsga2.c: the best set (*nout <= 4 patterns) for the positives pos;
  * sigma = latency scale of the dissimilarity objective. */
+/* patterns_cover.c: --mode cover, sequential covering of I (fills r->items). */
+int pat_cover_items(const struct pat_model *m, const struct pat_opts *o, struct pat_result *r);
 int pat_nsga2_run(const struct pat_model *m, const struct pat_opts *o, const uint64_t *pos, size_t npos,
 		  double sigma, uint64_t seed, struct pat_pattern *out, int *nout, size_t *nevals);
 

@@ -95,7 +95,7 @@ double pat_ms_auto_bw(const struct pat_opts *o, const double *x, size_t n)
 		double s = pat_ms_mad_sigma(x, n);
 		if (s > 0) return s;
 	}
-	return pat_ms_bandwidth(x, n, 0.1);
+	return pat_ms_bandwidth(x, n, PAT_KNN_QUANTILE);
 }
 
 struct ms_center { double c; size_t count; };

@@ -136,10 +136,28 @@ bool pat_deviates(const struct pat_model *m, const struct pat_pattern *p)
 	return false;
 }
 
+static inline uint64_t match_word(const struct pat_model *m, const struct pat_pattern *p, size_t w);
+
 double pat_search_fitness(const struct pat_search *s, const struct pat_pattern *p)
 {
-	if (s->o->mode != PAT_MODE_ICPE && !pat_deviates(s->m, p)) return 0;
-	return pat_fitness(s->m, p, s->pos, s->npos);
+	if (s->strong) {
+		bool strong = false;
+		for (int k = 0; k < p->n && !strong; k++) strong = p->c[k].lo >= s->strong[p->c[k].rpc];
+		if (!strong) return 0;
+	} else if (s->o->mode != PAT_MODE_ICPE && !pat_deviates(s->m, p)) {
+		return 0;
+	}
+	if (!s->ignore) return pat_fitness(s->m, p, s->pos, s->npos);
+	if (p->n == 0) return 0;
+	for (int k = 0; k < p->n; k++)
+		if (pat_cond_whole(s->m, &p->c[k])) return 0;
+	size_t tp = 0, cnt = 0;
+	for (size_t w = 0; w < s->m->nw; w++) {
+		uint64_t x = match_word(s->m, p, w) & ~s->ignore[w];
+		cnt += (size_t)__builtin_popcountll(x);
+		tp += (size_t)__builtin_popcountll(x & s->pos[w]);
+	}
+	return tp ? 2.0 * (double)tp / (double)(s->npos + cnt) : 0;
 }
 
 static inline uint64_t match_word(const struct pat_model *m, const struct pat_pattern *p, size_t w)

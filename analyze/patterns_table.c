@@ -78,7 +78,7 @@ void pat_table_add(struct pat_table *t, size_t row, int rpc, double ms)
 
 static const char *const mode_names[] = {
 	[PAT_MODE_SET] = "set", [PAT_MODE_ICPE] = "icpe",
-	[PAT_MODE_BEAM] = "beam", [PAT_MODE_GASET] = "gaset", [PAT_MODE_NSGA2] = "nsga2",
+	[PAT_MODE_BEAM] = "beam", [PAT_MODE_GASET] = "gaset", [PAT_MODE_NSGA2] = "nsga2", [PAT_MODE_COVER] = "cover",
 };
 
 const char *pat_mode_name(int mode)
@@ -98,7 +98,7 @@ void pat_opts_default(struct pat_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->min_cluster_frac = 0.05;
-	o->mode = PAT_MODE_SET;
+	o->mode = PAT_MODE_COVER;
 	o->seed = 1;
 	o->generations = 400;
 	o->pop = 100;

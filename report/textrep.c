@@ -1,5 +1,6 @@
 #include "textrep.h"
 #include "incident.h"
+#include "patterns_text.h"
 #include "units.h"
 
 #include <math.h>
@@ -361,6 +362,8 @@ void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inpu
 									 : "Other tables");
 		last = sec;
 		rpt_text_table(f, tabs[i], o);
+		if (!strcmp(tabs[i]->name, "patterns"))
+			rpt_patterns_detail(f, a, tabs[i], o->width >= 40 ? (size_t)o->width : 80);
 	}
 	free(tabs);
 }

@@ -1,7 +1,7 @@
 /* patgen: evaluation harness of npanalyze patterns (ICPE 2020 §4.2-4.3).
  *   patgen csv  [--seed S] [--n N] [--noise] -o OUT.csv [--truth OUT.txt]
  *   patgen zipkin [--seed S] [--n N] [--noise] -o OUT.json   (same session as spans)
- *   patgen eval [--sessions K] [--n N] [--modes set,icpe,beam,gaset,nsga2,kmeans]
+ *   patgen eval [--sessions K] [--n N] [--modes cover,set,icpe,beam,gaset,nsga2,kmeans]
  *               [--seed S] [--threads T] [--generations G] [--spread X] [--auto] [--quiet]
  *   patgen time [--sizes 1000,10000,100000] [--modes set,icpe] [--threads T]
  * eval prints mean and std of precision, recall, F per mode over K normal
@@ -225,7 +225,7 @@ static int timing(const struct args *a)
 
 int main(int argc, char **argv)
 {
-	struct args a = { .n = 1000, .sessions = 30, .seed = 1, .modes = "set,icpe,kmeans",
+	struct args a = { .n = 1000, .sessions = 30, .seed = 1, .modes = "cover,set,icpe,kmeans",
 			  .sizes = "1000,10000,100000" };
 	if (argc < 2) goto usage;
 	a.cmd = argv[1];
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: patgen csv [--seed S] [--n N] [--noise] -o OUT.csv [--truth OUT.txt]\n"
 		"       patgen zipkin [--seed S] [--n N] [--noise] -o OUT.json\n"
-		"       patgen eval [--sessions K] [--n N] [--modes set,icpe,beam,gaset,nsga2,kmeans] [--seed S]\n"
+		"       patgen eval [--sessions K] [--n N] [--modes cover,set,icpe,beam,gaset,nsga2,kmeans] [--seed S]\n"
 		"                   [--threads T] [--generations G] [--spread X] [--auto] [--quiet]\n"
 		"       patgen time [--sizes 1000,10000,100000] [--modes set,icpe] [--threads T] [--noise]\n");
 	return 2;
