@@ -46,7 +46,10 @@ static void wrap(FILE *f, const char *text, size_t indent, size_t width)
 	fputc('\n', f);
 }
 
-void rpt_patterns_detail(FILE *f, const struct np_analysis *a, const struct np_table *t, size_t width)
+/* max_ids: request ids listed per pattern (0 = all); an incident report is
+ * read on a terminal, the full list belongs in the CSV. */
+void rpt_patterns_detail(FILE *f, const struct np_analysis *a, const struct np_table *t, size_t width,
+			 size_t max_ids)
 {
 	const struct np_table *req = np_analysis_table(a, "pattern_requests");
 	int cp = np_table_find_col(t, "pattern"), cc = np_table_find_col(t, "conditions");
@@ -57,14 +60,16 @@ void rpt_patterns_detail(FILE *f, const struct np_analysis *a, const struct np_t
 	for (size_t r = 0; r < t->nrows; r++) {
 		char id[64], sup[64], ids[64];
 		cell_text(t, r, cp, id, sizeof(id));
-		fprintf(f, "  pattern %s: %s requests, latency %s\n", id, cell_text(t, r, cs, sup, sizeof(sup)),
+		fprintf(f, "  pattern %s: %s requests, latency %s ms\n", id, cell_text(t, r, cs, sup, sizeof(sup)),
 			cell_str(t, r, ci));
 		wrap(f, cell_str(t, r, cc), 4, width);
 		if (rp < 0 || rr < 0) continue;
-		size_t cap = 256, len = 0;
+		size_t cap = 256, len = 0, shown = 0, more = 0;
 		char *list = malloc(cap);
 		for (size_t q = 0; list && q < req->nrows; q++) {
 			if (strcmp(cell_text(req, q, rp, ids, sizeof(ids)), id)) continue;
+			if (max_ids && shown == max_ids) { more++; continue; }
+			shown++;
 			const char *v = cell_str(req, q, rr);
 			size_t need = len + strlen(v) + 2;
 			if (need > cap) {
@@ -77,6 +82,8 @@ void rpt_patterns_detail(FILE *f, const struct np_analysis *a, const struct np_t
 		if (list && len) {
 			fputs("    requests:\n", f);
 			wrap(f, list, 6, width);
+			if (more)
+				fprintf(f, "      ... and %zu more (--wide lists all; CSV pattern_requests has every one)\n", more);
 		}
 		free(list);
 	}

@@ -363,7 +363,8 @@ void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inpu
 		last = sec;
 		rpt_text_table(f, tabs[i], o);
 		if (!strcmp(tabs[i]->name, "patterns"))
-			rpt_patterns_detail(f, a, tabs[i], o->width >= 40 ? (size_t)o->width : 80);
+			rpt_patterns_detail(f, a, tabs[i], o->width >= 40 ? (size_t)o->width : 80,
+					    o->wide ? 0 : 20);
 	}
 	free(tabs);
 }
