@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Real traffic through a middlebox, against ground truth np does not make.
+# Three namespaces mb-c (client) -> mb-b (balancer: iptables DNAT of its
+# service address, HTB 200 mbit on its egress towards the server) -> mb-s
+# (server: iptables drops 1 % of the packets to :8080 at INPUT). One nprec
+# per namespace (--netns, --packets, TC on its veths), the three exchange
+# clock-sync probes, the server's recorder shifts its clock by +3 ms.
+# Loads (a few seconds each): iperf3 through the DNAT (port 5201), wrk
+# against nginx through the DNAT (80 -> 8080). tcpdump -s128 on all four
+# veth ends is the ground truth (tests/tools/pcapsum.py), with the iptables
+# and HTB counters and the load tools' own counts.
+# Checks:
+#  - every recorder's tracepoint hooks saw as many packets as its TC hooks
+#    and as tcpdump on the same veth, or counted what they missed;
+#  - np's lost packets for the iperf3 flow do not exceed those the pcaps
+#    show (+0.1 % of the packets), the HTTP flows' losses are located on
+#    the server (NETFILTER_DROP) and equal the iptables counter;
+#  - the 3 ms clock shift lies inside the stated bound;
+#  - npanalyze exits 0 on these inputs, refuses the same file twice and a
+#    file that is not a recording (exit 2).
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init mb_path
+e2e_need_root
+for t in iperf3 wrk nginx tcpdump iptables tc; do
+	command -v $t >/dev/null || e2e_skip "$t missing"
+done
+[ -x "$NPREC" ] && [ -x "$NPANALYZE" ] && [ -x "$NPREPORT" ] || e2e_skip "nprec/npanalyze/npreport not built"
+PM=$NP_BUILD/tools/pktmatch
+[ -x "$PM" ] || e2e_skip "tools/pktmatch not built"
+PS="python3 $E2E_ROOT/tests/tools/pcapsum.py"
+T=$E2E_TMP
+
+ns_add mb-c && ns_add mb-b && ns_add mb-s || e2e_skip "cannot create namespaces"
+veth_pair mb-c mb-c0 10.91.1.1/24 mb-b mb-b0 10.91.1.2/24 || e2e_skip "cannot create veth"
+veth_pair mb-b mb-b1 10.91.2.1/24 mb-s mb-s0 10.91.2.2/24
+ip -n mb-c route add default via 10.91.1.2
+ip -n mb-s route add default via 10.91.2.1
+ip netns exec mb-b sysctl -qw net.ipv4.ip_forward=1
+for p in "80 8080" "5201 5201"; do
+	set -- $p
+	ip netns exec mb-b iptables -t nat -A PREROUTING -d 10.91.1.2 -p tcp --dport $1 \
+		-j DNAT --to-destination 10.91.2.2:$2
+done
+tc -n mb-b qdisc add dev mb-b1 root handle 1: htb default 10
+tc -n mb-b class add dev mb-b1 parent 1: classid 1:10 htb rate 200mbit
+
+cat > "$T/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $T/nginx.pid;
+error_log $T/nginx.err;
+events { worker_connections 512; }
+http {
+	access_log off;
+	client_body_temp_path $T; proxy_temp_path $T; fastcgi_temp_path $T;
+	uwsgi_temp_path $T; scgi_temp_path $T;
+	server { listen 10.91.2.2:8080; location / { return 200 "np middlebox test\n"; } }
+}
+EOF
+bg ip netns exec mb-s nginx -c "$T/nginx.conf" -p "$T"
+bg ip netns exec mb-s iperf3 -s -1 -p 5201 >/dev/null
+
+TDPIDS=()
+FILT="tcp port 5201 or tcp port 80 or tcp port 8080"
+for x in c:mb-c0 b:mb-b0 b:mb-b1 s:mb-s0; do
+	ns=mb-${x%%:*} ifc=${x#*:}
+	bg ip netns exec $ns tcpdump -i $ifc -s128 -nn -U -w "$T/$ifc.pcap" $FILT 2>"$T/$ifc.tcpdump"
+	TDPIDS+=("$BG_PID")
+done
+
+NPOPT="-d 60s -q --packets --no-netcpu --no-threads --port 5201 --port 80 --port 8080"
+bg "$NPREC" -o "$T/s.npr" $NPOPT --netns mb-s -i mb-s0 --sync-listen 7841 --test-clock-shift 3ms
+SPID=$BG_PID
+bg "$NPREC" -o "$T/b.npr" $NPOPT --netns mb-b -i mb-b0 -i mb-b1 --sync-listen 7842 \
+	--sync-peer 10.91.2.2:7841
+BPID=$BG_PID
+bg "$NPREC" -o "$T/c.npr" $NPOPT --netns mb-c -i mb-c0 --sync-peer 10.91.1.2:7842 \
+	--sync-peer 10.91.2.2:7841
+CPID=$BG_PID
+for _ in $(seq 100); do
+	[ -s "$T/s.npr" ] && [ -s "$T/b.npr" ] && [ -s "$T/c.npr" ] &&
+		grep -q listening "$T/mb-s0.tcpdump" && grep -q listening "$T/mb-c0.tcpdump" && break
+	sleep 0.1
+done
+sleep 1
+# the drop rule goes in once every recorder is attached: all its drops are recordable
+ip netns exec mb-s iptables -A INPUT -p tcp --dport 8080 -m statistic --mode random \
+	--probability 0.01 -j DROP || e2e_skip "iptables statistic match unavailable"
+
+ip netns exec mb-c iperf3 -c 10.91.1.2 -p 5201 -t ${MB_SECS:-3} -J >"$T/iperf.json" 2>"$T/iperf.err"
+check "iperf3 through the DNAT ran" [ $? -eq 0 ]
+ip netns exec mb-c wrk -t1 -c8 -d${MB_SECS:-3}s http://10.91.1.2/ >"$T/wrk.txt" 2>&1
+check "wrk through the DNAT ran" [ $? -eq 0 ]
+sleep 1.5
+
+IPT=$(ip netns exec mb-s iptables -L INPUT -v -x -n | awk '/statistic/ {print $1; exit}')
+HTB=$(tc -n mb-b -s qdisc show dev mb-b1 | awk '/dropped/ {gsub(",","",$7); print $7; exit}')
+kill -INT "$CPID" "$BPID" "$SPID"; wait "$CPID"; crc=$?; wait "$BPID"; brc=$?; wait "$SPID"; src=$?
+check "nprec c/b/s exited 0 ($crc/$brc/$src)" [ "$crc$brc$src" = 000 ]
+kill -INT "${TDPIDS[@]}"; wait "${TDPIDS[@]}" 2>/dev/null
+kd=$(cat "$T"/*.tcpdump | awk '/dropped by kernel/ {s += $1} END {print s + 0}')
+check "tcpdump dropped no packets ($kd)" [ "$kd" = 0 ]
+REQ=$(awk '/requests in/ {print $1}' "$T/wrk.txt")
+echo "iptables dropped $IPT, HTB dropped $HTB, wrk made $REQ requests" >&2
+
+# ---- each recorder against tcpdump on its own veths ----
+# inbound packets of the test's ports per veth (tcpdump sees them before TC)
+pin() { $PS flows "$T/$1.pcap" | awk -v a="$2" '$3 == a {n += $5} END {print n + 0}'; }
+hk() { awk -F= -v k="hook_$2" '$1 == k {print $2}' "$T/$1.stats"; }
+for h in c b s; do "$PM" stats "$T/$h.npr" > "$T/$h.stats"; done
+PC=$(pin mb-c0 10.91.1.1) PS0=$(pin mb-s0 10.91.2.2)
+PB=$(( $(pin mb-b0 10.91.1.2) + $(pin mb-b0 10.91.2.2) + $(pin mb-b1 10.91.1.1) + $(pin mb-b1 10.91.2.1) ))
+check "client TC ingress ($(hk c tc_ingress)) == tcpdump on mb-c0 ($PC)" [ "$(hk c tc_ingress)" = "$PC" ]
+check "server TC ingress ($(hk s tc_ingress)) == tcpdump on mb-s0 ($PS0)" [ "$(hk s tc_ingress)" = "$PS0" ]
+check "balancer TC ingress ($(hk b tc_ingress)) == tcpdump on mb-b0 + mb-b1 ($PB)" [ "$(hk b tc_ingress)" = "$PB" ]
+for h in c b s; do
+	echo "$h: tc_ingress $(hk $h tc_ingress) netif_receive $(hk $h netif_receive)" \
+		"tcp_rcv $(hk $h tcp_rcv) (tracepoint events the kernel did not deliver:" \
+		"$(( $(hk $h tc_ingress) - $(hk $h netif_receive) )))" >&2
+done
+
+# ---- the analysis ----
+"$NPANALYZE" -o "$T/x.npa" --alias "$T/c.npr=c" --alias "$T/b.npr=b" --alias "$T/s.npr=s" \
+	--ref c "$T/c.npr" "$T/b.npr" "$T/s.npr" >"$T/sum.txt" 2>"$T/err.txt"
+rc=$?
+grep -i warning "$T/sum.txt" >&2
+check "npanalyze exit 0 (analysis written; $rc)" [ "$rc" = 0 -a -s "$T/x.npa" ]
+"$NPREPORT" "$T/x.npa" --format csv -o "$T/csv" >/dev/null 2>&1
+IPORT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["start"]["connected"][0]["local_port"])' "$T/iperf.json")
+$PS lost "$T/mb-c0.pcap" "$T/mb-s0.pcap" "$IPORT" > "$T/ilost.kv"
+$PS resent "$T/mb-s0.pcap" 8080 > "$T/hresent.kv"
+kv() { awk -F= -v k="$2" '$1 == k {print $2}' "$1"; }
+ISENT=$(kv "$T/ilost.kv" sent_segments) ILOST=$(kv "$T/ilost.kv" lost_segments)
+HRES=$(kv "$T/hresent.kv" resent)
+lossrow() { awk -F, -v f="$1" -v c="$2" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ "^" c) k = i; next}
+	$1 ~ f {s += $k} END {print s + 0}' "$T/csv/loss.csv"; }
+NLI=$(lossrow ":$IPORT>10.91.1.2:5201\$" lost) NUI=$(lossrow ":$IPORT>10.91.1.2:5201\$" unrecorded)
+NLH=$(lossrow ">10.91.1.2:80\$" lost)
+echo "iperf3: $ISENT segments sent, pcap lost $ILOST, np lost $NLI (unrecorded $NUI);" \
+	"http: pcap resent $HRES, np lost $NLH" >&2
+check "iperf3: np's lost ($NLI) <= pcap lost ($ILOST) + 0.1 % of $ISENT segments" \
+	le "$NLI" "$(awk -v l="$ILOST" -v s="$ISENT" 'BEGIN {print l + s / 1000}')"
+check "http: np's lost ($NLH) == data segments the server's veth saw again ($HRES), within 2 %" \
+	sh -c "[ '$HRES' -gt 0 ] && awk -v a='$NLH' -v b='$HRES' 'BEGIN {d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.02 + 1)}'"
+NFL=$(awk -F, 'NR > 1 && $1 ~ />10.91.1.2:80$/ && $10 ~ /^NETFILTER_DROP/' "$T/csv/lost_packets.csv" | wc -l)
+check "http: every lost packet located with NETFILTER_DROP ($NFL of $NLH)" [ "$NFL" = "$NLH" ]
+csvcol() {
+	awk -F, -v kc="$2" -v k="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++){if($i==kc)ki=i;if($i==c)ci=i};next}
+		$ki==k{print $ci; exit}' "$1"
+}
+off=$(csvcol "$T/csv/clock.csv" host s offset_ns)
+err=$(csvcol "$T/csv/clock.csv" host s offset_err_ns)
+check "server's +3 ms shift inside the stated bound ($off +- $err ns)" \
+	awk -v o="${off:-0}" -v e="${err:-0}" 'BEGIN{d=o-3000000; if(d<0)d=-d; exit !(d<=e && e > 0)}'
+
+# ---- inputs that are not a set of recordings ----
+"$NPANALYZE" -o "$T/y.npa" "$T/c.npr" "$T/c.npr" >/dev/null 2>"$T/twice.txt"; rc=$?
+check "the same recording twice refused, exit 2 ($rc: $(tail -1 "$T/twice.txt"))" [ "$rc" = 2 ]
+cp "$T/c.npr" "$T/c-copy.npr"
+"$NPANALYZE" -o "$T/y.npa" "$T/c.npr" "$T/c-copy.npr" >/dev/null 2>"$T/twice2.txt"; rc=$?
+check "... also under another name, exit 2 ($rc)" [ "$rc" = 2 ]
+"$NPANALYZE" -o "$T/y.npa" /etc/passwd >/dev/null 2>"$T/passwd.txt"; rc=$?
+check "a file that is not a recording refused, exit 2, one line ($rc: $(cat "$T/passwd.txt"))" \
+	[ "$rc" = 2 -a "$(grep -vc '^npanalyze: reading' "$T/passwd.txt")" = 1 ]
+"$NPANALYZE" -o "$T/y.npa" "$T/c.npr" "$T/nosuch.npr" >/dev/null 2>"$T/missing.txt"; rc=$?
+check "a missing input refused, exit 2 ($rc)" [ "$rc" = 2 ]
+e2e_finish
