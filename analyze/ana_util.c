@@ -90,19 +90,35 @@ const char *ana_clock_quality_name(int q)
 	return q >= 0 && q <= ANA_CLK_UNALIGNED ? n[q] : "unknown";
 }
 
-void ana_warn(struct ana_model *m, const char *fmt, ...)
+/* 1 when the message was new and added. */
+static int ana_warn_add(struct ana_model *m, const char *fmt, va_list ap)
 {
 	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	for (size_t i = 0; i < m->warnings.n; i++)
 		if (!strcmp(m->warnings.v[i], buf))
-			return;
+			return 0;
 	char **slot = ANA_PUSH(m->warnings);
-	if (slot)
-		*slot = strdup(buf);
+	if (!slot)
+		return 0;
+	*slot = strdup(buf);
+	return 1;
+}
+
+void ana_warn(struct ana_model *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ana_warn_add(m, fmt, ap);
+	va_end(ap);
+}
+
+void ana_note(struct ana_model *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	m->nminor += (size_t)ana_warn_add(m, fmt, ap);
+	va_end(ap);
 }
 
 void ana_model_init(struct ana_model *m, const struct ana_options *opt)

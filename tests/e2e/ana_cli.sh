@@ -101,9 +101,10 @@ check "truncated input exits 1 (got $rc)" test $rc -eq 1
 check "truncated input warned" grep -q "truncated" "$T/dout"
 check "analysis written despite damage" test -s "$T/d.npa"
 
-# garbage never crashes
+# garbage never crashes; a file with no np header or chunk anywhere is not
+# a recording: refused (exit 2) as tcpdump -r refuses a non-capture
 head -c 50000 /dev/urandom > "$T/garbage.npr"
 "$NPANALYZE" -o "$T/g.npa" "$A" "$T/garbage.npr" >/dev/null 2>&1; rc=$?
-check "garbage input handled (exit $rc)" test $rc -le 1
+check "garbage input refused, not a recording (exit $rc)" test $rc -eq 2
 
 e2e_finish
