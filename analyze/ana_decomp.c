@@ -26,7 +26,9 @@ struct ana_pres {                 /* one packet's result */
 	uint8_t dup;                  /* some hook saw the packet's key more than once */
 	uint8_t nhosts;
 	uint32_t seq;
-	int64_t transit;              /* last local ts - first local ts (mixed clocks) */
+	int64_t transit;              /* last local ts - first header event's local ts
+				       * (mixed clocks; sock_send byte ranges are
+				       * attached to a few packets only: not counted) */
 };
 
 struct ana_pos { uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum; uint64_t rn; };
@@ -34,12 +36,14 @@ struct ana_pos { uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum
 struct ana_fagg {                 /* per flow */
 	uint64_t pkts, bytes, retx, lost, lost_ok;
 	uint64_t unrec;               /* delivered, socket-hook events missing */
+	uint64_t copies;              /* packets on the wire (copies of one key count) */
 	int64_t first, last;
 	struct ana_pos *pos;          /* ANA_MAX_POS entries, allocated on first use */
 	uint8_t npos, order[ANA_MAX_POS], rank[ANA_MAX_POS];
 	int top;                      /* index into sketches or -1 */
 	uint16_t snd_host, rcv_host;
 	uint32_t first_mask_bit, deliver_mask;
+	uint32_t first_hdr_bit;       /* first position with packet headers (not sock_send) */
 	uint32_t sent_mask;           /* loss: the egress header hooks of the sending host */
 	uint32_t recv_mask;           /* loss: where a copy counts as delivered */
 	int sent_pos;                 /* the first of them in path order, -1 if none */
@@ -129,7 +133,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	struct ana_fagg *f = &d->fa[r->flow];
 	uint32_t seenpos = 0;
 	int hostord = 0, inhost = 0;
-	const struct ana_pe *prev = NULL;
+	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
@@ -187,13 +191,15 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 				r->seg[seg] = (r->seg[seg] < 0 ? 0 : r->seg[seg]) + dt;
 		}
 		prev = e;
+		if (!hdr0 && e->hook != PK_HOOK_SOCK_SEND)
+			hdr0 = e;
 		r->last_host = e->host;
 		r->last_hook = e->hook;
 		r->last_flow = e->flow;
 		r->last_pos = pos >= 0 ? (uint8_t)pos : 0;
 	}
 	r->posmask = seenpos;
-	r->transit = (int64_t)(prev->ts - e0->ts);
+	r->transit = (int64_t)(prev->ts - (hdr0 ? hdr0 : e0)->ts);
 	if (cross_ok && n > 1) {
 		const struct ana_pe *el = prev;
 		r->seg[ANA_SEG_TOTAL] = el->host == e0->host ? (int64_t)(el->ts - e0->ts)
@@ -255,6 +261,10 @@ static void ana_flow_orders(struct ana_dctx *d)
 				f->deliver_mask |= 1u << i;
 		}
 		f->first_mask_bit = f->npos ? 1u << f->order[0] : 0;
+		f->first_hdr_bit = 0;
+		for (int i = 0; i < f->npos && !f->first_hdr_bit; i++)
+			if (f->pos[f->order[i]].hook != PK_HOOK_SOCK_SEND)
+				f->first_hdr_bit = 1u << f->order[i];
 		/* loss counts what the sender's device path saw: sock_send events
 		 * are byte ranges attached to some segments only, and a flow seen
 		 * only on its receiving host says nothing about what was sent */
@@ -338,15 +348,44 @@ static void ana_time_grid(struct ana_dctx *d)
 }
 
 
+/* Copies of packet k its sender put on the wire: the most events one
+ * egress header hook of the sending host saw. Pure ACKs sent in one TSval
+ * tick with the same ack (duplicate ACKs, window updates) share one key:
+ * counting keys made a client's 5 872 ACKs 3 186 packets. */
+static unsigned ana_copies(const struct ana_dctx *d, size_t k, uint32_t *idx)
+{
+	const struct ana_pres *r = &d->res[k];
+	const struct ana_fagg *f = &d->fa[r->flow];
+	const struct ana_pe *ev = d->p->pe;
+	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+	uint8_t cnt[ANA_MAX_POS] = { 0 };
+	unsigned best = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct ana_pe *e = &ev[idx[i]];
+		if ((e->flags & ANA_EVF_RANGE) || (r->len && (e->flags & ANA_PE_NOPAY)))
+			continue;
+		for (int pos = 0; pos < f->npos; pos++) {
+			if (f->pos[pos].host != e->host || f->pos[pos].hook != e->hook)
+				continue;
+			if ((f->sent_mask & (1u << pos)) && cnt[pos] < 255 && ++cnt[pos] > best)
+				best = cnt[pos];
+			break;
+		}
+	}
+	return best;
+}
+
 static void ana_accumulate(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
+	uint32_t idx[ANA_PATH_MAXEV];
 	for (size_t k = 0; k < p->npkts; k++) {
 		struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(d->m, r->t))
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
 		f->pkts++;
+		f->copies += ana_copies(d, k, idx);
 		f->bytes += r->len;
 		if (r->retx || (r->resent && !r->ctl))   /* a re-sent pure ACK is a dup ACK */
 			f->retx++;
@@ -373,7 +412,7 @@ static void ana_accumulate(struct ana_dctx *d)
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
 		if (f->top >= 0) {
 			d->ivbytes[iv][f->top] += r->len;
-			if (r->posmask & f->first_mask_bit)
+			if (r->posmask & f->first_hdr_bit)
 				d->ivpkts[iv][f->top]++;
 		}
 		if (r->retx)
@@ -658,7 +697,7 @@ static void ana_jitter_table(struct ana_dctx *d)
 		if (r->skip || r->retx || !ana_in_window(m, r->t))
 			continue;
 		const struct ana_fagg *f = &d->fa[r->flow];
-		if (f->npos < 2 || !(r->posmask & f->first_mask_bit) ||
+		if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
 		    !(r->posmask & (1u << f->order[f->npos - 1])))
 			continue;
 		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
@@ -1092,8 +1131,19 @@ static void ana_loss_tables(struct ana_dctx *d)
 		if (f->top < 0)
 			continue;
 		ana_loss_series(d, f->top, name);
-		for (int i = 0; i + 1 < f->npos; i++) {
-			const struct ana_pos *a = &f->pos[f->order[i]], *b = &f->pos[f->order[i + 1]];
+		/* sock_send events are byte ranges attached to a few packets
+		 * only: a hop from or to them compared unlike counts ("lost
+		 * 3156 (99 %)" then "-3156") */
+		for (int i = 0, j; i + 1 < f->npos; i = j) {
+			const struct ana_pos *a = &f->pos[f->order[i]];
+			j = i + 1;
+			if (a->hook == PK_HOOK_SOCK_SEND)
+				continue;
+			while (j < f->npos && f->pos[f->order[j]].hook == PK_HOOK_SOCK_SEND)
+				j++;
+			if (j == f->npos)
+				break;
+			const struct ana_pos *b = &f->pos[f->order[j]];
 			char fa[200], fb[200];
 			snprintf(fa, sizeof(fa), "%s:%s", m->hosts.v[a->host].name, ana_hook_name(a->hook));
 			snprintf(fb, sizeof(fb), "%s:%s", m->hosts.v[b->host].name, ana_hook_name(b->hook));
@@ -1123,7 +1173,7 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 	np_table_col(t, "flow", "str", NULL);
 	np_table_col(t, "sender", "str", "host");
 	np_table_col(t, "receiver", "str", "host");
-	np_table_col(t, "packets", "count", NULL);
+	np_table_col(t, "packets", "count", "sent on the wire (copies with the same key each count)");
 	np_table_col(t, "bytes", "bytes", "payload");
 	np_table_col(t, "first", "time_ns", NULL);
 	np_table_col(t, "last", "time_ns", NULL);
@@ -1142,7 +1192,7 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 			np_table_set_str(t, r, 1, m->hosts.v[f->snd_host].name);
 			np_table_set_str(t, r, 2, m->hosts.v[f->rcv_host].name);
 		}
-		np_table_set_u64(t, r, 3, f->pkts);
+		np_table_set_u64(t, r, 3, f->copies);
 		np_table_set_u64(t, r, 4, f->bytes);
 		np_table_set_i64(t, r, 5, f->first);
 		np_table_set_i64(t, r, 6, f->last);
@@ -1151,9 +1201,16 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 		if (f->top < 0 || !ts || !v)
 			continue;
 		size_t k = 0;
+		/* the flow's first and last intervals are divided by the part of
+		 * them it was active in, not by a whole interval (a 3 s iperf3
+		 * run read 158 instead of 189 Mbit/s averaged over 1 s bins) */
 		for (size_t i = 0; i < d->nint; i++) {
-			ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
-			v[k++] = (double)d->ivbytes[i][f->top] * 8e9 / (double)d->iv;
+			int64_t a = d->t_start + (int64_t)i * d->iv, b = a + d->iv;
+			int64_t lo = a > f->first ? a : f->first, hi = b < f->last ? b : f->last;
+			if (hi <= lo)
+				continue;
+			ts[k] = (uint64_t)a;
+			v[k++] = (double)d->ivbytes[i][f->top] * 8e9 / (double)(hi - lo);
 		}
 		np_series_pack(&d->o->rb, "pkt_flows", name, "throughput", "bps", ts, v, k);
 	}
