@@ -1064,7 +1064,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 	free(dj.hash); free(dj.used); free(dj.at);
 	free(gdeliv);
 	if (d->unrec)
-		((double)d->unrec <= ANA_MINOR_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
+		((double)d->unrec <= ANA_MINOR_MISSED_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
 			m, "%llu packets reached their receiving host and were never resent, but "
 			 "its socket hooks recorded no event for them: counted as unrecorded "
 			 "events (loss.unrecorded), not as loss", (unsigned long long)d->unrec);

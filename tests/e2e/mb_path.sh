@@ -117,10 +117,14 @@ PB=$(( $(pin mb-b0 10.91.1.2) + $(pin mb-b0 10.91.2.2) + $(pin mb-b1 10.91.1.1) 
 check "client TC ingress ($(hk c tc_ingress)) == tcpdump on mb-c0 ($PC)" [ "$(hk c tc_ingress)" = "$PC" ]
 check "server TC ingress ($(hk s tc_ingress)) == tcpdump on mb-s0 ($PS0)" [ "$(hk s tc_ingress)" = "$PS0" ]
 check "balancer TC ingress ($(hk b tc_ingress)) == tcpdump on mb-b0 + mb-b1 ($PB)" [ "$(hk b tc_ingress)" = "$PB" ]
+# every TC ingress packet without a netif_receive event is counted by the
+# recorder (missed_netif_receive), none vanishes silently
 for h in c b s; do
-	echo "$h: tc_ingress $(hk $h tc_ingress) netif_receive $(hk $h netif_receive)" \
-		"tcp_rcv $(hk $h tcp_rcv) (tracepoint events the kernel did not deliver:" \
-		"$(( $(hk $h tc_ingress) - $(hk $h netif_receive) )))" >&2
+	gap=$(( $(hk $h tc_ingress) - $(hk $h netif_receive) ))
+	mis=$(awk -F= '$1 == "missed_netif_receive" {print $2}' "$T/$h.stats")
+	echo "$h: tc_ingress $(hk $h tc_ingress) netif_receive $(hk $h netif_receive) tcp_rcv $(hk $h tcp_rcv)" >&2
+	check "$h: receive events missing at netif_receive ($gap) == counted missed (${mis:-0})" \
+		[ "$gap" = "${mis:-0}" ]
 done
 
 # ---- the analysis ----
@@ -165,8 +169,10 @@ IBPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["s
 TP=$(pf "$DF" throughput pkt_flows)
 check "iperf3 throughput: pkt_flows $TP vs iperf3 $IBPS bit/s (5 %)" within "${TP:-0}" "${IBPS:-1}" 5
 QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" && $3 == "b:qdisc_deq" {print $6}' "$T/csv/loss_hops.csv")
-check "balancer qdisc_enq -> qdisc_deq: $QL lost, HTB dropped ${HTB:-?} (+ 0.1 % of $NPD: a dequeue whose tracepoint events the kernel did not deliver)" \
-	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 1000}')"
+# (not 0: the kernel skips the transmit tracepoint programs for a few skbs
+# too, 1-11 per run here, and no TC hook follows them to count it)
+check "balancer qdisc_enq -> qdisc_deq: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: dequeues whose tracepoint programs the kernel did not run)" \
+	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 100}')"
 SS=$(grep -c ':sock_send' "$T/csv/loss_hops.csv")
 check "loss_hops compares no sock_send byte ranges with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && $1 ~ /:0>/' "$T/csv/pkt_flows.csv" | wc -l)
