@@ -426,20 +426,20 @@ int BPF_PROG(pk_qdisc_enq, struct Qdisc *q, const struct netdev_queue *txq, stru
 }
 
 /* A dequeue can hand the driver several skbs linked through skb->next
- * (dequeue_skb's bulk paths: up to 8 of one tx queue); the tracepoint
- * names only the first, so the rest looked lost between qdisc_enqueue and
- * qdisc_dequeue (1 524 "lost" on a balancer whose HTB dropped none). */
-#define PK_DEQ_BULK_MAX 16
+ * (dequeue_skb's bulk paths); the tracepoint names only the first, so the
+ * rest look lost between qdisc_enqueue and qdisc_dequeue. Walking the list
+ * here (a loop over skb->next) made every program of the object record
+ * nothing in a namespace with a noqueue veth (tests/e2e/ana_real.sh: 0
+ * events) for a reason not found yet: left out; loss_hops says so. */
 SEC("tp_btf/qdisc_dequeue")
 int BPF_PROG(pk_qdisc_deq, struct Qdisc *q, const struct netdev_queue *txq, int packets,
 	     struct sk_buff *skb)
 {
-	for (int i = 0; i < PK_DEQ_BULK_MAX && i < packets && skb; i++) {
-		struct pk_event ev;
-		if (!pk_from_tx_skb(skb, &ev))
-			pk_emit(&ev, PK_HOOK_QDISC_DEQ);
-		skb = skb->next;
-	}
+	if (!skb)
+		return 0;
+	struct pk_event ev;
+	if (!pk_from_tx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_QDISC_DEQ);
 	return 0;
 }
 
