@@ -243,6 +243,7 @@ struct ana_model {
 	ANA_VEC(struct ana_ewma) ewma;
 	ANA_VEC(char *) warnings;
 	size_t nminor;              /* of them minor (ana_note): no exit status 1 */
+	ANA_VEC(uint8_t) warn_minor;  /* per warning: 1 = minor (printed as a note) */
 	ANA_VEC(char *) inputs;
 	struct ana_ivseg ivseg;
 	ANA_VEC(struct ana_bwres) bwins;

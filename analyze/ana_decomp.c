@@ -31,12 +31,16 @@ struct ana_pres {                 /* one packet's result */
 				       * attached to a few packets only: not counted) */
 };
 
-struct ana_pos { uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum; uint64_t rn; };
+struct ana_pos {
+	uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum; uint64_t rn;
+	double hsum; uint64_t hn;     /* time from the packet's previous hook to this one */
+};
 
 struct ana_fagg {                 /* per flow */
 	uint64_t pkts, bytes, retx, lost, lost_ok;
 	uint64_t unrec;               /* delivered, socket-hook events missing */
 	uint64_t copies;              /* packets on the wire (copies of one key count) */
+	int drop_mark;                /* 1 + index of its last ana_dropagg entry, 0 none */
 	int64_t first, last;
 	struct ana_pos *pos;          /* ANA_MAX_POS entries, allocated on first use */
 	uint8_t npos, order[ANA_MAX_POS], rank[ANA_MAX_POS];
@@ -189,6 +193,10 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 			}
 			if (dt >= 0)
 				r->seg[seg] = (r->seg[seg] < 0 ? 0 : r->seg[seg]) + dt;
+			if (dt >= 0 && pos >= 0) {
+				f->pos[pos].hsum += (double)dt;
+				f->pos[pos].hn++;
+			}
 		}
 		prev = e;
 		if (!hdr0 && e->hook != PK_HOOK_SOCK_SEND)
@@ -435,6 +443,34 @@ static void ana_flow_name(const struct ana_model *m, uint32_t fi, char *buf, siz
 	ana_flow_key(&m->flows.v[fi], buf, n);
 }
 
+/* The slowest hop on a forwarding host of the flow's path (neither its
+ * sender nor its receiver: a router, a DNAT balancer), as ", most of it on
+ * b before dev_start_xmit after qdisc_enq (its qdisc), mean 4.1 ms";
+ * empty when the path crosses no recorded forwarding host. */
+static void ana_forward_hop(const struct ana_dctx *d, const struct ana_fagg *f, char *buf, size_t n)
+{
+	int best = -1;
+	double bm = 0;
+	for (int i = 1; i < f->npos; i++) {
+		const struct ana_pos *p = &f->pos[f->order[i]];
+		if (p->host == f->snd_host || p->host == f->rcv_host || !p->hn)
+			continue;
+		double mean = p->hsum / (double)p->hn;
+		if (mean > bm) {
+			bm = mean;
+			best = i;
+		}
+	}
+	buf[0] = 0;
+	if (best < 0)
+		return;
+	const struct ana_pos *p = &f->pos[f->order[best]], *q = &f->pos[f->order[best - 1]];
+	bool qdisc = q->hook == PK_HOOK_QDISC_ENQ;
+	snprintf(buf, n, ", most of it on %s between %s and %s%s (mean %.1f us)",
+		 d->m->hosts.v[p->host].name, ana_hook_name(q->hook), ana_hook_name(p->hook),
+		 qdisc ? ": its qdisc" : "", bm / 1e3);
+}
+
 static void ana_decomp_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -515,10 +551,13 @@ static void ana_decomp_table(struct ana_dctx *d)
 					double sh = 100.0 * tl[s] / tl[ANA_SEG_TOTAL];
 					char key[200];
 					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
+					char via[200] = "";
+					if (s == ANA_SEG_WIRE)
+						ana_forward_hop(d, fa, via, sizeof(via));
 					ana_out_candidate(d->o, sh / 50.0, sh >= 50 ? 2 : 1, "decomp", key,
 							  "share_p99", sh,
-							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s",
-							  sh, (double)p99 / 1e3, name, ana_seg_phrase(s), hb);
+							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s%s",
+							  sh, (double)p99 / 1e3, name, ana_seg_phrase(s), hb, via);
 				}
 			}
 			char key[200];
@@ -993,8 +1032,57 @@ static bool ana_hop_partial(uint8_t hook)
 	return hook == PK_HOOK_SOCK_SEND || hook == PK_HOOK_QDISC_DEQ;
 }
 
+/* Lost packets with a recorded kernel drop, per (host, reason), over all
+ * flows: one finding names where and why packets were dropped. */
+#define ANA_DROPAGG 16
+struct ana_dropagg { uint16_t host; const char *why; uint64_t n; unsigned nflows; };
+
+static void ana_dropagg_add(struct ana_dropagg *a, int *na, struct ana_fagg *f, uint16_t host,
+			    const char *why)
+{
+	int i;
+	for (i = 0; i < *na; i++)
+		if (a[i].host == host && !strcmp(a[i].why, why))
+			break;
+	if (i == *na) {
+		if (*na == ANA_DROPAGG)
+			return;
+		a[(*na)++] = (struct ana_dropagg){ .host = host, .why = why };
+	}
+	a[i].n++;
+	if (f->drop_mark != i + 1) {
+		f->drop_mark = i + 1;
+		a[i].nflows++;
+	}
+}
+
+/* Kernel drops that made packets lost rank above where latency is spent:
+ * each one stalls its flow until the retransmission (an RTO, 200 ms or
+ * more, when it hits a SYN or the tail), which percentiles of the packets
+ * that did arrive do not show. */
+static void ana_dropagg_findings(struct ana_dctx *d, const struct ana_dropagg *a, int na)
+{
+	for (int i = 0; i < na; i++) {
+		uint64_t sent = 0;
+		for (size_t fi = 0; fi < d->m->flows.n; fi++)
+			if (d->fa[fi].drop_mark == i + 1)
+				sent += d->fa[fi].pkts;
+		double rate = sent ? (double)a[i].n / (double)sent : 0;
+		char key[200];
+		snprintf(key, sizeof(key), "%s|%s", d->m->hosts.v[a[i].host].name, a[i].why);
+		ana_out_candidate(d->o, 2.0 + fmin(rate * 20.0, 1.0), rate > 0.001 ? 2 : 1, "lost_packets",
+				  key, "lost", (double)a[i].n,
+				  "%llu packets of %u flows were dropped on %s (%s), %.2f %% of their packets: "
+				  "each stalls its flow until it is retransmitted",
+				  (unsigned long long)a[i].n, a[i].nflows, d->m->hosts.v[a[i].host].name,
+				  a[i].why, rate * 100);
+	}
+}
+
 static void ana_loss_tables(struct ana_dctx *d)
 {
+	struct ana_dropagg dagg[ANA_DROPAGG];
+	int ndagg = 0;
 	struct ana_model *m = d->m;
 	struct np_table *lp = np_table_new("lost_packets", "Every lost packet, located", 3);
 	np_table_col(lp, "flow", "str", NULL);
@@ -1042,6 +1130,8 @@ static void ana_loss_tables(struct ana_dctx *d)
 			}
 			f->lost++;
 			f->pos[last].lost_here++;
+			if (why)
+				ana_dropagg_add(dagg, &ndagg, f, lp_->host, why);
 			if (f->top >= 0) {
 				int64_t ii = (lc[c].t - d->t_start) / d->iv;
 				size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
@@ -1073,6 +1163,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 	}
 	free(dj.hash); free(dj.used); free(dj.at);
 	free(gdeliv);
+	ana_dropagg_findings(d, dagg, ndagg);
 	if (d->unrec)
 		((double)d->unrec <= ANA_MINOR_MISSED_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
 			m, "%llu packets reached their receiving host and were never resent, but "
@@ -1101,6 +1192,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 	np_table_col(hp, "lost", "count", "N_i - N_j");
 	np_table_col(hp, "loss_rate", "ratio", "(N_i - N_j) / N_i");
 	np_table_col(hp, "lost_here", "count", "packets whose last hook was from");
+	np_table_col(hp, "hop_mean", "ns", "mean time from `from` to `to` (sum of the hops between)");
 	for (size_t fi = 0; fi < m->flows.n; fi++) {
 		struct ana_fagg *f = &d->fa[fi];
 		if (!f->pkts || f->npos < 1)
@@ -1164,6 +1256,14 @@ static void ana_loss_tables(struct ana_dctx *d)
 			if (a->n)
 				np_table_set_f64(hp, rr, 6, ((double)a->n - (double)b->n) / (double)a->n);
 			np_table_set_u64(hp, rr, 7, a->lost_here);
+			/* through the hooks skipped between a and b too (the time
+			 * queued in a qdisc ends at qdisc_deq) */
+			double hm = 0;
+			for (int k = i + 1; k <= j; k++) {
+				const struct ana_pos *x = &f->pos[f->order[k]];
+				hm += x->hn ? x->hsum / (double)x->hn : 0;
+			}
+			np_table_set_f64(hp, rr, 8, hm);
 		}
 	}
 	ana_out_table(d->o, t);

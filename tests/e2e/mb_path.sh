@@ -176,6 +176,14 @@ check "iperf3 throughput: pkt_flows $TP vs iperf3 $IBPS bit/s (5 %)" within "${T
 QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $6; exit}' "$T/csv/loss_hops.csv")
 check "balancer qdisc_enq -> next hook: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: transmit tracepoint runs the kernel skipped)" \
 	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 100}')"
+# the balancer's HTB queue, against the time between its two veths' captures
+$PS transit "$T/mb-b0.pcap" "$T/mb-b1.pcap" "$IPORT" > "$T/btransit.kv"
+BQ=$(kv "$T/btransit.kv" mean_ns)
+HQ=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $9; exit}' "$T/csv/loss_hops.csv")
+echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns, np b:qdisc_enq -> next hop $HQ ns" >&2
+check "the balancer's queue as a named hop: b:qdisc_enq -> b:dev_start_xmit mean ${HQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
+	within "${HQ:-0}" "${BQ:-1}" 15
+check "a finding names the drops on the server" grep -q "dropped on s (NETFILTER_DROP)" "$T/csv/findings.csv"
 SS=$(grep -c ':sock_send\|:qdisc_deq' "$T/csv/loss_hops.csv")
 check "loss_hops compares no sock_send ranges or bulk dequeues with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && $1 ~ /:0>/' "$T/csv/pkt_flows.csv" | wc -l)

@@ -11,6 +11,10 @@ the e2e tests, independent of np's own readers.
       segments as it carried). A transmission is told apart by (seq, TSval):
       a retransmission has a new TSval. Addresses and the destination port
       are not compared (DNAT rewrites them). Prints key=value lines.
+  pcapsum.py transit A.pcap B.pcap SPORT
+      mean and median time from capture A to capture B of the data segments
+      with source port SPORT seen in both (matched by seq and TSval; B's
+      clock is A's: captures on one machine). Prints key=value lines.
   pcapsum.py resent PCAP DPORT
       data segments to DPORT: transmissions, distinct sequence numbers and
       copies sent again (a drop after this capture point is repaired by a
@@ -139,9 +143,28 @@ def resent(path, dport):
     print(f"data_tx={n}\ndistinct={len(seqs)}\nresent={n - len(seqs)}")
 
 
+def transit(a, b, sport):
+    sport = int(sport)
+    first = {}
+    for p in packets(a):
+        if p[2] == sport and p[9] > 0:
+            first.setdefault((p[5], p[8]), p[0])
+    d = []
+    for p in packets(b):
+        k = (p[5], p[8])
+        if p[2] == sport and p[9] > 0 and k in first:
+            d.append(p[0] - first.pop(k))
+    d.sort()
+    n = len(d)
+    mean = sum(d) / n if n else 0
+    print(f"matched={n}\nmean_ns={mean * 1e9:.0f}\np50_ns={(d[n // 2] if n else 0) * 1e9:.0f}")
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "flows":
         flows(sys.argv[2])
+    elif len(sys.argv) == 5 and sys.argv[1] == "transit":
+        transit(*sys.argv[2:])
     elif len(sys.argv) == 4 and sys.argv[1] == "resent":
         resent(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "lost":
