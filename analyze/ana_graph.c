@@ -297,6 +297,31 @@ static void ana_widest(const struct ana_ge *e, int ne, int at, uint64_t width, i
 	}
 }
 
+/* The peer row of x through a destination NAT (a balancer's DNAT rewrites
+ * the server's address and port, not the client's): the other role's row
+ * whose client side is the same address and port, when exactly one is;
+ * -1 otherwise (ambiguous: the same client port towards two services). */
+static ssize_t ana_nat_peer(const struct ana_model *m, const struct ana_txn *x)
+{
+	const char *caddr = x->server ? x->peer_host_addr : x->local_addr;
+	uint16_t cport = x->server ? x->peer_port : x->local_port;
+	ssize_t found = -1;
+	for (size_t j = 0; j < m->txns.n; j++) {
+		const struct ana_txn *y = &m->txns.v[j];
+		if (y->server == x->server || y->host == x->host)
+			continue;
+		const char *ya = y->server ? y->peer_host_addr : y->local_addr;
+		uint16_t yp = y->server ? y->peer_port : y->local_port;
+		if (yp != cport || strcmp(ya, caddr))
+			continue;
+		if (found >= 0 && strcmp(m->txns.v[found].conn, y->conn))
+			return -1;
+		if (found < 0)
+			found = (ssize_t)j;
+	}
+	return found;
+}
+
 void ana_graph_run(struct ana_model *m, struct ana_out *o)
 {
 	if (!m->txns.n)
@@ -319,6 +344,8 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	for (size_t i = 0; i < m->txns.n; i++) {
 		const struct ana_txn *x = &m->txns.v[i];
 		char me[160], other[160];
+		if (!x->count)
+			continue;               /* a connection without a request: no vertex */
 		ana_vertex_name(m, x, me, sizeof(me));
 		int vi = ana_gv_get(v, &nv, x->host, me, x->pid, false);
 		int vo = -1;
@@ -330,6 +357,14 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 				char nm[160];
 				ana_vertex_name(m, y, nm, sizeof(nm));
 				vo = ana_gv_get(v, &nv, y->host, nm, y->pid, false);
+			}
+		}
+		if (vo < 0) {
+			ssize_t nj = ana_nat_peer(m, x);
+			if (nj >= 0) {
+				char nm[160];
+				ana_vertex_name(m, &m->txns.v[nj], nm, sizeof(nm));
+				vo = ana_gv_get(v, &nv, m->txns.v[nj].host, nm, m->txns.v[nj].pid, false);
 			}
 		}
 		if (vo < 0) {

@@ -184,6 +184,13 @@ echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns, np b:qdisc_e
 check "the balancer's queue as a named hop: b:qdisc_enq -> b:dev_start_xmit mean ${HQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
 	within "${HQ:-0}" "${BQ:-1}" 15
 check "a finding names the drops on the server" grep -q "dropped on s (NETFILTER_DROP)" "$T/csv/findings.csv"
+# the service graph joins the client's connections to the server through
+# the DNAT (before: the client's edge ended at a vertex 10.91.1.2:80 and
+# the server saw an external "client 10.91.1.1")
+GE=$(awk -F, '$1 == "edge" && $2 ~ /^c:/ && $3 ~ /^s:/' "$T/csv/service_graph.csv" | wc -l)
+GX=$(grep -c 'client 10.91.1.1\|,10.91.1.2:80,' "$T/csv/service_graph.csv")
+check "service graph: edges client -> server through the DNAT ($GE), no dangling service or client vertex ($GX)" \
+	[ "$GE" -ge 1 -a "$GX" = 0 ]
 SS=$(grep -c ':sock_send\|:qdisc_deq' "$T/csv/loss_hops.csv")
 check "loss_hops compares no sock_send ranges or bulk dequeues with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && $1 ~ /:0>/' "$T/csv/pkt_flows.csv" | wc -l)
