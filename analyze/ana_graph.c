@@ -237,7 +237,10 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 
 struct ana_gv { uint16_t host; char name[160]; uint32_t pid; bool external;
 		double cpu_ns; uint32_t ntid; double u, d; double in_rate; };
-struct ana_ge { int from, to; uint64_t count; struct np_sketch lat; double rate; uint64_t p50, p90, p99; };
+struct ana_ge {
+	int from, to; uint64_t count; struct np_sketch lat; double rate; uint64_t p50, p90, p99;
+	uint64_t t_lo, t_hi, iv;    /* first and last interval with requests, interval length */
+};
 
 static int ana_gv_get(struct ana_gv *v, int *n, uint16_t host, const char *name, uint32_t pid, bool ext)
 {
@@ -391,6 +394,13 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		}
 		e[k].count += x->count;
 		np_sketch_merge(&e[k].lat, &x->lat);
+		if (!e[k].t_hi || x->t < e[k].t_lo)
+			e[k].t_lo = x->t;
+		if (x->t > e[k].t_hi)
+			e[k].t_hi = x->t;
+		if (!e[k].iv)
+			e[k].iv = m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns
+								  : 1000000000ull;
 	}
 	/* CPU of each vertex from THREADS (by pid), utilisation eq. 3 */
 	for (int i = 0; i < nv; i++) {
@@ -452,6 +462,9 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	np_table_col(t, "lambda_sat", "rate", "1 / D_max (eq. 5), on the bottleneck vertex");
 	np_table_col(t, "bottleneck", "bool", NULL);
 	np_table_col(t, "entry", "bool", "entry point: unrecorded or pure client (its requests are the arrivals)");
+	np_table_col(t, "requests", "count", "edge: requests over the run");
+	np_table_col(t, "active_rate", "rate",
+		     "edge: requests/s over the intervals it had requests in (rate divides by the whole run)");
 	for (int i = 0; i < nv; i++) {
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, 0, "vertex");
@@ -476,6 +489,10 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		np_table_set_u64(t, r, 4, e[k].p50);
 		np_table_set_u64(t, r, 5, e[k].p90);
 		np_table_set_u64(t, r, 6, e[k].p99);
+		np_table_set_u64(t, r, 12, e[k].count);
+		if (e[k].iv)
+			np_table_set_f64(t, r, 13, (double)e[k].count * 1e9 /
+						   (double)(e[k].t_hi - e[k].t_lo + e[k].iv));
 	}
 	ana_out_table(o, t);
 	if (bott >= 0 && v[bott].d > 0 && lambda > 0 && lambda > 0.8 / v[bott].d)

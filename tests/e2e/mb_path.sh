@@ -191,6 +191,9 @@ GE=$(awk -F, '$1 == "edge" && $2 ~ /^c:/ && $3 ~ /^s:/' "$T/csv/service_graph.cs
 GX=$(grep -c 'client 10.91.1.1\|,10.91.1.2:80,' "$T/csv/service_graph.csv")
 check "service graph: edges client -> server through the DNAT ($GE), no dangling service or client vertex ($GX)" \
 	[ "$GE" -ge 1 -a "$GX" = 0 ]
+GR=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /^requests/) k = i; next}
+	$1 == "edge" {if ($k + 0 > n) n = $k + 0} END {print n + 0}' "$T/csv/service_graph.csv")
+check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "$GR" "${REQ:-1}" 1
 SS=$(grep -c ':sock_send\|:qdisc_deq' "$T/csv/loss_hops.csv")
 check "loss_hops compares no sock_send ranges or bulk dequeues with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && $1 ~ /:0>/' "$T/csv/pkt_flows.csv" | wc -l)
