@@ -13,11 +13,6 @@ TRUTH=$FX/multihost-truth.txt
 T=$E2E_TMP
 [ -x "$NPANALYZE" ] || e2e_skip "$NPANALYZE not built"
 truth() { sed -n "s/^$1=//p" "$TRUTH"; }
-# csvcol FILE KEYCOL KEY COL: the COL cell of the row whose KEYCOL is KEY
-csvcol() {
-	awk -F, -v kc="$2" -v k="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++){if($i==kc)ki=i;if($i==c)ci=i};next}
-		$ki==k{print $ci; exit}' "$1"
-}
 report_csv() { rm -rf "$2"; "$NPREPORT" "$1" --format csv -o "$2" >/dev/null 2>&1; }
 
 # help / version / usage errors

@@ -198,10 +198,6 @@ SS=$(grep -c ':sock_send\|:qdisc_deq' "$T/csv/loss_hops.csv")
 check "loss_hops compares no sock_send ranges or bulk dequeues with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && $1 ~ /:0>/' "$T/csv/pkt_flows.csv" | wc -l)
 check "no phantom flow rows with port 0 ($P0)" [ "$P0" = 0 ]
-csvcol() {
-	awk -F, -v kc="$2" -v k="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++){if($i==kc)ki=i;if($i==c)ci=i};next}
-		$ki==k{print $ci; exit}' "$1"
-}
 off=$(csvcol "$T/csv/clock.csv" host s offset_ns)
 err=$(csvcol "$T/csv/clock.csv" host s offset_err_ns)
 drift=$(csvcol "$T/csv/clock.csv" host s drift_ppm)
