@@ -360,22 +360,24 @@ static void ana_time_grid(struct ana_dctx *d)
  * egress header hook of the sending host saw. Pure ACKs sent in one TSval
  * tick with the same ack (duplicate ACKs, window updates) share one key:
  * counting keys made a client's 5 872 ACKs 3 186 packets. */
-static unsigned ana_copies(const struct ana_dctx *d, size_t k, uint32_t *idx)
+static unsigned ana_copies(const struct ana_dctx *d, size_t k)
 {
 	const struct ana_pres *r = &d->res[k];
 	const struct ana_fagg *f = &d->fa[r->flow];
-	const struct ana_pe *ev = d->p->pe;
-	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
-	uint8_t cnt[ANA_MAX_POS] = { 0 };
+	const struct ana_pkt *q = &d->p->pkts[k];
+	/* all its events, not the first ANA_PATH_MAXEV of the path: a
+	 * server's RST storm (170 copies of one key after iperf3 closed) has
+	 * hundreds */
+	uint32_t cnt[ANA_MAX_POS] = { 0 };
 	unsigned best = 1;
-	for (size_t i = 0; i < n; i++) {
-		const struct ana_pe *e = &ev[idx[i]];
+	for (uint32_t i = 0; i < q->nev; i++) {
+		const struct ana_pe *e = &d->p->pe[q->head + i];
 		if ((e->flags & ANA_EVF_RANGE) || (r->len && (e->flags & ANA_PE_NOPAY)))
 			continue;
 		for (int pos = 0; pos < f->npos; pos++) {
 			if (f->pos[pos].host != e->host || f->pos[pos].hook != e->hook)
 				continue;
-			if ((f->sent_mask & (1u << pos)) && cnt[pos] < 255 && ++cnt[pos] > best)
+			if ((f->sent_mask & (1u << pos)) && ++cnt[pos] > best)
 				best = cnt[pos];
 			break;
 		}
@@ -386,14 +388,13 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k, uint32_t *idx)
 static void ana_accumulate(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
-	uint32_t idx[ANA_PATH_MAXEV];
 	for (size_t k = 0; k < p->npkts; k++) {
 		struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(d->m, r->t))
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
 		f->pkts++;
-		f->copies += ana_copies(d, k, idx);
+		f->copies += ana_copies(d, k);
 		f->bytes += r->len;
 		if (r->retx || (r->resent && !r->ctl))   /* a re-sent pure ACK is a dup ACK */
 			f->retx++;

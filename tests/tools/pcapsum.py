@@ -3,7 +3,7 @@
 the e2e tests, independent of np's own readers.
   pcapsum.py flows PCAP
       one line per direction of a TCP connection seen:
-      saddr sport daddr dport packets data_packets payload_bytes
+      saddr sport daddr dport packets data_packets payload_bytes rst_packets
   pcapsum.py lost SENDER.pcap RECEIVER.pcap SPORT
       transmissions of the sender's data segments with source port SPORT
       that never reached the receiver's capture, in wire segments (MSS
@@ -92,10 +92,11 @@ def flows(path):
     acc = {}
     for p in packets(path):
         k = (dotted(p[1]), p[2], dotted(p[3]), p[4])
-        a = acc.setdefault(k, [0, 0, 0])
+        a = acc.setdefault(k, [0, 0, 0, 0])
         a[0] += 1
         a[1] += p[9] > 0
         a[2] += p[9]
+        a[3] += (p[7] & 0x04) != 0
     for k, a in sorted(acc.items()):
         print(*k, *a)
 
