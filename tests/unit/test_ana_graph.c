@@ -133,6 +133,46 @@ static void test_graph(void)
 	ana_model_free(&m);
 }
 
+/* A balancer's DNAT between client and server: the client's row names the
+ * service address, the server's the real one; both keep the client's
+ * address and port, which joins them. The same client port towards two
+ * servers (two connections) is ambiguous and not joined. */
+static void test_graph_dnat(void)
+{
+	struct ana_options opt = { .quiet = true };
+	struct ana_model m;
+	ana_model_init(&m, &opt);
+	add_host(&m, "C"); add_host(&m, "S"); add_host(&m, "T");
+	m.ref = 0;
+	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.9.9.9", 80, 10, "wrk", 600, 2000000);
+	add_txn(&m, 1, true, "10.0.1.2", 8080, "10.0.0.1", 5000, 20, "nginx", 600, 1000000);
+	struct ana_out o;
+	ana_out_init(&o);
+	ana_graph_run(&m, &o);
+	const struct np_table *g = table(&o, "service_graph");
+	int e = g ? row_of(g, "from", "C:wrk[10]", "to", "S:nginx[20]") : -1;
+	CHECK(e >= 0, "DNAT: edge C:wrk[10] -> S:nginx[20]");
+	CHECK(g && row_of(g, "kind", "vertex", "from", "10.9.9.9:80") < 0, "no service-address vertex");
+	CHECK(g && row_of(g, "kind", "vertex", "from", "client 10.0.0.1") < 0, "no external client vertex");
+	CHECK_NEAR(val(g, e, "requests"), 600, 0);
+	ana_out_free(&o);
+	ana_model_free(&m);
+
+	ana_model_init(&m, &opt);
+	add_host(&m, "C"); add_host(&m, "S"); add_host(&m, "T");
+	m.ref = 0;
+	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.9.9.9", 80, 10, "wrk", 600, 2000000);
+	add_txn(&m, 1, true, "10.0.1.2", 8080, "10.0.0.1", 5000, 20, "nginx", 300, 1000000);
+	add_txn(&m, 2, true, "10.0.1.3", 8080, "10.0.0.1", 5000, 30, "nginx", 300, 1000000);
+	ana_out_init(&o);
+	ana_graph_run(&m, &o);
+	g = table(&o, "service_graph");
+	CHECK(g && row_of(g, "kind", "vertex", "from", "10.9.9.9:80") >= 0,
+	      "ambiguous client port: left to the service-address vertex");
+	ana_out_free(&o);
+	ana_model_free(&m);
+}
+
 /* perfmon §6 example: D_RTT 50 ms, N2-CNST 35 ms, N1-RNST1 15 ms -> 0.7 / 0.3 */
 static void test_bottleneck_alerts(void)
 {
@@ -207,6 +247,7 @@ static void test_bottleneck_unexplained(void)
 int main(void)
 {
 	test_graph();
+	test_graph_dnat();
 	test_bottleneck_alerts();
 	test_bottleneck_unexplained();
 	return tap_done();
