@@ -141,7 +141,14 @@ done
 	--ref c "$T/c.npr" "$T/b.npr" "$T/s.npr" >"$T/sum.txt" 2>"$T/err.txt"
 rc=$?
 grep -i warning "$T/sum.txt" >&2
-check "npanalyze exit 0 (analysis written; $rc)" [ "$rc" = 0 -a -s "$T/x.npa" ]
+# exit 0 = only notes; skipped hook runs grow with the machine's load
+# (0.1 % at load 3, up to 1-2 % at load 8 with the other tests running):
+# above 1 % they are a warning and exit 1 is right. Any other warning fails.
+NW=$(grep -c '^warning:' "$T/sum.txt")
+OW=$(grep '^warning:' "$T/sum.txt" | grep -vc 'did not run the netif_receive program\|socket hooks recorded no event')
+check "npanalyze wrote the analysis, exit $rc agrees with its summary ($NW warnings)" \
+	sh -c "[ -s '$T/x.npa' ] && { [ '$rc' = 0 -a '$NW' = 0 ] || [ '$rc' = 1 -a '$NW' -gt 0 ]; }"
+check "no warning but counted skipped or unrecorded hook events ($OW)" [ "$OW" = 0 ]
 "$NPREPORT" "$T/x.npa" --format csv -o "$T/csv" >/dev/null 2>&1
 IPORT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["start"]["connected"][0]["local_port"])' "$T/iperf.json")
 $PS lost "$T/mb-c0.pcap" "$T/mb-s0.pcap" "$IPORT" > "$T/ilost.kv"
