@@ -1026,11 +1026,10 @@ static void ana_loss_series(struct ana_dctx *d, int top, const char *name)
 /* Hooks that see only some of a flow's packets by design, left out of the
  * loss_hops chain (counts across them compare unlike things): sock_send
  * events are byte ranges attached to a few packets ("lost 3156 (99 %)"
- * then "-3156"); qdisc_dequeue names only the first skb of a bulk dequeue
- * (45 of 1 496 "lost" behind an HTB that dropped none, tests/e2e/mb_path.sh). */
+ * then "-3156"). */
 static bool ana_hop_partial(uint8_t hook)
 {
-	return hook == PK_HOOK_SOCK_SEND || hook == PK_HOOK_QDISC_DEQ;
+	return hook == PK_HOOK_SOCK_SEND;
 }
 
 /* Lost packets with a recorded kernel drop, per (host, reason), over all
@@ -1071,7 +1070,7 @@ static void ana_dropagg_findings(struct ana_dctx *d, const struct ana_dropagg *a
 		double rate = sent ? (double)a[i].n / (double)sent : 0;
 		char key[200];
 		snprintf(key, sizeof(key), "%s|%s", d->m->hosts.v[a[i].host].name, a[i].why);
-		ana_out_candidate(d->o, 2.0 + fmin(rate * 20.0, 1.0), rate > 0.001 ? 2 : 1, "lost_packets",
+		ana_out_candidate(d->o, 3.0 + fmin(rate * 100.0, 2.0), rate > 0.001 ? 2 : 1, "lost_packets",
 				  key, "lost", (double)a[i].n,
 				  "%llu packets of %u flows were dropped on %s (%s), %.2f %% of their packets: "
 				  "each stalls its flow until it is retransmitted",

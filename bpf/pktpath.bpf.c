@@ -427,19 +427,32 @@ int BPF_PROG(pk_qdisc_enq, struct Qdisc *q, const struct netdev_queue *txq, stru
 
 /* A dequeue can hand the driver several skbs linked through skb->next
  * (dequeue_skb's bulk paths); the tracepoint names only the first, so the
- * rest look lost between qdisc_enqueue and qdisc_dequeue. Walking the list
- * here (a loop over skb->next) made every program of the object record
- * nothing in a namespace with a noqueue veth (tests/e2e/ana_real.sh: 0
- * events) for a reason not found yet: left out; loss_hops says so. */
+ * rest looked lost between qdisc_enqueue and qdisc_dequeue (45 of 1 496
+ * behind an HTB that dropped none). The list is walked with bpf_loop: a
+ * plain bounded loop made the verifier explore the parse once per
+ * iteration (nprec started in 2.3 s instead of 0.7 s). */
+#define PK_DEQ_BULK_MAX 64
+struct pk_deq_ctx { struct sk_buff *skb; int packets; };
+
+static long pk_deq_one(__u64 i, void *data)
+{
+	struct pk_deq_ctx *c = data;
+	struct sk_buff *skb = c->skb;
+	if (!skb || (int)i >= c->packets)
+		return 1;
+	struct pk_event ev;
+	if (!pk_from_tx_skb(skb, &ev))
+		pk_emit(&ev, PK_HOOK_QDISC_DEQ);
+	c->skb = skb->next;
+	return 0;
+}
+
 SEC("tp_btf/qdisc_dequeue")
 int BPF_PROG(pk_qdisc_deq, struct Qdisc *q, const struct netdev_queue *txq, int packets,
 	     struct sk_buff *skb)
 {
-	if (!skb)
-		return 0;
-	struct pk_event ev;
-	if (!pk_from_tx_skb(skb, &ev))
-		pk_emit(&ev, PK_HOOK_QDISC_DEQ);
+	struct pk_deq_ctx c = { .skb = skb, .packets = packets };
+	bpf_loop(PK_DEQ_BULK_MAX, pk_deq_one, &c, 0);
 	return 0;
 }
 

@@ -204,17 +204,17 @@ check "jitter from most data packets ($JP of $NPD), not those with a sock_send r
 IBPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' "$T/iperf.json")
 TP=$(pf "$DF" throughput pkt_flows)
 check "iperf3 throughput: pkt_flows $TP vs iperf3 $IBPS bit/s (5 %)" within "${TP:-0}" "${IBPS:-1}" 5
-# qdisc_dequeue names only the first skb of a bulk dequeue: loss_hops
-# goes from qdisc_enqueue to the next hook that sees every packet
+# (not exact: the kernel skips transmit tracepoint programs for a few skbs
+# too, and no TC hook follows them to count it)
 QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $6; exit}' "$T/csv/loss_hops.csv")
-check "balancer qdisc_enq -> next hook: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: transmit tracepoint runs the kernel skipped)" \
+check "balancer qdisc_enq -> qdisc_deq: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: transmit tracepoint runs the kernel skipped)" \
 	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 100}')"
 # the balancer's HTB queue, against the time between its two veths' captures
 $PS transit "$T/mb-b0.pcap" "$T/mb-b1.pcap" "$IPORT" > "$T/btransit.kv"
 BQ=$(kv "$T/btransit.kv" mean_ns)
 HQ=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $9; exit}' "$T/csv/loss_hops.csv")
 echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns, np b:qdisc_enq -> next hop $HQ ns" >&2
-check "the balancer's queue as a named hop: b:qdisc_enq -> b:dev_start_xmit mean ${HQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
+check "the balancer's queue as a named hop: b:qdisc_enq -> b:qdisc_deq mean ${HQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
 	within "${HQ:-0}" "${BQ:-1}" 15
 check "a finding names the drops on the server" grep -q "dropped on s (NETFILTER_DROP)" "$T/csv/findings.csv"
 # the service graph joins the client's connections to the server through
@@ -227,8 +227,8 @@ check "service graph: edges client -> server through the DNAT ($GE), no dangling
 GR=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /^requests/) k = i; next}
 	$1 == "edge" {if ($k + 0 > n) n = $k + 0} END {print n + 0}' "$T/csv/service_graph.csv")
 check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "$GR" "${REQ:-1}" 1
-SS=$(grep -c ':sock_send\|:qdisc_deq' "$T/csv/loss_hops.csv")
-check "loss_hops compares no sock_send ranges or bulk dequeues with packets ($SS rows)" [ "$SS" = 0 ]
+SS=$(grep -c ':sock_send' "$T/csv/loss_hops.csv")
+check "loss_hops compares no sock_send ranges with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && ($1 ~ /:0>/ || $2 == $3)' "$T/csv/pkt_flows.csv" | wc -l)
 check "no phantom flow rows (port 0, or sender == receiver) ($P0)" [ "$P0" = 0 ]
 off=$(csvcol "$T/csv/clock.csv" host s offset_ns)
