@@ -86,13 +86,19 @@ static double val(const struct np_table *t, int row, const char *col)
 	return c < 0 || row < 0 ? NAN : np_cell_f64(np_table_cell_c(t, (size_t)row, (size_t)c));
 }
 
+/* A model of three hosts named a, b, c, the first the reference. */
+static void three_hosts(struct ana_model *m, const char *a, const char *b, const char *c)
+{
+	static struct ana_options opt = { .quiet = true };
+	ana_model_init(m, &opt);
+	add_host(m, a); add_host(m, b); add_host(m, c);
+	m->ref = 0;
+}
+
 static void test_graph(void)
 {
-	struct ana_options opt = { .quiet = true };
 	struct ana_model m;
-	ana_model_init(&m, &opt);
-	add_host(&m, "A"); add_host(&m, "B"); add_host(&m, "C");
-	m.ref = 0;
+	three_hosts(&m, "A", "B", "C");
 	/* A (load generator) -> B api -> C db, all in one 1 s interval */
 	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.0.0.2", 80, 10, "lb", 1000, 2000000);
 	add_txn(&m, 1, true, "10.0.0.2", 80, "10.0.0.1", 5000, 20, "api", 1000, 1500000);
@@ -139,11 +145,8 @@ static void test_graph(void)
  * servers (two connections) is ambiguous and not joined. */
 static void test_graph_dnat(void)
 {
-	struct ana_options opt = { .quiet = true };
 	struct ana_model m;
-	ana_model_init(&m, &opt);
-	add_host(&m, "C"); add_host(&m, "S"); add_host(&m, "T");
-	m.ref = 0;
+	three_hosts(&m, "C", "S", "T");
 	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.9.9.9", 80, 10, "wrk", 600, 2000000);
 	add_txn(&m, 1, true, "10.0.1.2", 8080, "10.0.0.1", 5000, 20, "nginx", 600, 1000000);
 	struct ana_out o;
@@ -158,9 +161,7 @@ static void test_graph_dnat(void)
 	ana_out_free(&o);
 	ana_model_free(&m);
 
-	ana_model_init(&m, &opt);
-	add_host(&m, "C"); add_host(&m, "S"); add_host(&m, "T");
-	m.ref = 0;
+	three_hosts(&m, "C", "S", "T");
 	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.9.9.9", 80, 10, "wrk", 600, 2000000);
 	add_txn(&m, 1, true, "10.0.1.2", 8080, "10.0.0.1", 5000, 20, "nginx", 300, 1000000);
 	add_txn(&m, 2, true, "10.0.1.3", 8080, "10.0.0.1", 5000, 30, "nginx", 300, 1000000);
