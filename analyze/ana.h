@@ -52,6 +52,9 @@ struct ana_host {
 	char lost_fam[8][16];       /* LOST per family (names from the record) */
 	uint64_t lost_fam_n[8];
 	uint64_t pkt_lost;          /* packet-path events lost (PKT_EVENTS hook counters) */
+	uint64_t pkt_seen;          /* packet-path events the hooks matched (same counters) */
+	uint64_t pkt_missed;        /* netif_receive runs the kernel skipped (TC ingress count) */
+	uint64_t records;           /* records read from its files */
 	uint64_t chunks_bad, bytes_skipped, records_bad;
 	bool truncated;
 	/* clock: ref_ns = a * (t - t0) + b; for the reference host a=1, b=t0 */
@@ -240,6 +243,8 @@ struct ana_model {
 	ANA_VEC(struct ana_alert) alerts;
 	ANA_VEC(struct ana_ewma) ewma;
 	ANA_VEC(char *) warnings;
+	size_t nminor;              /* of them minor (ana_note): no exit status 1 */
+	ANA_VEC(uint8_t) warn_minor;  /* per warning: 1 = minor (printed as a note) */
 	ANA_VEC(char *) inputs;
 	struct ana_ivseg ivseg;
 	ANA_VEC(struct ana_bwres) bwins;
@@ -264,6 +269,8 @@ struct ana_out {
 
 /* ana_util.c */
 void ana_warn(struct ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A minor warning: listed with the others, but npanalyze still exits 0. */
+void ana_note(struct ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ana_model_init(struct ana_model *m, const struct ana_options *opt);
 void ana_model_free(struct ana_model *m);
 int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t);
@@ -278,6 +285,15 @@ void ana_sketch_cols(struct np_table *t);   /* count mean p50 p90 p99 p999 max *
 void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct np_sketch *s);
 
 /* ana_load.c: reads one recording file into m (host chosen by identity). */
+/* ana_load_file: 0, -errno, or ANA_LOAD_NOT_NP (no np file header and no
+ * readable chunk anywhere: not a recording at all, nothing was added). */
+#define ANA_LOAD_NOT_NP (-4096)
+/* A warning share below which lost events are minor (ana_note). */
+#define ANA_MINOR_SHARE 0.001
+/* Below it, hook runs the kernel skipped (counted, or inferred as
+ * loss.unrecorded) are minor: the packets are accounted for, only some of
+ * their events are missing (0.07-0.15 % per host on a loaded machine). */
+#define ANA_MINOR_MISSED_SHARE 0.01
 int  ana_load_file(struct ana_model *m, const char *path, const char *alias);
 int  ana_load_mem(struct ana_model *m, const void *data, size_t len, const char *name);
 void ana_load_finish(struct ana_model *m);

@@ -454,6 +454,26 @@ static int ana_pick_ref(struct ana_model *m)
 	return 0;
 }
 
+/* Local time the recordings span (the longest host), ns. */
+static double ana_run_span(const struct ana_model *m)
+{
+	double span = 0;
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		const struct ana_host *h = &m->hosts.v[i];
+		if (h->t_max > h->t_min && (double)(h->t_max - h->t_min) > span)
+			span = (double)(h->t_max - h->t_min);
+	}
+	return span;
+}
+
+/* How far the pair's mapping can move over span from the drift's
+ * uncertainty alone (half the [a_lo, a_hi] slope interval). */
+static double ana_drift_bound(const struct ana_pairfit *f, double span)
+{
+	double w = f->a_hi - f->a_lo;
+	return isfinite(w) && w > 0 ? w / 2 * span : 0;
+}
+
 void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o)
 {
 	size_t n = m->hosts.n;
@@ -461,9 +481,8 @@ void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out 
 		return;
 	m->ref = ana_pick_ref(m);
 	struct ana_pairfit *fits = calloc(n * n, sizeof(*fits));
-	int *queue = calloc(n, sizeof(int));
-	if (!fits || !queue || !cp) {
-		free(fits); free(queue);
+	if (!fits || !cp) {
+		free(fits);
 		return;
 	}
 	ana_sync_points(m, cp, fits);
@@ -474,34 +493,48 @@ void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out 
 	struct ana_host *ref = &m->hosts.v[m->ref];
 	ref->clk_a = 1.0; ref->clk_b = (double)ref->t0; ref->clk_err_ns = 0;
 	ref->clk_quality = ANA_CLK_REF;
-	/* breadth first from the reference; accurate links before approximate */
+	/* cheapest bound first from the reference (accurate links before
+	 * approximate): a host is chained through the pair whose error bound
+	 * over the whole run is smallest, the drift's uncertainty times the
+	 * run's span included, not through the fewest hops (a direct pair of
+	 * a hundred sync exchanges loses to a balancer with matched traffic) */
+	double span = ana_run_span(m);
 	for (int pass = 0; pass < 2; pass++) {
-		size_t qh = 0, qt = 0;
-		for (size_t i = 0; i < n; i++)
-			if (ana_host_aligned(m, (int)i))
-				queue[qt++] = (int)i;
-		while (qh < qt) {
-			int x = queue[qh++];
-			struct ana_host *hx = &m->hosts.v[x];
-			for (size_t h = 0; h < n; h++) {
-				if (ana_host_aligned(m, (int)h))
+		for (;;) {
+			int bx = -1, bh = -1;
+			double bcost = INFINITY;
+			struct ana_map bm = { 0 };
+			for (size_t x = 0; x < n; x++) {
+				if (!ana_host_aligned(m, (int)x))
 					continue;
-				int lo = (int)h < x ? (int)h : x, hi = (int)h < x ? x : (int)h;
-				const struct ana_pairfit *f = &fits[(size_t)lo * n + hi];
-				if (f->q != ANA_CLK_ACCURATE && !(pass == 1 && f->q == ANA_CLK_APPROX))
-					continue;
-				struct ana_map mp;
-				if (!ana_pair_map(cp, fits, (int)h, x, &mp))
-					continue;
-				struct ana_host *hh = &m->hosts.v[h];
-				hh->clk_a = hx->clk_a * mp.A;
-				hh->clk_b = hx->clk_a * (mp.C - (double)hx->t0) + hx->clk_b;
-				hh->clk_err_ns = (isnan(hx->clk_err_ns) ? 0 : hx->clk_err_ns) +
-						 (f->q == ANA_CLK_APPROX ? NAN : mp.err);
-				hh->clk_quality = hx->clk_quality == ANA_CLK_APPROX ? ANA_CLK_APPROX : f->q;
-				hh->clk_via = x == m->ref ? -1 : x;
-				queue[qt++] = (int)h;
+				for (size_t h = 0; h < n; h++) {
+					if (ana_host_aligned(m, (int)h))
+						continue;
+					size_t lo = h < x ? h : x, hi = h < x ? x : h;
+					const struct ana_pairfit *f = &fits[lo * n + hi];
+					if (f->q != ANA_CLK_ACCURATE && !(pass == 1 && f->q == ANA_CLK_APPROX))
+						continue;
+					struct ana_map mp;
+					if (!ana_pair_map(cp, fits, (int)h, (int)x, &mp))
+						continue;
+					double ex = m->hosts.v[x].clk_err_ns;
+					double c = (isnan(ex) ? 0 : ex) + (isnan(mp.err) ? 0 : mp.err) +
+						   ana_drift_bound(f, span);
+					if (c < bcost) {
+						bcost = c; bx = (int)x; bh = (int)h; bm = mp;
+					}
+				}
 			}
+			if (bx < 0)
+				break;
+			size_t lo = bh < bx ? (size_t)bh : (size_t)bx, hi = bh < bx ? (size_t)bx : (size_t)bh;
+			const struct ana_pairfit *f = &fits[lo * n + hi];
+			struct ana_host *hx = &m->hosts.v[bx], *hh = &m->hosts.v[bh];
+			hh->clk_a = hx->clk_a * bm.A;
+			hh->clk_b = hx->clk_a * (bm.C - (double)hx->t0) + hx->clk_b;
+			hh->clk_err_ns = f->q == ANA_CLK_APPROX || isnan(hx->clk_err_ns) ? NAN : bcost;
+			hh->clk_quality = hx->clk_quality == ANA_CLK_APPROX ? ANA_CLK_APPROX : f->q;
+			hh->clk_via = bx == m->ref ? -1 : bx;
 		}
 	}
 	for (size_t lo = 0; lo < n; lo++)
@@ -522,5 +555,4 @@ void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out 
 	ana_clock_auth_note(m, fits, o);
 	ana_clock_tables(m, cp, fits, o);
 	free(fits);
-	free(queue);
 }

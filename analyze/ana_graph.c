@@ -237,7 +237,10 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 
 struct ana_gv { uint16_t host; char name[160]; uint32_t pid; bool external;
 		double cpu_ns; uint32_t ntid; double u, d; double in_rate; };
-struct ana_ge { int from, to; uint64_t count; struct np_sketch lat; double rate; uint64_t p50, p90, p99; };
+struct ana_ge {
+	int from, to; uint64_t count; struct np_sketch lat; double rate; uint64_t p50, p90, p99;
+	uint64_t t_lo, t_hi, iv;    /* first and last interval with requests, interval length */
+};
 
 static int ana_gv_get(struct ana_gv *v, int *n, uint16_t host, const char *name, uint32_t pid, bool ext)
 {
@@ -297,6 +300,31 @@ static void ana_widest(const struct ana_ge *e, int ne, int at, uint64_t width, i
 	}
 }
 
+/* The peer row of x through a destination NAT (a balancer's DNAT rewrites
+ * the server's address and port, not the client's): the other role's row
+ * whose client side is the same address and port, when exactly one is;
+ * -1 otherwise (ambiguous: the same client port towards two services). */
+static ssize_t ana_nat_peer(const struct ana_model *m, const struct ana_txn *x)
+{
+	const char *caddr = x->server ? x->peer_host_addr : x->local_addr;
+	uint16_t cport = x->server ? x->peer_port : x->local_port;
+	ssize_t found = -1;
+	for (size_t j = 0; j < m->txns.n; j++) {
+		const struct ana_txn *y = &m->txns.v[j];
+		if (y->server == x->server || y->host == x->host)
+			continue;
+		const char *ya = y->server ? y->peer_host_addr : y->local_addr;
+		uint16_t yp = y->server ? y->peer_port : y->local_port;
+		if (yp != cport || strcmp(ya, caddr))
+			continue;
+		if (found >= 0 && strcmp(m->txns.v[found].conn, y->conn))
+			return -1;
+		if (found < 0)
+			found = (ssize_t)j;
+	}
+	return found;
+}
+
 void ana_graph_run(struct ana_model *m, struct ana_out *o)
 {
 	if (!m->txns.n)
@@ -319,6 +347,8 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	for (size_t i = 0; i < m->txns.n; i++) {
 		const struct ana_txn *x = &m->txns.v[i];
 		char me[160], other[160];
+		if (!x->count)
+			continue;               /* a connection without a request: no vertex */
 		ana_vertex_name(m, x, me, sizeof(me));
 		int vi = ana_gv_get(v, &nv, x->host, me, x->pid, false);
 		int vo = -1;
@@ -330,6 +360,14 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 				char nm[160];
 				ana_vertex_name(m, y, nm, sizeof(nm));
 				vo = ana_gv_get(v, &nv, y->host, nm, y->pid, false);
+			}
+		}
+		if (vo < 0) {
+			ssize_t nj = ana_nat_peer(m, x);
+			if (nj >= 0) {
+				char nm[160];
+				ana_vertex_name(m, &m->txns.v[nj], nm, sizeof(nm));
+				vo = ana_gv_get(v, &nv, m->txns.v[nj].host, nm, m->txns.v[nj].pid, false);
 			}
 		}
 		if (vo < 0) {
@@ -356,6 +394,13 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		}
 		e[k].count += x->count;
 		np_sketch_merge(&e[k].lat, &x->lat);
+		if (!e[k].t_hi || x->t < e[k].t_lo)
+			e[k].t_lo = x->t;
+		if (x->t > e[k].t_hi)
+			e[k].t_hi = x->t;
+		if (!e[k].iv)
+			e[k].iv = m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns
+								  : 1000000000ull;
 	}
 	/* CPU of each vertex from THREADS (by pid), utilisation eq. 3 */
 	for (int i = 0; i < nv; i++) {
@@ -417,6 +462,9 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	np_table_col(t, "lambda_sat", "rate", "1 / D_max (eq. 5), on the bottleneck vertex");
 	np_table_col(t, "bottleneck", "bool", NULL);
 	np_table_col(t, "entry", "bool", "entry point: unrecorded or pure client (its requests are the arrivals)");
+	np_table_col(t, "requests", "count", "edge: requests over the run");
+	np_table_col(t, "active_rate", "rate",
+		     "edge: requests/s over the intervals it had requests in (rate divides by the whole run)");
 	for (int i = 0; i < nv; i++) {
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, 0, "vertex");
@@ -441,6 +489,10 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		np_table_set_u64(t, r, 4, e[k].p50);
 		np_table_set_u64(t, r, 5, e[k].p90);
 		np_table_set_u64(t, r, 6, e[k].p99);
+		np_table_set_u64(t, r, 12, e[k].count);
+		if (e[k].iv)
+			np_table_set_f64(t, r, 13, (double)e[k].count * 1e9 /
+						   (double)(e[k].t_hi - e[k].t_lo + e[k].iv));
 	}
 	ana_out_table(o, t);
 	if (bott >= 0 && v[bott].d > 0 && lambda > 0 && lambda > 0.8 / v[bott].d)

@@ -204,6 +204,10 @@ static void ana_pkt_lost(struct ana_loadctx *c, const struct pktcols_raw *body)
 			continue;
 		if (pktcols_raw_u64(&one, "lost", &x) == 0)
 			c->m->hosts.v[c->host].pkt_lost += x;
+		if (pktcols_raw_u64(&one, "seen", &x) == 0)
+			c->m->hosts.v[c->host].pkt_seen += x;
+		if (pktcols_raw_u64(&one, "missed", &x) == 0)
+			c->m->hosts.v[c->host].pkt_missed += x;
 		if (pktcols_raw_u64(&one, "capped", &x) == 0)
 			c->m->hosts.v[c->host].capped_events += x;
 	}
@@ -772,6 +776,10 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	char stem[256];
 	ana_file_stem(path, stem, sizeof(stem));
 	int more = np_reader_next(r, &rec);
+	/* no file header and not one chunk found by the resync scan: refused
+	 * before it becomes a host (as tcpdump -r refuses a non-capture) */
+	if (more != 1 && np_reader_stats(r)->bad_file_header && !np_reader_stats(r)->chunks_ok)
+		return ANA_LOAD_NOT_NP;
 	struct ana_ident id = { 0 };
 	if (more == 1 && rec.type == NP_REC_HEADER)
 		ana_ident_from_header(&id, rec.body);
@@ -792,6 +800,7 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	}
 	const struct np_reader_stats *st = np_reader_stats(r);
 	h = &m->hosts.v[c->host];
+	h->records += st->records;
 	h->chunks_bad += st->chunks_bad;
 	h->bytes_skipped += st->bytes_skipped;
 	h->records_bad += st->records_bad;
@@ -920,6 +929,11 @@ void ana_load_finish(struct ana_model *m)
 			h->t_min = h->t_max = 0;
 		h->t0 = h->t_min;
 		h->clk_b = (double)h->t0;
+		/* a few lost events among many are noted, not warned: every
+		 * real recorder loses a handful of netcpu events */
+		uint64_t nlost = h->lost_events + h->pkt_lost;
+		void (*say)(struct ana_model *, const char *, ...) =
+			(double)nlost <= ANA_MINOR_SHARE * (double)(h->pkt_seen + h->records) ? ana_note : ana_warn;
 		if (h->lost_events || h->pkt_lost) {
 			char list[256] = "";
 			size_t o = 0;
@@ -927,13 +941,18 @@ void ana_load_finish(struct ana_model *m)
 				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s %llu", o ? ", " : "",
 						      h->lost_fam[k], (unsigned long long)h->lost_fam_n[k]);
 			if (h->pkt_lost)
-				ana_warn(m, "%s: the recorder lost %llu packet-path events (ring buffer full): "
+				say(m, "%s: the recorder lost %llu packet-path events (ring buffer full): "
 					 "packets missing there look lost; loss figures are upper bounds",
 					 h->name, (unsigned long long)h->pkt_lost);
 			if (list[0] || (h->lost_events && !h->pkt_lost))
-				ana_warn(m, "%s: the recorder lost events (%s): the figures of those families "
+				say(m, "%s: the recorder lost events (%s): the figures of those families "
 					 "are lower bounds", h->name, list[0] ? list : "total");
 		}
+		if (h->pkt_missed)
+			((double)h->pkt_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
+				m, "%s: the kernel did not run the netif_receive program for %llu packets its "
+				"TC ingress saw (counted by the recorder): their receive events are missing, "
+				"the packets are not lost", h->name, (unsigned long long)h->pkt_missed);
 		if (h->capped_events)
 			ana_warn(m, "%s: the per-flow cap dropped %llu packet events: packets capped on "
 				 "one host only look lost", h->name, (unsigned long long)h->capped_events);

@@ -176,7 +176,8 @@ static void ana_summary(struct ana_model *m, struct ana_out *o, FILE *f)
 	for (size_t i = 0; i < o->findings.n; i++)
 		fprintf(f, "finding %zu: %s\n", i + 1, o->findings.v[i]);
 	for (size_t i = 0; i < m->warnings.n; i++)
-		fprintf(f, "warning: %s\n", m->warnings.v[i]);
+		fprintf(f, "%s: %s\n", i < m->warn_minor.n && m->warn_minor.v[i] ? "note" : "warning",
+			m->warnings.v[i]);
 }
 
 static int ana_write(struct ana_model *m, struct ana_out *o, const char *path)

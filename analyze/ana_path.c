@@ -461,14 +461,48 @@ static int ana_role(const struct ana_pe *ev, const uint32_t *idx, size_t a, size
 
 /* Sorts the packet's events into path order: per host by (ts, hook), hosts
  * by role then by first time on the reference timeline (when aligned). */
+/* The events of packet q to order: all of them, or when there are more
+ * than cap (a storm of identical RSTs, ~170 copies of one key at 5 hooks),
+ * the first of each host in equal shares, so every host keeps its role:
+ * the first cap in join order were all the client's and made it the
+ * sender of the server's RSTs. */
+static size_t ana_path_pick(const struct ana_pe *ev, const struct ana_pkt *q, uint32_t *out,
+			    size_t cap)
+{
+	size_t n = 0;
+	if (q->nev <= cap) {
+		for (uint32_t i = 0; i < q->nev; i++)
+			out[n++] = q->head + i;
+		return n;
+	}
+	uint16_t hosts[16];
+	size_t used[16] = { 0 }, nh = 0;
+	for (uint32_t i = 0; i < q->nev; i++) {
+		size_t h;
+		for (h = 0; h < nh && hosts[h] != ev[q->head + i].host; h++)
+			;
+		if (h == nh && nh < 16)
+			hosts[nh++] = ev[q->head + i].host;
+	}
+	size_t share = cap / (nh ? nh : 1);
+	for (uint32_t i = 0; i < q->nev && n < cap; i++) {
+		size_t h;
+		for (h = 0; h < nh && hosts[h] != ev[q->head + i].host; h++)
+			;
+		if (h < nh && used[h] < share) {
+			used[h]++;
+			out[n++] = q->head + i;
+		}
+	}
+	return n;
+}
+
 size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size_t k,
 		      uint32_t *out, size_t cap)
 {
 	const struct ana_pkt *q = &p->pkts[k];
 	const struct ana_pe *ev = p->pe;
-	size_t n = q->nev < cap ? q->nev : cap;
-	for (size_t i = 0; i < n; i++)
-		out[i] = q->head + (uint32_t)i;
+	size_t n = ana_path_pick(ev, q, out, cap);
 	for (size_t i = 1; i < n; i++) {            /* by host, ts, hook */
 		uint32_t x = out[i];
 		size_t j = i;

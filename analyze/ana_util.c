@@ -90,19 +90,41 @@ const char *ana_clock_quality_name(int q)
 	return q >= 0 && q <= ANA_CLK_UNALIGNED ? n[q] : "unknown";
 }
 
-void ana_warn(struct ana_model *m, const char *fmt, ...)
+/* 1 when the message was new and added. */
+static int ana_warn_add(struct ana_model *m, bool minor, const char *fmt, va_list ap)
 {
 	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	for (size_t i = 0; i < m->warnings.n; i++)
 		if (!strcmp(m->warnings.v[i], buf))
-			return;
+			return 0;
+	uint8_t *flag = ANA_PUSH(m->warn_minor);
+	if (!flag)
+		return 0;
 	char **slot = ANA_PUSH(m->warnings);
-	if (slot)
-		*slot = strdup(buf);
+	if (!slot) {
+		m->warn_minor.n--;
+		return 0;
+	}
+	*slot = strdup(buf);
+	*flag = minor;
+	return 1;
+}
+
+void ana_warn(struct ana_model *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ana_warn_add(m, false, fmt, ap);
+	va_end(ap);
+}
+
+void ana_note(struct ana_model *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	m->nminor += (size_t)ana_warn_add(m, true, fmt, ap);
+	va_end(ap);
 }
 
 void ana_model_init(struct ana_model *m, const struct ana_options *opt)
@@ -138,6 +160,7 @@ void ana_model_free(struct ana_model *m)
 	free(m->hosts.v); free(m->pev.v); free(m->flows.v); free(m->syncs.v);
 	free(m->fstats.v); free(m->drops.v); free(m->txns.v); free(m->txevs.v);
 	free(m->netcpu.v); free(m->netrx.v); free(m->threads.v); free(m->cgroups.v);
+	free(m->warn_minor.v);
 	free(m->alerts.v); free(m->warnings.v); free(m->inputs.v); free(m->ewma.v);
 	free(m->fl_keys); free(m->fl_vals);
 	free(m->ivseg.sum); free(m->ivseg.cnt); free(m->bwins.v);

@@ -303,6 +303,8 @@ static int pk_attach_tps(struct pk_state *s, char *err, size_t errlen)
 		}
 		s->links[s->nlinks++] = l;
 		rec_probe(s->ctx, PK_FAMILY, probe, REC_PROBE_ATTACHED, NULL);
+		if (tps[i].prog == s->skel->progs.pk_netif_receive)
+			s->skel->bss->rx_check = 1;
 	}
 	if (!s->nlinks && !s->ntc) {
 		snprintf(err, errlen, "pktpath: no hook could be attached");
@@ -397,6 +399,7 @@ static int pk_read_counters(struct pk_state *s, struct pk_counters *out)
 			out[h].capped += v[c].capped;
 			out[h].lost += v[c].lost;
 			out[h].emitted += v[c].emitted;
+			out[h].missed += v[c].missed;
 		}
 	}
 	free(v);
@@ -441,19 +444,22 @@ static void pk_pack_counters(msgpack_packer *pk, const struct pk_counters *now,
 {
 	unsigned nh = 0;
 	for (unsigned h = 1; h < PK_HOOK_MAX; h++)
-		nh += now[h].seen != prev[h].seen || now[h].lost != prev[h].lost;
+		nh += now[h].seen != prev[h].seen || now[h].lost != prev[h].lost ||
+		      now[h].missed != prev[h].missed;
 	np_pack_str(pk, "hooks");
 	msgpack_pack_map(pk, nh);
 	for (unsigned h = 1; h < PK_HOOK_MAX; h++) {
-		if (now[h].seen == prev[h].seen && now[h].lost == prev[h].lost)
+		if (now[h].seen == prev[h].seen && now[h].lost == prev[h].lost &&
+		    now[h].missed == prev[h].missed)
 			continue;
 		np_pack_str(pk, pktcols_hook_name(h));
-		msgpack_pack_map(pk, 5);
+		msgpack_pack_map(pk, 6);
 		np_pack_kv_u64(pk, "seen", now[h].seen - prev[h].seen);
 		np_pack_kv_u64(pk, "sampled_out", now[h].sampled_out - prev[h].sampled_out);
 		np_pack_kv_u64(pk, "capped", now[h].capped - prev[h].capped);
 		np_pack_kv_u64(pk, "lost", now[h].lost - prev[h].lost);
 		np_pack_kv_u64(pk, "emitted", now[h].emitted - prev[h].emitted);
+		np_pack_kv_u64(pk, "missed", now[h].missed - prev[h].missed);
 	}
 }
 

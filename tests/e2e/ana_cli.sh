@@ -13,11 +13,6 @@ TRUTH=$FX/multihost-truth.txt
 T=$E2E_TMP
 [ -x "$NPANALYZE" ] || e2e_skip "$NPANALYZE not built"
 truth() { sed -n "s/^$1=//p" "$TRUTH"; }
-# csvcol FILE KEYCOL KEY COL: the COL cell of the row whose KEYCOL is KEY
-csvcol() {
-	awk -F, -v kc="$2" -v k="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++){if($i==kc)ki=i;if($i==c)ci=i};next}
-		$ki==k{print $ci; exit}' "$1"
-}
 report_csv() { rm -rf "$2"; "$NPREPORT" "$1" --format csv -o "$2" >/dev/null 2>&1; }
 
 # help / version / usage errors
@@ -101,9 +96,10 @@ check "truncated input exits 1 (got $rc)" test $rc -eq 1
 check "truncated input warned" grep -q "truncated" "$T/dout"
 check "analysis written despite damage" test -s "$T/d.npa"
 
-# garbage never crashes
+# garbage never crashes; a file with no np header or chunk anywhere is not
+# a recording: refused (exit 2) as tcpdump -r refuses a non-capture
 head -c 50000 /dev/urandom > "$T/garbage.npr"
 "$NPANALYZE" -o "$T/g.npa" "$A" "$T/garbage.npr" >/dev/null 2>&1; rc=$?
-check "garbage input handled (exit $rc)" test $rc -le 1
+check "garbage input refused, not a recording (exit $rc)" test $rc -eq 2
 
 e2e_finish

@@ -41,10 +41,6 @@ cat "$T/sum.txt" >&2
 check "npanalyze wrote the analysis (exit $rc)" [ "$rc" -le 1 -a -s "$T/ab.npa" ]
 rm -rf "$T/csv"
 "$NPREPORT" "$T/ab.npa" --format csv -o "$T/csv" >/dev/null 2>&1
-csvcol() {
-	awk -F, -v kc="$2" -v k="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++){if($i==kc)ki=i;if($i==c)ci=i};next}
-		$ki==k{print $ci; exit}' "$1"
-}
 q=$(csvcol "$T/csv/clock.csv" host b quality)
 off=$(csvcol "$T/csv/clock.csv" host b offset_ns)
 err=$(csvcol "$T/csv/clock.csv" host b offset_err_ns)

@@ -83,6 +83,12 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a<=b)}'; }
 gt() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a>b)}'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN{exit !(a<b)}'; }
 
+# csvcol FILE KEYCOL KEY COL: the COL cell of the first row whose KEYCOL is KEY
+csvcol() {
+	awk -F, -v kc="$2" -v k="$3" -v c="$4" 'NR==1{for(i=1;i<=NF;i++){if($i==kc)ki=i;if($i==c)ci=i};next}
+		$ki==k{print $ci; exit}' "$1"
+}
+
 e2e_finish() {
 	echo "$E2E_PASS passed, $E2E_FAIL failed"
 	[ "$E2E_FAIL" -eq 0 ]

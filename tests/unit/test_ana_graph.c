@@ -86,13 +86,19 @@ static double val(const struct np_table *t, int row, const char *col)
 	return c < 0 || row < 0 ? NAN : np_cell_f64(np_table_cell_c(t, (size_t)row, (size_t)c));
 }
 
+/* A model of three hosts named a, b, c, the first the reference. */
+static void three_hosts(struct ana_model *m, const char *a, const char *b, const char *c)
+{
+	static struct ana_options opt = { .quiet = true };
+	ana_model_init(m, &opt);
+	add_host(m, a); add_host(m, b); add_host(m, c);
+	m->ref = 0;
+}
+
 static void test_graph(void)
 {
-	struct ana_options opt = { .quiet = true };
 	struct ana_model m;
-	ana_model_init(&m, &opt);
-	add_host(&m, "A"); add_host(&m, "B"); add_host(&m, "C");
-	m.ref = 0;
+	three_hosts(&m, "A", "B", "C");
 	/* A (load generator) -> B api -> C db, all in one 1 s interval */
 	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.0.0.2", 80, 10, "lb", 1000, 2000000);
 	add_txn(&m, 1, true, "10.0.0.2", 80, "10.0.0.1", 5000, 20, "api", 1000, 1500000);
@@ -129,6 +135,41 @@ static void test_graph(void)
 	CHECK(row_of(cp, "from", "A:lb[10]", "to", "B:api[20]") == 0, "critical path A->B");
 	CHECK(row_of(cp, "from", "B:api[20]", "to", "C:db[30]") == 1, "critical path B->C");
 	CHECK(fabs(val(cp, 0, "width") - 500000) <= 0.008 * 500000, "width = min p99 (%g)", val(cp, 0, "width"));
+	ana_out_free(&o);
+	ana_model_free(&m);
+}
+
+/* A balancer's DNAT between client and server: the client's row names the
+ * service address, the server's the real one; both keep the client's
+ * address and port, which joins them. The same client port towards two
+ * servers (two connections) is ambiguous and not joined. */
+static void test_graph_dnat(void)
+{
+	struct ana_model m;
+	three_hosts(&m, "C", "S", "T");
+	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.9.9.9", 80, 10, "wrk", 600, 2000000);
+	add_txn(&m, 1, true, "10.0.1.2", 8080, "10.0.0.1", 5000, 20, "nginx", 600, 1000000);
+	struct ana_out o;
+	ana_out_init(&o);
+	ana_graph_run(&m, &o);
+	const struct np_table *g = table(&o, "service_graph");
+	int e = g ? row_of(g, "from", "C:wrk[10]", "to", "S:nginx[20]") : -1;
+	CHECK(e >= 0, "DNAT: edge C:wrk[10] -> S:nginx[20]");
+	CHECK(g && row_of(g, "kind", "vertex", "from", "10.9.9.9:80") < 0, "no service-address vertex");
+	CHECK(g && row_of(g, "kind", "vertex", "from", "client 10.0.0.1") < 0, "no external client vertex");
+	CHECK_NEAR(val(g, e, "requests"), 600, 0);
+	ana_out_free(&o);
+	ana_model_free(&m);
+
+	three_hosts(&m, "C", "S", "T");
+	add_txn(&m, 0, false, "10.0.0.1", 5000, "10.9.9.9", 80, 10, "wrk", 600, 2000000);
+	add_txn(&m, 1, true, "10.0.1.2", 8080, "10.0.0.1", 5000, 20, "nginx", 300, 1000000);
+	add_txn(&m, 2, true, "10.0.1.3", 8080, "10.0.0.1", 5000, 30, "nginx", 300, 1000000);
+	ana_out_init(&o);
+	ana_graph_run(&m, &o);
+	g = table(&o, "service_graph");
+	CHECK(g && row_of(g, "kind", "vertex", "from", "10.9.9.9:80") >= 0,
+	      "ambiguous client port: left to the service-address vertex");
 	ana_out_free(&o);
 	ana_model_free(&m);
 }
@@ -207,6 +248,7 @@ static void test_bottleneck_unexplained(void)
 int main(void)
 {
 	test_graph();
+	test_graph_dnat();
 	test_bottleneck_alerts();
 	test_bottleneck_unexplained();
 	return tap_done();
