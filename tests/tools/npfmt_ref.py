@@ -14,6 +14,7 @@ Needs only the Python standard library and the `zstd` command (zstd package).
 """
 import json
 import math
+import re
 import struct
 import subprocess
 import sys
@@ -272,6 +273,10 @@ def frame_content_size(frame):
     return v + 256 if size == 2 else v
 
 
+# One-byte MessagePack objects (fixints, nil, false, true): never a record.
+SCALARS = re.compile(rb"[\x00-\x7f\xc0\xc2\xc3\xe0-\xff]+")
+
+
 class Reader:
     def __init__(self, data):
         self.d = data
@@ -351,6 +356,11 @@ class Reader:
         for off, raw in self.chunks():
             p = 0
             while p < len(raw):
+                m = SCALARS.match(raw, p)   # a run of one-byte non-records: speed only
+                if m:
+                    self.st["records_bad"] += m.end() - p
+                    p = m.end()
+                    continue
                 try:
                     NOBJ[0] = 0
                     obj, p = mp_decode(raw, p)
