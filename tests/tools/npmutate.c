@@ -361,6 +361,78 @@ static void mu_mutate_payload(struct mu_buf *c, const struct mu_file *files, siz
 	free(nb.d);
 }
 
+/* ---- mutations of a whole file ---- */
+
+/* Type id of the record at top-level object r, -1 if it has none. */
+static int mu_rec_type(const struct mu_buf *c, size_t r)
+{
+	size_t first, last;
+	if (mu_objs[r].kind != 'a' || !mu_child_range(r, &first, &last))
+		return -1;
+	const uint8_t *p = c->d + mu_objs[first].start;
+	if (p[0] <= 0x7f)
+		return p[0];
+	if (p[0] == 0xcc)
+		return p[1];
+	if (p[0] == 0xcd)
+		return p[1] << 8 | p[2];
+	return -1;
+}
+
+/* Keeps (keep = true) or drops the records whose type is in types[]: files
+ * with "drops but no flows", "a header and nothing else", ... */
+static void mu_filter_types(struct mu_buf *c, const int *types, size_t ntypes, bool keep)
+{
+	struct mu_buf o = { 0 };
+	mu_index(c);
+	for (size_t i = 0; i < mu_nobj; i++) {
+		if (mu_objs[i].parent >= 0)
+			continue;
+		int t = mu_rec_type(c, i);
+		bool in = false;
+		for (size_t k = 0; k < ntypes; k++)
+			in |= t == types[k];
+		if (in == keep)
+			mu_put(&o, c->d + mu_objs[i].start, mu_objs[i].end - mu_objs[i].start);
+	}
+	free(c->d);
+	*c = o;
+}
+
+/* One of the distinct record types of the file, uniformly (or -1). */
+static int mu_some_type(struct mu_buf *ch, size_t n)
+{
+	bool seen[65536] = { false };
+	int types[256];
+	size_t nt = 0;
+	for (size_t k = 0; k < n; k++) {
+		mu_index(&ch[k]);
+		for (size_t i = 0; i < mu_nobj; i++) {
+			int t = mu_objs[i].parent < 0 ? mu_rec_type(&ch[k], i) : -1;
+			if (t >= 0 && !seen[t] && nt < 256) {
+				seen[t] = true;
+				types[nt++] = t;
+			}
+		}
+	}
+	return nt ? types[mu_below(nt)] : -1;
+}
+
+static void mu_mutate_file(struct mu_buf *ch, size_t n)
+{
+	size_t op = mu_below(10);
+	if (op >= 3)
+		return;
+	int types[4];
+	size_t nt = op == 0 ? 1 : 1 + mu_below(3);
+	for (size_t k = 0; k < nt; k++)
+		types[k] = mu_some_type(ch, n);
+	if (op == 2)
+		types[nt++] = 1;                  /* keep the HEADER with them */
+	for (size_t k = 0; k < n; k++)
+		mu_filter_types(&ch[k], types, nt, op == 2);
+}
+
 /* ---- output ---- */
 
 static void mu_le(uint8_t *p, uint32_t v) { p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24; }
@@ -404,7 +476,8 @@ static int mu_mutant(const char *dir, uint64_t seed, const struct mu_file *files
 		ch[k] = (struct mu_buf){ 0 };
 		mu_put(&ch[k], f->chunk[k].d, f->chunk[k].len);
 	}
-	size_t nmut = 1 + mu_below(4);
+	mu_mutate_file(ch, n);                    /* 30 %: whole record types dropped or kept */
+	size_t nmut = mu_below(5);
 	for (size_t m = 0; m < nmut; m++)
 		mu_mutate_payload(&ch[mu_below(n)], files, nfiles);
 	char path[4096];
