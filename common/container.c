@@ -448,7 +448,8 @@ static int reader_init(struct np_reader *r)
 	else
 		rwarn(r, "%s: unknown file kind %u; reading its records", r->path, kind);
 	r->pos = NP_FILE_HDR_LEN;
-	r->st.last_good_offset = NP_FILE_HDR_LEN;
+	if (!r->st.bad_file_header)
+		r->st.last_good_offset = NP_FILE_HDR_LEN;   /* a header alone is a valid file */
 	return 0;
 }
 

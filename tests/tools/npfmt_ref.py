@@ -287,9 +287,10 @@ class Reader:
             self.kind, self.pos = 0, 0
         else:
             self.kind, self.pos = u16(data, 10), 16
-            self.st["last_good_offset"] = 16     # section 4.2: the header is good
-            if u16(data, 8) == 0:                # section 4.2: version 0 = damaged
+            if u16(data, 8) == 0:                # section 1: version 0 = damaged
                 self.st["bad_file_header"] = True
+            else:
+                self.st["last_good_offset"] = 16  # section 4.2: a good header alone is valid
 
     def _next_magic(self, frm):
         i = self.d.find(CHUNK_MAGIC, frm)

@@ -233,6 +233,8 @@ static void test_file_header(void)
 	      "version 0: header damaged, chunk still read (%d, %llu)", h.st.bad_file_header,
 	      (unsigned long long)h.records);
 	CHECK(hw_any(&h.log, "format version 0"), "version 0 warned");
+	CHECK(hw_read_mem("NPFILE\r\n\0\0\1\0\0\0\0\0", 16, &h) == 0 && h.st.last_good_offset == 0,
+	      "version 0 header alone: last good offset 0 (%llu)", (unsigned long long)h.st.last_good_offset);
 	CHECK(hw_read("kind7.npr", &h) == 0, "kind7.npr");
 	CHECK(!h.st.bad_file_header && h.kind == 0 && h.records == 1, "kind 7: unknown, read, not damage");
 	CHECK(hw_any(&h.log, "unknown file kind 7"), "kind 7 warned");
