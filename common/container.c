@@ -385,6 +385,16 @@ static void rwarn_rec(struct np_reader *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+void np_reader_warn_rec(struct np_reader *r, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rwarn_rec(r, "%s: %s", r->path, msg);
+}
+
 /* The chunk's summary line, if record warnings were held back. */
 static void reader_chunk_done(struct np_reader *r)
 {

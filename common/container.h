@@ -184,6 +184,11 @@ int  np_reader_next(struct np_reader *r, struct np_record *rec);
  * in npanalyze: pktcols_raw_*). The walk that delimits them still checks
  * every length and the nesting. 0 or -EINVAL (type >= 256). */
 int  np_reader_set_raw(struct np_reader *r, uint16_t type);
+/* A warning of the caller about the record np_reader_next just returned
+ * (a body it cannot use), prefixed with the file name and under the same
+ * caps as the reader's own (FORMAT.md 4.3). */
+void np_reader_warn_rec(struct np_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 enum np_file_kind np_reader_kind(const struct np_reader *r);   /* 0 if unknown */
 const struct np_reader_stats *np_reader_stats(const struct np_reader *r);
 const char *np_reader_path(const struct np_reader *r);

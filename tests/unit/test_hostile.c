@@ -3,6 +3,7 @@
  * (fixtures/hostile/, ground truth in fixtures/mkfixtures.md) and on files
  * built here; run from the repository root. */
 #include "tap.h"
+#include "anatable.h"
 #include "container.h"
 #include "npmsg.h"
 #include "records.h"
@@ -290,22 +291,39 @@ static void test_zstd_frames(void)
 
 /* ---- FORMAT.md 4.2/4.3: numbering and warning caps ---- */
 
-/* File header + chunks of the given record sets; garbage after chunk `after`. */
-static uint8_t *hw_file(size_t nchunks, size_t bad_per_chunk, long garbage_after, size_t *len)
+/* The records of chunk c: an END record, then `bad` nils (bad records). */
+static size_t hw_bad;
+static void hw_end_and_nils(struct np_recbuf *rb, size_t c)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_END, 1);
+	msgpack_pack_map(pk, 1);
+	np_pack_kv_u64(pk, "t_ns", c);
+	for (size_t i = 0; i < hw_bad; i++)
+		msgpack_pack_nil(&rb->pk);
+}
+
+/* 1000 ANA_TABLE records without name, cols or rows (malformed tables). */
+static void hw_bad_tables(struct np_recbuf *rb, size_t c)
+{
+	(void)c;
+	for (int i = 0; i < 1000; i++)
+		msgpack_pack_map(np_recbuf_begin(rb, NP_REC_ANA_TABLE, 1), 0);
+}
+
+/* File header + nchunks chunks of fill's records; 8 bytes of garbage after
+ * chunk `garbage_after` (-1: none). */
+static uint8_t *hw_file_of(size_t nchunks, void (*fill)(struct np_recbuf *, size_t),
+			   long garbage_after, enum np_file_kind kind, size_t *len)
 {
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	uint8_t *d = calloc(1, NP_FILE_HDR_LEN);
 	memcpy(d, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
 	d[8] = NP_FORMAT_VERSION;
-	d[10] = NP_KIND_RECORDING;
+	d[10] = (uint8_t)kind;
 	*len = NP_FILE_HDR_LEN;
 	for (size_t c = 0; c < nchunks; c++) {
-		msgpack_packer *pk = np_recbuf_begin(&rb, NP_REC_END, 1);
-		msgpack_pack_map(pk, 1);
-		np_pack_kv_u64(pk, "t_ns", c);
-		for (size_t i = 0; i < bad_per_chunk; i++)
-			msgpack_pack_nil(&rb.pk);
+		fill(&rb, c);
 		struct np_chunk ch;
 		if (np_chunk_build(&ch, &rb, 1) == 0) {
 			d = realloc(d, *len + ch.len + 8);
@@ -321,6 +339,12 @@ static uint8_t *hw_file(size_t nchunks, size_t bad_per_chunk, long garbage_after
 	}
 	np_recbuf_free(&rb);
 	return d;
+}
+
+static uint8_t *hw_file(size_t nchunks, size_t bad_per_chunk, long garbage_after, size_t *len)
+{
+	hw_bad = bad_per_chunk;
+	return hw_file_of(nchunks, hw_end_and_nils, garbage_after, NP_KIND_RECORDING, len);
 }
 
 static void test_numbering(void)
@@ -358,6 +382,18 @@ static void test_warning_caps(void)
 	CHECK_EQ_U(h.log.n, NP_WARN_FILE_MAX + 1);
 	CHECK(strstr(h.log.lines[NP_WARN_FILE_MAX], "... and 350 more like it (warnings stop after 100 per file)"),
 	      "file summary: %s", h.log.lines[NP_WARN_FILE_MAX]);
+	free(d);
+	/* the analysis loader's own warnings (malformed tables) share the caps */
+	d = hw_file_of(1, hw_bad_tables, -1, NP_KIND_ANALYSIS, &len);
+	struct np_analysis a;
+	memset(&h, 0, sizeof(h));
+	CHECK(np_analysis_load_mem(&a, d, len, hw_warn, &h.log) == 0, "1000 malformed tables");
+	CHECK(a.ntables == 0 && a.stats.records == 1000, "none kept (%zu)", a.ntables);
+	CHECK_EQ_U(h.log.n, NP_WARN_CHUNK_MAX + 1);
+	CHECK(strstr(h.log.lines[0], "malformed ana_table record in chunk 0 (offset 16) skipped") &&
+	      strstr(h.log.lines[NP_WARN_CHUNK_MAX], "... and 990 more like it in chunk 0"),
+	      "table warnings: %s / %s", h.log.lines[0], h.log.lines[NP_WARN_CHUNK_MAX]);
+	np_analysis_free(&a);
 	free(d);
 	/* the 8 246-byte file of 256 MiB of nil */
 	CHECK(hw_read("nil-bomb.npr", &h) == 0, "nil-bomb.npr");
