@@ -104,7 +104,7 @@ $(O)/libnprec.a: $(RECORD_OBJS) | $(O)/dummy.o
 	@rm -f $@; ar rcs $@ $^ $(O)/dummy.o
 
 $(O)/nprec: $(O)/n/record/nprec.o $(O)/libnprec.a $(O)/libnpcommon.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ -lbpf -lelf $(LDLIBS_COMMON)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ -lbpf -lelf -lsodium $(LDLIBS_COMMON)
 
 # ---------- tools for tests and benches ----------
 TOOLS := $(patsubst tests/tools/%.c,$(O)/tools/%,$(TOOL_SRC))
@@ -134,7 +134,7 @@ $(O)/unit/test_%: $(O)/n/tests/unit/test_%.o $(ANALYZE_LIBS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_COMMON)
 $(O)/unit/rtest_%: $(O)/n/tests/unit/rtest_%.o $(O)/libnprec.a $(ANALYZE_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ -lbpf -lelf $(LDLIBS_COMMON)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ -lbpf -lelf -lsodium $(LDLIBS_COMMON)
 
 # Sanitized build: every object again under build/a/.
 $(O)/a/%.o: %.c
@@ -150,7 +150,7 @@ ASAN_RECOBJS := $(call objs,a,$(RECORD_SRC))
 $(ASAN_RECOBJS) $(call objs,a,$(RUNIT_SRC)): $(SKELS)
 $(O)/unit-asan/rtest_%: $(O)/a/tests/unit/rtest_%.o $(ASAN_RECOBJS) $(ASAN_LIBOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ -lbpf -lelf $(LDLIBS_COMMON)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ -lbpf -lelf -lsodium $(LDLIBS_COMMON)
 
 ifeq ($(HAVE_BPF),1)
 unit: $(UNITS) $(RUNITS) tools
@@ -182,6 +182,9 @@ $(O)/asan/npanalyze: $(O)/a/analyze/npanalyze.o $(ASAN_LIBOBJS)
 $(O)/asan/npreport: $(O)/a/report/npreport.o $(ASAN_LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_COMMON)
+# the clock-sync parser (record/csmsg.c) verifies MACs with libsodium
+$(O)/fuzz/fuzz_csmsg: LDLIBS_COMMON += -lsodium
+$(O)/fuzz/fuzz_csmsg: $(wildcard record/csmsg.* record/csguard.*)
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
 	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)

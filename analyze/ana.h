@@ -92,6 +92,7 @@ struct ana_sync {
 	uint16_t client, server;    /* hosts of T1/T4 and T2/T3 */
 	uint64_t t1, t2, t3, t4;
 	uint64_t peer_id;           /* the other side's sync self_id, 0 unknown */
+	bool auth;                  /* MAC-verified (NP_REC_SYNC v2 "authenticated") */
 };
 
 /* Grow-only arrays without per-item malloc. */

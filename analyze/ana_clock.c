@@ -250,7 +250,7 @@ out:
 struct ana_pairfit {
 	int q;
 	double a, b, err, a_lo, a_hi;   /* hi-host clock -> lo-host clock, relative to t0[hi] */
-	uint64_t nsync, npkt_up, npkt_lo;
+	uint64_t nsync, nsync_auth, npkt_up, npkt_lo;
 	double min_rtt, cristian;       /* Cristian: lo - hi offset at min-RTT exchange */
 };
 
@@ -322,7 +322,22 @@ static void ana_sync_points(struct ana_model *m, struct ana_clockpts *cp, struct
 			f->cristian = s->server == lo ? off : -off;
 		}
 		f->nsync++;
+		f->nsync_auth += s->auth;
 	}
+}
+
+/* Whether a pair's sync exchanges were MAC-verified (--sync-key); NULL
+ * when it had none (aligned from matched traffic only). */
+static const char *ana_sync_auth(const struct ana_pairfit *f)
+{
+	if (!f->nsync)
+		return NULL;
+	return f->nsync_auth == f->nsync ? "authenticated" : f->nsync_auth ? "mixed" : "unauthenticated";
+}
+
+static const struct ana_pairfit *ana_fit_of(const struct ana_pairfit *fits, size_t n, int a, int b)
+{
+	return &fits[(size_t)(a < b ? a : b) * n + (size_t)(a < b ? b : a)];
 }
 
 static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
@@ -337,6 +352,8 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 	np_table_col(t, "offset_err", "ns", "error bound of the offset (half the feasible band)");
 	np_table_col(t, "via", "str", "host the alignment was chained through");
 	np_table_col(t, "first_ns", "time_ns", "first timestamp of the host on the reference timeline");
+	np_table_col(t, "sync_auth", "str", "sync exchanges of the link it was aligned through: "
+		     "authenticated (--sync-key) / unauthenticated / mixed");
 	for (size_t i = 0; i < m->hosts.n; i++) {
 		struct ana_host *h = &m->hosts.v[i];
 		size_t r = np_table_row(t);
@@ -352,6 +369,10 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 		}
 		if (h->clk_via >= 0)
 			np_table_set_str(t, r, 6, m->hosts.v[h->clk_via].name);
+		int link = h->clk_via >= 0 ? h->clk_via : m->ref;
+		const char *au = (int)i == m->ref ? NULL : ana_sync_auth(ana_fit_of(fits, cp->nhosts, (int)i, link));
+		if (au && ana_host_aligned(m, (int)i))
+			np_table_set_str(t, r, 8, au);
 	}
 	ana_out_table(o, t);
 
@@ -369,6 +390,7 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 	np_table_col(t, "msgs_a_to_b", "count", "messages host_a -> host_b");
 	np_table_col(t, "min_rtt", "ns", "minimum sync RTT minus server time");
 	np_table_col(t, "cristian_offset", "ns", "Cristian min-RTT estimate of host_b minus host_a");
+	np_table_col(t, "sync_auth", "str", "authenticated / unauthenticated / mixed sync exchanges");
 	for (size_t lo = 0; lo < m->hosts.n; lo++)
 		for (size_t hi = lo + 1; hi < m->hosts.n; hi++) {
 			const struct ana_pairfit *f = &fits[lo * cp->nhosts + hi];
@@ -389,9 +411,33 @@ static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 			if (f->nsync) {
 				np_table_set_f64(t, r, 11, f->min_rtt);
 				np_table_set_f64(t, r, 12, -f->cristian);
+				np_table_set_str(t, r, 13, ana_sync_auth(f));
 			}
 		}
 	ana_out_table(o, t);
+}
+
+/* Anyone who could send UDP to a recorder without --sync-key could have
+ * moved this pair's clocks: a finding candidate per pair (no warning:
+ * loopback and lab runs without a key are normal, and warnings mean the
+ * analysis itself went wrong). */
+static void ana_clock_auth_note(struct ana_model *m, const struct ana_pairfit *fits, struct ana_out *o)
+{
+	size_t n = m->hosts.n;
+	for (size_t lo = 0; lo < n; lo++)
+		for (size_t hi = lo + 1; hi < n; hi++) {
+			const struct ana_pairfit *f = &fits[lo * n + hi];
+			if (!f->nsync || f->nsync_auth == f->nsync)
+				continue;
+			char key[300];
+			snprintf(key, sizeof(key), "%s/%s", m->hosts.v[lo].name, m->hosts.v[hi].name);
+			ana_out_candidate(o, 0.5, 1, "clock_pairs", key, "sync_auth",
+					  (double)(f->nsync - f->nsync_auth),
+					  "clock %s: %llu of %llu sync exchanges unauthenticated "
+					  "(recorded without --sync-key): not evidence against a forger",
+					  key, (unsigned long long)(f->nsync - f->nsync_auth),
+					  (unsigned long long)f->nsync);
+		}
 }
 
 static int ana_pick_ref(struct ana_model *m)
@@ -473,6 +519,7 @@ void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out 
 			 "left unaligned, cross-host figures for it are omitted",
 			 h->name, ref->name);
 	}
+	ana_clock_auth_note(m, fits, o);
 	ana_clock_tables(m, cp, fits, o);
 	free(fits);
 	free(queue);

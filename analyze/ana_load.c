@@ -308,6 +308,9 @@ static void ana_load_sync(struct ana_loadctx *c, const msgpack_object *body)
 		/* peer resolved in ana_load_finish: stash the recording host, the
 		 * peer name goes into a side table by index */
 		ana_rows_u64(&r, i, "peer_id", &s.peer_id);
+		/* version 1 had no key: every exchange was unauthenticated */
+		const msgpack_object *au = ana_rows_obj(&r, i, "authenticated");
+		s.auth = au && au->type == MSGPACK_OBJECT_BOOLEAN && au->via.boolean;
 		s.client = server ? ANA_HOST_NONE : (uint16_t)c->host;
 		s.server = server ? (uint16_t)c->host : ANA_HOST_NONE;
 		char pname[128] = "";
@@ -861,6 +864,7 @@ static void ana_sync_finish(struct ana_model *m)
 			i++;
 			if (cur.client == ANA_HOST_NONE) cur.client = s[i].client;
 			if (cur.server == ANA_HOST_NONE) cur.server = s[i].server;
+			cur.auth = cur.auth && s[i].auth;
 		}
 		for (size_t h = 0; cur.peer_id && h < m->hosts.n; h++)
 			if (m->hosts.v[h].sync_id == cur.peer_id) {

@@ -227,10 +227,9 @@ static int writer_start(struct np_writer **wp, int fd, enum np_file_kind kind,
 	return 0;
 }
 
-int np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kind,
-		   const struct np_writer_opts *opts)
+int np_open_private(int dirfd, const char *name, int extra_flags)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | extra_flags, 0600);
 	if (fd < 0)
 		return -errno;
 	/* An existing file keeps its mode under O_CREAT: recordings hold
@@ -240,7 +239,14 @@ int np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kin
 		close(fd);
 		return e;
 	}
-	return writer_start(w, fd, kind, opts);
+	return fd;
+}
+
+int np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kind,
+		   const struct np_writer_opts *opts)
+{
+	int fd = np_open_private(AT_FDCWD, path, 0);
+	return fd < 0 ? fd : writer_start(w, fd, kind, opts);
 }
 
 int np_writer_fdopen(struct np_writer **w, int fd, enum np_file_kind kind,

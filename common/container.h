@@ -90,6 +90,10 @@ struct np_writer_opts {
 
 /* Creates (or truncates, like tcpdump -w) path with mode 0600 and writes the
  * file magic. Returns 0 or -errno. */
+/* Creates or truncates NAME (relative to dirfd, or AT_FDCWD) for writing,
+ * mode 0600 even when it existed: recordings hold addresses and paths.
+ * Returns the fd or -errno. */
+int  np_open_private(int dirfd, const char *name, int extra_flags);
 int  np_writer_open(struct np_writer **w, const char *path, enum np_file_kind kind,
 		    const struct np_writer_opts *opts);
 /* Adopts an open fd (e.g. stdout); the writer closes it. */

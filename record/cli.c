@@ -1,6 +1,7 @@
 /* nprec option parsing. Every option of struct rec_config is parsed here so
  * the families only read the config. */
 #include "cli.h"
+#include "csmsg.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -191,6 +192,7 @@ enum {
 	OPT_SCALE, OPT_EWMA, OPT_ALERT_WINDOW, OPT_SYNC_LISTEN, OPT_SYNC_PEER,
 	OPT_CLOCK_SHIFT, OPT_NO_TXN, OPT_NO_FLOWS, OPT_NO_NETCPU, OPT_NO_THREADS,
 	OPT_TRIGGER,
+	OPT_SYNC_KEY, OPT_SYNC_BIND,
 };
 
 static const struct option rc_long_opts[] = {
@@ -236,6 +238,9 @@ static const struct option rc_long_opts[] = {
 	{ "no-netcpu", no_argument, 0, OPT_NO_NETCPU },
 	{ "no-threads", no_argument, 0, OPT_NO_THREADS },
 	{ "trigger", required_argument, 0, OPT_TRIGGER },
+	{ "sync-key", required_argument, 0, OPT_SYNC_KEY },
+	{ "sync-bind", required_argument, 0, OPT_SYNC_BIND },
+	{ "user", required_argument, 0, 'Z' },
 	{ 0, 0, 0, 0 },
 };
 
@@ -278,6 +283,11 @@ void rc_cli_usage(FILE *f)
 "      --active-ids         TCP option packet IDs (sock_ops)   --cgroup-root PATH\n"
 "      --profile-baseline FILE | --baseline FILE [--scale X] [--ewma-alpha A] [--alert-window T]\n"
 "      --sync-listen PORT   --sync-peer HOST:PORT   --test-clock-shift DUR (tests only)\n"
+"      --sync-key FILE      authenticate the exchange (HMAC; file mode 0600)\n"
+"      --sync-bind ADDR     listen on ADDR only (default: every address)\n"
+"privileges:\n"
+"  -Z, --user USER          run as USER once attached (default: nprec, else nobody;\n"
+"                           -Z root keeps root)\n"
 "  -h, --help  -V, --version\n"
 "\n"
 "exit status: 0 ok, 1 stopped by an error while recording, 2 usage error,\n"
@@ -381,6 +391,9 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NO_NETCPU: c->no_netcpu = true; return 0;
 	case OPT_NO_THREADS: c->no_threads = true; return 0;
 	case OPT_TRIGGER: res->action = RC_CLI_TRIGGER; res->trigger_target = a; return 0;
+	case OPT_SYNC_KEY: c->sync_key_file = a; return 0;
+	case OPT_SYNC_BIND: c->sync_bind = a; return 0;
+	case 'Z': c->run_user = a; return 0;
 	}
 	return -1;
 }
@@ -424,7 +437,7 @@ enum rc_cli_action rc_cli_parse(struct rec_config *c, int argc, char **argv,
 	c->argv = argv;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:d:I:i:qvhV", rc_long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:d:I:i:qvhVZ:", rc_long_opts, NULL)) != -1) {
 		if (opt == 'h') {
 			rc_cli_usage(out);
 			return res->action = RC_CLI_HELP;
@@ -509,10 +522,21 @@ static void rc_resolve_cgroup_root(struct rec_config *c)
 		c->cgroup_root = "/sys/fs/cgroup/unified";
 }
 
+/* A --sync-key that would be refused later is a usage error, found now. */
+static int rc_check_sync_key(const struct rec_config *c, char *err, size_t errlen)
+{
+	struct cs_key k;
+	int r = cs_key_load(c->sync_key_file, &k, err, errlen);
+	cs_key_wipe(&k);
+	return r;
+}
+
 int rc_cli_resolve(struct rec_config *c, char *err, size_t errlen)
 {
 	int r;
 	rc_resolve_cgroup_root(c);
+	if (c->sync_key_file && (r = rc_check_sync_key(c, err, errlen)))
+		return r;
 	if (c->netns && (r = rc_resolve_netns(c, err, errlen)))
 		return r;
 	if (c->cgroup_path && (r = rc_resolve_cgroup(c, err, errlen)))

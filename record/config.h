@@ -69,6 +69,9 @@ struct rec_config {
 	uint16_t sync_listen_port;    /* --sync-listen PORT */
 	const char *sync_peers[8]; unsigned nsync_peers;  /* --sync-peer HOST:PORT */
 	int64_t test_clock_shift_ns;  /* --test-clock-shift NS (test only) */
+	const char *sync_key_file;    /* --sync-key FILE: authenticated exchange */
+	const char *sync_bind;        /* --sync-bind ADDR: listener address */
+	const char *run_user;         /* -Z USER after attach (NULL: default) */
 
 	/* the whole command line, for the header */
 	int argc; char **argv;

@@ -21,6 +21,7 @@
 #include "hostinfo.h"
 #include "npmsg.h"
 #include "output.h"
+#include "privdrop.h"
 #include "recheader.h"
 #include "selfcost.h"
 #include "recprio.h"
@@ -488,6 +489,29 @@ static int rc_start(struct rc_run *r)
 	return 0;
 }
 
+/* Programs attached, output open: give up what the loop does not need
+ * (record/privdrop.h). TC filters are detached by netlink at exit. */
+static int rc_drop_privileges(struct rc_run *r)
+{
+	struct rec_privdrop req = { .user = r->cfg.run_user, .base_nice = r->prio.base,
+				    .files = { r->cfg.output, r->cfg.profile_baseline } };
+	struct rec_privdrop_result res;
+	char err[256] = "";
+	for (unsigned i = 0; i < r->nfams; i++)
+		req.tc_teardown |= !strcmp(r->fams[i].f->name, "pktpath") ||
+				   !strcmp(r->fams[i].f->name, "stackmon");
+	int rc = rec_privdrop_apply(&req, &res, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "nprec: %s (-Z root keeps root)\n", err);
+		return rc_finish(r, r->ctx.start_mono_ns, "privileges", RC_EXIT_PRIV);
+	}
+	if (r->cfg.verbose && rc == 0)
+		fprintf(stderr, "nprec: running as %s (uid %u), capabilities 0x%llx effective, "
+			"0x%llx permitted, file helper pid %d\n", res.user, res.uid,
+			(unsigned long long)res.caps_eff, (unsigned long long)res.caps_perm, res.helper_pid);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct rc_run run;
@@ -529,7 +553,10 @@ int main(int argc, char **argv)
 
 	code = rc_start(r);
 	if (!code)
+		code = rc_drop_privileges(r);
+	if (!code)
 		code = rc_loop(r);
+	rec_privdrop_teardown();
 	rc_close_families(r);
 	np_recbuf_free(&r->rb);
 	hookhub_free(&r->ctx);

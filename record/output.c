@@ -23,6 +23,7 @@
 
 #include "cpuslice.h"
 #include "flightring.h"
+#include "fsbroker.h"
 #include "npmsg.h"
 #include "output.h"
 #include "outrecs.h"
@@ -169,13 +170,15 @@ static int out_create(struct rec_output *o, struct np_writer **w, const char *pa
 		}
 		rc = np_writer_fdopen(w, fd, NP_KIND_RECORDING, &o->wopts);
 	} else {
-		rc = np_writer_open(w, path, NP_KIND_RECORDING, &o->wopts);
+		/* through the file helper once privileges are dropped (fsbroker.h) */
+		int fd = fsb_open(path);
+		rc = fd < 0 ? fd : np_writer_fdopen(w, fd, NP_KIND_RECORDING, &o->wopts);
 	}
 	if (rc < 0) {
 		*w = NULL;
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-rc));
 		if (strcmp(path, "-") != 0)
-			unlink(path);
+			fsb_unlink(path);
 		return rc;
 	}
 	struct np_recbuf rb;
@@ -188,7 +191,7 @@ static int out_create(struct rec_output *o, struct np_writer **w, const char *pa
 		np_writer_close(*w);
 		*w = NULL;
 		if (strcmp(path, "-") != 0)
-			unlink(path);
+			fsb_unlink(path);
 	}
 	return rc;
 }
@@ -251,23 +254,12 @@ static int out_rotate(struct rec_output *o, char *err, size_t errlen)
 	unsigned count = o->cfg->rotate_count;
 	while (count && o->rot_lo + count <= o->file_index) {
 		char *old = out_name(o, "%s.%04u.npr", o->rot_lo++);
-		if (old && unlink(old) < 0 && errno != ENOENT)
-			out_notice(o, "cannot remove old rotated file %s: %s", old, strerror(errno));
+		int urc = old ? fsb_unlink(old) : 0;
+		if (urc < 0 && urc != -ENOENT)
+			out_notice(o, "cannot remove old rotated file %s: %s", old, strerror(-urc));
 		free(old);
 	}
 	return 0;
-}
-
-/* The directory part of a path ("." when there is none). */
-static void out_dir_of(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, size, ".");
-	else if (slash == path)
-		snprintf(dir, size, "/");
-	else
-		snprintf(dir, size, "%.*s", (int)(slash - path), path);
 }
 
 /* Lowest and highest N of the existing files BASE<infix>NNNN.npr, 0 if none:
@@ -278,7 +270,7 @@ static void out_scan_set(const char *base, const char *infix, unsigned *lo, unsi
 	const char *slash = strrchr(base, '/');
 	const char *stem = slash ? slash + 1 : base;
 	*lo = *hi = 0;
-	out_dir_of(base, dir, sizeof(dir));
+	fsb_dir_of(base, dir, sizeof(dir));
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
@@ -455,7 +447,7 @@ static int out_check_cfg(const struct rec_config *c, const char *out, char *err,
 static int out_check_dump_dir(const char *base, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
-	out_dir_of(base, dir, sizeof(dir));
+	fsb_dir_of(base, dir, sizeof(dir));
 	if (access(dir, W_OK | X_OK) < 0) {
 		int rc = -errno;
 		snprintf(err, errlen, "cannot create flight-recorder dumps in %s: %s", dir,
@@ -707,7 +699,7 @@ int rec_output_reopen(struct rec_output *o, char *err, size_t errlen)
 	/* Only reopen when the file was moved away: reopening our own path
 	 * would truncate the recording in progress. */
 	struct stat cur, onpath;
-	if (fstat(np_writer_fd(o->w), &cur) == 0 && stat(o->path, &onpath) == 0 &&
+	if (fstat(np_writer_fd(o->w), &cur) == 0 && fsb_stat(o->path, &onpath) == 0 &&
 	    cur.st_dev == onpath.st_dev && cur.st_ino == onpath.st_ino) {
 		out_notice(o, "reopen: %s was not moved; still writing to it", o->path);
 		return 0;

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "family.h"
+#include "fsbroker.h"
 #include "cpuslice.h"
 #include "npmsg.h"
 #include "records.h"
@@ -117,7 +118,8 @@ static int sm_write_baseline_file(struct sm_state *s, const char *path)
 	uint64_t n[SM_NBUCKET][SM_NCOMP];
 	sm_read_p99(s, p99, n);
 	struct np_writer *w;
-	int rc = np_writer_open(&w, path, NP_KIND_RECORDING, NULL);
+	int fd = fsb_open(path);       /* nprec runs unprivileged by now */
+	int rc = fd < 0 ? fd : np_writer_fdopen(&w, fd, NP_KIND_RECORDING, NULL);
 	if (rc < 0)
 		return rc;
 	struct np_recbuf rb;

@@ -1,4 +1,5 @@
 #include "csvout.h"
+#include "incident.h"
 #include "textrep.h"
 
 #include <csv.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void rpt_csv_str(FILE *f, const char *s)
+void rpt_csv_str(FILE *f, const char *s)
 {
 	if (strpbrk(s, ",\"\r\n") || (*s && (s[0] == ' ' || s[strlen(s) - 1] == ' ')))
 		csv_fwrite(f, s, strlen(s));
@@ -18,7 +19,7 @@ static void rpt_csv_str(FILE *f, const char *s)
 }
 
 /* Shortest text that reads back as the same double. */
-static void rpt_csv_f64(FILE *f, double v)
+void rpt_csv_f64(FILE *f, double v)
 {
 	char buf[40];
 	if (isnan(v))
@@ -64,11 +65,13 @@ void rpt_csv_colname(char *buf, size_t size, const struct np_col *c)
 	for (const char *const *m = measured; *m; m++)
 		if (!strcmp(unit, *m))
 			add = true;
-	/* timestamps (time_ns) read as "_ns" too: "time" -> "time_ns" */
-	const char *shown = !strcmp(unit, "time_ns") ? "ns" : unit;
+	/* timestamps (time_ns) read as "_ns" too: "time" -> "time_ns"; a rate
+	 * is per second: "rate" -> "rate_per_s" */
+	const char *shown = !strcmp(unit, "time_ns") ? "ns" : !strcmp(unit, "rate") ? "per_s" : unit;
 	char suffix[64];
 	snprintf(suffix, sizeof(suffix), "_%s", shown);
-	if (!strcmp(c->name, unit) || !strcmp(c->name, shown) || rpt_ends_with(c->name, suffix))
+	if ((strcmp(unit, "rate") && !strcmp(c->name, unit)) || !strcmp(c->name, shown) ||
+	    rpt_ends_with(c->name, suffix))
 		add = false;
 	snprintf(buf, size, add ? "%s_%s" : "%s", c->name, shown);
 }
@@ -232,6 +235,8 @@ int rpt_csv_dir(const char *dir, const struct np_analysis *a, const struct rpt_s
 		err |= rpt_csv_to_file(dir, "meta", a, NULL, rpt_csv_meta);
 	if (rpt_selected_name(sel, RPT_SEC_FINDINGS, true) || rpt_selected_name(sel, RPT_SEC_SUMMARY, false))
 		err |= rpt_csv_to_file(dir, "findings", a, NULL, rpt_csv_findings);
+	if (rpt_selected_name(sel, RPT_SEC_INCIDENT, true) || rpt_selected_name(sel, RPT_SEC_SUMMARY, false))
+		err |= rpt_csv_to_file(dir, "incident", a, NULL, rpt_incident_csv);
 	if (rpt_selected_name(sel, RPT_SEC_SERIES, true))
 		err |= rpt_csv_to_file(dir, "series", a, NULL, rpt_csv_series);
 	if (rpt_selected_name(sel, RPT_SEC_SKETCHES, true))
@@ -247,6 +252,7 @@ int rpt_csv_one(FILE *f, const struct np_analysis *a, const struct rpt_selection
 	static const struct { const char *name; int (*fn)(FILE *, const struct np_analysis *); } pseudo[] = {
 		{ RPT_SEC_SUMMARY, rpt_csv_meta }, { RPT_SEC_FINDINGS, rpt_csv_findings },
 		{ RPT_SEC_SERIES, rpt_csv_series }, { RPT_SEC_SKETCHES, rpt_csv_sketches },
+		{ RPT_SEC_INCIDENT, rpt_incident_csv },
 	};
 	const struct np_table *only = NULL;
 	size_t nmatch = 0;

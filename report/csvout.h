@@ -8,6 +8,10 @@
 #include "anatable.h"
 #include "sections.h"
 
+/* One field: quoted when needed (RFC 4180); a number in its shortest exact
+ * form, nothing for NAN. */
+void rpt_csv_str(FILE *f, const char *s);
+void rpt_csv_f64(FILE *f, double v);
 /* Header name of column c: name, plus "_UNIT" for measured units. */
 void rpt_csv_colname(char *buf, size_t size, const struct np_col *c);
 int rpt_csv_table(FILE *f, const struct np_table *t);

@@ -12,6 +12,7 @@
 #include "anatable.h"
 #include "compare.h"
 #include "csvout.h"
+#include "html.h"
 #include "merge.h"
 #include "plots.h"
 #include "sections.h"
@@ -29,21 +30,26 @@ static void rpt_usage(FILE *f)
 {
 	fprintf(f,
 "usage: npreport FILE.npa... [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
-"                [--rows N] [--width N] [--legend]\n"
+"                [--rows N] [--width N] [--wide] [--legend] [--html FILE.html]\n"
 "       npreport compare BASE.npa NEW.npa [--threshold PCT] [--alpha A] [--metric M]...\n"
 "                [--format text|csv] [--width N]\n"
 "       npreport dump FILE...\n"
 "\n"
-"Report: summary and the three worst findings, then hosts, clock, flows, decomp,\n"
-"jitter, loss, txn, netcpu, hoststack, graph, patterns and any other table.\n"
+"Report: the incident summary and the three worst findings, then hosts, clock,\n"
+"flows, decomp, jitter, loss, txn, netcpu, hoststack, graph, patterns and any\n"
+"other table.\n"
 "Several files (e.g. incident.npa patterns.npa) are shown as one analysis.\n"
-"  -s, --section NAME  only this section or table (repeatable); also findings,\n"
-"                      and for CSV series and sketches\n"
+"  -s, --section NAME  only this section or table (repeatable); also incident,\n"
+"                      findings, and for CSV series and sketches\n"
 "  -f, --format FMT    text (default) or csv (raw numbers in ns, bytes, bits/s)\n"
 "  -o, --output DIR    CSV: one file per section in DIR (else one section to stdout)\n"
 "  -p, --plots DIR     gnuplot data, scripts, PNG and SVG in DIR\n"
 "  -r, --rows N        rows shown per text table (default 40, 0 = all)\n"
-"  -w, --width N       text width (default: the terminal's, at least 80)\n"
+"  -w, --width N       text width (default: the terminal's, else COLUMNS, else 100);\n"
+"                      columns that do not fit are left out (named under the table)\n"
+"  -W, --wide          every column on one row, however wide\n"
+"  -H, --html FILE     the report as one self-contained HTML file instead of text\n"
+"                      (summary, tables, plots as inline SVG when gnuplot is installed)\n"
 "  -l, --legend        what each column means, under each table\n"
 "\n"
 "Compare: every metric both analyses have (rows matched by key columns); the\n"
@@ -59,15 +65,19 @@ static void rpt_usage(FILE *f)
 "1 regression, 2 usage or input error. dump: see 'npreport dump --help'.\n");
 }
 
+/* The terminal's width; COLUMNS when not a terminal, else 100 (a log or a
+ * file read later in an editor). */
 static int rpt_term_width(void)
 {
 	struct winsize ws;
 	int w = 0;
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
 		w = ws.ws_col;
-	else if (getenv("COLUMNS"))
+	if (w <= 0 && getenv("COLUMNS"))
 		w = atoi(getenv("COLUMNS"));
-	return w > 80 ? w : 80;
+	if (w <= 0)
+		w = 100;
+	return w > 40 ? w : 40;
 }
 
 static void rpt_warn(void *ctx, const char *msg)
@@ -125,7 +135,7 @@ struct rpt_cli {
 	const char *sel[RPT_MAX_SEL];
 	size_t nsel;
 	bool csv;
-	const char *outdir, *plotdir;
+	const char *outdir, *plotdir, *html;
 	struct rpt_textopt to;
 	struct rpt_cmpopt co;
 };
@@ -146,7 +156,8 @@ static const struct option rpt_opts[] = {
 	{ "rows", required_argument, NULL, 'r' }, { "width", required_argument, NULL, 'w' },
 	{ "threshold", required_argument, NULL, 't' }, { "alpha", required_argument, NULL, 'a' },
 	{ "metric", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
-	{ "legend", no_argument, NULL, 'l' },
+	{ "legend", no_argument, NULL, 'l' }, { "wide", no_argument, NULL, 'W' },
+	{ "html", required_argument, NULL, 'H' },
 	{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 };
 
@@ -158,9 +169,10 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 	int opt;
 	double v;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:lhV", rpt_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:lWH:hV", rpt_opts, NULL)) != -1) {
 		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm';
-		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r' || opt == 'l';
+		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r' || opt == 'l' ||
+				opt == 'W' || opt == 'H';
 		if ((compare && rep_only) || (!compare && cmp_only)) {
 			fprintf(stderr, "npreport: option -%c is for %s\n", opt,
 				compare ? "reports, not compare" : "compare only");
@@ -171,6 +183,8 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 		case 'f': if (rpt_parse_format(optarg, &c->csv) < 0) return -1; break;
 		case 'o': c->outdir = optarg; break;
 		case 'l': c->to.legend = true; break;
+		case 'W': c->to.wide = true; break;
+		case 'H': c->html = optarg; break;
 		case 'p': c->plotdir = optarg; break;
 		case 'r': if (rpt_parse_num("--rows", optarg, 0, 1e9, &v) < 0) return -1;
 			  c->to.max_rows = (size_t)v; break;
@@ -240,6 +254,9 @@ static int rpt_report_main(int argc, char **argv)
 	c.to.t0 = rpt_analysis_t0(&a);
 	if (rpt_check_sections(&c, &a) < 0) {
 		ret = RPT_EXIT_USAGE;
+	} else if (c.html) {
+		if (rpt_html_report(c.html, &a, (const char *const *)argv + ind, nparts) < 0)
+			ret = RPT_EXIT_USAGE;
 	} else if (c.csv) {
 		if (c.outdir ? rpt_csv_dir(c.outdir, &a, &sel) : rpt_csv_one(stdout, &a, &sel))
 			ret = RPT_EXIT_USAGE;

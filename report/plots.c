@@ -14,16 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define RPT_PLOT_MAXLINES 12
-
-struct rpt_plotctx {
-	const char *dir;
-	const struct np_analysis *a;
-	double t0;
-	struct rpt_plotres *res;
-	const char *gnuplot;
-	int err;
-};
+#include "plots_int.h"
 
 const char *rpt_gnuplot_path(void)
 {
@@ -43,7 +34,7 @@ const char *rpt_gnuplot_path(void)
 	return ret;
 }
 
-static FILE *rpt_open(struct rpt_plotctx *c, const char *name, const char *ext)
+FILE *rpt_open(struct rpt_plotctx *c, const char *name, const char *ext)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s.%s", c->dir, name, ext);
@@ -56,7 +47,7 @@ static FILE *rpt_open(struct rpt_plotctx *c, const char *name, const char *ext)
 }
 
 /* Plot names become file names: keep them to [A-Za-z0-9_-]. */
-static void rpt_plotname(char *buf, size_t size, const char *a, const char *b)
+void rpt_plotname(char *buf, size_t size, const char *a, const char *b)
 {
 	snprintf(buf, size, "%s%s%s", a, b ? "-" : "", b ? b : "");
 	for (char *p = buf; *p; p++)
@@ -64,37 +55,58 @@ static void rpt_plotname(char *buf, size_t size, const char *a, const char *b)
 			*p = '_';
 }
 
-/* Labels go inside gnuplot double quotes. */
-static void rpt_gp_str(FILE *f, const char *s)
+/* Labels go inside gnuplot double quotes. gnuplot runs `...` as a shell
+ * command even there, and labels come from the analysis file (host names,
+ * flow keys, URL paths): a backquote never reaches a script (SECURITY.md). */
+void rpt_gp_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
 			fputc('\\', f);
-		if ((unsigned char)*s >= 32)
+		if (*s == '`')
+			fputc('\'', f);
+		else if ((unsigned char)*s >= 32)
 			fputc(*s, f);
 	}
 	fputc('"', f);
 }
 
-static void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *ylabel)
+/* The same for a label built in place: no quote, backslash, backquote or
+ * control character (a newline would start a new gnuplot command). */
+void rpt_gp_label(char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || *s == '`')
+			*s = '\'';
+		else if ((unsigned char)*s < 32)
+			*s = ' ';
+}
+
+void rpt_gp_head(FILE *f, const char *title, const char *xlabel, const char *ylabel)
 {
 	fputs("set datafile separator \"\\t\"\nset key below left Left reverse noenhanced\n"
 	      "set grid\nset termoption noenhanced\n", f);
+	/* eight colours a reader tells apart (Okabe-Ito + grey), then repeat */
+	static const char *const pal[] = { "#0072B2", "#E69F00", "#009E73", "#D55E00",
+					   "#CC79A7", "#56B4E9", "#F0E442", "#555555" };
+	for (int i = 0; i < 8; i++)
+		fprintf(f, "set linetype %d lc rgb '%s' lw 2 pt %d\n", i + 1, pal[i], 7);
+	fputs("set linetype cycle 8\n", f);
 	fputs("set title ", f); rpt_gp_str(f, title); fputc('\n', f);
 	fputs("set xlabel ", f); rpt_gp_str(f, xlabel); fputc('\n', f);
 	fputs("set ylabel ", f); rpt_gp_str(f, ylabel); fputc('\n', f);
 }
 
 /* Every script draws into PNG then SVG with the same plot command. */
-static void rpt_gp_outputs(FILE *f, const char *name, const char *plotcmd)
+void rpt_gp_outputs(FILE *f, const char *name, const char *plotcmd)
 {
 	fprintf(f, "set terminal pngcairo size 1100,760 noenhanced\nset output '%s.png'\n%s\n"
 		"set terminal svg size 1100,760 noenhanced\nset output '%s.svg'\n%s\nunset output\n",
 		name, plotcmd, name, plotcmd);
 }
 
-static void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name)
+void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name)
 {
 	c->res->scripts++;
 	if (!c->gnuplot)
@@ -124,7 +136,7 @@ static void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name)
 }
 
 /* Creates NAME.dat and NAME.gp in the plot directory; 0 or -1. */
-static int rpt_open_pair(struct rpt_plotctx *c, const char *name, FILE **d, FILE **g)
+int rpt_open_pair(struct rpt_plotctx *c, const char *name, FILE **d, FILE **g)
 {
 	*d = rpt_open(c, name, "dat");
 	*g = *d ? rpt_open(c, name, "gp") : NULL;
@@ -154,6 +166,12 @@ static int rpt_cmp_sketch_n(const void *x, const void *y)
 {
 	const struct np_sketchrec *a = *(const struct np_sketchrec *const *)x;
 	const struct np_sketchrec *b = *(const struct np_sketchrec *const *)y;
+	/* endpoints before connections and containers (what users call), the
+	 * all-flows aggregate before single flows */
+	int ea = !strncmp(a->key, "endpoint|", 9) || !strncmp(a->key, "all|", 4);
+	int eb = !strncmp(b->key, "endpoint|", 9) || !strncmp(b->key, "all|", 4);
+	if (ea != eb)
+		return eb - ea;
 	return (a->sk.n < b->sk.n) - (a->sk.n > b->sk.n);
 }
 
@@ -200,10 +218,13 @@ static void rpt_plot_cdf(struct rpt_plotctx *c, const char *table)
 		}
 		fputs("\n\n", d);
 		char title[300];
-		snprintf(title, sizeof(title), "%s %s", sel[i]->key, sel[i]->metric);
+		const char *k = !strncmp(sel[i]->key, "endpoint|", 9) ? sel[i]->key + 9 : sel[i]->key;
+		snprintf(title, sizeof(title), "%s%s%s", k, strcmp(sel[i]->metric, "latency") ? " " : "",
+			 strcmp(sel[i]->metric, "latency") ? sel[i]->metric : "");
+		rpt_gp_label(title);
 		for (char *p = title; *p; p++)
-			if (*p == '"' || *p == '\\')
-				*p = '\'';
+			if (*p == '|')
+				*p = ' ';
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
 					"%s '%s.dat' index %zu using 1:2 with steps lw 2 title \"%s\"",
 					i ? ", \\\n  " : " ", name, i, title);
@@ -212,7 +233,9 @@ static void rpt_plot_cdf(struct rpt_plotctx *c, const char *table)
 	}
 	snprintf(xl, sizeof(xl), "latency (%s, log scale)", sc.label);
 	char title[300];
-	snprintf(title, sizeof(title), "Latency CDF: %s", table);
+	const struct np_table *tt = np_analysis_table(c->a, table);
+	snprintf(title, sizeof(title), "Latency distribution: %s%s", tt && tt->title && *tt->title ?
+		 tt->title : table, nsel == RPT_PLOT_MAXLINES ? " (8 curves: all-flows and endpoints first, then the busiest)" : "");
 	rpt_gp_head(g, title, xl, "fraction of packets/requests <= x");
 	fputs("set logscale x\nset yrange [0:1.02]\n", g);
 	rpt_gp_outputs(g, name, cmd);
@@ -273,9 +296,7 @@ static void rpt_plot_series(struct rpt_plotctx *c, size_t section, const char *w
 			fputs("\n\n", d);
 			char title[200];
 			snprintf(title, sizeof(title), "%s", x->key);
-			for (char *p = title; *p; p++)
-				if (*p == '"' || *p == '\\')
-					*p = '\'';
+			rpt_gp_label(title);
 			off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
 						"%s '%s.dat' index %zu using 1:2 with linespoints title \"%s\"",
 						idx ? ", \\\n  " : " ", name, idx, title);
@@ -284,7 +305,9 @@ static void rpt_plot_series(struct rpt_plotctx *c, size_t section, const char *w
 				break;
 		}
 		char title[300];
-		snprintf(title, sizeof(title), "%s over time: %s.%s", what, s->table, s->metric);
+		const struct np_table *tt = np_analysis_table(a, s->table);
+		snprintf(title, sizeof(title), "%s: %s over time", tt && tt->title && *tt->title ? tt->title
+			 : s->table, s->metric);
 		snprintf(yl, sizeof(yl), "%s%s%s%s", s->metric, *sc.label ? " (" : "", sc.label,
 			 *sc.label ? ")" : "");
 		rpt_gp_head(g, title, "time since start of analysis (s)", yl);
@@ -388,7 +411,8 @@ static void rpt_plot_decomp_table(struct rpt_plotctx *c, const struct np_table *
 	FILE *d, *g;
 	char name[256], cmd[1024], yl[128], title[300];
 	rpt_plotname(name, sizeof(name), "decomp-bars", t->name);
-	if (b->nx == 0 || b->nseg < 2 || rpt_open_pair(c, name, &d, &g) < 0) {
+	/* more flows than a reader can label: the per-service plot says it */
+	if (b->nx == 0 || b->nx > RPT_PLOT_MAXLINES || b->nseg < 2 || rpt_open_pair(c, name, &d, &g) < 0) {
 		free(b);
 		return;
 	}
@@ -578,8 +602,8 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 		fputc('\n', d);
 	}
 	if (p->sk)
-		snprintf(title, sizeof(title), "Latency histogram of %s %s with the degradation patterns of %s",
-			 p->sk->table, p->sk->key, t->name);
+		snprintf(title, sizeof(title), "Request latency histogram with the degradation patterns (%s)",
+			 t->name);
 	else
 		snprintf(title, sizeof(title), "Latency of the requests of each degradation pattern (%s)",
 			 t->name);
@@ -598,6 +622,16 @@ static void rpt_plot_patterns(struct rpt_plotctx *c, const struct np_table *t)
 	fclose(g);
 	free(p);
 	rpt_run_gnuplot(c, name);
+}
+
+void rpt_dat_bins(FILE *d, const char *const *keys, size_t nkeys, const double *bins, size_t nbins)
+{
+	for (size_t i = 0; i < nkeys; i++) {
+		fprintf(d, "# %s\n", keys[i]);
+		for (size_t b = 0; b < nbins; b++)
+			fprintf(d, "%zu\t%.0f\n", b, bins[i * nbins + b]);
+		fputs("\n\n", d);
+	}
 }
 
 /* Loss over time when the analysis lists lost packets with a timestamp:
@@ -649,16 +683,11 @@ static void rpt_plot_event_table(struct rpt_plotctx *c, const struct np_table *t
 		return;
 	}
 	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
+	rpt_dat_bins(d, keys, nkeys, bins, nbins);
 	for (size_t i = 0; i < nkeys; i++) {
-		fprintf(d, "# %s\n", keys[i]);
-		for (size_t b = 0; b < nbins; b++)
-			fprintf(d, "%zu\t%.0f\n", b, bins[i * nbins + b]);
-		fputs("\n\n", d);
 		char lt[200];
 		snprintf(lt, sizeof(lt), "%s", keys[i]);
-		for (char *p = lt; *p; p++)
-			if (*p == '"' || *p == '\\')
-				*p = '\'';
+		rpt_gp_label(lt);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
 					"%s '%s.dat' index %zu using 1:2 with steps lw 2 title \"%s\"",
 					i ? ", \\\n  " : " ", name, i, lt);
@@ -687,17 +716,25 @@ int rpt_plots(const char *dir, const struct np_analysis *a, struct rpt_plotres *
 	if (!c.gnuplot)
 		fprintf(stderr, "npreport: gnuplot not found: plot data and scripts written to %s, "
 			"no images (install gnuplot-nox and run 'gnuplot NAME.gp' there)\n", dir);
+	rpt_plot_endpoints(&c);
 	rpt_plot_cdfs(&c);
 	for (size_t i = 0; i < a->ntables; i++) {
 		size_t s = rpt_section_of(a->tables[i]->name);
 		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "decomp"))
 			rpt_plot_decomp_table(&c, a->tables[i]);
+		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "decomp"))
+			rpt_plot_service_decomp(&c, a->tables[i]);
 		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "patterns"))
 			rpt_plot_patterns(&c, a->tables[i]);
-		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "loss"))
+		if (s < rpt_nsections && !strcmp(rpt_sections[s].name, "loss") &&
+		    strcmp(a->tables[i]->name, "lost_packets"))    /* loss-pairs draws it */
 			rpt_plot_event_table(&c, a->tables[i]);
 	}
+	rpt_plot_latency_time(&c);
+	rpt_plot_loss_pairs(&c);
+	rpt_plot_clock(&c);
 	rpt_plot_series(&c, rpt_section_of("netcpu"), "netcpu");
-	rpt_plot_series(&c, rpt_section_of("loss"), "loss");
+	if (!np_analysis_table(a, "lost_packets"))    /* else loss-pairs says it per host pair */
+		rpt_plot_series(&c, rpt_section_of("loss"), "loss");
 	return c.err;
 }

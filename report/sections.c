@@ -79,7 +79,7 @@ bool rpt_selector_matches(const char *sel, const struct np_table *t)
 
 bool rpt_selector_known(const char *sel)
 {
-	if (!strcmp(sel, RPT_SEC_SUMMARY) || !strcmp(sel, RPT_SEC_FINDINGS) ||
+	if (!strcmp(sel, RPT_SEC_SUMMARY) || !strcmp(sel, RPT_SEC_FINDINGS) || !strcmp(sel, RPT_SEC_INCIDENT) ||
 	    !strcmp(sel, RPT_SEC_SERIES) || !strcmp(sel, RPT_SEC_SKETCHES))
 		return true;
 	for (size_t s = 0; s < rpt_nsections; s++)

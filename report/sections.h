@@ -11,6 +11,7 @@
 /* Pseudo sections not backed by a table. */
 #define RPT_SEC_SUMMARY  "summary"
 #define RPT_SEC_FINDINGS "findings"
+#define RPT_SEC_INCIDENT "incident"   /* the incident summary alone */
 #define RPT_SEC_SERIES   "series"     /* CSV only: every per-interval sample */
 #define RPT_SEC_SKETCHES "sketches"   /* CSV only: quantiles of every sketch */
 

@@ -1,4 +1,5 @@
 #include "textrep.h"
+#include "incident.h"
 #include "units.h"
 
 #include <math.h>
@@ -133,8 +134,21 @@ static struct np_table *rpt_maps_to_table(const char *name, const msgpack_object
 	return t;
 }
 
+struct np_table *rpt_meta_table(const struct np_analysis *a, const char *key)
+{
+	const msgpack_object *m = &a->meta;
+	size_t kl = strlen(key);
+	for (uint32_t i = 0; m->type == MSGPACK_OBJECT_MAP && i < m->via.map.size; i++) {
+		const msgpack_object_kv *kv = &m->via.map.ptr[i];
+		if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size == kl &&
+		    !memcmp(kv->key.via.str.ptr, key, kl) && kv->val.type == MSGPACK_OBJECT_ARRAY)
+			return rpt_maps_to_table(key, &kv->val.via.array);
+	}
+	return NULL;
+}
+
 /* Word-wraps text to width; continuation lines indented by indent. */
-static void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
+void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width)
 {
 	size_t col = first_col;
 	bool fresh = true;
@@ -246,7 +260,7 @@ static void rpt_part_summary(FILE *f, const struct np_analysis *a, const struct 
 /* One block per file: what it holds, its meta, damage. */
 static void rpt_summary(FILE *f, const struct rpt_inputs *in, const struct rpt_textopt *o)
 {
-	fprintf(f, "np analysis report: %s%s\n", in->paths[0], in->n > 1 ? " + ..." : "");
+	fputs("Analysis files\n", f);
 	for (size_t i = 0; i < in->n; i++) {
 		if (in->n > 1)
 			fprintf(f, "%s[%s]\n", i ? "\n" : "", in->paths[i]);
@@ -280,12 +294,59 @@ static void rpt_findings(FILE *f, const struct np_analysis *a, size_t limit, siz
 	free(idx);
 }
 
-void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inputs *in,
-		     const struct rpt_selection *sel, const struct rpt_textopt *o)
+/* The "X/" prefix every host name of the meta shares (hosts named
+ * "hostname/netns"), when there are at least two hosts: it says nothing. */
+static void rpt_host_prefix(char *buf, size_t size, const struct np_analysis *a)
 {
-	if (rpt_selected_name(sel, RPT_SEC_SUMMARY, true)) {
+	buf[0] = '\0';
+	const msgpack_object *m = &a->meta, *hosts = NULL;
+	for (uint32_t i = 0; m->type == MSGPACK_OBJECT_MAP && i < m->via.map.size; i++)
+		if (m->via.map.ptr[i].key.type == MSGPACK_OBJECT_STR && m->via.map.ptr[i].key.via.str.size == 5 &&
+		    !memcmp(m->via.map.ptr[i].key.via.str.ptr, "hosts", 5))
+			hosts = &m->via.map.ptr[i].val;
+	if (!hosts || hosts->type != MSGPACK_OBJECT_ARRAY || hosts->via.array.size < 2)
+		return;
+	for (uint32_t i = 0; i < hosts->via.array.size; i++) {
+		char name[256] = "";
+		const msgpack_object *h = &hosts->via.array.ptr[i];
+		for (uint32_t k = 0; h->type == MSGPACK_OBJECT_MAP && k < h->via.map.size; k++)
+			if (h->via.map.ptr[k].key.type == MSGPACK_OBJECT_STR && h->via.map.ptr[k].key.via.str.size == 4 &&
+			    !memcmp(h->via.map.ptr[k].key.via.str.ptr, "name", 4))
+				rpt_obj_scalar(name, sizeof(name), &h->via.map.ptr[k].val);
+		const char *slash = strchr(name, '/');
+		if (!slash || !slash[1] || (i && (strlen(buf) != (size_t)(slash + 1 - name) ||
+						  strncmp(buf, name, strlen(buf))))) {
+			buf[0] = '\0';
+			return;
+		}
+		if (!i)
+			snprintf(buf, size, "%.*s", (int)(slash + 1 - name), name);
+	}
+}
+
+void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inputs *in,
+		     const struct rpt_selection *sel, const struct rpt_textopt *oin)
+{
+	char prefix[64];
+	struct rpt_textopt ocopy = *oin;
+	const struct rpt_textopt *o = &ocopy;
+	rpt_host_prefix(prefix, sizeof(prefix), a);
+	ocopy.strip = prefix;
+	ocopy.fold = true;
+	size_t width = o->width >= 40 ? (size_t)o->width : 80;
+	bool all = rpt_selected_name(sel, RPT_SEC_SUMMARY, true);
+	if (all)
+		fprintf(f, "np analysis report: %s%s\n%s%s%s\n", in->paths[0], in->n > 1 ? " + ..." : "",
+			*prefix ? "(in the tables, host names without their common prefix '" : "", prefix,
+			*prefix ? "')\n" : "");
+	if (all || rpt_selected_name(sel, RPT_SEC_INCIDENT, false)) {
+		struct rpt_incident inc;
+		rpt_incident_build(a, &inc);
+		rpt_incident_text(f, &inc, width);
+	}
+	if (all) {
+		rpt_findings(f, a, RPT_TOP_FINDINGS, width);
 		rpt_summary(f, in, o);
-		rpt_findings(f, a, RPT_TOP_FINDINGS, o->width >= 40 ? (size_t)o->width : 80);
 	}
 	if (sel->n && rpt_selected_name(sel, RPT_SEC_FINDINGS, false))
 		rpt_findings(f, a, 0, o->width >= 40 ? (size_t)o->width : 80);

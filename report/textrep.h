@@ -23,6 +23,12 @@ struct rpt_inputs {
 };
 void rpt_text_report(FILE *f, const struct np_analysis *a, const struct rpt_inputs *in,
 		     const struct rpt_selection *sel, const struct rpt_textopt *o);
+/* The meta's array of maps under key (e.g. "hosts") as a table of strings,
+ * or NULL; the caller frees it. */
+struct np_table *rpt_meta_table(const struct np_analysis *a, const char *key);
+/* Word-wraps text to width, the first line starting at column first_col,
+ * continuation lines indented by indent. */
+void rpt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width);
 /* Formats a scalar msgpack object (str, number, bool, nil) into buf. */
 void rpt_obj_scalar(char *buf, size_t size, const msgpack_object *o);
 

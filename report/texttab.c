@@ -1,4 +1,5 @@
 #include "texttab.h"
+#include "fold.h"
 #include "units.h"
 
 #include <math.h>
@@ -7,23 +8,6 @@
 
 #define RPT_GAP 2
 #define RPT_MIN_STRW 8
-
-struct rpt_colview {
-	struct rpt_scale sc;
-	int numeric;
-	size_t width;
-	double typical, smallest;   /* median and smallest non-zero |value| */
-};
-
-/* The table's columns plus two synthetic ones for tables whose key columns
- * are too wide to repeat in every part: a row number and a short copy of the
- * most telling key column. */
-struct rpt_grid {
-	size_t nrows, ncols;       /* ncols = table columns + 2 */
-	char **cells;              /* nrows * ncols strings */
-	const char **names;
-	struct rpt_colview *cv;
-};
 
 /* Byte offset of the display column `col` of s (or strlen). */
 static size_t rpt_utf8_off(const char *s, size_t col)
@@ -160,40 +144,14 @@ static char *rpt_cell_text(const struct np_cell *cell, const struct rpt_colview 
 }
 
 
-static void rpt_grid_free(struct rpt_grid *g)
+void rpt_grid_free(struct rpt_grid *g)
 {
 	for (size_t i = 0; i < g->nrows * g->ncols; i++)
 		free(g->cells[i]);
 	free(g->cells);
 	free(g->names);
+	free(g->namebuf);
 	free(g->cv);
-}
-
-/* Key column with the most distinct values among the shown rows. */
-static size_t rpt_telling_key(const struct np_table *t, size_t nkey, size_t nrows)
-{
-	size_t best = 0, best_n = 0, best_w = 0;
-	for (size_t c = 0; c < nkey; c++) {
-		size_t distinct = 0, w = 0;
-		for (size_t r = 0; r < nrows; r++) {
-			const struct np_cell *x = np_table_cell_c(t, r, c);
-			bool seen = false;
-			for (size_t q = 0; q < r && !seen; q++) {
-				const struct np_cell *y = np_table_cell_c(t, q, c);
-				seen = x->kind == y->kind && (x->kind != NP_CELL_STR ? x->u == y->u
-								      : !strcmp(x->s, y->s));
-			}
-			distinct += !seen;
-			if (x->kind == NP_CELL_STR && strlen(x->s) > w)
-				w = strlen(x->s);
-		}
-		if (distinct > best_n || (distinct == best_n && w > best_w)) {
-			best_n = distinct;
-			best_w = w;
-			best = c;
-		}
-	}
-	return best;
 }
 
 static void rpt_grid_width(struct rpt_grid *g, size_t c)
@@ -207,19 +165,38 @@ static void rpt_grid_width(struct rpt_grid *g, size_t c)
 	g->cv[c].width = w;
 }
 
-static int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t nrows, double t0)
+/* The header without the unit suffix the label line already says
+ * ("lo_ns" over "s" read as nanoseconds). */
+static const char *rpt_header_name(const struct np_table *t, size_t c, const struct rpt_scale *sc,
+				   char *buf, size_t size)
 {
-	size_t nc = t->ncols + 2, num = t->ncols, shortkey = t->ncols + 1;
+	static const char *const sfx[] = { "_ns", "_bytes", "_bps", "_pct", "_ratio", "_ppm", NULL };
+	const char *name = t->cols[c].name;
+	size_t n = strlen(name);
+	for (size_t i = 0; *sc->label && sfx[i]; i++) {
+		size_t m = strlen(sfx[i]);
+		if (n > m && !strcmp(name + n - m, sfx[i])) {
+			snprintf(buf, size, "%.*s", (int)(n - m), name);
+			return buf;
+		}
+	}
+	return name;
+}
+
+int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t nrows, double t0)
+{
+	size_t nc = t->ncols;
 	g->nrows = nrows;
 	g->ncols = nc;
 	g->cells = calloc(nrows * nc + 1, sizeof(char *));
-	g->names = calloc(nc, sizeof(char *));
-	g->cv = calloc(nc, sizeof(*g->cv));
-	if (!g->cells || !g->cv || !g->names)
+	g->names = calloc(nc + 1, sizeof(char *));
+	g->namebuf = calloc(nc + 1, RPT_NAMEBUF);
+	g->cv = calloc(nc + 1, sizeof(*g->cv));
+	if (!g->cells || !g->cv || !g->names || !g->namebuf)
 		return -1;
 	rpt_unify_scales(g, t, t0);
 	for (size_t c = 0; c < t->ncols; c++) {
-		g->names[c] = t->cols[c].name;
+		g->names[c] = rpt_header_name(t, c, &g->cv[c].sc, g->namebuf + c * RPT_NAMEBUF, RPT_NAMEBUF);
 		for (size_t r = 0; r < nrows; r++) {
 			char *s = rpt_cell_text(np_table_cell_c(t, r, c), &g->cv[c]);
 			if (!s)
@@ -228,62 +205,104 @@ static int rpt_grid_build(struct rpt_grid *g, const struct np_table *t, size_t n
 		}
 		rpt_grid_width(g, c);
 	}
-	size_t kc = rpt_telling_key(t, t->nkey < t->ncols ? t->nkey : 0, nrows);
-	g->names[num] = "#";
-	g->cv[num].numeric = 1;
-	g->cv[num].sc.label = "";
-	g->names[shortkey] = t->cols[kc].name;
-	g->cv[shortkey] = g->cv[kc];
-	for (size_t r = 0; r < nrows; r++) {
-		char buf[32];
-		snprintf(buf, sizeof(buf), "%zu", r + 1);
-		g->cells[r * nc + num] = strdup(buf);
-		g->cells[r * nc + shortkey] = strdup(g->cells[r * nc + kc] ? g->cells[r * nc + kc] : "");
-		if (!g->cells[r * nc + num] || !g->cells[r * nc + shortkey])
-			return -1;
-	}
-	rpt_grid_width(g, num);
-	rpt_grid_width(g, shortkey);
-	if (g->cv[shortkey].width > 36)
-		g->cv[shortkey].width = 36;
 	return 0;
 }
 
-/* Strings longer than half the width are shortened. Returns true when the
- * key columns are too wide to repeat in every part (compact layout: the
- * first part carries the keys, the others a row number and one key). */
-static bool rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
+/* Keys stay readable but leave room for values: each key at most half the
+ * width, all keys at most two thirds (the widest shortened first, in the
+ * middle so both ends stay). Long text values are capped likewise. */
+static void rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
 {
 	size_t cap = width / 2 > RPT_MIN_STRW ? width / 2 : RPT_MIN_STRW;
-	size_t num = g->ncols - 2, shortkey = g->ncols - 1;
+	size_t ncol = g->ncols;
 	for (size_t c = 0; c < nkey; c++)
 		if (g->cv[c].width > cap && !g->cv[c].numeric)
 			g->cv[c].width = cap;
-	size_t kw = 0;
-	for (size_t c = 0; c < nkey; c++)
-		kw += g->cv[c].width + RPT_GAP;
-	bool compact = nkey > 0 && kw > width * 2 / 3;
-	size_t budget = compact ? width - g->cv[num].width - RPT_GAP : width;
-	while (compact) {             /* keys + row number within the width */
-		size_t widest = 0;
-		kw = 0;
+	for (;;) {
+		size_t widest = 0, kw = 0;
 		for (size_t c = 0; c < nkey; c++) {
 			kw += g->cv[c].width + RPT_GAP;
 			if (g->cv[c].width > g->cv[widest].width)
 				widest = c;
 		}
-		if (kw <= budget || g->cv[widest].width <= RPT_MIN_STRW)
+		if (nkey == 0 || kw <= width * 2 / 3 || g->cv[widest].width <= RPT_MIN_STRW ||
+		    g->cv[widest].numeric)
 			break;
 		g->cv[widest].width--;
 	}
-	/* A long text column may fill a part of its own next to the leading
-	 * columns of the continuation parts. */
-	size_t lead = compact ? g->cv[num].width + g->cv[shortkey].width + 2 * RPT_GAP : kw;
-	size_t dcap = width > lead + RPT_MIN_STRW ? width - lead : RPT_MIN_STRW;
-	for (size_t c = nkey; c < num; c++)
+	/* a long text value may take what the keys leave but 20 columns */
+	size_t kw = 0;
+	for (size_t c = 0; c < nkey; c++)
+		kw += g->cv[c].width + RPT_GAP;
+	size_t dcap = width > kw + 20 + width / 3 ? width - kw - 20 : width / 3;
+	if (dcap < 2 * RPT_MIN_STRW)
+		dcap = 2 * RPT_MIN_STRW;
+	for (size_t c = nkey; c < ncol; c++)
 		if (g->cv[c].width > dcap && !g->cv[c].numeric)
 			g->cv[c].width = dcap;
-	return compact;
+}
+
+/* What a person looks at first: lower rank is kept when columns must go. */
+static size_t rpt_col_rank(const char *name, size_t index)
+{
+	static const char *const first[] = {
+		"p50", "p99", "requests", "count", "lost", "loss_rate", "drops", "reason", "drop_reason",
+		"jitter_rfc3550", "jitter_p99_abs",
+		"quality", "offset", "offset_err", "component", "x_i", "bottleneck", "share_p99",
+		"last_host", "lost_in", "last_hook", "conditions", "fscore", "latency", "mean",
+		"throughput", "total", "cpu_mean", "share", "retrans", "sent", "packets", "bytes",
+		"rate", "role", "p90", "max", NULL };
+	for (size_t i = 0; first[i]; i++)
+		if (!strcmp(name, first[i]))
+			return i;
+	return 1000 + index;
+}
+
+/* Columns shown, in table order: the keys, then by rank while they fit
+ * (all of them when wide). Returns the count; *omitted gets the rest. */
+static size_t rpt_pick_cols(const struct rpt_grid *g, const struct np_table *t, size_t nkey,
+			    size_t width, bool wide, size_t *cols, size_t *omitted)
+{
+	size_t n = t->ncols, w = 0, nord = 0, nshow = 0;
+	size_t *order = malloc((n + 1) * sizeof(size_t));
+	bool *keep = calloc(n + 1, sizeof(bool));
+	if (!order || !keep) {          /* keys only */
+		free(order);
+		free(keep);
+		for (size_t c = 0; c < nkey; c++)
+			cols[c] = c;
+		*omitted = n - nkey;
+		return nkey;
+	}
+	for (size_t c = 0; c < n; c++) {
+		keep[c] = c < nkey || wide;
+		if (c < nkey)
+			w += g->cv[c].width + RPT_GAP;
+		else
+			order[nord++] = c;
+	}
+	for (size_t i = 1; i < nord; i++)        /* insertion sort by rank, stable */
+		for (size_t j = i; j > 0 && rpt_col_rank(t->cols[order[j]].name, order[j]) <
+					      rpt_col_rank(t->cols[order[j - 1]].name, order[j - 1]); j--) {
+			size_t x = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	for (size_t i = 0; i < nord && !wide; i++)
+		if (w + g->cv[order[i]].width <= width || (nkey == 0 && w == 0)) {
+			keep[order[i]] = true;
+			w += g->cv[order[i]].width + RPT_GAP;
+		}
+	*omitted = 0;
+	for (size_t c = 0; c < n; c++) {
+		if (keep[c])
+			cols[nshow++] = c;
+		else
+			(*omitted)++;
+	}
+	free(order);
+	free(keep);
+	return nshow;
 }
 
 /* Appends s to line padded to w columns (right-aligned numbers). */
@@ -346,7 +365,67 @@ static void rpt_print_part(FILE *f, const struct rpt_grid *g, const size_t *cols
 	}
 }
 
+static void rpt_print_omitted(FILE *f, const struct np_table *t, const size_t *cols, size_t n,
+			      size_t width)
+{
+	size_t k = 0, col = 11;
+	fputs("(not shown:", f);
+	for (size_t c = 0; c <= t->ncols; c++) {
+		if (c < t->ncols && k < n && cols[k] == c) {
+			k++;
+			continue;
+		}
+		const char *w = c < t->ncols ? t->cols[c].name : "(--wide shows all))";
+		if (col + 1 + strlen(w) + 1 > width) {
+			fputs("\n ", f);
+			col = 1;
+		}
+		fprintf(f, " %s", w);
+		col += 1 + strlen(w);
+	}
+	fputc('\n', f);
+}
+
+/* Drops every occurrence of prefix that starts a word ("vm/dm-back",
+ * "app:vm/dm-back", "vm/dm-client:tc_egress"), in place. */
+static void rpt_strip_prefix(char *s, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	char *w = s;
+	for (const char *r = s; *r;) {
+		bool start = r == s || strchr(" :|(>,[", r[-1]);
+		if (start && !strncmp(r, prefix, pl) && r[pl]) {
+			r += pl;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
+static void rpt_grid_strip(struct rpt_grid *g, const char *prefix)
+{
+	for (size_t c = 0; c < g->ncols; c++) {
+		if (g->cv[c].numeric)
+			continue;
+		for (size_t r = 0; r < g->nrows; r++)
+			rpt_strip_prefix(g->cells[r * g->ncols + c], prefix);
+		rpt_grid_width(g, c);
+	}
+}
+
+static void rpt_text_table_one(FILE *f, const struct np_table *t, const struct rpt_textopt *o,
+			       const struct np_table *orig);
+
 void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt *o)
+{
+	struct np_table *folded = o->fold ? rpt_fold_connections(t) : NULL;
+	rpt_text_table_one(f, folded ? folded : t, o, t);
+	np_table_free(folded);
+}
+
+static void rpt_text_table_one(FILE *f, const struct np_table *t, const struct rpt_textopt *o,
+			       const struct np_table *orig)
 {
 	size_t width = o->width >= 40 ? (size_t)o->width : 80;
 	size_t nshow = t->nrows;
@@ -359,60 +438,28 @@ void rpt_text_table(FILE *f, const struct np_table *t, const struct rpt_textopt 
 		return;
 	}
 	struct rpt_grid g = { 0 };
-	if (rpt_grid_build(&g, t, nshow, o->t0) < 0) {
+	size_t *cols = malloc((t->ncols + 1) * sizeof(size_t));
+	if (!cols || rpt_grid_build(&g, t, nshow, o->t0) < 0) {
 		fputs("(out of memory)\n\n", f);
 		rpt_grid_free(&g);
+		free(cols);
 		return;
 	}
-	size_t nkey = t->nkey < t->ncols ? t->nkey : 0;
-	bool compact = rpt_fit_widths(&g, nkey, width);
-	size_t num = t->ncols, shortkey = t->ncols + 1;
-	/* Columns that lead every part: the keys, or in compact layout the row
-	 * number (+ all keys in the first part, one short key in the others). */
-	size_t lead_first[t->ncols + 2], lead_rest[t->ncols + 2], nlf = 0, nlr = 0;
-	if (compact) {
-		lead_first[nlf++] = num;
-		lead_rest[nlr++] = num;
-		lead_rest[nlr++] = shortkey;
-	}
-	for (size_t k = 0; k < nkey; k++) {
-		lead_first[nlf++] = k;
-		if (!compact)
-			lead_rest[nlr++] = k;
-	}
-	size_t *cols = malloc((g.ncols + 1) * sizeof(size_t));
-	size_t c = nkey, part = 0;
-	size_t nparts_max = t->ncols + 2, starts[t->ncols + 3];
-	size_t nparts = 0;
-	while ((c < t->ncols || nparts == 0) && nparts < nparts_max) {
-		const size_t *lead = nparts == 0 ? lead_first : lead_rest;
-		size_t nl = nparts == 0 ? nlf : nlr, w = 0;
-		for (size_t i = 0; i < nl; i++)
-			w += g.cv[lead[i]].width + RPT_GAP;
-		starts[nparts++] = c;
-		/* a part takes at least one data column, unless the keys alone fill it */
-		bool first = !(compact && nparts == 1 && w + g.cv[c < t->ncols ? c : 0].width > width);
-		while (c < t->ncols && (first || w + g.cv[c].width <= width)) {
-			w += g.cv[c].width + RPT_GAP;
-			c++;
-			first = false;
-		}
-	}
-	starts[nparts] = t->ncols;
-	for (part = 0; part < nparts && cols; part++) {
-		const size_t *lead = part == 0 ? lead_first : lead_rest;
-		size_t nl = part == 0 ? nlf : nlr, n = 0;
-		for (size_t i = 0; i < nl; i++)
-			cols[n++] = lead[i];
-		for (size_t k = starts[part]; k < starts[part + 1]; k++)
-			cols[n++] = k;
-		if (nparts > 1)
-			fprintf(f, "(part %zu of %zu)\n", part + 1, nparts);
-		rpt_print_part(f, &g, cols, n);
-	}
+	size_t nkey = t->nkey < t->ncols ? t->nkey : 0, omitted;
+	if (o->strip && *o->strip)
+		rpt_grid_strip(&g, o->strip);
+	if (!o->wide)
+		rpt_fit_widths(&g, nkey, width);
+	size_t n = rpt_pick_cols(&g, t, nkey, width, o->wide, cols, &omitted);
+	rpt_print_part(f, &g, cols, n);
+	if (omitted)
+		rpt_print_omitted(f, t, cols, n, width);
 	if (nshow < t->nrows)
 		fprintf(f, "... %zu more rows (--rows 0 shows all; CSV has every row)\n",
 			t->nrows - nshow);
+	if (t != orig)
+		fprintf(f, "(%zu rows folded: one per service pair, ephemeral port '*',\n"
+			" counts summed; the CSV has one row per connection)\n", orig->nrows);
 	if (t->nrows == 0)
 		fputs("(no rows)\n", f);
 	for (size_t k = 0; o->legend && k < t->ncols; k++)

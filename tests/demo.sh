@@ -122,12 +122,13 @@ if [ ${#ANAS[@]} -gt 0 ]; then
 	"$NPREPORT" "${ANAS[@]}" --rows 0 --width 120 > "$OUT/report.txt"
 	"$NPREPORT" "${ANAS[@]}" --format csv -o "$OUT/csv" || MISSING+=("CSV output")
 	"$NPREPORT" "${ANAS[@]}" -s summary --plots "$OUT/plots" > /dev/null || MISSING+=("plots")
+	"$NPREPORT" "${ANAS[@]}" --html "$OUT/report.html" || MISSING+=("HTML report")
 	echo
 	python3 "$E2E_ROOT/tests/tools/dm_claims.py" "$OUT" | tee "$OUT/claims.txt"
 fi
 
 echo
-say "recordings, analysis, report.txt, csv/ and plots/ are in $OUT"
+say "recordings, analysis, report.txt, report.html, csv/ and plots/ are in $OUT"
 if [ ${#MISSING[@]} -gt 0 ]; then
 	say "INCOMPLETE: ${MISSING[*]}"
 	exit 1

@@ -60,6 +60,15 @@ fi
 check "a degradation pattern conditions on the orders RPC >= ~50 ms (F = $(v orders_pattern_fscore))" \
 	sh -c "awk -v f='$(v orders_pattern_fscore)' 'BEGIN{exit !(f>=0.5)}'"
 check "text report names the shifted host's clock" grep -q 'dm-back' "$OUT/report.txt"
+# The report's incident summary (incident.csv), written from the analysis
+# alone, states the injected conditions and agrees with the tables above.
+check "summary: slow endpoint $(v summary_slow_endpoint) +$(v summary_slow_added_ns) ns (injected 50 ms), spent on $(v summary_backend_host)" \
+	sh -c "[ '$(v summary_agrees_slow)' = 1 ] && awk -v a='$(v summary_slow_added_ns)' 'BEGIN{exit !(a>=45e6 && a<=60e6)}'"
+check "summary: clock of $(v summary_clock_host) off by $(v summary_clock_offset_ns) ns, as the clock table" \
+	test "$(v summary_agrees_clock)" = 1
+check "summary: $(v summary_loss_count) packets to $(v summary_loss_service) lost on $(v summary_loss_host), as lost_packets" \
+	test "$(v summary_agrees_loss)" = 1
+check "text report starts with the incident summary" sh -c "head -5 '$OUT/report.txt' | grep -q '^Incident summary'"
 
 # Ctrl-C in the middle: SIGINT to the demo's whole process group, as a
 # terminal sends it; namespaces and processes must be gone right after.

@@ -43,6 +43,12 @@ check "sections in brief order" awk '
 	/\[loss\]/ {l=NR} /\[txn\]/ {t=NR} /\[netcpu\]/ {n=NR} /\[patterns\]/ {p=NR} /\[zz_custom\]/ {z=NR}
 	END { exit !(h<c && c<f && f<d && d<j && j<l && l<t && t<n && n<p && p<z) }' basic.txt
 check "clock offset of back shown as -5000 µs" grep -qE '^back +-5000 ' basic.txt
+# The incident summary comes first and states what genana put in the tables.
+check "incident summary is the first section" sh -c "sed -n 3p basic.txt | grep -q '^Incident summary'"
+check "summary: back's clock -5000.123 µs (genana's offset)" grep -q 'back -5000.123 µs' basic.txt
+check "summary: 41 lost packets, NETFILTER_DROP" grep -q '41 packets lost; most (41) in back:netif_receive|back:tcp_rcv,' basic.txt
+check "summary: events lost on front (3) and back (6)" grep -q 'front 3, back 6' basic.txt
+check "summary CSV: clock row with the offset in ns" grep -q '^2,clock,client,back,-5000123,' csv/incident.csv
 
 # CSV cells == the numbers stored in the .npa, read by another reader.
 "$NPREPORT" dump --type ana_table basic.npa > tables.jsonl
@@ -69,6 +75,28 @@ PY
 check "one section to stdout" sh -c "'$NPREPORT' basic.npa -f csv -s loss | head -1 | grep -q '^from,to,sent,lost,loss_rate_ratio,reason'"
 check "series csv holds every sample (13 series x 30)" \
 	test "$(wc -l < csv/series.csv)" -eq $((13 * 30 + 1))
+
+# A real incident (make demo, fixtures/golden/demo-*.npa) at 100 columns:
+# golden text, no line wider, no row split, host prefix 'vm/' left out.
+cp "$GOLD/demo-incident.npa" "$GOLD/demo-patterns.npa" .   # relative names in the text
+"$NPREPORT" demo-incident.npa demo-patterns.npa --width 100 --rows 8 > demo.txt 2> demo.err
+check "demo text report exits 0" test $? -eq 0
+[ -n "${UPDATE_GOLDEN:-}" ] && cp demo.txt "$GOLD/demo.txt"
+check "demo text matches fixtures/golden/demo.txt" diff -u "$GOLD/demo.txt" demo.txt
+check "demo text: no line wider than 100 columns" python3 -c '
+import sys
+bad = [l for l in open(sys.argv[1], encoding="utf-8").read().split("\n") if len(l) > 100]
+for l in bad: print("too wide:", l, file=sys.stderr)
+sys.exit(1 if bad else 0)' demo.txt
+check "demo text: no table split into parts" sh -c "! grep -q '(part ' demo.txt"
+check "demo text: host prefix said once, left out of the tables" \
+	sh -c "grep -q \"common prefix 'vm/'\" demo.txt && grep -qE '^dm-back +vm/dm-client|^dm-back +dm-client' demo.txt"
+check "demo text: the 4 connections to :9002 fold into one drops row of 10 NETFILTER_DROP (iptables counted 10)" \
+	sh -c "'$NPREPORT' demo-incident.npa -s drops --width 140 | grep -qE '^dm-back +tcp 10\.78\.2\.1:\*>10\.78\.2\.2:9002 \(4 conns\) +NETFILTER_DROP +10\$'"
+check "folding never applies where counts do not add up (loss has a ratio: 24 rows stay)" \
+	sh -c "'$NPREPORT' demo-incident.npa -s loss --rows 0 --width 140 | awk '/\[loss\]/ {t=1; next} t && /^tcp / {n++} t && /^\$/ {exit} END {exit !(n==24)}'"
+check "demo text: --wide keeps every column of clock_pairs on one row" \
+	sh -c "'$NPREPORT' '$GOLD/demo-incident.npa' --wide -s clock_pairs | grep -qE '^dm-front +dm-back +accurate +4999.944 .* 6.06 +4999.76\$'"
 
 # Exit codes.
 "$NPREPORT" --help > /dev/null;            check "--help exits 0" test $? -eq 0

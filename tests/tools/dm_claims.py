@@ -3,7 +3,8 @@
 
   dm_claims.py OUTDIR [--kv]
 
-Reads OUTDIR/csv/*.csv (npreport CSV: raw numbers in base units),
+Reads OUTDIR/csv/*.csv (npreport CSV: raw numbers in base units; incident.csv
+is the report's incident summary, checked against the tables it summarises),
 OUTDIR/load.json (the load generator's own figures) and
 OUTDIR/iptables_dropped.txt. Prints a short table for people, or with --kv
 one key=value per line for tests/e2e/demo.sh.
@@ -60,6 +61,7 @@ def claims(out):
                 best, cond = float(r["fscore_ratio"]), r["conditions"]
     c["orders_pattern_fscore"] = best
     c["orders_pattern"] = cond
+    c.update(summary_claims(out, c))
     try:
         c.update(json.load(open(f"{out}/injected.json")))
     except (OSError, ValueError):
@@ -70,6 +72,42 @@ def claims(out):
     except (OSError, KeyError, ValueError):
         c["load_checkout_p50_ms"] = None
     return c
+
+
+def num(r, k):
+    return float(r[k]) if r and r.get(k) not in (None, "") else None
+
+
+def summary_claims(out, c):
+    """What npreport's incident summary (incident.csv) states, and whether it
+    agrees with the tables read above: the same numbers, the same places."""
+    inc = rows(out, "incident")
+    first = lambda kind, pred=lambda r: True: next((r for r in inc if r["kind"] == kind and pred(r)), None)
+    slow = first("slow_endpoint")
+    down = first("slow_downstream")
+    loss = first("loss")
+    clk = first("clock")
+    s = {
+        "summary_slow_endpoint": slow["subject"] if slow else None,
+        "summary_slow_added_ns": num(slow, "added_ns"),
+        "summary_slow_rank": int(slow["rank"]) if slow else None,
+        "summary_backend_endpoint": down["subject"] if down else None,
+        "summary_backend_host": down["host"] if down else None,
+        "summary_loss_service": loss["subject"] if loss else None,
+        "summary_loss_host": loss["host"] if loss else None,
+        "summary_loss_count": num(loss, "count"),
+        "summary_clock_host": clk["host"] if clk else None,
+        "summary_clock_offset_ns": num(clk, "value_ns"),
+        "summary_clock_bound_ns": num(clk, "bound_ns"),
+    }
+    s["summary_agrees_slow"] = int(bool(slow and "checkout" in slow["subject"] and down
+                                        and down["host"].endswith("dm-back") and ":9002 " in down["subject"]))
+    s["summary_agrees_loss"] = int(c["netfilter_lost"] == 0 or bool(
+        loss and loss["host"].endswith("dm-back") and loss["subject"].endswith(":9002")
+        and s["summary_loss_count"] == c["netfilter_lost"]))
+    s["summary_agrees_clock"] = int(bool(clk and clk["host"].endswith("dm-back")
+                                         and s["summary_clock_offset_ns"] == c["back_offset_ns"]))
+    return s
 
 
 def fmt(v, scale=1.0, unit=""):
@@ -96,7 +134,18 @@ def human(c):
          (f"pattern '{c['orders_pattern']}' F = {c['orders_pattern_fscore']:.2f}  [patterns]"
           if c["orders_pattern"] else "no pattern on the orders RPC >= ~50 ms")),
     ]
-    print("Injected condition vs what the analysis found:")
+    yes = lambda k: "agrees" if c[k] else "DISAGREES"
+    lines[0] = (lines[0][0], lines[0][1] + f"\n      summary: {c['summary_clock_host']} "
+                f"{fmt(c['summary_clock_offset_ns'], 1e3, 'us')} -> {yes('summary_agrees_clock')}")
+    lines[1] = (lines[1][0], lines[1][1] + f"\n      summary (rank {c['summary_slow_rank']}): "
+                f"{c['summary_slow_endpoint']} +{fmt(c['summary_slow_added_ns'], 1e6, 'ms')}, "
+                f"spent in {c['summary_backend_endpoint']} on {c['summary_backend_host']} "
+                f"-> {yes('summary_agrees_slow')}")
+    lines[2] = (lines[2][0], lines[2][1] + f"\n      summary: {int(c['summary_loss_count'] or 0)} "
+                f"packets to {c['summary_loss_service']} lost on {c['summary_loss_host']} "
+                f"-> {yes('summary_agrees_loss')}")
+    print("Injected condition vs what the analysis found (tables) and what the report's")
+    print("incident summary says (incident.csv):")
     for what, found in lines:
         print(f"  - {what}\n      {found}")
 

@@ -28,6 +28,9 @@ struct gen_opts {
 };
 
 static uint64_t gen_state;
+/* --src: the flows' source address text (the plot-label injection test of
+ * tests/e2e/sec_report_labels.sh puts gnuplot syntax there) */
+static const char *gen_src = "10.77.1.1";
 static uint64_t gen_next(void)
 {
 	gen_state ^= gen_state >> 12;
@@ -132,7 +135,7 @@ static void gen_flows(struct np_recbuf *rb, const struct gen_opts *o)
 		ts[k] = GEN_T0 + k * GEN_IV;
 	for (size_t f = 0; f < o->flows; f++) {
 		char key[80];
-		snprintf(key, sizeof(key), "tcp 10.77.1.1:%zu>10.77.1.2:8080", 40000 + f);
+		snprintf(key, sizeof(key), "tcp %s:%zu>10.77.1.2:8080", gen_src, 40000 + f);
 		double base = (2.0 + (double)f) * 1e6;
 		for (size_t k = 0; k < o->intervals; k++) {
 			p99[k] = base * o->p99_scale * exp(o->sigma * gen_normal());
@@ -172,7 +175,7 @@ static void gen_decomp(struct np_recbuf *rb, const struct gen_opts *o)
 	np_table_col(t, "share", "ratio", "share of the end-to-end mean");
 	for (size_t f = 0; f < o->flows && f < 3; f++) {
 		char flow[80];
-		snprintf(flow, sizeof(flow), "tcp 10.77.1.1:%zu>10.77.1.2:8080", 40000 + f);
+		snprintf(flow, sizeof(flow), "tcp %s:%zu>10.77.1.2:8080", gen_src, 40000 + f);
 		double total = 0;
 		for (size_t s = 0; s < 5; s++)
 			total += gen_seg_us[s] * 1e3 * (1 + (double)f);
@@ -353,7 +356,8 @@ static int gen_parse(struct gen_opts *o, int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' }, { "intervals", required_argument, NULL, 'n' },
 		{ "flows", required_argument, NULL, 'f' }, { "p99-scale", required_argument, NULL, 'x' },
 		{ "sigma", required_argument, NULL, 'g' }, { "only-p99-series", no_argument, NULL, 'P' },
-		{ "no-series", no_argument, NULL, 'N' }, { NULL, 0, NULL, 0 } };
+		{ "no-series", no_argument, NULL, 'N' }, { "src", required_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 } };
 	int c;
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (c) {
@@ -365,6 +369,7 @@ static int gen_parse(struct gen_opts *o, int argc, char **argv)
 		case 'g': o->sigma = strtod(optarg, NULL); break;
 		case 'P': o->only_p99_series = true; break;
 		case 'N': o->no_series = true; break;
+		case 'S': gen_src = optarg; break;
 		default: return -1;
 		}
 	}
