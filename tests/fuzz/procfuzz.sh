@@ -21,6 +21,7 @@ for x in "$ANA" "$REP" "$MUT"; do
 done
 SEEDS=(fixtures/rec-basic.npr fixtures/multihost-a.npr fixtures/multihost-b.npr
        fixtures/ana-basic.npa fixtures/golden/basic.npa)
+[ -r fixtures/golden/demo-incident.npa ] && SEEDS+=(fixtures/golden/demo-incident.npa)
 BASE=fixtures/golden/basic.npa
 export ASAN_OPTIONS=exitcode=86:detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=exitcode=86:print_stacktrace=1:halt_on_error=1
@@ -67,6 +68,7 @@ while [ $SECONDS -lt $end ]; do
 			fi ;;
 		*.npa)
 			run "$m" "$REP" -r 0 -w 120 --legend "$m"
+			run "$m" "$REP" --wide --html "$work/r.html" "$m"
 			run "$m" "$REP" -f csv -o "$work/csv" "$m"
 			run "$m" "$REP" compare "$BASE" "$m"
 			run "$m" "$REP" compare "$m" "$m" --format csv ;;
