@@ -173,14 +173,23 @@ FUZZ_CFLAGS := $(BASECFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-san
 $(O)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(wildcard common/*.h analyze/*.h report/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(LDLIBS_COMMON)
+# process-level fuzz (tests/fuzz/procfuzz.sh): npanalyze and npreport built
+# with ASan+UBSan, fed structure-aware mutants from build/tools/npmutate
+ASAN_BINS := $(O)/asan/npanalyze $(O)/asan/npreport
+$(O)/asan/npanalyze: $(O)/a/analyze/npanalyze.o $(ASAN_LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_COMMON)
+$(O)/asan/npreport: $(O)/a/report/npreport.o $(ASAN_LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_COMMON)
 # the clock-sync parser (record/csmsg.c) verifies MACs with libsodium
 $(O)/fuzz/fuzz_csmsg: LDLIBS_COMMON += -lsodium
 $(O)/fuzz/fuzz_csmsg: $(wildcard record/csmsg.* record/csguard.*)
 FUZZ_SECONDS ?= 300
-fuzz: $(FUZZERS)
-	@tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
-fuzz-short: $(FUZZERS)
-	@tests/run_fuzz.sh $${FUZZ_SHORT_SECONDS:-60} $(FUZZERS)
+fuzz: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
+	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
+fuzz-short: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
+	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $${FUZZ_SHORT_SECONDS:-60} $(FUZZERS)
 
 # ---------- fixtures ----------
 fixtures: tools

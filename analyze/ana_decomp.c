@@ -191,8 +191,9 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 				d->negative++;
 				dt = 0;
 			}
-			if (dt >= 0)
-				r->seg[seg] = (r->seg[seg] < 0 ? 0 : r->seg[seg]) + dt;
+			if (dt >= 0)   /* saturating: damaged timestamps (fuzz) */
+				r->seg[seg] = r->seg[seg] < 0 ? dt
+					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
 			if (dt >= 0 && pos >= 0) {
 				f->pos[pos].hsum += (double)dt;
 				f->pos[pos].hn++;

@@ -39,7 +39,8 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 		return;
 	struct ana_flowstat *v = m->fstats.v;
 	size_t n = m->fstats.n;
-	qsort(v, n, sizeof(*v), ana_fstat_cmp);
+	if (n)   /* drops without flow stats: v is NULL */
+		qsort(v, n, sizeof(*v), ana_fstat_cmp);
 	struct np_table *t = np_table_new("flows", "Flows (recorder flow table)", 2);
 	np_table_col(t, "host", "str", NULL);
 	np_table_col(t, "flow", "str", "proto local:port>remote:port");

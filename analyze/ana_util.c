@@ -179,7 +179,10 @@ int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t)
 {
 	const struct ana_host *h = &m->hosts.v[host];
 	double d = (double)(int64_t)(t - h->t0);
-	return (int64_t)llround(h->clk_a * d + h->clk_b);
+	/* clamped to +-2^61 ns (73 years): a damaged timestamp must not leave
+	 * llround's range, and differences of two stay inside int64 */
+	double v = fmin(fmax(h->clk_a * d + h->clk_b, -0x1p61), 0x1p61);
+	return (int64_t)llround(v);
 }
 
 static uint64_t ana_mix64(uint64_t x)

@@ -480,21 +480,7 @@ void np_finding_pack(struct np_recbuf *rb, int severity, const char *text,
 
 struct loader {
 	struct np_analysis *a;
-	np_warn_fn warn;
-	void *ctx;
 };
-
-static void lwarn(struct loader *l, const char *fmt, ...)
-{
-	if (!l->warn)
-		return;
-	char msg[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	l->warn(l->ctx, msg);
-}
 
 static int grow(void **arr, size_t n, size_t elem)
 {
@@ -680,7 +666,9 @@ static int load_record(struct loader *l, const struct np_record *rec)
 
 static int load_from(struct np_analysis *a, struct np_reader *r, np_warn_fn warn, void *ctx)
 {
-	struct loader l = { .a = a, .warn = warn, .ctx = ctx };
+	struct loader l = { .a = a };
+	(void)warn;   /* the reader has it (np_reader_warn_rec) */
+	(void)ctx;
 	enum np_file_kind kind = np_reader_kind(r);
 	if (kind != NP_KIND_ANALYSIS && kind != 0) {
 		np_reader_close(r);
@@ -694,9 +682,9 @@ static int load_from(struct np_analysis *a, struct np_reader *r, np_warn_fn warn
 			np_analysis_free(a);
 			return err;
 		}
-		if (err < 0)
-			lwarn(&l, "malformed %s record in chunk %" PRIu64 " at offset %" PRIu64 " skipped",
-			      np_rec_type_name(rec.type), rec.chunk_index, rec.file_offset);
+		if (err < 0)   /* capped with the reader's warnings (FORMAT.md 4.3) */
+			np_reader_warn_rec(r, "malformed %s record in chunk %" PRIu64 " (offset %" PRIu64 ") skipped",
+					   np_rec_type_name(rec.type), rec.chunk_index, rec.file_offset);
 	}
 	a->stats = *np_reader_stats(r);
 	np_reader_close(r);

@@ -337,20 +337,107 @@ struct np_reader {
 	struct np_reader_stats st;
 	np_warn_fn warn;
 	void *warn_ctx;
+	/* warning caps (FORMAT.md 4.3) */
+	uint64_t warned;            /* warnings passed to warn for this file */
+	uint64_t unwarned;          /* problems not shown: over the file cap */
+	uint64_t chunk_warned;      /* record warnings shown for the current chunk */
+	uint64_t chunk_unwarned;    /* ... and those over the chunk cap */
+	bool summarised;
 };
 
+static void vrwarn(struct np_reader *r, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r->warn(r->warn_ctx, msg);
+}
+
+/* One warning per problem, at most NP_WARN_FILE_MAX per file: a crafted
+ * file must not turn into gigabytes of messages (FORMAT.md 4.3). */
 static void rwarn(struct np_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void rwarn(struct np_reader *r, const char *fmt, ...)
 {
 	if (!r->warn)
 		return;
-	char msg[512];
+	if (r->warned >= NP_WARN_FILE_MAX) {
+		r->unwarned++;
+		return;
+	}
+	r->warned++;
+	va_list ap;
+	va_start(ap, fmt);
+	vrwarn(r, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem with a record: at most NP_WARN_CHUNK_MAX of them per chunk,
+ * the rest summed up when the chunk ends (reader_chunk_done). */
+static void rwarn_rec(struct np_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void rwarn_rec(struct np_reader *r, const char *fmt, ...)
+{
+	if (!r->warn)
+		return;
+	if (r->chunk_warned >= NP_WARN_CHUNK_MAX || r->warned >= NP_WARN_FILE_MAX) {
+		r->chunk_unwarned++;
+		return;
+	}
+	r->chunk_warned++;
+	r->warned++;
+	va_list ap;
+	va_start(ap, fmt);
+	vrwarn(r, fmt, ap);
+	va_end(ap);
+}
+
+void np_reader_warn_rec(struct np_reader *r, const char *fmt, ...)
+{
+	char msg[400];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	r->warn(r->warn_ctx, msg);
+	rwarn_rec(r, "%s: %s", r->path, msg);
+}
+
+/* The chunk's summary line, if record warnings were held back. */
+static void reader_chunk_done(struct np_reader *r)
+{
+	if (r->chunk_unwarned) {
+		if (r->warned >= NP_WARN_FILE_MAX)
+			r->unwarned += r->chunk_unwarned;
+		else
+			rwarn(r, "%s: ... and %llu more like it in chunk %llu (offset %llu)", r->path,
+			      (unsigned long long)r->chunk_unwarned,
+			      (unsigned long long)(r->st.chunks_ok - 1),
+			      (unsigned long long)r->chunk_offset);
+	}
+	r->chunk_warned = r->chunk_unwarned = 0;
+}
+
+/* At the end of the file: the file's summary line (not capped itself). */
+static void reader_file_done(struct np_reader *r)
+{
+	reader_chunk_done(r);
+	if (r->unwarned && r->warn && !r->summarised) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s: ... and %llu more like it (warnings stop after %u per file)",
+			 r->path, (unsigned long long)r->unwarned, NP_WARN_FILE_MAX);
+		r->warn(r->warn_ctx, msg);
+	}
+	r->summarised = true;
+}
+
+/* "after chunk N" in warnings uses the numbering of npreport dump (0-based
+ * among good chunks). */
+static const char *after_chunk(const struct np_reader *r, char *buf, size_t n)
+{
+	if (r->st.chunks_ok)
+		snprintf(buf, n, "after chunk %llu", (unsigned long long)(r->st.chunks_ok - 1));
+	else
+		snprintf(buf, n, "before the first good chunk");
+	return buf;
 }
 
 static int reader_init(struct np_reader *r)
@@ -363,12 +450,22 @@ static int reader_init(struct np_reader *r)
 	}
 	uint16_t ver = get_u16(r->data + 8);
 	uint16_t kind = get_u16(r->data + 10);
-	if (ver > NP_FORMAT_VERSION)
+	if (ver == 0) {
+		/* no writer ever wrote 0: the header is damaged, its magic is not */
+		r->st.bad_file_header = true;
+		rwarn(r, "%s: format version 0 does not exist (damaged file header); reading as version %u",
+		      r->path, NP_FORMAT_VERSION);
+	} else if (ver > NP_FORMAT_VERSION) {
 		rwarn(r, "%s: format version %u is newer than this reader (%u); reading known records",
 		      r->path, ver, NP_FORMAT_VERSION);
+	}
 	if (kind == NP_KIND_RECORDING || kind == NP_KIND_ANALYSIS)
 		r->kind = (enum np_file_kind)kind;
+	else
+		rwarn(r, "%s: unknown file kind %u; reading its records", r->path, kind);
 	r->pos = NP_FILE_HDR_LEN;
+	if (!r->st.bad_file_header)
+		r->st.last_good_offset = NP_FILE_HDR_LEN;   /* a header alone is a valid file */
 	return 0;
 }
 
@@ -442,9 +539,10 @@ static size_t find_magic(const struct np_reader *r, size_t from)
 static void resync(struct np_reader *r, const char *why)
 {
 	size_t next = find_magic(r, r->pos + 1);
+	char ac[48];
 	r->st.bytes_skipped += next - r->pos;
-	rwarn(r, "%s: %s at offset %zu (after chunk %llu); skipped %zu bytes",
-	      r->path, why, r->pos, (unsigned long long)r->st.chunks_ok, next - r->pos);
+	rwarn(r, "%s: %s at offset %zu (%s); skipped %zu bytes",
+	      r->path, why, r->pos, after_chunk(r, ac, sizeof(ac)), next - r->pos);
 	r->pos = next;
 }
 
@@ -463,6 +561,42 @@ static bool ensure_ubuf(struct np_reader *r, size_t need)
 	return true;
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* FORMAT.md 4.2 step 2/5: the file ends inside a chunk. */
+static void truncated_tail(struct np_reader *r, size_t left)
+{
+	char ac[48];
+	r->st.truncated = true;
+	r->st.bytes_skipped += left;
+	rwarn(r, "%s: file ends inside a chunk at offset %zu (%s); %zu bytes not read",
+	      r->path, r->pos, after_chunk(r, ac, sizeof(ac)), left);
+	r->pos = r->size;
+}
+
+/* FORMAT.md 2.2: the payload is exactly one zstd frame (not a skippable
+ * one, nothing after it, no dictionary) declaring ulen as its content size. */
+static bool payload_frame_ok(const uint8_t *p, size_t clen, uint32_t ulen)
+{
+	static const uint8_t zmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	static const uint8_t did_len[4] = { 0, 1, 2, 4 };
+	if (clen < 5 || memcmp(p, zmagic, 4) != 0)
+		return false;
+	if (ZSTD_getFrameContentSize(p, clen) != ulen)
+		return false;
+	size_t fsize = ZSTD_findFrameCompressedSize(p, clen);
+	if (ZSTD_isError(fsize) || fsize != clen)
+		return false;
+	size_t off = 5 + !(p[4] & 0x20), dl = did_len[p[4] & 3];
+	return off + dl <= clen && all_zero(p + off, dl);
+}
+
 /* 1: a good chunk is decoded into ubuf; 0: end of file. */
 static int load_chunk(struct np_reader *r)
 {
@@ -472,12 +606,10 @@ static int load_chunk(struct np_reader *r)
 		size_t left = r->size - r->pos;
 		const uint8_t *h = r->data + r->pos;
 		if (left < NP_CHUNK_HDR_LEN || memcmp(h, NP_CHUNK_MAGIC, 4) != 0) {
-			if (left < NP_CHUNK_HDR_LEN && find_magic(r, r->pos + 1) == r->size) {
-				r->st.truncated = true;
-				r->st.bytes_skipped += left;
-				rwarn(r, "%s: file ends inside a chunk after chunk %llu (offset %zu); %zu bytes not read",
-				      r->path, (unsigned long long)r->st.chunks_ok, r->pos, left);
-				r->pos = r->size;
+			/* a chunk was begun (its magic, or what of it fits) but
+			 * the file ends before its header does */
+			if (left < NP_CHUNK_HDR_LEN && memcmp(h, NP_CHUNK_MAGIC, left < 4 ? left : 4) == 0) {
+				truncated_tail(r, left);
 				return 0;
 			}
 			resync(r, "garbage instead of a chunk");
@@ -496,11 +628,7 @@ static int load_chunk(struct np_reader *r)
 		size_t total = (size_t)NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
 		if (total > left) {
 			if (find_magic(r, r->pos + 1) == r->size) {
-				r->st.truncated = true;
-				r->st.bytes_skipped += left;
-				rwarn(r, "%s: file ends inside a chunk after chunk %llu (offset %zu); %zu bytes not read",
-				      r->path, (unsigned long long)r->st.chunks_ok, r->pos, left);
-				r->pos = r->size;
+				truncated_tail(r, left);
 				return 0;
 			}
 			r->st.chunks_bad++;
@@ -516,10 +644,9 @@ static int load_chunk(struct np_reader *r)
 		if (get_u32(payload + clen) != total)
 			rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
 			      r->path, r->pos);
-		unsigned long long fcs = ZSTD_getFrameContentSize(payload, clen);
-		if (fcs != ulen || !ensure_ubuf(r, ulen ? ulen : 1)) {
+		if (!payload_frame_ok(payload, clen, ulen) || !ensure_ubuf(r, ulen ? ulen : 1)) {
 			r->st.chunks_bad++;
-			resync(r, "chunk payload is not a zstd frame of the stated size");
+			resync(r, "chunk payload is not one zstd frame of the stated size");
 			continue;
 		}
 		size_t got = ZSTD_decompress(r->ubuf, ulen ? ulen : 1, payload, clen);
@@ -846,17 +973,51 @@ static bool reader_raw_type(const struct np_reader *r, uint16_t type)
 	return type < 8 * sizeof(r->raw_types) && (r->raw_types[type / 64] >> (type % 64) & 1);
 }
 
+/* A run of scalars where records should be: each one a bad record
+ * (FORMAT.md 4.2), skipped here without the generic decode so a chunk of
+ * 256 Mi msgpack nils costs a fraction of a second, not minutes. */
+static void skip_scalars(struct np_reader *r)
+{
+	uint64_t n = 0;
+	size_t f;
+	while (r->upos < r->ulen && (f = mp_fixed[r->ubuf[r->upos]]) != 0 && f <= r->ulen - r->upos) {
+		if (r->warn && r->chunk_warned < NP_WARN_CHUNK_MAX && r->warned < NP_WARN_FILE_MAX)
+			rwarn_rec(r, "%s: malformed record (not an array) at byte %zu of chunk %llu (offset %llu) skipped",
+				  r->path, r->upos, (unsigned long long)(r->st.chunks_ok - 1),
+				  (unsigned long long)r->chunk_offset);
+		else if (r->warn)
+			r->chunk_unwarned++;
+		r->upos += f;
+		n++;
+	}
+	r->st.records_bad += n;
+}
+
+static void rwarn_undecodable(struct np_reader *r)
+{
+	rwarn_rec(r, "%s: undecodable record at byte %zu of chunk %llu (offset %llu); rest of chunk skipped",
+		  r->path, r->upos, (unsigned long long)(r->st.chunks_ok - 1),
+		  (unsigned long long)r->chunk_offset);
+}
+
 int np_reader_next(struct np_reader *r, struct np_record *rec)
 {
 	for (;;) {
 		if (r->upos >= r->ulen) {
 			r->ulen = r->upos = 0;
-			if (!load_chunk(r))
+			reader_chunk_done(r);
+			if (!load_chunk(r)) {
+				reader_file_done(r);
 				return 0;
+			}
 			if (r->ulen == 0)
 				continue;
 		}
 		const uint8_t *p = r->ubuf + r->upos;
+		if (mp_fixed[*p] && mp_fixed[*p] <= r->ulen - r->upos) {
+			skip_scalars(r);
+			continue;
+		}
 		uint64_t objs = 0;
 		size_t olen = 0;
 		rec->raw = NULL;
@@ -868,39 +1029,39 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			olen = np_mp_walk(p, r->ulen - r->upos, &objs);
 		if (raw < 0 || olen == 0) {
 			r->st.records_bad++;
-			rwarn(r, "%s: undecodable records in chunk at offset %llu; rest of chunk skipped",
-			      r->path, (unsigned long long)r->chunk_offset);
+			rwarn_undecodable(r);
 			r->upos = r->ulen;
 			continue;
 		}
-		r->upos += olen;
 		if (raw) {
 			/* body, raw and raw_pairs set by raw_record */
 		} else if (objs > NP_REC_MAX_OBJS) {
 			r->st.records_bad++;
-			rwarn(r, "%s: record of %llu objects (more than %u) in chunk at offset %llu skipped",
-			      r->path, (unsigned long long)objs, NP_REC_MAX_OBJS,
-			      (unsigned long long)r->chunk_offset);
+			rwarn_rec(r, "%s: record of %llu objects (more than %u) at byte %zu of chunk %llu (offset %llu) skipped",
+				  r->path, (unsigned long long)objs, NP_REC_MAX_OBJS, r->upos,
+				  (unsigned long long)(r->st.chunks_ok - 1), (unsigned long long)r->chunk_offset);
+			r->upos += olen;
+			continue;
+		} else if (!mp_record_head(p, olen, rec)) {
+			/* not [uint, uint, map, ...]: no tree needed to say so */
+			r->st.records_bad++;
+			rwarn_rec(r, "%s: malformed record at byte %zu of chunk %llu (offset %llu) skipped",
+				  r->path, r->upos, (unsigned long long)(r->st.chunks_ok - 1),
+				  (unsigned long long)r->chunk_offset);
+			r->upos += olen;
 			continue;
 		} else {
 			size_t off = 0;
 			if (!reader_zone_fit(r, objs) ||
 			    msgpack_unpack((const char *)p, olen, &off, r->zone, &r->obj) !=
-				    MSGPACK_UNPACK_SUCCESS || off != olen) {
+				    MSGPACK_UNPACK_SUCCESS || off != olen || !record_shape_ok(&r->obj, rec)) {
 				r->st.records_bad++;
-				rwarn(r, "%s: undecodable records in chunk at offset %llu; rest of chunk skipped",
-				      r->path, (unsigned long long)r->chunk_offset);
+				rwarn_undecodable(r);
 				r->upos = r->ulen;
 				continue;
 			}
-			if (!record_shape_ok(&r->obj, rec)) {
-				r->st.records_bad++;
-				rwarn(r, "%s: malformed record in chunk at offset %llu skipped",
-				      r->path, (unsigned long long)r->chunk_offset);
-				continue;
-			}
-			mp_record_head(p, olen, rec);     /* raw bytes of the body too */
 		}
+		r->upos += olen;
 		rec->chunk_index = r->st.chunks_ok - 1;
 		rec->file_offset = r->chunk_offset;
 		r->st.records++;

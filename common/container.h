@@ -148,12 +148,19 @@ struct np_reader_stats {
 	uint64_t records;
 	uint64_t records_bad;         /* undecodable records inside a good chunk */
 	bool     truncated;           /* file ends inside a chunk */
-	uint64_t last_good_offset;    /* end offset of the last good chunk */
+	uint64_t last_good_offset;    /* end of the last good chunk; 16 (the file
+					 * header) if none, 0 if the header is bad */
 	bool     bad_file_header;
 };
 
-/* Called once per problem; msg has no trailing newline. NULL = silent. */
+/* Called once per problem; msg has no trailing newline. NULL = silent.
+ * Capped (FORMAT.md 4.3): at most NP_WARN_CHUNK_MAX warnings about the
+ * records of one chunk, then one "... and N more like it in chunk C" line;
+ * at most NP_WARN_FILE_MAX per file, then one "... and N more like it" line
+ * when the end of the file is reached. The statistics count every problem. */
 typedef void (*np_warn_fn)(void *ctx, const char *msg);
+#define NP_WARN_CHUNK_MAX 10
+#define NP_WARN_FILE_MAX  100
 
 /* msgpack-c builds a 24-byte msgpack_object per element: a record of more
  * objects than this is skipped (one bad record), so a crafted chunk cannot
@@ -181,6 +188,11 @@ int  np_reader_next(struct np_reader *r, struct np_record *rec);
  * in npanalyze: pktcols_raw_*). The walk that delimits them still checks
  * every length and the nesting. 0 or -EINVAL (type >= 256). */
 int  np_reader_set_raw(struct np_reader *r, uint16_t type);
+/* A warning of the caller about the record np_reader_next just returned
+ * (a body it cannot use), prefixed with the file name and under the same
+ * caps as the reader's own (FORMAT.md 4.3). */
+void np_reader_warn_rec(struct np_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 enum np_file_kind np_reader_kind(const struct np_reader *r);   /* 0 if unknown */
 const struct np_reader_stats *np_reader_stats(const struct np_reader *r);
 const char *np_reader_path(const struct np_reader *r);

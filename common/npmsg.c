@@ -237,11 +237,38 @@ uint64_t *np_get_u64_array(const msgpack_object *map, const char *key, size_t *n
 
 /* ---- JSON output ---- */
 
+/* Length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629 table 3-7:
+ * no overlong forms, no surrogates D800-DFFF, nothing above U+10FFFF), 0 if
+ * s does not start one. */
+static size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t need;
+	if (c >= 0xc2 && c <= 0xdf) need = 1;
+	else if (c >= 0xe0 && c <= 0xef) need = 2;
+	else if (c >= 0xf0 && c <= 0xf4) need = 3;
+	else return 0;                      /* 80-C1 (stray, overlong 2-byte), F5-FF */
+	if (c == 0xe0) lo = 0xa0;            /* overlong 3-byte */
+	else if (c == 0xed) hi = 0x9f;       /* surrogates */
+	else if (c == 0xf0) lo = 0x90;       /* overlong 4-byte */
+	else if (c == 0xf4) hi = 0x8f;       /* above U+10FFFF */
+	if (need >= n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k <= need; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	return need + 1;
+}
+
+/* FORMAT.md 8: well-formed UTF-8 passes through; every byte that is not
+ * part of a well-formed sequence is written as \u00XX (so the output is
+ * always valid UTF-8, and the byte value is still visible). */
 static void json_str(FILE *f, const char *s, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	fputc('"', f);
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+		unsigned char c = u[i];
 		if (c == '"' || c == '\\') {
 			fputc('\\', f);
 			fputc(c, f);
@@ -250,20 +277,32 @@ static void json_str(FILE *f, const char *s, size_t n)
 		} else if (c < 0x80) {
 			fputc(c, f);
 		} else {
-			/* Pass valid UTF-8 sequences through, escape stray bytes. */
-			size_t need = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : 0;
-			bool ok = need > 0 && i + need < n;
-			for (size_t k = 1; ok && k <= need; k++)
-				ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-			if (ok) {
-				fwrite(s + i, 1, need + 1, f);
-				i += need;
+			size_t l = utf8_seq_len(u + i, n - i);
+			if (l) {
+				fwrite(u + i, 1, l, f);
+				i += l - 1;
 			} else {
 				fprintf(f, "\\u%04x", c);
 			}
 		}
 	}
 	fputc('"', f);
+}
+
+/* FORMAT.md 8: the shortest decimal that reads back as the same float64
+ * (%.15g, else %.16g, else %.17g), always with a '.' or an exponent so a
+ * float never looks like an integer (1.0, -0.0, 1e+16). */
+static void json_float(FILE *f, double v)
+{
+	char buf[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v && (signbit(strtod(buf, NULL)) == signbit(v)))
+			break;
+	}
+	if (!strpbrk(buf, ".e"))
+		strcat(buf, ".0");
+	fputs(buf, f);
 }
 
 void np_obj_print_json(FILE *f, const msgpack_object *o)
@@ -276,7 +315,7 @@ void np_obj_print_json(FILE *f, const msgpack_object *o)
 	case MSGPACK_OBJECT_FLOAT32:
 	case MSGPACK_OBJECT_FLOAT64:
 		if (isfinite(o->via.f64))
-			fprintf(f, "%.17g", o->via.f64);
+			json_float(f, o->via.f64);
 		else
 			fputs("null", f);
 		break;

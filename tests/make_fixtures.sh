@@ -11,6 +11,7 @@ if [ ! -x "$gen" ]; then
 	exit 1
 fi
 "$gen" fixtures
+"$build/tools/mkhostile" fixtures
 fail=0
 for f in fixtures/rec-basic.npr fixtures/rec-truncated.npr fixtures/rec-corrupt.npr fixtures/ana-basic.npa; do
 	size=$(stat -c %s "$f")
@@ -29,5 +30,5 @@ for f in fixtures/rec-basic.npr fixtures/rec-truncated.npr fixtures/rec-corrupt.
 		fi
 	fi
 done
-[ $fail -eq 0 ] && echo "make_fixtures: wrote rec-basic, rec-truncated, rec-corrupt, ana-basic and $(ls fixtures/fuzz/reader | wc -l) fuzz seeds into fixtures/" >&2
+[ $fail -eq 0 ] && echo "make_fixtures: wrote rec-basic, rec-truncated, rec-corrupt, ana-basic, $(ls fixtures/hostile | wc -l) hostile files and $(ls fixtures/fuzz/reader | wc -l) fuzz seeds into fixtures/" >&2
 exit $fail

@@ -33,9 +33,10 @@ if c != p:
     sys.exit(1)
 st = json.load(open(d + "/p.stats"))
 line = [l for l in open(d + "/c.err") if " chunks ok, " in l][-1]
-m = re.search(r"(\d+) chunks ok, (\d+) bad, (\d+) bytes skipped, (\d+) records \((\d+) bad\), (not truncated|truncated), last good chunk ends at (\d+)", line)
+m = re.search(r"(\d+) chunks ok, (\d+) bad, (\d+) bytes skipped, (\d+) records \((\d+) bad\), (not truncated|truncated), last good chunk ends at (\d+)(, file header damaged)?", line)
 cst = dict(chunks_ok=int(m[1]), chunks_bad=int(m[2]), bytes_skipped=int(m[3]), records=int(m[4]),
-           records_bad=int(m[5]), truncated=m[6] == "truncated", last_good_offset=int(m[7]))
+           records_bad=int(m[5]), truncated=m[6] == "truncated", last_good_offset=int(m[7]),
+           bad_file_header=m[8] is not None)
 diff = {k: (cst[k], st[k]) for k in cst if cst[k] != st[k]}
 if diff:
     print(f"{f}: statistics differ (C, reference): {diff}", file=sys.stderr)
@@ -43,8 +44,8 @@ if diff:
 PY
 }
 
-for f in "$FIX"/*.np[ra]; do
-	check "$(basename "$f"): both readers agree" same_dump "$f"
+for f in "$FIX"/*.np[ra] "$FIX"/hostile/*.npr; do
+	check "${f#"$FIX"/}: both readers agree" same_dump "$f"
 done
 
 # The backward walk through the trailers finds the chunks the forward read found.

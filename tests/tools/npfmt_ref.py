@@ -14,6 +14,7 @@ Needs only the Python standard library and the `zstd` command (zstd package).
 """
 import json
 import math
+import re
 import struct
 import subprocess
 import sys
@@ -124,25 +125,88 @@ def mp_decode(buf, pos, depth=0):
 
 
 class Map(dict):
-    pass
+    """A msgpack map: a dict for lookups (section 3.1) that also keeps every
+    pair in order (section 8 prints them all, duplicates included)."""
+    pairs = ()
 
 
 def dict_or_pairs(pairs):
     m = Map()
     for k, v in pairs:
-        m[k if isinstance(k, str) else json.dumps(to_json(k), separators=(",", ":"))] = v
+        if isinstance(k, str):
+            m.setdefault(k, v)        # section 3.1: a repeated key, the first counts
+    m.pairs = pairs
     return m
 
 
-def to_json(o):
+# Strings keep bytes that are not well-formed UTF-8 as surrogate escapes
+# (U+DC80..U+DCFF); section 8 writes each such byte as \u00XX.
+def json_string(s):
+    out = ['"']
+    for ch in s:
+        c = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif c < 0x20 or c == 0x7f:
+            out.append("\\u%04x" % c)
+        elif 0xdc80 <= c <= 0xdcff:
+            out.append("\\u%04x" % (c - 0xdc00))
+        else:
+            out.append(ch)
+    return "".join(out) + '"'
+
+
+def json_float(v):
+    """Section 8: shortest of %.15g/%.16g/%.17g that reads back, with '.' or 'e'."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return "null"
+    for prec in (15, 16, 17):
+        t = "%.*g" % (prec, v)
+        if float(t) == v and math.copysign(1, float(t)) == math.copysign(1, v):
+            break
+    return t if ("." in t or "e" in t) else t + ".0"
+
+
+def json_text(o):
+    """The JSON text section 8 prints for o (used for non-string map keys)."""
+    if o is None:
+        return "null"
+    if o is True or o is False:
+        return "true" if o else "false"
+    if isinstance(o, Bin):
+        return '"' + o.hex() + '"'
+    if isinstance(o, int):
+        return str(o)
+    if isinstance(o, float):
+        return json_float(o)
+    if isinstance(o, str):
+        return json_string(o)
+    if isinstance(o, Map):
+        return "{" + ",".join(json_key(k) + ":" + json_text(v) for k, v in o.pairs) + "}"
+    return "[" + ",".join(json_text(x) for x in o) + "]"
+
+
+def json_key(k):
+    return json_string(k) if isinstance(k, str) else json_string(json_text(k))
+
+
+def line_text(o):
+    """A parsed value: bytes that were not UTF-8 become U+00XX, as JSON
+    readers parse \\u00XX; every pair of a map is kept, so a repeated name
+    takes the last value as JSON parsers do with the C output."""
     if isinstance(o, Bin):
         return o.hex()
-    if isinstance(o, float) and (o != o or o in (float("inf"), float("-inf"))):
-        return None
+    if isinstance(o, float):
+        return None if o != o or o in (float("inf"), float("-inf")) else o
+    if isinstance(o, str):
+        return "".join(chr(ord(c) - 0xdc00) if 0xdc80 <= ord(c) <= 0xdcff else c for c in o)
     if isinstance(o, list):
-        return [to_json(x) for x in o]
-    if isinstance(o, dict):
-        return {k: to_json(v) for k, v in o.items()}
+        return [line_text(x) for x in o]
+    if isinstance(o, Map):
+        d = {}
+        for k, v in o.pairs:
+            d[line_text(k) if isinstance(k, str) else line_text(json_text(k))] = line_text(v)
+        return d
     return o
 
 
@@ -154,6 +218,37 @@ def u16(d, p):
 
 def u32(d, p):
     return struct.unpack_from("<I", d, p)[0]
+
+
+def zstd_frame_size(frame):
+    """Bytes of the zstd frame at the start of frame (RFC 8878 3.1.1), or None."""
+    if len(frame) < 6:
+        return None
+    fhd = frame[4]
+    single, did, fcs_flag = (fhd >> 5) & 1, (0, 1, 2, 4)[fhd & 3], fhd >> 6
+    pos = 5 + (0 if single else 1) + did + (1 if single else 0, 2, 4, 8)[fcs_flag]
+    while True:
+        if pos + 3 > len(frame):
+            return None
+        bh = int.from_bytes(frame[pos:pos + 3], "little")
+        last, btype, bsize = bh & 1, (bh >> 1) & 3, bh >> 3
+        if btype == 3:
+            return None
+        pos += 3 + (1 if btype == 1 else bsize)
+        if last:
+            break
+    pos += 4 if (fhd >> 2) & 1 else 0
+    return pos if pos <= len(frame) else None
+
+
+def frame_ok(payload, ulen):
+    """Section 2.2: exactly one zstd frame (not skippable, no dictionary id,
+    nothing after it) whose Frame_Content_Size is ulen."""
+    if frame_content_size(payload) != ulen or zstd_frame_size(payload) != len(payload):
+        return False
+    fhd = payload[4]
+    off, n = 5 + (0 if (fhd >> 5) & 1 else 1), (0, 1, 2, 4)[fhd & 3]
+    return int.from_bytes(payload[off:off + n], "little") == 0
 
 
 def zstd_decompress(frame):
@@ -178,6 +273,10 @@ def frame_content_size(frame):
     return v + 256 if size == 2 else v
 
 
+# One-byte MessagePack objects (fixints, nil, false, true): never a record.
+SCALARS = re.compile(rb"[\x00-\x7f\xc0\xc2\xc3\xe0-\xff]+")
+
+
 class Reader:
     def __init__(self, data):
         self.d = data
@@ -188,6 +287,10 @@ class Reader:
             self.kind, self.pos = 0, 0
         else:
             self.kind, self.pos = u16(data, 10), 16
+            if u16(data, 8) == 0:                # section 1: version 0 = damaged
+                self.st["bad_file_header"] = True
+            else:
+                self.st["last_good_offset"] = 16  # section 4.2: a good header alone is valid
 
     def _next_magic(self, frm):
         i = self.d.find(CHUNK_MAGIC, frm)
@@ -209,7 +312,7 @@ class Reader:
         while self.pos < len(d):
             pos, left = self.pos, len(d) - self.pos
             if left < 24 or d[pos:pos + 4] != CHUNK_MAGIC:
-                if left < 24 and self._next_magic(pos + 1) == len(d):
+                if left < 24 and d[pos:pos + 4] == CHUNK_MAGIC[:min(left, 4)]:
                     self._tail(left)
                     return
                 self._resync()
@@ -236,8 +339,8 @@ class Reader:
                 self._resync()
                 continue
             try:
-                if frame_content_size(payload) != ulen:
-                    raise Bad("frame content size")
+                if not frame_ok(payload, ulen):
+                    raise Bad("not one zstd frame of ulen bytes")
                 raw = zstd_decompress(payload)
                 if len(raw) != ulen:
                     raise Bad("size")
@@ -254,6 +357,11 @@ class Reader:
         for off, raw in self.chunks():
             p = 0
             while p < len(raw):
+                m = SCALARS.match(raw, p)   # a run of one-byte non-records: speed only
+                if m:
+                    self.st["records_bad"] += m.end() - p
+                    p = m.end()
+                    continue
                 try:
                     NOBJ[0] = 0
                     obj, p = mp_decode(raw, p)
@@ -358,7 +466,7 @@ def main():
     for off, chunk, t, v, body in r.records():
         if sys.argv[1] == "dump":
             line = {"type": NAMES.get(t), "type_id": t, "version": v, "chunk": chunk,
-                    "offset": off, "body": to_json(body)}
+                    "offset": off, "body": line_text(body)}
             print(json.dumps(line, separators=(",", ":"), ensure_ascii=False))
     if sys.argv[1] == "stats":
         print(json.dumps(r.st))
