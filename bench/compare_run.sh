@@ -4,8 +4,7 @@
 # default 50) and /fast (sleeps CMP_FAST_MS, default 2) on keep-alive
 # connections; tests/tools/tx_httpmix in cr<pid>-c sends CMP_K requests
 # (default 1600) over CMP_C connections (default 8) alternating the two paths;
-# iptables drops CMP_LOSS (default 0) of the server's responses (so the server
-# retransmits). nprec records the server namespace (1 s intervals);
+# iptables drops CMP_LOSS (default 0) of the server's packets both ways. nprec records the server namespace (1 s intervals);
 # npanalyze writes OUT.npa with the server named "srv". Addresses are fixed
 # (10.93.1.1 client, 10.93.1.2:8090 server) so that reruns share their keys.
 #   usage: compare_run.sh OUT.npa        exit 0 ok, 1 the run failed
@@ -21,7 +20,9 @@ fail() { echo "compare_run: $*" >&2; exit 1; }
 ns_add $NSC && ns_add $NSS || fail "cannot create namespaces"
 veth_pair $NSC crc$$ 10.93.1.1/24 $NSS crs$$ $SRV/24 || fail "cannot create veth"
 if [ "$LOSS" != 0 ]; then
-	ip netns exec $NSS iptables -A OUTPUT -p tcp --sport $PORT -m length --length 100: \
+	ip netns exec $NSS iptables -A OUTPUT -p tcp --sport $PORT \
+		-m statistic --mode random --probability "$LOSS" -j DROP || fail "iptables"
+	ip netns exec $NSS iptables -A INPUT -p tcp --dport $PORT \
 		-m statistic --mode random --probability "$LOSS" -j DROP || fail "iptables"
 fi
 cat > "$T/srv.py" <<'PY'
@@ -51,7 +52,7 @@ ThreadingHTTPServer((addr, port), H).serve_forever()
 PY
 bg ip netns exec $NSS python3 "$T/srv.py" $SRV $PORT "$SLOW" "$FAST"
 for _ in $(seq 50); do ip netns exec $NSS ss -ltn | grep -q "$SRV:$PORT" && break; sleep 0.1; done
-bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
+bg "$NPREC" -q -I "${CMP_INTERVAL:-1s}" --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
 for _ in $(seq 100); do [ -s "$T/s.npr" ] && break; sleep 0.1; done
 # tx_httpmix has one request in flight at a time: CMP_P of them in parallel
 pids=()

@@ -14,11 +14,11 @@ static const char *const rpt_fam_names[RPT_NFAM] = {
 
 /* Defaults: a p99 moving 10 % and 100 us is what users notice; host-stack
  * segments are microseconds, whose 20 % is noise next to one scheduler
- * delay, so they need 20 us too; loss is gated in absolute rate (0.5
- * percentage points: 0 -> 1 % gates, 1.0 -> 1.3 % does not). */
+ * delay, so they need 20 us too; loss is gated in absolute rate (0.3
+ * percentage points: 0 -> 1 % gates, 1.0 -> 1.2 % does not). */
 static const struct rpt_mineff rpt_fam_default[RPT_NFAM] = {
 	[RPT_FAM_LATENCY] = { 10, 100e3 }, [RPT_FAM_THROUGHPUT] = { 10, 0 },
-	[RPT_FAM_LOSS] = { 10, 0.005 }, [RPT_FAM_NETCPU] = { 20, 0 },
+	[RPT_FAM_LOSS] = { 10, 0.003 }, [RPT_FAM_NETCPU] = { 20, 0 },
 	[RPT_FAM_HOSTSTACK] = { 20, 20e3 }, [RPT_FAM_OTHER] = { 5, 0 },
 };
 
@@ -27,7 +27,8 @@ static const char *const rpt_default_gate[][2] = {
 	{ "transactions.p50", "endpoint|*" }, { "transactions.p99", "endpoint|*" },
 	{ "transactions.p999", "endpoint|*" }, { "transactions.requests", "endpoint|*" },
 	{ "transactions.rate", "endpoint|*" }, { "loss.loss_rate", NULL },
-	{ "flows.retrans_rate", NULL }, { "netcpu.cpu_per_request", NULL },
+	{ "flows.retrans_rate", NULL }, { "flows.drop_rate", NULL },
+	{ "netcpu.cpu_per_request", NULL },
 };
 
 const char *rpt_family_name(enum rpt_family f) { return f < RPT_NFAM ? rpt_fam_names[f] : "?"; }
@@ -229,6 +230,34 @@ static const char *rpt_parse_line(struct rpt_gate *g, char **tok, size_t n)
 	return NULL;
 }
 
+/* Words split at blanks; "a quoted word" may hold blanks (a path). */
+static const char *rpt_tokenize(char *line, char **tok, size_t *n)
+{
+	char *p = line;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p)
+			return NULL;
+		if (*n >= RPT_MAX_TOKENS)
+			return "too many words";
+		if (*p == '"') {
+			char *q = strchr(p + 1, '"');
+			if (!q)
+				return "unterminated quote";
+			tok[(*n)++] = p + 1;
+			*q = 0;
+			p = q + 1;
+			continue;
+		}
+		tok[(*n)++] = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		if (*p)
+			*p++ = 0;
+	}
+}
+
 int rpt_gate_parse(struct rpt_gate *g, const char *text, size_t len, char *err, size_t errlen)
 {
 	char line[512];
@@ -253,14 +282,13 @@ int rpt_gate_parse(struct rpt_gate *g, const char *text, size_t len, char *err, 
 			snprintf(err, errlen, "line %zu: NUL byte", lineno);
 			return -1;
 		}
-		char *tok[RPT_MAX_TOKENS + 1], *save = NULL;
+		char *tok[RPT_MAX_TOKENS + 1];
 		size_t n = 0;
-		for (char *t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save))
-			if (n++ < RPT_MAX_TOKENS)
-				tok[n - 1] = t;
-		if (n == 0)
+		const char *why = rpt_tokenize(line, tok, &n);
+		if (!why && n == 0)
 			continue;
-		const char *why = n > RPT_MAX_TOKENS ? "too many words" : rpt_parse_line(g, tok, n);
+		if (!why)
+			why = rpt_parse_line(g, tok, n);
 		if (why) {
 			snprintf(err, errlen, "line %zu: %s", lineno, why);
 			return -1;

@@ -277,6 +277,46 @@ static int rpt_add_rate(struct rpt_runobs *ro, const struct np_table *t, const s
 	return 0;
 }
 
+/* Kernel drops of the flow's packets on this host (the drops table, any
+ * reason) over its packets both ways plus the drops: 0 when nothing was
+ * dropped, so a run without loss still has a rate to compare. */
+static int rpt_add_drop_rate(struct rpt_build *bd, const struct np_table *t,
+			     const struct rpt_rowref *g, size_t n)
+{
+	const struct np_table *d = np_analysis_table(bd->a, "drops");
+	int dc = d ? np_table_find_col(d, "drops") : -1;
+	double pk = rpt_col_sum(t, g, n, "tx_pkts") + rpt_col_sum(t, g, n, "rx_pkts"), k = 0;
+	if (isnan(pk))
+		return 0;
+	for (size_t r = 0; dc >= 0 && d->nkey >= 2 && r < d->nrows; r++) {
+		const struct np_cell *h = np_table_cell_c(d, r, 0), *f = np_table_cell_c(d, r, 1);
+		if (h->kind != NP_CELL_STR || f->kind != NP_CELL_STR)
+			continue;
+		size_t len = strlen(h->s) + strlen(f->s) + 2;
+		char *raw = malloc(len);
+		if (!raw)
+			return -ENOMEM;
+		snprintf(raw, len, "%s|%s", h->s, f->s);
+		char *sk = rpt_stable_key(raw);
+		free(raw);
+		if (!sk)
+			return -ENOMEM;
+		double v = np_cell_f64(np_table_cell_c(d, r, (size_t)dc));
+		if (!strcmp(sk, g[0].skey) && !isnan(v))
+			k += v;
+		free(sk);
+	}
+	if (!(pk + k > 0))
+		return 0;
+	struct rpt_obs *o = rpt_obs_add(bd->ro, t->name, g[0].skey, "drop_rate", "ratio",
+					RPT_DIR_LOWER, k / (pk + k), n);
+	if (!o)
+		return -ENOMEM;
+	o->num = k;
+	o->den = pk + k;
+	return 0;
+}
+
 static int rpt_add_group(struct rpt_build *bd, const struct np_table *t,
 			 const struct rpt_rowref *g, size_t n)
 {
@@ -307,8 +347,11 @@ static int rpt_add_group(struct rpt_build *bd, const struct np_table *t,
 			}
 		}
 	}
-	if (!strcmp(t->name, "flows"))
+	if (!strcmp(t->name, "flows")) {
 		rpt_add_rate(ro, t, g, n, "retrans_rate", "retrans", "tx_pkts");
+		if (rpt_add_drop_rate(bd, t, g, n) < 0)
+			return -ENOMEM;
+	}
 	return rpt_rowkey_add(ro, t->name, g[0].skey);
 }
 

@@ -1,6 +1,7 @@
 /* npreport compare: Mann-Whitney U and median CI against hand-computed
  * values, direction rules, and rpt_compare on small analyses written to
  * disk (a known regression, no change, unmatched rows, too few samples). */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -101,6 +102,7 @@ static void test_direction(void)
 	CHECK(rpt_metric_direction("bytes", "bytes") == RPT_DIR_NONE, "bytes neutral");
 	CHECK(rpt_metric_direction("flow", "str") == -1, "strings not compared");
 	CHECK(rpt_metric_direction("start", "time_ns") == -1, "timestamps not compared");
+	CHECK(rpt_metric_direction("requests", "count") == RPT_DIR_HIGHER, "requests: throughput");
 }
 
 /* ---- rpt_compare on analyses written to disk ---- */
@@ -145,12 +147,17 @@ static int run_compare(const char *b, const char *n, struct rpt_cmpstats *st)
 	struct np_analysis ab, an;
 	if (np_analysis_load(&ab, b, NULL, NULL) < 0 || np_analysis_load(&an, n, NULL, NULL) < 0)
 		return -2;
-	struct rpt_cmpopt o = { .threshold_pct = 5, .alpha = 0.05, .csv = true,
-				.base_path = b, .new_path = n };
+	struct rpt_gate g;
+	rpt_gate_init(&g);
+	rpt_gate_add(&g, "flows.p99", false, (struct rpt_mineff){ NAN, NAN });
+	const char *bp[] = { b }, *np[] = { n };
+	struct rpt_cmpopt o = { .alpha = 0.05, .gate = &g, .format = RPT_CMP_CSV,
+				.base_paths = bp, .new_paths = np, .nbase = 1, .nnew = 1 };
 	struct rpt_textopt to = { .width = 80 };
 	FILE *devnull = fopen("/dev/null", "w");
-	int ret = rpt_compare(devnull, &ab, &an, &o, &to, st);
+	int ret = rpt_compare(devnull, &ab, 1, &an, 1, &o, &to, st);
 	fclose(devnull);
+	rpt_gate_free(&g);
 	np_analysis_free(&ab);
 	np_analysis_free(&an);
 	return ret;
@@ -165,22 +172,23 @@ static void test_compare_files(void)
 	const char *keys[] = { "a", "b" }, *keys_new[] = { "a", "c" };
 	struct rpt_cmpstats st;
 
-	/* +30 % on every sample of "a": significant regression. */
+	/* +30 % on every sample of "a": significant regression (flows.p99 is
+	 * gated by the rule; host-stack family: 20 % and 20 us minimum). */
 	struct ser sb[] = { { "a", 1.0, 10 } }, sn[] = { { "a", 1.3, 10 } };
 	CHECK(write_ana(b, keys, 2, sb, 1) == 0 && write_ana(n, keys_new, 2, sn, 1) == 0, "write");
 	CHECK(run_compare(b, n, &st) == 1, "a +30%% regression exits 1");
 	CHECK_EQ_U(st.regressions, 1);
-	CHECK_EQ_U(st.significant, 1);
-	CHECK_EQ_U(st.unmatched, 2);          /* b only in base, c only in new */
-	CHECK_EQ_U(st.metrics, 1);
+	CHECK_EQ_U(st.gated, 1);
+	CHECK_EQ_U(st.unmatched_base, 1);     /* b only in base */
+	CHECK_EQ_U(st.unmatched_new, 1);      /* c only in new */
 
 	/* Same samples: nothing significant, exit 0. */
 	struct ser same[] = { { "a", 1.0, 10 } };
 	CHECK(write_ana(n, keys, 2, same, 1) == 0, "write");
 	CHECK(run_compare(b, n, &st) == 0, "identical exits 0");
 	CHECK_EQ_U(st.significant, 0);
-	CHECK_EQ_U(st.unmatched, 0);
-	CHECK_EQ_U(st.no_samples, 1);         /* row b has no series */
+	CHECK_EQ_U(st.unmatched_base + st.unmatched_new, 0);
+	CHECK_EQ_U(st.not_judged, 1);         /* row b has no series */
 
 	/* An improvement (-30 %) is significant but not a regression. */
 	struct ser better[] = { { "a", 0.7, 10 } };
@@ -188,18 +196,18 @@ static void test_compare_files(void)
 	CHECK(run_compare(b, n, &st) == 0, "improvement exits 0");
 	CHECK_EQ_U(st.improvements, 1);
 
-	/* +3 % but significant: below the threshold, exit 0. */
-	struct ser small[] = { { "a", 1.03, 10 } };
+	/* +10 %, significant: below the family's 20 %, exit 0. */
+	struct ser small[] = { { "a", 1.1, 10 } };
 	CHECK(write_ana(n, keys, 2, small, 1) == 0, "write");
-	CHECK(run_compare(b, n, &st) == 0, "below threshold exits 0");
+	CHECK(run_compare(b, n, &st) == 0, "below the minimum effect exits 0");
 	CHECK_EQ_U(st.significant, 1);
 	CHECK_EQ_U(st.regressions, 0);
 
-	/* Three samples a side can never be significant: warned, exit 0. */
+	/* Three samples a side: no test, exit 0. */
 	struct ser few_b[] = { { "a", 1.0, 3 } }, few_n[] = { { "a", 2.0, 3 } };
 	CHECK(write_ana(b, keys, 2, few_b, 1) == 0 && write_ana(n, keys, 2, few_n, 1) == 0, "write");
 	CHECK(run_compare(b, n, &st) == 0, "too few samples exits 0");
-	CHECK_EQ_U(st.too_few, 1);
+	CHECK_EQ_U(st.gated_tested, 0);
 	unlink(b);
 	unlink(n);
 }
