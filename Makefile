@@ -212,6 +212,9 @@ bench-analyze: all
 	@bench/analyze.sh
 bench-patterns: all
 	@bench/patterns.sh
+# npreport compare as a CI gate: A/A and A/B pairs of real reruns (~25 min)
+bench-compare: all
+	@NP_BUILD=$(abspath $(O)) bench/compare.sh
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all
