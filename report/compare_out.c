@@ -167,8 +167,8 @@ static struct np_table *rpt_csv_rows(const struct rpt_cmpres *r)
 	static const char *const cols[][2] = {
 		{ "table", "str" }, { "key", "str" }, { "metric", "str" }, { "unit", "str" },
 		{ "worse_when", "str" }, { "family", "str" }, { "gated", "bool" }, { "test", "str" },
-		{ "base_runs", "count" }, { "new_runs", "count" }, { "base_samples", "count" },
-		{ "new_samples", "count" }, { "base", "" }, { "new", "" }, { "delta", "" },
+		{ "base_samples", "count" }, { "new_samples", "count" }, { "base_runs", "count" },
+		{ "new_runs", "count" }, { "base", "" }, { "new", "" }, { "delta", "" },
 		{ "delta_pct", "" }, { "min_rel_pct", "" }, { "min_abs", "" }, { "p", "" },
 		{ "q", "" }, { "significant", "bool" }, { "verdict", "str" } };
 	struct np_table *t = np_table_new("compare", "Comparison", 3);
@@ -186,7 +186,8 @@ static struct np_table *rpt_csv_rows(const struct rpt_cmpres *r)
 			np_table_set_str(t, row, k, strs[k]);
 		np_table_set_u64(t, row, 6, w->gated);
 		np_table_set_str(t, row, 7, rpt_test_names[w->test]);
-		const double nums[] = { (double)w->kb, (double)w->kn, (double)w->sb, (double)w->sn,
+		/* samples at column 9 as before the runs were added (scripts read it) */
+		const double nums[] = { (double)w->sb, (double)w->sn, (double)w->kb, (double)w->kn,
 					w->b, w->n, w->delta_abs, w->delta_pct, w->eff.rel_pct,
 					w->eff.abs, w->p, w->q };
 		for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
