@@ -57,6 +57,35 @@ static void rpt_star_pids(char *s)
 	}
 }
 
+static bool rpt_boundary(char c) { return !c || c == ' ' || c == '>' || c == '|' || c == ']'; }
+
+/* IPv6 link-local addresses derive from a MAC that a new veth or container
+ * interface gets at random: "fe80::ecef:d2ff:fecb:965c:0" -> "fe80::*:0"
+ * (the last group of an unbracketed address:port is the port),
+ * "[fe80::1]:443" -> "[fe80::*]:443". */
+static void rpt_star_linklocal(char *s)
+{
+	for (char *p = strstr(s, "fe80:"); p; p = strstr(p + 1, "fe80:")) {
+		if (p > s && !strchr(" >|[", p[-1]))
+			continue;
+		bool bracket = p > s && p[-1] == '[';
+		char *e = p;
+		while (!rpt_boundary(*e) || (!bracket && *e == ']'))
+			e++;
+		char *keep = e;
+		if (!bracket)
+			for (char *q = e; q > p + 5; q--)
+				if (q[-1] == ':') {
+					keep = q - 1;
+					break;
+				}
+		if (keep <= p + 6)
+			continue;
+		memcpy(p, "fe80::*", 7);
+		memmove(p + 7, keep, strlen(keep) + 1);
+	}
+}
+
 char *rpt_stable_cell(const char *s)
 {
 	char *out = strdup(s ? s : "");
@@ -75,6 +104,7 @@ char *rpt_stable_cell(const char *s)
 		gt = out + g;
 	}
 	rpt_star_pids(out);
+	rpt_star_linklocal(out);
 	return out;
 }
 

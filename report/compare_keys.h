@@ -13,7 +13,7 @@
 
 /* The key cell s with ephemeral ports and pids replaced (caller frees):
  * "tcp 10.0.0.1:45194>10.0.0.2:8080" -> "tcp 10.0.0.1:*>10.0.0.2:8080",
- * "python3[1234]" -> "python3[*]". */
+ * "python3[1234]" -> "python3[*]", IPv6 link-local (random MACs) -> "fe80::*". */
 char *rpt_stable_cell(const char *s);
 /* The stable key of a '|'-joined row key (caller frees). */
 char *rpt_stable_key(const char *rowkey);

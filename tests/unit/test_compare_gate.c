@@ -29,8 +29,12 @@ static void test_stable_keys(void)
 	check_key("endpoint|10.93.1.2:8090 GET /fast|srv|server", "endpoint|10.93.1.2:8090 GET /fast|srv|server");
 	check_key("container|python3[18822]|srv|server", "container|python3[*]|srv|server");
 	check_key("vertex|srv:python3[18822]|-", "vertex|srv:python3[*]|-");
-	check_key("tcp [fe80::1]:40000>[fe80::2]:443", "tcp [fe80::1]:*>[fe80::2]:443");
-	check_key("ip fe80::6:0>ff02::16:0|NOT_SPECIFIED", "ip fe80::6:0>ff02::16:0|NOT_SPECIFIED");
+	check_key("tcp [2001:db8::1]:40000>[2001:db8::2]:443", "tcp [2001:db8::1]:*>[2001:db8::2]:443");
+	check_key("h|ip fe80::ecef:d2ff:fecb:965c:0>ff02::16:0|NOT_SPECIFIED",
+		  "h|ip fe80::*:0>ff02::16:0|NOT_SPECIFIED");
+	check_key("tcp [fe80::1:2]:40000>[fe80::3]:443", "tcp [fe80::*]:*>[fe80::*]:443");
+	check_key("ip fe80::1:0", "ip fe80::*:0");
+	check_key("xfe80::1234:5678:0", "xfe80::1234:5678:0");
 	check_key("pod 10.0.0.1:8080 > 10.0.0.9:51000", "pod 10.0.0.1:8080 > 10.0.0.9:*");
 	check_key("a:40000>b:40001", "a:40000>b:*");
 	check_key("weird[12", "weird[12");
