@@ -8,7 +8,8 @@
 #   A/B slow +10 ms (/slow 50 -> 60 ms)                    -> exit 1 naming GET /slow
 #   A/B fast +20 %  (/fast 2 -> 2.6 ms: +20 % of its p99)  -> exit 1 naming GET /fast
 #   A/B loss +1 %   (loss 0 -> 1 %)                        -> exit 1 naming 10.93.1.2:8090
-# and the several-runs form (3 base runs -- 3 new runs) on the same files.
+# and the several-runs form (3 base runs -- 3 new runs) on the same files
+# (multi-aa1: 3 runs at 1 % loss -- 3 others).
 # Runs are kept in BENCH_DIR (default /tmp/np-bench-compare) and reused, so a
 # changed npreport can be judged again without recording: BENCH_REUSE=1.
 # usage: bench/compare.sh [PAIRS]   (default 20; about 25 min for 20)
@@ -35,9 +36,8 @@ fi
 NPREPORT=$NP_BUILD/npreport
 # judge NAME WANT_RC NAME_PATTERN BASE... -- NEW...: one comparison
 judge() {
-	local name=$1 want=$2 pat=$3; shift 3
+	local name=$1 want=$2 pat=$3 f out rc; shift 3
 	for f in "$@"; do [ "$f" = -- ] || [ -s "$f" ] || { echo "$name missing" >> "$DIR/judged.txt"; return; }; done
-	local out rc
 	out=$("$NPREPORT" compare "$@" 2>&1); rc=$?
 	local ok=0
 	if [ "$want" -eq 0 ]; then [ $rc -eq 0 ] && ok=1
@@ -54,18 +54,19 @@ for i in $(seq 1 "$P"); do
 done
 # several runs a side: 3 -- 3 from consecutive rounds
 for i in $(seq 1 3 $((P - 2))); do
-	b=(); a=(); s=(); f=(); l=()
+	b=(); a=(); s=(); f=(); l=(); l2=()
 	for k in $i $((i + 1)) $((i + 2)); do
 		b+=("$DIR/a0-$k-x.npa"); a+=("$DIR/a0-$k-y.npa"); s+=("$DIR/slow-$k.npa")
-		f+=("$DIR/fast-$k.npa"); l+=("$DIR/a1-$k-x.npa")
+		f+=("$DIR/fast-$k.npa"); l+=("$DIR/a1-$k-x.npa"); l2+=("$DIR/a1-$k-y.npa")
 	done
 	judge "multi-aa0-$i" 0 "" "${b[@]}" -- "${a[@]}"
+	judge "multi-aa1-$i" 0 "" "${l[@]}" -- "${l2[@]}"
 	judge "multi-slow-$i" 1 "GET /slow" "${b[@]}" -- "${s[@]}"
 	judge "multi-fast-$i" 1 "GET /fast" "${b[@]}" -- "${f[@]}"
 	judge "multi-loss-$i" 1 "10.93.1.2:8090" "${b[@]}" -- "${l[@]}"
 done
 echo "bench-compare: $P pairs per case, default gate, npreport $("$NPREPORT" --version)"
-for c in aa0 aa1 slow fast loss multi-aa0 multi-slow multi-fast multi-loss; do
+for c in aa0 aa1 slow fast loss multi-aa0 multi-aa1 multi-slow multi-fast multi-loss; do
 	n=$(grep -c "^$c-" "$DIR/judged.txt"); ok=$(grep "^$c-" "$DIR/judged.txt" | grep -c ' ok=1')
 	nz=$(grep "^$c-" "$DIR/judged.txt" | grep -vc ' rc=0')
 	printf '  %-11s %2d of %2d as wanted (%d non-zero exits)\n' "$c" "$ok" "$n" "$nz"

@@ -85,23 +85,32 @@ static struct rpt_cmprow *rpt_row_push(struct rpt_cmpres *r)
  * rates, else none (shown, not judged). */
 static void rpt_test_group(struct rpt_cmprow *row, const struct rpt_ref *g, size_t n)
 {
-	double vb[n + 1], vn[n + 1];
+	double vb[n + 1], vn[n + 1], cb[2][n + 1], cn[2][n + 1];
 	const struct rpt_obs *ob = NULL, *on = NULL;
 	size_t kb = 0, kn = 0;
+	bool counted = true;
 	for (size_t i = 0; i < n; i++) {
-		if (isnan(g[i].o->v))
+		const struct rpt_obs *o = g[i].o;
+		if (isnan(o->v))
 			continue;
-		if (g[i].neu)
-			vn[kn++] = g[i].o->v, on = g[i].o;
-		else
-			vb[kb++] = g[i].o->v, ob = g[i].o;
+		counted = counted && o->den > 0;
+		if (g[i].neu) {
+			cn[0][kn] = o->num, cn[1][kn] = o->den;
+			vn[kn++] = o->v, on = o;
+		} else {
+			cb[0][kb] = o->num, cb[1][kb] = o->den;
+			vb[kb++] = o->v, ob = o;
+		}
 	}
 	for (size_t i = 0; i < n && (!ob || !on); i++)
 		*(g[i].neu ? &on : &ob) = g[i].o;
 	row->kb = kb;
 	row->kn = kn;
 	struct rpt_test_res t = { NAN, NAN, NAN };
-	if (kb >= 1 && kn >= 1 && kb + kn >= 3) {
+	if (kb >= 1 && kn >= 1 && kb + kn >= 3 && counted) {
+		row->test = RPT_TEST_PROP;
+		t = rpt_prop_runs_test(cb[0], cb[1], kb, cn[0], cn[1], kn);
+	} else if (kb >= 1 && kn >= 1 && kb + kn >= 3) {
 		row->test = RPT_TEST_RUNS;
 		t = rpt_runs_ttest(vb, kb, vn, kn);
 	} else if (ob && on && ob->nsamples >= RPT_BOOT_MIN && on->nsamples >= RPT_BOOT_MIN) {

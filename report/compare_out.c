@@ -41,7 +41,10 @@ static void rpt_fmt_how(char *buf, size_t size, const struct rpt_cmprow *r)
 		snprintf(buf, size, "q=%.3g, %zu+%zu intervals", r->q, r->sb, r->sn);
 		break;
 	case RPT_TEST_PROP:
-		snprintf(buf, size, "q=%.3g, counted rate", r->q);
+		if (r->kb + r->kn > 2)
+			snprintf(buf, size, "q=%.3g, counted rate, %zu+%zu runs", r->q, r->kb, r->kn);
+		else
+			snprintf(buf, size, "q=%.3g, counted rate", r->q);
 		break;
 	default:
 		snprintf(buf, size, "no samples to test");

@@ -173,6 +173,20 @@ struct rpt_test_res rpt_prop_test(double kx, double nx, double ky, double ny)
 	return r;
 }
 
+/* Inverse of erfc on (0, 2) by bisection (only for rescaling a z). */
+static double rpt_erfc_inv(double y)
+{
+	double lo = -10, hi = 10;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+		if (erfc(mid) > y)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 struct rpt_pidx { double p; size_t i; };
 
 static int rpt_cmp_pidx(const void *a, const void *b)
@@ -200,4 +214,38 @@ void rpt_bh_adjust(const double *p, double *q, size_t m)
 		q[v[k].i] = run;
 	}
 	free(v);
+}
+
+/* Pearson dispersion of one side's runs around the side's pooled rate. */
+static double rpt_pearson(const double *k, const double *n, size_t m, double rate)
+{
+	double chi = 0;
+	for (size_t i = 0; i < m; i++)
+		if (rate > 0 && rate < 1 && n[i] > 0) {
+			double d = k[i] - rate * n[i];
+			chi += d * d / (rate * (1 - rate) * n[i]);
+		}
+	return chi;
+}
+
+struct rpt_test_res rpt_prop_runs_test(const double *kx, const double *nx, size_t mx,
+				       const double *ky, const double *ny, size_t my)
+{
+	struct rpt_test_res r = { NAN, NAN, NAN };
+	double sk[2] = { 0, 0 }, sn[2] = { 0, 0 };
+	for (size_t i = 0; i < mx; i++)
+		sk[0] += kx[i], sn[0] += nx[i];
+	for (size_t i = 0; i < my; i++)
+		sk[1] += ky[i], sn[1] += ny[i];
+	r = rpt_prop_test(sk[0], sn[0], sk[1], sn[1]);
+	if (isnan(r.p) || mx + my <= 2)
+		return r;
+	double chi = rpt_pearson(kx, nx, mx, r.b) + rpt_pearson(ky, ny, my, r.n);
+	double phi = fmax(1.0, chi / (double)(mx + my - 2));
+	if (r.p > 0 && r.p < 1) {
+		/* the same z, its variance scaled by the overdispersion */
+		double z = fabs(M_SQRT2 * rpt_erfc_inv(r.p));
+		r.p = erfc(z / sqrt(phi) / M_SQRT2);
+	}
+	return r;
 }

@@ -2,6 +2,7 @@
  *  - several runs a side: Student's t on run-level summaries (log scale when
  *    every value is positive), pooled variance: reruns are independent,
  *    their spread is the between-run noise a CI gate must be judged against;
+ *    counted rates (loss): pooled counts, quasi-binomial;
  *  - one run a side: a circular block bootstrap of the median of the
  *    per-interval samples (blocks keep the autocorrelation of neighbouring
  *    intervals), or a two-proportion test for counted rates (loss);
@@ -29,6 +30,11 @@ struct rpt_test_res rpt_block_boot(const double *x, size_t nx, const double *y, 
 				   size_t B, uint64_t seed);
 /* Two-proportion z-test (pooled): kx of nx vs ky of ny. */
 struct rpt_test_res rpt_prop_test(double kx, double nx, double ky, double ny);
+/* Several runs a side of a counted rate (k of n per run): the pooled
+ * two-proportion test with its variance scaled by the runs' overdispersion
+ * (Pearson chi2 / (runs - 2), at least 1): quasi-binomial. */
+struct rpt_test_res rpt_prop_runs_test(const double *kx, const double *nx, size_t mx,
+				       const double *ky, const double *ny, size_t my);
 /* Benjamini-Hochberg: q[i] = adjusted p of p[i] (NAN entries are skipped
  * and stay NAN). */
 void rpt_bh_adjust(const double *p, double *q, size_t m);

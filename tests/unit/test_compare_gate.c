@@ -103,6 +103,16 @@ static void test_stats(void)
 	CHECK_NEAR(r.p, 0.001402, 2e-6);
 	r = rpt_prop_test(0, 1000, 0, 1000);
 	CHECK(r.p == 1, "0 vs 0: p 1");
+	/* several runs of a counted rate: no overdispersion -> the pooled test;
+	 * runs far apart (10 and 50 of 1000 on one side) -> a larger p */
+	double k1[] = { 10, 10 }, n1[] = { 1000, 1000 }, k2[] = { 20, 20 };
+	struct rpt_test_res pooled = rpt_prop_test(20, 2000, 40, 2000);
+	r = rpt_prop_runs_test(k1, n1, 2, k2, n1, 2);
+	CHECK_NEAR(r.p, pooled.p, 1e-9);
+	double k3[] = { 10, 50 };
+	struct rpt_test_res wide = rpt_prop_runs_test(k1, n1, 2, k3, n1, 2);
+	pooled = rpt_prop_test(20, 2000, 60, 2000);
+	CHECK(wide.p > pooled.p * 10, "overdispersed runs: p %g > pooled %g", wide.p, pooled.p);
 	/* bootstrap: disjoint samples give the smallest p, identical ones a large p */
 	double a[12], b[12];
 	for (int i = 0; i < 12; i++) {
