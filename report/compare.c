@@ -113,6 +113,11 @@ static void rpt_test_group(struct rpt_cmprow *row, const struct rpt_ref *g, size
 	} else if (kb >= 1 && kn >= 1 && kb + kn >= 3) {
 		row->test = RPT_TEST_RUNS;
 		t = rpt_runs_ttest(vb, kb, vn, kn);
+	} else if (ob && on && ob->den > 0 && on->den > 0) {
+		/* counts first: per-interval loss rates are mostly 0, their
+		 * median says nothing */
+		row->test = RPT_TEST_PROP;
+		t = rpt_prop_test(ob->num, ob->den, on->num, on->den);
 	} else if (ob && on && ob->nsamples >= RPT_BOOT_MIN && on->nsamples >= RPT_BOOT_MIN) {
 		row->test = RPT_TEST_BOOT;
 		row->sb = ob->nsamples;
@@ -120,9 +125,6 @@ static void rpt_test_group(struct rpt_cmprow *row, const struct rpt_ref *g, size
 		uint64_t seed = rpt_hash_str(rpt_hash_str(rpt_hash_str(0xcbf29ce484222325ULL,
 						row->table), row->key), row->metric);
 		t = rpt_block_boot(ob->samples, ob->nsamples, on->samples, on->nsamples, RPT_BOOT_B, seed);
-	} else if (ob && on && ob->den > 0 && on->den > 0) {
-		row->test = RPT_TEST_PROP;
-		t = rpt_prop_test(ob->num, ob->den, on->num, on->den);
 	} else {
 		t.b = kb ? vb[0] : NAN;
 		t.n = kn ? vn[0] : NAN;
