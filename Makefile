@@ -227,6 +227,9 @@ bench-patterns: all
 .PHONY: bench-patterns-real
 bench-patterns-real: all
 	@bench/patterns_real.sh
+# npreport compare as a CI gate: A/A and A/B pairs of real reruns (~25 min)
+bench-compare: all
+	@NP_BUILD=$(abspath $(O)) bench/compare.sh
 
 demo: check-deps
 	@$(MAKE) --no-print-directory all

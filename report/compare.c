@@ -1,15 +1,15 @@
 #include "compare.h"
-#include "csvout.h"
-#include "mwu.h"
-#include "sections.h"
-#include "units.h"
+#include "compare_keys.h"
+#include "compare_stats.h"
 
-#include <fnmatch.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RPT_CONF 0.95
+/* Fewer per-interval samples than this a side: no bootstrap. */
+#define RPT_BOOT_MIN 5
+#define RPT_BOOT_B 2000
 
 static bool rpt_has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
@@ -47,583 +47,303 @@ int rpt_metric_direction(const char *name, const char *unit)
 	for (const char *const *p = lower_any; *p; p++)
 		if (strstr(name, *p))
 			return RPT_DIR_LOWER;
-	if (!strcmp(unit, "bps"))
+	/* a run that served more requests in its time served them faster */
+	if (!strcmp(name, "requests") || !strcmp(name, "rate") || !strcmp(unit, "bps"))
 		return RPT_DIR_HIGHER;
 	if (!strcmp(unit, "ns"))
 		return RPT_DIR_LOWER;
 	return RPT_DIR_NONE;
 }
 
-/* Sorted views for lookups: series by (table, key, metric), rows by key. */
-static int rpt_cmp_series(const void *x, const void *y)
+/* One observation of one run, for the join over all runs of both sides. */
+struct rpt_ref { const struct rpt_obs *o; bool neu; };
+
+static int rpt_cmp_ref(const void *a, const void *b)
 {
-	const struct np_series *a = *(const struct np_series *const *)x;
-	const struct np_series *b = *(const struct np_series *const *)y;
-	int d = strcmp(a->table, b->table);
-	if (!d)
-		d = strcmp(a->key, b->key);
-	return d ? d : strcmp(a->metric, b->metric);
+	const struct rpt_ref *x = a, *y = b;
+	return rpt_obs_cmp(x->o, y->o);
 }
 
-static struct np_series **rpt_series_index(const struct np_analysis *a)
+static struct rpt_cmprow *rpt_row_push(struct rpt_cmpres *r)
 {
-	struct np_series **v = malloc((a->nseries + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	if (a->nseries)
-		memcpy(v, a->series, a->nseries * sizeof(*v));
-	qsort(v, a->nseries, sizeof(*v), rpt_cmp_series);
-	return v;
-}
-
-static const struct np_series *rpt_find_series(struct np_series *const *idx, size_t n,
-					       const char *table, const char *key, const char *metric)
-{
-	struct np_series probe = { .table = (char *)table, .key = (char *)key, .metric = (char *)metric };
-	const struct np_series *pp = &probe;
-	struct np_series *const *hit = idx ? bsearch(&pp, idx, n, sizeof(*idx), rpt_cmp_series) : NULL;
-	return hit && (*hit)->n ? *hit : NULL;
-}
-
-struct rpt_rowkey { char *key; size_t row; };
-
-static int rpt_cmp_rowkey(const void *x, const void *y)
-{
-	return strcmp(((const struct rpt_rowkey *)x)->key, ((const struct rpt_rowkey *)y)->key);
-}
-
-/* Keys of every row, sorted (first row wins for duplicate keys). */
-static struct rpt_rowkey *rpt_row_index(const struct np_table *t)
-{
-	struct rpt_rowkey *v = calloc(t->nrows + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t r = 0; r < t->nrows; r++) {
-		v[r].key = np_table_row_key(t, r);
-		v[r].row = r;
-		if (!v[r].key)
-			v[r].key = strdup("");
-	}
-	qsort(v, t->nrows, sizeof(*v), rpt_cmp_rowkey);
-	return v;
-}
-
-static void rpt_row_index_free(struct rpt_rowkey *v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i].key);
-	free(v);
-}
-
-static long rpt_find_row(const struct rpt_rowkey *idx, size_t n, const char *key)
-{
-	struct rpt_rowkey probe = { .key = (char *)key };
-	const struct rpt_rowkey *hit = idx ? bsearch(&probe, idx, n, sizeof(*idx), rpt_cmp_rowkey) : NULL;
-	if (!hit)
-		return -1;
-	while (hit > idx && !strcmp(hit[-1].key, key))
-		hit--;
-	size_t best = hit->row;
-	for (const struct rpt_rowkey *h = hit; h < idx + n && !strcmp(h->key, key); h++)
-		if (h->row < best)
-			best = h->row;
-	return (long)best;
-}
-
-static bool rpt_metric_wanted(const struct rpt_cmpopt *o, const struct np_table *t, const char *col)
-{
-	if (o->nmetrics == 0)
-		return true;
-	char full[512];
-	snprintf(full, sizeof(full), "%s.%s", t->name, col);
-	size_t sec = rpt_section_of(t->name);
-	for (size_t i = 0; i < o->nmetrics; i++) {
-		const char *m = o->metrics[i];
-		if (!fnmatch(m, col, 0) || !fnmatch(m, full, 0) || !strcmp(m, t->name) ||
-		    (sec < rpt_nsections && !strcmp(m, rpt_sections[sec].name)))
-			return true;
-	}
-	return false;
-}
-
-/* One compared metric. */
-struct rpt_cmprow {
-	const char *table, *metric, *unit;
-	char *key;
-	int dir;
-	struct rpt_median b, n;
-	size_t bn, nn;            /* samples; 0 = table value used */
-	double delta_pct, p;
-	bool significant, regression, improvement, too_few;
-	const char *verdict;
-};
-
-struct rpt_cmpctx {
-	const struct rpt_cmpopt *o;
-	const struct np_analysis *base, *neu;
-	struct np_series **sidx_base, **sidx_new;
-	struct rpt_cmprow *rows;
-	size_t nrows, cap;
-	struct np_table *unmatched;   /* table, key, side */
-	char *skipped;                /* event tables not compared, comma separated */
-	struct rpt_cmpstats st;
-};
-
-static struct rpt_cmprow *rpt_push(struct rpt_cmpctx *c)
-{
-	if (c->nrows == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		void *p = realloc(c->rows, cap * sizeof(*c->rows));
+	if (r->nrows == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		void *p = realloc(r->rows, cap * sizeof(*r->rows));
 		if (!p)
 			return NULL;
-		c->rows = p;
-		c->cap = cap;
+		r->rows = p;
+		r->cap = cap;
 	}
-	struct rpt_cmprow *r = &c->rows[c->nrows++];
-	memset(r, 0, sizeof(*r));
-	return r;
+	struct rpt_cmprow *row = &r->rows[r->nrows++];
+	memset(row, 0, sizeof(*row));
+	row->p = row->q = NAN;
+	return row;
 }
 
-static void rpt_judge(struct rpt_cmpctx *c, struct rpt_cmprow *r, const struct np_series *sb,
-		      const struct np_series *sn, double vb, double vn)
+/* The test a metric gets: runs when a side has several, else the block
+ * bootstrap over per-interval samples, else a proportion test for counted
+ * rates, else none (shown, not judged). */
+static void rpt_test_group(struct rpt_cmprow *row, const struct rpt_ref *g, size_t n)
 {
-	const struct rpt_cmpopt *o = c->o;
-	r->p = NAN;
-	if (sb && sn) {
-		r->bn = sb->n;
-		r->nn = sn->n;
-		r->b = rpt_median_ci(sb->v, sb->n, RPT_CONF);
-		r->n = rpt_median_ci(sn->v, sn->n, RPT_CONF);
-		r->p = rpt_mwu_test(sb->v, sb->n, sn->v, sn->n).p;
-		r->too_few = rpt_mwu_min_p(sb->n, sn->n) > o->alpha;
-	} else {
-		r->b = (struct rpt_median){ vb, NAN, NAN, 0 };
-		r->n = (struct rpt_median){ vn, NAN, NAN, 0 };
+	double vb[n + 1], vn[n + 1], cb[2][n + 1], cn[2][n + 1];
+	const struct rpt_obs *ob = NULL, *on = NULL;
+	size_t kb = 0, kn = 0;
+	bool counted = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct rpt_obs *o = g[i].o;
+		if (isnan(o->v))
+			continue;
+		counted = counted && o->den > 0;
+		if (g[i].neu) {
+			cn[0][kn] = o->num, cn[1][kn] = o->den;
+			vn[kn++] = o->v, on = o;
+		} else {
+			cb[0][kb] = o->num, cb[1][kb] = o->den;
+			vb[kb++] = o->v, ob = o;
+		}
 	}
-	double b = r->b.median, n = r->n.median;
+	for (size_t i = 0; i < n && (!ob || !on); i++)
+		*(g[i].neu ? &on : &ob) = g[i].o;
+	row->kb = kb;
+	row->kn = kn;
+	struct rpt_test_res t = { NAN, NAN, NAN };
+	if (kb >= 1 && kn >= 1 && kb + kn >= 3 && counted) {
+		row->test = RPT_TEST_PROP;
+		t = rpt_prop_runs_test(cb[0], cb[1], kb, cn[0], cn[1], kn);
+	} else if (kb >= 1 && kn >= 1 && kb + kn >= 3) {
+		row->test = RPT_TEST_RUNS;
+		t = rpt_runs_ttest(vb, kb, vn, kn);
+	} else if (ob && on && ob->den > 0 && on->den > 0) {
+		/* counts first: per-interval loss rates are mostly 0, their
+		 * median says nothing */
+		row->test = RPT_TEST_PROP;
+		t = rpt_prop_test(ob->num, ob->den, on->num, on->den);
+	} else if (ob && on && ob->nsamples >= RPT_BOOT_MIN && on->nsamples >= RPT_BOOT_MIN) {
+		row->test = RPT_TEST_BOOT;
+		row->sb = ob->nsamples;
+		row->sn = on->nsamples;
+		uint64_t seed = rpt_hash_str(rpt_hash_str(rpt_hash_str(0xcbf29ce484222325ULL,
+						row->table), row->key), row->metric);
+		t = rpt_block_boot(ob->samples, ob->nsamples, on->samples, on->nsamples, RPT_BOOT_B, seed);
+	} else {
+		t.b = kb ? vb[0] : NAN;
+		t.n = kn ? vn[0] : NAN;
+	}
+	row->b = t.b;
+	row->n = t.n;
+	row->p = t.p;
+}
+
+static void rpt_effect(struct rpt_cmprow *r)
+{
+	double b = r->b, n = r->n;
+	r->delta_abs = n - b;
 	if (b != 0)
 		r->delta_pct = (n - b) / fabs(b) * 100.0;
 	else
 		r->delta_pct = n == 0 ? 0 : (n > 0 ? INFINITY : -INFINITY);
-	r->significant = !isnan(r->p) && r->p < o->alpha && n != b;
-	bool worse = (r->dir == RPT_DIR_LOWER && n > b) || (r->dir == RPT_DIR_HIGHER && n < b);
-	bool better = (r->dir == RPT_DIR_LOWER && n < b) || (r->dir == RPT_DIR_HIGHER && n > b);
-	r->regression = r->significant && worse && fabs(r->delta_pct) > o->threshold_pct;
-	r->improvement = r->significant && better;
-	r->verdict = !(sb && sn) ? "no-samples" : r->regression ? "REGRESSION"
-		     : r->significant && worse ? "worse" : r->improvement ? "better"
-		     : r->significant ? "changed" : "~";
-	c->st.metrics++;
-	c->st.significant += r->significant;
-	c->st.regressions += r->regression;
-	c->st.improvements += r->improvement;
-	c->st.no_samples += !(sb && sn);
-	c->st.too_few += r->too_few;
+	r->big_enough = fabs(r->delta_abs) >= r->eff.abs && fabs(r->delta_pct) >= r->eff.rel_pct &&
+			n != b;
 }
 
-static void rpt_unmatched(struct rpt_cmpctx *c, const char *table, const char *key, const char *side)
+static int rpt_join(struct rpt_cmpres *res, const struct rpt_runobs *rb, size_t nb,
+		    const struct rpt_runobs *rn, size_t nn, const struct rpt_cmpopt *o)
 {
-	size_t r = np_table_row(c->unmatched);
-	np_table_set_str(c->unmatched, r, 0, table);
-	np_table_set_str(c->unmatched, r, 1, key);
-	np_table_set_str(c->unmatched, r, 2, side);
-	c->st.unmatched++;
-}
-
-static void rpt_compare_table(struct rpt_cmpctx *c, const struct np_table *tb, const struct np_table *tn)
-{
-	struct rpt_rowkey *ib = rpt_row_index(tb), *in = rpt_row_index(tn);
-	for (size_t r = 0; r < tb->nrows; r++) {
-		char *key = np_table_row_key(tb, r);
-		if (!key)
-			continue;
-		long rn = rpt_find_row(in, tn->nrows, key);
-		if (rn < 0) {
-			rpt_unmatched(c, tb->name, key, "base only");
-			free(key);
-			continue;
-		}
-		for (size_t col = tb->nkey; col < tb->ncols; col++) {
-			const struct np_col *cb = &tb->cols[col];
-			int dir = rpt_metric_direction(cb->name, cb->unit);
-			int cn = np_table_find_col(tn, cb->name);
-			if (dir < 0 || cn < 0 || !rpt_metric_wanted(c->o, tb, cb->name))
-				continue;
-			double vb = np_cell_f64(np_table_cell_c(tb, r, col));
-			double vn = np_cell_f64(np_table_cell_c(tn, (size_t)rn, (size_t)cn));
-			const struct np_series *sb = rpt_find_series(c->sidx_base, c->base->nseries,
-								     tb->name, key, cb->name);
-			const struct np_series *sn = rpt_find_series(c->sidx_new, c->neu->nseries,
-								     tb->name, key, cb->name);
-			if (isnan(vb) && isnan(vn) && !(sb && sn))
-				continue;
-			struct rpt_cmprow *row = rpt_push(c);
-			if (!row)
+	size_t total = 0, k = 0;
+	for (size_t i = 0; i < nb; i++)
+		total += rb[i].n;
+	for (size_t i = 0; i < nn; i++)
+		total += rn[i].n;
+	struct rpt_ref *refs = malloc((total + 1) * sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i++)
+		for (size_t j = 0; j < rb[i].n; j++)
+			refs[k++] = (struct rpt_ref){ &rb[i].v[j], false };
+	for (size_t i = 0; i < nn; i++)
+		for (size_t j = 0; j < rn[i].n; j++)
+			refs[k++] = (struct rpt_ref){ &rn[i].v[j], true };
+	qsort(refs, total, sizeof(*refs), rpt_cmp_ref);
+	int err = 0;
+	for (size_t i = 0; !err && i < total;) {
+		size_t j = i + 1, sides = refs[i].neu ? 2 : 1;
+		while (j < total && !rpt_cmp_ref(&refs[i], &refs[j]))
+			sides |= refs[j++].neu ? 2 : 1;
+		if (sides == 3) {
+			struct rpt_cmprow *row = rpt_row_push(res);
+			if (!row) {
+				err = -ENOMEM;
 				break;
-			row->table = tb->name;
-			row->metric = cb->name;
-			row->unit = cb->unit;
-			row->key = strdup(key);
-			row->dir = dir;
-			rpt_judge(c, row, sb, sn, vb, vn);
+			}
+			const struct rpt_obs *ob = refs[i].o;
+			row->table = ob->table;
+			row->metric = ob->metric;
+			row->unit = ob->unit;
+			row->key = ob->key;
+			row->dir = ob->dir;
+			row->fam = rpt_family_of(ob->table, ob->metric, ob->unit);
+			row->gated = rpt_gate_match(o->gate, ob->table, ob->key, ob->metric, ob->unit,
+						    &row->eff) && row->dir != RPT_DIR_NONE;
+			rpt_test_group(row, refs + i, j - i);
+			rpt_effect(row);
 		}
-		free(key);
+		i = j;
 	}
-	for (size_t r = 0; r < tn->nrows; r++) {
-		char *key = np_table_row_key(tn, r);
-		if (key && rpt_find_row(ib, tb->nrows, key) < 0)
-			rpt_unmatched(c, tn->name, key, "new only");
-		free(key);
-	}
-	rpt_row_index_free(ib, tb->nrows);
-	rpt_row_index_free(in, tn->nrows);
+	free(refs);
+	return err;
 }
 
-/* Was this series already compared as a column of its table? */
-static bool rpt_row_exists(const struct rpt_cmpctx *c, const struct np_series *s)
+/* BH separately over the gated metrics (the family whose errors fail a
+ * build) and over the rest (what the report calls significant). */
+static int rpt_adjust(struct rpt_cmpres *r, double alpha)
 {
-	const struct np_table *tb = np_analysis_table(c->base, s->table);
-	const struct np_table *tn = np_analysis_table(c->neu, s->table);
-	return tb && tn && np_table_find_col(tb, s->metric) >= (int)tb->nkey &&
-	       np_table_find_col(tn, s->metric) >= 0;
-}
-
-/* Series whose metric is no column of their table (e.g. netcpu "cpu" per
- * interval) are compared on their own. */
-static void rpt_compare_series_only(struct rpt_cmpctx *c)
-{
-	for (size_t i = 0; i < c->base->nseries; i++) {
-		const struct np_series *sb = c->base->series[i];
-		int dir = rpt_metric_direction(sb->metric, sb->unit);
-		const struct np_table *tb = np_analysis_table(c->base, sb->table);
-		struct np_table fake = { .name = sb->table };
-		if (dir < 0 || !sb->n || rpt_row_exists(c, sb) ||
-		    !rpt_metric_wanted(c->o, tb ? tb : &fake, sb->metric))
-			continue;
-		const struct np_series *sn = rpt_find_series(c->sidx_new, c->neu->nseries,
-							     sb->table, sb->key, sb->metric);
-		if (!sn)
-			continue;
-		struct rpt_cmprow *row = rpt_push(c);
-		if (!row)
-			return;
-		row->table = sb->table;
-		row->metric = sb->metric;
-		row->unit = sb->unit;
-		row->key = strdup(sb->key);
-		row->dir = dir;
-		rpt_judge(c, row, sb, sn, NAN, NAN);
+	double *p = malloc((r->nrows + 1) * sizeof(*p)), *q = malloc((r->nrows + 1) * sizeof(*q));
+	if (!p || !q) {
+		free(p);
+		free(q);
+		return -ENOMEM;
 	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < r->nrows; i++)
+			p[i] = r->rows[i].gated == (pass == 0) ? r->rows[i].p : NAN;
+		rpt_bh_adjust(p, q, r->nrows);
+		for (size_t i = 0; i < r->nrows; i++)
+			if (r->rows[i].gated == (pass == 0))
+				r->rows[i].q = q[i];
+	}
+	free(p);
+	free(q);
+	for (size_t i = 0; i < r->nrows; i++) {
+		struct rpt_cmprow *w = &r->rows[i];
+		bool worse = (w->dir == RPT_DIR_LOWER && w->n > w->b) ||
+			     (w->dir == RPT_DIR_HIGHER && w->n < w->b);
+		bool better = (w->dir == RPT_DIR_LOWER && w->n < w->b) ||
+			      (w->dir == RPT_DIR_HIGHER && w->n > w->b);
+		w->significant = !isnan(w->q) && w->q < alpha && w->n != w->b;
+		w->regression = w->gated && w->significant && worse && w->big_enough;
+		w->improvement = w->significant && better && w->big_enough;
+		w->verdict = w->test == RPT_TEST_NONE ? "not-judged" : w->regression ? "REGRESSION"
+			     : w->significant && worse ? "worse" : w->improvement ? "better"
+			     : w->significant && !better ? "changed" : "~";
+		struct rpt_cmpstats *s = &r->st;
+		s->metrics++;
+		s->tested += w->test != RPT_TEST_NONE;
+		s->gated += w->gated;
+		s->gated_tested += w->gated && w->test != RPT_TEST_NONE;
+		s->significant += w->significant;
+		s->regressions += w->regression;
+		s->improvements += w->improvement;
+		s->not_judged += w->test == RPT_TEST_NONE;
+	}
+	return 0;
 }
 
-/* Rows keyed by a timestamp (events: lost packets, slow windows) never
- * recur in another run: such tables are named, not compared. */
-static bool rpt_event_table(const struct np_table *t)
+static bool rpt_any_has_row(const struct rpt_runobs *ro, size_t n, const char *table, const char *key)
 {
-	for (size_t k = 0; k < t->nkey && k < t->ncols; k++)
-		if (t->cols[k].unit && !strcmp(t->cols[k].unit, "time_ns"))
+	for (size_t i = 0; i < n; i++)
+		if (rpt_runobs_has_row(&ro[i], table, key))
 			return true;
 	return false;
 }
 
-static void rpt_compare_all(struct rpt_cmpctx *c)
+/* Would a metric of this row gate? (a gated endpoint that vanished) */
+static bool rpt_row_gated(const struct rpt_runobs *ro, const char *table, const char *key,
+			  const struct rpt_gate *g)
 {
-	const struct np_table **tabs;
-	size_t n = rpt_tables_ordered(c->base, &tabs);
-	for (size_t i = 0; i < n; i++) {
-		const struct np_table *tn = np_analysis_table(c->neu, tabs[i]->name);
-		if (rpt_event_table(tabs[i]) || (tn && rpt_event_table(tn))) {
-			size_t len = c->skipped ? strlen(c->skipped) : 0;
-			char *p = realloc(c->skipped, len + strlen(tabs[i]->name) + 3);
-			if (p) {
-				sprintf(p + len, "%s%s", len ? ", " : "", tabs[i]->name);
-				c->skipped = p;
+	struct rpt_mineff eff;
+	for (size_t i = 0; i < ro->n; i++)
+		if (!strcmp(ro->v[i].table, table) && !strcmp(ro->v[i].key, key) &&
+		    ro->v[i].dir != RPT_DIR_NONE &&
+		    rpt_gate_match(g, table, key, ro->v[i].metric, ro->v[i].unit, &eff))
+			return true;
+	return false;
+}
+
+static int rpt_unmatched_side(struct rpt_cmpres *res, const struct rpt_runobs *a, size_t na,
+			      const struct rpt_runobs *b, size_t nb, bool in_base,
+			      const struct rpt_gate *g)
+{
+	for (size_t i = 0; i < na; i++)
+		for (size_t r = 0; r < a[i].nrowkeys; r++) {
+			const char *rk = a[i].rowkeys[r], *sep = strchr(rk, '\x1f');
+			char *table = strndup(rk, (size_t)(sep - rk));
+			if (!table)
+				return -ENOMEM;
+			bool seen = rpt_any_has_row(a, i, table, sep + 1) ||
+				    rpt_any_has_row(b, nb, table, sep + 1);
+			if (!seen) {
+				if (res->num == res->umcap) {
+					size_t cap = res->umcap ? res->umcap * 2 : 32;
+					void *p = realloc(res->um, cap * sizeof(*res->um));
+					if (!p) {
+						free(table);
+						return -ENOMEM;
+					}
+					res->um = p;
+					res->umcap = cap;
+				}
+				bool gated = rpt_row_gated(&a[i], table, sep + 1, g);
+				res->um[res->num++] = (struct rpt_unmatched){
+					table, strdup(sep + 1), in_base, gated };
+				table = NULL;
+				*(in_base ? &res->st.unmatched_base : &res->st.unmatched_new) += 1;
+				res->st.gated_missing += gated && in_base;
 			}
-			continue;
+			free(table);
 		}
-		if (tn)
-			rpt_compare_table(c, tabs[i], tn);
-		else
-			rpt_unmatched(c, tabs[i]->name, "(whole table)", "base only");
+	return 0;
+}
+
+static void rpt_cmpres_free(struct rpt_cmpres *r)
+{
+	for (size_t i = 0; i < r->num; i++) {
+		free(r->um[i].table);
+		free(r->um[i].key);
 	}
-	free(tabs);
-	rpt_compare_series_only(c);
-	for (size_t i = 0; i < c->neu->ntables; i++)
-		if (!np_analysis_table(c->base, c->neu->tables[i]->name))
-			rpt_unmatched(c, c->neu->tables[i]->name, "(whole table)", "new only");
+	free(r->um);
+	free(r->rows);
+	free(r->event_tables);
 }
 
-/* "12.3 ms ± 4%" */
-static void rpt_fmt_side(char *buf, size_t size, const struct rpt_median *m, const char *unit)
+int rpt_compare(FILE *out, const struct np_analysis *base, size_t nbase,
+		const struct np_analysis *neu, size_t nnew, const struct rpt_cmpopt *o,
+		const struct rpt_textopt *to, struct rpt_cmpstats *st)
 {
-	int len = rpt_fmt_auto(buf, size, m->median, unit);
-	if (len < 0 || (size_t)len >= size)
-		return;
-	if (!isnan(m->lo) && m->median != 0) {
-		double pm = fmax(m->hi - m->median, m->median - m->lo) / fabs(m->median) * 100.0;
-		snprintf(buf + len, size - (size_t)len, " ±%.0f%%", pm);
+	struct rpt_runobs *rb = calloc(nbase + 1, sizeof(*rb)), *rn = calloc(nnew + 1, sizeof(*rn));
+	struct rpt_cmpres res = { 0 };
+	int err = rb && rn ? 0 : -ENOMEM;
+	size_t bb = 0, bn = 0;
+	for (; !err && bb < nbase; bb++)
+		err = rpt_runobs_build(&rb[bb], &base[bb]);
+	for (; !err && bn < nnew; bn++)
+		err = rpt_runobs_build(&rn[bn], &neu[bn]);
+	if (!err)
+		err = rpt_join(&res, rb, nbase, rn, nnew, o);
+	if (!err)
+		err = rpt_adjust(&res, o->alpha);
+	if (!err)
+		err = rpt_unmatched_side(&res, rb, nbase, rn, nnew, true, o->gate);
+	if (!err)
+		err = rpt_unmatched_side(&res, rn, nnew, rb, nbase, false, o->gate);
+	for (size_t i = 0; !err && i < nbase + nnew; i++) {
+		const struct rpt_runobs *ro = i < nbase ? &rb[i] : &rn[i - nbase];
+		res.st.event_rows += ro->event_rows;
+		res.st.raw_rows += ro->raw_rows;
+		res.st.stable_rows += ro->stable_rows;
+		if (ro->event_tables && !res.event_tables)
+			res.event_tables = strdup(ro->event_tables);
 	}
-}
-
-static void rpt_fmt_delta(char *buf, size_t size, const struct rpt_cmprow *r)
-{
-	if (!r->significant)
-		snprintf(buf, size, "~");
-	else if (isinf(r->delta_pct))
-		snprintf(buf, size, "%s", r->delta_pct > 0 ? "+inf" : "-inf");
-	else
-		snprintf(buf, size, "%+.2f%%", r->delta_pct);
-}
-
-static struct np_table *rpt_csv_rows(const struct rpt_cmpctx *c)
-{
-	struct np_table *t = np_table_new("compare", "Comparison", 3);
-	static const char *const cols[][2] = {
-		{ "table", "str" }, { "key", "str" }, { "metric", "str" }, { "unit", "str" },
-		{ "worse_when", "str" }, { "base", "" }, { "base_lo", "" }, { "base_hi", "" },
-		{ "base_n", "count" }, { "new", "" }, { "new_lo", "" }, { "new_hi", "" },
-		{ "new_n", "count" }, { "delta_pct", "" }, { "p", "" }, { "significant", "bool" },
-		{ "verdict", "str" } };
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
-		np_table_col(t, cols[i][0], cols[i][1], NULL);
-	for (size_t i = 0; i < c->nrows; i++) {
-		const struct rpt_cmprow *r = &c->rows[i];
-		size_t row = np_table_row(t);
-		np_table_set_str(t, row, 0, r->table);
-		np_table_set_str(t, row, 1, r->key);
-		np_table_set_str(t, row, 2, r->metric);
-		np_table_set_str(t, row, 3, r->unit ? r->unit : "");
-		np_table_set_str(t, row, 4, r->dir == RPT_DIR_LOWER ? "higher"
-				 : r->dir == RPT_DIR_HIGHER ? "lower" : "");
-		const double nums[] = { r->b.median, r->b.lo, r->b.hi, (double)r->bn, r->n.median,
-					r->n.lo, r->n.hi, (double)r->nn, r->delta_pct, r->p };
-		for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
-			if (!isnan(nums[k]))
-				np_table_set_f64(t, row, 5 + k, nums[k]);
-		np_table_set_u64(t, row, 15, r->significant);
-		np_table_set_str(t, row, 16, r->verdict);
-	}
-	for (size_t i = 0; i < c->unmatched->nrows; i++) {
-		size_t row = np_table_row(t);
-		np_table_set_str(t, row, 0, np_table_cell_c(c->unmatched, i, 0)->s);
-		np_table_set_str(t, row, 1, np_table_cell_c(c->unmatched, i, 1)->s);
-		np_table_set_str(t, row, 16, np_table_cell_c(c->unmatched, i, 2)->s);
-	}
-	return t;
-}
-
-static size_t rpt_samples_needed(double alpha)
-{
-	size_t m = 1;
-	while (m < 1000 && rpt_mwu_min_p(m, m) > alpha)
-		m++;
-	return m;
-}
-
-static void rpt_summary_line(FILE *f, const struct rpt_cmpctx *c)
-{
-	const struct rpt_cmpstats *s = &c->st;
-	fprintf(f, "compare: %zu metrics, %zu significant changes (%zu regressions beyond %g%%, "
-		"%zu improvements), %zu without samples, %zu unmatched rows: %s",
-		s->metrics, s->significant, s->regressions, c->o->threshold_pct, s->improvements,
-		s->no_samples, s->unmatched, s->regressions ? "REGRESSION" : "OK");
-	size_t shown = 0;
-	for (size_t i = 0; i < c->nrows && shown < 3; i++) {
-		const struct rpt_cmprow *r = &c->rows[i];
-		if (!r->regression)
-			continue;
-		fprintf(f, "%s%s[%s].%s %+.1f%%", shown ? "; " : " (", r->table, r->key, r->metric,
-			r->delta_pct);
-		shown++;
-	}
-	if (shown)
-		fputc(')', f);
-	fputc('\n', f);
-}
-
-static void rpt_fmt_note(char *buf, size_t size, const struct rpt_cmprow *r)
-{
-	if (isnan(r->p))
-		snprintf(buf, size, "%s", r->verdict);
-	else
-		snprintf(buf, size, "p=%.3f n=%zu+%zu%s%s%s", r->p, r->bn, r->nn,
-			 strcmp(r->verdict, "~") ? " " : "", strcmp(r->verdict, "~") ? r->verdict : "",
-			 r->too_few ? " (too few samples)" : "");
-}
-
-/* One block per (table, metric): a row per key, the key on its own line when
- * key and values do not fit the width together. */
-static void rpt_print_group(FILE *out, const struct rpt_cmpctx *c, size_t first, size_t width)
-{
-	const struct rpt_cmprow *g = &c->rows[first];
-	char b[64], n[64], d[32], note[96];
-	size_t kw = 3, bw = 4, nw = 3, dw = 5;
-	for (size_t i = first; i < c->nrows; i++) {
-		const struct rpt_cmprow *r = &c->rows[i];
-		if (strcmp(r->table, g->table) || strcmp(r->metric, g->metric) || !r->bn)
-			continue;
-		rpt_fmt_side(b, sizeof(b), &r->b, r->unit);
-		rpt_fmt_side(n, sizeof(n), &r->n, r->unit);
-		rpt_fmt_delta(d, sizeof(d), r);
-		kw = rpt_strwidth(r->key) > kw ? rpt_strwidth(r->key) : kw;
-		bw = rpt_strwidth(b) > bw ? rpt_strwidth(b) : bw;
-		nw = rpt_strwidth(n) > nw ? rpt_strwidth(n) : nw;
-		dw = rpt_strwidth(d) > dw ? rpt_strwidth(d) : dw;
-	}
-	size_t restw = bw + nw + dw + 6 + 22;
-	bool own_line = kw + 2 + restw > width;
-	size_t lead = own_line ? 4 : kw + 2;
-	fprintf(out, "%s.%s (%s is worse)\n", g->table, g->metric,
-		g->dir == RPT_DIR_LOWER ? "higher" : g->dir == RPT_DIR_HIGHER ? "lower" : "neither");
-	fprintf(out, "%-*s%-*s  %-*s  delta\n", (int)lead, own_line ? "" : "key", (int)bw, "base",
-		(int)nw, "new");
-	for (size_t i = first; i < c->nrows; i++) {
-		const struct rpt_cmprow *r = &c->rows[i];
-		if (strcmp(r->table, g->table) || strcmp(r->metric, g->metric) || !r->bn)
-			continue;
-		rpt_fmt_side(b, sizeof(b), &r->b, r->unit);
-		rpt_fmt_side(n, sizeof(n), &r->n, r->unit);
-		rpt_fmt_delta(d, sizeof(d), r);
-		rpt_fmt_note(note, sizeof(note), r);
-		if (own_line)
-			fprintf(out, "%s\n%*s", r->key, (int)lead, "");
-		else
-			fprintf(out, "%s%*s", r->key, (int)(lead - rpt_strwidth(r->key)), "");
-		fprintf(out, "%s%*s  %s%*s  %s%*s  %s\n", b, (int)(bw - rpt_strwidth(b)), "",
-			n, (int)(nw - rpt_strwidth(n)), "", d, (int)(dw - rpt_strwidth(d)), "", note);
-	}
-	fputc('\n', out);
-}
-
-static bool rpt_group_first(const struct rpt_cmpctx *c, size_t i)
-{
-	for (size_t k = 0; k < i; k++)
-		if (c->rows[k].bn && !strcmp(c->rows[k].table, c->rows[i].table) &&
-		    !strcmp(c->rows[k].metric, c->rows[i].metric))
-			return false;
-	return c->rows[i].bn > 0;
-}
-
-/* Metrics without samples: only those that moved more than the threshold. */
-static void rpt_print_unjudged(FILE *out, const struct rpt_cmpctx *c)
-{
-	size_t shown = 0, quiet = 0;
-	for (size_t i = 0; i < c->nrows; i++) {
-		const struct rpt_cmprow *r = &c->rows[i];
-		if (r->bn)
-			continue;
-		if (!(fabs(r->delta_pct) > c->o->threshold_pct) || r->dir == RPT_DIR_NONE) {
-			quiet++;
-			continue;
-		}
-		char b[64], n[64];
-		rpt_fmt_auto(b, sizeof(b), r->b.median, r->unit);
-		rpt_fmt_auto(n, sizeof(n), r->n.median, r->unit);
-		if (!shown++)
-			fprintf(out, "Changed by more than %g%% but without per-interval samples "
-				"(not judged):\n", c->o->threshold_pct);
-		fprintf(out, "  %s[%s].%s: %s -> %s (%+.1f%%)\n", r->table, r->key, r->metric, b, n,
-			r->delta_pct);
-	}
-	if (shown)
-		fputc('\n', out);
-	if (quiet)
-		fprintf(out, "%zu metrics without samples changed less than %g%% or have no "
-			"better direction (all in --format csv)\n", quiet, c->o->threshold_pct);
-}
-
-/* At most RPT_UNMATCHED_SHOWN rows per table; the CSV has them all. */
-#define RPT_UNMATCHED_SHOWN 10
-static void rpt_print_unmatched(FILE *out, const struct rpt_cmpctx *c, const struct rpt_textopt *to)
-{
-	const struct np_table *u = c->unmatched;
-	struct np_table *t = np_table_new("unmatched", "Unmatched rows (in one analysis only)", 2);
-	if (!t)
-		return;
-	for (size_t k = 0; k < u->ncols; k++)
-		np_table_col(t, u->cols[k].name, u->cols[k].unit, NULL);
-	char more[4096] = "";
-	size_t off = 0;
-	for (size_t r = 0; r < u->nrows; r++) {
-		const char *tab = np_table_cell_c(u, r, 0)->s;
-		size_t seen = 0, total = 0;
-		bool first = true;
-		for (size_t q = 0; q < u->nrows; q++)
-			if (!strcmp(np_table_cell_c(u, q, 0)->s, tab)) {
-				if (q < r)
-					seen++, first = false;
-				total++;
-			}
-		if (seen < RPT_UNMATCHED_SHOWN) {
-			size_t row = np_table_row(t);
-			for (size_t k = 0; k < u->ncols; k++)
-				np_table_set_str(t, row, k, np_table_cell_c(u, r, k)->s);
-		}
-		if (first && total > RPT_UNMATCHED_SHOWN && off < sizeof(more))
-			off += (size_t)snprintf(more + off, sizeof(more) - off, "%s%zu more in %s",
-						off ? ", " : "", total - RPT_UNMATCHED_SHOWN, tab);
-	}
-	struct rpt_textopt so = *to;
-	so.max_rows = 0;
-	rpt_text_table(out, t, &so);
-	if (off)
-		fprintf(out, "(%s; every row in --format csv)\n\n", more);
-	np_table_free(t);
-}
-
-static void rpt_print_text(FILE *out, const struct rpt_cmpctx *c, const struct rpt_textopt *to)
-{
-	const struct rpt_cmpopt *o = c->o;
-	size_t width = to->width >= 40 ? (size_t)to->width : 80;
-	fprintf(out, "npreport compare\n  base: %s\n  new:  %s\n  medians of per-interval samples "
-		"with %g%% CI; Mann-Whitney U, alpha %g; threshold %g%%; ~ = no significant change\n\n",
-		o->base_path, o->new_path, RPT_CONF * 100, o->alpha, o->threshold_pct);
-	for (size_t i = 0; i < c->nrows; i++)
-		if (rpt_group_first(c, i))
-			rpt_print_group(out, c, i, width);
-	rpt_print_unjudged(out, c);
-	if (c->unmatched->nrows)
-		rpt_print_unmatched(out, c, to);
-	if (c->skipped)
-		fprintf(out, "not compared (rows keyed by time, they do not recur): %s\n", c->skipped);
-	if (c->st.too_few)
-		fprintf(out, "warning: %zu metrics have too few samples on a side to ever be "
-			"significant at alpha %g (need >= %zu per side)\n", c->st.too_few, o->alpha,
-			rpt_samples_needed(o->alpha));
-	rpt_summary_line(out, c);
-}
-
-int rpt_compare(FILE *out, const struct np_analysis *base, const struct np_analysis *neu,
-		const struct rpt_cmpopt *o, const struct rpt_textopt *to, struct rpt_cmpstats *st)
-{
-	struct rpt_cmpctx c = { .o = o, .base = base, .neu = neu };
-	c.unmatched = np_table_new("unmatched", "Unmatched rows", 2);
-	if (!c.unmatched)
-		return -1;
-	np_table_col(c.unmatched, "table", "str", NULL);
-	np_table_col(c.unmatched, "key", "str", NULL);
-	np_table_col(c.unmatched, "only_in", "str", NULL);
-	c.sidx_base = rpt_series_index(base);
-	c.sidx_new = rpt_series_index(neu);
-	rpt_compare_all(&c);
-	if (o->csv) {
-		struct np_table *t = rpt_csv_rows(&c);
-		if (t)
-			rpt_csv_table(out, t);
-		np_table_free(t);
-		rpt_summary_line(stderr, &c);
-	} else {
-		rpt_print_text(out, &c, to);
-	}
+	if (!err)
+		rpt_cmp_write(out, &res, o, to);
 	if (st)
-		*st = c.st;
-	int ret = c.st.regressions ? 1 : 0;
-	for (size_t i = 0; i < c.nrows; i++)
-		free(c.rows[i].key);
-	free(c.rows);
-	free(c.skipped);
-	free(c.sidx_base);
-	free(c.sidx_new);
-	np_table_free(c.unmatched);
+		*st = res.st;
+	int ret = err ? -1 : res.st.regressions ? 1 : 0;
+	for (size_t i = 0; rb && i < bb; i++)
+		rpt_runobs_free(&rb[i]);
+	for (size_t i = 0; rn && i < bn; i++)
+		rpt_runobs_free(&rn[i]);
+	free(rb);
+	free(rn);
+	rpt_cmpres_free(&res);
 	return ret;
 }

@@ -2,6 +2,7 @@
  * analyses for CI, and dumps any np file. It never recomputes an analysis:
  * everything shown is what npanalyze stored. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,9 @@ static void rpt_usage(FILE *f)
 	fprintf(f,
 "usage: npreport FILE.npa... [--section NAME]... [--format text|csv] [-o DIR] [--plots DIR]\n"
 "                [--rows N] [--width N] [--wide] [--legend] [--html FILE.html]\n"
-"       npreport compare BASE.npa NEW.npa [--threshold PCT] [--alpha A] [--metric M]...\n"
-"                [--format text|csv] [--width N]\n"
+"       npreport compare BASE.npa NEW.npa [options]\n"
+"       npreport compare BASE.npa... -- NEW.npa... [--config FILE] [--metric M[@KEY]]...\n"
+"                [--threshold PCT] [--alpha A] [--format text|csv|junit|markdown] [--width N]\n"
 "       npreport dump FILE...\n"
 "\n"
 "Report: the incident summary and the three worst findings, then hosts, clock,\n"
@@ -52,17 +54,24 @@ static void rpt_usage(FILE *f)
 "                      (summary, tables, plots as inline SVG when gnuplot is installed)\n"
 "  -l, --legend        what each column means, under each table\n"
 "\n"
-"Compare: every metric both analyses have (rows matched by key columns); the\n"
-"median of the per-interval samples with a 95%% CI, the change, and a two-sided\n"
-"Mann-Whitney U test; '~' = not significant.\n"
-"  -t, --threshold PCT significant regressions smaller than PCT pass (default 5)\n"
-"  -a, --alpha A       significance level (default 0.05)\n"
-"  -m, --metric M      only metrics matching M (column, table.column, table or\n"
-"                      section; shell patterns allowed; repeatable)\n"
+"Compare: rows matched by stable keys (ephemeral ports and pids aggregated);\n"
+"several runs a side (BASE... -- NEW...): t-test on the run-level values; one\n"
+"run a side: block bootstrap over per-interval samples; false discovery rate\n"
+"by Benjamini-Hochberg. Gated by default: endpoint latency p50/p99/p999,\n"
+"request throughput, loss and retransmission rates, network CPU per request;\n"
+"everything else is reported only (docs/NPREPORT.md).\n"
+"  -c, --config FILE   gate config (alpha, default, family, gate, ignore lines)\n"
+"  -m, --metric M      gate these metrics instead of the default set: column,\n"
+"                      table.column, table or section, @KEY for the stable row\n"
+"                      key (shell patterns; repeatable); 'default' = the default set\n"
+"  -t, --threshold PCT minimum relative change of every family (default: per\n"
+"                      family, latency and throughput 10, netcpu 20)\n"
+"  -a, --alpha A       false discovery rate (default 0.05)\n"
+"  -f, --format FMT    text, csv, junit (one testcase per gated metric), markdown\n"
 "\n"
 "Exit status: report 0 ok, 1 the file was damaged (what was readable is shown),\n"
-"2 usage or input error. compare 0 no significant regression beyond the threshold,\n"
-"1 regression, 2 usage or input error. dump: see 'npreport dump --help'.\n");
+"2 usage or input error. compare 0 no gated regression, 1 a gated metric regressed\n"
+"(significant and beyond its minimum effect), 2 usage or input error. dump: see 'npreport dump --help'.\n");
 }
 
 /* The terminal's width; COLUMNS when not a terminal, else 100 (a log or a
@@ -131,13 +140,30 @@ static int rpt_parse_format(const char *s, bool *csv)
 	return -1;
 }
 
+static int rpt_parse_cmpfmt(const char *s, enum rpt_cmpfmt *f)
+{
+	static const char *const names[] = { [RPT_CMP_TEXT] = "text", [RPT_CMP_CSV] = "csv",
+					     [RPT_CMP_JUNIT] = "junit", [RPT_CMP_MARKDOWN] = "markdown" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i])) {
+			*f = (enum rpt_cmpfmt)i;
+			return 0;
+		}
+	fprintf(stderr, "npreport: --format: '%s' is none of text, csv, junit, markdown\n", s);
+	return -1;
+}
+
 struct rpt_cli {
 	const char *sel[RPT_MAX_SEL];
 	size_t nsel;
 	bool csv;
+	enum rpt_cmpfmt cfmt;
+	const char *config;
+	bool threshold_set;
 	const char *outdir, *plotdir, *html;
 	struct rpt_textopt to;
 	struct rpt_cmpopt co;
+	double threshold_pct;
 };
 
 static int rpt_add_sel(struct rpt_cli *c, const char *s)
@@ -157,7 +183,7 @@ static const struct option rpt_opts[] = {
 	{ "threshold", required_argument, NULL, 't' }, { "alpha", required_argument, NULL, 'a' },
 	{ "metric", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
 	{ "legend", no_argument, NULL, 'l' }, { "wide", no_argument, NULL, 'W' },
-	{ "html", required_argument, NULL, 'H' },
+	{ "html", required_argument, NULL, 'H' }, { "config", required_argument, NULL, 'c' },
 	{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 };
 
@@ -169,8 +195,8 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 	int opt;
 	double v;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:lWH:hV", rpt_opts, NULL)) != -1) {
-		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm';
+	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:c:lWH:hV", rpt_opts, NULL)) != -1) {
+		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm' || opt == 'c';
 		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r' || opt == 'l' ||
 				opt == 'W' || opt == 'H';
 		if ((compare && rep_only) || (!compare && cmp_only)) {
@@ -180,7 +206,10 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 		}
 		switch (opt) {
 		case 's': case 'm': if (rpt_add_sel(c, optarg) < 0) return -1; break;
-		case 'f': if (rpt_parse_format(optarg, &c->csv) < 0) return -1; break;
+		case 'f': if ((compare ? rpt_parse_cmpfmt(optarg, &c->cfmt)
+				  : rpt_parse_format(optarg, &c->csv)) < 0) return -1;
+			  break;
+		case 'c': c->config = optarg; break;
 		case 'o': c->outdir = optarg; break;
 		case 'l': c->to.legend = true; break;
 		case 'W': c->to.wide = true; break;
@@ -190,8 +219,9 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 			  c->to.max_rows = (size_t)v; break;
 		case 'w': if (rpt_parse_num("--width", optarg, 40, 10000, &v) < 0) return -1;
 			  c->to.width = (int)v; break;
-		case 't': if (rpt_parse_num("--threshold", optarg, 0, 1e6, &c->co.threshold_pct) < 0)
+		case 't': if (rpt_parse_num("--threshold", optarg, 0, 1e6, &c->threshold_pct) < 0)
 				  return -1;
+			  c->threshold_set = true;
 			  break;
 		case 'a': if (rpt_parse_num("--alpha", optarg, 1e-9, 0.5, &c->co.alpha) < 0) return -1;
 			  break;
@@ -284,36 +314,118 @@ static int rpt_report_main(int argc, char **argv)
 	return ret;
 }
 
+/* The gate: --config first, then --metric and --threshold on top. */
+static int rpt_compare_gate(struct rpt_gate *g, const struct rpt_cli *c)
+{
+	char err[256];
+	rpt_gate_init(g);
+	if (c->config && rpt_gate_load(g, c->config, err, sizeof(err)) < 0) {
+		fprintf(stderr, "npreport: --config %s: %s\n", c->config, err);
+		return -1;
+	}
+	struct rpt_mineff fam = { NAN, NAN };
+	for (size_t i = 0; i < c->nsel; i++) {
+		if (!strcmp(c->sel[i], "default"))
+			g->use_default = 1;
+		else if (rpt_gate_add(g, c->sel[i], false, fam) < 0) {
+			fprintf(stderr, "npreport: --metric %s: too many rules\n", c->sel[i]);
+			return -1;
+		}
+	}
+	if (c->threshold_set)
+		rpt_gate_set_rel(g, c->threshold_pct);
+	return 0;
+}
+
+static int rpt_load_all(struct np_analysis *a, char **paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rpt_load(&a[i], paths[i]) < 0) {
+			while (i-- > 0)
+				np_analysis_free(&a[i]);
+			return -1;
+		}
+	return 0;
+}
+
+/* BASE... -- NEW... (options on either side of "--"), or BASE NEW. */
+static int rpt_compare_args(struct rpt_cli *c, int argc, char **argv, char ***files, size_t *nb,
+			    size_t *nn)
+{
+	int dd = 0;
+	for (int i = 1; i < argc && !dd; i++)
+		if (!strcmp(argv[i], "--"))
+			dd = i;
+	char *second[argc + 1];
+	int n2 = 0;
+	if (dd) {
+		second[n2++] = argv[0];
+		for (int i = dd + 1; i < argc; i++)
+			second[n2++] = argv[i];
+		second[n2] = NULL;
+		argv[dd] = NULL;
+		argc = dd;
+	}
+	int ind = rpt_parse(c, argc, argv, true);
+	if (ind <= 0)
+		return ind;
+	int ind2 = dd ? rpt_parse(c, n2, second, true) : n2;
+	if (ind2 <= 0 && dd)
+		return ind2;
+	size_t b = (size_t)(argc - ind), n = dd ? (size_t)(n2 - ind2) : 0;
+	if (!dd && b == 2)
+		b = n = 1;
+	if (b < 1 || n < 1 || b + n > RPT_MAX_SEL) {
+		fprintf(stderr, "npreport: compare needs BASE NEW, or BASE... -- NEW... (at most %d files)\n",
+			RPT_MAX_SEL);
+		return -1;
+	}
+	*files = malloc((b + n) * sizeof(**files));
+	if (!*files)
+		return -1;
+	for (size_t i = 0; i < b + (dd ? 0 : n); i++)
+		(*files)[i] = argv[ind + (int)i];
+	for (size_t i = 0; dd && i < n; i++)
+		(*files)[b + i] = second[ind2 + (int)i];
+	*nb = b;
+	*nn = n;
+	return 1;
+}
+
 static int rpt_compare_main(int argc, char **argv)
 {
-	struct rpt_cli c = { .to = { .width = rpt_term_width() },
-			     .co = { .threshold_pct = 5, .alpha = 0.05 } };
-	int ind = rpt_parse(&c, argc, argv, true);
-	if (ind <= 0)
+	struct rpt_cli c = { .to = { .width = rpt_term_width() }, .co = { .alpha = NAN } };
+	char **files = NULL;
+	size_t nb = 0, nn = 0;
+	int ind = rpt_compare_args(&c, argc, argv, &files, &nb, &nn);
+	if (ind <= 0) {
+		if (ind < 0)
+			rpt_usage(stderr);
 		return ind < 0 ? RPT_EXIT_USAGE : 0;
-	if (argc - ind != 2) {
-		rpt_usage(stderr);
+	}
+	struct rpt_gate gate;
+	struct np_analysis a[RPT_MAX_SEL];
+	if (rpt_compare_gate(&gate, &c) < 0 || rpt_load_all(a, files, nb + nn) < 0) {
+		rpt_gate_free(&gate);
+		free(files);
 		return RPT_EXIT_USAGE;
 	}
-	c.co.metrics = c.sel;
-	c.co.nmetrics = c.nsel;
-	c.co.csv = c.csv;
-	c.co.base_path = argv[ind];
-	c.co.new_path = argv[ind + 1];
-	struct np_analysis base, neu;
-	if (rpt_load(&base, argv[ind]) < 0)
-		return RPT_EXIT_USAGE;
-	if (rpt_load(&neu, argv[ind + 1]) < 0) {
-		np_analysis_free(&base);
-		return RPT_EXIT_USAGE;
-	}
-	int ret = rpt_compare(stdout, &base, &neu, &c.co, &c.to, NULL);
+	c.co.alpha = !isnan(c.co.alpha) ? c.co.alpha : !isnan(gate.alpha) ? gate.alpha : 0.05;
+	c.co.gate = &gate;
+	c.co.format = c.cfmt;
+	c.co.base_paths = (const char *const *)files;
+	c.co.new_paths = (const char *const *)files + nb;
+	c.co.nbase = nb;
+	c.co.nnew = nn;
+	int ret = rpt_compare(stdout, a, nb, a + nb, nn, &c.co, &c.to, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "npreport: compare: out of memory\n");
 		ret = RPT_EXIT_USAGE;
 	}
-	np_analysis_free(&base);
-	np_analysis_free(&neu);
+	for (size_t i = 0; i < nb + nn; i++)
+		np_analysis_free(&a[i]);
+	rpt_gate_free(&gate);
+	free(files);
 	return ret;
 }
 

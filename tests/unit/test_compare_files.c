@@ -1,92 +1,15 @@
-/* npreport compare: Mann-Whitney U and median CI against hand-computed
- * values, direction rules, and rpt_compare on small analyses written to
- * disk (a known regression, no change, unmatched rows, too few samples). */
+/* npreport compare: direction rules, and rpt_compare on small analyses
+ * written to disk (a known regression, no change, an improvement, a change
+ * below the minimum effect, unmatched rows, too few samples). */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "tap.h"
 #include "anatable.h"
 #include "compare.h"
-#include "mwu.h"
 #include "npmsg.h"
 #include "records.h"
-
-static void test_mwu_exact(void)
-{
-	const double x[] = { 1, 2, 3, 4, 5 }, y[] = { 6, 7, 8, 9, 10 };
-	struct rpt_mwu r = rpt_mwu_test(x, 5, y, 5);
-	CHECK(r.exact, "no ties and n<=50 must use the exact distribution");
-	CHECK_NEAR(r.u, 0, 1e-12);
-	CHECK_NEAR(r.p, 2.0 / 252.0, 1e-12);          /* 2 / C(10,5) */
-	r = rpt_mwu_test(y, 5, x, 5);
-	CHECK_NEAR(r.u, 25, 1e-12);
-	CHECK_NEAR(r.p, 2.0 / 252.0, 1e-12);
-
-	const double a[] = { 1, 3, 5 }, b[] = { 2, 4, 6 };
-	r = rpt_mwu_test(a, 3, b, 3);
-	CHECK_NEAR(r.u, 3, 1e-12);                     /* 3>2, 5>2, 5>4 */
-	CHECK_NEAR(r.p, 0.7, 1e-12);                   /* 2 * (1+1+2+3)/20 */
-
-	/* n1=4, n2=5, U=3: counts 1,1,2,3 of 126 orderings -> p = 2*7/126. */
-	const double c[] = { 1, 2, 3, 7 }, d[] = { 4, 5, 6, 8, 9 };
-	r = rpt_mwu_test(c, 4, d, 5);
-	CHECK_NEAR(r.u, 3, 1e-12);
-	CHECK_NEAR(r.p, 14.0 / 126.0, 1e-12);
-}
-
-static void test_mwu_normal(void)
-{
-	/* Ties: mid-ranks x = 1 + 3 + 3 + 5.5 -> U = 2.5; tie term 24+6+6;
-	 * var = 20/12 * (10 - 36/72); z = (7.5 - 0.5)/sd; p = erfc(z/sqrt 2). */
-	const double x[] = { 1, 2, 2, 3 }, y[] = { 2, 3, 4, 4, 5 };
-	struct rpt_mwu r = rpt_mwu_test(x, 4, y, 5);
-	CHECK(!r.exact, "ties must use the normal approximation");
-	CHECK_NEAR(r.u, 2.5, 1e-12);
-	CHECK_NEAR(r.p, 0.0785458509511907, 1e-9);
-
-	double big_x[60], big_y[60];
-	for (int i = 0; i < 60; i++) {
-		big_x[i] = i + 1;
-		big_y[i] = i + 61;
-	}
-	r = rpt_mwu_test(big_x, 60, big_y, 60);
-	CHECK(!r.exact, "n > 50 uses the normal approximation");
-	CHECK_NEAR(r.p / 3.556570974984777e-21, 1, 1e-6);
-
-	const double same[] = { 5, 5, 5 };
-	r = rpt_mwu_test(same, 3, same, 3);
-	CHECK_NEAR(r.p, 1, 1e-12);
-	r = rpt_mwu_test(same, 0, same, 3);
-	CHECK_NEAR(r.p, 1, 1e-12);
-}
-
-static void test_min_p(void)
-{
-	CHECK_NEAR(rpt_mwu_min_p(3, 3), 0.1, 1e-12);
-	CHECK_NEAR(rpt_mwu_min_p(4, 4), 2.0 / 70.0, 1e-12);
-	CHECK(rpt_mwu_min_p(3, 3) > 0.05 && rpt_mwu_min_p(4, 4) < 0.05, "4 per side is the minimum at 0.05");
-	CHECK_NEAR(rpt_mwu_min_p(0, 5), 1, 0);
-}
-
-static void test_median_ci(void)
-{
-	const double v5[] = { 5, 1, 4, 2, 3 };
-	struct rpt_median m = rpt_median_ci(v5, 5, 0.95);
-	CHECK_NEAR(m.median, 3, 0);
-	CHECK(isnan(m.lo) && isnan(m.hi), "n=5 cannot reach 95 %%");
-	const double v6[] = { 6, 1, 5, 2, 4, 3 };
-	m = rpt_median_ci(v6, 6, 0.95);
-	CHECK_NEAR(m.median, 3.5, 0);
-	CHECK_NEAR(m.lo, 1, 0);
-	CHECK_NEAR(m.hi, 6, 0);
-	CHECK_NEAR(m.conf, 1 - 2.0 / 64, 1e-12);
-	const double v10[] = { 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 };
-	m = rpt_median_ci(v10, 10, 0.95);
-	CHECK_NEAR(m.lo, 2, 0);                        /* P(B<=1) = 11/1024 <= 0.025 < P(B<=2) */
-	CHECK_NEAR(m.hi, 9, 0);
-	CHECK_NEAR(m.conf, 1 - 22.0 / 1024, 1e-12);
-	CHECK_NEAR(rpt_binom_half_cdf(10, 2), 56.0 / 1024, 1e-12);
-}
 
 static void test_direction(void)
 {
@@ -101,6 +24,7 @@ static void test_direction(void)
 	CHECK(rpt_metric_direction("bytes", "bytes") == RPT_DIR_NONE, "bytes neutral");
 	CHECK(rpt_metric_direction("flow", "str") == -1, "strings not compared");
 	CHECK(rpt_metric_direction("start", "time_ns") == -1, "timestamps not compared");
+	CHECK(rpt_metric_direction("requests", "count") == RPT_DIR_HIGHER, "requests: throughput");
 }
 
 /* ---- rpt_compare on analyses written to disk ---- */
@@ -145,12 +69,17 @@ static int run_compare(const char *b, const char *n, struct rpt_cmpstats *st)
 	struct np_analysis ab, an;
 	if (np_analysis_load(&ab, b, NULL, NULL) < 0 || np_analysis_load(&an, n, NULL, NULL) < 0)
 		return -2;
-	struct rpt_cmpopt o = { .threshold_pct = 5, .alpha = 0.05, .csv = true,
-				.base_path = b, .new_path = n };
+	struct rpt_gate g;
+	rpt_gate_init(&g);
+	rpt_gate_add(&g, "flows.p99", false, (struct rpt_mineff){ NAN, NAN });
+	const char *bp[] = { b }, *np[] = { n };
+	struct rpt_cmpopt o = { .alpha = 0.05, .gate = &g, .format = RPT_CMP_CSV,
+				.base_paths = bp, .new_paths = np, .nbase = 1, .nnew = 1 };
 	struct rpt_textopt to = { .width = 80 };
 	FILE *devnull = fopen("/dev/null", "w");
-	int ret = rpt_compare(devnull, &ab, &an, &o, &to, st);
+	int ret = rpt_compare(devnull, &ab, 1, &an, 1, &o, &to, st);
 	fclose(devnull);
+	rpt_gate_free(&g);
 	np_analysis_free(&ab);
 	np_analysis_free(&an);
 	return ret;
@@ -165,22 +94,23 @@ static void test_compare_files(void)
 	const char *keys[] = { "a", "b" }, *keys_new[] = { "a", "c" };
 	struct rpt_cmpstats st;
 
-	/* +30 % on every sample of "a": significant regression. */
+	/* +30 % on every sample of "a": significant regression (flows.p99 is
+	 * gated by the rule; host-stack family: 20 % and 20 us minimum). */
 	struct ser sb[] = { { "a", 1.0, 10 } }, sn[] = { { "a", 1.3, 10 } };
 	CHECK(write_ana(b, keys, 2, sb, 1) == 0 && write_ana(n, keys_new, 2, sn, 1) == 0, "write");
 	CHECK(run_compare(b, n, &st) == 1, "a +30%% regression exits 1");
 	CHECK_EQ_U(st.regressions, 1);
-	CHECK_EQ_U(st.significant, 1);
-	CHECK_EQ_U(st.unmatched, 2);          /* b only in base, c only in new */
-	CHECK_EQ_U(st.metrics, 1);
+	CHECK_EQ_U(st.gated, 1);
+	CHECK_EQ_U(st.unmatched_base, 1);     /* b only in base */
+	CHECK_EQ_U(st.unmatched_new, 1);      /* c only in new */
 
 	/* Same samples: nothing significant, exit 0. */
 	struct ser same[] = { { "a", 1.0, 10 } };
 	CHECK(write_ana(n, keys, 2, same, 1) == 0, "write");
 	CHECK(run_compare(b, n, &st) == 0, "identical exits 0");
 	CHECK_EQ_U(st.significant, 0);
-	CHECK_EQ_U(st.unmatched, 0);
-	CHECK_EQ_U(st.no_samples, 1);         /* row b has no series */
+	CHECK_EQ_U(st.unmatched_base + st.unmatched_new, 0);
+	CHECK_EQ_U(st.not_judged, 1);         /* row b has no series */
 
 	/* An improvement (-30 %) is significant but not a regression. */
 	struct ser better[] = { { "a", 0.7, 10 } };
@@ -188,28 +118,24 @@ static void test_compare_files(void)
 	CHECK(run_compare(b, n, &st) == 0, "improvement exits 0");
 	CHECK_EQ_U(st.improvements, 1);
 
-	/* +3 % but significant: below the threshold, exit 0. */
-	struct ser small[] = { { "a", 1.03, 10 } };
+	/* +10 %, significant: below the family's 20 %, exit 0. */
+	struct ser small[] = { { "a", 1.1, 10 } };
 	CHECK(write_ana(n, keys, 2, small, 1) == 0, "write");
-	CHECK(run_compare(b, n, &st) == 0, "below threshold exits 0");
+	CHECK(run_compare(b, n, &st) == 0, "below the minimum effect exits 0");
 	CHECK_EQ_U(st.significant, 1);
 	CHECK_EQ_U(st.regressions, 0);
 
-	/* Three samples a side can never be significant: warned, exit 0. */
+	/* Three samples a side: no test, exit 0. */
 	struct ser few_b[] = { { "a", 1.0, 3 } }, few_n[] = { { "a", 2.0, 3 } };
 	CHECK(write_ana(b, keys, 2, few_b, 1) == 0 && write_ana(n, keys, 2, few_n, 1) == 0, "write");
 	CHECK(run_compare(b, n, &st) == 0, "too few samples exits 0");
-	CHECK_EQ_U(st.too_few, 1);
+	CHECK_EQ_U(st.gated_tested, 0);
 	unlink(b);
 	unlink(n);
 }
 
 int main(void)
 {
-	test_mwu_exact();
-	test_mwu_normal();
-	test_min_p();
-	test_median_ci();
 	test_direction();
 	test_compare_files();
 	return tap_done();
