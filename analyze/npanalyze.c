@@ -2,12 +2,14 @@
  * (docs/ANALYSIS.md). `npanalyze patterns ...` runs the degradation-pattern
  * miner (analyze/patterns*.c). */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
+#include "numarg.h"
 #include "patterns.h"
 
 static void usage(FILE *f)
@@ -40,10 +42,9 @@ static void usage(FILE *f)
 
 static int parse_time(const char *s, uint64_t *ns, bool *relative)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	const char *end;
+	double v;
+	if (np_parse_num(s, 0, DBL_MAX, &v, &end))
 		return -1;
 	if (!strcmp(end, "ns")) {
 		*ns = (uint64_t)v;
