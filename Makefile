@@ -65,7 +65,7 @@ objs = $(patsubst %.c,$(O)/$(1)/%.o,$(2))
 
 # What each recorder source needs from the BPF toolchain: words SRC:NAME.skel.h and
 # SRC:libbpf (mk/bpfdeps.sh). Not worked out for goals that build nothing.
-ifneq ($(filter-out clean deps check-deps incgraph install-check,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out clean deps check-deps incgraph uninstall,$(or $(MAKECMDGOALS),all)),)
 BPF_NEEDS := $(shell mk/bpfdeps.sh $(CC) $(INCLUDES) -- record/nprec.c $(RECORD_SRC) $(RUNIT_SRC))
 endif
 BPF_USERS   := $(sort $(foreach w,$(BPF_NEEDS),$(firstword $(subst :, ,$(w)))))
@@ -77,7 +77,7 @@ $(foreach w,$(filter %.skel.h,$(BPF_NEEDS)),$(eval \
   $(call objs,n,$(firstword $(subst :, ,$(w)))) $(call objs,a,$(firstword $(subst :, ,$(w)))): \
   $(O)/$(lastword $(subst :, ,$(w)))))
 
-.PHONY: all analyze record deps test incgraph unit unit-asan fuzz fuzz-short e2e bench bench-record bench-hookfloor bench-tpdispatch \
+.PHONY: all analyze record deps test incgraph install uninstall unit unit-asan fuzz fuzz-short e2e bench bench-record bench-hookfloor bench-tpdispatch \
         bench-analyze bench-patterns demo clean fixtures tools check-deps
 
 ifeq ($(HAVE_BPF),1)
@@ -220,6 +220,33 @@ fuzz: $(FUZZERS)
 	@tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 fuzz-short: $(FUZZERS)
 	@tests/run_fuzz.sh $${FUZZ_SHORT_SECONDS:-60} $(FUZZERS)
+
+# ---------- install ----------
+# nprec goes to sbin: it is an administrator's command (root or CAP_BPF, man section
+# 8, like bpftool and tcpdump's man page); npanalyze and npreport need no privilege.
+# Man pages are installed for the binaries installed, @VERSION@ filled in.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR  ?= $(PREFIX)/share/man
+INSTALL ?= install
+INSTALL_BIN  := npanalyze npreport
+INSTALL_SBIN := $(if $(HAVE_BPF),nprec)
+INSTALL_MAN  := $(foreach b,$(INSTALL_BIN) $(INSTALL_SBIN),$(wildcard docs/man/$(b).[1-8]))
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $(addprefix $(O)/,$(INSTALL_BIN)) $(DESTDIR)$(BINDIR)/
+ifneq ($(INSTALL_SBIN),)
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR)
+	$(INSTALL) -m 0755 $(addprefix $(O)/,$(INSTALL_SBIN)) $(DESTDIR)$(SBINDIR)/
+endif
+	@set -e; for m in $(INSTALL_MAN); do d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
+	    echo "sed s/@VERSION@/$(VERSION)/ $$m > $$d/$${m##*/}"; $(INSTALL) -d $$d; \
+	    sed 's/@VERSION@/$(VERSION)/g' $$m > $$d/$${m##*/}; chmod 0644 $$d/$${m##*/}; done
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALL_BIN)) $(addprefix $(DESTDIR)$(SBINDIR)/,$(INSTALL_SBIN)) \
+	      $(foreach m,$(INSTALL_MAN),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 
 # ---------- fixtures ----------
 fixtures: tools
