@@ -55,7 +55,7 @@ RECORD_SRC  := $(filter-out record/nprec.c,$(call rwildcard,record,*.c))
 ANALYZE_SRC := $(filter-out analyze/npanalyze.c,$(call rwildcard,analyze,*.c))
 REPORT_SRC  := $(filter-out report/npreport.c,$(call rwildcard,report,*.c))
 BPF_SRC     := $(wildcard bpf/*.bpf.c)
-SKELS       := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRC))
+SKELS       := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRC))   # every skeleton; no object needs all
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 RUNIT_SRC   := $(wildcard tests/unit/rtest_*.c)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
@@ -149,10 +149,10 @@ $(O)/tools/%: $(O)/n/tests/tools/%.o $(ANALYZE_LIBS)
 ifeq ($(HAVE_BPF),1)
 $(O)/tools/hookfloor: tests/tools/hookfloor.c $(O)/hookfloor.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
+	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< $(LDLIBS_BPF)
 $(O)/tools/tpdispatch: tests/tools/tpdispatch.c $(O)/tpdispatch.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
+	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< $(LDLIBS_BPF)
 endif
 
 # ---------- unit tests (plain and ASan+UBSan) ----------
