@@ -18,6 +18,9 @@
 #   tests/tools/*.c        -> helper programs for tests/benches (fixture generators ...)
 #   tests/e2e/*.sh         -> end-to-end tests (root, namespaces); each ends with "N passed, N failed"
 
+# 'make' alone builds all (rules derived below come before it in this file)
+.DEFAULT_GOAL := all
+
 CC        ?= gcc
 CLANG     ?= clang
 # Target architecture of the BPF objects (bpf_tracing.h's __TARGET_ARCH_*), from the
