@@ -274,9 +274,9 @@ test: check-deps
 INCGRAPH_GATE ?= 0
 incgraph:
 ifeq ($(INCGRAPH_GATE),1)
-	@tests/tools/incgraph.py
+	@tests/tools/incgraph.py $(INCLUDES)
 else
-	@tests/tools/incgraph.py | sed '$$s/$$/ (not yet gating)/'
+	@tests/tools/incgraph.py $(INCLUDES) | sed '$$s/$$/ (not yet gating)/'
 endif
 
 e2e: all
