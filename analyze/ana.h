@@ -338,15 +338,24 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o);
 bool ana_calltree_emit(const struct ana_model *m, struct np_table *t, struct ana_out *o,
 		       const struct ana_bwres *w);
 
-/* ana_out.c */
-double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
+/* ana_out.c: the collector and writer; it runs no analysis. */
 void ana_out_init(struct ana_out *o);
 void ana_out_free(struct ana_out *o);
 void ana_out_table(struct ana_out *o, struct np_table *t);
+const struct np_table *ana_out_find(const struct ana_out *o, const char *name);
 /* A candidate finding; the worst three by score become ANA_FINDING records. */
 void ana_out_candidate(struct ana_out *o, double score, int sev, const char *table,
 		       const char *key, const char *metric, double value, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
+/* Keeps the three strongest candidates as findings (after the last phase). */
+void ana_out_findings(struct ana_out *o);
+/* Writes ANA_META, the tables and the findings to path (replaced if present). */
+int  ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path);
+/* The short summary (hosts, clock, findings, warnings); f NULL = none. */
+void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f);
+
+/* pipeline.c: the phases in order. */
+double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
 /* Runs every analysis of m and writes the .npa (path NULL = no file). */
 int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
 
