@@ -1,7 +1,9 @@
 /* npanalyze's in-memory model: the hosts, the packet-hook events, flows,
  * clock-sync exchanges and the aggregates of the other recorder families,
- * loaded from N recordings, then analysed into an np_analysis file.
- * Every symbol of the analyzer modules starts with ana_. */
+ * loaded from N recordings (ana_load.c), then analysed phase by phase
+ * (pipeline.c) into an np_analysis file (ana_out.c). Each declaration below
+ * names the file that defines it. Every symbol of the analyzer modules
+ * starts with ana_. */
 #ifndef NP_ANA_H
 #define NP_ANA_H
 
@@ -26,6 +28,7 @@ enum ana_seg {
 	ANA_SEG_RCV_STACK, ANA_SEG_RCV_APP, ANA_SEG_TOTAL, ANA_NSEGS
 };
 
+/* ana_util.c: names of hooks, segments and clock qualities */
 const char *ana_hook_name(int hook);
 int  ana_hook_from_name(const char *s, size_t n);
 const char *ana_seg_name(int seg);
@@ -98,7 +101,7 @@ struct ana_sync {
 	bool auth;                  /* MAC-verified (NP_REC_SYNC v2 "authenticated") */
 };
 
-/* Grow-only arrays without per-item malloc. */
+/* Grow-only arrays without per-item malloc (ana_vec_grow: ana_util.c). */
 #define ANA_VEC(T) struct { T *v; size_t n, cap; }
 int ana_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
 #define ANA_PUSH(vec) \
@@ -154,8 +157,9 @@ struct ana_txev {               /* TXN_EVENTS: one transaction */
 	char method[8], path[64];   /* HTTP request line, "" if none */
 };
 
-/* A slow-RPC window: the segment sums of the packets of that connection
- * (else of all packets) inside it, filled by ana_path_analyze. */
+/* A slow-RPC window: picked by ana_bneck_windows (a, b, ev, ports, what);
+ * the segment sums of the packets of that connection (else of all packets)
+ * inside it are added by ana_decomp_run. */
 struct ana_bwres {
 	int64_t a, b;               /* reference timeline */
 	size_t ev;                  /* the server transaction (index in txevs) */
@@ -166,7 +170,7 @@ struct ana_bwres {
 };
 
 /* Per-interval overall segment means from the packet paths, for the
- * bottleneck analysis (filled by ana_path_analyze). */
+ * bottleneck analysis (filled by ana_decomp_run). */
 struct ana_ivseg {
 	size_t n;
 	int64_t t0, len;
@@ -227,6 +231,10 @@ struct ana_options {
 	bool quiet;
 };
 
+/* Who fills what: the loader fills the record vectors (hosts .. ewma,
+ * warnings, inputs); the phases of pipeline.c then fill hosts[].clk_* and
+ * t0 (clock), win_lo/win_hi (window), bwins (slow-RPC windows, then their
+ * segment sums in the path phase) and ivseg (path phase). */
 struct ana_model {
 	ANA_VEC(struct ana_host) hosts;
 	ANA_VEC(struct ana_pev) pev;
@@ -246,21 +254,19 @@ struct ana_model {
 	size_t nminor;              /* of them minor (ana_note): no exit status 1 */
 	ANA_VEC(uint8_t) warn_minor;  /* per warning: 1 = minor (printed as a note) */
 	ANA_VEC(char *) inputs;
-	struct ana_ivseg ivseg;
-	ANA_VEC(struct ana_bwres) bwins;
-	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline */
-	int ref;                    /* reference host index */
+	struct ana_ivseg ivseg;     /* path phase -> bottlenecks, graph */
+	ANA_VEC(struct ana_bwres) bwins;   /* slow-RPC windows -> path phase -> bottlenecks */
+	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline (window phase) */
+	int ref;                    /* reference host index (loader) */
 	const struct ana_options *opt;
 	/* flow lookup (host, local id) -> index */
 	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;
-	/* sync records seen only once so far, keyed by t1^t2^t3 (dedup) */
 };
 
 /* Everything the analysis produces, before it is written. */
 struct ana_out {
 	ANA_VEC(struct np_table *) tables;
 	struct np_recbuf rb;        /* series, sketches, findings */
-	struct np_writer *w;
 	ANA_VEC(char *) findings;   /* also printed in the summary */
 	struct { double score; int sev; char text[400]; char table[32]; char key[200];
 		 char metric[32]; double value; } cand[64];
@@ -316,22 +322,29 @@ void ana_clock_pts_free(struct ana_clockpts *cp);
  * onto the reference, writes tables "clock" and "clock_pairs". */
 void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o);
 
-/* ana_path.c: packet matching, decomposition, jitter, loss. */
+/* ana_path.c: joining the hook events into packets across hooks and hosts. */
 struct ana_paths;
 struct ana_paths *ana_path_match(struct ana_model *m);
+/* The one-way delays of the joined packets, as clock points. */
 void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp);
-void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
 void ana_path_free(struct ana_paths *p);
 
-/* ana_families.c: flows, transactions, netcpu, bottlenecks, service graph. */
+/* ana_decomp.c: decomposition, jitter and loss over the joined packets;
+ * also fills m->ivseg and the segment sums of m->bwins. */
+void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
+
+/* ana_families.c: flows and drops, transactions, network CPU, perfmon EWMA. */
 void ana_flows_run(struct ana_model *m, struct ana_out *o);
 void ana_txn_run(struct ana_model *m, struct ana_out *o);
 void ana_netcpu_run(struct ana_model *m, struct ana_out *o);
 void ana_stack_run(struct ana_model *m, struct ana_out *o);   /* perfmon EWMA per flow */
-void ana_bneck_run(struct ana_model *m, struct ana_out *o);
-/* Picks the slow-RPC windows (after the clock model, before the paths). */
+
+/* ana_graph.c: host-stack bottlenecks and the service graph. */
+/* Picks the slow-RPC windows into m->bwins (after the clock model, before
+ * the path phase). */
 void ana_bneck_windows(struct ana_model *m);
+void ana_bneck_run(struct ana_model *m, struct ana_out *o);
 void ana_graph_run(struct ana_model *m, struct ana_out *o);
 /* ana_calltree.c: where the time of a slow server transaction went, over the
  * calls it made (rows of source slow_rpc_tree); false when it made none. */

@@ -1382,7 +1382,7 @@ static void ana_export_ivseg(struct ana_dctx *d)
 	}
 }
 
-void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
+void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 {
 	struct ana_dctx d = { .m = m, .p = p, .o = o };
 	if (!p || !p->npkts)

@@ -91,7 +91,7 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 
 	/* paths: in pp.paths, the clock, the window, m->bwins; out tables decomp,
 	 * jitter, loss ...; m->ivseg and the segment sums of m->bwins (ana_decomp.c) */
-	ana_path_analyze(m, pp.paths, &pp.out);
+	ana_decomp_run(m, pp.paths, &pp.out);
 	ana_path_free(pp.paths);
 	pp.paths = NULL;
 	pipe_mark(m, &pp, "decompose, jitter, loss");
