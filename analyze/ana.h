@@ -287,7 +287,10 @@ bool ana_in_window(const struct ana_model *m, int64_t t);
 bool ana_interval_in_window(const struct ana_model *m, int host, uint64_t t, uint64_t dur);
 uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, bool create);
 void ana_flow_key(const struct ana_flow *f, char *buf, size_t n);
-void ana_sketch_cols(struct np_table *t);   /* count mean p50 p90 p99 p999 max */
+/* The sketch columns, at offsets from the first (ana_sketch_cols adds them in this order). */
+enum ana_sk_col { ANA_SK_COUNT, ANA_SK_MEAN, ANA_SK_P50, ANA_SK_P90, ANA_SK_P99, ANA_SK_P999,
+		  ANA_SK_MAX, ANA_SK_NCOLS };
+void ana_sketch_cols(struct np_table *t, size_t id);   /* count mean p50 p90 p99 p999 max */
 void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct np_sketch *s);
 
 /* ana_load.c: reads one recording file into m (host chosen by identity). */
@@ -346,6 +349,10 @@ void ana_stack_run(struct ana_model *m, struct ana_out *o);   /* perfmon EWMA pe
 void ana_bneck_windows(struct ana_model *m);
 void ana_bneck_run(struct ana_model *m, struct ana_out *o);
 void ana_graph_run(struct ana_model *m, struct ana_out *o);
+/* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
+ * ana_calltree.c), in the order of its np_table_col_at calls. */
+enum ana_bn_col { ANA_BN_SOURCE, ANA_BN_FROM, ANA_BN_TO, ANA_BN_COMPONENT, ANA_BN_D_I,
+		  ANA_BN_D_RTT, ANA_BN_X_I, ANA_BN_BOTTLENECK, ANA_BN_WHAT, ANA_BN_NCOLS };
 /* ana_calltree.c: where the time of a slow server transaction went, over the
  * calls it made (rows of source slow_rpc_tree); false when it made none. */
 bool ana_calltree_emit(const struct ana_model *m, struct np_table *t, struct ana_out *o,
