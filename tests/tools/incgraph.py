@@ -25,7 +25,7 @@ UPWARD = {
     'report': ('record', 'bpf'),
     'bpf': ('common', 'record', 'analyze', 'report'),
 }
-INCLUDE_DIRS = ('common', 'record', 'analyze', 'report', 'bpf')  # Makefile INCLUDES
+INCLUDE_DIRS = ('common', 'record', 'analyze', 'analyze/patterns', 'report', 'bpf')  # Makefile INCLUDES
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
