@@ -338,17 +338,17 @@ void ana_path_free(struct ana_paths *p);
 void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
 
 /* ana_families.c: flows and drops, transactions, network CPU, perfmon EWMA. */
-void ana_flows_run(struct ana_model *m, struct ana_out *o);
+void ana_flows_run(const struct ana_model *m, struct ana_out *o);
 void ana_txn_run(struct ana_model *m, struct ana_out *o);
-void ana_netcpu_run(struct ana_model *m, struct ana_out *o);
-void ana_stack_run(struct ana_model *m, struct ana_out *o);   /* perfmon EWMA per flow */
+void ana_netcpu_run(const struct ana_model *m, struct ana_out *o);
+void ana_stack_run(const struct ana_model *m, struct ana_out *o);   /* perfmon EWMA per flow */
 
 /* ana_graph.c: host-stack bottlenecks and the service graph. */
 /* Picks the slow-RPC windows into m->bwins (after the clock model, before
  * the path phase). */
 void ana_bneck_windows(struct ana_model *m);
-void ana_bneck_run(struct ana_model *m, struct ana_out *o);
-void ana_graph_run(struct ana_model *m, struct ana_out *o);
+void ana_bneck_run(const struct ana_model *m, struct ana_out *o);
+void ana_graph_run(const struct ana_model *m, struct ana_out *o);
 /* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
  * ana_calltree.c), in the order of its np_table_col_at calls. */
 enum ana_bn_col { ANA_BN_SOURCE, ANA_BN_FROM, ANA_BN_TO, ANA_BN_COMPONENT, ANA_BN_D_I,

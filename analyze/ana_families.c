@@ -33,7 +33,7 @@ static int ana_fstat_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-void ana_flows_run(struct ana_model *m, struct ana_out *o)
+void ana_flows_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->fstats.n && !m->drops.n)
 		return;
@@ -575,7 +575,7 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 
 /* ---- network CPU cost ---- */
 
-void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
+void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->netcpu.n)
 		return;
@@ -685,7 +685,7 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
  * largest of the per-interval snapshots), samples and alerts (the largest
  * of the snapshots: the recorder's counters are per flow since it was
  * first seen). */
-void ana_stack_run(struct ana_model *m, struct ana_out *o)
+void ana_stack_run(const struct ana_model *m, struct ana_out *o)
 {
 	static const char *const comp[4] = { "rtt", "rnst1", "cnst", "rnst2" };
 	if (!m->ewma.n)

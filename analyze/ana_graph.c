@@ -9,7 +9,7 @@
 
 /* Components = path segments of the traced packets; deviations are the
  * window's mean minus the whole recording's mean. */
-static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_out *o,
+static void ana_bneck_emit(const struct ana_model *m, struct np_table *t, struct ana_out *o,
 			   const char *src, int64_t wa, int64_t wb, const double *sum,
 			   const uint64_t *cnt, const char *what, bool own)
 {
@@ -53,7 +53,7 @@ static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_o
 				  di[best] / drtt);
 }
 
-static void ana_bneck_interval(struct ana_model *m, struct np_table *t, struct ana_out *o,
+static void ana_bneck_interval(const struct ana_model *m, struct np_table *t, struct ana_out *o,
 			       size_t i, const char *what)
 {
 	const struct ana_ivseg *v = &m->ivseg;
@@ -110,7 +110,7 @@ void ana_bneck_windows(struct ana_model *m)
 	}
 }
 
-void ana_bneck_run(struct ana_model *m, struct ana_out *o)
+void ana_bneck_run(const struct ana_model *m, struct ana_out *o)
 {
 	/* columns: enum ana_bn_col (ana.h), also written by ana_calltree.c */
 	struct np_table *t = np_table_new("bottlenecks", "Host-stack bottlenecks by relative importance X_i = D_i / D_RTT", 4);
@@ -326,7 +326,7 @@ static ssize_t ana_nat_peer(const struct ana_model *m, const struct ana_txn *x)
 	return found;
 }
 
-void ana_graph_run(struct ana_model *m, struct ana_out *o)
+void ana_graph_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->txns.n)
 		return;

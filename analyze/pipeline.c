@@ -3,8 +3,9 @@
  * and hands its tables and candidate findings to the collector (ana_out.c),
  * which writes them at the end; the "in:" / "out:" lines below name those
  * fields. What passes between phases outside the model (the joined packet
- * paths, the clock points) lives in struct ana_pipe. docs/ANALYSIS.md
- * describes each phase. */
+ * paths, the clock points) lives in struct ana_pipe. A phase that takes the
+ * model const only reads it; ana_txn_run writes just warnings.
+ * docs/ANALYSIS.md ("Code: the pipeline") has the table of phases. */
 #include <stdio.h>
 #include <time.h>
 #include "ana.h"
