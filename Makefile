@@ -37,7 +37,7 @@ export O
 GITREV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN      := -Wall -Wextra -Werror
-INCLUDES  := -Icommon -Irecord -Ianalyze -Ireport -Ibpf
+INCLUDES  := -Icommon -Irecord -Ianalyze -Ianalyze/patterns -Ireport -Ibpf
 BASECFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE $(INCLUDES) -I$(O) \
              -DNP_VERSION='"$(VERSION) ($(GITREV))"'
 CFLAGS    ?= -O2 -g

@@ -1,7 +1,9 @@
 /* npanalyze's in-memory model: the hosts, the packet-hook events, flows,
  * clock-sync exchanges and the aggregates of the other recorder families,
- * loaded from N recordings, then analysed into an np_analysis file.
- * Every symbol of the analyzer modules starts with ana_. */
+ * loaded from N recordings (ana_load.c), then analysed phase by phase
+ * (pipeline.c) into an np_analysis file (ana_out.c). Each declaration below
+ * names the file that defines it. Every symbol of the analyzer modules
+ * starts with ana_. */
 #ifndef NP_ANA_H
 #define NP_ANA_H
 
@@ -26,6 +28,7 @@ enum ana_seg {
 	ANA_SEG_RCV_STACK, ANA_SEG_RCV_APP, ANA_SEG_TOTAL, ANA_NSEGS
 };
 
+/* ana_util.c: names of hooks, segments and clock qualities */
 const char *ana_hook_name(int hook);
 int  ana_hook_from_name(const char *s, size_t n);
 const char *ana_seg_name(int seg);
@@ -98,7 +101,7 @@ struct ana_sync {
 	bool auth;                  /* MAC-verified (NP_REC_SYNC v2 "authenticated") */
 };
 
-/* Grow-only arrays without per-item malloc. */
+/* Grow-only arrays without per-item malloc (ana_vec_grow: ana_util.c). */
 #define ANA_VEC(T) struct { T *v; size_t n, cap; }
 int ana_vec_grow(void **v, size_t *cap, size_t need, size_t elem);
 #define ANA_PUSH(vec) \
@@ -154,8 +157,9 @@ struct ana_txev {               /* TXN_EVENTS: one transaction */
 	char method[8], path[64];   /* HTTP request line, "" if none */
 };
 
-/* A slow-RPC window: the segment sums of the packets of that connection
- * (else of all packets) inside it, filled by ana_path_analyze. */
+/* A slow-RPC window: picked by ana_bneck_windows (a, b, ev, ports, what);
+ * the segment sums of the packets of that connection (else of all packets)
+ * inside it are added by ana_decomp_run. */
 struct ana_bwres {
 	int64_t a, b;               /* reference timeline */
 	size_t ev;                  /* the server transaction (index in txevs) */
@@ -166,7 +170,7 @@ struct ana_bwres {
 };
 
 /* Per-interval overall segment means from the packet paths, for the
- * bottleneck analysis (filled by ana_path_analyze). */
+ * bottleneck analysis (filled by ana_decomp_run). */
 struct ana_ivseg {
 	size_t n;
 	int64_t t0, len;
@@ -227,6 +231,10 @@ struct ana_options {
 	bool quiet;
 };
 
+/* Who fills what: the loader fills the record vectors (hosts .. ewma,
+ * warnings, inputs); the phases of pipeline.c then fill hosts[].clk_* and
+ * t0 (clock), win_lo/win_hi (window), bwins (slow-RPC windows, then their
+ * segment sums in the path phase) and ivseg (path phase). */
 struct ana_model {
 	ANA_VEC(struct ana_host) hosts;
 	ANA_VEC(struct ana_pev) pev;
@@ -246,21 +254,19 @@ struct ana_model {
 	size_t nminor;              /* of them minor (ana_note): no exit status 1 */
 	ANA_VEC(uint8_t) warn_minor;  /* per warning: 1 = minor (printed as a note) */
 	ANA_VEC(char *) inputs;
-	struct ana_ivseg ivseg;
-	ANA_VEC(struct ana_bwres) bwins;
-	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline */
-	int ref;                    /* reference host index */
+	struct ana_ivseg ivseg;     /* path phase -> bottlenecks, graph */
+	ANA_VEC(struct ana_bwres) bwins;   /* slow-RPC windows -> path phase -> bottlenecks */
+	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline (window phase) */
+	int ref;                    /* reference host index (loader) */
 	const struct ana_options *opt;
 	/* flow lookup (host, local id) -> index */
 	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;
-	/* sync records seen only once so far, keyed by t1^t2^t3 (dedup) */
 };
 
 /* Everything the analysis produces, before it is written. */
 struct ana_out {
 	ANA_VEC(struct np_table *) tables;
 	struct np_recbuf rb;        /* series, sketches, findings */
-	struct np_writer *w;
 	ANA_VEC(char *) findings;   /* also printed in the summary */
 	struct { double score; int sev; char text[400]; char table[32]; char key[200];
 		 char metric[32]; double value; } cand[64];
@@ -281,7 +287,10 @@ bool ana_in_window(const struct ana_model *m, int64_t t);
 bool ana_interval_in_window(const struct ana_model *m, int host, uint64_t t, uint64_t dur);
 uint32_t ana_flow_lookup(struct ana_model *m, uint16_t host, uint64_t local_id, bool create);
 void ana_flow_key(const struct ana_flow *f, char *buf, size_t n);
-void ana_sketch_cols(struct np_table *t);   /* count mean p50 p90 p99 p999 max */
+/* The sketch columns, at offsets from the first (ana_sketch_cols adds them in this order). */
+enum ana_sk_col { ANA_SK_COUNT, ANA_SK_MEAN, ANA_SK_P50, ANA_SK_P90, ANA_SK_P99, ANA_SK_P999,
+		  ANA_SK_MAX, ANA_SK_NCOLS };
+void ana_sketch_cols(struct np_table *t, size_t id);   /* count mean p50 p90 p99 p999 max */
 void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct np_sketch *s);
 
 /* ana_load.c: reads one recording file into m (host chosen by identity). */
@@ -316,37 +325,57 @@ void ana_clock_pts_free(struct ana_clockpts *cp);
  * onto the reference, writes tables "clock" and "clock_pairs". */
 void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o);
 
-/* ana_path.c: packet matching, decomposition, jitter, loss. */
+/* ana_path.c: joining the hook events into packets across hooks and hosts. */
 struct ana_paths;
 struct ana_paths *ana_path_match(struct ana_model *m);
+/* The one-way delays of the joined packets, as clock points. */
 void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp);
-void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
 void ana_path_free(struct ana_paths *p);
 
-/* ana_families.c: flows, transactions, netcpu, bottlenecks, service graph. */
-void ana_flows_run(struct ana_model *m, struct ana_out *o);
+/* ana_decomp.c: decomposition, jitter and loss over the joined packets;
+ * also fills m->ivseg and the segment sums of m->bwins. */
+void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
+
+/* ana_families.c: flows and drops, transactions, network CPU, perfmon EWMA. */
+void ana_flows_run(const struct ana_model *m, struct ana_out *o);
 void ana_txn_run(struct ana_model *m, struct ana_out *o);
-void ana_netcpu_run(struct ana_model *m, struct ana_out *o);
-void ana_stack_run(struct ana_model *m, struct ana_out *o);   /* perfmon EWMA per flow */
-void ana_bneck_run(struct ana_model *m, struct ana_out *o);
-/* Picks the slow-RPC windows (after the clock model, before the paths). */
+void ana_netcpu_run(const struct ana_model *m, struct ana_out *o);
+void ana_stack_run(const struct ana_model *m, struct ana_out *o);   /* perfmon EWMA per flow */
+
+/* ana_graph.c: host-stack bottlenecks and the service graph. */
+/* Picks the slow-RPC windows into m->bwins (after the clock model, before
+ * the path phase). */
 void ana_bneck_windows(struct ana_model *m);
-void ana_graph_run(struct ana_model *m, struct ana_out *o);
+void ana_bneck_run(const struct ana_model *m, struct ana_out *o);
+void ana_graph_run(const struct ana_model *m, struct ana_out *o);
+/* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
+ * ana_calltree.c), in the order of its np_table_col_at calls. */
+enum ana_bn_col { ANA_BN_SOURCE, ANA_BN_FROM, ANA_BN_TO, ANA_BN_COMPONENT, ANA_BN_D_I,
+		  ANA_BN_D_RTT, ANA_BN_X_I, ANA_BN_BOTTLENECK, ANA_BN_WHAT, ANA_BN_NCOLS };
 /* ana_calltree.c: where the time of a slow server transaction went, over the
  * calls it made (rows of source slow_rpc_tree); false when it made none. */
 bool ana_calltree_emit(const struct ana_model *m, struct np_table *t, struct ana_out *o,
 		       const struct ana_bwres *w);
 
-/* ana_out.c */
-double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
+/* ana_out.c: the collector and writer; it runs no analysis. */
 void ana_out_init(struct ana_out *o);
 void ana_out_free(struct ana_out *o);
 void ana_out_table(struct ana_out *o, struct np_table *t);
+const struct np_table *ana_out_find(const struct ana_out *o, const char *name);
 /* A candidate finding; the worst three by score become ANA_FINDING records. */
 void ana_out_candidate(struct ana_out *o, double score, int sev, const char *table,
 		       const char *key, const char *metric, double value, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
+/* Keeps the three strongest candidates as findings (after the last phase). */
+void ana_out_findings(struct ana_out *o);
+/* Writes ANA_META, the tables and the findings to path (replaced if present). */
+int  ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path);
+/* The short summary (hosts, clock, findings, warnings); f NULL = none. */
+void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f);
+
+/* pipeline.c: the phases in order. */
+double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
 /* Runs every analysis of m and writes the .npa (path NULL = no file). */
 int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
 

@@ -146,15 +146,15 @@ bool ana_calltree_emit(const struct ana_model *m, struct np_table *t, struct ana
 	double d = (double)x->dur;
 	for (int k = 0; k < n; k++) {
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, "slow_rpc_tree");
-		np_table_set_i64(t, r, 1, w->a);
-		np_table_set_i64(t, r, 2, w->b);
-		np_table_set_str(t, r, 3, c[k].name);
-		np_table_set_f64(t, r, 4, c[k].ns);
-		np_table_set_f64(t, r, 5, d);
-		np_table_set_f64(t, r, 6, c[k].ns / d);
-		np_table_set_u64(t, r, 7, k == best);
-		np_table_set_str(t, r, 8, w->what);
+		np_table_set_str(t, r, ANA_BN_SOURCE, "slow_rpc_tree");
+		np_table_set_i64(t, r, ANA_BN_FROM, w->a);
+		np_table_set_i64(t, r, ANA_BN_TO, w->b);
+		np_table_set_str(t, r, ANA_BN_COMPONENT, c[k].name);
+		np_table_set_f64(t, r, ANA_BN_D_I, c[k].ns);
+		np_table_set_f64(t, r, ANA_BN_D_RTT, d);
+		np_table_set_f64(t, r, ANA_BN_X_I, c[k].ns / d);
+		np_table_set_u64(t, r, ANA_BN_BOTTLENECK, k == best);
+		np_table_set_str(t, r, ANA_BN_WHAT, w->what);
 	}
 	if (c[best].ns / d > 0.5)
 		ana_out_candidate(o, c[best].ns / d, 1, "bottlenecks", c[best].name, "x", c[best].ns / d,

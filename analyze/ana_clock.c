@@ -343,75 +343,82 @@ static const struct ana_pairfit *ana_fit_of(const struct ana_pairfit *fits, size
 static void ana_clock_tables(struct ana_model *m, struct ana_clockpts *cp,
 			     struct ana_pairfit *fits, struct ana_out *o)
 {
+	/* columns of "clock", in the order of the np_table_col_at calls below */
+	enum { CLK_HOST, CLK_REF, CLK_QUALITY, CLK_OFFSET, CLK_DRIFT, CLK_OFFSET_ERR, CLK_VIA,
+	       CLK_FIRST_NS, CLK_SYNC_AUTH, CLK_NCOLS };
 	struct np_table *t = np_table_new("clock", "Clock model per host vs the reference", 1);
-	np_table_col(t, "host", "str", "host");
-	np_table_col(t, "ref", "str", "reference host");
-	np_table_col(t, "quality", "str", "reference/accurate/approximate/failed/unaligned");
-	np_table_col(t, "offset", "ns", "host clock minus reference clock at the host's first timestamp");
-	np_table_col(t, "drift", "ppm", "host clock rate vs reference, minus 1 (host runs fast if > 0)");
-	np_table_col(t, "offset_err", "ns", "error bound of the offset (half the feasible band)");
-	np_table_col(t, "via", "str", "host the alignment was chained through");
-	np_table_col(t, "first_ns", "time_ns", "first timestamp of the host on the reference timeline");
-	np_table_col(t, "sync_auth", "str", "sync exchanges of the link it was aligned through: "
-		     "authenticated (--sync-key) / unauthenticated / mixed");
+	np_table_col_at(t, CLK_HOST, "host", "str", "host");
+	np_table_col_at(t, CLK_REF, "ref", "str", "reference host");
+	np_table_col_at(t, CLK_QUALITY, "quality", "str", "reference/accurate/approximate/failed/unaligned");
+	np_table_col_at(t, CLK_OFFSET, "offset", "ns", "host clock minus reference clock at the host's first timestamp");
+	np_table_col_at(t, CLK_DRIFT, "drift", "ppm", "host clock rate vs reference, minus 1 (host runs fast if > 0)");
+	np_table_col_at(t, CLK_OFFSET_ERR, "offset_err", "ns", "error bound of the offset (half the feasible band)");
+	np_table_col_at(t, CLK_VIA, "via", "str", "host the alignment was chained through");
+	np_table_col_at(t, CLK_FIRST_NS, "first_ns", "time_ns", "first timestamp of the host on the reference timeline");
+	np_table_col_at(t, CLK_SYNC_AUTH, "sync_auth", "str", "sync exchanges of the link it was aligned through: "
+			"authenticated (--sync-key) / unauthenticated / mixed");
 	for (size_t i = 0; i < m->hosts.n; i++) {
 		struct ana_host *h = &m->hosts.v[i];
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, h->name);
-		np_table_set_str(t, r, 1, m->hosts.v[m->ref].name);
-		np_table_set_str(t, r, 2, ana_clock_quality_name(h->clk_quality));
+		np_table_set_str(t, r, CLK_HOST, h->name);
+		np_table_set_str(t, r, CLK_REF, m->hosts.v[m->ref].name);
+		np_table_set_str(t, r, CLK_QUALITY, ana_clock_quality_name(h->clk_quality));
 		if (ana_host_aligned(m, (int)i)) {
-			np_table_set_i64(t, r, 3, llround((double)h->t0 - h->clk_b));
-			np_table_set_f64(t, r, 4, (1.0 / h->clk_a - 1.0) * 1e6);
+			np_table_set_i64(t, r, CLK_OFFSET, llround((double)h->t0 - h->clk_b));
+			np_table_set_f64(t, r, CLK_DRIFT, (1.0 / h->clk_a - 1.0) * 1e6);
 			if (!isnan(h->clk_err_ns))
-				np_table_set_f64(t, r, 5, h->clk_err_ns);
-			np_table_set_i64(t, r, 7, ana_to_ref(m, (int)i, h->t0));
+				np_table_set_f64(t, r, CLK_OFFSET_ERR, h->clk_err_ns);
+			np_table_set_i64(t, r, CLK_FIRST_NS, ana_to_ref(m, (int)i, h->t0));
 		}
 		if (h->clk_via >= 0)
-			np_table_set_str(t, r, 6, m->hosts.v[h->clk_via].name);
+			np_table_set_str(t, r, CLK_VIA, m->hosts.v[h->clk_via].name);
 		int link = h->clk_via >= 0 ? h->clk_via : m->ref;
 		const char *au = (int)i == m->ref ? NULL : ana_sync_auth(ana_fit_of(fits, cp->nhosts, (int)i, link));
 		if (au && ana_host_aligned(m, (int)i))
-			np_table_set_str(t, r, 8, au);
+			np_table_set_str(t, r, CLK_SYNC_AUTH, au);
 	}
 	ana_out_table(o, t);
 
+	/* columns of "clock_pairs", in the order of the np_table_col_at calls below */
+	enum { CP_HOST_A, CP_HOST_B, CP_QUALITY, CP_OFFSET, CP_DRIFT, CP_OFFSET_ERR,
+	       CP_DRIFT_LO, CP_DRIFT_HI, CP_SYNC_COUNT, CP_MSGS_B_TO_A, CP_MSGS_A_TO_B,
+	       CP_MIN_RTT, CP_CRISTIAN_OFFSET, CP_SYNC_AUTH, CP_NCOLS };
 	t = np_table_new("clock_pairs", "Clock fit per host pair (host_b clock -> host_a clock)", 2);
-	np_table_col(t, "host_a", "str", NULL);
-	np_table_col(t, "host_b", "str", NULL);
-	np_table_col(t, "quality", "str", NULL);
-	np_table_col(t, "offset", "ns", "host_b minus host_a clock at host_b's first timestamp");
-	np_table_col(t, "drift", "ppm", "rate of host_b's clock vs host_a's, minus 1");
-	np_table_col(t, "offset_err", "ns", "half width of the feasible offset band");
-	np_table_col(t, "drift_lo", "ppm", "steepest/shallowest separating lines");
-	np_table_col(t, "drift_hi", "ppm", NULL);
-	np_table_col(t, "sync_count", "count", "sync exchanges");
-	np_table_col(t, "msgs_b_to_a", "count", "messages (sync + packets) host_b -> host_a");
-	np_table_col(t, "msgs_a_to_b", "count", "messages host_a -> host_b");
-	np_table_col(t, "min_rtt", "ns", "minimum sync RTT minus server time");
-	np_table_col(t, "cristian_offset", "ns", "Cristian min-RTT estimate of host_b minus host_a");
-	np_table_col(t, "sync_auth", "str", "authenticated / unauthenticated / mixed sync exchanges");
+	np_table_col_at(t, CP_HOST_A, "host_a", "str", NULL);
+	np_table_col_at(t, CP_HOST_B, "host_b", "str", NULL);
+	np_table_col_at(t, CP_QUALITY, "quality", "str", NULL);
+	np_table_col_at(t, CP_OFFSET, "offset", "ns", "host_b minus host_a clock at host_b's first timestamp");
+	np_table_col_at(t, CP_DRIFT, "drift", "ppm", "rate of host_b's clock vs host_a's, minus 1");
+	np_table_col_at(t, CP_OFFSET_ERR, "offset_err", "ns", "half width of the feasible offset band");
+	np_table_col_at(t, CP_DRIFT_LO, "drift_lo", "ppm", "steepest/shallowest separating lines");
+	np_table_col_at(t, CP_DRIFT_HI, "drift_hi", "ppm", NULL);
+	np_table_col_at(t, CP_SYNC_COUNT, "sync_count", "count", "sync exchanges");
+	np_table_col_at(t, CP_MSGS_B_TO_A, "msgs_b_to_a", "count", "messages (sync + packets) host_b -> host_a");
+	np_table_col_at(t, CP_MSGS_A_TO_B, "msgs_a_to_b", "count", "messages host_a -> host_b");
+	np_table_col_at(t, CP_MIN_RTT, "min_rtt", "ns", "minimum sync RTT minus server time");
+	np_table_col_at(t, CP_CRISTIAN_OFFSET, "cristian_offset", "ns", "Cristian min-RTT estimate of host_b minus host_a");
+	np_table_col_at(t, CP_SYNC_AUTH, "sync_auth", "str", "authenticated / unauthenticated / mixed sync exchanges");
 	for (size_t lo = 0; lo < m->hosts.n; lo++)
 		for (size_t hi = lo + 1; hi < m->hosts.n; hi++) {
 			const struct ana_pairfit *f = &fits[lo * cp->nhosts + hi];
 			if (f->q == ANA_CLK_UNALIGNED && !f->nsync)
 				continue;
 			size_t r = np_table_row(t);
-			np_table_set_str(t, r, 0, m->hosts.v[lo].name);
-			np_table_set_str(t, r, 1, m->hosts.v[hi].name);
-			np_table_set_str(t, r, 2, ana_clock_quality_name(f->q));
-			np_table_set_i64(t, r, 3, llround(-f->b));
-			np_table_set_f64(t, r, 4, (1.0 / f->a - 1.0) * 1e6);
-			if (!isnan(f->err)) np_table_set_f64(t, r, 5, f->err);
-			if (!isnan(f->a_hi)) np_table_set_f64(t, r, 6, (1.0 / f->a_hi - 1.0) * 1e6);
-			if (!isnan(f->a_lo)) np_table_set_f64(t, r, 7, (1.0 / f->a_lo - 1.0) * 1e6);
-			np_table_set_u64(t, r, 8, f->nsync);
-			np_table_set_u64(t, r, 9, f->npkt_up);
-			np_table_set_u64(t, r, 10, f->npkt_lo);
+			np_table_set_str(t, r, CP_HOST_A, m->hosts.v[lo].name);
+			np_table_set_str(t, r, CP_HOST_B, m->hosts.v[hi].name);
+			np_table_set_str(t, r, CP_QUALITY, ana_clock_quality_name(f->q));
+			np_table_set_i64(t, r, CP_OFFSET, llround(-f->b));
+			np_table_set_f64(t, r, CP_DRIFT, (1.0 / f->a - 1.0) * 1e6);
+			if (!isnan(f->err)) np_table_set_f64(t, r, CP_OFFSET_ERR, f->err);
+			if (!isnan(f->a_hi)) np_table_set_f64(t, r, CP_DRIFT_LO, (1.0 / f->a_hi - 1.0) * 1e6);
+			if (!isnan(f->a_lo)) np_table_set_f64(t, r, CP_DRIFT_HI, (1.0 / f->a_lo - 1.0) * 1e6);
+			np_table_set_u64(t, r, CP_SYNC_COUNT, f->nsync);
+			np_table_set_u64(t, r, CP_MSGS_B_TO_A, f->npkt_up);
+			np_table_set_u64(t, r, CP_MSGS_A_TO_B, f->npkt_lo);
 			if (f->nsync) {
-				np_table_set_f64(t, r, 11, f->min_rtt);
-				np_table_set_f64(t, r, 12, -f->cristian);
-				np_table_set_str(t, r, 13, ana_sync_auth(f));
+				np_table_set_f64(t, r, CP_MIN_RTT, f->min_rtt);
+				np_table_set_f64(t, r, CP_CRISTIAN_OFFSET, -f->cristian);
+				np_table_set_str(t, r, CP_SYNC_AUTH, ana_sync_auth(f));
 			}
 		}
 	ana_out_table(o, t);

@@ -476,13 +476,16 @@ static void ana_forward_hop(const struct ana_dctx *d, const struct ana_fagg *f, 
 static void ana_decomp_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
+	/* columns of "decomp", in the order of the np_table_col_at calls below */
+	enum { DC_FLOW, DC_SEGMENT, DC_SK, DC_SHARE_MEAN = DC_SK + ANA_SK_NCOLS, DC_SHARE_P99,
+	       DC_HOST, DC_NCOLS };
 	struct np_table *t = np_table_new("decomp", "Latency decomposition per segment", 2);
-	np_table_col(t, "flow", "str", "sender-side flow, or all");
-	np_table_col(t, "segment", "str", "sender_stack qdisc device wire receiver_stack receiver_app total");
-	ana_sketch_cols(t);
-	np_table_col(t, "share_mean", "pct", "segment mean as % of the total mean");
-	np_table_col(t, "share_p99", "pct", "% of the latency of the slowest 1 % of packets spent here");
-	np_table_col(t, "host", "str", "host the segment runs on (wire: sender>receiver)");
+	np_table_col_at(t, DC_FLOW, "flow", "str", "sender-side flow, or all");
+	np_table_col_at(t, DC_SEGMENT, "segment", "str", "sender_stack qdisc device wire receiver_stack receiver_app total");
+	ana_sketch_cols(t, DC_SK);
+	np_table_col_at(t, DC_SHARE_MEAN, "share_mean", "pct", "segment mean as % of the total mean");
+	np_table_col_at(t, DC_SHARE_P99, "share_p99", "pct", "% of the latency of the slowest 1 % of packets spent here");
+	np_table_col_at(t, DC_HOST, "host", "str", "host the segment runs on (wire: sender>receiver)");
 	/* tail decomposition: per segment sums over the packets at or above the
 	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
@@ -526,15 +529,15 @@ static void ana_decomp_table(struct ana_dctx *d)
 			if (!sk[s].n)
 				continue;
 			size_t r = np_table_row(t);
-			np_table_set_str(t, r, 0, name);
-			np_table_set_str(t, r, 1, ana_seg_name(s));
-			ana_sketch_cells(t, r, 2, &sk[s]);
+			np_table_set_str(t, r, DC_FLOW, name);
+			np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
+			ana_sketch_cells(t, r, DC_SK, &sk[s]);
 			double tm = np_sketch_mean(&sk[ANA_SEG_TOTAL]);
 			if (tm > 0)
-				np_table_set_f64(t, r, 9, 100.0 * np_sketch_mean(&sk[s]) * (double)sk[s].n /
+				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * np_sketch_mean(&sk[s]) * (double)sk[s].n /
 						 ((double)sk[ANA_SEG_TOTAL].n * tm));
 			if (ntail && tl[ANA_SEG_TOTAL] > 0)
-				np_table_set_f64(t, r, 10, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
+				np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
 			if (f >= 0) {
 				const struct ana_fagg *fa = &d->fa[d->topflow[f]];
 				char hb[300];
@@ -544,7 +547,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 				else
 					snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
 										      : fa->rcv_host].name);
-				np_table_set_str(t, r, 11, hb);
+				np_table_set_str(t, r, DC_HOST, hb);
 				int nseg = 0;
 				for (int q = 0; q < ANA_SEG_TOTAL; q++)
 					nseg += sk[q].n > 0;
@@ -721,16 +724,20 @@ static void ana_jitter_table(struct ana_dctx *d)
 	size_t n = 0;
 	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
 	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
+	/* columns of "jitter", in the order of the np_table_col_at calls below */
+	enum { JT_FLOW, JT_PACKETS, JT_JITTER_MIN, JT_JITTER_MAX, JT_JITTER_RANGE,
+	       JT_JITTER_P50_ABS, JT_JITTER_P99_ABS, JT_JITTER_RFC3550, JT_JITTER_RFC3550_MEAN,
+	       JT_NCOLS };
 	struct np_table *t = np_table_new("jitter", "Jitter per flow (vnettracer dT(i+1)-dT(i); RFC 3550)", 1);
-	np_table_col(t, "flow", "str", NULL);
-	np_table_col(t, "packets", "count", "packets with a full path (first to last hook of the flow)");
-	np_table_col(t, "jitter_min", "ns", "smallest dT(i+1)-dT(i)");
-	np_table_col(t, "jitter_max", "ns", "largest dT(i+1)-dT(i)");
-	np_table_col(t, "jitter_range", "ns", "max - min");
-	np_table_col(t, "jitter_p50_abs", "ns", "median |dT(i+1)-dT(i)|");
-	np_table_col(t, "jitter_p99_abs", "ns", "99th percentile |dT(i+1)-dT(i)|");
-	np_table_col(t, "jitter_rfc3550", "ns", "RFC 3550 interarrival jitter at the end");
-	np_table_col(t, "jitter_rfc3550_mean", "ns", "mean of the RFC 3550 estimate over packets");
+	np_table_col_at(t, JT_FLOW, "flow", "str", NULL);
+	np_table_col_at(t, JT_PACKETS, "packets", "count", "packets with a full path (first to last hook of the flow)");
+	np_table_col_at(t, JT_JITTER_MIN, "jitter_min", "ns", "smallest dT(i+1)-dT(i)");
+	np_table_col_at(t, JT_JITTER_MAX, "jitter_max", "ns", "largest dT(i+1)-dT(i)");
+	np_table_col_at(t, JT_JITTER_RANGE, "jitter_range", "ns", "max - min");
+	np_table_col_at(t, JT_JITTER_P50_ABS, "jitter_p50_abs", "ns", "median |dT(i+1)-dT(i)|");
+	np_table_col_at(t, JT_JITTER_P99_ABS, "jitter_p99_abs", "ns", "99th percentile |dT(i+1)-dT(i)|");
+	np_table_col_at(t, JT_JITTER_RFC3550, "jitter_rfc3550", "ns", "RFC 3550 interarrival jitter at the end");
+	np_table_col_at(t, JT_JITTER_RFC3550_MEAN, "jitter_rfc3550_mean", "ns", "mean of the RFC 3550 estimate over packets");
 	if (!j || !absj)
 		goto out;
 	for (size_t k = 0; k < d->p->npkts; k++) {
@@ -767,15 +774,15 @@ static void ana_jitter_table(struct ana_dctx *d)
 			ana_select(absj, na, i99);
 			ana_select(absj, i99 + 1, i50);
 			size_t r = np_table_row(t);
-			np_table_set_str(t, r, 0, name);
-			np_table_set_u64(t, r, 1, b - a);
-			np_table_set_i64(t, r, 2, mn);
-			np_table_set_i64(t, r, 3, mx);
-			np_table_set_i64(t, r, 4, mx - mn);
-			np_table_set_i64(t, r, 5, absj[i50]);
-			np_table_set_i64(t, r, 6, absj[i99]);
-			np_table_set_f64(t, r, 7, J);
-			np_table_set_f64(t, r, 8, Jsum / (double)na);
+			np_table_set_str(t, r, JT_FLOW, name);
+			np_table_set_u64(t, r, JT_PACKETS, b - a);
+			np_table_set_i64(t, r, JT_JITTER_MIN, mn);
+			np_table_set_i64(t, r, JT_JITTER_MAX, mx);
+			np_table_set_i64(t, r, JT_JITTER_RANGE, mx - mn);
+			np_table_set_i64(t, r, JT_JITTER_P50_ABS, absj[i50]);
+			np_table_set_i64(t, r, JT_JITTER_P99_ABS, absj[i99]);
+			np_table_set_f64(t, r, JT_JITTER_RFC3550, J);
+			np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, Jsum / (double)na);
 			double med = (double)np_sketch_quantile(&d->top[d->fa[j[a].flow].top][ANA_SEG_TOTAL], 0.5);
 			if (med > 0 && (double)absj[i99] > med * 0.5)
 				ana_out_candidate(d->o, 0.3 * fmin((double)absj[i99] / med, 3.0), 1, "jitter", name,
@@ -1085,17 +1092,20 @@ static void ana_loss_tables(struct ana_dctx *d)
 	struct ana_dropagg dagg[ANA_DROPAGG];
 	int ndagg = 0;
 	struct ana_model *m = d->m;
+	/* columns of "lost_packets", in the order of the np_table_col_at calls below */
+	enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
+	       LP_NEXT_HOOK, LP_RETRANSMISSION, LP_DROP_REASON, LP_NCOLS };
 	struct np_table *lp = np_table_new("lost_packets", "Every lost packet, located", 3);
-	np_table_col(lp, "flow", "str", NULL);
-	np_table_col(lp, "seq", "id", "TCP seq or UDP id");
-	np_table_col(lp, "time", "time_ns", "first seen, reference timeline");
-	np_table_col(lp, "len", "bytes", "payload");
-	np_table_col(lp, "last_host", "str", "last host that saw it");
-	np_table_col(lp, "last_hook", "str", "last hook that saw it");
-	np_table_col(lp, "lost_in", "str", "segment after the last hook (where it vanished)");
-	np_table_col(lp, "next_hook", "str", "the hook it never reached");
-	np_table_col(lp, "retransmission", "bool", "the lost packet was itself a retransmission");
-	np_table_col(lp, "drop_reason", "str", "kernel drop reason on that host, when recorded");
+	np_table_col_at(lp, LP_FLOW, "flow", "str", NULL);
+	np_table_col_at(lp, LP_SEQ, "seq", "id", "TCP seq or UDP id");
+	np_table_col_at(lp, LP_TIME, "time", "time_ns", "first seen, reference timeline");
+	np_table_col_at(lp, LP_LEN, "len", "bytes", "payload");
+	np_table_col_at(lp, LP_LAST_HOST, "last_host", "str", "last host that saw it");
+	np_table_col_at(lp, LP_LAST_HOOK, "last_hook", "str", "last hook that saw it");
+	np_table_col_at(lp, LP_LOST_IN, "lost_in", "str", "segment after the last hook (where it vanished)");
+	np_table_col_at(lp, LP_NEXT_HOOK, "next_hook", "str", "the hook it never reached");
+	np_table_col_at(lp, LP_RETRANSMISSION, "retransmission", "bool", "the lost packet was itself a retransmission");
+	np_table_col_at(lp, LP_DROP_REASON, "drop_reason", "str", "kernel drop reason on that host, when recorded");
 	size_t nrows = 0;
 	size_t nd = m->drops.n ? m->drops.n : 1;
 	struct ana_dropjoin dj = { calloc(nd, sizeof(uint64_t)), calloc(nd, 1), calloc(nd, sizeof(uint64_t)) };
@@ -1145,21 +1155,21 @@ static void ana_loss_tables(struct ana_dctx *d)
 			ana_flow_name(m, r->flow, name, sizeof(name));
 			size_t row = np_table_row(lp);
 			nrows++;
-			np_table_set_str(lp, row, 0, name);
-			np_table_set_u64(lp, row, 1, r->seq);
-			np_table_set_i64(lp, row, 2, lc[c].t);
-			np_table_set_u64(lp, row, 3, r->len);
-			np_table_set_str(lp, row, 4, m->hosts.v[lp_->host].name);
-			np_table_set_str(lp, row, 5, ana_hook_name(lp_->hook));
+			np_table_set_str(lp, row, LP_FLOW, name);
+			np_table_set_u64(lp, row, LP_SEQ, r->seq);
+			np_table_set_i64(lp, row, LP_TIME, lc[c].t);
+			np_table_set_u64(lp, row, LP_LEN, r->len);
+			np_table_set_str(lp, row, LP_LAST_HOST, m->hosts.v[lp_->host].name);
+			np_table_set_str(lp, row, LP_LAST_HOOK, ana_hook_name(lp_->hook));
 			if (nxt >= 0) {
 				const struct ana_pos *np_ = &f->pos[nxt];
-				np_table_set_str(lp, row, 6, ana_seg_name(ana_hook_segment(np_->hook,
+				np_table_set_str(lp, row, LP_LOST_IN, ana_seg_name(ana_hook_segment(np_->hook,
 									      np_->host != lp_->host)));
-				np_table_set_str(lp, row, 7, ana_hook_name(np_->hook));
+				np_table_set_str(lp, row, LP_NEXT_HOOK, ana_hook_name(np_->hook));
 			}
-			np_table_set_u64(lp, row, 8, lc[c].retx);
+			np_table_set_u64(lp, row, LP_RETRANSMISSION, lc[c].retx);
 			if (why)
-				np_table_set_str(lp, row, 9, why);
+				np_table_set_str(lp, row, LP_DROP_REASON, why);
 		}
 	}
 	free(dj.hash); free(dj.used); free(dj.at);
@@ -1174,26 +1184,32 @@ static void ana_loss_tables(struct ana_dctx *d)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
 
+	/* columns of "loss", in the order of the np_table_col_at calls below */
+	enum { LS_FLOW, LS_SENT, LS_RECEIVED, LS_LOST, LS_LOSS_RATE, LS_RETRANS, LS_WORST_HOOK,
+	       LS_UNRECORDED, LS_NCOLS };
 	struct np_table *t = np_table_new("loss", "Loss per flow (retransmissions counted apart)", 1);
-	np_table_col(t, "flow", "str", NULL);
-	np_table_col(t, "sent", "count", "packets seen at the flow's first hook");
-	np_table_col(t, "received", "count", "packets seen at the flow's last hook");
-	np_table_col(t, "lost", "count", "packets that never reached the receiver");
-	np_table_col(t, "loss_rate", "ratio", "lost / sent");
-	np_table_col(t, "retrans", "count", "retransmitted packets");
-	np_table_col(t, "worst_hook", "str", "host:hook after which most packets vanished");
-	np_table_col(t, "unrecorded", "count",
-		     "delivered (reached the receiver, never resent) but its socket-hook events missing");
+	np_table_col_at(t, LS_FLOW, "flow", "str", NULL);
+	np_table_col_at(t, LS_SENT, "sent", "count", "packets seen at the flow's first hook");
+	np_table_col_at(t, LS_RECEIVED, "received", "count", "packets seen at the flow's last hook");
+	np_table_col_at(t, LS_LOST, "lost", "count", "packets that never reached the receiver");
+	np_table_col_at(t, LS_LOSS_RATE, "loss_rate", "ratio", "lost / sent");
+	np_table_col_at(t, LS_RETRANS, "retrans", "count", "retransmitted packets");
+	np_table_col_at(t, LS_WORST_HOOK, "worst_hook", "str", "host:hook after which most packets vanished");
+	np_table_col_at(t, LS_UNRECORDED, "unrecorded", "count",
+			"delivered (reached the receiver, never resent) but its socket-hook events missing");
+	/* columns of "loss_hops", in the order of the np_table_col_at calls below */
+	enum { LH_FLOW, LH_FROM, LH_TO, LH_N_FROM, LH_N_TO, LH_LOST, LH_LOSS_RATE,
+	       LH_LOST_HERE, LH_HOP_MEAN, LH_NCOLS };
 	struct np_table *hp = np_table_new("loss_hops", "Packets between consecutive hook points", 3);
-	np_table_col(hp, "flow", "str", NULL);
-	np_table_col(hp, "from", "str", "host:hook");
-	np_table_col(hp, "to", "str", "host:hook");
-	np_table_col(hp, "n_from", "count", "packets seen at from (N_i)");
-	np_table_col(hp, "n_to", "count", "packets seen at to (N_j)");
-	np_table_col(hp, "lost", "count", "N_i - N_j");
-	np_table_col(hp, "loss_rate", "ratio", "(N_i - N_j) / N_i");
-	np_table_col(hp, "lost_here", "count", "packets whose last hook was from");
-	np_table_col(hp, "hop_mean", "ns", "mean time from `from` to `to` (sum of the hops between)");
+	np_table_col_at(hp, LH_FLOW, "flow", "str", NULL);
+	np_table_col_at(hp, LH_FROM, "from", "str", "host:hook");
+	np_table_col_at(hp, LH_TO, "to", "str", "host:hook");
+	np_table_col_at(hp, LH_N_FROM, "n_from", "count", "packets seen at from (N_i)");
+	np_table_col_at(hp, LH_N_TO, "n_to", "count", "packets seen at to (N_j)");
+	np_table_col_at(hp, LH_LOST, "lost", "count", "N_i - N_j");
+	np_table_col_at(hp, LH_LOSS_RATE, "loss_rate", "ratio", "(N_i - N_j) / N_i");
+	np_table_col_at(hp, LH_LOST_HERE, "lost_here", "count", "packets whose last hook was from");
+	np_table_col_at(hp, LH_HOP_MEAN, "hop_mean", "ns", "mean time from `from` to `to` (sum of the hops between)");
 	for (size_t fi = 0; fi < m->flows.n; fi++) {
 		struct ana_fagg *f = &d->fa[fi];
 		if (!f->pkts || f->npos < 1)
@@ -1206,14 +1222,14 @@ static void ana_loss_tables(struct ana_dctx *d)
 				sent = f->pos[i].n;
 		uint64_t recv = f->pos[f->order[f->npos - 1]].n;
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, name);
-		np_table_set_u64(t, r, 1, sent);
-		np_table_set_u64(t, r, 2, recv);
-		np_table_set_u64(t, r, 3, f->lost);
+		np_table_set_str(t, r, LS_FLOW, name);
+		np_table_set_u64(t, r, LS_SENT, sent);
+		np_table_set_u64(t, r, LS_RECEIVED, recv);
+		np_table_set_u64(t, r, LS_LOST, f->lost);
 		if (sent)
-			np_table_set_f64(t, r, 4, (double)f->lost / (double)sent);
-		np_table_set_u64(t, r, 5, f->retx);
-		np_table_set_u64(t, r, 7, f->unrec);
+			np_table_set_f64(t, r, LS_LOSS_RATE, (double)f->lost / (double)sent);
+		np_table_set_u64(t, r, LS_RETRANS, f->retx);
+		np_table_set_u64(t, r, LS_UNRECORDED, f->unrec);
 		int worst = -1;
 		for (int i = 0; i < f->npos; i++)
 			if (f->pos[i].lost_here && (worst < 0 || f->pos[i].lost_here > f->pos[worst].lost_here))
@@ -1222,7 +1238,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 			char hk[200];
 			snprintf(hk, sizeof(hk), "%s:%s", m->hosts.v[f->pos[worst].host].name,
 				 ana_hook_name(f->pos[worst].hook));
-			np_table_set_str(t, r, 6, hk);
+			np_table_set_str(t, r, LS_WORST_HOOK, hk);
 			double rate = sent ? (double)f->lost / (double)sent : 0;
 			const char *why = ana_drop_reason(m, f->pos[worst].host, (uint32_t)fi);
 			ana_out_candidate(d->o, rate * 50.0 + (f->lost ? 0.1 : 0), rate > 0.01 ? 2 : 1,
@@ -1248,15 +1264,15 @@ static void ana_loss_tables(struct ana_dctx *d)
 			snprintf(fa, sizeof(fa), "%s:%s", m->hosts.v[a->host].name, ana_hook_name(a->hook));
 			snprintf(fb, sizeof(fb), "%s:%s", m->hosts.v[b->host].name, ana_hook_name(b->hook));
 			size_t rr = np_table_row(hp);
-			np_table_set_str(hp, rr, 0, name);
-			np_table_set_str(hp, rr, 1, fa);
-			np_table_set_str(hp, rr, 2, fb);
-			np_table_set_u64(hp, rr, 3, a->n);
-			np_table_set_u64(hp, rr, 4, b->n);
-			np_table_set_i64(hp, rr, 5, (int64_t)a->n - (int64_t)b->n);
+			np_table_set_str(hp, rr, LH_FLOW, name);
+			np_table_set_str(hp, rr, LH_FROM, fa);
+			np_table_set_str(hp, rr, LH_TO, fb);
+			np_table_set_u64(hp, rr, LH_N_FROM, a->n);
+			np_table_set_u64(hp, rr, LH_N_TO, b->n);
+			np_table_set_i64(hp, rr, LH_LOST, (int64_t)a->n - (int64_t)b->n);
 			if (a->n)
-				np_table_set_f64(hp, rr, 6, ((double)a->n - (double)b->n) / (double)a->n);
-			np_table_set_u64(hp, rr, 7, a->lost_here);
+				np_table_set_f64(hp, rr, LH_LOSS_RATE, ((double)a->n - (double)b->n) / (double)a->n);
+			np_table_set_u64(hp, rr, LH_LOST_HERE, a->lost_here);
 			/* through the hooks skipped between a and b too (the time
 			 * queued in a qdisc ends at qdisc_deq) */
 			double hm = 0;
@@ -1264,7 +1280,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 				const struct ana_pos *x = &f->pos[f->order[k]];
 				hm += x->hn ? x->hsum / (double)x->hn : 0;
 			}
-			np_table_set_f64(hp, rr, 8, hm);
+			np_table_set_f64(hp, rr, LH_HOP_MEAN, hm);
 		}
 	}
 	ana_out_table(d->o, t);
@@ -1277,15 +1293,18 @@ static void ana_loss_tables(struct ana_dctx *d)
 static void ana_pkt_flows_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
+	/* columns of "pkt_flows", in the order of the np_table_col_at calls below */
+	enum { PF_FLOW, PF_SENDER, PF_RECEIVER, PF_PACKETS, PF_BYTES, PF_FIRST, PF_LAST,
+	       PF_THROUGHPUT, PF_NCOLS };
 	struct np_table *t = np_table_new("pkt_flows", "Traced flows (from packet paths)", 1);
-	np_table_col(t, "flow", "str", NULL);
-	np_table_col(t, "sender", "str", "host");
-	np_table_col(t, "receiver", "str", "host");
-	np_table_col(t, "packets", "count", "sent on the wire (copies with the same key each count)");
-	np_table_col(t, "bytes", "bytes", "payload");
-	np_table_col(t, "first", "time_ns", NULL);
-	np_table_col(t, "last", "time_ns", NULL);
-	np_table_col(t, "throughput", "bps", "payload bits / (last - first)");
+	np_table_col_at(t, PF_FLOW, "flow", "str", NULL);
+	np_table_col_at(t, PF_SENDER, "sender", "str", "host");
+	np_table_col_at(t, PF_RECEIVER, "receiver", "str", "host");
+	np_table_col_at(t, PF_PACKETS, "packets", "count", "sent on the wire (copies with the same key each count)");
+	np_table_col_at(t, PF_BYTES, "bytes", "bytes", "payload");
+	np_table_col_at(t, PF_FIRST, "first", "time_ns", NULL);
+	np_table_col_at(t, PF_LAST, "last", "time_ns", NULL);
+	np_table_col_at(t, PF_THROUGHPUT, "throughput", "bps", "payload bits / (last - first)");
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *v = malloc(d->nint * sizeof(*v));
 	for (size_t fi = 0; fi < m->flows.n; fi++) {
@@ -1295,17 +1314,17 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 		char name[160];
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, name);
+		np_table_set_str(t, r, PF_FLOW, name);
 		if (f->npos) {
-			np_table_set_str(t, r, 1, m->hosts.v[f->snd_host].name);
-			np_table_set_str(t, r, 2, m->hosts.v[f->rcv_host].name);
+			np_table_set_str(t, r, PF_SENDER, m->hosts.v[f->snd_host].name);
+			np_table_set_str(t, r, PF_RECEIVER, m->hosts.v[f->rcv_host].name);
 		}
-		np_table_set_u64(t, r, 3, f->copies);
-		np_table_set_u64(t, r, 4, f->bytes);
-		np_table_set_i64(t, r, 5, f->first);
-		np_table_set_i64(t, r, 6, f->last);
+		np_table_set_u64(t, r, PF_PACKETS, f->copies);
+		np_table_set_u64(t, r, PF_BYTES, f->bytes);
+		np_table_set_i64(t, r, PF_FIRST, f->first);
+		np_table_set_i64(t, r, PF_LAST, f->last);
 		if (f->last > f->first)
-			np_table_set_f64(t, r, 7, (double)f->bytes * 8e9 / (double)(f->last - f->first));
+			np_table_set_f64(t, r, PF_THROUGHPUT, (double)f->bytes * 8e9 / (double)(f->last - f->first));
 		if (f->top < 0 || !ts || !v)
 			continue;
 		size_t k = 0;
@@ -1382,7 +1401,7 @@ static void ana_export_ivseg(struct ana_dctx *d)
 	}
 }
 
-void ana_path_analyze(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
+void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 {
 	struct ana_dctx d = { .m = m, .p = p, .o = o };
 	if (!p || !p->npkts)

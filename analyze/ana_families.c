@@ -33,7 +33,7 @@ static int ana_fstat_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-void ana_flows_run(struct ana_model *m, struct ana_out *o)
+void ana_flows_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->fstats.n && !m->drops.n)
 		return;
@@ -41,19 +41,23 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 	size_t n = m->fstats.n;
 	if (n)   /* drops without flow stats: v is NULL */
 		qsort(v, n, sizeof(*v), ana_fstat_cmp);
+	/* columns of "flows", in the order of the np_table_col_at calls below */
+	enum { FL_HOST, FL_FLOW, FL_COMM, FL_PID, FL_TX_BYTES, FL_RX_BYTES, FL_TX_PKTS,
+	       FL_RX_PKTS, FL_RETRANS, FL_THROUGHPUT, FL_THROUGHPUT_MAX, FL_SRTT_MEAN,
+	       FL_NCOLS };
 	struct np_table *t = np_table_new("flows", "Flows (recorder flow table)", 2);
-	np_table_col(t, "host", "str", NULL);
-	np_table_col(t, "flow", "str", "proto local:port>remote:port");
-	np_table_col(t, "comm", "str", "owning process");
-	np_table_col(t, "pid", "id", NULL);
-	np_table_col(t, "tx_bytes", "bytes", NULL);
-	np_table_col(t, "rx_bytes", "bytes", NULL);
-	np_table_col(t, "tx_pkts", "count", NULL);
-	np_table_col(t, "rx_pkts", "count", NULL);
-	np_table_col(t, "retrans", "count", "retransmissions");
-	np_table_col(t, "throughput", "bps", "(tx+rx) bits over the intervals the flow was active");
-	np_table_col(t, "throughput_max", "bps", "busiest interval");
-	np_table_col(t, "srtt_mean", "ns", "mean smoothed RTT over intervals");
+	np_table_col_at(t, FL_HOST, "host", "str", NULL);
+	np_table_col_at(t, FL_FLOW, "flow", "str", "proto local:port>remote:port");
+	np_table_col_at(t, FL_COMM, "comm", "str", "owning process");
+	np_table_col_at(t, FL_PID, "pid", "id", NULL);
+	np_table_col_at(t, FL_TX_BYTES, "tx_bytes", "bytes", NULL);
+	np_table_col_at(t, FL_RX_BYTES, "rx_bytes", "bytes", NULL);
+	np_table_col_at(t, FL_TX_PKTS, "tx_pkts", "count", NULL);
+	np_table_col_at(t, FL_RX_PKTS, "rx_pkts", "count", NULL);
+	np_table_col_at(t, FL_RETRANS, "retrans", "count", "retransmissions");
+	np_table_col_at(t, FL_THROUGHPUT, "throughput", "bps", "(tx+rx) bits over the intervals the flow was active");
+	np_table_col_at(t, FL_THROUGHPUT_MAX, "throughput_max", "bps", "busiest interval");
+	np_table_col_at(t, FL_SRTT_MEAN, "srtt_mean", "ns", "mean smoothed RTT over intervals");
 	uint64_t *ts = malloc(ANA_SERIES_MAX * sizeof(*ts));
 	double *val = malloc(ANA_SERIES_MAX * sizeof(*val));
 	for (size_t a = 0; a < n;) {
@@ -84,20 +88,20 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 			continue;
 		}
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, m->hosts.v[v[a].host].name);
-		np_table_set_str(t, r, 1, v[a].key);
-		if (v[a].comm[0]) np_table_set_str(t, r, 2, v[a].comm);
-		if (v[a].pid) np_table_set_u64(t, r, 3, v[a].pid);
-		np_table_set_u64(t, r, 4, tx);
-		np_table_set_u64(t, r, 5, rx);
-		np_table_set_u64(t, r, 6, tp);
-		np_table_set_u64(t, r, 7, rp);
-		np_table_set_u64(t, r, 8, re);
+		np_table_set_str(t, r, FL_HOST, m->hosts.v[v[a].host].name);
+		np_table_set_str(t, r, FL_FLOW, v[a].key);
+		if (v[a].comm[0]) np_table_set_str(t, r, FL_COMM, v[a].comm);
+		if (v[a].pid) np_table_set_u64(t, r, FL_PID, v[a].pid);
+		np_table_set_u64(t, r, FL_TX_BYTES, tx);
+		np_table_set_u64(t, r, FL_RX_BYTES, rx);
+		np_table_set_u64(t, r, FL_TX_PKTS, tp);
+		np_table_set_u64(t, r, FL_RX_PKTS, rp);
+		np_table_set_u64(t, r, FL_RETRANS, re);
 		if (dur)
-			np_table_set_f64(t, r, 9, (double)(tx + rx) * 8e9 / (double)dur);
-		np_table_set_f64(t, r, 10, bmax);
+			np_table_set_f64(t, r, FL_THROUGHPUT, (double)(tx + rx) * 8e9 / (double)dur);
+		np_table_set_f64(t, r, FL_THROUGHPUT_MAX, bmax);
 		if (srn)
-			np_table_set_f64(t, r, 11, (double)srs / (double)srn);
+			np_table_set_f64(t, r, FL_SRTT_MEAN, (double)srs / (double)srn);
 		if (k) {
 			char key[400];
 			snprintf(key, sizeof(key), "%s|%s", m->hosts.v[v[a].host].name, v[a].key);
@@ -114,11 +118,13 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 	ana_out_table(o, t);
 
 	/* drops by host, flow, kernel reason */
+	/* columns of "drops", in the order of the np_table_col_at calls below */
+	enum { DR_HOST, DR_FLOW, DR_REASON, DR_DROPS, DR_NCOLS };
 	struct np_table *d = np_table_new("drops", "Kernel packet drops by reason", 3);
-	np_table_col(d, "host", "str", NULL);
-	np_table_col(d, "flow", "str", NULL);
-	np_table_col(d, "reason", "str", "kernel drop reason (skb_drop_reason)");
-	np_table_col(d, "drops", "count", NULL);
+	np_table_col_at(d, DR_HOST, "host", "str", NULL);
+	np_table_col_at(d, DR_FLOW, "flow", "str", NULL);
+	np_table_col_at(d, DR_REASON, "reason", "str", "kernel drop reason (skb_drop_reason)");
+	np_table_col_at(d, DR_DROPS, "drops", "count", NULL);
 	for (size_t i = 0; i < m->drops.n; i++) {
 		const struct ana_drop *x = &m->drops.v[i];
 		bool seen = false;
@@ -133,10 +139,10 @@ void ana_flows_run(struct ana_model *m, struct ana_out *o)
 			    !strcmp(m->drops.v[j].reason, x->reason))
 				cnt += m->drops.v[j].count;
 		size_t r = np_table_row(d);
-		np_table_set_str(d, r, 0, m->hosts.v[x->host].name);
-		np_table_set_str(d, r, 1, x->flowkey);
-		np_table_set_str(d, r, 2, x->reason);
-		np_table_set_u64(d, r, 3, cnt);
+		np_table_set_str(d, r, DR_HOST, m->hosts.v[x->host].name);
+		np_table_set_str(d, r, DR_FLOW, x->flowkey);
+		np_table_set_str(d, r, DR_REASON, x->reason);
+		np_table_set_u64(d, r, DR_DROPS, cnt);
 	}
 	ana_out_table(o, d);
 }
@@ -482,30 +488,33 @@ static const char *ana_txn_container(const struct ana_model *m, const struct ana
 
 static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgroup *g, size_t ng)
 {
+	/* columns of "transactions", in the order of the np_table_col_at calls below */
+	enum { TX_LEVEL, TX_KEY, TX_HOST, TX_ROLE, TX_REQUESTS, TX_RATE, TX_BYTES, TX_SK,
+	       TX_NCOLS = TX_SK + ANA_SK_NCOLS };
 	struct np_table *t = np_table_new("transactions", "Transaction latency (merged across intervals)", 4);
-	np_table_col(t, "level", "str", "connection / endpoint / container");
-	np_table_col(t, "key", "str", "conn tuple, server ip:port + HTTP path, or cgroup");
-	np_table_col(t, "host", "str", NULL);
-	np_table_col(t, "role", "str", "server or client side");
-	np_table_col(t, "requests", "count", NULL);
-	np_table_col(t, "rate", "rate", "requests per second over the recording");
-	np_table_col(t, "bytes", "bytes", "request + response bytes");
-	ana_sketch_cols(t);
+	np_table_col_at(t, TX_LEVEL, "level", "str", "connection / endpoint / container");
+	np_table_col_at(t, TX_KEY, "key", "str", "conn tuple, server ip:port + HTTP path, or cgroup");
+	np_table_col_at(t, TX_HOST, "host", "str", NULL);
+	np_table_col_at(t, TX_ROLE, "role", "str", "server or client side");
+	np_table_col_at(t, TX_REQUESTS, "requests", "count", NULL);
+	np_table_col_at(t, TX_RATE, "rate", "rate", "requests per second over the recording");
+	np_table_col_at(t, TX_BYTES, "bytes", "bytes", "request + response bytes");
+	ana_sketch_cols(t, TX_SK);
 	for (size_t i = 0; i < ng; i++) {
 		struct ana_tgroup *x = &g[i];
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, x->level);
-		np_table_set_str(t, r, 1, x->key);
-		np_table_set_str(t, r, 2, m->hosts.v[x->host].name);
-		np_table_set_str(t, r, 3, x->server ? "server" : "client");
-		np_table_set_u64(t, r, 4, x->count);
+		np_table_set_str(t, r, TX_LEVEL, x->level);
+		np_table_set_str(t, r, TX_KEY, x->key);
+		np_table_set_str(t, r, TX_HOST, m->hosts.v[x->host].name);
+		np_table_set_str(t, r, TX_ROLE, x->server ? "server" : "client");
+		np_table_set_u64(t, r, TX_REQUESTS, x->count);
 		uint64_t span = x->t_hi > x->t_lo ? x->t_hi - x->t_lo : 0;
 		span += m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns : 1000000000ull;
-		np_table_set_f64(t, r, 5, (double)x->count * 1e9 / (double)span);
-		np_table_set_u64(t, r, 6, x->bytes);
+		np_table_set_f64(t, r, TX_RATE, (double)x->count * 1e9 / (double)span);
+		np_table_set_u64(t, r, TX_BYTES, x->bytes);
 		/* the sketch carries the latency; count column is requests */
-		ana_sketch_cells(t, r, 7, &x->lat);
-		np_table_set_u64(t, r, 7, x->lat.n);
+		ana_sketch_cells(t, r, TX_SK, &x->lat);
+		np_table_set_u64(t, r, TX_SK, x->lat.n);
 		char key[640];
 		snprintf(key, sizeof(key), "%s|%s|%s|%s", x->level, x->key, m->hosts.v[x->host].name,
 			 x->server ? "server" : "client");
@@ -566,20 +575,23 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 
 /* ---- network CPU cost ---- */
 
-void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
+void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->netcpu.n)
 		return;
+	/* columns of "netcpu", in the order of the np_table_col_at calls below */
+	enum { NC_HOST, NC_NET_RX, NC_NET_TX, NC_SOCK_SEND, NC_SOCK_RECV, NC_TOTAL,
+	       NC_CPU_MEAN, NC_CPU_MAX, NC_CPU_SHARE, NC_NCOLS };
 	struct np_table *t = np_table_new("netcpu", "Network CPU cost per host", 1);
-	np_table_col(t, "host", "str", NULL);
-	np_table_col(t, "net_rx", "ns", "CPU time in NET_RX softirq");
-	np_table_col(t, "net_tx", "ns", "CPU time in NET_TX softirq");
-	np_table_col(t, "sock_send", "ns", "CPU time in socket send");
-	np_table_col(t, "sock_recv", "ns", "CPU time in socket receive");
-	np_table_col(t, "total", "ns", NULL);
-	np_table_col(t, "cpu_mean", "pct", "mean network CPU, % of one core");
-	np_table_col(t, "cpu_max", "pct", "busiest interval, % of one core");
-	np_table_col(t, "cpu_share", "pct", "% of all cores of the host");
+	np_table_col_at(t, NC_HOST, "host", "str", NULL);
+	np_table_col_at(t, NC_NET_RX, "net_rx", "ns", "CPU time in NET_RX softirq");
+	np_table_col_at(t, NC_NET_TX, "net_tx", "ns", "CPU time in NET_TX softirq");
+	np_table_col_at(t, NC_SOCK_SEND, "sock_send", "ns", "CPU time in socket send");
+	np_table_col_at(t, NC_SOCK_RECV, "sock_recv", "ns", "CPU time in socket receive");
+	np_table_col_at(t, NC_TOTAL, "total", "ns", NULL);
+	np_table_col_at(t, NC_CPU_MEAN, "cpu_mean", "pct", "mean network CPU, % of one core");
+	np_table_col_at(t, NC_CPU_MAX, "cpu_max", "pct", "busiest interval, % of one core");
+	np_table_col_at(t, NC_CPU_SHARE, "cpu_share", "pct", "% of all cores of the host");
 	uint64_t *ts = malloc(ANA_SERIES_MAX * sizeof(*ts));
 	double *val = malloc(ANA_SERIES_MAX * sizeof(*val));
 	for (size_t h = 0; h < m->hosts.n; h++) {
@@ -604,16 +616,16 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
 			continue;
 		uint64_t tot = rx + tx + sd + rv;
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, m->hosts.v[h].name);
-		np_table_set_u64(t, r, 1, rx);
-		np_table_set_u64(t, r, 2, tx);
-		np_table_set_u64(t, r, 3, sd);
-		np_table_set_u64(t, r, 4, rv);
-		np_table_set_u64(t, r, 5, tot);
-		np_table_set_f64(t, r, 6, 100.0 * (double)tot / (double)dur);
-		np_table_set_f64(t, r, 7, mx);
+		np_table_set_str(t, r, NC_HOST, m->hosts.v[h].name);
+		np_table_set_u64(t, r, NC_NET_RX, rx);
+		np_table_set_u64(t, r, NC_NET_TX, tx);
+		np_table_set_u64(t, r, NC_SOCK_SEND, sd);
+		np_table_set_u64(t, r, NC_SOCK_RECV, rv);
+		np_table_set_u64(t, r, NC_TOTAL, tot);
+		np_table_set_f64(t, r, NC_CPU_MEAN, 100.0 * (double)tot / (double)dur);
+		np_table_set_f64(t, r, NC_CPU_MAX, mx);
 		unsigned nc = m->hosts.v[h].ncpus ? m->hosts.v[h].ncpus : 1;
-		np_table_set_f64(t, r, 8, 100.0 * (double)tot / (double)dur / nc);
+		np_table_set_f64(t, r, NC_CPU_SHARE, 100.0 * (double)tot / (double)dur / nc);
 		if (k)
 			np_series_pack(&o->rb, "netcpu", m->hosts.v[h].name, "cpu", "pct", ts, val, k);
 		double share = 100.0 * (double)tot / (double)dur / nc;
@@ -625,12 +637,14 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
 	free(ts); free(val);
 	ana_out_table(o, t);
 
+	/* columns of "netrx_breakdown", in the order of the np_table_col_at calls below */
+	enum { NRX_HOST, NRX_COMPONENT, NRX_TIME, NRX_SAMPLES, NRX_SHARE, NRX_NCOLS };
 	struct np_table *b = np_table_new("netrx_breakdown", "NET_RX time by stack component", 2);
-	np_table_col(b, "host", "str", NULL);
-	np_table_col(b, "component", "str", "driver poll, GRO, TC, netfilter, bridge, forward, local delivery ...");
-	np_table_col(b, "time", "ns", "estimated NET_RX time (samples x NET_RX time)");
-	np_table_col(b, "samples", "count", "stack samples");
-	np_table_col(b, "share", "pct", "% of the host's NET_RX time");
+	np_table_col_at(b, NRX_HOST, "host", "str", NULL);
+	np_table_col_at(b, NRX_COMPONENT, "component", "str", "driver poll, GRO, TC, netfilter, bridge, forward, local delivery ...");
+	np_table_col_at(b, NRX_TIME, "time", "ns", "estimated NET_RX time (samples x NET_RX time)");
+	np_table_col_at(b, NRX_SAMPLES, "samples", "count", "stack samples");
+	np_table_col_at(b, NRX_SHARE, "share", "pct", "% of the host's NET_RX time");
 	for (size_t h = 0; h < m->hosts.n; h++) {
 		uint64_t all = 0;
 		for (size_t i = 0; i < m->netrx.n; i++)
@@ -654,12 +668,12 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
 			if (!est && !smp)
 				continue;
 			size_t r = np_table_row(b);
-			np_table_set_str(b, r, 0, m->hosts.v[h].name);
-			np_table_set_str(b, r, 1, x->comp);
-			np_table_set_u64(b, r, 2, est);
-			np_table_set_u64(b, r, 3, smp);
+			np_table_set_str(b, r, NRX_HOST, m->hosts.v[h].name);
+			np_table_set_str(b, r, NRX_COMPONENT, x->comp);
+			np_table_set_u64(b, r, NRX_TIME, est);
+			np_table_set_u64(b, r, NRX_SAMPLES, smp);
 			if (all)
-				np_table_set_f64(b, r, 4, 100.0 * (double)est / (double)all);
+				np_table_set_f64(b, r, NRX_SHARE, 100.0 * (double)est / (double)all);
 		}
 	}
 	ana_out_table(o, b);
@@ -671,21 +685,24 @@ void ana_netcpu_run(struct ana_model *m, struct ana_out *o)
  * largest of the per-interval snapshots), samples and alerts (the largest
  * of the snapshots: the recorder's counters are per flow since it was
  * first seen). */
-void ana_stack_run(struct ana_model *m, struct ana_out *o)
+void ana_stack_run(const struct ana_model *m, struct ana_out *o)
 {
 	static const char *const comp[4] = { "rtt", "rnst1", "cnst", "rnst2" };
 	if (!m->ewma.n)
 		return;
+	/* columns of "stack_components", in the order of the np_table_col_at calls below */
+	enum { SC_HOST, SC_FLOW, SC_COMPONENT, SC_BUCKET, SC_EWMA_MEAN, SC_EWMA_MAX,
+	       SC_SAMPLES, SC_ALERTS, SC_NCOLS };
 	struct np_table *t = np_table_new("stack_components",
 					  "Host-stack components per pod flow (perfmon EWMA)", 3);
-	np_table_col(t, "host", "str", NULL);
-	np_table_col(t, "flow", "str", "pod address:port > remote address:port");
-	np_table_col(t, "component", "str", "rtt, rnst1, cnst, rnst2 (perfmon Fig. 4a)");
-	np_table_col(t, "bucket", "str", "intra or inter node");
-	np_table_col(t, "ewma_mean", "ns", "mean of the interval snapshots of the EWMA");
-	np_table_col(t, "ewma_max", "ns", "largest snapshot");
-	np_table_col(t, "samples", "count", NULL);
-	np_table_col(t, "alerts", "count", "threshold crossings raised in the kernel");
+	np_table_col_at(t, SC_HOST, "host", "str", NULL);
+	np_table_col_at(t, SC_FLOW, "flow", "str", "pod address:port > remote address:port");
+	np_table_col_at(t, SC_COMPONENT, "component", "str", "rtt, rnst1, cnst, rnst2 (perfmon Fig. 4a)");
+	np_table_col_at(t, SC_BUCKET, "bucket", "str", "intra or inter node");
+	np_table_col_at(t, SC_EWMA_MEAN, "ewma_mean", "ns", "mean of the interval snapshots of the EWMA");
+	np_table_col_at(t, SC_EWMA_MAX, "ewma_max", "ns", "largest snapshot");
+	np_table_col_at(t, SC_SAMPLES, "samples", "count", NULL);
+	np_table_col_at(t, SC_ALERTS, "alerts", "count", "threshold crossings raised in the kernel");
 	for (size_t i = 0; i < m->ewma.n; i++) {
 		const struct ana_ewma *x = &m->ewma.v[i];
 		bool seen = false;
@@ -712,15 +729,15 @@ void ana_stack_run(struct ana_model *m, struct ana_out *o)
 			if (!cnt && !n)
 				continue;
 			size_t r = np_table_row(t);
-			np_table_set_str(t, r, 0, m->hosts.v[x->host].name);
-			np_table_set_str(t, r, 1, x->flowkey);
-			np_table_set_str(t, r, 2, comp[k]);
-			np_table_set_str(t, r, 3, x->bucket);
+			np_table_set_str(t, r, SC_HOST, m->hosts.v[x->host].name);
+			np_table_set_str(t, r, SC_FLOW, x->flowkey);
+			np_table_set_str(t, r, SC_COMPONENT, comp[k]);
+			np_table_set_str(t, r, SC_BUCKET, x->bucket);
 			if (cnt)
-				np_table_set_f64(t, r, 4, sum / (double)cnt);
-			np_table_set_u64(t, r, 5, mx);
-			np_table_set_u64(t, r, 6, n);
-			np_table_set_u64(t, r, 7, al);
+				np_table_set_f64(t, r, SC_EWMA_MEAN, sum / (double)cnt);
+			np_table_set_u64(t, r, SC_EWMA_MAX, mx);
+			np_table_set_u64(t, r, SC_SAMPLES, n);
+			np_table_set_u64(t, r, SC_ALERTS, al);
 		}
 	}
 	ana_out_table(o, t);

@@ -9,7 +9,7 @@
 
 /* Components = path segments of the traced packets; deviations are the
  * window's mean minus the whole recording's mean. */
-static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_out *o,
+static void ana_bneck_emit(const struct ana_model *m, struct np_table *t, struct ana_out *o,
 			   const char *src, int64_t wa, int64_t wb, const double *sum,
 			   const uint64_t *cnt, const char *what, bool own)
 {
@@ -36,15 +36,15 @@ static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_o
 		if (!cnt[s])
 			continue;
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, src);
-		np_table_set_i64(t, r, 1, wa);
-		np_table_set_i64(t, r, 2, wb);
-		np_table_set_str(t, r, 3, ana_seg_name(s));
-		np_table_set_f64(t, r, 4, di[s]);
-		np_table_set_f64(t, r, 5, drtt);
-		np_table_set_f64(t, r, 6, di[s] / drtt);
-		np_table_set_u64(t, r, 7, s == best);
-		np_table_set_str(t, r, 8, wbuf);
+		np_table_set_str(t, r, ANA_BN_SOURCE, src);
+		np_table_set_i64(t, r, ANA_BN_FROM, wa);
+		np_table_set_i64(t, r, ANA_BN_TO, wb);
+		np_table_set_str(t, r, ANA_BN_COMPONENT, ana_seg_name(s));
+		np_table_set_f64(t, r, ANA_BN_D_I, di[s]);
+		np_table_set_f64(t, r, ANA_BN_D_RTT, drtt);
+		np_table_set_f64(t, r, ANA_BN_X_I, di[s] / drtt);
+		np_table_set_u64(t, r, ANA_BN_BOTTLENECK, s == best);
+		np_table_set_str(t, r, ANA_BN_WHAT, wbuf);
 	}
 	if (best >= 0 && di[best] / drtt > 0.3)
 		ana_out_candidate(o, di[best] / drtt, 1, "bottlenecks", ana_seg_name(best), "x", di[best] / drtt,
@@ -53,7 +53,7 @@ static void ana_bneck_emit(struct ana_model *m, struct np_table *t, struct ana_o
 				  di[best] / drtt);
 }
 
-static void ana_bneck_interval(struct ana_model *m, struct np_table *t, struct ana_out *o,
+static void ana_bneck_interval(const struct ana_model *m, struct np_table *t, struct ana_out *o,
 			       size_t i, const char *what)
 {
 	const struct ana_ivseg *v = &m->ivseg;
@@ -110,18 +110,19 @@ void ana_bneck_windows(struct ana_model *m)
 	}
 }
 
-void ana_bneck_run(struct ana_model *m, struct ana_out *o)
+void ana_bneck_run(const struct ana_model *m, struct ana_out *o)
 {
+	/* columns: enum ana_bn_col (ana.h), also written by ana_calltree.c */
 	struct np_table *t = np_table_new("bottlenecks", "Host-stack bottlenecks by relative importance X_i = D_i / D_RTT", 4);
-	np_table_col(t, "source", "str", "alerts, slow_rpc or slow_interval");
-	np_table_col(t, "from", "time_ns", "window start");
-	np_table_col(t, "to", "time_ns", "window end");
-	np_table_col(t, "component", "str", "segment or perfmon component (host:comp)");
-	np_table_col(t, "d_i", "ns", "deviation of the component");
-	np_table_col(t, "d_rtt", "ns", "deviation of the round trip / total");
-	np_table_col(t, "x_i", "ratio", "relative importance D_i / D_RTT");
-	np_table_col(t, "bottleneck", "bool", "component with the largest X_i");
-	np_table_col(t, "what", "str", "what made the window");
+	np_table_col_at(t, ANA_BN_SOURCE, "source", "str", "alerts, slow_rpc or slow_interval");
+	np_table_col_at(t, ANA_BN_FROM, "from", "time_ns", "window start");
+	np_table_col_at(t, ANA_BN_TO, "to", "time_ns", "window end");
+	np_table_col_at(t, ANA_BN_COMPONENT, "component", "str", "segment or perfmon component (host:comp)");
+	np_table_col_at(t, ANA_BN_D_I, "d_i", "ns", "deviation of the component");
+	np_table_col_at(t, ANA_BN_D_RTT, "d_rtt", "ns", "deviation of the round trip / total");
+	np_table_col_at(t, ANA_BN_X_I, "x_i", "ratio", "relative importance D_i / D_RTT");
+	np_table_col_at(t, ANA_BN_BOTTLENECK, "bottleneck", "bool", "component with the largest X_i");
+	np_table_col_at(t, ANA_BN_WHAT, "what", "str", "what made the window");
 	/* perfmon alerts: windows of 1 s; D_i = value - threshold per host:comp */
 	for (size_t i = 0; i < m->alerts.n; i++) {
 		const struct ana_alert *a = &m->alerts.v[i];
@@ -173,27 +174,27 @@ void ana_bneck_run(struct ana_model *m, struct ana_out *o)
 		bool rest_best = rest > 0 && (best < 0 || rest > c[best].d);
 		for (int k = 0; k < nc && drtt > 0; k++) {
 			size_t r = np_table_row(t);
-			np_table_set_str(t, r, 0, "alerts");
-			np_table_set_i64(t, r, 1, w0);
-			np_table_set_i64(t, r, 2, w1);
-			np_table_set_str(t, r, 3, c[k].comp);
-			np_table_set_f64(t, r, 4, c[k].d);
-			np_table_set_f64(t, r, 5, drtt);
-			np_table_set_f64(t, r, 6, c[k].d / drtt);
-			np_table_set_u64(t, r, 7, k == best && !rest_best);
-			np_table_set_str(t, r, 8, "perfmon alerts");
+			np_table_set_str(t, r, ANA_BN_SOURCE, "alerts");
+			np_table_set_i64(t, r, ANA_BN_FROM, w0);
+			np_table_set_i64(t, r, ANA_BN_TO, w1);
+			np_table_set_str(t, r, ANA_BN_COMPONENT, c[k].comp);
+			np_table_set_f64(t, r, ANA_BN_D_I, c[k].d);
+			np_table_set_f64(t, r, ANA_BN_D_RTT, drtt);
+			np_table_set_f64(t, r, ANA_BN_X_I, c[k].d / drtt);
+			np_table_set_u64(t, r, ANA_BN_BOTTLENECK, k == best && !rest_best);
+			np_table_set_str(t, r, ANA_BN_WHAT, "perfmon alerts");
 		}
 		if (drtt > 0 && rest > 0.01 * drtt) {
 			size_t r = np_table_row(t);
-			np_table_set_str(t, r, 0, "alerts");
-			np_table_set_i64(t, r, 1, w0);
-			np_table_set_i64(t, r, 2, w1);
-			np_table_set_str(t, r, 3, "unexplained");
-			np_table_set_f64(t, r, 4, rest);
-			np_table_set_f64(t, r, 5, drtt);
-			np_table_set_f64(t, r, 6, rest / drtt);
-			np_table_set_u64(t, r, 7, rest_best);
-			np_table_set_str(t, r, 8, "RTT deviation no host component alert explains: "
+			np_table_set_str(t, r, ANA_BN_SOURCE, "alerts");
+			np_table_set_i64(t, r, ANA_BN_FROM, w0);
+			np_table_set_i64(t, r, ANA_BN_TO, w1);
+			np_table_set_str(t, r, ANA_BN_COMPONENT, "unexplained");
+			np_table_set_f64(t, r, ANA_BN_D_I, rest);
+			np_table_set_f64(t, r, ANA_BN_D_RTT, drtt);
+			np_table_set_f64(t, r, ANA_BN_X_I, rest / drtt);
+			np_table_set_u64(t, r, ANA_BN_BOTTLENECK, rest_best);
+			np_table_set_str(t, r, ANA_BN_WHAT, "RTT deviation no host component alert explains: "
 					 "the network or an unrecorded host");
 			if (rest_best)
 				ana_out_candidate(o, 1.0 + rest / drtt, 2, "bottlenecks", "unexplained", "x",
@@ -325,7 +326,7 @@ static ssize_t ana_nat_peer(const struct ana_model *m, const struct ana_txn *x)
 	return found;
 }
 
-void ana_graph_run(struct ana_model *m, struct ana_out *o)
+void ana_graph_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->txns.n)
 		return;
@@ -449,49 +450,53 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 		if (!v[i].external && !(entry && entry[i]) && v[i].d > 0 && (bott < 0 || v[i].d > v[bott].d))
 			bott = i;
 	}
+	/* columns of "service_graph", in the order of the np_table_col_at calls below */
+	enum { SG_KIND, SG_FROM, SG_TO, SG_RATE, SG_P50, SG_P90, SG_P99, SG_UTILIZATION,
+	       SG_SERVICE_DEMAND, SG_LAMBDA_SAT, SG_BOTTLENECK, SG_ENTRY, SG_REQUESTS,
+	       SG_ACTIVE_RATE, SG_NCOLS };
 	struct np_table *t = np_table_new("service_graph", "Service graph (vertices and edges)", 3);
-	np_table_col(t, "kind", "str", "vertex or edge");
-	np_table_col(t, "from", "str", "vertex (host:container or host:comm[pid]); edge client");
-	np_table_col(t, "to", "str", "edge server");
-	np_table_col(t, "rate", "rate", "requests/s (edge), arrivals/s (vertex)");
-	np_table_col(t, "p50", "ns", NULL);
-	np_table_col(t, "p90", "ns", NULL);
-	np_table_col(t, "p99", "ns", NULL);
-	np_table_col(t, "utilization", "ratio", "U_i = CPU / min(cores, threads) (deep-mon eq. 3)");
-	np_table_col(t, "service_demand", "ns", "D_i = U_i / lambda (eq. 4), seconds as ns");
-	np_table_col(t, "lambda_sat", "rate", "1 / D_max (eq. 5), on the bottleneck vertex");
-	np_table_col(t, "bottleneck", "bool", NULL);
-	np_table_col(t, "entry", "bool", "entry point: unrecorded or pure client (its requests are the arrivals)");
-	np_table_col(t, "requests", "count", "edge: requests over the run");
-	np_table_col(t, "active_rate", "rate",
-		     "edge: requests/s over the intervals it had requests in (rate divides by the whole run)");
+	np_table_col_at(t, SG_KIND, "kind", "str", "vertex or edge");
+	np_table_col_at(t, SG_FROM, "from", "str", "vertex (host:container or host:comm[pid]); edge client");
+	np_table_col_at(t, SG_TO, "to", "str", "edge server");
+	np_table_col_at(t, SG_RATE, "rate", "rate", "requests/s (edge), arrivals/s (vertex)");
+	np_table_col_at(t, SG_P50, "p50", "ns", NULL);
+	np_table_col_at(t, SG_P90, "p90", "ns", NULL);
+	np_table_col_at(t, SG_P99, "p99", "ns", NULL);
+	np_table_col_at(t, SG_UTILIZATION, "utilization", "ratio", "U_i = CPU / min(cores, threads) (deep-mon eq. 3)");
+	np_table_col_at(t, SG_SERVICE_DEMAND, "service_demand", "ns", "D_i = U_i / lambda (eq. 4), seconds as ns");
+	np_table_col_at(t, SG_LAMBDA_SAT, "lambda_sat", "rate", "1 / D_max (eq. 5), on the bottleneck vertex");
+	np_table_col_at(t, SG_BOTTLENECK, "bottleneck", "bool", NULL);
+	np_table_col_at(t, SG_ENTRY, "entry", "bool", "entry point: unrecorded or pure client (its requests are the arrivals)");
+	np_table_col_at(t, SG_REQUESTS, "requests", "count", "edge: requests over the run");
+	np_table_col_at(t, SG_ACTIVE_RATE, "active_rate", "rate",
+			"edge: requests/s over the intervals it had requests in (rate divides by the whole run)");
 	for (int i = 0; i < nv; i++) {
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, "vertex");
-		np_table_set_str(t, r, 1, v[i].name);
-		np_table_set_f64(t, r, 3, v[i].in_rate);
+		np_table_set_str(t, r, SG_KIND, "vertex");
+		np_table_set_str(t, r, SG_FROM, v[i].name);
+		np_table_set_f64(t, r, SG_RATE, v[i].in_rate);
 		if (!v[i].external) {
-			np_table_set_f64(t, r, 7, v[i].u);
+			np_table_set_f64(t, r, SG_UTILIZATION, v[i].u);
 			if (lambda > 0)
-				np_table_set_f64(t, r, 8, v[i].d * 1e9);
+				np_table_set_f64(t, r, SG_SERVICE_DEMAND, v[i].d * 1e9);
 		}
 		if (i == bott && v[i].d > 0)
-			np_table_set_f64(t, r, 9, 1.0 / v[i].d);
-		np_table_set_u64(t, r, 10, i == bott);
-		np_table_set_u64(t, r, 11, entry && entry[i]);
+			np_table_set_f64(t, r, SG_LAMBDA_SAT, 1.0 / v[i].d);
+		np_table_set_u64(t, r, SG_BOTTLENECK, i == bott);
+		np_table_set_u64(t, r, SG_ENTRY, entry && entry[i]);
 	}
 	for (int k = 0; k < ne; k++) {
 		size_t r = np_table_row(t);
-		np_table_set_str(t, r, 0, "edge");
-		np_table_set_str(t, r, 1, v[e[k].from].name);
-		np_table_set_str(t, r, 2, v[e[k].to].name);
-		np_table_set_f64(t, r, 3, e[k].rate);
-		np_table_set_u64(t, r, 4, e[k].p50);
-		np_table_set_u64(t, r, 5, e[k].p90);
-		np_table_set_u64(t, r, 6, e[k].p99);
-		np_table_set_u64(t, r, 12, e[k].count);
+		np_table_set_str(t, r, SG_KIND, "edge");
+		np_table_set_str(t, r, SG_FROM, v[e[k].from].name);
+		np_table_set_str(t, r, SG_TO, v[e[k].to].name);
+		np_table_set_f64(t, r, SG_RATE, e[k].rate);
+		np_table_set_u64(t, r, SG_P50, e[k].p50);
+		np_table_set_u64(t, r, SG_P90, e[k].p90);
+		np_table_set_u64(t, r, SG_P99, e[k].p99);
+		np_table_set_u64(t, r, SG_REQUESTS, e[k].count);
 		if (e[k].iv)
-			np_table_set_f64(t, r, 13, (double)e[k].count * 1e9 /
+			np_table_set_f64(t, r, SG_ACTIVE_RATE, (double)e[k].count * 1e9 /
 						   (double)(e[k].t_hi - e[k].t_lo + e[k].iv));
 	}
 	ana_out_table(o, t);
@@ -501,12 +506,14 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 				  v[bott].name, lambda, 1.0 / v[bott].d, v[bott].u * 100);
 
 	/* critical path: widest path (p99) from the entry points */
+	/* columns of "critical_path", in the order of the np_table_col_at calls below */
+	enum { CRP_STEP, CRP_FROM, CRP_TO, CRP_P99, CRP_WIDTH, CRP_NCOLS };
 	struct np_table *cp = np_table_new("critical_path", "Critical path by widest path over edge p99", 1);
-	np_table_col(cp, "step", "count", NULL);
-	np_table_col(cp, "from", "str", NULL);
-	np_table_col(cp, "to", "str", NULL);
-	np_table_col(cp, "p99", "ns", "edge p99 latency");
-	np_table_col(cp, "width", "ns", "min p99 along the path (the path's score)");
+	np_table_col_at(cp, CRP_STEP, "step", "count", NULL);
+	np_table_col_at(cp, CRP_FROM, "from", "str", NULL);
+	np_table_col_at(cp, CRP_TO, "to", "str", NULL);
+	np_table_col_at(cp, CRP_P99, "p99", "ns", "edge p99 latency");
+	np_table_col_at(cp, CRP_WIDTH, "width", "ns", "min p99 along the path (the path's score)");
 	int cur[16], best[16], bestlen = 0;
 	uint64_t bestw = 0;
 	bool onpath[ANA_GV_MAX] = { false };
@@ -519,11 +526,11 @@ void ana_graph_run(struct ana_model *m, struct ana_out *o)
 	for (int s = 0; s < bestlen; s++) {
 		const struct ana_ge *g = &e[best[s]];
 		size_t r = np_table_row(cp);
-		np_table_set_u64(cp, r, 0, (uint64_t)s + 1);
-		np_table_set_str(cp, r, 1, v[g->from].name);
-		np_table_set_str(cp, r, 2, v[g->to].name);
-		np_table_set_u64(cp, r, 3, g->p99);
-		np_table_set_u64(cp, r, 4, bestw);
+		np_table_set_u64(cp, r, CRP_STEP, (uint64_t)s + 1);
+		np_table_set_str(cp, r, CRP_FROM, v[g->from].name);
+		np_table_set_str(cp, r, CRP_TO, v[g->to].name);
+		np_table_set_u64(cp, r, CRP_P99, g->p99);
+		np_table_set_u64(cp, r, CRP_WIDTH, bestw);
 	}
 	ana_out_table(o, cp);
 	for (int k = 0; k < ne; k++)

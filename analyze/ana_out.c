@@ -1,11 +1,12 @@
-/* Writing the analysis: tables, series, sketches, findings, ANA_META, and
- * the short summary on stdout. ana_run() is the whole pipeline. */
+/* The collector and writer of an analysis: the phases of analyze/pipeline.c
+ * hand it tables, series, sketches and candidate findings; it keeps the
+ * strongest findings, writes ANA_META and the .npa, and prints the short
+ * summary. It runs no analysis. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "ana.h"
 #include "npmsg.h"
@@ -83,7 +84,23 @@ fill:
 	va_end(ap);
 }
 
-static void ana_meta_pack(struct ana_model *m, struct np_recbuf *rb)
+/* First and last event of the aligned hosts on the reference timeline;
+ * lo = INT64_MAX, hi = INT64_MIN when there is none. */
+static void ana_out_span(const struct ana_model *m, int64_t *lo, int64_t *hi)
+{
+	*lo = INT64_MAX;
+	*hi = INT64_MIN;
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		if (!ana_host_aligned(m, (int)i) || !m->hosts.v[i].t_max)
+			continue;
+		int64_t a = ana_to_ref(m, (int)i, m->hosts.v[i].t_min);
+		int64_t b = ana_to_ref(m, (int)i, m->hosts.v[i].t_max);
+		if (a < *lo) *lo = a;
+		if (b > *hi) *hi = b;
+	}
+}
+
+static void ana_meta_pack(const struct ana_model *m, struct np_recbuf *rb)
 {
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_ANA_META, 1);
 	msgpack_pack_map(pk, 7);
@@ -110,15 +127,8 @@ static void ana_meta_pack(struct ana_model *m, struct np_recbuf *rb)
 	msgpack_pack_array(pk, m->warnings.n);
 	for (size_t i = 0; i < m->warnings.n; i++)
 		np_pack_str(pk, m->warnings.v[i]);
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < m->hosts.n; i++) {
-		if (!ana_host_aligned(m, (int)i) || !m->hosts.v[i].t_max)
-			continue;
-		int64_t a = ana_to_ref(m, (int)i, m->hosts.v[i].t_min);
-		int64_t b = ana_to_ref(m, (int)i, m->hosts.v[i].t_max);
-		if (a < lo) lo = a;
-		if (b > hi) hi = b;
-	}
+	int64_t lo, hi;
+	ana_out_span(m, &lo, &hi);
 	np_pack_kv_i64(pk, "t_first_ns", lo == INT64_MAX ? 0 : lo);
 	np_pack_kv_i64(pk, "t_last_ns", hi == INT64_MIN ? 0 : hi);
 }
@@ -129,7 +139,7 @@ static int ana_cand_cmp(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void ana_findings(struct ana_model *m, struct ana_out *o)
+void ana_out_findings(struct ana_out *o)
 {
 	qsort(o->cand, o->ncand, sizeof(o->cand[0]), ana_cand_cmp);
 	size_t nf = o->ncand < 3 ? o->ncand : 3;
@@ -140,10 +150,9 @@ static void ana_findings(struct ana_model *m, struct ana_out *o)
 		if (s)
 			*s = strdup(o->cand[i].text);
 	}
-	(void)m;
 }
 
-static void ana_summary(struct ana_model *m, struct ana_out *o, FILE *f)
+void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f)
 {
 	if (!f)
 		return;
@@ -161,15 +170,8 @@ static void ana_summary(struct ana_model *m, struct ana_out *o, FILE *f)
 		}
 		fputc('\n', f);
 	}
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < m->hosts.n; i++) {
-		if (!ana_host_aligned(m, (int)i) || !m->hosts.v[i].t_max)
-			continue;
-		int64_t a = ana_to_ref(m, (int)i, m->hosts.v[i].t_min);
-		int64_t b = ana_to_ref(m, (int)i, m->hosts.v[i].t_max);
-		if (a < lo) lo = a;
-		if (b > hi) hi = b;
-	}
+	int64_t lo, hi;
+	ana_out_span(m, &lo, &hi);
 	if (lo != INT64_MAX)
 		fprintf(f, "time span: %.3f s\n", (double)(hi - lo) / 1e9);
 	fprintf(f, "tables: %zu\n", o->tables.n);
@@ -180,7 +182,7 @@ static void ana_summary(struct ana_model *m, struct ana_out *o, FILE *f)
 			m->warnings.v[i]);
 }
 
-static int ana_write(struct ana_model *m, struct ana_out *o, const char *path)
+int ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path)
 {
 	struct np_writer *w = NULL;
 	int rc = np_writer_open(&w, path, NP_KIND_ANALYSIS, NULL);
@@ -204,75 +206,4 @@ static int ana_write(struct ana_model *m, struct ana_out *o, const char *path)
 	np_recbuf_free(&rb);
 	int rc2 = np_writer_close(w);
 	return rc ? rc : rc2;
-}
-
-double ana_cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void ana_phase(const struct ana_model *m, const char *what, double *t)
-{
-	double now = ana_cpu_s();
-	if (m->opt && !m->opt->quiet)
-		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU\n", what, now - *t);
-	*t = now;
-}
-
-/* --from/--to: relative values count from the reference host's first event. */
-static void ana_resolve_window(struct ana_model *m)
-{
-	const struct ana_options *o = m->opt;
-	if (!o)
-		return;
-	int64_t base = m->ref >= 0 && (size_t)m->ref < m->hosts.n ? (int64_t)m->hosts.v[m->ref].t_min : 0;
-	if (o->from_set)
-		m->win_lo = (int64_t)o->from_ns + (o->from_rel ? base : 0);
-	if (o->to_set)
-		m->win_hi = (int64_t)o->to_ns + (o->to_rel ? base : 0);
-}
-
-int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
-{
-	struct ana_out o;
-	double t = ana_cpu_s();
-	ana_out_init(&o);
-	ana_load_finish(m);
-	if (!m->hosts.n)
-		ana_warn(m, "no readable input");
-	struct ana_paths *p = ana_path_match(m);
-	ana_phase(m, "match (join by packet key)", &t);
-	struct ana_clockpts *cp = ana_clock_pts_new(m);
-	if (p && cp)
-		ana_path_clock_points(m, p, cp);
-	ana_clock_run(m, cp, &o);
-	ana_clock_pts_free(cp);
-	ana_resolve_window(m);
-	ana_bneck_windows(m);
-	ana_phase(m, "clock model", &t);
-	ana_path_analyze(m, p, &o);
-	ana_path_free(p);
-	ana_phase(m, "decompose, jitter, loss", &t);
-	ana_flows_run(m, &o);
-	ana_txn_run(m, &o);
-	ana_netcpu_run(m, &o);
-	ana_stack_run(m, &o);
-	ana_bneck_run(m, &o);
-	ana_graph_run(m, &o);
-	for (size_t i = 0; i < m->hosts.n; i++)
-		if (m->hosts.v[i].clk_quality == ANA_CLK_UNALIGNED && m->hosts.n > 1)
-			ana_out_candidate(&o, 0.5, 1, "clock", m->hosts.v[i].name, "quality", 0,
-					  "host %s could not be aligned with %s (no common exchange or traffic)",
-					  m->hosts.v[i].name, m->hosts.v[m->ref].name);
-	ana_findings(m, &o);
-	ana_phase(m, "other families", &t);
-	int rc = 0;
-	if (out_path)
-		rc = ana_write(m, &o, out_path);
-	ana_phase(m, "write", &t);
-	ana_summary(m, &o, summary);
-	ana_out_free(&o);
-	return rc;
 }

@@ -247,26 +247,26 @@ void ana_flow_key(const struct ana_flow *f, char *buf, size_t n)
 		snprintf(buf, n, "%s %s:%u>%s:%u", p, f->src, f->sport, f->dst, f->dport);
 }
 
-void ana_sketch_cols(struct np_table *t)
+void ana_sketch_cols(struct np_table *t, size_t id)
 {
-	np_table_col(t, "count", "count", "samples");
-	np_table_col(t, "mean", "ns", "mean");
-	np_table_col(t, "p50", "ns", "median");
-	np_table_col(t, "p90", "ns", "90th percentile");
-	np_table_col(t, "p99", "ns", "99th percentile");
-	np_table_col(t, "p999", "ns", "99.9th percentile");
-	np_table_col(t, "max", "ns", "maximum");
+	np_table_col_at(t, id + ANA_SK_COUNT, "count", "count", "samples");
+	np_table_col_at(t, id + ANA_SK_MEAN, "mean", "ns", "mean");
+	np_table_col_at(t, id + ANA_SK_P50, "p50", "ns", "median");
+	np_table_col_at(t, id + ANA_SK_P90, "p90", "ns", "90th percentile");
+	np_table_col_at(t, id + ANA_SK_P99, "p99", "ns", "99th percentile");
+	np_table_col_at(t, id + ANA_SK_P999, "p999", "ns", "99.9th percentile");
+	np_table_col_at(t, id + ANA_SK_MAX, "max", "ns", "maximum");
 }
 
 void ana_sketch_cells(struct np_table *t, size_t row, size_t c, const struct np_sketch *s)
 {
-	np_table_set_u64(t, row, c, s->n);
+	np_table_set_u64(t, row, c + ANA_SK_COUNT, s->n);
 	if (!s->n)
 		return;
-	np_table_set_f64(t, row, c + 1, np_sketch_mean(s));
-	np_table_set_u64(t, row, c + 2, np_sketch_quantile(s, 0.50));
-	np_table_set_u64(t, row, c + 3, np_sketch_quantile(s, 0.90));
-	np_table_set_u64(t, row, c + 4, np_sketch_quantile(s, 0.99));
-	np_table_set_u64(t, row, c + 5, np_sketch_quantile(s, 0.999));
-	np_table_set_u64(t, row, c + 6, s->max);
+	np_table_set_f64(t, row, c + ANA_SK_MEAN, np_sketch_mean(s));
+	np_table_set_u64(t, row, c + ANA_SK_P50, np_sketch_quantile(s, 0.50));
+	np_table_set_u64(t, row, c + ANA_SK_P90, np_sketch_quantile(s, 0.90));
+	np_table_set_u64(t, row, c + ANA_SK_P99, np_sketch_quantile(s, 0.99));
+	np_table_set_u64(t, row, c + ANA_SK_P999, np_sketch_quantile(s, 0.999));
+	np_table_set_u64(t, row, c + ANA_SK_MAX, s->max);
 }

@@ -1,6 +1,6 @@
 /* npanalyze: merges the recordings of N hosts into one analysis file
  * (docs/ANALYSIS.md). `npanalyze patterns ...` runs the degradation-pattern
- * miner (analyze/patterns*.c). */
+ * miner (analyze/patterns/). */
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>

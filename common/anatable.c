@@ -4,6 +4,7 @@
 #include "npmsg.h"
 #include "records.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -68,6 +69,14 @@ size_t np_table_col(struct np_table *t, const char *name, const char *unit, cons
 	c[t->ncols].unit = xstrdup(unit);
 	c[t->ncols].desc = desc ? strdup(desc) : NULL;
 	return t->ncols++;
+}
+
+void np_table_col_at(struct np_table *t, size_t id, const char *name, const char *unit,
+		     const char *desc)
+{
+	size_t got = np_table_col(t, name, unit, desc);
+	assert(got == id || got == (size_t)-1);     /* -1: out of memory */
+	(void)got;
 }
 
 static int table_reserve(struct np_table *t, size_t rows)

@@ -57,6 +57,11 @@ struct np_table {
 struct np_table *np_table_new(const char *name, const char *title, size_t nkey);
 /* Adds a column; only before the first row. Returns its index. */
 size_t np_table_col(struct np_table *t, const char *name, const char *unit, const char *desc);
+/* np_table_col for a table with a column enum: the column must land at index
+ * id, else the build is wrong (a column added out of enum order) and it
+ * asserts on the first run instead of silently shifting the columns after it. */
+void np_table_col_at(struct np_table *t, size_t id, const char *name, const char *unit,
+		     const char *desc);
 /* Appends an empty (all nil) row, returns its index. */
 size_t np_table_row(struct np_table *t);
 void np_table_set_u64(struct np_table *t, size_t row, size_t col, uint64_t v);

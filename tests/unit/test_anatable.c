@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char path[] = "/tmp/np_test_anatable.XXXXXX";
@@ -263,6 +265,26 @@ static void test_padding(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* np_table_col_at: columns at their enum index pass; one added out of
+ * order aborts (in a child, so the abort is observed, not suffered). */
+static void test_col_at(void)
+{
+	enum { C_FLOW, C_BYTES, C_NCOLS };
+	struct np_table *t = np_table_new("x", "x", 1);
+	np_table_col_at(t, C_FLOW, "flow", "str", NULL);
+	np_table_col_at(t, C_BYTES, "bytes", "bytes", NULL);
+	CHECK(t->ncols == C_NCOLS && !strcmp(t->cols[C_BYTES].name, "bytes"), "columns at their enum index");
+	pid_t pid = fork();
+	if (pid == 0) {
+		np_table_col_at(t, C_FLOW, "late", "str", NULL);   /* lands at 2, not 0 */
+		_exit(0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+	      "a column off its enum index aborts (status %d)", st);
+	np_table_free(t);
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -273,6 +295,7 @@ int main(void)
 	test_file();
 	test_refuse_recording();
 	test_padding();
+	test_col_at();
 	unlink(path);
 	return tap_done();
 }

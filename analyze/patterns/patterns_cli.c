@@ -191,55 +191,61 @@ static void seg_str(const struct pat_item *it, char *buf, size_t len)
 
 static struct np_table *patterns_table(const struct pat_table *t, const struct pat_result *r)
 {
+	/* columns of "patterns", in the order of the np_table_col_at calls below */
+	enum { PAT_PATTERN, PAT_LO_NS, PAT_HI_NS, PAT_INTERVALS, PAT_CONDITIONS,
+	       PAT_NCONDITIONS, PAT_PRECISION, PAT_RECALL, PAT_FSCORE, PAT_SUPPORT,
+	       PAT_POSITIVES, PAT_FALSE_POSITIVES, PAT_NCOLS };
 	struct np_table *tb = np_table_new("patterns", "Latency degradation patterns", 1);
 	if (!tb) return NULL;
-	np_table_col(tb, "pattern", "id", "pattern number");
-	np_table_col(tb, "lo_ns", "ns", "lowest latency of its sub-intervals");
-	np_table_col(tb, "hi_ns", "ns", "highest latency of its sub-intervals (exclusive)");
-	np_table_col(tb, "intervals", "str", "latency sub-intervals in ms it explains");
-	np_table_col(tb, "conditions", "str", "the pattern: RPC execution-time conditions joined by ∧");
-	np_table_col(tb, "nconditions", "count", "conditions in the pattern");
-	np_table_col(tb, "precision", "ratio", "matching requests that are in its sub-intervals");
-	np_table_col(tb, "recall", "ratio", "requests of its sub-intervals that match");
-	np_table_col(tb, "fscore", "ratio", "harmonic mean of precision and recall");
-	np_table_col(tb, "support", "count", "requests in the cluster: matching, in I (set modes) or in its sub-intervals");
-	np_table_col(tb, "positives", "count", "requests in its sub-intervals");
-	np_table_col(tb, "false_positives", "count", "matching requests outside its sub-intervals");
+	np_table_col_at(tb, PAT_PATTERN, "pattern", "id", "pattern number");
+	np_table_col_at(tb, PAT_LO_NS, "lo_ns", "ns", "lowest latency of its sub-intervals");
+	np_table_col_at(tb, PAT_HI_NS, "hi_ns", "ns", "highest latency of its sub-intervals (exclusive)");
+	np_table_col_at(tb, PAT_INTERVALS, "intervals", "str", "latency sub-intervals in ms it explains");
+	np_table_col_at(tb, PAT_CONDITIONS, "conditions", "str", "the pattern: RPC execution-time conditions joined by ∧");
+	np_table_col_at(tb, PAT_NCONDITIONS, "nconditions", "count", "conditions in the pattern");
+	np_table_col_at(tb, PAT_PRECISION, "precision", "ratio", "matching requests that are in its sub-intervals");
+	np_table_col_at(tb, PAT_RECALL, "recall", "ratio", "requests of its sub-intervals that match");
+	np_table_col_at(tb, PAT_FSCORE, "fscore", "ratio", "harmonic mean of precision and recall");
+	np_table_col_at(tb, PAT_SUPPORT, "support", "count", "requests in the cluster: matching, in I (set modes) or in its sub-intervals");
+	np_table_col_at(tb, PAT_POSITIVES, "positives", "count", "requests in its sub-intervals");
+	np_table_col_at(tb, PAT_FALSE_POSITIVES, "false_positives", "count", "matching requests outside its sub-intervals");
 	for (size_t k = 0; k < r->nitems; k++) {
 		const struct pat_item *it = &r->items[k];
 		char buf[4096], seg[1024];
 		size_t row = np_table_row(tb);
-		np_table_set_u64(tb, row, 0, k + 1);
-		np_table_set_u64(tb, row, 1, (uint64_t)llround(it->seg_lo[0] * 1e6));
-		np_table_set_u64(tb, row, 2, (uint64_t)llround(it->seg_hi[it->nseg - 1] * 1e6));
+		np_table_set_u64(tb, row, PAT_PATTERN, k + 1);
+		np_table_set_u64(tb, row, PAT_LO_NS, (uint64_t)llround(it->seg_lo[0] * 1e6));
+		np_table_set_u64(tb, row, PAT_HI_NS, (uint64_t)llround(it->seg_hi[it->nseg - 1] * 1e6));
 		seg_str(it, seg, sizeof(seg));
-		np_table_set_str(tb, row, 3, seg);
+		np_table_set_str(tb, row, PAT_INTERVALS, seg);
 		pat_item_format(t, it, buf, sizeof(buf));
-		np_table_set_str(tb, row, 4, buf);
-		np_table_set_u64(tb, row, 5, (uint64_t)it->ncond);
-		np_table_set_f64(tb, row, 6, it->precision);
-		np_table_set_f64(tb, row, 7, it->recall);
-		np_table_set_f64(tb, row, 8, it->f);
-		np_table_set_u64(tb, row, 9, it->nmembers);
-		np_table_set_u64(tb, row, 10, it->npos);
-		np_table_set_u64(tb, row, 11, it->fp);
+		np_table_set_str(tb, row, PAT_CONDITIONS, buf);
+		np_table_set_u64(tb, row, PAT_NCONDITIONS, (uint64_t)it->ncond);
+		np_table_set_f64(tb, row, PAT_PRECISION, it->precision);
+		np_table_set_f64(tb, row, PAT_RECALL, it->recall);
+		np_table_set_f64(tb, row, PAT_FSCORE, it->f);
+		np_table_set_u64(tb, row, PAT_SUPPORT, it->nmembers);
+		np_table_set_u64(tb, row, PAT_POSITIVES, it->npos);
+		np_table_set_u64(tb, row, PAT_FALSE_POSITIVES, it->fp);
 	}
 	return tb;
 }
 
 static struct np_table *requests_table(const struct pat_table *t, const struct pat_result *r)
 {
+	/* columns of "pattern_requests", in the order of the np_table_col_at calls below */
+	enum { PR_PATTERN, PR_REQUEST, PR_LATENCY_NS, PR_NCOLS };
 	struct np_table *tb = np_table_new("pattern_requests", "Requests of each degradation pattern", 2);
 	if (!tb) return NULL;
-	np_table_col(tb, "pattern", "id", "pattern number (table patterns)");
-	np_table_col(tb, "request", "str", "request id");
-	np_table_col(tb, "latency_ns", "ns", "request latency");
+	np_table_col_at(tb, PR_PATTERN, "pattern", "id", "pattern number (table patterns)");
+	np_table_col_at(tb, PR_REQUEST, "request", "str", "request id");
+	np_table_col_at(tb, PR_LATENCY_NS, "latency_ns", "ns", "request latency");
 	for (size_t k = 0; k < r->nitems; k++)
 		for (size_t i = 0; i < r->items[k].nmembers; i++) {
 			size_t m = r->items[k].members[i], row = np_table_row(tb);
-			np_table_set_u64(tb, row, 0, k + 1);
-			np_table_set_str(tb, row, 1, t->id[m]);
-			np_table_set_u64(tb, row, 2, (uint64_t)llround(t->lat[m] * 1e6));
+			np_table_set_u64(tb, row, PR_PATTERN, k + 1);
+			np_table_set_str(tb, row, PR_REQUEST, t->id[m]);
+			np_table_set_u64(tb, row, PR_LATENCY_NS, (uint64_t)llround(t->lat[m] * 1e6));
 		}
 	return tb;
 }
