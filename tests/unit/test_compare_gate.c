@@ -149,7 +149,7 @@ static void test_gate_default(void)
 	CHECK(!rpt_gate_match(&g, "decomp", "all|receiver_stack", "p99", "ns", &e), "decomp not gated");
 	CHECK(e.rel_pct == 20 && e.abs == 20e3, "host-stack family");
 	CHECK(rpt_gate_match(&g, "loss", "tcp a:1>b:*", "loss_rate", "ratio", &e), "loss gated");
-	CHECK(e.abs == 0.003, "loss: 0.3 points");
+	CHECK(e.abs == 0.002, "loss: 0.2 points");
 	CHECK(rpt_gate_match(&g, "netcpu", "h", "cpu_per_request", "ns", &e), "netcpu per request");
 	CHECK(rpt_family_of("netcpu", "cpu_per_request", "ns") == RPT_FAM_NETCPU, "netcpu family");
 	/* --metric replaces the default set; "@" restricts the key */
