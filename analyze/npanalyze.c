@@ -3,6 +3,7 @@
  * miner (analyze/patterns*.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "ana.h"
+#include "numarg.h"
 #include "patterns.h"
 
 static void usage(FILE *f)
@@ -44,10 +46,9 @@ static void usage(FILE *f)
 
 static int parse_time(const char *s, uint64_t *ns, bool *relative)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	const char *end;
+	double v;
+	if (np_parse_num(s, 0, DBL_MAX, &v, &end))
 		return -1;
 	if (!strcmp(end, "ns")) {
 		*ns = (uint64_t)v;

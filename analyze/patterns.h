@@ -18,12 +18,6 @@
 
 int patterns_main(int argc, char **argv);
 
-/* npanalyze.c declares patterns_main weak, and a weak reference does not
- * pull patterns_cli.o out of libnpanalyze.a: this strong reference, emitted
- * by every file that includes this header, does. */
-extern const int patterns_linked;
-static const int *const patterns_link_ref __attribute__((used, unused)) = &patterns_linked;
-
 /* ---- the request table ------------------------------------------------ */
 
 /* Column-major so importers can discover RPCs while reading. A value of NAN

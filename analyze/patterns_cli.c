@@ -9,11 +9,10 @@
 #include "anatable.h"
 #include "container.h"
 #include "npmsg.h"
+#include "numarg.h"
 #include "patterns.h"
 #include "records.h"
 #include "trace.h"
-
-const int patterns_linked = 1;
 
 static void usage(FILE *f)
 {
@@ -42,15 +41,10 @@ struct cli {
 
 static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
 {
-	char *end;
-	errno = 0;
-	double d = v ? strtod(v, &end) : NAN;
-	if (!v || end == v || *end || errno || !(d >= lo && d <= hi)) {
-		fprintf(stderr, "npanalyze patterns: %s needs a number in [%g, %g], got '%s'\n", opt, lo, hi, v ? v : "");
-		return -1;
-	}
-	*out = d;
-	return 0;
+	if (np_parse_num(v, lo, hi, out, NULL) == 0)
+		return 0;
+	fprintf(stderr, "npanalyze patterns: %s needs a number in [%g, %g], got '%s'\n", opt, lo, hi, v ? v : "");
+	return -1;
 }
 
 static int parse_interval(const char *v, struct pat_opts *o)

@@ -13,16 +13,13 @@
 #include "anatable.h"
 #include "compare.h"
 #include "csvout.h"
+#include "dump.h"
 #include "html.h"
 #include "merge.h"
+#include "numarg.h"
 #include "plots.h"
 #include "sections.h"
 #include "textrep.h"
-
-#if __has_include("dump.h")
-#include "dump.h"
-#define RPT_HAVE_DUMP 1
-#endif
 
 #define RPT_EXIT_USAGE 2
 #define RPT_MAX_SEL 64
@@ -119,15 +116,10 @@ static bool rpt_damaged(const struct np_analysis *a)
 
 static int rpt_parse_num(const char *opt, const char *s, double lo, double hi, double *out)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "npreport: %s: '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	if (np_parse_num(s, lo, hi, out, NULL) == 0)
+		return 0;
+	fprintf(stderr, "npreport: %s: '%s' is not a number in [%g, %g]\n", opt, s, lo, hi);
+	return -1;
 }
 
 static int rpt_parse_format(const char *s, bool *csv)
@@ -437,13 +429,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "compare"))
 		return rpt_compare_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "dump")) {
-#ifdef RPT_HAVE_DUMP
+	if (!strcmp(argv[1], "dump"))
 		return dump_main(argc - 1, argv + 1);
-#else
-		fprintf(stderr, "npreport: dump is not built into this binary\n");
-		return RPT_EXIT_USAGE;
-#endif
-	}
 	return rpt_report_main(argc, argv);
 }
