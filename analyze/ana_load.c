@@ -455,7 +455,7 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		if (ana_rows_str(&r, i, "role", role, sizeof(role)))
 			x->server = !strcmp(role, "server");
 		else if (ana_rows_u64(&r, i, "role", &v))
-			x->server = v == 2;         /* TXN_ROLE_SERVER (bpf/txn.h) */
+			x->server = v == TXN_ROLE_SERVER;
 		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
 		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
 		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));

@@ -11,10 +11,9 @@
 #include <string.h>
 #include "container.h"
 #include "npmsg.h"
+#include "npwire.h"
 #include "records.h"
 #include "trace.h"
-
-enum { NPR_SERVER = 2 };
 
 struct npr_conn { size_t file; uint64_t conn, lport, rport; char la[64], ra[64]; };
 struct npr_ev { size_t file; uint64_t conn, role, key, start, dur; char path[96]; };
@@ -47,7 +46,7 @@ static int npr_stats(struct npr *s, size_t file, const msgpack_object *body)
 	rows = n[0];
 	const msgpack_object *la = np_map_get(body, "laddr"), *ra = np_map_get(body, "raddr");
 	for (size_t i = 0; i < rows; i++) {
-		if (col[1][i] != NPR_SERVER && col[1][i] != 1) continue;
+		if (col[1][i] != TXN_ROLE_SERVER && col[1][i] != TXN_ROLE_CLIENT) continue;
 		if (s->nc == s->capc) {
 			size_t cap = s->capc ? s->capc * 2 : 256;
 			struct npr_conn *c = realloc(s->c, cap * sizeof(*c));
@@ -211,7 +210,7 @@ int trace_npr_load(char *const *paths, size_t npaths, const char *entry, struct 
 	if (!cl || !sv) { rc = -ENOMEM; free(cl); free(sv); snprintf(err, errlen, "out of memory"); goto out; }
 	for (size_t i = 0; i < s.ne; i++) {
 		const struct npr_conn *c = find_conn(&s, s.e[i].file, s.e[i].conn);
-		if (s.e[i].role == NPR_SERVER) {
+		if (s.e[i].role == TXN_ROLE_SERVER) {
 			if (c && entry_match(&en, c, &s.e[i])) sv[nsv++] = s.e[i];
 		} else {
 			cl[ncl++] = s.e[i];

@@ -6,11 +6,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <linux/types.h>
 
 #include "container.h"
 #include "npmsg.h"
-#include "pktpath.h"
+#include "npwire.h"
 
 static const char *const pktcols_hooks[PK_HOOK_MAX] = {
 	[PK_HOOK_SOCK_SEND] = "sock_send",     [PK_HOOK_DEV_QUEUE] = "dev_queue",
