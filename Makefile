@@ -39,6 +39,10 @@ BASECFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE $(INCLUDES) -I$(O) \
              -DNP_VERSION='"$(VERSION) ($(GITREV))"'
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS := $(BASECFLAGS) $(CFLAGS)
+# make DEBUG=1: every finished record is checked against its schema (common/recschema.h)
+ifeq ($(DEBUG),1)
+ALL_CFLAGS += -DNP_DEBUG
+endif
 LDLIBS_COMMON := -lzstd -lmsgpackc -lcsv -ljansson -lz -lm -lpthread
 
 # BPF toolchain present? The analyzer binaries never need it.
@@ -178,7 +182,7 @@ $(RUNITS): $(O)/unit/%: $(O)/n/tests/unit/%.o $(O)/libnprec.a $(CORE_LIBS)
 # Sanitized build: every object again under build/a/.
 $(O)/a/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O1 $(ASAN_FLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN_FLAGS) -DNP_DEBUG -MMD -MP -c $< -o $@
 ASAN_LIBOBJS := $(call objs,a,$(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC))
 $(O)/unit-asan/test_%: $(O)/a/tests/unit/test_%.o $(ASAN_LIBOBJS)
 	@mkdir -p $(dir $@)

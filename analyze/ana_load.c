@@ -9,6 +9,7 @@
 #include "npmsg.h"
 #include "pktcols.h"
 #include "records.h"
+#include "recschema.h"
 
 struct ana_loadctx {
 	struct ana_model *m;
@@ -340,22 +341,10 @@ static void ana_load_sync(struct ana_loadctx *c, const msgpack_object *body)
 
 /* ---- other families ---- */
 
-static void ana_str_any(struct ana_rows *r, size_t i, const char *const *keys, char *buf, size_t n)
-{
-	for (; *keys; keys++) {
-		const msgpack_object *o = ana_rows_obj(r, i, *keys);
-		if (o && ana_obj_addr(o, buf, n))
-			return;
-	}
-}
-
 static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "flows", NULL };
-	static const char *const ks[] = { "src", "saddr", "laddr", NULL };
-	static const char *const kd[] = { "dst", "daddr", "raddr", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body), dur = ana_rec_dur(c->m, c->host, body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_flowstat *f = ANA_PUSH(c->m->fstats);
@@ -365,27 +354,25 @@ static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
 		uint64_t v;
 		f->host = (uint16_t)c->host;
 		f->t = t; f->dur_ns = dur;
-		ana_str_any(&r, i, ks, f->src, sizeof(f->src));
-		ana_str_any(&r, i, kd, f->dst, sizeof(f->dst));
-		if (ana_rows_u64(&r, i, "sport", &v) || ana_rows_u64(&r, i, "lport", &v)) f->sport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "dport", &v) || ana_rows_u64(&r, i, "rport", &v)) f->dport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "proto", &v)) f->proto = (uint8_t)v;
-		ana_rows_u64(&r, i, "tx_bytes", &f->tx_bytes);
-		ana_rows_u64(&r, i, "rx_bytes", &f->rx_bytes);
-		ana_rows_u64(&r, i, "tx_pkts", &f->tx_pkts);
-		ana_rows_u64(&r, i, "rx_pkts", &f->rx_pkts);
-		ana_rows_u64(&r, i, "retrans", &f->retrans);
-		ana_rows_u64(&r, i, "drops", &f->drops);
-		if (ana_rows_u64(&r, i, "srtt_us", &v)) f->srtt_ns = v * 1000;
-		if (ana_rows_u64(&r, i, "pid", &v)) f->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) f->cgroup = v;
-		ana_rows_str(&r, i, "comm", f->comm, sizeof(f->comm));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(FLOWS, LADDR)), f->src, sizeof(f->src));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(FLOWS, RADDR)), f->dst, sizeof(f->dst));
+		if (ana_rows_u64(&r, i, NPK(FLOWS, LPORT), &v)) f->sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, RPORT), &v)) f->dport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, PROTO), &v)) f->proto = (uint8_t)v;
+		ana_rows_u64(&r, i, NPK(FLOWS, TX_BYTES), &f->tx_bytes);
+		ana_rows_u64(&r, i, NPK(FLOWS, RX_BYTES), &f->rx_bytes);
+		ana_rows_u64(&r, i, NPK(FLOWS, TX_PKTS), &f->tx_pkts);
+		ana_rows_u64(&r, i, NPK(FLOWS, RX_PKTS), &f->rx_pkts);
+		ana_rows_u64(&r, i, NPK(FLOWS, RETRANS), &f->retrans);
+		if (ana_rows_u64(&r, i, NPK(FLOWS, SRTT_US), &v)) f->srtt_ns = v * 1000;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, PID), &v)) f->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, CGROUP_ID), &v)) f->cgroup = v;
+		ana_rows_str(&r, i, NPK(FLOWS, COMM), f->comm, sizeof(f->comm));
 		struct ana_flow tmp = { .proto = f->proto ? f->proto : 6, .sport = f->sport,
 					.dport = f->dport };
 		memcpy(tmp.src, f->src, sizeof(tmp.src));
 		memcpy(tmp.dst, f->dst, sizeof(tmp.dst));
-		if (!ana_rows_str(&r, i, "key", f->key, sizeof(f->key)))
-			ana_flow_key(&tmp, f->key, sizeof(f->key));
+		ana_flow_key(&tmp, f->key, sizeof(f->key));
 	}
 	ana_host_seen(c->m, c->host, t);
 	ana_rows_close(&r);
@@ -432,11 +419,8 @@ static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 
 static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "conns", "txns", "connections", NULL };
-	static const char *const kl[] = { "laddr", "src", "saddr", NULL };
-	static const char *const kr[] = { "raddr", "dst", "daddr", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_txn *x = ANA_PUSH(c->m->txns);
@@ -447,43 +431,33 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		x->host = (uint16_t)c->host;
 		x->t = t;
 		uint64_t v;
-		ana_str_any(&r, i, kl, x->local_addr, sizeof(x->local_addr));
-		ana_str_any(&r, i, kr, x->peer_host_addr, sizeof(x->peer_host_addr));
-		if (ana_rows_u64(&r, i, "lport", &v) || ana_rows_u64(&r, i, "sport", &v)) x->local_port = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "rport", &v) || ana_rows_u64(&r, i, "dport", &v)) x->peer_port = (uint16_t)v;
-		char role[16] = "";
-		if (ana_rows_str(&r, i, "role", role, sizeof(role)))
-			x->server = !strcmp(role, "server");
-		else if (ana_rows_u64(&r, i, "role", &v))
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(TXN_STATS, LADDR)), x->local_addr, sizeof(x->local_addr));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(TXN_STATS, RADDR)), x->peer_host_addr, sizeof(x->peer_host_addr));
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, LPORT), &v)) x->local_port = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, RPORT), &v)) x->peer_port = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, ROLE), &v))
 			x->server = v == TXN_ROLE_SERVER;
-		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
-		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
-		ana_rows_str(&r, i, "container", x->container, sizeof(x->container));
-		ana_rows_u64(&r, i, "count", &x->count);
-		ana_rows_u64(&r, i, "conn", &x->conn_id);
-		if (!ana_rows_u64(&r, i, "bytes", &x->bytes)) {
-			uint64_t a = 0, b2 = 0;
-			ana_rows_u64(&r, i, "bytes_req", &a);
-			ana_rows_u64(&r, i, "bytes_resp", &b2);
-			x->bytes = a + b2;
-		}
-		const msgpack_object *sk = ana_rows_obj(&r, i, "lat");
-		if (!sk) sk = ana_rows_obj(&r, i, "sketch");
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, PID), &v)) x->pid = (uint32_t)v;
+		ana_rows_u64(&r, i, NPK(TXN_STATS, COUNT), &x->count);
+		ana_rows_u64(&r, i, NPK(TXN_STATS, CONN), &x->conn_id);
+		uint64_t a = 0, b2 = 0;
+		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_REQ), &a);
+		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_RESP), &b2);
+		x->bytes = a + b2;
+		const msgpack_object *sk = ana_rows_obj(&r, i, NPK(TXN_STATS, LAT));
 		if (sk)
 			np_sketch_unpack(&x->lat, sk);
 		if (!x->count)
 			x->count = x->lat.n;
 		char path[128] = "", method[16] = "";
-		ana_rows_str(&r, i, "path", path, sizeof(path));
-		ana_rows_str(&r, i, "method", method, sizeof(method));
+		ana_rows_str(&r, i, NPK(TXN_STATS, PATH), path, sizeof(path));
+		ana_rows_str(&r, i, NPK(TXN_STATS, METHOD), method, sizeof(method));
 		const char *saddr = x->server ? x->local_addr : x->peer_host_addr;
 		unsigned sport = x->server ? x->local_port : x->peer_port;
 		snprintf(x->endpoint, sizeof(x->endpoint), "%s:%u%s%s%s%s", saddr, sport,
 			 method[0] || path[0] ? " " : "", method, method[0] && path[0] ? " " : "", path);
-		if (!ana_rows_str(&r, i, "key", x->conn, sizeof(x->conn)))
-			snprintf(x->conn, sizeof(x->conn), "%s:%u>%s:%u", x->local_addr, x->local_port,
-				 x->peer_host_addr, x->peer_port);
+		snprintf(x->conn, sizeof(x->conn), "%s:%u>%s:%u", x->local_addr, x->local_port,
+			 x->peer_host_addr, x->peer_port);
 	}
 	ana_rows_close(&r);
 }
@@ -495,19 +469,20 @@ static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *bod
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_txev x = { .host = (uint16_t)c->host };
 		uint64_t v;
-		if (!ana_rows_u64(&r, i, "start_ns", &x.start) || !ana_rows_u64(&r, i, "dur_ns", &x.dur))
+		/* ana_rows reads the delta column start_ns_d under its stem */
+		if (!ana_rows_u64(&r, i, "start_ns", &x.start) || !ana_rows_u64(&r, i, NPK(TXN_EVENTS, DUR_NS), &x.dur))
 			continue;
-		if (ana_rows_u64(&r, i, "role", &v)) x.server = v == 2;
-		if (ana_rows_u64(&r, i, "pid", &v)) x.pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "tid", &v)) x.tid = (uint32_t)v;
-		ana_rows_u64(&r, i, "conn", &x.conn);
+		if (ana_rows_u64(&r, i, NPK(TXN_EVENTS, ROLE), &v)) x.server = v == TXN_ROLE_SERVER;
+		if (ana_rows_u64(&r, i, NPK(TXN_EVENTS, PID), &v)) x.pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, NPK(TXN_EVENTS, TID), &v)) x.tid = (uint32_t)v;
+		ana_rows_u64(&r, i, NPK(TXN_EVENTS, CONN), &x.conn);
 		x.end = x.start + x.dur;
 		uint64_t req = 0, resp = 0;
-		ana_rows_u64(&r, i, "bytes_req", &req);
-		ana_rows_u64(&r, i, "bytes_resp", &resp);
+		ana_rows_u64(&r, i, NPK(TXN_EVENTS, BYTES_REQ), &req);
+		ana_rows_u64(&r, i, NPK(TXN_EVENTS, BYTES_RESP), &resp);
 		x.bytes = req + resp;
-		ana_rows_str(&r, i, "method", x.method, sizeof(x.method));
-		ana_rows_str(&r, i, "path", x.path, sizeof(x.path));
+		ana_rows_str(&r, i, NPK(TXN_EVENTS, METHOD), x.method, sizeof(x.method));
+		ana_rows_str(&r, i, NPK(TXN_EVENTS, PATH), x.path, sizeof(x.path));
 		struct ana_txev *slot = ANA_PUSH(c->m->txevs);
 		if (!slot)
 			break;

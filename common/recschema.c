@@ -1,0 +1,107 @@
+/* Record body schemas (common/recschema.h) and the conformance check debug
+ * builds run on every finished record. */
+#include "recschema.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "records.h"
+
+#define NP_SCH_ROW(T, ID, k, ty, en, op, u) \
+	[NPK_##T##_##ID] = { .key = k, .type = NP_FT_##ty, .enc = NP_FE_##en, .optional = op, .unit = u },
+#define NP_SCH_DEF(T) \
+	const struct np_recfield np_schema_##T[] = { NP_SCHEMA_##T(NP_SCH_ROW) }; \
+	const struct np_recschema np_recschema_##T = { NP_REC_##T, np_schema_##T, NPK_##T##__N }; \
+	_Static_assert(NPK_##T##__N <= 64, "np_schema_check marks at most 64 keys");
+NP_SCHEMA_TYPES(NP_SCH_DEF)
+
+const struct np_recschema *np_recschema_of(int type)
+{
+#define NP_SCH_CASE(T) case NP_REC_##T: return &np_recschema_##T;
+	switch (type) {
+	NP_SCHEMA_TYPES(NP_SCH_CASE)
+	default: return NULL;
+	}
+#undef NP_SCH_CASE
+}
+
+static const struct np_recfield *schema_field(const struct np_recschema *s, const msgpack_object_str *k)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->f[i].key) == k->size && !memcmp(s->f[i].key, k->ptr, k->size))
+			return &s->f[i];
+	return NULL;
+}
+
+static bool value_is(const msgpack_object *o, int type)
+{
+	switch (type) {
+	case NP_FT_U64:  return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+	case NP_FT_F64:  return o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_FLOAT32 ||
+				o->type == MSGPACK_OBJECT_POSITIVE_INTEGER;
+	case NP_FT_BOOL: return o->type == MSGPACK_OBJECT_BOOLEAN;
+	case NP_FT_STR:  return o->type == MSGPACK_OBJECT_STR;
+	case NP_FT_MAP:  return o->type == MSGPACK_OBJECT_MAP;
+	}
+	return false;
+}
+
+/* The fault of one key's value, NULL if it fits; *len the column length. */
+static const char *field_fault(const struct np_recfield *f, const msgpack_object *v, int64_t *len)
+{
+	*len = -1;
+	if (f->enc == NP_FE_SCALAR)
+		return value_is(v, f->type) ? NULL : "scalar of the wrong type";
+	if (v->type != MSGPACK_OBJECT_ARRAY)
+		return "not an array";
+	for (uint32_t i = 0; i < v->via.array.size; i++)
+		if (!value_is(&v->via.array.ptr[i], f->type))
+			return "array element of the wrong type";
+	*len = v->via.array.size;
+	return NULL;
+}
+
+int np_schema_check(int type, const msgpack_object *body, bool complete, char *err, size_t errlen)
+{
+	const struct np_recschema *s = np_recschema_of(type);
+	if (!s)
+		return 0;
+	if (body->type != MSGPACK_OBJECT_MAP) {
+		snprintf(err, errlen, "%s: body is not a map", np_rec_type_name(type));
+		return -1;
+	}
+	bool seen[64] = { false };
+	int64_t n = -1, len;
+	for (uint32_t i = 0; i < body->via.map.size; i++) {
+		const msgpack_object_kv *kv = &body->via.map.ptr[i];
+		const struct np_recfield *f = kv->key.type == MSGPACK_OBJECT_STR ?
+			schema_field(s, &kv->key.via.str) : NULL;
+		if (!f) {
+			snprintf(err, errlen, "%s: key %u not in the schema", np_rec_type_name(type), i);
+			return -1;
+		}
+		const char *fault = field_fault(f, &kv->val, &len);
+		if (!fault && !strcmp(f->key, "n") && kv->val.type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+			n = (int64_t)kv->val.via.u64;
+		if (fault) {
+			snprintf(err, errlen, "%s.%s: %s", np_rec_type_name(type), f->key, fault);
+			return -1;
+		}
+		seen[f - s->f] = true;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (complete && !seen[i] && !s->f[i].optional) {
+			snprintf(err, errlen, "%s.%s: missing", np_rec_type_name(type), s->f[i].key);
+			return -1;
+		}
+	}
+	for (uint32_t i = 0; n >= 0 && i < body->via.map.size; i++) {
+		const msgpack_object_kv *kv = &body->via.map.ptr[i];
+		const struct np_recfield *f = schema_field(s, &kv->key.via.str);
+		if (f->enc != NP_FE_SCALAR && kv->val.via.array.size != n) {
+			snprintf(err, errlen, "%s.%s: %u values for n = %lld", np_rec_type_name(type),
+				 f->key, kv->val.via.array.size, (long long)n);
+			return -1;
+		}
+	}
+	return 0;
+}
