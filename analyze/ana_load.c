@@ -462,33 +462,46 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 	ana_rows_close(&r);
 }
 
+/* A string cell, control bytes shown as '?' (as ana_rows_str) */
+static void ana_cell_str(const msgpack_object *o, char *buf, size_t size)
+{
+	if (!o || o->type != MSGPACK_OBJECT_STR)
+		return;
+	size_t n = o->via.str.size < size - 1 ? o->via.str.size : size - 1;
+	memcpy(buf, o->via.str.ptr, n);
+	buf[n] = 0;
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)buf[k] < 0x20)
+			buf[k] = '?';
+}
+
 static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *body)
 {
-	struct ana_rows r;
-	ana_rows_open(&r, body, NULL);
+	struct np_cols r;
+	np_cols_open(&r, NP_REC_TXN_EVENTS, body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_txev x = { .host = (uint16_t)c->host };
 		uint64_t v;
-		/* ana_rows reads the delta column start_ns_d under its stem */
-		if (!ana_rows_u64(&r, i, "start_ns", &x.start) || !ana_rows_u64(&r, i, NPK(TXN_EVENTS, DUR_NS), &x.dur))
+		if (!np_cols_u64(&r, NPK_TXN_EVENTS_START_NS_D, i, &x.start) ||
+		    !np_cols_u64(&r, NPK_TXN_EVENTS_DUR_NS, i, &x.dur))
 			continue;
-		if (ana_rows_u64(&r, i, NPK(TXN_EVENTS, ROLE), &v)) x.server = v == TXN_ROLE_SERVER;
-		if (ana_rows_u64(&r, i, NPK(TXN_EVENTS, PID), &v)) x.pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, NPK(TXN_EVENTS, TID), &v)) x.tid = (uint32_t)v;
-		ana_rows_u64(&r, i, NPK(TXN_EVENTS, CONN), &x.conn);
+		if (np_cols_u64(&r, NPK_TXN_EVENTS_ROLE, i, &v)) x.server = v == TXN_ROLE_SERVER;
+		if (np_cols_u64(&r, NPK_TXN_EVENTS_PID, i, &v)) x.pid = (uint32_t)v;
+		if (np_cols_u64(&r, NPK_TXN_EVENTS_TID, i, &v)) x.tid = (uint32_t)v;
+		np_cols_u64(&r, NPK_TXN_EVENTS_CONN, i, &x.conn);
 		x.end = x.start + x.dur;
 		uint64_t req = 0, resp = 0;
-		ana_rows_u64(&r, i, NPK(TXN_EVENTS, BYTES_REQ), &req);
-		ana_rows_u64(&r, i, NPK(TXN_EVENTS, BYTES_RESP), &resp);
+		np_cols_u64(&r, NPK_TXN_EVENTS_BYTES_REQ, i, &req);
+		np_cols_u64(&r, NPK_TXN_EVENTS_BYTES_RESP, i, &resp);
 		x.bytes = req + resp;
-		ana_rows_str(&r, i, NPK(TXN_EVENTS, METHOD), x.method, sizeof(x.method));
-		ana_rows_str(&r, i, NPK(TXN_EVENTS, PATH), x.path, sizeof(x.path));
+		ana_cell_str(np_cols_obj(&r, NPK_TXN_EVENTS_METHOD, i), x.method, sizeof(x.method));
+		ana_cell_str(np_cols_obj(&r, NPK_TXN_EVENTS_PATH, i), x.path, sizeof(x.path));
 		struct ana_txev *slot = ANA_PUSH(c->m->txevs);
 		if (!slot)
 			break;
 		*slot = x;
 	}
-	ana_rows_close(&r);
+	np_cols_close(&r);
 }
 
 static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)

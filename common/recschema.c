@@ -2,8 +2,11 @@
  * builds run on every finished record. */
 #include "recschema.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "npmsg.h"
 #include "records.h"
 
 #define NP_SCH_ROW(T, ID, k, ty, en, op, u) \
@@ -53,9 +56,12 @@ static const char *field_fault(const struct np_recfield *f, const msgpack_object
 		return value_is(v, f->type) ? NULL : "scalar of the wrong type";
 	if (v->type != MSGPACK_OBJECT_ARRAY)
 		return "not an array";
-	for (uint32_t i = 0; i < v->via.array.size; i++)
-		if (!value_is(&v->via.array.ptr[i], f->type))
+	for (uint32_t i = 0; i < v->via.array.size; i++) {
+		const msgpack_object *e = &v->via.array.ptr[i];
+		/* a delta column's differences may be negative */
+		if (!value_is(e, f->type) && !(f->enc == NP_FE_DELTA && e->type == MSGPACK_OBJECT_NEGATIVE_INTEGER))
 			return "array element of the wrong type";
+	}
 	*len = v->via.array.size;
 	return NULL;
 }
@@ -104,4 +110,56 @@ int np_schema_check(int type, const msgpack_object *body, bool complete, char *e
 		}
 	}
 	return 0;
+}
+
+int np_cols_open(struct np_cols *c, int type, const msgpack_object *body)
+{
+	memset(c, 0, sizeof(*c));
+	c->s = np_recschema_of(type);
+	if (!c->s)
+		return -EINVAL;
+	uint64_t n;
+	size_t longest = 0;
+	for (size_t k = 0; k < c->s->n; k++) {
+		const struct np_recfield *f = &c->s->f[k];
+		if (f->enc == NP_FE_SCALAR)
+			continue;
+		const msgpack_object_array *a = np_get_array(body, f->key);
+		if (!a)
+			continue;
+		longest = a->size > longest ? a->size : longest;
+		if (f->type != NP_FT_U64) {
+			c->arr[k] = a;
+			c->len[k] = a->size;
+			continue;
+		}
+		c->u64[k] = f->enc == NP_FE_DELTA ? np_get_u64_delta(body, f->key, &c->len[k])
+						  : np_get_u64_array(body, f->key, &c->len[k]);
+		if (!c->u64[k] && a->size)
+			c->len[k] = 0;    /* not all integers: absent, as before */
+	}
+	c->n = np_get_u64(body, "n", &n) == 0 ? (size_t)n : longest;
+	return 0;
+}
+
+void np_cols_close(struct np_cols *c)
+{
+	for (size_t k = 0; k < 64; k++)
+		free(c->u64[k]);
+	memset(c, 0, sizeof(*c));
+}
+
+bool np_cols_u64(const struct np_cols *c, int key, size_t i, uint64_t *v)
+{
+	if (i >= c->n || !c->u64[key] || i >= c->len[key])
+		return false;
+	*v = c->u64[key][i];
+	return true;
+}
+
+const msgpack_object *np_cols_obj(const struct np_cols *c, int key, size_t i)
+{
+	if (i >= c->n || !c->arr[key] || i >= c->len[key])
+		return NULL;
+	return &c->arr[key]->ptr[i];
 }

@@ -159,4 +159,21 @@ const struct np_recschema *np_recschema_of(int type);
  * err. */
 int np_schema_check(int type, const msgpack_object *body, bool complete, char *err, size_t errlen);
 
+/* The one columnar decoder of the types on the schema: every integer
+ * column decoded (delta columns summed up), string and map columns
+ * referenced, all indexed by the type's NPK_<TYPE>_<ID>. A column may be
+ * shorter than n (damaged or older recordings): the accessors say absent. */
+struct np_cols {
+	const struct np_recschema *s;
+	size_t n;                              /* "n", else the longest column */
+	uint64_t *u64[64];                     /* NULL: absent or not integer */
+	size_t len[64];
+	const msgpack_object_array *arr[64];   /* string and map columns */
+};
+/* 0, -EINVAL (type without a schema) or -ENOMEM; close it either way. */
+int  np_cols_open(struct np_cols *c, int type, const msgpack_object *body);
+void np_cols_close(struct np_cols *c);
+bool np_cols_u64(const struct np_cols *c, int key, size_t i, uint64_t *v);
+const msgpack_object *np_cols_obj(const struct np_cols *c, int key, size_t i);
+
 #endif

@@ -61,6 +61,9 @@ static int check_built(enum fault f)
 			msgpack_pack_array(&pk, 2);
 			np_pack_str(&pk, "GET");
 			np_pack_str(&pk, "PUT");
+		} else if (fd->enc == NP_FE_DELTA) {
+			static const uint64_t down[2] = { 5, 2 };   /* a negative difference */
+			np_pack_kv_u64_delta(&pk, fd->key, down, 2);
 		} else
 			np_pack_kv_u64_array(&pk, fd->key, f == F_SHORT && k == NPK_TXN_EVENTS_ROLE ? one : two,
 					     f == F_SHORT && k == NPK_TXN_EVENTS_ROLE ? 1 : 2);
