@@ -227,7 +227,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 {
 	if (ctx->cfg->no_flows) {
 		snprintf(err, errlen, "disabled by --no-flows");
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	}
 	struct rc_flows *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -263,7 +263,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 		rc_flows_close(f);
 		/* a kernel without the tracepoints turns the family off (the
 		 * header says why); other failures stop nprec */
-		return rc == -ENOENT ? 1 : rc;
+		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;
 	}
 	*state = f;
 	return 0;

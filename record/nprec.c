@@ -143,7 +143,7 @@ static int rc_open_families(struct rc_run *r)
 		if (rc > 0) {
 			/* the header says which families were off and why */
 			rec_probe(&r->ctx, f->name, "(family)", REC_PROBE_SKIPPED, err[0] ? err : "off");
-			if (strstr(err, "kernel lacks")) {
+			if (rc == REC_FAM_OFF_KERNEL) {
 				kernel_off = true;
 				snprintf(why, sizeof(why), "%s: %s", f->name, err);
 				if (!r->cfg.quiet)

@@ -254,8 +254,8 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	rc_txn_tps(t);
 	/* a client request's start: the syscall entry netcpu stamps (its
 	 * programs run anyway) instead of a program on tcp_sendmsg_locked.
-	 * NPREC_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
-	const char *keep = getenv("NPREC_TXN_SENDMSG");
+	 * NPREC_TEST_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
+	const char *keep = getenv("NPREC_TEST_TXN_SENDMSG");
 	t->nc_start = !ctx->cfg->no_netcpu && !(keep && *keep == '1');
 	t->skel->rodata->txn_nc_start = t->nc_start;
 	t->ntps = t->nc_start ? RC_TXN_TP_SENDMSG : RC_TXN_NTP;
@@ -325,7 +325,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 {
 	if (ctx->cfg->no_txn) {
 		snprintf(err, errlen, "disabled by --no-txn");
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	}
 	struct rc_txn *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -359,14 +359,19 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	}
 	if (rc) {
 		rc_txn_close(t);
-		return rc == -ENOENT ? 1 : rc;   /* no such tracepoint: family off */
+		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;   /* no such tracepoint: family off */
 	}
 	if (t->nc_start) {
 		rec_probe(ctx, RC_TXN_FAMILY, "tcp_sendmsg_locked", REC_PROBE_SKIPPED,
 			  "not needed: a client request starts at its send syscall's entry, "
 			  "from netcpu's stamps (at the send's end where there is none)");
-		ctx->nc_cpus_fd = bpf_map__fd(t->skel->maps.nc_cpus);
-		ctx->nc_cpus_shared = true;
+		/* netcpu loads with this copy of its per-CPU op slots instead of its own */
+		int rc2 = rec_shared_map_put(ctx, "nc_cpus", bpf_map__fd(t->skel->maps.nc_cpus));
+		if (rc2) {
+			snprintf(err, errlen, "txn: cannot share nc_cpus with netcpu");
+			rc_txn_close(t);
+			return rc2;
+		}
 	}
 	*state = t;
 	return 0;
