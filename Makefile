@@ -34,7 +34,7 @@ export O
 GITREV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN      := -Wall -Wextra -Werror
-INCLUDES  := -Icommon -Irecord -Ianalyze -Ireport -Ibpf
+INCLUDES  := -Icommon -Irecord -Irecord/core -Irecord/families -Ianalyze -Ireport -Ibpf
 BASECFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE $(INCLUDES) -I$(O) \
              -DNP_VERSION='"$(VERSION) ($(GITREV))"'
 CFLAGS    ?= -O2 -g
@@ -228,9 +228,9 @@ $(O)/asan/npanalyze: $(O)/a/analyze/npanalyze.o $(ASAN_LIBOBJS)
 $(O)/asan/npreport: $(O)/a/report/npreport.o $(ASAN_LIBOBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_COMMON)
-# the clock-sync parser (record/csmsg.c) verifies MACs with libsodium
+# the clock-sync parser (record/families/csmsg.c) verifies MACs with libsodium
 $(O)/fuzz/fuzz_csmsg: LDLIBS_COMMON += -lsodium
-$(O)/fuzz/fuzz_csmsg: $(wildcard record/csmsg.* record/csguard.*)
+$(O)/fuzz/fuzz_csmsg: $(wildcard record/families/csmsg.* record/families/csguard.*)
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
 	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)

@@ -1,4 +1,4 @@
-/* Packet-path tracing: types shared by bpf/pktpath.bpf.c, record/pktpath.c
+/* Packet-path tracing: types shared by bpf/pktpath.bpf.c, record/families/pktpath.c
  * and every reader of NP_REC_PKT_EVENTS (analyzer, tests/tools/pktmatch.c).
  * Include <linux/types.h> (user space) or vmlinux.h (BPF) first.
  * docs/PACKET_IDS.md explains the passive ID; docs/records/pktpath.md the

@@ -1,5 +1,5 @@
 /* Host-stack component monitoring (perfmon §4): types shared by
- * bpf/stackmon.bpf.c and record/stackmon.c. docs/STACKMON.md. */
+ * bpf/stackmon.bpf.c and record/families/stackmon.c. docs/STACKMON.md. */
 #ifndef NP_STACKMON_H
 #define NP_STACKMON_H
 

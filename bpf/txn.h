@@ -1,4 +1,4 @@
-/* Types shared by bpf/txn.bpf.c and record/txn.c (transactions family). */
+/* Types shared by bpf/txn.bpf.c and record/families/txn.c (transactions family). */
 #ifndef NP_BPF_TXN_H
 #define NP_BPF_TXN_H
 

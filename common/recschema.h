@@ -33,7 +33,7 @@ struct np_recschema {
 	size_t n;
 };
 
-/* NP_REC_FLOWS: per-flow counters of one interval (record/flows.c). */
+/* NP_REC_FLOWS: per-flow counters of one interval (record/families/flows.c). */
 #define NP_SCHEMA_FLOWS(X) \
 	X(FLOWS, T0_NS,          "t0_ns",          U64, SCALAR, 0, "ns") \
 	X(FLOWS, T1_NS,          "t1_ns",          U64, SCALAR, 0, "ns") \
@@ -65,7 +65,7 @@ struct np_recschema {
 	X(FLOWS, COMM,           "comm",           STR, COLUMN, 0, "") \
 	X(FLOWS, CGROUP_ID,      "cgroup_id",      U64, COLUMN, 0, "")
 
-/* NP_REC_DROPS: drops by flow and kernel drop reason (record/flows.c). */
+/* NP_REC_DROPS: drops by flow and kernel drop reason (record/families/flows.c). */
 #define NP_SCHEMA_DROPS(X) \
 	X(DROPS, T0_NS,         "t0_ns",         U64,  SCALAR, 0, "ns") \
 	X(DROPS, T1_NS,         "t1_ns",         U64,  SCALAR, 0, "ns") \
@@ -87,7 +87,7 @@ struct np_recschema {
 	X(DROPS, TUPLE_FROM_PACKET, "tuple_from_packet", BOOL, SCALAR, 0, "") \
 	X(DROPS, PROG_MISSED,   "prog_missed",   U64,  SCALAR, 0, "")
 
-/* NP_REC_TXN_STATS: per-connection transaction aggregates (record/txn.c). */
+/* NP_REC_TXN_STATS: per-connection transaction aggregates (record/families/txn.c). */
 #define NP_SCHEMA_TXN_STATS(X) \
 	X(TXN_STATS, T0_NS,       "t0_ns",       U64,  SCALAR, 0, "ns") \
 	X(TXN_STATS, T1_NS,       "t1_ns",       U64,  SCALAR, 0, "ns") \
@@ -114,7 +114,7 @@ struct np_recschema {
 	X(TXN_STATS, REDACTED,    "redacted",    BOOL, SCALAR, 0, "") \
 	X(TXN_STATS, LAT,         "lat",         MAP,  COLUMN, 0, "ns")
 
-/* NP_REC_TXN_EVENTS: one row per transaction (record/txn.c). */
+/* NP_REC_TXN_EVENTS: one row per transaction (record/families/txn.c). */
 #define NP_SCHEMA_TXN_EVENTS(X) \
 	X(TXN_EVENTS, T0_NS,       "t0_ns",       U64,  SCALAR, 0, "ns") \
 	X(TXN_EVENTS, T1_NS,       "t1_ns",       U64,  SCALAR, 0, "ns") \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# nprec on a machine as it comes (record/kfs.c, docs/NPREC.md "Kernel
+# nprec on a machine as it comes (record/core/kfs.c, docs/NPREC.md "Kernel
 # interfaces"). The test runs in a mount namespace of its own (unshare -m)
 # and there unmounts tracefs, debugfs and cgroup2 wherever the host has
 # them, so it does not depend on how the host was set up and leaves the

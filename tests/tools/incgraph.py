@@ -28,7 +28,7 @@ UPWARD = {
 # Headers every layer may include: common/npwire.h is the BPF-safe wire header
 # (hook ids, packet-ID layout, txn roles, sketch index) bpf/ shares with the rest.
 NEUTRAL = ('common/npwire.h',)
-INCLUDE_DIRS = ('common', 'record', 'analyze', 'report', 'bpf')  # Makefile INCLUDES
+INCLUDE_DIRS = ('common', 'record', 'record/core', 'record/families', 'analyze', 'report', 'bpf')  # Makefile INCLUDES
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 

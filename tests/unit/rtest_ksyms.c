@@ -1,5 +1,5 @@
-/* Kernel symbol table (record/ksyms.c) and NET_RX stack categories
- * (record/netrxcat.c) on a synthetic kallsyms file: unsorted lines, data
+/* Kernel symbol table (record/families/ksyms.c) and NET_RX stack categories
+ * (record/families/netrxcat.c) on a synthetic kallsyms file: unsorted lines, data
  * symbols, module symbols, an alias, compiler suffixes. No root needed. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Stripping the timer interrupt's own frames from a stack taken by the
- * tick source (record/netrxcat.c nc_strip_irq_frames), then categorising
+ * tick source (record/families/netrxcat.c nc_strip_irq_frames), then categorising
  * it, on a synthetic kallsyms file. The stack shapes are those dumped on
  * the 6.18 VM during a loopback iperf3 (docs/NETCPU.md "tick source").
  * No root needed (rtest_ only because it links libnprec.a). */

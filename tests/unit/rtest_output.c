@@ -1,4 +1,4 @@
-/* record/output.c, trigger.c, selfcost.c without nprec: a rec_config by
+/* record/core/output.c, trigger.c, selfcost.c without nprec: a rec_config by
  * hand, intervals of fake records, files read back with the container
  * reader. Chunk sizes are controlled with incompressible payloads. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* A recorder family: one BPF object (bpf/NAME.bpf.c + bpf/NAME.h) and its user
- * side (record/NAME.c). nprec's main loop opens every family, drains their
+ * side (record/families/NAME.c). nprec's main loop opens every family, drains their
  * ring buffers every tick (~20 ms) and asks each for its records at the end
  * of every snapshot interval. A family that cannot load or attach reports
  * why through rec_probe() and stays off; that never aborts the recording
@@ -77,15 +77,15 @@ struct rec_ctx {
 	 * before every snapshot; sampling families apply it when it changes.
 	 * 0 until the first interval (use cfg->sample_n). */
 	uint32_t sample_div;
-	/* one program per shared tracepoint (record/hookhub.h), made on first
+	/* one program per shared tracepoint (record/core/hookhub.h), made on first
 	 * use; hub_off: NPREC_TEST_NO_HUB=1 or it failed to load */
 	struct hookhub *hub;
 	bool hub_off;
-	/* kernel filesystems found or mounted (record/kfs.h), for the header */
+	/* kernel filesystems found or mounted (record/core/kfs.h), for the header */
 	const struct rec_kfs *kfs;
 };
 
-/* Families are listed in record/families.c (one line each). */
+/* Families are listed in record/core/families.c (one line each). */
 extern const struct rec_family *const rec_families[];
 
 #endif

@@ -427,7 +427,7 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	nc_sys_tps_autoload(s->skel, sys_tps);
 	s->sys_tps_loaded = sys_tps;
-	/* txn reads its clients' request starts from these slots (record/txn.c) */
+	/* txn reads its clients' request starts from these slots (record/families/txn.c) */
 	int shared_fd = rec_shared_map_get(ctx, "nc_cpus");
 	if (shared_fd >= 0) {
 		int rc = bpf_map__reuse_fd(s->skel->maps.nc_cpus, shared_fd);
