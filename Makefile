@@ -18,6 +18,9 @@
 #   tests/tools/*.c        -> helper programs for tests/benches (fixture generators ...)
 #   tests/e2e/*.sh         -> end-to-end tests (root, namespaces); each ends with "N passed, N failed"
 
+# 'make' alone builds all (rules derived below come before it in this file)
+.DEFAULT_GOAL := all
+
 CC        ?= gcc
 CLANG     ?= clang
 # Target architecture of the BPF objects (bpf_tracing.h's __TARGET_ARCH_*), from the
@@ -59,7 +62,7 @@ RECORD_SRC  := $(filter-out record/nprec.c,$(call rwildcard,record,*.c))
 ANALYZE_SRC := $(filter-out analyze/npanalyze.c,$(call rwildcard,analyze,*.c))
 REPORT_SRC  := $(filter-out report/npreport.c,$(call rwildcard,report,*.c))
 BPF_SRC     := $(wildcard bpf/*.bpf.c)
-SKELS       := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRC))
+SKELS       := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRC))   # every skeleton; no object needs all
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 RUNIT_SRC   := $(wildcard tests/unit/rtest_*.c)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
@@ -156,10 +159,10 @@ $(O)/tools/%: $(O)/n/tests/tools/%.o $(ANALYZE_LIBS)
 ifeq ($(HAVE_BPF),1)
 $(O)/tools/hookfloor: tests/tools/hookfloor.c $(O)/hookfloor.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
+	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< $(LDLIBS_BPF)
 $(O)/tools/tpdispatch: tests/tools/tpdispatch.c $(O)/tpdispatch.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< -lbpf -lelf
+	$(CC) $(ALL_CFLAGS) -DNP_HAVE_BPF -o $@ $< $(LDLIBS_BPF)
 endif
 
 # ---------- unit tests (plain and ASan+UBSan) ----------
@@ -287,9 +290,9 @@ test: check-deps
 INCGRAPH_GATE ?= 1
 incgraph:
 ifeq ($(INCGRAPH_GATE),1)
-	@tests/tools/incgraph.py
+	@tests/tools/incgraph.py $(INCLUDES)
 else
-	@tests/tools/incgraph.py | sed '$$s/$$/ (not yet gating)/'
+	@tests/tools/incgraph.py $(INCLUDES) | sed '$$s/$$/ (not yet gating)/'
 endif
 
 e2e: all

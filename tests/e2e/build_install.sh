@@ -84,6 +84,9 @@ check "make unit without BPF still builds a recorder test (rtest_cli)" \
 check "make unit without BPF leaves out the BPF recorder tests (rtest_netcpu)" \
 	test -z "$(grep rtest_netcpu "$dry")"
 
+check "plain make builds the three binaries (the default goal is all)" \
+	grep -q -- "-o $E2E_TMP/dflt/npanalyze " <(make -n O="$E2E_TMP/dflt" 2>&1)
+
 # __TARGET_ARCH_ from uname -m, or ARCH=
 case $(uname -m) in
 x86_64) arch=x86 ;; aarch64) arch=arm64 ;; ppc64le) arch=powerpc ;; s390x) arch=s390 ;;

@@ -13,7 +13,8 @@ libbpf and counts as bpf/.
 
 Prints one line per offending edge (FILE:LINE: FROM -> TO (included as ...))
 and a closing "incgraph: N upward edges"; exits 1 when there is any.
-Usage: incgraph.py [ROOT]   (ROOT defaults to the checkout of this script)
+Usage: incgraph.py [-IDIR]... [ROOT]   (the Makefile passes its INCLUDES;
+ROOT defaults to the checkout of this script)
 """
 import os
 import re
@@ -28,7 +29,7 @@ UPWARD = {
 # Headers every layer may include: common/npwire.h is the BPF-safe wire header
 # (hook ids, packet-ID layout, txn roles, sketch index) bpf/ shares with the rest.
 NEUTRAL = ('common/npwire.h',)
-INCLUDE_DIRS = ('common', 'record', 'record/core', 'record/families', 'analyze', 'report', 'bpf')  # Makefile INCLUDES
+INCLUDE_DIRS = ['common', 'record', 'analyze', 'report', 'bpf']  # without -I: the Makefile's
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -50,7 +51,7 @@ def resolve(root, src, quote, name):
 
 
 def sources(root):
-    for top in sorted(set(UPWARD) | set(INCLUDE_DIRS)):
+    for top in sorted(UPWARD):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
                 if f.endswith(('.c', '.h')):
@@ -83,7 +84,11 @@ def upward_edges(root):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '..', '..'))
+    incs = [a[2:] for a in sys.argv[1:] if a.startswith('-I')]
+    rest = [a for a in sys.argv[1:] if not a.startswith('-I')]
+    if incs:
+        INCLUDE_DIRS[:] = incs
+    root = os.path.abspath(rest[0] if rest else os.path.join(here, '..', '..'))
     edges = list(upward_edges(root))
     for e in edges:
         print(e)
