@@ -70,9 +70,6 @@ TOOL_SRC    := $(wildcard tests/tools/*.c)
 
 objs = $(patsubst %.c,$(O)/$(1)/%.o,$(2))
 
-# the skeleton-dependency rules below come before 'all:'
-.DEFAULT_GOAL := all
-
 # What each recorder source needs from the BPF toolchain: words SRC:NAME.skel.h and
 # SRC:libbpf (mk/bpfdeps.sh). Not worked out for goals that build nothing.
 ifneq ($(filter-out clean deps check-deps incgraph uninstall,$(or $(MAKECMDGOALS),all)),)
