@@ -380,9 +380,8 @@ static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
 
 static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "drops", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_drop *d = ANA_PUSH(c->m->drops);
@@ -392,27 +391,20 @@ static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 		d->host = (uint16_t)c->host;
 		d->t = t;
 		uint64_t v;
-		if (!ana_rows_u64(&r, i, "count", &d->count))
+		if (!ana_rows_u64(&r, i, NPK(DROPS, COUNT), &d->count))
 			d->count = 1;
-		if (ana_rows_u64(&r, i, "t_ns", &v)) d->t = v;
-		if (!ana_rows_str(&r, i, "reason_name", d->reason, sizeof(d->reason)) &&
-		    !ana_rows_str(&r, i, "reason", d->reason, sizeof(d->reason)) &&
-		    ana_rows_u64(&r, i, "reason", &v))
+		if (ana_rows_u64(&r, i, NPK(DROPS, T_NS), &v)) d->t = v;
+		if (!ana_rows_str(&r, i, NPK(DROPS, REASON_NAME), d->reason, sizeof(d->reason)) &&
+		    ana_rows_u64(&r, i, NPK(DROPS, REASON), &v))
 			snprintf(d->reason, sizeof(d->reason), "reason_%llu", (unsigned long long)v);
-		if (!ana_rows_str(&r, i, "key", d->flowkey, sizeof(d->flowkey))) {
-			struct ana_flow tmp = { .proto = 6 };
-			if (ana_rows_u64(&r, i, "sport", &v)) tmp.sport = (uint16_t)v;
-			if (ana_rows_u64(&r, i, "dport", &v)) tmp.dport = (uint16_t)v;
-			if (ana_rows_u64(&r, i, "proto", &v)) tmp.proto = (uint8_t)v;
-			if (!ana_obj_addr(ana_rows_obj(&r, i, "saddr"), tmp.src, sizeof(tmp.src)))
-				ana_obj_addr(ana_rows_obj(&r, i, "src"), tmp.src, sizeof(tmp.src));
-			if (!ana_obj_addr(ana_rows_obj(&r, i, "daddr"), tmp.dst, sizeof(tmp.dst)))
-				ana_obj_addr(ana_rows_obj(&r, i, "dst"), tmp.dst, sizeof(tmp.dst));
-			ana_flow_key(&tmp, d->flowkey, sizeof(d->flowkey));
-		}
-		d->hook = 0;
-		if (ana_rows_u64(&r, i, "hook", &v) && v < ANA_NHOOKS)
-			d->hook = (int)v;
+		struct ana_flow tmp = { .proto = 6 };
+		if (ana_rows_u64(&r, i, NPK(DROPS, SPORT), &v)) tmp.sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(DROPS, DPORT), &v)) tmp.dport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(DROPS, PROTO), &v)) tmp.proto = (uint8_t)v;
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(DROPS, SADDR)), tmp.src, sizeof(tmp.src));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(DROPS, DADDR)), tmp.dst, sizeof(tmp.dst));
+		ana_flow_key(&tmp, d->flowkey, sizeof(d->flowkey));
+		d->hook = 0;   /* DROPS has no hook: the kernel's drop point is the reason */
 	}
 	ana_rows_close(&r);
 }
