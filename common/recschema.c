@@ -82,7 +82,10 @@ int np_schema_check(int type, const msgpack_object *body, bool complete, char *e
 		const struct np_recfield *f = kv->key.type == MSGPACK_OBJECT_STR ?
 			schema_field(s, &kv->key.via.str) : NULL;
 		if (!f) {
-			snprintf(err, errlen, "%s: key %u not in the schema", np_rec_type_name(type), i);
+			const msgpack_object_str *k = &kv->key.via.str;
+			snprintf(err, errlen, "%s: key %.*s not in the schema", np_rec_type_name(type),
+				 kv->key.type == MSGPACK_OBJECT_STR ? (int)(k->size < 40 ? k->size : 40) : 1,
+				 kv->key.type == MSGPACK_OBJECT_STR ? k->ptr : "?");
 			return -1;
 		}
 		const char *fault = field_fault(f, &kv->val, &len);
@@ -162,4 +165,28 @@ const msgpack_object *np_cols_obj(const struct np_cols *c, int key, size_t i)
 	if (i >= c->n || !c->arr[key] || i >= c->len[key])
 		return NULL;
 	return &c->arr[key]->ptr[i];
+}
+
+void np_recschema_markdown(FILE *out)
+{
+	static const char *const tname[] = { "uint", "float", "bool", "string", "map" };
+	static const char *const ename[] = { "scalar", "column", "delta column" };
+	static const struct np_recschema *const all[] = {
+#define NP_SCH_PTR(T) &np_recschema_##T,
+		NP_SCHEMA_TYPES(NP_SCH_PTR)
+#undef NP_SCH_PTR
+	};
+	fputs("# Record schemas (generated)\n\n"
+	      "Generated from `common/recschema.h` by `build/tools/recschema_md > docs/records/schema.md`;\n"
+	      "do not edit (`tests/unit/test_recschema.c` fails when the page and the tables differ).\n"
+	      "Columns hold one value per row (`n` rows); a delta column's first value is absolute,\n"
+	      "the rest differences. Optional keys may be left out by the writer.\n", out);
+	for (size_t t = 0; t < sizeof(all) / sizeof(all[0]); t++) {
+		const struct np_recschema *s = all[t];
+		fprintf(out, "\n## %s (type %d)\n\n| key | type | encoding | unit | optional |\n"
+			"|---|---|---|---|---|\n", np_rec_type_name(s->type), s->type);
+		for (size_t i = 0; i < s->n; i++)
+			fprintf(out, "| `%s` | %s | %s | %s | %s |\n", s->f[i].key, tname[s->f[i].type],
+				ename[s->f[i].enc], s->f[i].unit[0] ? s->f[i].unit : "", s->f[i].optional ? "yes" : "");
+	}
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <msgpack.h>
 
 enum np_ftype { NP_FT_U64, NP_FT_F64, NP_FT_BOOL, NP_FT_STR, NP_FT_MAP };
@@ -175,5 +176,9 @@ int  np_cols_open(struct np_cols *c, int type, const msgpack_object *body);
 void np_cols_close(struct np_cols *c);
 bool np_cols_u64(const struct np_cols *c, int key, size_t i, uint64_t *v);
 const msgpack_object *np_cols_obj(const struct np_cols *c, int key, size_t i);
+
+/* docs/records/schema.md: the tables above as Markdown (tests/tools/recschema_md
+ * writes it; tests/unit/test_recschema.c checks the committed page matches). */
+void np_recschema_markdown(FILE *out);
 
 #endif
