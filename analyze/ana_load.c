@@ -144,30 +144,21 @@ static uint64_t ana_rec_dur(struct ana_model *m, int host, const msgpack_object 
 
 static void ana_load_pkt_flows(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "flows", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	for (size_t i = 0; i < r.n; i++) {
 		uint64_t id, v;
-		if (!ana_rows_u64(&r, i, "idx", &id) && !ana_rows_u64(&r, i, "id", &id))
+		if (!ana_rows_u64(&r, i, NPK(PKT_FLOWS, IDX), &id))
 			id = i;
 		uint32_t fi = ana_flow_lookup(c->m, (uint16_t)c->host, id, true);
 		if (fi == UINT32_MAX)
 			break;
 		struct ana_flow *f = &c->m->flows.v[fi];
-		if (ana_rows_u64(&r, i, "proto", &v)) f->proto = (uint8_t)v;
-		if (ana_rows_u64(&r, i, "sport", &v)) f->sport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "dport", &v)) f->dport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "pid", &v)) f->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v))
-			f->cgroup = v;
-		ana_rows_str(&r, i, "comm", f->comm, sizeof(f->comm));
-		const msgpack_object *a = ana_rows_obj(&r, i, "src");
-		if (!a) a = ana_rows_obj(&r, i, "saddr");
-		ana_obj_addr(a, f->src, sizeof(f->src));
-		a = ana_rows_obj(&r, i, "dst");
-		if (!a) a = ana_rows_obj(&r, i, "daddr");
-		ana_obj_addr(a, f->dst, sizeof(f->dst));
+		if (ana_rows_u64(&r, i, NPK(PKT_FLOWS, PROTO), &v)) f->proto = (uint8_t)v;
+		if (ana_rows_u64(&r, i, NPK(PKT_FLOWS, SPORT), &v)) f->sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(PKT_FLOWS, DPORT), &v)) f->dport = (uint16_t)v;
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(PKT_FLOWS, SADDR)), f->src, sizeof(f->src));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(PKT_FLOWS, DADDR)), f->dst, sizeof(f->dst));
 	}
 	ana_rows_close(&r);
 }

@@ -44,6 +44,7 @@ static bool value_is(const msgpack_object *o, int type)
 	case NP_FT_BOOL: return o->type == MSGPACK_OBJECT_BOOLEAN;
 	case NP_FT_STR:  return o->type == MSGPACK_OBJECT_STR;
 	case NP_FT_MAP:  return o->type == MSGPACK_OBJECT_MAP;
+	case NP_FT_BIN:  return o->type == MSGPACK_OBJECT_BIN;
 	}
 	return false;
 }
@@ -169,7 +170,7 @@ const msgpack_object *np_cols_obj(const struct np_cols *c, int key, size_t i)
 
 void np_recschema_markdown(FILE *out)
 {
-	static const char *const tname[] = { "uint", "float", "bool", "string", "map" };
+	static const char *const tname[] = { "uint", "float", "bool", "string", "map", "bytes" };
 	static const char *const ename[] = { "scalar", "column", "delta column" };
 	static const struct np_recschema *const all[] = {
 #define NP_SCH_PTR(T) &np_recschema_##T,

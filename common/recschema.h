@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <msgpack.h>
 
-enum np_ftype { NP_FT_U64, NP_FT_F64, NP_FT_BOOL, NP_FT_STR, NP_FT_MAP };
+enum np_ftype { NP_FT_U64, NP_FT_F64, NP_FT_BOOL, NP_FT_STR, NP_FT_MAP, NP_FT_BIN };
 enum np_fenc { NP_FE_SCALAR, NP_FE_COLUMN, NP_FE_DELTA };
 
 struct np_recfield {
@@ -134,7 +134,18 @@ struct np_recschema {
 	X(TXN_EVENTS, PATH_HASH,   "path_hash",   U64,  COLUMN, 0, "") \
 	X(TXN_EVENTS, REDACTED,    "redacted",    BOOL, SCALAR, 0, "")
 
-#define NP_SCHEMA_TYPES(X) X(FLOWS) X(DROPS) X(TXN_STATS) X(TXN_EVENTS)
+/* NP_REC_PKT_FLOWS: the flow table PKT_EVENTS rows index (common/pktcols.c);
+ * addresses are 4 or 16 raw bytes by family. */
+#define NP_SCHEMA_PKT_FLOWS(X) \
+	X(PKT_FLOWS, IDX,    "idx",    U64, COLUMN, 0, "") \
+	X(PKT_FLOWS, FAMILY, "family", U64, COLUMN, 0, "") \
+	X(PKT_FLOWS, PROTO,  "proto",  U64, COLUMN, 0, "") \
+	X(PKT_FLOWS, SADDR,  "saddr",  BIN, COLUMN, 0, "") \
+	X(PKT_FLOWS, DADDR,  "daddr",  BIN, COLUMN, 0, "") \
+	X(PKT_FLOWS, SPORT,  "sport",  U64, COLUMN, 0, "") \
+	X(PKT_FLOWS, DPORT,  "dport",  U64, COLUMN, 0, "")
+
+#define NP_SCHEMA_TYPES(X) X(FLOWS) X(DROPS) X(TXN_STATS) X(TXN_EVENTS) X(PKT_FLOWS)
 
 /* enum NPK_<TYPE>_<ID>, NPK_<TYPE>__N (all keys), NPK_<TYPE>__NOPT (optional) */
 #define NP_SCH_ENUM(T, ID, k, ty, en, op, u) NPK_##T##_##ID,

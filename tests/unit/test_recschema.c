@@ -95,6 +95,7 @@ int main(void)
 	CHECK_EQ_U(NPK_TXN_EVENTS__N - NPK_TXN_EVENTS__NOPT, 15);
 	CHECK(!strcmp(NPK(FLOWS, LPORT), "lport") && !strcmp(NPK(TXN_EVENTS, START_NS_D), "start_ns_d"),
 	      "NPK names the key");
+	CHECK_EQ_U(NPK_PKT_FLOWS__N, 7);
 	CHECK(np_recschema_of(NP_REC_PKT_EVENTS) == NULL, "types without a schema yet: none returned");
 
 	static const char *const files[] = { "fixtures/rec-basic.npr", "fixtures/multihost-a.npr",
