@@ -182,7 +182,7 @@ $(RUNITS): $(O)/unit/%: $(O)/n/tests/unit/%.o $(O)/libnprec.a $(CORE_LIBS)
 # Sanitized build: every object again under build/a/.
 $(O)/a/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O1 $(ASAN_FLAGS) -DNP_DEBUG -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -O1 $(ASAN_FLAGS) -MMD -MP -c $< -o $@
 ASAN_LIBOBJS := $(call objs,a,$(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC))
 $(O)/unit-asan/test_%: $(O)/a/tests/unit/test_%.o $(ASAN_LIBOBJS)
 	@mkdir -p $(dir $@)
