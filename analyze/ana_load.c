@@ -543,9 +543,8 @@ static void ana_load_netrx(struct ana_loadctx *c, const msgpack_object *body)
 
 static void ana_load_threads(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "threads", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body), dur = ana_rec_dur(c->m, c->host, body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_thread *x = ANA_PUSH(c->m->threads);
@@ -555,12 +554,11 @@ static void ana_load_threads(struct ana_loadctx *c, const msgpack_object *body)
 		uint64_t v;
 		x->host = (uint16_t)c->host;
 		x->t = t; x->dur_ns = dur;
-		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "tid", &v)) x->tid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
-		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
-		if (!ana_rows_u64(&r, i, "oncpu_ns", &x->cpu_ns))
-			ana_rows_u64(&r, i, "cpu_ns", &x->cpu_ns);
+		if (ana_rows_u64(&r, i, NPK(THREADS, PID), &v)) x->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "tid", &v)) x->tid = (uint32_t)v;   /* tid_d, by its stem */
+		if (ana_rows_u64(&r, i, NPK(THREADS, CGROUP_ID), &v)) x->cgroup = v;
+		ana_rows_str(&r, i, NPK(THREADS, COMM), x->comm, sizeof(x->comm));
+		ana_rows_u64(&r, i, NPK(THREADS, ONCPU_NS), &x->cpu_ns);
 	}
 	ana_rows_close(&r);
 }

@@ -145,7 +145,29 @@ struct np_recschema {
 	X(PKT_FLOWS, SPORT,  "sport",  U64, COLUMN, 0, "") \
 	X(PKT_FLOWS, DPORT,  "dport",  U64, COLUMN, 0, "")
 
-#define NP_SCHEMA_TYPES(X) X(FLOWS) X(DROPS) X(TXN_STATS) X(TXN_EVENTS) X(PKT_FLOWS)
+/* NP_REC_THREADS: per-thread CPU of one interval (record/families/threads.c);
+ * the hardware-counter columns only when "hw" is true. */
+#define NP_SCHEMA_THREADS(X) \
+	X(THREADS, T0_NS,          "t0_ns",          U64,  SCALAR, 0, "ns") \
+	X(THREADS, T1_NS,          "t1_ns",          U64,  SCALAR, 0, "ns") \
+	X(THREADS, N,              "n",              U64,  SCALAR, 0, "") \
+	X(THREADS, TID_D,          "tid_d",          U64,  DELTA,  0, "") \
+	X(THREADS, PID,            "pid",            U64,  COLUMN, 0, "") \
+	X(THREADS, COMM,           "comm",           STR,  COLUMN, 0, "") \
+	X(THREADS, CGROUP_ID,      "cgroup_id",      U64,  COLUMN, 0, "") \
+	X(THREADS, ONCPU_NS,       "oncpu_ns",       U64,  COLUMN, 0, "ns") \
+	X(THREADS, NVCSW,          "nvcsw",          U64,  COLUMN, 0, "") \
+	X(THREADS, NIVCSW,         "nivcsw",         U64,  COLUMN, 0, "") \
+	X(THREADS, EXITED,         "exited",         U64,  COLUMN, 0, "") \
+	X(THREADS, HW,             "hw",             BOOL, SCALAR, 0, "") \
+	X(THREADS, CYCLES,         "cycles",         U64,  COLUMN, 1, "") \
+	X(THREADS, INSTRUCTIONS,   "instructions",   U64,  COLUMN, 1, "") \
+	X(THREADS, CACHE_REFS,     "cache_refs",     U64,  COLUMN, 1, "") \
+	X(THREADS, CACHE_MISSES,   "cache_misses",   U64,  COLUMN, 1, "") \
+	X(THREADS, CYCLES_ALONE,   "cycles_alone",   U64,  COLUMN, 1, "") \
+	X(THREADS, CYCLES_OVERLAP, "cycles_overlap", U64,  COLUMN, 1, "")
+
+#define NP_SCHEMA_TYPES(X) X(FLOWS) X(DROPS) X(TXN_STATS) X(TXN_EVENTS) X(PKT_FLOWS) X(THREADS)
 
 /* enum NPK_<TYPE>_<ID>, NPK_<TYPE>__N (all keys), NPK_<TYPE>__NOPT (optional) */
 #define NP_SCH_ENUM(T, ID, k, ty, en, op, u) NPK_##T##_##ID,

@@ -27,13 +27,14 @@
 #include "rcdelta.h"
 #include "rcfilter.h"
 #include "records.h"
+#include "recschema.h"
 #include "threads.h"
 #include "threads.skel.h"
 
 #define NT_REC_VERSION 1
 
 static const struct { const char *key; __u64 config; } nt_hw_events[NT_HW_MAX] = {
-	[NT_HW_CYCLES] = { "cycles", PERF_COUNT_HW_CPU_CYCLES },
+	[NT_HW_CYCLES] = { "cycles", PERF_COUNT_HW_CPU_CYCLES },   /* NPK(THREADS, CYCLES) ... */
 	[NT_HW_INSTRUCTIONS] = { "instructions", PERF_COUNT_HW_INSTRUCTIONS },
 	[NT_HW_CACHE_REFS] = { "cache_refs", PERF_COUNT_HW_CACHE_REFERENCES },
 	[NT_HW_CACHE_MISSES] = { "cache_misses", PERF_COUNT_HW_CACHE_MISSES },
@@ -430,31 +431,31 @@ static void nt_pack_threads(struct nt_state *s, struct np_recbuf *rb, size_t n, 
 {
 	const struct nt_row *rows = s->rows;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_THREADS, NT_REC_VERSION);
-	msgpack_pack_map(pk, 12 + (s->hw ? 6 : 0));
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t1);
-	np_pack_kv_u64(pk, "n", n);
+	msgpack_pack_map(pk, NPK_THREADS__N - (s->hw ? 0 : NPK_THREADS__NOPT));
+	np_pack_kv_u64(pk, NPK(THREADS, T0_NS), t0);
+	np_pack_kv_u64(pk, NPK(THREADS, T1_NS), t1);
+	np_pack_kv_u64(pk, NPK(THREADS, N), n);
 	uint64_t *tid = malloc((n ? n : 1) * sizeof(uint64_t));
 	for (size_t i = 0; tid && i < n; i++)
 		tid[i] = rows[i].tid;
-	np_pack_kv_u64_delta(pk, "tid_d", tid, tid ? n : 0);
+	np_pack_kv_u64_delta(pk, NPK(THREADS, TID_D), tid, tid ? n : 0);
 	free(tid);
-	NT_COL(pk, "pid", rows, n, r_->pid);
-	np_pack_str(pk, "comm");
+	NT_COL(pk, NPK(THREADS, PID), rows, n, r_->pid);
+	np_pack_str(pk, NPK(THREADS, COMM));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++)
 		np_pack_str(pk, rows[i].comm);
-	NT_COL(pk, "cgroup_id", rows, n, r_->cgroup_id);
-	NT_COL(pk, "oncpu_ns", rows, n, r_->d.oncpu_ns);
-	NT_COL(pk, "nvcsw", rows, n, r_->d.nvcsw);
-	NT_COL(pk, "nivcsw", rows, n, r_->d.nivcsw);
-	NT_COL(pk, "exited", rows, n, r_->exited);
-	np_pack_kv_bool(pk, "hw", s->hw);
+	NT_COL(pk, NPK(THREADS, CGROUP_ID), rows, n, r_->cgroup_id);
+	NT_COL(pk, NPK(THREADS, ONCPU_NS), rows, n, r_->d.oncpu_ns);
+	NT_COL(pk, NPK(THREADS, NVCSW), rows, n, r_->d.nvcsw);
+	NT_COL(pk, NPK(THREADS, NIVCSW), rows, n, r_->d.nivcsw);
+	NT_COL(pk, NPK(THREADS, EXITED), rows, n, r_->exited);
+	np_pack_kv_bool(pk, NPK(THREADS, HW), s->hw);
 	if (s->hw) {
 		for (int e = 0; e < NT_HW_MAX; e++)
 			NT_COL(pk, nt_hw_events[e].key, rows, n, r_->d.hw[e]);
-		NT_COL(pk, "cycles_alone", rows, n, r_->d.alone);
-		NT_COL(pk, "cycles_overlap", rows, n, r_->d.overlap);
+		NT_COL(pk, NPK(THREADS, CYCLES_ALONE), rows, n, r_->d.alone);
+		NT_COL(pk, NPK(THREADS, CYCLES_OVERLAP), rows, n, r_->d.overlap);
 	}
 }
 

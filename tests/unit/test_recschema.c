@@ -96,6 +96,8 @@ int main(void)
 	CHECK(!strcmp(NPK(FLOWS, LPORT), "lport") && !strcmp(NPK(TXN_EVENTS, START_NS_D), "start_ns_d"),
 	      "NPK names the key");
 	CHECK_EQ_U(NPK_PKT_FLOWS__N, 7);
+	CHECK_EQ_U(NPK_THREADS__N - NPK_THREADS__NOPT, 12);
+	CHECK_EQ_U(NPK_THREADS__NOPT, 6);
 	CHECK(np_recschema_of(NP_REC_PKT_EVENTS) == NULL, "types without a schema yet: none returned");
 
 	static const char *const files[] = { "fixtures/rec-basic.npr", "fixtures/multihost-a.npr",
