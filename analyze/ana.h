@@ -15,10 +15,9 @@
 #include "anatable.h"
 #include "sketch.h"
 
-/* Hook points: the recorder's enum pk_hook (bpf/pktpath.h), stored as
- * numbers in PKT_EVENTS. ana_hook_from_name() also accepts the names. */
-#include <linux/types.h>
-#include "pktpath.h"
+/* Hook points: enum pk_hook (common/npwire.h), stored as numbers in
+ * PKT_EVENTS. ana_hook_from_name() also accepts the names. */
+#include "npwire.h"
 #define ANA_NHOOKS PK_HOOK_MAX
 
 /* Latency segments a path is cut into; the time between two consecutive

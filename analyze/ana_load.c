@@ -9,6 +9,7 @@
 #include "npmsg.h"
 #include "pktcols.h"
 #include "records.h"
+#include "recschema.h"
 
 struct ana_loadctx {
 	struct ana_model *m;
@@ -143,30 +144,21 @@ static uint64_t ana_rec_dur(struct ana_model *m, int host, const msgpack_object 
 
 static void ana_load_pkt_flows(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "flows", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	for (size_t i = 0; i < r.n; i++) {
 		uint64_t id, v;
-		if (!ana_rows_u64(&r, i, "idx", &id) && !ana_rows_u64(&r, i, "id", &id))
+		if (!ana_rows_u64(&r, i, NPK(PKT_FLOWS, IDX), &id))
 			id = i;
 		uint32_t fi = ana_flow_lookup(c->m, (uint16_t)c->host, id, true);
 		if (fi == UINT32_MAX)
 			break;
 		struct ana_flow *f = &c->m->flows.v[fi];
-		if (ana_rows_u64(&r, i, "proto", &v)) f->proto = (uint8_t)v;
-		if (ana_rows_u64(&r, i, "sport", &v)) f->sport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "dport", &v)) f->dport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "pid", &v)) f->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v))
-			f->cgroup = v;
-		ana_rows_str(&r, i, "comm", f->comm, sizeof(f->comm));
-		const msgpack_object *a = ana_rows_obj(&r, i, "src");
-		if (!a) a = ana_rows_obj(&r, i, "saddr");
-		ana_obj_addr(a, f->src, sizeof(f->src));
-		a = ana_rows_obj(&r, i, "dst");
-		if (!a) a = ana_rows_obj(&r, i, "daddr");
-		ana_obj_addr(a, f->dst, sizeof(f->dst));
+		if (ana_rows_u64(&r, i, NPK(PKT_FLOWS, PROTO), &v)) f->proto = (uint8_t)v;
+		if (ana_rows_u64(&r, i, NPK(PKT_FLOWS, SPORT), &v)) f->sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(PKT_FLOWS, DPORT), &v)) f->dport = (uint16_t)v;
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(PKT_FLOWS, SADDR)), f->src, sizeof(f->src));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(PKT_FLOWS, DADDR)), f->dst, sizeof(f->dst));
 	}
 	ana_rows_close(&r);
 }
@@ -340,22 +332,10 @@ static void ana_load_sync(struct ana_loadctx *c, const msgpack_object *body)
 
 /* ---- other families ---- */
 
-static void ana_str_any(struct ana_rows *r, size_t i, const char *const *keys, char *buf, size_t n)
-{
-	for (; *keys; keys++) {
-		const msgpack_object *o = ana_rows_obj(r, i, *keys);
-		if (o && ana_obj_addr(o, buf, n))
-			return;
-	}
-}
-
 static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "flows", NULL };
-	static const char *const ks[] = { "src", "saddr", "laddr", NULL };
-	static const char *const kd[] = { "dst", "daddr", "raddr", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body), dur = ana_rec_dur(c->m, c->host, body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_flowstat *f = ANA_PUSH(c->m->fstats);
@@ -365,27 +345,25 @@ static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
 		uint64_t v;
 		f->host = (uint16_t)c->host;
 		f->t = t; f->dur_ns = dur;
-		ana_str_any(&r, i, ks, f->src, sizeof(f->src));
-		ana_str_any(&r, i, kd, f->dst, sizeof(f->dst));
-		if (ana_rows_u64(&r, i, "sport", &v) || ana_rows_u64(&r, i, "lport", &v)) f->sport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "dport", &v) || ana_rows_u64(&r, i, "rport", &v)) f->dport = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "proto", &v)) f->proto = (uint8_t)v;
-		ana_rows_u64(&r, i, "tx_bytes", &f->tx_bytes);
-		ana_rows_u64(&r, i, "rx_bytes", &f->rx_bytes);
-		ana_rows_u64(&r, i, "tx_pkts", &f->tx_pkts);
-		ana_rows_u64(&r, i, "rx_pkts", &f->rx_pkts);
-		ana_rows_u64(&r, i, "retrans", &f->retrans);
-		ana_rows_u64(&r, i, "drops", &f->drops);
-		if (ana_rows_u64(&r, i, "srtt_us", &v)) f->srtt_ns = v * 1000;
-		if (ana_rows_u64(&r, i, "pid", &v)) f->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) f->cgroup = v;
-		ana_rows_str(&r, i, "comm", f->comm, sizeof(f->comm));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(FLOWS, LADDR)), f->src, sizeof(f->src));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(FLOWS, RADDR)), f->dst, sizeof(f->dst));
+		if (ana_rows_u64(&r, i, NPK(FLOWS, LPORT), &v)) f->sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, RPORT), &v)) f->dport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, PROTO), &v)) f->proto = (uint8_t)v;
+		ana_rows_u64(&r, i, NPK(FLOWS, TX_BYTES), &f->tx_bytes);
+		ana_rows_u64(&r, i, NPK(FLOWS, RX_BYTES), &f->rx_bytes);
+		ana_rows_u64(&r, i, NPK(FLOWS, TX_PKTS), &f->tx_pkts);
+		ana_rows_u64(&r, i, NPK(FLOWS, RX_PKTS), &f->rx_pkts);
+		ana_rows_u64(&r, i, NPK(FLOWS, RETRANS), &f->retrans);
+		if (ana_rows_u64(&r, i, NPK(FLOWS, SRTT_US), &v)) f->srtt_ns = v * 1000;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, PID), &v)) f->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, NPK(FLOWS, CGROUP_ID), &v)) f->cgroup = v;
+		ana_rows_str(&r, i, NPK(FLOWS, COMM), f->comm, sizeof(f->comm));
 		struct ana_flow tmp = { .proto = f->proto ? f->proto : 6, .sport = f->sport,
 					.dport = f->dport };
 		memcpy(tmp.src, f->src, sizeof(tmp.src));
 		memcpy(tmp.dst, f->dst, sizeof(tmp.dst));
-		if (!ana_rows_str(&r, i, "key", f->key, sizeof(f->key)))
-			ana_flow_key(&tmp, f->key, sizeof(f->key));
+		ana_flow_key(&tmp, f->key, sizeof(f->key));
 	}
 	ana_host_seen(c->m, c->host, t);
 	ana_rows_close(&r);
@@ -393,9 +371,8 @@ static void ana_load_flows(struct ana_loadctx *c, const msgpack_object *body)
 
 static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "drops", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_drop *d = ANA_PUSH(c->m->drops);
@@ -405,38 +382,28 @@ static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 		d->host = (uint16_t)c->host;
 		d->t = t;
 		uint64_t v;
-		if (!ana_rows_u64(&r, i, "count", &d->count))
+		if (!ana_rows_u64(&r, i, NPK(DROPS, COUNT), &d->count))
 			d->count = 1;
-		if (ana_rows_u64(&r, i, "t_ns", &v)) d->t = v;
-		if (!ana_rows_str(&r, i, "reason_name", d->reason, sizeof(d->reason)) &&
-		    !ana_rows_str(&r, i, "reason", d->reason, sizeof(d->reason)) &&
-		    ana_rows_u64(&r, i, "reason", &v))
+		if (ana_rows_u64(&r, i, NPK(DROPS, T_NS), &v)) d->t = v;
+		if (!ana_rows_str(&r, i, NPK(DROPS, REASON_NAME), d->reason, sizeof(d->reason)) &&
+		    ana_rows_u64(&r, i, NPK(DROPS, REASON), &v))
 			snprintf(d->reason, sizeof(d->reason), "reason_%llu", (unsigned long long)v);
-		if (!ana_rows_str(&r, i, "key", d->flowkey, sizeof(d->flowkey))) {
-			struct ana_flow tmp = { .proto = 6 };
-			if (ana_rows_u64(&r, i, "sport", &v)) tmp.sport = (uint16_t)v;
-			if (ana_rows_u64(&r, i, "dport", &v)) tmp.dport = (uint16_t)v;
-			if (ana_rows_u64(&r, i, "proto", &v)) tmp.proto = (uint8_t)v;
-			if (!ana_obj_addr(ana_rows_obj(&r, i, "saddr"), tmp.src, sizeof(tmp.src)))
-				ana_obj_addr(ana_rows_obj(&r, i, "src"), tmp.src, sizeof(tmp.src));
-			if (!ana_obj_addr(ana_rows_obj(&r, i, "daddr"), tmp.dst, sizeof(tmp.dst)))
-				ana_obj_addr(ana_rows_obj(&r, i, "dst"), tmp.dst, sizeof(tmp.dst));
-			ana_flow_key(&tmp, d->flowkey, sizeof(d->flowkey));
-		}
-		d->hook = 0;
-		if (ana_rows_u64(&r, i, "hook", &v) && v < ANA_NHOOKS)
-			d->hook = (int)v;
+		struct ana_flow tmp = { .proto = 6 };
+		if (ana_rows_u64(&r, i, NPK(DROPS, SPORT), &v)) tmp.sport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(DROPS, DPORT), &v)) tmp.dport = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(DROPS, PROTO), &v)) tmp.proto = (uint8_t)v;
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(DROPS, SADDR)), tmp.src, sizeof(tmp.src));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(DROPS, DADDR)), tmp.dst, sizeof(tmp.dst));
+		ana_flow_key(&tmp, d->flowkey, sizeof(d->flowkey));
+		d->hook = 0;   /* DROPS has no hook: the kernel's drop point is the reason */
 	}
 	ana_rows_close(&r);
 }
 
 static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "conns", "txns", "connections", NULL };
-	static const char *const kl[] = { "laddr", "src", "saddr", NULL };
-	static const char *const kr[] = { "raddr", "dst", "daddr", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_txn *x = ANA_PUSH(c->m->txns);
@@ -447,73 +414,77 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		x->host = (uint16_t)c->host;
 		x->t = t;
 		uint64_t v;
-		ana_str_any(&r, i, kl, x->local_addr, sizeof(x->local_addr));
-		ana_str_any(&r, i, kr, x->peer_host_addr, sizeof(x->peer_host_addr));
-		if (ana_rows_u64(&r, i, "lport", &v) || ana_rows_u64(&r, i, "sport", &v)) x->local_port = (uint16_t)v;
-		if (ana_rows_u64(&r, i, "rport", &v) || ana_rows_u64(&r, i, "dport", &v)) x->peer_port = (uint16_t)v;
-		char role[16] = "";
-		if (ana_rows_str(&r, i, "role", role, sizeof(role)))
-			x->server = !strcmp(role, "server");
-		else if (ana_rows_u64(&r, i, "role", &v))
-			x->server = v == 2;         /* TXN_ROLE_SERVER (bpf/txn.h) */
-		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
-		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
-		ana_rows_str(&r, i, "container", x->container, sizeof(x->container));
-		ana_rows_u64(&r, i, "count", &x->count);
-		ana_rows_u64(&r, i, "conn", &x->conn_id);
-		if (!ana_rows_u64(&r, i, "bytes", &x->bytes)) {
-			uint64_t a = 0, b2 = 0;
-			ana_rows_u64(&r, i, "bytes_req", &a);
-			ana_rows_u64(&r, i, "bytes_resp", &b2);
-			x->bytes = a + b2;
-		}
-		const msgpack_object *sk = ana_rows_obj(&r, i, "lat");
-		if (!sk) sk = ana_rows_obj(&r, i, "sketch");
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(TXN_STATS, LADDR)), x->local_addr, sizeof(x->local_addr));
+		ana_obj_addr(ana_rows_obj(&r, i, NPK(TXN_STATS, RADDR)), x->peer_host_addr, sizeof(x->peer_host_addr));
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, LPORT), &v)) x->local_port = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, RPORT), &v)) x->peer_port = (uint16_t)v;
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, ROLE), &v))
+			x->server = v == TXN_ROLE_SERVER;
+		if (ana_rows_u64(&r, i, NPK(TXN_STATS, PID), &v)) x->pid = (uint32_t)v;
+		ana_rows_u64(&r, i, NPK(TXN_STATS, COUNT), &x->count);
+		ana_rows_u64(&r, i, NPK(TXN_STATS, CONN), &x->conn_id);
+		uint64_t a = 0, b2 = 0;
+		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_REQ), &a);
+		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_RESP), &b2);
+		x->bytes = a + b2;
+		const msgpack_object *sk = ana_rows_obj(&r, i, NPK(TXN_STATS, LAT));
 		if (sk)
 			np_sketch_unpack(&x->lat, sk);
 		if (!x->count)
 			x->count = x->lat.n;
 		char path[128] = "", method[16] = "";
-		ana_rows_str(&r, i, "path", path, sizeof(path));
-		ana_rows_str(&r, i, "method", method, sizeof(method));
+		ana_rows_str(&r, i, NPK(TXN_STATS, PATH), path, sizeof(path));
+		ana_rows_str(&r, i, NPK(TXN_STATS, METHOD), method, sizeof(method));
 		const char *saddr = x->server ? x->local_addr : x->peer_host_addr;
 		unsigned sport = x->server ? x->local_port : x->peer_port;
 		snprintf(x->endpoint, sizeof(x->endpoint), "%s:%u%s%s%s%s", saddr, sport,
 			 method[0] || path[0] ? " " : "", method, method[0] && path[0] ? " " : "", path);
-		if (!ana_rows_str(&r, i, "key", x->conn, sizeof(x->conn)))
-			snprintf(x->conn, sizeof(x->conn), "%s:%u>%s:%u", x->local_addr, x->local_port,
-				 x->peer_host_addr, x->peer_port);
+		snprintf(x->conn, sizeof(x->conn), "%s:%u>%s:%u", x->local_addr, x->local_port,
+			 x->peer_host_addr, x->peer_port);
 	}
 	ana_rows_close(&r);
 }
 
+/* A string cell, control bytes shown as '?' (as ana_rows_str) */
+static void ana_cell_str(const msgpack_object *o, char *buf, size_t size)
+{
+	if (!o || o->type != MSGPACK_OBJECT_STR)
+		return;
+	size_t n = o->via.str.size < size - 1 ? o->via.str.size : size - 1;
+	memcpy(buf, o->via.str.ptr, n);
+	buf[n] = 0;
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)buf[k] < 0x20)
+			buf[k] = '?';
+}
+
 static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *body)
 {
-	struct ana_rows r;
-	ana_rows_open(&r, body, NULL);
+	struct np_cols r;
+	np_cols_open(&r, NP_REC_TXN_EVENTS, body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_txev x = { .host = (uint16_t)c->host };
 		uint64_t v;
-		if (!ana_rows_u64(&r, i, "start_ns", &x.start) || !ana_rows_u64(&r, i, "dur_ns", &x.dur))
+		if (!np_cols_u64(&r, NPK_TXN_EVENTS_START_NS_D, i, &x.start) ||
+		    !np_cols_u64(&r, NPK_TXN_EVENTS_DUR_NS, i, &x.dur))
 			continue;
-		if (ana_rows_u64(&r, i, "role", &v)) x.server = v == 2;
-		if (ana_rows_u64(&r, i, "pid", &v)) x.pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "tid", &v)) x.tid = (uint32_t)v;
-		ana_rows_u64(&r, i, "conn", &x.conn);
+		if (np_cols_u64(&r, NPK_TXN_EVENTS_ROLE, i, &v)) x.server = v == TXN_ROLE_SERVER;
+		if (np_cols_u64(&r, NPK_TXN_EVENTS_PID, i, &v)) x.pid = (uint32_t)v;
+		if (np_cols_u64(&r, NPK_TXN_EVENTS_TID, i, &v)) x.tid = (uint32_t)v;
+		np_cols_u64(&r, NPK_TXN_EVENTS_CONN, i, &x.conn);
 		x.end = x.start + x.dur;
 		uint64_t req = 0, resp = 0;
-		ana_rows_u64(&r, i, "bytes_req", &req);
-		ana_rows_u64(&r, i, "bytes_resp", &resp);
+		np_cols_u64(&r, NPK_TXN_EVENTS_BYTES_REQ, i, &req);
+		np_cols_u64(&r, NPK_TXN_EVENTS_BYTES_RESP, i, &resp);
 		x.bytes = req + resp;
-		ana_rows_str(&r, i, "method", x.method, sizeof(x.method));
-		ana_rows_str(&r, i, "path", x.path, sizeof(x.path));
+		ana_cell_str(np_cols_obj(&r, NPK_TXN_EVENTS_METHOD, i), x.method, sizeof(x.method));
+		ana_cell_str(np_cols_obj(&r, NPK_TXN_EVENTS_PATH, i), x.path, sizeof(x.path));
 		struct ana_txev *slot = ANA_PUSH(c->m->txevs);
 		if (!slot)
 			break;
 		*slot = x;
 	}
-	ana_rows_close(&r);
+	np_cols_close(&r);
 }
 
 static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
@@ -572,9 +543,8 @@ static void ana_load_netrx(struct ana_loadctx *c, const msgpack_object *body)
 
 static void ana_load_threads(struct ana_loadctx *c, const msgpack_object *body)
 {
-	static const char *const lk[] = { "threads", NULL };
 	struct ana_rows r;
-	ana_rows_open(&r, body, lk);
+	ana_rows_open(&r, body, NULL);
 	uint64_t t = ana_rec_time(body), dur = ana_rec_dur(c->m, c->host, body);
 	for (size_t i = 0; i < r.n; i++) {
 		struct ana_thread *x = ANA_PUSH(c->m->threads);
@@ -584,12 +554,11 @@ static void ana_load_threads(struct ana_loadctx *c, const msgpack_object *body)
 		uint64_t v;
 		x->host = (uint16_t)c->host;
 		x->t = t; x->dur_ns = dur;
-		if (ana_rows_u64(&r, i, "pid", &v)) x->pid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "tid", &v)) x->tid = (uint32_t)v;
-		if (ana_rows_u64(&r, i, "cgroup", &v) || ana_rows_u64(&r, i, "cgroup_id", &v)) x->cgroup = v;
-		ana_rows_str(&r, i, "comm", x->comm, sizeof(x->comm));
-		if (!ana_rows_u64(&r, i, "oncpu_ns", &x->cpu_ns))
-			ana_rows_u64(&r, i, "cpu_ns", &x->cpu_ns);
+		if (ana_rows_u64(&r, i, NPK(THREADS, PID), &v)) x->pid = (uint32_t)v;
+		if (ana_rows_u64(&r, i, "tid", &v)) x->tid = (uint32_t)v;   /* tid_d, by its stem */
+		if (ana_rows_u64(&r, i, NPK(THREADS, CGROUP_ID), &v)) x->cgroup = v;
+		ana_rows_str(&r, i, NPK(THREADS, COMM), x->comm, sizeof(x->comm));
+		ana_rows_u64(&r, i, NPK(THREADS, ONCPU_NS), &x->cpu_ns);
 	}
 	ana_rows_close(&r);
 }

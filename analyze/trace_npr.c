@@ -11,10 +11,10 @@
 #include <string.h>
 #include "container.h"
 #include "npmsg.h"
+#include "npwire.h"
 #include "records.h"
+#include "recschema.h"
 #include "trace.h"
-
-enum { NPR_SERVER = 2 };
 
 struct npr_conn { size_t file; uint64_t conn, lport, rport; char la[64], ra[64]; };
 struct npr_ev { size_t file; uint64_t conn, role, key, start, dur; char path[96]; };
@@ -35,19 +35,29 @@ static void obj_str(const msgpack_object *arr, size_t i, char *buf, size_t len)
 	buf[n] = 0;
 }
 
-#define NPR_NCOL 4
+/* TXN_STATS and TXN_EVENTS through the schema's decoder (common/recschema.h):
+ * rows whose columns are all there and n long. */
+static bool npr_cols_full(const struct np_cols *c, const int *keys, size_t nkeys)
+{
+	for (size_t k = 0; k < nkeys; k++)
+		if (!c->u64[keys[k]] || c->len[keys[k]] != c->len[keys[0]])
+			return false;
+	return true;
+}
+
 static int npr_stats(struct npr *s, size_t file, const msgpack_object *body)
 {
-	static const char *const keys[NPR_NCOL] = { "conn", "role", "lport", "rport" };
-	uint64_t *col[NPR_NCOL] = { 0 };
-	size_t n[NPR_NCOL] = { 0 }, rows = 0;
-	int rc = 0;
-	for (int k = 0; k < NPR_NCOL; k++) col[k] = np_get_u64_array(body, keys[k], &n[k]);
-	if (!col[0] || !col[1] || !col[2] || !col[3] || n[1] != n[0] || n[2] != n[0] || n[3] != n[0]) goto out;
-	rows = n[0];
-	const msgpack_object *la = np_map_get(body, "laddr"), *ra = np_map_get(body, "raddr");
-	for (size_t i = 0; i < rows; i++) {
-		if (col[1][i] != NPR_SERVER && col[1][i] != 1) continue;
+	static const int keys[] = { NPK_TXN_STATS_CONN, NPK_TXN_STATS_ROLE, NPK_TXN_STATS_LPORT,
+				    NPK_TXN_STATS_RPORT };
+	struct np_cols t;
+	int rc = np_cols_open(&t, NP_REC_TXN_STATS, body);
+	if (rc || !npr_cols_full(&t, keys, 4))
+		goto out;
+	const msgpack_object *la = np_map_get(body, NPK(TXN_STATS, LADDR));
+	const msgpack_object *ra = np_map_get(body, NPK(TXN_STATS, RADDR));
+	for (size_t i = 0; i < t.len[NPK_TXN_STATS_CONN]; i++) {
+		uint64_t role = t.u64[NPK_TXN_STATS_ROLE][i];
+		if (role != TXN_ROLE_SERVER && role != TXN_ROLE_CLIENT) continue;
 		if (s->nc == s->capc) {
 			size_t cap = s->capc ? s->capc * 2 : 256;
 			struct npr_conn *c = realloc(s->c, cap * sizeof(*c));
@@ -55,27 +65,26 @@ static int npr_stats(struct npr *s, size_t file, const msgpack_object *body)
 			s->c = c; s->capc = cap;
 		}
 		struct npr_conn *c = &s->c[s->nc++];
-		c->file = file; c->conn = col[0][i]; c->lport = col[2][i]; c->rport = col[3][i];
+		c->file = file; c->conn = t.u64[NPK_TXN_STATS_CONN][i];
+		c->lport = t.u64[NPK_TXN_STATS_LPORT][i]; c->rport = t.u64[NPK_TXN_STATS_RPORT][i];
 		obj_str(la, i, c->la, sizeof(c->la));
 		obj_str(ra, i, c->ra, sizeof(c->ra));
 	}
 out:
-	for (int k = 0; k < NPR_NCOL; k++) free(col[k]);
-	return rc;
+	np_cols_close(&t);
+	return rc == -EINVAL ? 0 : rc;
 }
 
 static int npr_events(struct npr *s, size_t file, const msgpack_object *body)
 {
-	size_t n0, n1, n2, n3, n4, n5;
-	uint64_t *conn = np_get_u64_array(body, "conn", &n0), *role = np_get_u64_array(body, "role", &n1);
-	uint64_t *tid = np_get_u64_array(body, "tid", &n2), *pid = np_get_u64_array(body, "pid", &n3);
-	uint64_t *start = np_get_u64_delta(body, "start_ns_d", &n4), *dur = np_get_u64_array(body, "dur_ns", &n5);
-	const msgpack_object *path = np_map_get(body, "path");
-	int rc = 0;
-	if (!conn || !role || !tid || !pid || !start || !dur || n1 != n0 || n2 != n0 || n3 != n0 ||
-	    n4 != n0 || n5 != n0)
+	static const int keys[] = { NPK_TXN_EVENTS_CONN, NPK_TXN_EVENTS_ROLE, NPK_TXN_EVENTS_TID,
+				    NPK_TXN_EVENTS_PID, NPK_TXN_EVENTS_START_NS_D, NPK_TXN_EVENTS_DUR_NS };
+	struct np_cols t;
+	int rc = np_cols_open(&t, NP_REC_TXN_EVENTS, body);
+	if (rc || !npr_cols_full(&t, keys, 6))
 		goto out;
-	for (size_t i = 0; i < n0; i++) {
+	const msgpack_object *path = np_map_get(body, NPK(TXN_EVENTS, PATH));
+	for (size_t i = 0; i < t.len[NPK_TXN_EVENTS_CONN]; i++) {
 		if (s->ne == s->cape) {
 			size_t cap = s->cape ? s->cape * 2 : 1024;
 			struct npr_ev *e = realloc(s->e, cap * sizeof(*e));
@@ -83,14 +92,16 @@ static int npr_events(struct npr *s, size_t file, const msgpack_object *body)
 			s->e = e; s->cape = cap;
 		}
 		struct npr_ev *e = &s->e[s->ne++];
-		e->file = file; e->conn = conn[i]; e->role = role[i];
-		e->key = tid[i] ? tid[i] : pid[i];
-		e->start = start[i]; e->dur = dur[i];
+		uint64_t tid = t.u64[NPK_TXN_EVENTS_TID][i], pid = t.u64[NPK_TXN_EVENTS_PID][i];
+		e->file = file; e->conn = t.u64[NPK_TXN_EVENTS_CONN][i];
+		e->role = t.u64[NPK_TXN_EVENTS_ROLE][i];
+		e->key = tid ? tid : pid;
+		e->start = t.u64[NPK_TXN_EVENTS_START_NS_D][i]; e->dur = t.u64[NPK_TXN_EVENTS_DUR_NS][i];
 		obj_str(path, i, e->path, sizeof(e->path));
 	}
 out:
-	free(conn); free(role); free(tid); free(pid); free(start); free(dur);
-	return rc;
+	np_cols_close(&t);
+	return rc == -EINVAL ? 0 : rc;
 }
 
 static int cmp_conn(const void *a, const void *b)
@@ -211,7 +222,7 @@ int trace_npr_load(char *const *paths, size_t npaths, const char *entry, struct 
 	if (!cl || !sv) { rc = -ENOMEM; free(cl); free(sv); snprintf(err, errlen, "out of memory"); goto out; }
 	for (size_t i = 0; i < s.ne; i++) {
 		const struct npr_conn *c = find_conn(&s, s.e[i].file, s.e[i].conn);
-		if (s.e[i].role == NPR_SERVER) {
+		if (s.e[i].role == TXN_ROLE_SERVER) {
 			if (c && entry_match(&en, c, &s.e[i])) sv[nsv++] = s.e[i];
 		} else {
 			cl[ncl++] = s.e[i];

@@ -65,9 +65,9 @@ mode_nprec_hz1k() { rec_bg "$NPREC" -q --sample-hz 1000 -o "$1.npr"; }
 # nprec without --cpu-slice (its work in stretches as long as the scheduler lets it run)
 mode_nprec_noslice() { rec_bg "$NPREC" -q --cpu-slice 0 -o "$1.npr"; }
 # nprec without the hub: each family attaches its own program to the shared tracepoints
-mode_nprec_nohub() { NPREC_NO_HUB=1 rec_bg "$NPREC" -q -o "$1.npr"; }
+mode_nprec_nohub() { NPREC_TEST_NO_HUB=1 rec_bg "$NPREC" -q -o "$1.npr"; }
 # nprec with the threads family's sched_switch program instead of its task iterator
-mode_nprec_thrsw() { NPREC_THREADS_SWITCH=1 rec_bg "$NPREC" -q -o "$1.npr"; }
+mode_nprec_thrsw() { NPREC_TEST_THREADS_SWITCH=1 rec_bg "$NPREC" -q -o "$1.npr"; }
 # another nprec build at defaults, for an A/B of a change in one run (NPREC_ALT=path/to/nprec)
 mode_nprec_alt() { rec_bg "${NPREC_ALT:?set NPREC_ALT to the other nprec binary}" -q -o "$1.npr"; }
 # nprec as a SCHED_IDLE task (candidate for the light state of --nice)

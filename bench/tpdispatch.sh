@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/tpdispatch.sh: what the hub (record/hookhub.c) saves per event.
+# bench/tpdispatch.sh: what the hub (record/core/hookhub.c) saves per event.
 # tests/tools/tpdispatch times a loop of send()+recv() on an AF_UNIX
 # socketpair (one sock_send_length and one sock_recv_length event per
 # iteration) with empty BPF programs on both tracepoints: none; K attached

@@ -1,7 +1,7 @@
 /* Kernel-side filters shared by the recorder families (--netns, --port,
  * --host, --pid, --cgroup). Include it after vmlinux.h and the libbpf
  * headers in NAME.bpf.c; it defines read-only globals that user space sets
- * before load with RC_FILTER_SET(skel->rodata, cfg) from record/rcfilter.h.
+ * before load with RC_FILTER_SET(skel->rodata, cfg) from record/core/rcfilter.h.
  *
  * All filters default to "pass". A filter that is set must match:
  *   rc_filter_netns(ino)          network namespace inode (--netns)

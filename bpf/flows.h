@@ -1,4 +1,4 @@
-/* Types shared by bpf/flows.bpf.c and record/flows.c. */
+/* Types shared by bpf/flows.bpf.c and record/families/flows.c. */
 #ifndef NP_BPF_FLOWS_H
 #define NP_BPF_FLOWS_H
 

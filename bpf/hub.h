@@ -2,7 +2,7 @@
  * hub attaches a head program once; each family's program for that
  * tracepoint sits in a slot of the hook's BPF_MAP_TYPE_PROG_ARRAY and,
  * after its own work, tail-calls the next slot that is filled. Shared by
- * the BPF objects and record/hookhub.c. docs/NPREC.md has why. */
+ * the BPF objects and record/core/hookhub.c. docs/NPREC.md has why. */
 #ifndef NP_BPF_HUB_H
 #define NP_BPF_HUB_H
 

@@ -424,7 +424,7 @@ const volatile __u64 nc_tick_fn = 0;
  * counted when NET_RX runs. Shared by both sampling sources; ctx is the
  * program's context, which bpf_get_stackid walks from (the interrupted
  * context for perf_event, the tracepoint's own frames for tp_btf, stripped
- * in user space: record/netrxcat.c nc_strip_irq). */
+ * in user space: record/families/netrxcat.c nc_strip_irq). */
 static __always_inline int nc_sample_body(void *ctx)
 {
 	struct nc_cpu *c = nc_this_cpu();

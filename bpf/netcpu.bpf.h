@@ -1,7 +1,7 @@
 /* netcpu's per-CPU counters and socket-op slots (struct nc_cpu), the one
  * map of that family another object uses too: txn reads a client
  * request's start from it, and user space makes netcpu's object reuse
- * txn's copy (record/txn.c, record/netcpu.c). Include vmlinux.h,
+ * txn's copy (record/families/txn.c, record/families/netcpu.c). Include vmlinux.h,
  * bpf_helpers.h and netcpu.h first. */
 #ifndef NP_BPF_NETCPU_BPF_H
 #define NP_BPF_NETCPU_BPF_H

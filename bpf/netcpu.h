@@ -1,5 +1,5 @@
 /* Network CPU cost (netto thesis ch. 4-5): types shared by bpf/netcpu.bpf.c
- * and record/netcpu.c. Include <linux/types.h> (user space) or vmlinux.h
+ * and record/families/netcpu.c. Include <linux/types.h> (user space) or vmlinux.h
  * (BPF) first. docs/NETCPU.md explains the method, docs/records/
  * netcpu-threads.md the record bodies. */
 #ifndef NP_NETCPU_H

@@ -1,9 +1,9 @@
 /* Host-stack component monitoring (perfmon §4): types shared by
- * bpf/stackmon.bpf.c and record/stackmon.c. docs/STACKMON.md. */
+ * bpf/stackmon.bpf.c and record/families/stackmon.c. docs/STACKMON.md. */
 #ifndef NP_STACKMON_H
 #define NP_STACKMON_H
 
-#include "sketch.h"
+#include "npwire.h"
 
 enum sm_comp { SM_RTT = 0, SM_RNST1 = 1, SM_CNST = 2, SM_RNST2 = 3, SM_NCOMP = 4 };
 enum sm_bucket { SM_INTRA = 0, SM_INTER = 1, SM_NBUCKET = 2 };

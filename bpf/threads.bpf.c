@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Per-thread on-CPU time and context switches (deep-mon §3.1.1), two
- * variants in one object, one of them loaded (record/threads.c):
+ * variants in one object, one of them loaded (record/families/threads.c):
  *  - nt_iter (no hardware counters, the common case in VMs): a task
  *    iterator run by user space at every snapshot reads what the scheduler
  *    keeps per thread anyway (se.sum_exec_runtime, nvcsw, nivcsw), and

@@ -1,5 +1,5 @@
 /* Per-thread CPU time, context switches and hardware counters (deep-mon
- * §3.1.1): types shared by bpf/threads.bpf.c and record/threads.c.
+ * §3.1.1): types shared by bpf/threads.bpf.c and record/families/threads.c.
  * Include <linux/types.h> (user space) or vmlinux.h (BPF) first. */
 #ifndef NP_THREADS_H
 #define NP_THREADS_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bench/tpdispatch.sh: what one more program on a tracepoint costs, and
- * what a further member of a tail-call chain costs (record/hookhub.c).
+ * what a further member of a tail-call chain costs (record/core/hookhub.c).
  * Empty programs on sock:sock_send_length / sock_recv_length: three that
  * attach on their own (s0-s2, r0-r2), three chain members (cs*, cr*) and
  * the chain's heads (hs, hr); and one classic syscall tracepoint (sw),

@@ -5,7 +5,7 @@
  * start of the first request send (tcp:tcp_sendmsg_locked) -> last
  * response receive; server side: first request receive -> last response
  * send. Completed transactions update per-connection cumulative per-CPU
- * counters and a log-linear latency sketch (common/sketch.h), both keyed
+ * counters and a log-linear latency sketch (common/npwire.h), both keyed
  * by the connection id, and are sent one by one through a ring buffer
  * (failed reserves counted). With the tp_btf programs the counters and
  * sketch counts first gather in the socket's own storage and reach the two
@@ -20,7 +20,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "filter.bpf.h"
-#include "sketch.h"
+#include "npwire.h"
 #include "txn.h"
 #include "netcpu.h"
 #include "hub.bpf.h"

@@ -1,4 +1,4 @@
-/* Types shared by bpf/txn.bpf.c and record/txn.c (transactions family). */
+/* Types shared by bpf/txn.bpf.c and record/families/txn.c (transactions family). */
 #ifndef NP_BPF_TXN_H
 #define NP_BPF_TXN_H
 
@@ -15,7 +15,7 @@
 #define TXN_PEEK_LEN     80      /* request bytes read to find method + path */
 #define TXN_HEADS_MAX    4096    /* requests whose line is split across reads, at once */
 
-enum { TXN_ROLE_CLIENT = 1, TXN_ROLE_SERVER = 2 };
+#include "npwire.h"   /* TXN_ROLE_CLIENT, TXN_ROLE_SERVER */
 
 /* A connection as one side sees it, with that side's role. */
 struct rc_txn_ckey {

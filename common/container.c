@@ -12,6 +12,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#ifdef NP_DEBUG
+#include "recschema.h"
+#endif
 
 /* ---- little-endian helpers ---- */
 
@@ -130,10 +133,37 @@ static size_t chunk_compress_paced(ZSTD_CCtx *z, uint8_t *dst, size_t cap, const
 	}
 }
 
+#ifdef NP_DEBUG
+/* Debug builds: every finished record against its type's schema
+ * (common/recschema.h); a writer that packs a key the schema lacks, leaves
+ * out a required one or packs a column of the wrong length stops here. */
+static void chunk_check_schema(const struct np_recbuf *rb)
+{
+	msgpack_unpacked u;
+	size_t off = 0;
+	char err[160];
+	msgpack_unpacked_init(&u);
+	while (msgpack_unpack_next(&u, rb->sbuf.data, rb->sbuf.size, &off) == MSGPACK_UNPACK_SUCCESS) {
+		const msgpack_object *r = &u.data;
+		if (r->type != MSGPACK_OBJECT_ARRAY || r->via.array.size != 3 ||
+		    r->via.array.ptr[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			continue;
+		if (np_schema_check((int)r->via.array.ptr[0].via.u64, &r->via.array.ptr[2], true, err, sizeof(err))) {
+			fprintf(stderr, "np: record against its schema: %s\n", err);
+			abort();
+		}
+	}
+	msgpack_unpacked_destroy(&u);
+}
+#endif
+
 int np_chunk_build_paced(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level,
 			 struct np_zctx *zc, const struct np_chunk_pacer *p)
 {
 	memset(out, 0, sizeof(*out));
+#ifdef NP_DEBUG
+	chunk_check_schema(rb);
+#endif
 	if (rb->sbuf.size > NP_CHUNK_MAX_ULEN)
 		return -EFBIG;
 	int level = zstd_level > 0 ? zstd_level : 3;

@@ -6,11 +6,13 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <linux/types.h>
 
 #include "container.h"
 #include "npmsg.h"
-#include "pktpath.h"
+#include "npwire.h"
+#include "recschema.h"
+
+_Static_assert(PKTCOLS_FLOW_KEYS == NPK_PKT_FLOWS__N, "PKT_FLOWS keys: common/recschema.h");
 
 static const char *const pktcols_hooks[PK_HOOK_MAX] = {
 	[PK_HOOK_SOCK_SEND] = "sock_send",     [PK_HOOK_DEV_QUEUE] = "dev_queue",
@@ -195,33 +197,33 @@ bad:
 
 void pktcols_pack_flows(msgpack_packer *pk, const struct pktcols_flow *f, size_t n)
 {
-	np_pack_str(pk, "idx");
+	np_pack_str(pk, NPK(PKT_FLOWS, IDX));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) msgpack_pack_uint32(pk, f[i].idx);
-	np_pack_str(pk, "family");
+	np_pack_str(pk, NPK(PKT_FLOWS, FAMILY));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) msgpack_pack_uint32(pk, f[i].family);
-	np_pack_str(pk, "proto");
+	np_pack_str(pk, NPK(PKT_FLOWS, PROTO));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) msgpack_pack_uint32(pk, f[i].proto);
-	np_pack_str(pk, "saddr");
+	np_pack_str(pk, NPK(PKT_FLOWS, SADDR));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = f[i].family == 6 ? 16 : 4;
 		msgpack_pack_bin(pk, l);
 		msgpack_pack_bin_body(pk, f[i].saddr, l);
 	}
-	np_pack_str(pk, "daddr");
+	np_pack_str(pk, NPK(PKT_FLOWS, DADDR));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) {
 		size_t l = f[i].family == 6 ? 16 : 4;
 		msgpack_pack_bin(pk, l);
 		msgpack_pack_bin_body(pk, f[i].daddr, l);
 	}
-	np_pack_str(pk, "sport");
+	np_pack_str(pk, NPK(PKT_FLOWS, SPORT));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) msgpack_pack_uint32(pk, f[i].sport);
-	np_pack_str(pk, "dport");
+	np_pack_str(pk, NPK(PKT_FLOWS, DPORT));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) msgpack_pack_uint32(pk, f[i].dport);
 }

@@ -19,7 +19,7 @@ struct pktcols_ev {
 	uint32_t seq, end_seq, ack, tsval, uid;
 	uint32_t ifindex, len;
 	uint16_t ipid, cpu;
-	uint8_t  hook, tcpflags, doff, flags;   /* flags: PK_F_* of bpf/pktpath.h */
+	uint8_t  hook, tcpflags, doff, flags;   /* flags: PK_F_* of common/npwire.h */
 	uint16_t gso;         /* GSO segment size at transmit hooks, else 0 */
 };
 

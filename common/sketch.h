@@ -6,37 +6,11 @@
 #ifndef NP_SKETCH_H
 #define NP_SKETCH_H
 
-#ifndef __bpf__   /* BPF objects get uint64_t/uint32_t from vmlinux.h */
-#include <stdint.h>
-#include <stddef.h>
-#endif
-
-#define NP_SK_SUB_BITS   6
-#define NP_SK_SUB        (1u << NP_SK_SUB_BITS)          /* 64 */
-#define NP_SK_NBUCKETS   (NP_SK_SUB * (64 - NP_SK_SUB_BITS + 1))  /* 3776 */
-
-static inline unsigned np_sketch_msb(uint64_t v)
-{
-	unsigned r = 0;
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8)  { v >>= 8;  r += 8; }
-	if (v >> 4)  { v >>= 4;  r += 4; }
-	if (v >> 2)  { v >>= 2;  r += 2; }
-	if (v >> 1)  { r += 1; }
-	return r;
-}
-
-static inline uint32_t np_sketch_index(uint64_t v)
-{
-	if (v < NP_SK_SUB)
-		return (uint32_t)v;
-	unsigned m = np_sketch_msb(v);                 /* >= 6 */
-	unsigned shift = m - NP_SK_SUB_BITS;
-	return (uint32_t)((shift + 1) * NP_SK_SUB + ((v >> shift) & (NP_SK_SUB - 1)));
-}
+#include "npwire.h"   /* NP_SK_* and np_sketch_index, shared with BPF */
 
 #ifndef __bpf__
+#include <stddef.h>
+#include <stdint.h>
 #include <msgpack.h>
 
 uint64_t np_sketch_bucket_lo(uint32_t idx);   /* smallest value in bucket */

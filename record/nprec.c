@@ -1,4 +1,4 @@
-/* nprec: the eBPF recorder. Opens every family of record/families.c, writes
+/* nprec: the eBPF recorder. Opens every family of record/core/families.c, writes
  * a HEADER, then every interval an INTERVAL record, each family's snapshot
  * and a LOST record, until the duration ends or a signal stops it. */
 #include <errno.h>
@@ -143,7 +143,7 @@ static int rc_open_families(struct rc_run *r)
 		if (rc > 0) {
 			/* the header says which families were off and why */
 			rec_probe(&r->ctx, f->name, "(family)", REC_PROBE_SKIPPED, err[0] ? err : "off");
-			if (strstr(err, "kernel lacks")) {
+			if (rc == REC_FAM_OFF_KERNEL) {
 				kernel_off = true;
 				snprintf(why, sizeof(why), "%s: %s", f->name, err);
 				if (!r->cfg.quiet)
@@ -492,7 +492,7 @@ static int rc_start(struct rc_run *r)
 }
 
 /* Programs attached, output open: give up what the loop does not need
- * (record/privdrop.h). TC filters are detached by netlink at exit. */
+ * (record/core/privdrop.h). TC filters are detached by netlink at exit. */
 static int rc_drop_privileges(struct rc_run *r)
 {
 	struct rec_privdrop req = { .user = r->cfg.run_user, .base_nice = r->prio.base,
@@ -541,7 +541,7 @@ int main(int argc, char **argv)
 	int code = rc_check_env();
 	if (code)
 		return code;
-	/* tracefs, cgroup2: mounted privately where missing (record/kfs.h);
+	/* tracefs, cgroup2: mounted privately where missing (record/core/kfs.h);
 	 * said after the options resolved, so a usage error stays one line */
 	kfs_prepare(&r->kfs);
 	if (kfs_cgroup2(&r->kfs)[0] && strcmp(r->cfg.cgroup_root, "/sys/fs/cgroup") == 0)

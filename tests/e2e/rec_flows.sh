@@ -46,9 +46,9 @@ if [ -e $CGROOT/cgroup.controllers ] && mkdir -p $CGROOT/rc-e2e-flows$$ 2>/dev/n
 	wait_file "$E2E_TMP/cg.npr"
 fi
 # the raw_tp fallback (kernels that refuse tp_btf), forced here
-NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
+NPREC_TEST_FORCE_RAW_TP=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
 # without the hub (each family's programs attached on their own): same figures
-NPREC_NO_HUB=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/h.npr"; PH=$BG_PID
+NPREC_TEST_NO_HUB=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/h.npr"; PH=$BG_PID
 # txn's join refused after flows joined: the hub dissolves those hooks,
 # every family runs its own program once (flows counts each byte once)
 NPREC_TEST_HUB_REFUSE=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/d.npr"; PD=$BG_PID

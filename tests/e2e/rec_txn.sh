@@ -96,7 +96,7 @@ K2=500
 bg "$NPREC" -q --no-flows --pid "${WORKER:-1}" -o "$E2E_TMP/fpid.npr"; PF1=$BG_PID
 bg "$NPREC" -q --no-flows --pid 1 -o "$E2E_TMP/fnone.npr"; PF2=$BG_PID
 bg "$NPREC" -q --no-flows --host 10.77.$SUB.99 -o "$E2E_TMP/fhost.npr"; PF3=$BG_PID
-NPREC_FORCE_RAW_TP=1 bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/raw.npr"; PF4=$BG_PID
+NPREC_TEST_FORCE_RAW_TP=1 bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/raw.npr"; PF4=$BG_PID
 # without netcpu a client request's start comes from tcp_sendmsg_locked
 bg "$NPREC" -q --no-flows --no-netcpu --netns $NSA -o "$E2E_TMP/nonc.npr"; PF6=$BG_PID
 bg "$NPREC" -q --no-flows --host 10.77.$SUB.2 -o "$E2E_TMP/fhost2.npr"; PF5=$BG_PID

@@ -1,4 +1,4 @@
-/* libFuzzer target: the clock-sync datagram parser (record/csmsg.c), which
+/* libFuzzer target: the clock-sync datagram parser (record/families/csmsg.c), which
  * reads what anyone on the network sends to --sync-listen, and the
  * listener's guard fed with whatever it accepts. The first input byte picks
  * keyed or unkeyed; the rest is the datagram. Whatever is accepted must be
@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../record/csmsg.c"
-#include "../../record/csguard.c"
+#include "../../record/families/csmsg.c"
+#include "../../record/families/csguard.c"
 
 static struct cs_guard guard;
 

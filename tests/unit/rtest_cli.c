@@ -1,4 +1,4 @@
-/* nprec command-line parsing (record/cli.c): every option lands in the
+/* nprec command-line parsing (record/core/cli.c): every option lands in the
  * right rec_config field, sizes/durations/sample rates parse with their
  * suffixes, and bad values are refused with a message naming the option. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* record/csmsg.c and record/csguard.c: the clock-sync wire codec, its MAC,
+/* record/families/csmsg.c and record/families/csguard.c: the clock-sync wire codec, its MAC,
  * the key file and the listener's replay/rate guard. The expected bytes,
  * MAC and key were computed independently with Python's struct, hmac
  * (HMAC-SHA512 cut to 32 bytes) and hashlib.blake2b:

@@ -1,4 +1,4 @@
-/* record/cpuslice.c (--cpu-slice): a stretch of work longer than the slice
+/* record/core/cpuslice.c (--cpu-slice): a stretch of work longer than the slice
  * ends in a yield, shorter ones do not, a slice of 0 never yields, and a
  * new stretch starts at cpuslice_begin(). Counts only: how long another
  * task waits is a benchmark's business (bench/record.sh), not a test's. */

@@ -1,4 +1,4 @@
-/* record/kfs.c: the states it decides on, checked against the mount table
+/* record/core/kfs.c: the states it decides on, checked against the mount table
  * it leaves behind. Runs in a mount namespace of its own (made here first,
  * private) where it unmounts tracefs and cgroup2, so the host's mounts are
  * never touched and the result does not depend on how the host is set up. */

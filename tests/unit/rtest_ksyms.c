@@ -1,5 +1,5 @@
-/* Kernel symbol table (record/ksyms.c) and NET_RX stack categories
- * (record/netrxcat.c) on a synthetic kallsyms file: unsorted lines, data
+/* Kernel symbol table (record/families/ksyms.c) and NET_RX stack categories
+ * (record/families/netrxcat.c) on a synthetic kallsyms file: unsorted lines, data
  * symbols, module symbols, an alias, compiler suffixes. No root needed. */
 #include <errno.h>
 #include <stdio.h>
@@ -55,29 +55,29 @@ static char *write_tmp(const char *text)
 	return p;
 }
 
-static void test_lookup(struct nc_ksyms *k)
+static void test_lookup(struct ksyms *k)
 {
 	uint64_t start = 0;
-	CHECK_EQ_U(nc_ksyms_count(k), 21);   /* 22 text lines, one alias merged */
-	const char *n = nc_ksyms_lookup(k, A(0x2000), &start);
+	CHECK_EQ_U(ksyms_count(k), 21);   /* 22 text lines, one alias merged */
+	const char *n = ksyms_lookup(k, A(0x2000), &start);
 	CHECK(n && strcmp(n, "tcp_v4_rcv") == 0, "exact start: %s", n ? n : "NULL");
 	CHECK_EQ_U(start, A(0x2000));
-	n = nc_ksyms_lookup(k, A(0x20ff), NULL);
+	n = ksyms_lookup(k, A(0x20ff), NULL);
 	CHECK(n && strcmp(n, "tcp_v4_rcv") == 0, "last byte: %s", n ? n : "NULL");
-	n = nc_ksyms_lookup(k, A(0x2100), NULL);
+	n = ksyms_lookup(k, A(0x2100), NULL);
 	CHECK(n && strcmp(n, "br_handle_frame") == 0, "next start: %s", n ? n : "NULL");
-	CHECK(nc_ksyms_lookup(k, A(0x0fff), NULL) == NULL, "below the first symbol");
+	CHECK(ksyms_lookup(k, A(0x0fff), NULL) == NULL, "below the first symbol");
 	/* data symbols do not cut text ranges */
-	n = nc_ksyms_lookup(k, A(0x2690), NULL);
+	n = ksyms_lookup(k, A(0x2690), NULL);
 	CHECK(n && strcmp(n, "ip_rcv_finish.isra.0") == 0, "data symbol: %s", n ? n : "NULL");
-	n = nc_ksyms_lookup(k, A(0x3010), NULL);
+	n = ksyms_lookup(k, A(0x3010), NULL);
 	CHECK(n && strcmp(n, "kfree_skb") == 0, "first alias kept: %s", n ? n : "NULL");
-	n = nc_ksyms_lookup(k, 0xffffffffc0001234ull, &start);
+	n = ksyms_lookup(k, 0xffffffffc0001234ull, &start);
 	CHECK(n && strcmp(n, "veth_poll") == 0, "module symbol: %s", n ? n : "NULL");
 	CHECK_EQ_U(start, 0xffffffffc0001200ull);
-	n = nc_ksyms_lookup(k, 0xffffffffc0001200ull + (1u << 20), NULL);
+	n = ksyms_lookup(k, 0xffffffffc0001200ull + (1u << 20), NULL);
 	CHECK(n == NULL, "far past the last symbol: %s", n ? n : "NULL");
-	n = nc_ksyms_lookup(k, A(0x3150), NULL);
+	n = ksyms_lookup(k, A(0x3150), NULL);
 	CHECK(n && strcmp(n, "weak_fn") == 0, "weak text: %s", n ? n : "NULL");
 }
 
@@ -103,7 +103,7 @@ static void test_symbol_rules(void)
 	CHECK(strcmp(nc_cat_name(99), "?") == 0, "bad name");
 }
 
-static void test_stacks(struct nc_ksyms *k)
+static void test_stacks(struct ksyms *k)
 {
 	const char *leaf;
 	uint64_t veth_poll = 0xffffffffc0001208ull;
@@ -140,23 +140,23 @@ int main(void)
 	CHECK(path != NULL, "tmp file");
 	if (!path)
 		return tap_done();
-	struct nc_ksyms *k = NULL;
-	int rc = nc_ksyms_load(&k, path);
+	struct ksyms *k = NULL;
+	int rc = ksyms_load(&k, path);
 	CHECK(rc == 0, "load: %d", rc);
 	if (rc == 0) {
 		test_lookup(k);
 		test_stacks(k);
 	}
 	test_symbol_rules();
-	nc_ksyms_free(k);
+	ksyms_free(k);
 	unlink(path);
 
 	/* kptr_restrict: every address reads 0 */
 	char *zero = write_tmp("0000000000000000 T a\n0000000000000000 T b\n");
-	struct nc_ksyms *z = NULL;
-	CHECK(zero && nc_ksyms_load(&z, zero) == -EPERM, "hidden addresses");
+	struct ksyms *z = NULL;
+	CHECK(zero && ksyms_load(&z, zero) == -EPERM, "hidden addresses");
 	if (zero)
 		unlink(zero);
-	CHECK(nc_ksyms_load(&z, "/nonexistent/kallsyms") == -ENOENT, "missing file");
+	CHECK(ksyms_load(&z, "/nonexistent/kallsyms") == -ENOENT, "missing file");
 	return tap_done();
 }

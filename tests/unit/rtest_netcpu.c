@@ -396,9 +396,9 @@ static void run(bool per_call)
 {
 	fprintf(stderr, "# syscall entry: %s\n", per_call ? "per-syscall tracepoints" : "tp_btf/sys_enter");
 	if (per_call)
-		setenv("NPREC_SYSCALL_HOOK", "per-call", 1);
+		setenv("NPREC_TEST_SYSCALL_HOOK", "per-call", 1);
 	else
-		unsetenv("NPREC_SYSCALL_HOOK");
+		unsetenv("NPREC_TEST_SYSCALL_HOOK");
 	n_recv_calls = 0;
 	struct rec_config cfg;
 	rec_config_defaults(&cfg);
@@ -575,7 +575,7 @@ static void no_tracefs_run(void)
 			kfs_state_name(kfs.fs[KFS_TRACEFS].st));
 		return;
 	}
-	setenv("NPREC_SYSCALL_HOOK", "per-call", 1);
+	setenv("NPREC_TEST_SYSCALL_HOOK", "per-call", 1);
 	struct rec_config cfg;
 	struct rec_ctx ctx;
 	void *st = NULL;
@@ -603,7 +603,7 @@ int main(void)
 	run(false);
 	run(true);
 	no_tracefs_run();
-	unsetenv("NPREC_SYSCALL_HOOK");
+	unsetenv("NPREC_TEST_SYSCALL_HOOK");
 	tick_run();
 	return tap_done();
 }

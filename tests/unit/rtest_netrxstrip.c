@@ -1,5 +1,5 @@
 /* Stripping the timer interrupt's own frames from a stack taken by the
- * tick source (record/netrxcat.c nc_strip_irq_frames), then categorising
+ * tick source (record/families/netrxcat.c nc_strip_irq_frames), then categorising
  * it, on a synthetic kallsyms file. The stack shapes are those dumped on
  * the 6.18 VM during a loopback iperf3 (docs/NETCPU.md "tick source").
  * No root needed (rtest_ only because it links libnprec.a). */
@@ -53,7 +53,7 @@ static char *write_tmp(const char *text)
 /* The tick interrupted NET_RX in sock_def_readable: after the cut the
  * leaf is the interrupted function and the category is socket, as a
  * cpu-clock sample of the same place. */
-static void test_tick_in_netrx(const struct nc_ksyms *k)
+static void test_tick_in_netrx(const struct ksyms *k)
 {
 	uint64_t ips[16] = { TICK_FRAMES, A(0x1719), A(0x163e), A(0x1510), A(0x1481), A(0x1380),
 			     A(0x1283), A(0x1131), A(0x113b) };
@@ -71,7 +71,7 @@ static void test_tick_in_netrx(const struct nc_ksyms *k)
 
 /* NET_RX itself ran at the exit of a device interrupt (an outer
  * asm_common_interrupt): only the innermost entry, the tick's, is cut. */
-static void test_nested_entries(const struct nc_ksyms *k)
+static void test_nested_entries(const struct ksyms *k)
 {
 	uint64_t ips[20] = { TICK_FRAMES, A(0x1510), A(0x1481), A(0x1131), A(0x113b),
 			     A(0x18cd), A(0x1910), A(0x1f40), A(0x2126), A(0x1510) };
@@ -81,7 +81,7 @@ static void test_nested_entries(const struct nc_ksyms *k)
 	CHECK(nc_cat_of_stack(k, ips, 20, NULL) == NC_CAT_TRANSPORT, "tcp");
 }
 
-static void test_no_entry(const struct nc_ksyms *k)
+static void test_no_entry(const struct ksyms *k)
 {
 	/* a cpu-clock sample starts at the interrupted IP: nothing to cut */
 	uint64_t ips[4] = { A(0x1510), A(0x1481), A(0x1131), 0 };
@@ -111,18 +111,18 @@ int main(void)
 	CHECK(path != NULL, "tmp file");
 	if (!path)
 		return tap_done();
-	struct nc_ksyms *k = NULL;
-	int rc = nc_ksyms_load(&k, path);
+	struct ksyms *k = NULL;
+	int rc = ksyms_load(&k, path);
 	CHECK(rc == 0, "load: %d", rc);
 	if (rc == 0) {
 		test_tick_in_netrx(k);
 		test_nested_entries(k);
 		test_no_entry(k);
-		CHECK_EQ_U(nc_ksyms_addr(k, "asm_common_interrupt"), A(0x2100));
-		CHECK_EQ_U(nc_ksyms_addr(k, "do_softirq.part.0"), A(0x2200));
-		CHECK_EQ_U(nc_ksyms_addr(k, "tick_nohz_handler"), 0);
+		CHECK_EQ_U(ksyms_addr(k, "asm_common_interrupt"), A(0x2100));
+		CHECK_EQ_U(ksyms_addr(k, "do_softirq.part.0"), A(0x2200));
+		CHECK_EQ_U(ksyms_addr(k, "tick_nohz_handler"), 0);
 	}
-	nc_ksyms_free(k);
+	ksyms_free(k);
 	unlink(path);
 	return tap_done();
 }

@@ -1,4 +1,4 @@
-/* record/output.c, trigger.c, selfcost.c without nprec: a rec_config by
+/* record/core/output.c, trigger.c, selfcost.c without nprec: a rec_config by
  * hand, intervals of fake records, files read back with the container
  * reader. Chunk sizes are controlled with incompressible payloads. */
 #include <errno.h>
@@ -53,12 +53,12 @@ static void interval_rb(struct np_recbuf *rb, uint64_t seq, uint64_t t0, uint64_
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	if (retrans >= 0) {
-		/* three flows sharing the retransmissions, as a delta column */
+		/* three flows sharing the retransmissions (FLOWS "retrans" column) */
 		uint64_t col[3] = { (uint64_t)retrans / 2, (uint64_t)retrans / 4,
 				    (uint64_t)retrans - retrans / 2 - retrans / 4 };
 		pk = np_recbuf_begin(rb, NP_REC_FLOWS, 1);
 		msgpack_pack_map(pk, 1);
-		np_pack_kv_u64_delta(pk, "retrans_d", col, 3);
+		np_pack_kv_u64_array(pk, "retrans", col, 3);
 	}
 	if (blob) {
 		char *b = malloc(blob);

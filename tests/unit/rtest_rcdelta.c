@@ -1,4 +1,4 @@
-/* record/rcdelta.c: the table that turns cumulative per-CPU map values into
+/* record/core/rcdelta.c: the table that turns cumulative per-CPU map values into
  * per-interval deltas. Checked against a plain array model over random
  * keys, growth far past the initial size, and the rebuild-by-swap cycle the
  * families use every snapshot. */

@@ -1,4 +1,4 @@
-/* record/recprio.c (--nice): the policy on made-up CPU shares, then the
+/* record/core/recprio.c (--nice): the policy on made-up CPU shares, then the
  * real thing on this process: niced while idle, back to the start
  * priority while it burns CPU, niced again once the hold has passed, and
  * left alone when it could not come back (CAP_SYS_NICE dropped). */

@@ -4,7 +4,7 @@
  * thread itself (CLOCK_THREAD_CPUTIME_ID, getrusage(RUSAGE_THREAD)), and
  * its cgroup path with /proc/self/cgroup. Both variants of the family:
  * the task iterator (the default without hardware counters) and the
- * sched_switch program (NPREC_THREADS_SWITCH=1). Needs root; skips
+ * sched_switch program (NPREC_TEST_THREADS_SWITCH=1). Needs root; skips
  * otherwise. */
 #include <pthread.h>
 #include <stdio.h>
@@ -148,9 +148,9 @@ static void run(bool switch_variant)
 {
 	fprintf(stderr, "# variant: %s\n", switch_variant ? "sched_switch program" : "task iterator");
 	if (switch_variant)
-		setenv("NPREC_THREADS_SWITCH", "1", 1);
+		setenv("NPREC_TEST_THREADS_SWITCH", "1", 1);
 	else
-		unsetenv("NPREC_THREADS_SWITCH");
+		unsetenv("NPREC_TEST_THREADS_SWITCH");
 	memset(&truth, 0, sizeof(truth));
 	struct rec_config cfg;
 	rec_config_defaults(&cfg);

@@ -178,7 +178,7 @@ static void pack_strs(msgpack_packer *pk, const char *key, const char *const *v,
 	for (size_t i = 0; i < n; i++) np_pack_str(pk, v[i]);
 }
 
-/* A recording with one server endpoint and two callees, as record/txn.c
+/* A recording with one server endpoint and two callees, as record/families/txn.c
  * writes TXN_STATS / TXN_EVENTS. */
 static void test_npr(void)
 {

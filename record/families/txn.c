@@ -22,6 +22,7 @@
 #include "rcdelta.h"
 #include "rcfilter.h"
 #include "records.h"
+#include "recschema.h"
 #include "sketch.h"
 #include "txn.h"
 #include "txn.skel.h"
@@ -253,8 +254,8 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	rc_txn_tps(t);
 	/* a client request's start: the syscall entry netcpu stamps (its
 	 * programs run anyway) instead of a program on tcp_sendmsg_locked.
-	 * NPREC_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
-	const char *keep = getenv("NPREC_TXN_SENDMSG");
+	 * NPREC_TEST_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
+	const char *keep = getenv("NPREC_TEST_TXN_SENDMSG");
 	t->nc_start = !ctx->cfg->no_netcpu && !(keep && *keep == '1');
 	t->skel->rodata->txn_nc_start = t->nc_start;
 	t->ntps = t->nc_start ? RC_TXN_TP_SENDMSG : RC_TXN_NTP;
@@ -324,7 +325,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 {
 	if (ctx->cfg->no_txn) {
 		snprintf(err, errlen, "disabled by --no-txn");
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	}
 	struct rc_txn *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -358,14 +359,19 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	}
 	if (rc) {
 		rc_txn_close(t);
-		return rc == -ENOENT ? 1 : rc;   /* no such tracepoint: family off */
+		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;   /* no such tracepoint: family off */
 	}
 	if (t->nc_start) {
 		rec_probe(ctx, RC_TXN_FAMILY, "tcp_sendmsg_locked", REC_PROBE_SKIPPED,
 			  "not needed: a client request starts at its send syscall's entry, "
 			  "from netcpu's stamps (at the send's end where there is none)");
-		ctx->nc_cpus_fd = bpf_map__fd(t->skel->maps.nc_cpus);
-		ctx->nc_cpus_shared = true;
+		/* netcpu loads with this copy of its per-CPU op slots instead of its own */
+		int rc2 = rec_shared_map_put(ctx, "nc_cpus", bpf_map__fd(t->skel->maps.nc_cpus));
+		if (rc2) {
+			snprintf(err, errlen, "txn: cannot share nc_cpus with netcpu");
+			rc_txn_close(t);
+			return rc2;
+		}
 	}
 	*state = t;
 	return 0;
@@ -672,32 +678,32 @@ static void rc_txn_pack_stats(struct rc_txn *t, struct rec_ctx *ctx, struct np_r
 	size_t n = t->nrows;
 	uint64_t sh = (uint64_t)ctx->shift_ns;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_STATS, 1);
-	msgpack_pack_map(pk, 23 + (t->redact ? 0 : 1));
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t1);
-	np_pack_kv_u64(pk, "n", n);
-	RC_TCOL("conn", r->conn);
-	RC_TCOL("role", r->k.role);
-	RC_TCOL("netns", r->k.netns);
-	rc_pack_kv_strcol(pk, "laddr", n ? t->rows[0].la : NULL, sizeof(*t->rows), n);
-	RC_TCOL("lport", r->k.lport);
-	rc_pack_kv_strcol(pk, "raddr", n ? t->rows[0].ra : NULL, sizeof(*t->rows), n);
-	RC_TCOL("rport", r->k.rport);
-	RC_TCOL("count", r->d.count);
-	RC_TCOL("count_total", r->tot.count);
-	RC_TCOL("bytes_req", r->d.bytes_req);
-	RC_TCOL("bytes_resp", r->d.bytes_resp);
-	RC_TCOL("lat_sum_ns", r->d.lat_sum);
-	RC_TCOL("http_count", r->d.http_count);
-	RC_TCOL("pid", r->pid);
-	RC_TCOL("tid", r->tid);
-	RC_TCOL("close_ns", r->close_ns ? r->close_ns + sh : 0);
-	rc_pack_kv_strcol(pk, "method", n ? t->rows[0].method : NULL, sizeof(*t->rows), n);
+	msgpack_pack_map(pk, NPK_TXN_STATS__N - (t->redact ? NPK_TXN_STATS__NOPT : 0));
+	np_pack_kv_u64(pk, NPK(TXN_STATS, T0_NS), t0);
+	np_pack_kv_u64(pk, NPK(TXN_STATS, T1_NS), t1);
+	np_pack_kv_u64(pk, NPK(TXN_STATS, N), n);
+	RC_TCOL(NPK(TXN_STATS, CONN), r->conn);
+	RC_TCOL(NPK(TXN_STATS, ROLE), r->k.role);
+	RC_TCOL(NPK(TXN_STATS, NETNS), r->k.netns);
+	rc_pack_kv_strcol(pk, NPK(TXN_STATS, LADDR), n ? t->rows[0].la : NULL, sizeof(*t->rows), n);
+	RC_TCOL(NPK(TXN_STATS, LPORT), r->k.lport);
+	rc_pack_kv_strcol(pk, NPK(TXN_STATS, RADDR), n ? t->rows[0].ra : NULL, sizeof(*t->rows), n);
+	RC_TCOL(NPK(TXN_STATS, RPORT), r->k.rport);
+	RC_TCOL(NPK(TXN_STATS, COUNT), r->d.count);
+	RC_TCOL(NPK(TXN_STATS, COUNT_TOTAL), r->tot.count);
+	RC_TCOL(NPK(TXN_STATS, BYTES_REQ), r->d.bytes_req);
+	RC_TCOL(NPK(TXN_STATS, BYTES_RESP), r->d.bytes_resp);
+	RC_TCOL(NPK(TXN_STATS, LAT_SUM_NS), r->d.lat_sum);
+	RC_TCOL(NPK(TXN_STATS, HTTP_COUNT), r->d.http_count);
+	RC_TCOL(NPK(TXN_STATS, PID), r->pid);
+	RC_TCOL(NPK(TXN_STATS, TID), r->tid);
+	RC_TCOL(NPK(TXN_STATS, CLOSE_NS), r->close_ns ? r->close_ns + sh : 0);
+	rc_pack_kv_strcol(pk, NPK(TXN_STATS, METHOD), n ? t->rows[0].method : NULL, sizeof(*t->rows), n);
 	if (!t->redact)
-		rc_pack_kv_strcol(pk, "path", n ? t->rows[0].path : NULL, sizeof(*t->rows), n);
-	RC_TCOL("path_hash", r->path_hash);
-	np_pack_kv_bool(pk, "redacted", t->redact);
-	np_pack_str(pk, "lat");
+		rc_pack_kv_strcol(pk, NPK(TXN_STATS, PATH), n ? t->rows[0].path : NULL, sizeof(*t->rows), n);
+	RC_TCOL(NPK(TXN_STATS, PATH_HASH), r->path_hash);
+	np_pack_kv_bool(pk, NPK(TXN_STATS, REDACTED), t->redact);
+	np_pack_str(pk, NPK(TXN_STATS, LAT));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) {
 		if ((i & 15) == 15)
@@ -733,27 +739,27 @@ static void rc_txn_pack_events(struct rc_txn *t, struct rec_ctx *ctx, struct np_
 	size_t n = t->nev;
 	const struct rc_col *c = t->col;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
-	msgpack_pack_map(pk, 15 + (t->redact ? 0 : 1));
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t1);
-	np_pack_kv_u64(pk, "n", n);
-	rc_pack_col(pk, "conn", &c[EC_CONN], n);
-	rc_pack_col(pk, "role", &c[EC_ROLE], n);
-	rc_pack_col(pk, "pid", &c[EC_PID], n);
-	rc_pack_col(pk, "tid", &c[EC_TID], n);
-	np_pack_str(pk, "start_ns_d");
+	msgpack_pack_map(pk, NPK_TXN_EVENTS__N - (t->redact ? NPK_TXN_EVENTS__NOPT : 0));
+	np_pack_kv_u64(pk, NPK(TXN_EVENTS, T0_NS), t0);
+	np_pack_kv_u64(pk, NPK(TXN_EVENTS, T1_NS), t1);
+	np_pack_kv_u64(pk, NPK(TXN_EVENTS, N), n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, CONN), &c[EC_CONN], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, ROLE), &c[EC_ROLE], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, PID), &c[EC_PID], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, TID), &c[EC_TID], n);
+	np_pack_str(pk, NPK(TXN_EVENTS, START_NS_D));
 	msgpack_pack_array(pk, n);
 	msgpack_pack_uint64(pk, t->start0 + (uint64_t)ctx->shift_ns);
 	rc_copy_col(pk, &c[EC_START]);
-	rc_pack_col(pk, "resp_off_ns", &c[EC_RESP], n);
-	rc_pack_col(pk, "dur_ns", &c[EC_DUR], n);
-	rc_pack_col(pk, "bytes_req", &c[EC_BREQ], n);
-	rc_pack_col(pk, "bytes_resp", &c[EC_BRESP], n);
-	rc_pack_col(pk, "method", &c[EC_METHOD], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, RESP_OFF_NS), &c[EC_RESP], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, DUR_NS), &c[EC_DUR], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, BYTES_REQ), &c[EC_BREQ], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, BYTES_RESP), &c[EC_BRESP], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, METHOD), &c[EC_METHOD], n);
 	if (!t->redact)
-		rc_pack_col(pk, "path", &c[EC_PATH], n);
-	rc_pack_col(pk, "path_hash", &c[EC_PHASH], n);
-	np_pack_kv_bool(pk, "redacted", t->redact);
+		rc_pack_col(pk, NPK(TXN_EVENTS, PATH), &c[EC_PATH], n);
+	rc_pack_col(pk, NPK(TXN_EVENTS, PATH_HASH), &c[EC_PHASH], n);
+	np_pack_kv_bool(pk, NPK(TXN_EVENTS, REDACTED), t->redact);
 	for (int i = 0; i < EC_N; i++)
 		t->col[i].n = 0;
 	t->nev = 0;

@@ -325,7 +325,7 @@ static int sm_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	struct rec_config *c = ctx->cfg;
 	if (!c->profile_baseline && !c->baseline)
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	if (!c->nifaces) {
 		snprintf(err, errlen, "stackmon: needs -i VETH [-i VETH ...] [-i EXT] (pods' veths, "
 			 "host side, then the external interface)");

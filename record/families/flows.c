@@ -25,6 +25,7 @@
 #include "rcdelta.h"
 #include "rcfilter.h"
 #include "records.h"
+#include "recschema.h"
 
 #define RC_FLOWS_FAMILY "flows"
 /* drop events kept per interval with their own row; more are counted per
@@ -226,7 +227,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 {
 	if (ctx->cfg->no_flows) {
 		snprintf(err, errlen, "disabled by --no-flows");
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	}
 	struct rc_flows *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -262,7 +263,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 		rc_flows_close(f);
 		/* a kernel without the tracepoints turns the family off (the
 		 * header says why); other failures stop nprec */
-		return rc == -ENOENT ? 1 : rc;
+		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;
 	}
 	*state = f;
 	return 0;
@@ -483,36 +484,36 @@ static int rc_flows_pack(struct rc_flows *f, struct rec_ctx *ctx, struct np_recb
 	if (!col)
 		return -ENOMEM;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_FLOWS, 1);
-	msgpack_pack_map(pk, 29);
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t1);
-	np_pack_kv_u64(pk, "n", n);
-	RC_COL("proto", r->k.proto);
-	RC_COL("netns", r->k.netns);
-	rc_pack_kv_strcol(pk, "laddr", f->rows ? f->rows[0].la : NULL, sizeof(*f->rows), n);
-	RC_COL("lport", r->k.lport);
-	rc_pack_kv_strcol(pk, "raddr", f->rows ? f->rows[0].ra : NULL, sizeof(*f->rows), n);
-	RC_COL("rport", r->k.rport);
-	RC_COL("tx_bytes", r->d.tx_bytes);
-	RC_COL("rx_bytes", r->d.rx_bytes);
-	RC_COL("tx_pkts", r->k.proto == 6 ? r->d.segs_out : r->d.tx_calls);
-	RC_COL("rx_pkts", r->k.proto == 6 ? r->d.segs_in : r->d.rx_calls);
-	RC_COL("retrans", r->d.retrans);
-	RC_COL("retrans_segs", r->d.total_retrans);
-	RC_COL("tx_bytes_total", r->s.c.tx_bytes);
-	RC_COL("rx_bytes_total", r->s.c.rx_bytes);
-	RC_COL("srtt_n", r->d.srtt_n);
-	RC_COL("srtt_mean_us", r->d.srtt_n ? r->d.srtt_sum / r->d.srtt_n : 0);
-	RC_COL("srtt_min_us", r->s.srtt_min);
-	RC_COL("srtt_max_us", r->s.srtt_max);
-	RC_COL("srtt_us", r->s.srtt_last);
-	RC_COL("cwnd", r->s.cwnd);
-	RC_COL("open_ns", rc_ts(r->s.open_ns, sh));
-	RC_COL("close_ns", rc_ts(r->s.close_ns, sh));
-	RC_COL("pid", r->s.pid);
-	RC_COL("tid", r->s.tid);
-	rc_pack_kv_strcol(pk, "comm", f->rows ? f->rows[0].s.comm : NULL, sizeof(*f->rows), n);
-	RC_COL("cgroup_id", r->s.cgroup_id);
+	msgpack_pack_map(pk, NPK_FLOWS__N);
+	np_pack_kv_u64(pk, NPK(FLOWS, T0_NS), t0);
+	np_pack_kv_u64(pk, NPK(FLOWS, T1_NS), t1);
+	np_pack_kv_u64(pk, NPK(FLOWS, N), n);
+	RC_COL(NPK(FLOWS, PROTO), r->k.proto);
+	RC_COL(NPK(FLOWS, NETNS), r->k.netns);
+	rc_pack_kv_strcol(pk, NPK(FLOWS, LADDR), f->rows ? f->rows[0].la : NULL, sizeof(*f->rows), n);
+	RC_COL(NPK(FLOWS, LPORT), r->k.lport);
+	rc_pack_kv_strcol(pk, NPK(FLOWS, RADDR), f->rows ? f->rows[0].ra : NULL, sizeof(*f->rows), n);
+	RC_COL(NPK(FLOWS, RPORT), r->k.rport);
+	RC_COL(NPK(FLOWS, TX_BYTES), r->d.tx_bytes);
+	RC_COL(NPK(FLOWS, RX_BYTES), r->d.rx_bytes);
+	RC_COL(NPK(FLOWS, TX_PKTS), r->k.proto == 6 ? r->d.segs_out : r->d.tx_calls);
+	RC_COL(NPK(FLOWS, RX_PKTS), r->k.proto == 6 ? r->d.segs_in : r->d.rx_calls);
+	RC_COL(NPK(FLOWS, RETRANS), r->d.retrans);
+	RC_COL(NPK(FLOWS, RETRANS_SEGS), r->d.total_retrans);
+	RC_COL(NPK(FLOWS, TX_BYTES_TOTAL), r->s.c.tx_bytes);
+	RC_COL(NPK(FLOWS, RX_BYTES_TOTAL), r->s.c.rx_bytes);
+	RC_COL(NPK(FLOWS, SRTT_N), r->d.srtt_n);
+	RC_COL(NPK(FLOWS, SRTT_MEAN_US), r->d.srtt_n ? r->d.srtt_sum / r->d.srtt_n : 0);
+	RC_COL(NPK(FLOWS, SRTT_MIN_US), r->s.srtt_min);
+	RC_COL(NPK(FLOWS, SRTT_MAX_US), r->s.srtt_max);
+	RC_COL(NPK(FLOWS, SRTT_US), r->s.srtt_last);
+	RC_COL(NPK(FLOWS, CWND), r->s.cwnd);
+	RC_COL(NPK(FLOWS, OPEN_NS), rc_ts(r->s.open_ns, sh));
+	RC_COL(NPK(FLOWS, CLOSE_NS), rc_ts(r->s.close_ns, sh));
+	RC_COL(NPK(FLOWS, PID), r->s.pid);
+	RC_COL(NPK(FLOWS, TID), r->s.tid);
+	rc_pack_kv_strcol(pk, NPK(FLOWS, COMM), f->rows ? f->rows[0].s.comm : NULL, sizeof(*f->rows), n);
+	RC_COL(NPK(FLOWS, CGROUP_ID), r->s.cgroup_id);
 	free(col);
 	return 0;
 }
@@ -649,29 +650,29 @@ static int rc_drops_snapshot(struct rc_flows *f, struct rec_ctx *ctx, struct np_
 		uint64_t *col = calloc(n, sizeof(uint64_t));
 		const struct rc_drop_row *r0 = rows.v;
 		msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_DROPS, 1);
-		msgpack_pack_map(pk, 19);
-		np_pack_kv_u64(pk, "t0_ns", t0);
-		np_pack_kv_u64(pk, "t1_ns", t1);
-		np_pack_kv_u64(pk, "n", n);
+		msgpack_pack_map(pk, NPK_DROPS__N);
+		np_pack_kv_u64(pk, NPK(DROPS, T0_NS), t0);
+		np_pack_kv_u64(pk, NPK(DROPS, T1_NS), t1);
+		np_pack_kv_u64(pk, NPK(DROPS, N), n);
 #define RC_DCOL(kname, expr) do { for (size_t i = 0; i < n; i++) { const struct rc_drop_row *r = &rows.v[i]; if (col) col[i] = (expr); } \
 		np_pack_kv_u64_array(pk, kname, col, col ? n : 0); } while (0)
-		RC_DCOL("netns", r->k.netns);
-		RC_DCOL("proto", r->k.proto);
-		rc_pack_kv_strcol(pk, "saddr", r0->sa, sizeof(*r0), n);
-		RC_DCOL("sport", r->k.sport);
-		rc_pack_kv_strcol(pk, "daddr", r0->da, sizeof(*r0), n);
-		RC_DCOL("dport", r->k.dport);
-		RC_DCOL("reason", r->k.reason);
-		rc_pack_kv_strcol(pk, "reason_name", r0->rn, sizeof(*r0), n);
-		RC_DCOL("count", r->cnt);
-		RC_DCOL("t_ns", r->t_ns);
-		RC_DCOL("seq", r->seq);
-		RC_DCOL("ack", r->ack);
-		RC_DCOL("len", r->len);
-		RC_DCOL("tcpflags", r->flags);
+		RC_DCOL(NPK(DROPS, NETNS), r->k.netns);
+		RC_DCOL(NPK(DROPS, PROTO), r->k.proto);
+		rc_pack_kv_strcol(pk, NPK(DROPS, SADDR), r0->sa, sizeof(*r0), n);
+		RC_DCOL(NPK(DROPS, SPORT), r->k.sport);
+		rc_pack_kv_strcol(pk, NPK(DROPS, DADDR), r0->da, sizeof(*r0), n);
+		RC_DCOL(NPK(DROPS, DPORT), r->k.dport);
+		RC_DCOL(NPK(DROPS, REASON), r->k.reason);
+		rc_pack_kv_strcol(pk, NPK(DROPS, REASON_NAME), r0->rn, sizeof(*r0), n);
+		RC_DCOL(NPK(DROPS, COUNT), r->cnt);
+		RC_DCOL(NPK(DROPS, T_NS), r->t_ns);
+		RC_DCOL(NPK(DROPS, SEQ), r->seq);
+		RC_DCOL(NPK(DROPS, ACK), r->ack);
+		RC_DCOL(NPK(DROPS, LEN), r->len);
+		RC_DCOL(NPK(DROPS, TCPFLAGS), r->flags);
 		/* drops whose packet carried no parsable L3/L4 header have zero tuples */
-		np_pack_kv_bool(pk, "tuple_from_packet", true);
-		np_pack_kv_u64(pk, "prog_missed", rc_drop_prog_missed(f));
+		np_pack_kv_bool(pk, NPK(DROPS, TUPLE_FROM_PACKET), true);
+		np_pack_kv_u64(pk, NPK(DROPS, PROG_MISSED), rc_drop_prog_missed(f));
 #undef RC_DCOL
 		if (!col)
 			rc = -ENOMEM;

@@ -1,5 +1,5 @@
 /* nprec configuration: every command-line option of every recorder family,
- * parsed once in record/cli.c and read by the families. */
+ * parsed once in record/core/cli.c and read by the families. */
 #ifndef NP_REC_CONFIG_H
 #define NP_REC_CONFIG_H
 

@@ -465,7 +465,7 @@ static int cs_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	struct rec_config *c = ctx->cfg;
 	if (!c->sync_listen_port && !c->nsync_peers)
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	struct cs_state *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "clocksync: out of memory");

@@ -54,11 +54,11 @@ static struct hookhub *hub_get(struct rec_ctx *ctx)
 {
 	if (ctx->hub || ctx->hub_off)
 		return ctx->hub;
-	const char *off = getenv("NPREC_NO_HUB");
+	const char *off = getenv("NPREC_TEST_NO_HUB");
 	if (off && *off == '1') {
 		ctx->hub_off = true;
 		rec_probe(ctx, "hub", "tp_btf/<shared tracepoints>", REC_PROBE_SKIPPED,
-			  "NPREC_NO_HUB=1: each family attaches its own programs");
+			  "NPREC_TEST_NO_HUB=1: each family attaches its own programs");
 		return NULL;
 	}
 	struct hookhub *h = calloc(1, sizeof(*h));

@@ -35,7 +35,7 @@ int nc_cat_of_symbol(const char *name);
  * name matches nothing else. Frames that do not resolve are skipped;
  * NC_CAT_OTHER when nothing matches. *leaf (optional) gets the innermost
  * resolved name. */
-int nc_cat_of_stack(const struct nc_ksyms *k, const uint64_t *ips, size_t n, const char **leaf);
+int nc_cat_of_stack(const struct ksyms *k, const uint64_t *ips, size_t n, const char **leaf);
 
 /* A stack taken by the tick source (tp_btf/hrtimer_expire_entry) starts
  * with the timer interrupt's own frames (the BPF trampoline, the hrtimer
@@ -44,6 +44,6 @@ int nc_cat_of_stack(const struct nc_ksyms *k, const uint64_t *ips, size_t n, con
  * asm_common_interrupt), so ips[0] becomes the interrupted IP as in a
  * perf_event sample; zero-fills the tail. Returns the frames removed, 0
  * (stack unchanged) when no such frame resolves. */
-size_t nc_strip_irq_frames(const struct nc_ksyms *k, uint64_t *ips, size_t n);
+size_t nc_strip_irq_frames(const struct ksyms *k, uint64_t *ips, size_t n);
 
 #endif

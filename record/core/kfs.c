@@ -270,7 +270,7 @@ void kfs_report(const struct rec_kfs *k, FILE *out)
 	if (!kfs_usable(k, KFS_TRACEFS)) {
 		kfs_why(&k->fs[KFS_TRACEFS], "tracefs", why, sizeof(why));
 		fprintf(out, "nprec: %s: classic tracepoints are off "
-			"(NPREC_SYSCALL_HOOK=per-call falls back to tp_btf/sys_enter)\n", why);
+			"(NPREC_TEST_SYSCALL_HOOK=per-call falls back to tp_btf/sys_enter)\n", why);
 	}
 	if (!kfs_usable(k, KFS_CGROUP2)) {
 		kfs_why(&k->fs[KFS_CGROUP2], "cgroup2", why, sizeof(why));

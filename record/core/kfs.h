@@ -1,7 +1,7 @@
 /* The kernel filesystems and settings nprec assumes besides BTF, checked
  * (and where needed mounted) before any BPF object opens:
  *  - tracefs: libbpf reads a classic tracepoint's id there (netcpu's
- *    per-syscall tracepoints, NPREC_SYSCALL_HOOK=per-call);
+ *    per-syscall tracepoints, NPREC_TEST_SYSCALL_HOOK=per-call);
  *  - cgroup2: sock_ops attaches to its root (--active-ids), --cgroup names
  *    a group in it, the threads family reads cgroup paths from it;
  *  - perf_event_paranoid: perf_event programs (cpu-clock sampling);

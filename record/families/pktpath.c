@@ -317,7 +317,7 @@ static int pk_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	struct rec_config *c = ctx->cfg;
 	if (!c->pktpath)
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	struct pk_state *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "pktpath: out of memory");

@@ -8,21 +8,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct nc_ksyms;
+struct ksyms;
 
 /* Loads text symbols (types t/T/w/W). Returns 0, -ENOENT/-EACCES from
  * open, -EPERM when every address reads 0 (kptr_restrict), -ENOMEM. */
-int nc_ksyms_load(struct nc_ksyms **out, const char *path);
-void nc_ksyms_free(struct nc_ksyms *k);
-size_t nc_ksyms_count(const struct nc_ksyms *k);
+int ksyms_load(struct ksyms **out, const char *path);
+void ksyms_free(struct ksyms *k);
+size_t ksyms_count(const struct ksyms *k);
 
 /* Name of the function holding ip, or NULL when ip is below the first
  * symbol or past the last one's assumed end. *start (optional) gets the
  * symbol address. */
-const char *nc_ksyms_lookup(const struct nc_ksyms *k, uint64_t ip, uint64_t *start);
+const char *ksyms_lookup(const struct ksyms *k, uint64_t ip, uint64_t *start);
 
 /* Address of the text symbol called name (exact, first alias kept at
  * load), 0 when absent. A linear scan: for the few look-ups at start. */
-uint64_t nc_ksyms_addr(const struct nc_ksyms *k, const char *name);
+uint64_t ksyms_addr(const struct ksyms *k, const char *name);
 
 #endif

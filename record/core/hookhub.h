@@ -3,7 +3,7 @@
  * use, one per rec_ctx. A family that wants to join shares the hook's prog
  * array before its object loads (hookhub_share) and puts its loaded
  * program in its slot (hookhub_join); when either fails it attaches its
- * program on its own, as without a hub. NPREC_NO_HUB=1 turns the hub off
+ * program on its own, as without a hub. NPREC_TEST_NO_HUB=1 turns the hub off
  * (every family attaches its own programs: bench/record.sh nprec_nohub). */
 #ifndef NP_REC_HOOKHUB_H
 #define NP_REC_HOOKHUB_H

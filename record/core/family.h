@@ -1,5 +1,5 @@
 /* A recorder family: one BPF object (bpf/NAME.bpf.c + bpf/NAME.h) and its user
- * side (record/NAME.c). nprec's main loop opens every family, drains their
+ * side (record/families/NAME.c). nprec's main loop opens every family, drains their
  * ring buffers every tick (~20 ms) and asks each for its records at the end
  * of every snapshot interval. A family that cannot load or attach reports
  * why through rec_probe() and stays off; that never aborts the recording
@@ -16,9 +16,8 @@ struct rec_ctx;
 
 struct rec_family {
 	const char *name;
-	/* Load and attach. Return 0 (possibly with some probes skipped), a
-	 * positive value meaning "family off, not an error", or -errno for a
-	 * fatal error (err filled). */
+	/* Load and attach. Returns an enum rec_fam_open state (err says why a
+	 * family is off) or -errno for a fatal error (err filled). */
 	int  (*open)(struct rec_ctx *ctx, void **state, char *err, size_t errlen);
 	/* Consume ring buffers; called every tick and before snapshot. */
 	int  (*drain)(void *state);
@@ -32,6 +31,26 @@ struct rec_family {
 	uint64_t (*events)(void *state);
 	void (*close)(void *state);
 };
+
+/* What a family's open decided; a negative value instead is -errno, an
+ * error that stops nprec. */
+enum rec_fam_open {
+	REC_FAM_ON = 0,            /* loaded and attached (some probes may be skipped) */
+	REC_FAM_OFF_OPTION = 1,    /* turned off (or not asked for) by the options */
+	REC_FAM_OFF_KERNEL = 2,    /* this kernel lacks a hook the family needs */
+};
+
+/* Maps families share, published by name (the first family that loads a
+ * map the next one reuses); at most REC_SHARED_MAPS. */
+#define REC_SHARED_MAPS 8
+struct rec_shared_map {
+	const char *name;
+	int fd;
+};
+/* 0, or -ENOSPC when the registry is full */
+int rec_shared_map_put(struct rec_ctx *ctx, const char *name, int fd);
+/* The fd published under name, or -1. */
+int rec_shared_map_get(const struct rec_ctx *ctx, const char *name);
 
 /* Probe status list, written into the header (and a PROBES record when it
  * changes later). */
@@ -51,26 +70,22 @@ struct rec_ctx {
 	} *probes;
 	unsigned nprobes, probes_cap;
 	bool probes_changed;
-	/* shared state families may publish for each other */
-	void *shared[8];
+	/* maps families share (rec_shared_map_put/_get) */
+	struct rec_shared_map shared_maps[REC_SHARED_MAPS];
+	unsigned nshared_maps;
 	/* --max-cpu: packet sampling divisor in force (1 in N), set by nprec.c
 	 * before every snapshot; sampling families apply it when it changes.
 	 * 0 until the first interval (use cfg->sample_n). */
 	uint32_t sample_div;
-	/* one program per shared tracepoint (record/hookhub.h), made on first
-	 * use; hub_off: NPREC_NO_HUB=1 or it failed to load */
+	/* one program per shared tracepoint (record/core/hookhub.h), made on first
+	 * use; hub_off: NPREC_TEST_NO_HUB=1 or it failed to load */
 	struct hookhub *hub;
 	bool hub_off;
-	/* txn's copy of netcpu's per-CPU op slots (bpf/txn.bpf.c nc_cpus),
-	 * published when txn takes request starts from netcpu's stamps:
-	 * netcpu then loads with this map instead of its own */
-	bool nc_cpus_shared;
-	int nc_cpus_fd;
-	/* kernel filesystems found or mounted (record/kfs.h), for the header */
+	/* kernel filesystems found or mounted (record/core/kfs.h), for the header */
 	const struct rec_kfs *kfs;
 };
 
-/* Families are listed in record/families.c (one line each). */
+/* Families are listed in record/core/families.c (one line each). */
 extern const struct rec_family *const rec_families[];
 
 #endif

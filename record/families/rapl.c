@@ -7,7 +7,7 @@
 #include "powerattr.h"
 #include "rapl.h"
 
-static int nc_rapl_read_u64(const char *path, uint64_t *v)
+static int rapl_read_u64(const char *path, uint64_t *v)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -21,7 +21,7 @@ static int nc_rapl_read_u64(const char *path, uint64_t *v)
 	return 0;
 }
 
-static void nc_rapl_read_name(const char *dir, char *out, size_t len)
+static void rapl_read_name(const char *dir, char *out, size_t len)
 {
 	char p[320];
 	snprintf(p, sizeof(p), "%s/name", dir);
@@ -34,31 +34,31 @@ static void nc_rapl_read_name(const char *dir, char *out, size_t len)
 	}
 }
 
-static void nc_rapl_add(struct nc_rapl *r, const char *root, const char *ent, int *last_err)
+static void rapl_add(struct rapl *r, const char *root, const char *ent, int *last_err)
 {
 	int sock = -1, sub = -1;
 	if (sscanf(ent, "intel-rapl:%d:%d", &sock, &sub) < 1 || r->n >= NC_RAPL_MAX)
 		return;
-	struct nc_rapl_dom *d = &r->dom[r->n];
+	struct rapl_dom *d = &r->dom[r->n];
 	char dir[256];
 	snprintf(dir, sizeof(dir), "%s/%s", root, ent);
 	snprintf(d->path, sizeof(d->path), "%s/energy_uj", dir);
-	int rc = nc_rapl_read_u64(d->path, &d->last_uj);
+	int rc = rapl_read_u64(d->path, &d->last_uj);
 	if (rc < 0) {
 		*last_err = rc;
 		return;
 	}
 	char mp[320];
 	snprintf(mp, sizeof(mp), "%s/max_energy_range_uj", dir);
-	if (nc_rapl_read_u64(mp, &d->max_uj) < 0)
+	if (rapl_read_u64(mp, &d->max_uj) < 0)
 		d->max_uj = 0;
-	nc_rapl_read_name(dir, d->name, sizeof(d->name));
+	rapl_read_name(dir, d->name, sizeof(d->name));
 	d->socket = sock;
 	d->top = sub < 0;
 	r->n++;
 }
 
-int nc_rapl_open(struct nc_rapl *r, const char *root, char *why, size_t whylen)
+int rapl_open(struct rapl *r, const char *root, char *why, size_t whylen)
 {
 	memset(r, 0, sizeof(*r));
 	DIR *dir = opendir(root);
@@ -75,7 +75,7 @@ int nc_rapl_open(struct nc_rapl *r, const char *root, char *why, size_t whylen)
 	struct dirent *de;
 	while ((de = readdir(dir)))
 		if (strncmp(de->d_name, "intel-rapl:", 11) == 0)
-			nc_rapl_add(r, root, de->d_name, &last_err);
+			rapl_add(r, root, de->d_name, &last_err);
 	closedir(dir);
 	if (r->n == 0) {
 		if (last_err)
@@ -87,12 +87,12 @@ int nc_rapl_open(struct nc_rapl *r, const char *root, char *why, size_t whylen)
 	return 0;
 }
 
-int nc_rapl_read(struct nc_rapl *r, uint64_t *delta_uj)
+int rapl_read(struct rapl *r, uint64_t *delta_uj)
 {
 	for (unsigned i = 0; i < r->n; i++) {
 		uint64_t v;
 		delta_uj[i] = 0;
-		if (nc_rapl_read_u64(r->dom[i].path, &v) < 0)
+		if (rapl_read_u64(r->dom[i].path, &v) < 0)
 			continue;
 		delta_uj[i] = np_powerattr_counter_delta(r->dom[i].last_uj, v, r->dom[i].max_uj);
 		r->dom[i].last_uj = v;

@@ -91,9 +91,9 @@ static bool rc_tp_exists(const char *name, bool *has_btf)
 int rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
 		 bool use_raw, char *err, size_t errlen)
 {
-	/* NPREC_FORCE_RAW_TP=1: the raw_tp variants even where tp_btf works, so
+	/* NPREC_TEST_FORCE_RAW_TP=1: the raw_tp variants even where tp_btf works, so
 	 * the fallback path is tested on kernels that accept tp_btf */
-	const char *force = getenv("NPREC_FORCE_RAW_TP");
+	const char *force = getenv("NPREC_TEST_FORCE_RAW_TP");
 	if (force && *force == '1')
 		use_raw = true;
 	for (size_t i = 0; i < n; i++) {

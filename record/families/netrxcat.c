@@ -121,12 +121,12 @@ static bool nc_is_napi_poll(const char *name)
 	return nc_pat_match("__napi_poll", name, n) || nc_pat_match("napi_poll", name, n);
 }
 
-int nc_cat_of_stack(const struct nc_ksyms *k, const uint64_t *ips, size_t n, const char **leaf)
+int nc_cat_of_stack(const struct ksyms *k, const uint64_t *ips, size_t n, const char **leaf)
 {
 	if (leaf)
 		*leaf = NULL;
 	for (size_t i = 0; i < n && ips[i]; i++) {
-		const char *name = nc_ksyms_lookup(k, ips[i], NULL);
+		const char *name = ksyms_lookup(k, ips[i], NULL);
 		if (!name)
 			continue;
 		if (leaf && !*leaf)
@@ -135,7 +135,7 @@ int nc_cat_of_stack(const struct nc_ksyms *k, const uint64_t *ips, size_t n, con
 		if (c >= 0)
 			return c;
 		/* frame i is unmatched: it is a driver poll if its caller is NAPI */
-		if (i + 1 < n && ips[i + 1] && nc_is_napi_poll(nc_ksyms_lookup(k, ips[i + 1], NULL)))
+		if (i + 1 < n && ips[i + 1] && nc_is_napi_poll(ksyms_lookup(k, ips[i + 1], NULL)))
 			return NC_CAT_DRIVER;
 	}
 	return NC_CAT_OTHER;
@@ -152,10 +152,10 @@ static bool nc_is_irq_entry(const char *name)
 	return nc_pat_match("asm_sysvec_*", name, n) || nc_pat_match("asm_common_interrupt", name, n);
 }
 
-size_t nc_strip_irq_frames(const struct nc_ksyms *k, uint64_t *ips, size_t n)
+size_t nc_strip_irq_frames(const struct ksyms *k, uint64_t *ips, size_t n)
 {
 	size_t i = 0;
-	while (i < n && ips[i] && !nc_is_irq_entry(nc_ksyms_lookup(k, ips[i], NULL)))
+	while (i < n && ips[i] && !nc_is_irq_entry(ksyms_lookup(k, ips[i], NULL)))
 		i++;
 	if (i == n || !ips[i])
 		return 0;

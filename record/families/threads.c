@@ -27,13 +27,14 @@
 #include "rcdelta.h"
 #include "rcfilter.h"
 #include "records.h"
+#include "recschema.h"
 #include "threads.h"
 #include "threads.skel.h"
 
 #define NT_REC_VERSION 1
 
 static const struct { const char *key; __u64 config; } nt_hw_events[NT_HW_MAX] = {
-	[NT_HW_CYCLES] = { "cycles", PERF_COUNT_HW_CPU_CYCLES },
+	[NT_HW_CYCLES] = { "cycles", PERF_COUNT_HW_CPU_CYCLES },   /* NPK(THREADS, CYCLES) ... */
 	[NT_HW_INSTRUCTIONS] = { "instructions", PERF_COUNT_HW_INSTRUCTIONS },
 	[NT_HW_CACHE_REFS] = { "cache_refs", PERF_COUNT_HW_CACHE_REFERENCES },
 	[NT_HW_CACHE_MISSES] = { "cache_misses", PERF_COUNT_HW_CACHE_MISSES },
@@ -60,9 +61,9 @@ struct nt_state {
 	bool hw;
 	bool iter;               /* task iterator variant (no sched_switch program) */
 	int *pmu_fds;            /* NT_HW_MAX x ncpu */
-	struct nc_rapl rapl;
+	struct rapl rapl;
 	bool have_rapl;
-	struct nt_cgpaths *cg;
+	struct cgpaths *cg;
 	struct rc_dtab prev;
 	__u32 *keys;
 	struct nt_thread *vals;
@@ -210,13 +211,13 @@ static void nt_probe_extras(struct rec_ctx *ctx, struct nt_state *s, const char 
 	char why[200];
 	rec_probe(ctx, "threads", "perf_event/hw-counters", s->hw ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
 		  s->hw ? NULL : hw_why);
-	s->have_rapl = nc_rapl_open(&s->rapl, "/sys/class/powercap", why, sizeof(why)) == 0;
+	s->have_rapl = rapl_open(&s->rapl, "/sys/class/powercap", why, sizeof(why)) == 0;
 	if (s->hw && s->have_rapl)
 		rec_probe(ctx, "threads", "power-attribution", REC_PROBE_ATTACHED, NULL);
 	else
 		rec_probe(ctx, "threads", "power-attribution", REC_PROBE_SKIPPED,
 			  !s->hw ? "needs hardware counters (cycles)" : why);
-	int rc = nt_cgpaths_open(&s->cg, NULL);
+	int rc = cgpath_open(&s->cg, NULL);
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "no cgroup2 mount: %s: cgroup paths unknown", strerror(-rc));
 		rec_probe(ctx, "threads", "cgroup-paths", REC_PROBE_FAILED, why);
@@ -271,7 +272,7 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	const struct rec_config *cfg = ctx->cfg;
 	if (cfg->no_threads) {
 		snprintf(err, errlen, "--no-threads");
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	}
 	struct nt_state *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -287,8 +288,8 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	if (!s->hw)
 		nt_pmu_close(s);
 	/* Hardware counters are read at every switch; without them the
-	 * iterator does (NPREC_THREADS_SWITCH=1: the switch program anyway) */
-	bool iter = !s->hw && !getenv("NPREC_THREADS_SWITCH");
+	 * iterator does (NPREC_TEST_THREADS_SWITCH=1: the switch program anyway) */
+	bool iter = !s->hw && !getenv("NPREC_TEST_THREADS_SWITCH");
 	rc = nt_load(ctx, s, iter);
 	if (rc && iter) {
 		char why[200];
@@ -316,7 +317,7 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		if (!s->iter)
 			snprintf(err, errlen, "sched_switch tracepoint did not attach");
 		nt_close(s);
-		return 1;
+		return REC_FAM_OFF_KERNEL;
 	}
 	nt_attach(ctx, k->progs.nt_process_exit, &k->links.nt_process_exit, "tp_btf/sched_process_exit");
 	nt_probe_extras(ctx, s, hw_why);
@@ -430,31 +431,31 @@ static void nt_pack_threads(struct nt_state *s, struct np_recbuf *rb, size_t n, 
 {
 	const struct nt_row *rows = s->rows;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_THREADS, NT_REC_VERSION);
-	msgpack_pack_map(pk, 12 + (s->hw ? 6 : 0));
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t1);
-	np_pack_kv_u64(pk, "n", n);
+	msgpack_pack_map(pk, NPK_THREADS__N - (s->hw ? 0 : NPK_THREADS__NOPT));
+	np_pack_kv_u64(pk, NPK(THREADS, T0_NS), t0);
+	np_pack_kv_u64(pk, NPK(THREADS, T1_NS), t1);
+	np_pack_kv_u64(pk, NPK(THREADS, N), n);
 	uint64_t *tid = malloc((n ? n : 1) * sizeof(uint64_t));
 	for (size_t i = 0; tid && i < n; i++)
 		tid[i] = rows[i].tid;
-	np_pack_kv_u64_delta(pk, "tid_d", tid, tid ? n : 0);
+	np_pack_kv_u64_delta(pk, NPK(THREADS, TID_D), tid, tid ? n : 0);
 	free(tid);
-	NT_COL(pk, "pid", rows, n, r_->pid);
-	np_pack_str(pk, "comm");
+	NT_COL(pk, NPK(THREADS, PID), rows, n, r_->pid);
+	np_pack_str(pk, NPK(THREADS, COMM));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++)
 		np_pack_str(pk, rows[i].comm);
-	NT_COL(pk, "cgroup_id", rows, n, r_->cgroup_id);
-	NT_COL(pk, "oncpu_ns", rows, n, r_->d.oncpu_ns);
-	NT_COL(pk, "nvcsw", rows, n, r_->d.nvcsw);
-	NT_COL(pk, "nivcsw", rows, n, r_->d.nivcsw);
-	NT_COL(pk, "exited", rows, n, r_->exited);
-	np_pack_kv_bool(pk, "hw", s->hw);
+	NT_COL(pk, NPK(THREADS, CGROUP_ID), rows, n, r_->cgroup_id);
+	NT_COL(pk, NPK(THREADS, ONCPU_NS), rows, n, r_->d.oncpu_ns);
+	NT_COL(pk, NPK(THREADS, NVCSW), rows, n, r_->d.nvcsw);
+	NT_COL(pk, NPK(THREADS, NIVCSW), rows, n, r_->d.nivcsw);
+	NT_COL(pk, NPK(THREADS, EXITED), rows, n, r_->exited);
+	np_pack_kv_bool(pk, NPK(THREADS, HW), s->hw);
 	if (s->hw) {
 		for (int e = 0; e < NT_HW_MAX; e++)
 			NT_COL(pk, nt_hw_events[e].key, rows, n, r_->d.hw[e]);
-		NT_COL(pk, "cycles_alone", rows, n, r_->d.alone);
-		NT_COL(pk, "cycles_overlap", rows, n, r_->d.overlap);
+		NT_COL(pk, NPK(THREADS, CYCLES_ALONE), rows, n, r_->d.alone);
+		NT_COL(pk, NPK(THREADS, CYCLES_OVERLAP), rows, n, r_->d.overlap);
 	}
 }
 
@@ -472,14 +473,14 @@ static void nt_pack_cgroups(struct nt_state *s, struct np_recbuf *rb, size_t n)
 		if (!seen)
 			ids[k++] = s->rows[i].cgroup_id;
 	}
-	nt_cgpaths_new_round(s->cg);
+	cgpath_new_round(s->cg);
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_CGROUPS, NT_REC_VERSION);
 	msgpack_pack_map(pk, 2);
 	np_pack_kv_u64_array(pk, "id", ids, k);
 	np_pack_str(pk, "path");
 	msgpack_pack_array(pk, k);
 	for (size_t j = 0; j < k; j++)
-		np_pack_str(pk, nt_cgpaths_get(s->cg, ids[j]));   /* nil when unknown */
+		np_pack_str(pk, cgpath_get(s->cg, ids[j]));   /* nil when unknown */
 	free(ids);
 }
 
@@ -488,7 +489,7 @@ static uint64_t nt_core_energy(struct nt_state *s)
 {
 	uint64_t d[NC_RAPL_MAX], core = 0, pkg = 0;
 	bool have_core = false;
-	nc_rapl_read(&s->rapl, d);
+	rapl_read(&s->rapl, d);
 	for (unsigned i = 0; i < s->rapl.n; i++) {
 		if (strcmp(s->rapl.dom[i].name, "core") == 0) {
 			core += d[i];
@@ -573,7 +574,7 @@ static void nt_close(void *state)
 	hub_member_leave(&s->hub);
 	threads_bpf__destroy(s->skel);
 	nt_pmu_close(s);
-	nt_cgpaths_free(s->cg);
+	cgpath_free(s->cg);
 	rc_dtab_free(&s->prev);
 	free(s->keys);
 	free(s->vals);

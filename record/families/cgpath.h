@@ -7,16 +7,16 @@
 
 #include <stdint.h>
 
-struct nt_cgpaths;
+struct cgpaths;
 
 /* root: the cgroup2 mount, NULL = find it in /proc/self/mountinfo.
  * 0 or -errno (-ENOENT: no cgroup2 mount). */
-int nt_cgpaths_open(struct nt_cgpaths **out, const char *root);
+int cgpath_open(struct cgpaths **out, const char *root);
 /* Allows one rescan during the following lookups (call once per snapshot). */
-void nt_cgpaths_new_round(struct nt_cgpaths *c);
+void cgpath_new_round(struct cgpaths *c);
 /* Path relative to the mount ("/" for the root, "/system.slice/x.service"),
  * or NULL when unknown even after a rescan. */
-const char *nt_cgpaths_get(struct nt_cgpaths *c, uint64_t id);
-void nt_cgpaths_free(struct nt_cgpaths *c);
+const char *cgpath_get(struct cgpaths *c, uint64_t id);
+void cgpath_free(struct cgpaths *c);
 
 #endif

@@ -70,8 +70,8 @@ struct nc_state {
 	uint64_t tick_fn;                /* the tick's hrtimer function */
 	bool sampling;
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
-	struct nc_ksyms *ksyms;
-	struct nc_rapl rapl;
+	struct ksyms *ksyms;
+	struct rapl rapl;
 	bool have_rapl;
 	char rapl_why[160];
 	uint64_t events, lost;
@@ -226,13 +226,13 @@ static bool nc_attach_sys_tps(struct rec_ctx *ctx, struct nc_state *s)
  * syscall of the machine, but a per-syscall tracepoint builds a perf
  * record before its program, and a system-wide profile put that at more
  * than the other syscalls' program runs on network workloads
- * (docs/NETCPU.md). NPREC_SYSCALL_HOOK=per-call prefers the per-syscall
+ * (docs/NETCPU.md). NPREC_TEST_SYSCALL_HOOK=per-call prefers the per-syscall
  * tracepoints (hosts whose syscalls are mostly not socket calls); each
  * variant is the other's fallback. */
 static void nc_attach_entry(struct rec_ctx *ctx, struct nc_state *s)
 {
 	struct netcpu_bpf *k = s->skel;
-	const char *want = getenv("NPREC_SYSCALL_HOOK");
+	const char *want = getenv("NPREC_TEST_SYSCALL_HOOK");
 	bool per_call = want && strcmp(want, "per-call") == 0;
 
 	if (!per_call && nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter")) {
@@ -326,7 +326,7 @@ static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 	char why[200];
 	if (s->src == NC_SRC_OFF)
 		return;
-	int rc = nc_ksyms_load(&s->ksyms, "/proc/kallsyms");
+	int rc = ksyms_load(&s->ksyms, "/proc/kallsyms");
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved", strerror(-rc));
 		rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
@@ -334,7 +334,7 @@ static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 	if (s->src != NC_SRC_TICK)
 		return;
 	for (size_t i = 0; !s->tick_fn && i < sizeof(nc_tick_syms) / sizeof(nc_tick_syms[0]); i++)
-		s->tick_fn = nc_ksyms_addr(s->ksyms, nc_tick_syms[i]);
+		s->tick_fn = ksyms_addr(s->ksyms, nc_tick_syms[i]);
 	if (!s->tick_fn)
 		nc_tick_fallback(ctx, s, REC_PROBE_SKIPPED,
 				 rc < 0 ? "no /proc/kallsyms for the tick's hrtimer function"
@@ -427,9 +427,10 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	nc_sys_tps_autoload(s->skel, sys_tps);
 	s->sys_tps_loaded = sys_tps;
-	/* txn reads its clients' request starts from these slots (record/txn.c) */
-	if (ctx->nc_cpus_shared) {
-		int rc = bpf_map__reuse_fd(s->skel->maps.nc_cpus, ctx->nc_cpus_fd);
+	/* txn reads its clients' request starts from these slots (record/families/txn.c) */
+	int shared_fd = rec_shared_map_get(ctx, "nc_cpus");
+	if (shared_fd >= 0) {
+		int rc = bpf_map__reuse_fd(s->skel->maps.nc_cpus, shared_fd);
 		if (rc)
 			return rc;
 	}
@@ -479,7 +480,7 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	const struct rec_config *cfg = ctx->cfg;
 	if (cfg->no_netcpu) {
 		snprintf(err, errlen, "--no-netcpu");
-		return 1;
+		return REC_FAM_OFF_OPTION;
 	}
 	struct nc_state *s = nc_alloc(cfg);
 	if (!s)
@@ -495,7 +496,7 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		return rc == -EPERM ? rc : 1;
 	}
 	nc_setup_sampler(ctx, s, nc_attach_tracepoints(ctx, s));
-	s->have_rapl = nc_rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why,
+	s->have_rapl = rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why,
 				    sizeof(s->rapl_why)) == 0;
 	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
 		  s->have_rapl ? NULL : s->rapl_why);
@@ -546,7 +547,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	np_pack_kv_bool(pk, "rapl", energy);
 	if (energy) {
 		uint64_t d[NC_RAPL_MAX], total = 0;
-		nc_rapl_read(&s->rapl, d);
+		rapl_read(&s->rapl, d);
 		for (unsigned i = 0; i < s->rapl.n; i++)   /* netto: package + dram */
 			if (s->rapl.dom[i].top || strcmp(s->rapl.dom[i].name, "dram") == 0)
 				total += d[i];
@@ -669,7 +670,7 @@ static void nc_pack_top(struct nc_state *s, msgpack_packer *pk, const struct nc_
 		msgpack_pack_array(pk, nf);
 		for (unsigned f = 0; f < nf; f++) {
 			uint64_t start = 0;
-			const char *name = nc_ksyms_lookup(s->ksyms, ips[f], &start);
+			const char *name = ksyms_lookup(s->ksyms, ips[f], &start);
 			char buf[160];
 			if (name)
 				snprintf(buf, sizeof(buf), "%s+0x%llx", name,
@@ -779,7 +780,7 @@ static void nc_close(void *state)
 	for (int i = 0; s->perf_links && i < s->ncpu; i++)
 		bpf_link__destroy(s->perf_links[i]);
 	netcpu_bpf__destroy(s->skel);
-	nc_ksyms_free(s->ksyms);
+	ksyms_free(s->ksyms);
 	free(s->perf_links);
 	free(s->perf_fds);
 	free(s->cur);

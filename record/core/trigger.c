@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "records.h"
+#include "recschema.h"
 #include "trigger.h"
 
 enum trg_metric { TRG_ALERT, TRG_RETRANS, TRG_DROPS };
@@ -30,10 +31,9 @@ struct rec_trigger {
 
 static const char *const trg_names[] = { "alert", "retrans", "drops" };
 
-/* Body keys that hold each counter, first match wins. Delta columns ("_d")
- * are decoded and summed; plain arrays summed; integers taken as they are. */
-static const char *const trg_keys_retrans[] = { "retrans_d", "retrans", "retrans_pkts", "retx", NULL };
-static const char *const trg_keys_drops[] = { "count_d", "count", "drops", "packets", "n_d", NULL };
+/* ALERTS is not on the record schema yet: its count key (stackmon.c packs
+ * "n"), first match wins. Delta columns ("_d") are decoded and summed;
+ * plain arrays summed; integers taken as they are. */
 static const char *const trg_keys_alerts[] = { "n", "count", NULL };
 
 static int trg_parse_one(struct trg_cond *c, const char *s, char *err, size_t errlen)
@@ -178,6 +178,13 @@ static bool trg_sum_keys(const msgpack_object *body, const char *const *keys, ui
 	return false;
 }
 
+/* Sum of the schema column key of a body (0 if absent). */
+static uint64_t trg_sum_col(const msgpack_object *body, const char *key)
+{
+	const msgpack_object *v = trg_get(body, key);
+	return v ? trg_sum(v, false) : 0;
+}
+
 /* Alerts in one ALERTS record: an explicit count, else the length of the
  * first column, else one. */
 static uint64_t trg_alerts(const msgpack_object *body)
@@ -202,10 +209,10 @@ static void trg_count_record(const msgpack_object *ob, struct rec_trigger_counts
 	const msgpack_object *body = &ob->via.array.ptr[2];
 	switch (ob->via.array.ptr[0].via.u64) {
 	case NP_REC_FLOWS:
-		trg_sum_keys(body, trg_keys_retrans, &c->retrans);
+		c->retrans += trg_sum_col(body, NPK(FLOWS, RETRANS));
 		break;
 	case NP_REC_DROPS:
-		trg_sum_keys(body, trg_keys_drops, &c->drops);
+		c->drops += trg_sum_col(body, NPK(DROPS, COUNT));
 		break;
 	case NP_REC_ALERTS:
 		c->alerts += trg_alerts(body);

@@ -8,20 +8,20 @@
 /* The last symbol has no successor; assume no function is longer. */
 #define NC_KSYMS_LAST_SPAN (64u << 10)
 
-struct nc_ksym {
+struct ksym {
 	uint64_t addr;
 	uint32_t name_off;
 	uint32_t order;       /* position in the file, to keep the first alias */
 };
 
-struct nc_ksyms {
-	struct nc_ksym *syms;
+struct ksyms {
+	struct ksym *syms;
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
 };
 
-static int nc_ksyms_grow(void **p, size_t *cap, size_t need, size_t elem)
+static int ksyms_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
@@ -36,37 +36,37 @@ static int nc_ksyms_grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static int nc_ksyms_add(struct nc_ksyms *k, uint64_t addr, const char *name)
+static int ksyms_add(struct ksyms *k, uint64_t addr, const char *name)
 {
 	size_t len = strlen(name) + 1;
-	if (nc_ksyms_grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms)) ||
-	    nc_ksyms_grow((void **)&k->names, &k->names_cap, k->names_len + len, 1))
+	if (ksyms_grow((void **)&k->syms, &k->cap, k->n + 1, sizeof(*k->syms)) ||
+	    ksyms_grow((void **)&k->names, &k->names_cap, k->names_len + len, 1))
 		return -ENOMEM;
 	memcpy(k->names + k->names_len, name, len);
-	k->syms[k->n] = (struct nc_ksym){ .addr = addr, .name_off = (uint32_t)k->names_len,
+	k->syms[k->n] = (struct ksym){ .addr = addr, .name_off = (uint32_t)k->names_len,
 					  .order = (uint32_t)k->n };
 	k->names_len += len;
 	k->n++;
 	return 0;
 }
 
-static int nc_ksym_cmp(const void *a, const void *b)
+static int ksyms_cmp(const void *a, const void *b)
 {
-	const struct nc_ksym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static bool nc_ksyms_is_text(char type)
+static bool ksyms_is_text(char type)
 {
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
 /* Sorts and keeps one symbol per address (the first listed). */
-static void nc_ksyms_finish(struct nc_ksyms *k)
+static void ksyms_finish(struct ksyms *k)
 {
-	qsort(k->syms, k->n, sizeof(*k->syms), nc_ksym_cmp);
+	qsort(k->syms, k->n, sizeof(*k->syms), ksyms_cmp);
 	size_t w = 0;
 	for (size_t i = 0; i < k->n; i++)
 		if (w == 0 || k->syms[w - 1].addr != k->syms[i].addr)
@@ -74,12 +74,12 @@ static void nc_ksyms_finish(struct nc_ksyms *k)
 	k->n = w;
 }
 
-int nc_ksyms_load(struct nc_ksyms **out, const char *path)
+int ksyms_load(struct ksyms **out, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	struct nc_ksyms *k = calloc(1, sizeof(*k));
+	struct ksyms *k = calloc(1, sizeof(*k));
 	if (!k) {
 		fclose(f);
 		return -ENOMEM;
@@ -90,28 +90,28 @@ int nc_ksyms_load(struct nc_ksyms **out, const char *path)
 	size_t zero_addrs = 0;
 	int rc = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !nc_ksyms_is_text(type))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !ksyms_is_text(type))
 			continue;
 		if (addr == 0) {
 			zero_addrs++;
 			continue;
 		}
-		if ((rc = nc_ksyms_add(k, addr, name)) < 0)
+		if ((rc = ksyms_add(k, addr, name)) < 0)
 			break;
 	}
 	fclose(f);
 	if (rc == 0 && k->n == 0)
 		rc = zero_addrs ? -EPERM : -ENOENT;
 	if (rc < 0) {
-		nc_ksyms_free(k);
+		ksyms_free(k);
 		return rc;
 	}
-	nc_ksyms_finish(k);
+	ksyms_finish(k);
 	*out = k;
 	return 0;
 }
 
-void nc_ksyms_free(struct nc_ksyms *k)
+void ksyms_free(struct ksyms *k)
 {
 	if (!k)
 		return;
@@ -120,12 +120,12 @@ void nc_ksyms_free(struct nc_ksyms *k)
 	free(k);
 }
 
-size_t nc_ksyms_count(const struct nc_ksyms *k)
+size_t ksyms_count(const struct ksyms *k)
 {
 	return k ? k->n : 0;
 }
 
-const char *nc_ksyms_lookup(const struct nc_ksyms *k, uint64_t ip, uint64_t *start)
+const char *ksyms_lookup(const struct ksyms *k, uint64_t ip, uint64_t *start)
 {
 	if (!k || k->n == 0 || ip < k->syms[0].addr)
 		return NULL;
@@ -144,7 +144,7 @@ const char *nc_ksyms_lookup(const struct nc_ksyms *k, uint64_t ip, uint64_t *sta
 	return k->names + k->syms[lo].name_off;
 }
 
-uint64_t nc_ksyms_addr(const struct nc_ksyms *k, const char *name)
+uint64_t ksyms_addr(const struct ksyms *k, const char *name)
 {
 	for (size_t i = 0; k && name && i < k->n; i++)
 		if (strcmp(k->names + k->syms[i].name_off, name) == 0)

@@ -15,7 +15,7 @@ struct nt_cg {
 	char *path;
 };
 
-struct nt_cgpaths {
+struct cgpaths {
 	char root[512];
 	dev_t dev;
 	struct nt_cg *v;
@@ -23,14 +23,14 @@ struct nt_cgpaths {
 	bool may_rescan;
 };
 
-static void nt_cg_clear(struct nt_cgpaths *c)
+static void cgpath_clear(struct cgpaths *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].path);
 	c->n = 0;
 }
 
-static int nt_cg_add(struct nt_cgpaths *c, uint64_t id, const char *rel)
+static int cgpath_add(struct cgpaths *c, uint64_t id, const char *rel)
 {
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 256;
@@ -48,7 +48,7 @@ static int nt_cg_add(struct nt_cgpaths *c, uint64_t id, const char *rel)
 }
 
 /* rel: path below the root, "" for the root itself, else "/a/b". */
-static void nt_cg_walk(struct nt_cgpaths *c, const char *rel, int depth)
+static void cgpath_walk(struct cgpaths *c, const char *rel, int depth)
 {
 	char abs[4096];
 	struct stat st;
@@ -59,7 +59,7 @@ static void nt_cg_walk(struct nt_cgpaths *c, const char *rel, int depth)
 		c->dev = st.st_dev;
 	else if (st.st_dev != c->dev)
 		return;     /* another mount below: not this hierarchy */
-	if (nt_cg_add(c, (uint64_t)st.st_ino, rel) < 0)
+	if (cgpath_add(c, (uint64_t)st.st_ino, rel) < 0)
 		return;
 	if (depth >= NT_CG_MAX_DEPTH)
 		return;
@@ -72,20 +72,20 @@ static void nt_cg_walk(struct nt_cgpaths *c, const char *rel, int depth)
 			continue;
 		char sub[4096];
 		if (snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) < (int)sizeof(sub))
-			nt_cg_walk(c, sub, depth + 1);
+			cgpath_walk(c, sub, depth + 1);
 	}
 	closedir(d);
 }
 
-static void nt_cg_scan(struct nt_cgpaths *c)
+static void cgpath_scan(struct cgpaths *c)
 {
-	nt_cg_clear(c);
-	nt_cg_walk(c, "", 0);
+	cgpath_clear(c);
+	cgpath_walk(c, "", 0);
 }
 
-int nt_cgpaths_open(struct nt_cgpaths **out, const char *root)
+int cgpath_open(struct cgpaths **out, const char *root)
 {
-	struct nt_cgpaths *c = calloc(1, sizeof(*c));
+	struct cgpaths *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	if (root) {
@@ -97,22 +97,22 @@ int nt_cgpaths_open(struct nt_cgpaths **out, const char *root)
 			return rc;
 		}
 	}
-	nt_cg_scan(c);
+	cgpath_scan(c);
 	if (c->n == 0) {
-		nt_cgpaths_free(c);
+		cgpath_free(c);
 		return -ENOENT;
 	}
 	*out = c;
 	return 0;
 }
 
-void nt_cgpaths_new_round(struct nt_cgpaths *c)
+void cgpath_new_round(struct cgpaths *c)
 {
 	if (c)
 		c->may_rescan = true;
 }
 
-static const char *nt_cg_find(const struct nt_cgpaths *c, uint64_t id)
+static const char *cgpath_find(const struct cgpaths *c, uint64_t id)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].id == id)
@@ -120,23 +120,23 @@ static const char *nt_cg_find(const struct nt_cgpaths *c, uint64_t id)
 	return NULL;
 }
 
-const char *nt_cgpaths_get(struct nt_cgpaths *c, uint64_t id)
+const char *cgpath_get(struct cgpaths *c, uint64_t id)
 {
 	if (!c)
 		return NULL;
-	const char *p = nt_cg_find(c, id);
+	const char *p = cgpath_find(c, id);
 	if (p || !c->may_rescan)
 		return p;
 	c->may_rescan = false;
-	nt_cg_scan(c);
-	return nt_cg_find(c, id);
+	cgpath_scan(c);
+	return cgpath_find(c, id);
 }
 
-void nt_cgpaths_free(struct nt_cgpaths *c)
+void cgpath_free(struct cgpaths *c)
 {
 	if (!c)
 		return;
-	nt_cg_clear(c);
+	cgpath_clear(c);
 	free(c->v);
 	free(c);
 }
