@@ -37,7 +37,7 @@ export O
 GITREV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN      := -Wall -Wextra -Werror
-INCLUDES  := -Icommon -Irecord -Irecord/core -Irecord/families -Ianalyze -Ianalyze/patterns -Ireport -Ibpf
+INCLUDES  := -Icommon -Irecord -Irecord/core -Irecord/families -Ianalyze -Ianalyze/patterns -Ianalyze/traces -Ireport -Ibpf
 BASECFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE $(INCLUDES) -I$(O) \
              -DNP_VERSION='"$(VERSION) ($(GITREV))"'
 CFLAGS    ?= -O2 -g
@@ -216,7 +216,7 @@ endif
 # ---------- fuzzing (libFuzzer) ----------
 FUZZERS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRC))
 FUZZ_CFLAGS := $(BASECFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(O)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(wildcard common/*.h analyze/*.h report/*.h)
+$(O)/fuzz/%: tests/fuzz/%.c $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(call rwildcard,common analyze report,*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(COMMON_SRC) $(ANALYZE_SRC) $(REPORT_SRC) $(LDLIBS_COMMON)
 # process-level fuzz (tests/fuzz/procfuzz.sh): npanalyze and npreport built
