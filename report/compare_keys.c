@@ -535,7 +535,8 @@ int rpt_runobs_build(struct rpt_runobs *ro, const struct np_analysis *a)
 	if (!err)
 		err = rpt_add_cpu_per_request(ro, a);
 	free(bd.sidx);
-	qsort(ro->v, ro->n, sizeof(*ro->v), rpt_obs_cmp);
+	if (ro->n)     /* an analysis with no metric at all: ro->v is NULL */
+		qsort(ro->v, ro->n, sizeof(*ro->v), rpt_obs_cmp);
 	/* drop duplicates (a series-only metric twice on one stable key) */
 	size_t w = 0;
 	for (size_t i = 0; i < ro->n; i++) {
@@ -546,7 +547,8 @@ int rpt_runobs_build(struct rpt_runobs *ro, const struct np_analysis *a)
 		ro->v[w++] = ro->v[i];
 	}
 	ro->n = w;
-	qsort(ro->rowkeys, ro->nrowkeys, sizeof(*ro->rowkeys), rpt_cmp_str);
+	if (ro->nrowkeys)
+		qsort(ro->rowkeys, ro->nrowkeys, sizeof(*ro->rowkeys), rpt_cmp_str);
 	if (err)
 		rpt_runobs_free(ro);
 	return err;
