@@ -235,7 +235,7 @@ FUZZ_SECONDS ?= 300
 fuzz: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
 	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 fuzz-short: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
-	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $${FUZZ_SHORT_SECONDS:-60} $(FUZZERS)
+	@PROCFUZZ_BUILD=$(O) FUZZ_SEED=$${FUZZ_SEED:-1} tests/run_fuzz.sh $${FUZZ_SHORT_SECONDS:-60} $(FUZZERS)
 
 # ---------- install ----------
 # nprec goes to sbin: it is an administrator's command (root or CAP_BPF, man section
