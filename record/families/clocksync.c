@@ -1,8 +1,10 @@
 /* Clock-sync exchange family: NTP-style 4-timestamp probes between nprec
  * instances over UDP (docs/CLOCKSYNC-EXCHANGE.md). Everything runs from
  * drain() on non-blocking sockets. Receive times are the kernel's socket
- * receive timestamps (CLOCK_REALTIME) mapped to CLOCK_MONOTONIC with a clock
- * pair read at that drain, so a late drain does not widen the exchange. */
+ * receive timestamps (CLOCK_REALTIME) mapped to CLOCK_MONOTONIC with the
+ * offset interpolated between the clock pairs read when the sockets were last
+ * emptied and right after recvmsg, so a late drain does not widen the
+ * exchange and a slewing realtime clock does not shift it. */
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -81,6 +83,11 @@ struct cs_state {
 	size_t nex, capex;
 	uint64_t answered, reports, dropped;
 	uint64_t rejected[CSR_N];
+	/* realtime - monotonic read when the sockets were last emptied: a packet
+	 * stamped since then is converted with the offset interpolated between
+	 * that read and one right after its recvmsg. */
+	int64_t ref_off;
+	uint64_t ref_mono;
 };
 
 static uint64_t cs_clock(clockid_t id)
@@ -91,16 +98,34 @@ static uint64_t cs_clock(clockid_t id)
 }
 
 /* realtime - monotonic, read back to back (mono twice, averaged). */
-/* How long a packet may have waited in the socket for its kernel stamp to
- * be converted to monotonic time: at a 1600 ppm slew (seen) 200 us of wait
- * is 0.3 us of error. */
-#define CS_RX_FRESH_NS 200000ull
-
 static int64_t cs_rt_minus_mono(void)
 {
 	uint64_t a = cs_clock(CLOCK_MONOTONIC), rt = cs_clock(CLOCK_REALTIME);
 	uint64_t b = cs_clock(CLOCK_MONOTONIC);
 	return (int64_t)(rt - (a + (b - a) / 2));
+}
+
+static void cs_mark_emptied(struct cs_state *s)
+{
+	s->ref_off = cs_rt_minus_mono();
+	s->ref_mono = cs_clock(CLOCK_MONOTONIC);
+}
+
+/* realtime - monotonic at monotonic time m (read at most at now, where it
+ * was off_now). The kernel stamps receptions in CLOCK_REALTIME, which NTP
+ * slews against monotonic (1600 ppm seen on a VM): converted with the offset
+ * of the read after recvmsg, a request that had queued 16 ms put T2 26 us
+ * before the peer's T1. Between two reads the slew is linear, so the offset
+ * at the arrival is interpolated; before the reference read (a packet that
+ * came while the sockets were being emptied) the reference offset holds. */
+static int64_t cs_rt_off_at(const struct cs_state *s, uint64_t m, uint64_t now, int64_t off_now)
+{
+	if (!s->ref_mono || now <= s->ref_mono || m >= now)
+		return off_now;
+	if (m <= s->ref_mono)
+		return s->ref_off;
+	double f = (double)(m - s->ref_mono) / (double)(now - s->ref_mono);
+	return s->ref_off + (int64_t)(f * (double)(off_now - s->ref_off));
 }
 
 static void cs_store(struct cs_state *s, const struct cs_exchange *e)
@@ -133,7 +158,7 @@ static int cs_socket(int family)
  * shows); *rx_mono is its kernel receive time on our clock (shifted).
  * Returns its length, or -1 (EAGAIN or error). */
 static ssize_t cs_recv(struct cs_state *s, int fd, uint8_t *buf, struct sockaddr_storage *from,
-		       socklen_t *fromlen, int64_t rt_off, uint64_t *rx_mono)
+		       socklen_t *fromlen, uint64_t *rx_mono)
 {
 	char ctl[CMSG_SPACE(sizeof(struct timespec))];
 	struct iovec iov = { .iov_base = buf, .iov_len = CS_MSG_LEN + 1 };
@@ -144,22 +169,15 @@ static ssize_t cs_recv(struct cs_state *s, int fd, uint8_t *buf, struct sockaddr
 	if (n < 0)
 		return -1;
 	uint64_t now = cs_clock(CLOCK_MONOTONIC);
-	*rx_mono = now;
-	/* The kernel stamp is CLOCK_REALTIME. Converted with an offset taken
-	 * long after the packet arrived, a slewing realtime clock (NTP on a VM)
-	 * put T2 26 us before the peer's T1 once (a request queued 16 ms): the
-	 * stamp is used only when fresh against an offset measured now, else
-	 * the monotonic read after recvmsg, late but never early. */
-	(void)rt_off;
 	int64_t off_now = cs_rt_minus_mono();
+	*rx_mono = now;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
 			struct timespec ts;
 			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
 			uint64_t rt = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-			uint64_t m0 = rt - (uint64_t)off_now;
-			if (m0 <= now && now - m0 <= CS_RX_FRESH_NS)
-				*rx_mono = m0;
+			uint64_t m = rt - (uint64_t)cs_rt_off_at(s, rt - (uint64_t)off_now, now, off_now);
+			*rx_mono = m < now ? m : now;
 		}
 	}
 	*rx_mono += (uint64_t)s->shift;
@@ -232,7 +250,7 @@ static void cs_take_report(struct cs_state *s, const struct cs_msg *m, uint64_t 
 	cs_store(s, &e);
 }
 
-static void cs_serve(struct cs_state *s, int64_t rt_off)
+static void cs_serve(struct cs_state *s)
 {
 	for (int i = 0; i < 256; i++) {
 		uint8_t buf[CS_MSG_LEN + 1];
@@ -241,7 +259,7 @@ static void cs_serve(struct cs_state *s, int64_t rt_off)
 		socklen_t fl = sizeof(from);
 		uint64_t rx;
 		bool auth;
-		ssize_t n = cs_recv(s, s->listen_fd, buf, &from, &fl, rt_off, &rx);
+		ssize_t n = cs_recv(s, s->listen_fd, buf, &from, &fl, &rx);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
@@ -294,7 +312,7 @@ static void cs_peer_error(struct cs_state *s, struct cs_peer *p, int err)
 	}
 }
 
-static void cs_collect_replies(struct cs_state *s, unsigned pi, int64_t rt_off)
+static void cs_collect_replies(struct cs_state *s, unsigned pi)
 {
 	struct cs_peer *p = &s->peers[pi];
 	for (int i = 0; i < 256; i++) {
@@ -302,7 +320,7 @@ static void cs_collect_replies(struct cs_state *s, unsigned pi, int64_t rt_off)
 		struct cs_msg m;
 		uint64_t rx;
 		bool auth;
-		ssize_t n = cs_recv(s, p->fd, buf, NULL, NULL, rt_off, &rx);
+		ssize_t n = cs_recv(s, p->fd, buf, NULL, NULL, &rx);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
@@ -354,11 +372,11 @@ static void cs_probe_all(struct cs_state *s, unsigned count)
 static int cs_drain(void *state)
 {
 	struct cs_state *s = state;
-	int64_t rt_off = cs_rt_minus_mono();
 	if (s->listen_fd >= 0)
-		cs_serve(s, rt_off);
+		cs_serve(s);
 	for (unsigned i = 0; i < s->npeers; i++)
-		cs_collect_replies(s, i, rt_off);
+		cs_collect_replies(s, i);
+	cs_mark_emptied(s);
 	if (!s->npeers)
 		return 0;
 	uint64_t now = cs_clock(CLOCK_MONOTONIC);
@@ -515,6 +533,7 @@ static int cs_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		cs_close(s);
 		return rc;
 	}
+	cs_mark_emptied(s);
 	s->start_ns = cs_clock(CLOCK_MONOTONIC);
 	s->end_ns = c->duration_ns ? s->start_ns + c->duration_ns : 0;
 	s->burst_left = s->npeers ? CS_BURST : 0;
