@@ -531,7 +531,7 @@ static int gf_open(struct gf_host *h, const char *name, int idx)
 	h->idx = idx;
 	np_recbuf_init(&h->rb);
 	h->ev = malloc(GF_REC_EVENTS * sizeof(*h->ev));
-	struct np_writer_opts wo = { .zstd_level = O.zstd };
+	struct np_writer_opts wo = { .zstd_level = O.zstd, .index = true };
 	int rc = np_writer_open(&h->w, path, NP_KIND_RECORDING, &wo);
 	if (rc || !h->ev) {
 		fprintf(stderr, "genfix: cannot create %s: %s\n", path, strerror(rc ? -rc : ENOMEM));
