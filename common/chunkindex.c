@@ -1,4 +1,4 @@
-/* The INDEX record of docs/FORMAT.md 2.5; see chunkindex.h. */
+/* The INDEX record of docs/FORMAT.md 2.6; see chunkindex.h. */
 #include "chunkindex.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The chunk index of a file (docs/FORMAT.md 2.5): where each chunk starts
+/* The chunk index of a file (docs/FORMAT.md 2.6): where each chunk starts
  * and which times its records cover, stored as the last chunk of a finished
  * file (one INDEX record) so that a reader wanting minutes of an hours-long
  * recording finds its chunks from the end of the file without reading the

@@ -344,7 +344,7 @@ uint64_t np_writer_index_bound(const struct np_writer *w)
 	return w->opts.index ? np_index_chunk_bound(w->ix.n + 1) : 0;
 }
 
-/* The INDEX chunk (FORMAT.md 2.5) after the last chunk. A failure is
+/* The INDEX chunk (FORMAT.md 2.6) after the last chunk. A failure is
  * truncated away by np_writer_write_chunk: the file stays a valid file
  * without an index, which readers scan, so it is not reported. */
 static void writer_put_index(struct np_writer *w)
@@ -1203,7 +1203,7 @@ void np_reader_close(struct np_reader *r)
 	free(r);
 }
 
-/* ---- chunk times and the chunk index (FORMAT.md 2.5) ---- */
+/* ---- chunk times and the chunk index (FORMAT.md 2.6) ---- */
 
 /* An unsigned integer in any width (signed encodings of values >= 0 too). */
 static bool mp_u64(const uint8_t *p, size_t len, uint64_t *out)
@@ -1242,9 +1242,10 @@ static int time_key(const uint8_t *p, size_t len)
 	return -1;
 }
 
-/* The body map at p: its length (0 if malformed), the range of its time
- * keys (first occurrence of each) merged into *lo, *hi. */
-static size_t body_times(const uint8_t *p, size_t len, uint64_t *lo, uint64_t *hi)
+/* The body map at p: its length (0 if malformed), its objects added to
+ * *objs, the range of its time keys (first occurrence of each) merged into
+ * *lo, *hi. */
+static size_t body_times(const uint8_t *p, size_t len, uint64_t *objs, uint64_t *lo, uint64_t *hi)
 {
 	size_t pos = 0;
 	uint64_t npairs;
@@ -1252,10 +1253,12 @@ static size_t body_times(const uint8_t *p, size_t len, uint64_t *lo, uint64_t *h
 	if (!mp_container(p, len, &pos, true, &npairs) || npairs > (len - pos) / 2)
 		return 0;
 	for (uint64_t i = 0; i < npairs; i++) {
-		size_t kl = mp_walk_in(p + pos, len - pos, NULL, 2);
-		size_t vl = kl ? mp_walk_in(p + pos + kl, len - pos - kl, NULL, 2) : 0;
+		uint64_t ko = 0, vo = 0;
+		size_t kl = mp_walk_in(p + pos, len - pos, &ko, 2);
+		size_t vl = kl ? mp_walk_in(p + pos + kl, len - pos - kl, &vo, 2) : 0;
 		if (!vl)
 			return 0;
+		*objs += ko + vo;
 		int k = time_key(p + pos, kl);
 		uint64_t v;
 		if (k >= 0 && !(seen >> k & 1)) {
@@ -1270,26 +1273,32 @@ static size_t body_times(const uint8_t *p, size_t len, uint64_t *lo, uint64_t *h
 	return pos;
 }
 
-/* One record at p: its length, its times merged into *lo, *hi; 0 when the
- * object is not a well-formed record [uint, uint, map, ...]. */
+/* One record at p: its length, its times merged into *lo, *hi when it is a
+ * record a reader returns (4.2: [uint, uint, map, ...] of at most
+ * NP_REC_MAX_OBJS objects); 0 when p holds no complete object of that
+ * shape (the caller then delimits it as the reader would). */
 static size_t record_times(const uint8_t *p, size_t len, uint64_t *lo, uint64_t *hi)
 {
 	size_t pos = 0, bl;
-	uint64_t n, a = *lo, b = *hi;
+	uint64_t n, a = *lo, b = *hi, objs = 4;   /* array, type, version, body map */
 	uint16_t type, version;
 	if (!mp_container(p, len, &pos, false, &n) || n < 3 || n - 2 > len - pos ||
 	    !mp_u16(p, len, &pos, &type) || !mp_u16(p, len, &pos, &version) ||
-	    !(bl = body_times(p + pos, len - pos, &a, &b)))
+	    !(bl = body_times(p + pos, len - pos, &objs, &a, &b)))
 		return 0;
 	pos += bl;
 	for (uint64_t i = 3; i < n; i++) {
-		size_t l = mp_walk_in(p + pos, len - pos, NULL, 1);
+		uint64_t eo = 0;
+		size_t l = mp_walk_in(p + pos, len - pos, &eo, 1);
 		if (!l)
 			return 0;
+		objs += eo;
 		pos += l;
 	}
-	*lo = a;
-	*hi = b;
+	if (objs <= NP_REC_MAX_OBJS) {
+		*lo = a;
+		*hi = b;
+	}
 	return pos;
 }
 

@@ -66,7 +66,7 @@ struct np_chunk {
 	uint32_t ulen;
 	uint64_t t_lo, t_hi;   /* time range of its records (np_chunk_time) */
 };
-/* FORMAT.md 2.5: the smallest and largest non-zero t0_ns, t1_ns, t_ns of the
+/* FORMAT.md 2.6: the smallest and largest non-zero t0_ns, t1_ns, t_ns of the
  * records in len bytes of decompressed chunk payload; 0 and 0 if none. */
 void np_chunk_time(const void *recs, size_t len, uint64_t *t_lo, uint64_t *t_hi);
 /* Compresses rb into a complete chunk. 0 or -errno. Does not reset rb. */
@@ -208,7 +208,7 @@ int  np_reader_set_raw(struct np_reader *r, uint16_t type);
 void np_reader_warn_rec(struct np_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* --from/--to: from now on np_reader_next returns only the records of the
- * chunks whose time range (FORMAT.md 2.5) meets [lo, hi], of chunks without
+ * chunks whose time range (FORMAT.md 2.6) meets [lo, hi], of chunks without
  * a time, and of the file's first chunk (its HEADER). rel: lo and hi count
  * from the t_lo of the file's first chunk with a time (negative lo: before
  * it). Through the file's chunk index when it has a good one (only those

@@ -484,7 +484,7 @@ int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 	o->wopts.zstd_level = cfg->zstd_level;
 	o->zc = np_zctx_new();
 	o->wopts.fsync_each = cfg->fsync;
-	o->wopts.index = true;     /* every file ends with its chunk index (FORMAT.md 2.5) */
+	o->wopts.index = true;     /* every file ends with its chunk index (FORMAT.md 2.6) */
 	o->hdr_len = header->sbuf.size;
 	o->hdr = malloc(o->hdr_len ? o->hdr_len : 1);
 	o->base = out_base(out);
