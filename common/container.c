@@ -409,6 +409,7 @@ struct np_reader {
 	uint64_t chunk_unwarned;    /* ... and those over the chunk cap */
 	bool summarised;
 	uint64_t chunk_no;          /* number of the current chunk (FORMAT.md 4.2) */
+	uint16_t chunk_type;        /* its header's type */
 	/* np_reader_set_window */
 	enum np_seek_mode seek;
 	uint64_t win_lo, win_hi;    /* absolute, once based */
@@ -731,6 +732,7 @@ static int chunk_try(struct np_reader *r)
 		return -1;
 	}
 	r->chunk_offset = r->pos;
+	r->chunk_type = get_u16(h + 4);
 	r->ulen = ulen;
 	r->upos = 0;
 	r->pos += total;
@@ -749,7 +751,7 @@ static bool chunk_wanted_scan(struct np_reader *r)
 	reader_note_time(r, &s);
 	if (r->st.chunks_ok == 1)
 		return true;          /* the file's first chunk: its HEADER */
-	return np_span_wanted(&s, r->win_lo, r->win_hi);
+	return r->chunk_type != NP_REC_INDEX && np_span_wanted(&s, r->win_lo, r->win_hi);
 }
 
 /* 1: a good chunk is decoded into ubuf; 0: end of file. */
