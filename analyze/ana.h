@@ -258,7 +258,7 @@ struct ana_model {
 	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline (window phase) */
 	int ref;                    /* reference host index (loader) */
 	const struct ana_options *opt;
-	struct ana_seek { bool off, rel, rt_known; unsigned nfiles; int64_t lo, hi, rt_off0, lo_rt, hi_rt; }
+	struct ana_seek { bool off, rel, based, has_rt0; unsigned nfiles; int64_t lo, hi, rt_off0, lo_m, hi_m; }
 		seek;                   /* --from/--to: chunks read (ana_seek.c) */
 	/* flow lookup (host, local id) -> index */
 	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;

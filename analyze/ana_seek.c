@@ -21,6 +21,8 @@ static int64_t ana_seek_add(int64_t a, int64_t b)
 	int64_t s;
 	if (a == INT64_MIN || a == INT64_MAX)
 		return a;                 /* open ends stay open */
+	if (b == INT64_MIN)
+		return INT64_MIN;
 	return __builtin_add_overflow(a, b, &s) ? (b < 0 ? INT64_MIN : INT64_MAX) : s;
 }
 
@@ -35,29 +37,39 @@ static bool ana_seek_rt_off(const msgpack_object *hdr, int64_t *off)
 	return true;
 }
 
+/* This file's window, from the reference's window on its clock (lo, hi)
+ * through the wall clock; without a clock pair on either side the clocks are
+ * taken as one (as pipeline.c does for a host it cannot align). */
+static void ana_seek_file(const struct ana_seek *s, struct np_reader *r, bool has_off, int64_t off)
+{
+	int64_t d = has_off && s->has_rt0 ? s->rt_off0 - off : 0;
+	np_reader_set_window(r, ana_seek_add(s->lo_m, d), ana_seek_add(s->hi_m, d), false);
+}
+
 void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const msgpack_object *hdr)
 {
 	const struct ana_options *o = m->opt;
 	struct ana_seek *s = &m->seek;
-	int64_t off;
-	if (!o || !(o->from_set || o->to_set) || s->off || !ana_seek_rt_off(hdr, &off))
+	int64_t off = 0;
+	bool has_off = ana_seek_rt_off(hdr, &off);
+	if (!o || !(o->from_set || o->to_set) || s->off)
 		return;
 	if (s->nfiles++ == 0) {
-		bool rel = o->from_set ? o->from_rel : o->to_rel;
 		if ((o->ref && strcmp(o->ref, m->hosts.v[host].name) != 0) ||
 		    (o->from_set && o->to_set && o->from_rel != o->to_rel)) {
 			s->off = true;
 			return;
 		}
-		s->rel = rel;
+		s->rel = o->from_set ? o->from_rel : o->to_rel;
+		s->has_rt0 = has_off;
 		s->rt_off0 = off;
 		s->lo = o->from_set ? ana_seek_add((int64_t)o->from_ns, -ANA_SEEK_MARGIN_NS) : INT64_MIN;
 		s->hi = o->to_set ? ana_seek_add((int64_t)o->to_ns, ANA_SEEK_MARGIN_NS) : INT64_MAX;
-		np_reader_set_window(r, s->lo, s->hi, rel);
+		np_reader_set_window(r, s->lo, s->hi, s->rel);
 		return;
 	}
-	if (s->rt_known)
-		np_reader_set_window(r, ana_seek_add(s->lo_rt, -off), ana_seek_add(s->hi_rt, -off), false);
+	if (s->based)
+		ana_seek_file(s, r, has_off, off);
 }
 
 void ana_seek_end(struct ana_model *m, int host, struct np_reader *r)
@@ -73,10 +85,10 @@ void ana_seek_end(struct ana_model *m, int host, struct np_reader *r)
 		h->t_min = first;
 	if (first > h->t_max)
 		h->t_max = first;             /* nothing read inside the window */
-	if (s->nfiles != 1 || s->rt_known)
+	if (s->nfiles != 1 || s->based)
 		return;
 	int64_t base = s->rel ? (int64_t)first : 0;
-	s->lo_rt = ana_seek_add(ana_seek_add(s->lo, base), s->rt_off0);
-	s->hi_rt = ana_seek_add(ana_seek_add(s->hi, base), s->rt_off0);
-	s->rt_known = true;
+	s->lo_m = ana_seek_add(s->lo, base);
+	s->hi_m = ana_seek_add(s->hi, base);
+	s->based = true;
 }
