@@ -179,6 +179,9 @@ static void gf_flows(struct gf_host *h)
 	msgpack_pack_map(pk, PKTCOLS_FLOW_KEYS);
 	pktcols_pack_flows(pk, f, (size_t)O.flows * 2);
 	free(f);
+	/* a chunk of its own: without a time, it is read for any window
+	 * (nprec writes the flows of each interval into that interval's chunk) */
+	np_writer_commit(h->w, &h->rb);
 }
 
 /* ---- truth ---- */
