@@ -93,6 +93,30 @@ win = {}
 for l in open(sys.argv[2]): win.setdefault(json.loads(l)["chunk"], []).append(l)
 sys.exit(0 if win and all(win[c] == full[c] for c in win) else 1)' <("$NPREPORT" dump "$FIX") w-fix.jsonl
 
+# Damaged copies: the C reader uses the index exactly when the reference
+# reader finds it usable (FORMAT.md 2.6 conditions 1-6).
+python3 - ix/hosta.npr hosta.index.json <<'PY'
+import json, sys
+d = open(sys.argv[1], "rb").read()
+ix = json.load(open(sys.argv[2]))["stored"]
+at = len(d) - int.from_bytes(d[-4:], "little")
+c5 = ix[5][0]
+def flip(b, i):
+    b = bytearray(b); b[i] ^= 0x40; return bytes(b)
+v = {"index-payload": flip(d, at + 30), "chunk-header": flip(d, c5 + 9),
+     "chunk-payload": flip(d, c5 + 40), "garbage-after": d + b"xyz", "cut-short": d[:-1],
+     "file-header": flip(d, 3)}
+for k, b in v.items():
+    open("v-" + k + ".npr", "wb").write(b)
+PY
+for v in index-payload chunk-header chunk-payload garbage-after cut-short file-header; do
+	c=no; "$NPREPORT" dump --stats --from 0 --to 0 "v-$v.npr" 2>&1 >/dev/null | grep -q "through the chunk index" && c=yes
+	p=$(python3 "$REF" index "v-$v.npr" | python3 -c 'import json,sys; print("no" if json.load(sys.stdin)["stored"] is None else "yes")')
+	check "damaged copy ($v): index used by C ($c) = usable for the reference reader ($p)" test "$c" = "$p"
+done
+check "a damaged payload leaves the index usable (checked when read)" \
+	sh -c "'$NPREPORT' dump --stats --from 0 --to 0 v-chunk-payload.npr 2>&1 >/dev/null | grep -q 'through the chunk index'"
+
 # npanalyze: packets 10 ms apart from the first event: [50 s, 60 s] holds 1001
 (cd ix && "$NPANALYZE" -q -o ../a-ix.npa --from 50 --to 60 hosta.npr hostb.npr > ../a-ix.txt 2>&1)
 (cd old && "$NPANALYZE" -q -o ../a-old.npa --from 50 --to 60 hosta.npr hostb.npr > ../a-old.txt 2>&1)
