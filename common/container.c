@@ -916,30 +916,37 @@ size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
 	return mp_walk_in(buf, len, objs, 0);
 }
 
-/* An unsigned integer <= 0xffff in any width (msgpack-c's POSITIVE_INTEGER:
- * signed encodings of values >= 0 count too). */
-static bool mp_u16(const uint8_t *p, size_t len, size_t *pos, uint16_t *out)
+/* An unsigned integer in any width (msgpack-c's POSITIVE_INTEGER: signed
+ * encodings of values >= 0 count too): its length in bytes, 0 if p holds
+ * none. */
+static size_t mp_uint(const uint8_t *p, size_t len, uint64_t *out)
 {
-	if (*pos >= len)
-		return false;
-	uint8_t b = p[(*pos)++];
+	if (!len)
+		return 0;
+	uint8_t b = p[0];
 	if (b <= 0x7f) {
 		*out = b;
-		return true;
+		return 1;
 	}
 	size_t w;
 	bool sign;
 	if (b >= 0xcc && b <= 0xcf) { w = (size_t)1 << (b - 0xcc); sign = false; }
 	else if (b >= 0xd0 && b <= 0xd3) { w = (size_t)1 << (b - 0xd0); sign = true; }
-	else return false;
-	if (len - *pos < w)
+	else return 0;
+	if (len - 1 < w || (sign && (p[1] & 0x80)))
+		return 0;                  /* cut short, or negative */
+	*out = mp_be(p + 1, w);
+	return 1 + w;
+}
+
+/* An unsigned integer <= 0xffff in any width, at *pos. */
+static bool mp_u16(const uint8_t *p, size_t len, size_t *pos, uint16_t *out)
+{
+	uint64_t v;
+	size_t w = *pos < len ? mp_uint(p + *pos, len - *pos, &v) : 0;
+	if (!w || v > 0xffff)
 		return false;
-	uint64_t v = mp_be(p + *pos, w);
 	*pos += w;
-	if (sign && (p[*pos - w] & 0x80))
-		return false;              /* negative */
-	if (v > 0xffff)
-		return false;
 	*out = (uint16_t)v;
 	return true;
 }
@@ -1207,27 +1214,6 @@ void np_reader_close(struct np_reader *r)
 
 /* ---- chunk times and the chunk index (FORMAT.md 2.6) ---- */
 
-/* An unsigned integer in any width (signed encodings of values >= 0 too). */
-static bool mp_u64(const uint8_t *p, size_t len, uint64_t *out)
-{
-	if (!len)
-		return false;
-	uint8_t b = p[0];
-	if (b <= 0x7f) {
-		*out = b;
-		return true;
-	}
-	size_t w;
-	bool sign;
-	if (b >= 0xcc && b <= 0xcf) { w = (size_t)1 << (b - 0xcc); sign = false; }
-	else if (b >= 0xd0 && b <= 0xd3) { w = (size_t)1 << (b - 0xd0); sign = true; }
-	else return false;
-	if (len - 1 < w || (sign && (p[1] & 0x80)))
-		return false;
-	*out = mp_be(p + 1, w);
-	return true;
-}
-
 /* Which time key a MessagePack string key is: 0 t0_ns, 1 t1_ns, 2 t_ns, -1 none. */
 static int time_key(const uint8_t *p, size_t len)
 {
@@ -1265,7 +1251,7 @@ static size_t body_times(const uint8_t *p, size_t len, uint64_t *objs, uint64_t 
 		uint64_t v;
 		if (k >= 0 && !(seen >> k & 1)) {
 			seen |= 1u << k;
-			if (mp_u64(p + pos + kl, vl, &v) && v) {
+			if (mp_uint(p + pos + kl, vl, &v) && v) {
 				*lo = v < *lo ? v : *lo;
 				*hi = v > *hi ? v : *hi;
 			}
