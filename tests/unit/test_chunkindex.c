@@ -5,6 +5,7 @@
  * fixture (format version 1) all returning the chunks the test knows
  * overlap the window; hostile INDEX bodies refused. */
 #include "tap.h"
+#include "tfile.h"
 #include "chunkindex.h"
 #include "container.h"
 #include "npmsg.h"
@@ -305,23 +306,6 @@ static void test_window_index_and_scan(void)
 
 /* ---- damaged and lying indexes ---- */
 
-struct blob { uint8_t *data; size_t len; };
-
-static struct blob slurp(const char *path)
-{
-	struct blob b = { 0 };
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return b;
-	fseek(f, 0, SEEK_END);
-	b.len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b.data = malloc(b.len ? b.len : 1);
-	if (fread(b.data, 1, b.len, f) != b.len)
-		b.len = 0;
-	fclose(f);
-	return b;
-}
 
 static void spit(const char *path, const uint8_t *d, size_t n)
 {
