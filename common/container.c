@@ -418,6 +418,7 @@ struct np_reader {
 	bool have_first_t;
 	uint64_t first_t;
 	struct np_index ix;
+	bool ix_tried;              /* np_reader_index looked for it */
 	size_t ix_next;             /* next index entry to consider */
 };
 
@@ -1420,7 +1421,7 @@ int np_reader_set_window(struct np_reader *r, int64_t lo, int64_t hi, bool rel)
 		r->win_hi = sat_add(r->first_t, hi);
 	}
 	r->seek = NP_SEEK_SCAN;
-	if (reader_load_index(r) == 0) {
+	if (np_reader_index(r)) {
 		r->seek = NP_SEEK_INDEX;
 		r->ix_next = fresh ? 0 : 1;
 		reader_index_first_time(r);
@@ -1429,6 +1430,15 @@ int np_reader_set_window(struct np_reader *r, int64_t lo, int64_t hi, bool rel)
 }
 
 enum np_seek_mode np_reader_seek_mode(const struct np_reader *r) { return r->seek; }
+
+const struct np_index *np_reader_index(struct np_reader *r)
+{
+	if (!r->ix_tried) {
+		r->ix_tried = true;
+		reader_load_index(r);      /* frees what it refuses */
+	}
+	return r->ix.v ? &r->ix : NULL;
+}
 
 bool np_reader_first_time(const struct np_reader *r, uint64_t *t)
 {

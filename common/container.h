@@ -223,6 +223,11 @@ enum np_seek_mode {
 	NP_SEEK_SCAN,       /* no usable index: every chunk decoded, times from records */
 };
 enum np_seek_mode np_reader_seek_mode(const struct np_reader *r);
+/* The file's chunk index when it has a usable one (FORMAT.md 2.6: every
+ * check done, chunks where it says), else NULL: for a reader that splits
+ * the chunks among threads. Valid until np_reader_close. */
+struct np_index;
+const struct np_index *np_reader_index(struct np_reader *r);
 /* The t_lo of the file's first chunk with a time (from the index, or the
  * chunks read so far); false when not known. */
 bool np_reader_first_time(const struct np_reader *r, uint64_t *t);

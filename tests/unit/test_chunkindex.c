@@ -266,6 +266,18 @@ static void test_window_index_and_scan(void)
 	CHECK(b.mode == NP_SEEK_SCAN && b.chunks == want && b.offsets_ok,
 	      "no index: scanned, same chunks (%#llx)", (unsigned long long)b.chunks);
 	CHECK_EQ_U(a.records, b.records);
+	/* the index itself, for readers that split chunks among threads */
+	struct np_reader *ri;
+	np_reader_open(&ri, p, NULL, NULL);
+	const struct np_index *ix = np_reader_index(ri);
+	bool same = ix && ix->n == L.nchunks;
+	for (size_t i = 0; same && i < ix->n; i++)
+		same = ix->v[i].off == L.off[i] && ix->v[i].t_lo == L.lo[i] && ix->v[i].t_hi == L.hi[i];
+	CHECK(same, "np_reader_index: the chunks written");
+	np_reader_close(ri);
+	np_reader_open(&ri, q, NULL, NULL);
+	CHECK(np_reader_index(ri) == NULL, "np_reader_index: NULL without an index");
+	np_reader_close(ri);
 	/* relative: from the first chunk with a time (interval 0 at T0) */
 	struct wread c = read_window(p, (int64_t)(3 * SEC + SEC / 2), (int64_t)(5 * SEC + SEC / 5), true, &L);
 	struct wread d = read_window(q, (int64_t)(3 * SEC + SEC / 2), (int64_t)(5 * SEC + SEC / 5), true, &L2);
