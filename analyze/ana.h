@@ -258,6 +258,8 @@ struct ana_model {
 	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline (window phase) */
 	int ref;                    /* reference host index (loader) */
 	const struct ana_options *opt;
+	struct ana_seek { bool off, rel, based, has_rt0; unsigned nfiles; int64_t lo, hi, rt_off0, lo_m, hi_m; }
+		seek;                   /* --from/--to: chunks read (ana_seek.c) */
 	/* flow lookup (host, local id) -> index */
 	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;
 };
@@ -291,6 +293,11 @@ enum ana_sk_col { ANA_SK_COUNT, ANA_SK_MEAN, ANA_SK_P50, ANA_SK_P90, ANA_SK_P99,
 		  ANA_SK_MAX, ANA_SK_NCOLS };
 void ana_sketch_cols(struct np_table *t, size_t id);   /* count mean p50 p90 p99 p999 max */
 void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct np_sketch *s);
+
+/* ana_seek.c: --from/--to reads only the chunks near the window; begin
+ * after the file's HEADER record (hdr, NULL if none), end after its last. */
+void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const msgpack_object *hdr);
+void ana_seek_end(struct ana_model *m, int host, struct np_reader *r);
 
 /* ana_load.c: reads one recording file into m (host chosen by identity). */
 /* ana_load_file: 0, -errno, or ANA_LOAD_NOT_NP (no np file header and no

@@ -763,10 +763,12 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 			 path, alias ? alias : stem);
 	if (np_reader_kind(r) == NP_KIND_ANALYSIS)
 		ana_warn(m, "%s: is an analysis file, not a recording", path);
+	ana_seek_begin(m, c->host, r, more == 1 && rec.type == NP_REC_HEADER ? rec.body : NULL);
 	while (more == 1) {
 		ana_load_record(c, &rec);
 		more = np_reader_next(r, &rec);
 	}
+	ana_seek_end(m, c->host, r);
 	const struct np_reader_stats *st = np_reader_stats(r);
 	h = &m->hosts.v[c->host];
 	h->records += st->records;

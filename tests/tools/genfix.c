@@ -135,7 +135,7 @@ static void gf_header(struct gf_host *h, bool with_header)
 	if (!with_header)
 		return;
 	msgpack_packer *pk = np_recbuf_begin(&h->rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 6);
 	np_pack_kv_str(pk, "kind", "recording");
 	np_pack_kv_str(pk, "producer", "genfix");
 	np_pack_str(pk, "host");
@@ -146,7 +146,14 @@ static void gf_header(struct gf_host *h, bool with_header)
 	np_pack_kv_str(pk, "kernel", "6.18-genfix");
 	np_pack_kv_u64(pk, "ncpus", 2);
 	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
-	np_pack_kv_u64(pk, "start_ns", h->idx == 2 ? gf_r((double)GF_T0) : h->idx ? gf_b((double)GF_T0) : GF_T0);
+	uint64_t start = h->idx == 2 ? gf_r((double)GF_T0) : h->idx ? gf_b((double)GF_T0) : GF_T0;
+	np_pack_kv_u64(pk, "start_ns", start);
+	/* the clock pair of a real HEADER: the same true instant on every host
+	 * (npanalyze --from/--to maps windows between hosts through it) */
+	np_pack_str(pk, "clock");
+	msgpack_pack_map(pk, 2);
+	np_pack_kv_u64(pk, "mono_ns", start);
+	np_pack_kv_u64(pk, "rt_ns", 1767225600000000000ull);
 	np_writer_commit(h->w, &h->rb);
 }
 
@@ -172,6 +179,9 @@ static void gf_flows(struct gf_host *h)
 	msgpack_pack_map(pk, PKTCOLS_FLOW_KEYS);
 	pktcols_pack_flows(pk, f, (size_t)O.flows * 2);
 	free(f);
+	/* a chunk of its own: without a time, it is read for any window
+	 * (nprec writes the flows of each interval into that interval's chunk) */
+	np_writer_commit(h->w, &h->rb);
 }
 
 /* ---- truth ---- */
@@ -531,7 +541,7 @@ static int gf_open(struct gf_host *h, const char *name, int idx)
 	h->idx = idx;
 	np_recbuf_init(&h->rb);
 	h->ev = malloc(GF_REC_EVENTS * sizeof(*h->ev));
-	struct np_writer_opts wo = { .zstd_level = O.zstd };
+	struct np_writer_opts wo = { .zstd_level = O.zstd, .index = true };
 	int rc = np_writer_open(&h->w, path, NP_KIND_RECORDING, &wo);
 	if (rc || !h->ev) {
 		fprintf(stderr, "genfix: cannot create %s: %s\n", path, strerror(rc ? -rc : ENOMEM));
