@@ -21,9 +21,13 @@
 #define ANA_NHOOKS PK_HOOK_MAX
 
 /* Latency segments a path is cut into; the time between two consecutive
- * hooks goes to the segment of the later hook. */
+ * hooks goes to the segment of the later hook. The FWD_ segments are the
+ * recorded hosts a packet crosses between its sender and its receiver
+ * (router, DNAT balancer): ingress + netfilter/NAT + routing, their qdisc,
+ * their transmit. */
 enum ana_seg {
 	ANA_SEG_SND_STACK = 0, ANA_SEG_QDISC, ANA_SEG_DEVICE, ANA_SEG_WIRE,
+	ANA_SEG_FWD_STACK, ANA_SEG_FWD_QDISC, ANA_SEG_FWD_DEVICE,
 	ANA_SEG_RCV_STACK, ANA_SEG_RCV_APP, ANA_SEG_TOTAL, ANA_NSEGS
 };
 
@@ -33,6 +37,7 @@ int  ana_hook_from_name(const char *s, size_t n);
 const char *ana_seg_name(int seg);
 const char *ana_seg_phrase(int seg);    /* "receiver's application" ... */
 int  ana_hook_segment(int hook, bool first_on_host);
+int  ana_path_segment(int hook, bool first_on_host, bool forwarder);
 
 #define ANA_HOST_NONE 0xffff
 

@@ -107,7 +107,9 @@ void ana_flows_run(const struct ana_model *m, struct ana_out *o)
 			snprintf(key, sizeof(key), "%s|%s", m->hosts.v[v[a].host].name, v[a].key);
 			np_series_pack(&o->rb, "flows", key, "throughput", "bps", ts, val, k);
 		}
-		if (tp && re * 100 > tp)
+		/* more than 1 % of at least 100 segments: 1 of an iperf3 control
+		 * connection's 13 is no finding */
+		if (tp >= 100 && re * 100 > tp)
 			ana_out_candidate(o, (double)re / (double)tp * 20, 1, "flows", v[a].key, "retrans",
 					  (double)re, "flow %s on %s retransmitted %llu of %llu segments (%.1f %%)",
 					  v[a].key, m->hosts.v[v[a].host].name, (unsigned long long)re,

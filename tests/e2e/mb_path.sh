@@ -16,6 +16,8 @@
 #  - np's lost packets for the iperf3 flow do not exceed those the pcaps
 #    show (+0.1 % of the packets), the HTTP flows' losses are located on
 #    the server (NETFILTER_DROP) and equal the iptables counter;
+#  - the balancer's HTB queue is its own decomp segment (forward_qdisc on
+#    b) equal to the pcap transit b0 -> b1, and a finding names it;
 #  - the 3 ms clock shift lies inside the stated bound;
 #  - npanalyze exits 0 on these inputs, refuses the same file twice and a
 #    file that is not a recording (exit 2).
@@ -210,12 +212,26 @@ QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $6; exit}' "$T/cs
 check "balancer qdisc_enq -> qdisc_deq: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: transmit tracepoint runs the kernel skipped)" \
 	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 100}')"
 # the balancer's HTB queue, against the time between its two veths' captures
+# (tcpdump taps after netif_receive and at start_xmit: the pcap transit is
+# the whole time through b)
 $PS transit "$T/mb-b0.pcap" "$T/mb-b1.pcap" "$IPORT" > "$T/btransit.kv"
 BQ=$(kv "$T/btransit.kv" mean_ns)
-HQ=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $9; exit}' "$T/csv/loss_hops.csv")
-echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns, np b:qdisc_enq -> next hop $HQ ns" >&2
-check "the balancer's queue as a named hop: b:qdisc_enq -> b:qdisc_deq mean ${HQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
-	within "${HQ:-0}" "${BQ:-1}" 15
+dseg() { awk -F, -v f="$1" -v s="$2" '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) {if ($i ~ /^mean/) k = i; if ($i == "host") h = i}; next}
+	$1 == f && $2 == s {print $k, $h; exit}' "$T/csv/decomp.csv"; }
+read -r FQ FQH <<<"$(dseg "$DF" forward_qdisc)"
+read -r FS _ <<<"$(dseg "$DF" forward_stack)"
+read -r FD _ <<<"$(dseg "$DF" forward_device)"
+read -r WI _ <<<"$(dseg "$DF" wire)"
+FT=$(awk -v a="${FS:-0}" -v b="${FQ:-0}" -v c="${FD:-0}" 'BEGIN {print a + b + c}')
+echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns; np forward_stack $FS, forward_qdisc $FQ, forward_device $FD (sum $FT), wire $WI ns" >&2
+check "the balancer's queue is its own decomp segment: forward_qdisc on ${FQH:-?} mean ${FQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
+	sh -c "[ '$FQH' = b ] && awk -v a='${FQ:-0}' -v b='${BQ:-1}' 'BEGIN {d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.15)}'"
+check "the balancer's three segments add up to the pcap transit through b ($FT vs $BQ ns, 5 %)" \
+	within "$FT" "${BQ:-1}" 5
+check "the wire (both veth links) is no longer the balancer's queue (${WI:-none} ns < 10 % of ${BQ:-1})" \
+	awk -v w="${WI:-1e18}" -v b="${BQ:-1}" 'BEGIN {exit !(w < b / 10)}'
+cut -d, -f3 "$T/csv/findings.csv" >&2
+check "a finding names the balancer's qdisc" grep -q "forwarding host's qdisc on b" "$T/csv/findings.csv"
 check "a finding names the drops on the server" grep -q "dropped on s (NETFILTER_DROP)" "$T/csv/findings.csv"
 # the service graph joins the client's connections to the server through
 # the DNAT (before: the client's edge ended at a vertex 10.91.1.2:80 and
