@@ -140,6 +140,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	int hostord = 0, inhost = 0;
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
+	int64_t sum = 0;                /* of the segments, as clamped */
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
 		if (r->len && (e->flags & ANA_PE_NOPAY))
@@ -192,9 +193,11 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 				d->negative++;
 				dt = 0;
 			}
-			if (dt >= 0)   /* saturating: damaged timestamps (fuzz) */
+			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
 				r->seg[seg] = r->seg[seg] < 0 ? dt
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
+				sum = sum > INT64_MAX - dt ? INT64_MAX : sum + dt;
+			}
 			if (dt >= 0 && pos >= 0) {
 				f->pos[pos].hsum += (double)dt;
 				f->pos[pos].hn++;
@@ -210,13 +213,12 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	}
 	r->posmask = seenpos;
 	r->transit = (int64_t)(prev->ts - (hdr0 ? hdr0 : e0)->ts);
-	if (cross_ok && n > 1) {
-		const struct ana_pe *el = prev;
-		r->seg[ANA_SEG_TOTAL] = el->host == e0->host ? (int64_t)(el->ts - e0->ts)
-			: ana_to_ref(m, el->host, el->ts) - r->t;
-		if (r->seg[ANA_SEG_TOTAL] < 0)
-			r->seg[ANA_SEG_TOTAL] = 0;
-	}
+	/* total = the sum of its segments: last minus first hook unless a
+	 * segment came out negative and was clamped (a clock off by more than
+	 * the wire: last - first then read less than the segments, and shares
+	 * of 4 539 %) */
+	if (cross_ok && n > 1)
+		r->seg[ANA_SEG_TOTAL] = sum;
 }
 
 static void ana_retx_mark(struct ana_dctx *d)
@@ -465,6 +467,62 @@ static void ana_forward_hosts(const struct ana_dctx *d, const struct ana_fagg *f
 	}
 }
 
+/* Where the p99 latency is spent, one finding per (segment, host): eight
+ * redis connections whose client read late pushed the balancer's queue
+ * out of the three findings. The flow with the highest score speaks for
+ * the others. */
+#define ANA_DCANDS 128
+struct ana_dcand {
+	double score, sh;
+	int seg;
+	uint64_t p99;
+	unsigned more;                /* other flows where the same (segment, host) holds half the tail */
+	char name[160], hb[300];
+};
+
+static void ana_dcand_add(struct ana_dcand *a, int *na, const struct ana_dcand *c, const char *name,
+			  const char *hb)
+{
+	int i;
+	for (i = 0; i < *na; i++)
+		if (a[i].seg == c->seg && !strcmp(a[i].hb, hb))
+			break;
+	if (i == *na) {
+		if (*na == ANA_DCANDS)
+			return;
+		(*na)++;
+	} else {
+		unsigned more = a[i].more + (c->sh >= 50);
+		if (a[i].score >= c->score) {
+			a[i].more = more;
+			return;
+		}
+		a[i] = *c;
+		a[i].more = more;
+		snprintf(a[i].name, sizeof(a[i].name), "%s", name);
+		snprintf(a[i].hb, sizeof(a[i].hb), "%s", hb);
+		return;
+	}
+	a[i] = *c;
+	snprintf(a[i].name, sizeof(a[i].name), "%s", name);
+	snprintf(a[i].hb, sizeof(a[i].hb), "%s", hb);
+}
+
+static void ana_dcand_emit(struct ana_out *o, const struct ana_dcand *a, int na)
+{
+	for (int i = 0; i < na; i++) {
+		char key[200], more[48] = "";
+		snprintf(key, sizeof(key), "%s|%s", a[i].name, ana_seg_name(a[i].seg));
+		if (a[i].more)
+			snprintf(more, sizeof(more), " (and of %u more flow%s)", a[i].more,
+				 a[i].more > 1 ? "s" : "");
+		ana_out_candidate(o, a[i].score, a[i].sh >= 50 ? 2 : 1, "decomp", key, "share_p99", a[i].sh,
+				  "%.0f %% of the p99 latency (%.1f us) of flow %s%s is spent in the %s on %s",
+				  a[i].sh, (double)a[i].p99 / 1e3, a[i].name, more, ana_seg_phrase(a[i].seg),
+				  a[i].hb);
+	}
+}
+
 static void ana_decomp_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -481,10 +539,12 @@ static void ana_decomp_table(struct ana_dctx *d)
 	/* tail decomposition: per segment sums over the packets at or above the
 	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
-	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail));
+	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = calloc(ng, sizeof(*whole));
 	uint64_t *p99s = calloc(ng, sizeof(uint64_t)), *ntails = calloc(ng, sizeof(uint64_t));
-	if (!tail || !p99s || !ntails) {
-		free(tail); free(p99s); free(ntails);
+	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
+	int ndc = 0;
+	if (!tail || !whole || !p99s || !ntails || !dc) {
+		free(tail); free(whole); free(p99s); free(ntails); free(dc);
 		return;
 	}
 	for (size_t g = 0; g < ng; g++) {
@@ -502,6 +562,9 @@ static void ana_decomp_table(struct ana_dctx *d)
 			size_t g = gs[q];
 			if (g == 0 && r->ctl)
 				continue;
+			for (int s = 0; s < ANA_NSEGS; s++)
+				if (r->seg[s] > 0)
+					whole[g][s] += (double)r->seg[s];
 			if (tot < p99s[g])
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
@@ -524,10 +587,11 @@ static void ana_decomp_table(struct ana_dctx *d)
 			np_table_set_str(t, r, DC_FLOW, name);
 			np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
 			ana_sketch_cells(t, r, DC_SK, &sk[s]);
-			double tm = np_sketch_mean(&sk[ANA_SEG_TOTAL]);
-			if (tm > 0)
-				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * np_sketch_mean(&sk[s]) * (double)sk[s].n /
-						 ((double)sk[ANA_SEG_TOTAL].n * tm));
+			/* over the packets with a whole path: a segment seen on
+			 * packets whose other host was not aligned has no total */
+			const double *wh = whole[f + 1];
+			if (wh[ANA_SEG_TOTAL] > 0)
+				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * wh[s] / wh[ANA_SEG_TOTAL]);
 			if (ntail && tl[ANA_SEG_TOTAL] > 0)
 				np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
 			if (f >= 0) {
@@ -548,8 +612,6 @@ static void ana_decomp_table(struct ana_dctx *d)
 				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
 				if (s != ANA_SEG_TOTAL && ntail && tl[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
 					double sh = 100.0 * tl[s] / tl[ANA_SEG_TOTAL];
-					char key[200];
-					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
 					/* by the time the segment holds in the tail, not
 					 * by its share alone (100 % of a 0.3 ms tail in a
 					 * client's read outranked 97 % of a 17 ms one in a
@@ -559,10 +621,8 @@ static void ana_decomp_table(struct ana_dctx *d)
 					 * connection's 10). */
 					double tms = tl[s] / (double)ntail / 1e6;
 					double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
-					ana_out_candidate(d->o, 2.0 * tms / (tms + 5.0) * few, sh >= 50 ? 2 : 1,
-							  "decomp", key, "share_p99", sh,
-							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s",
-							  sh, (double)p99 / 1e3, name, ana_seg_phrase(s), hb);
+					ana_dcand_add(dc, &ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
+						      .sh = sh, .seg = s, .p99 = p99 }, name, hb);
 				}
 			}
 			char key[200];
@@ -570,7 +630,9 @@ static void ana_decomp_table(struct ana_dctx *d)
 			np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
 		}
 	}
-	free(tail); free(p99s); free(ntails);
+	free(tail); free(whole); free(p99s); free(ntails);
+	ana_dcand_emit(d->o, dc, ndc);
+	free(dc);
 	ana_out_table(d->o, t);
 	/* per-interval series of the overall decomposition */
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));

@@ -444,6 +444,54 @@ static void test_fit_unit(void)
 	CHECK(q == ANA_CLK_UNALIGNED, "no data -> unaligned");
 }
 
+/* A clock mapped 500 us off (as a failed route did: redis flows read
+ * share_mean 102 % and 196 %): wire segments come out negative and are
+ * clamped to 0, and no segment may then hold more than the whole path. */
+static void test_share_bounded(void)
+{
+	char dir[DIRN], a[DIRN + 64], b[DIRN + 64];
+	CHECK(gen("share", "--packets 3000 --flows 2 --offset 3000000 --drift 0 --seed 5", dir, sizeof(dir)) == 0,
+	      "genfix");
+	snprintf(a, sizeof(a), "%s/hosta.npr", dir);
+	snprintf(b, sizeof(b), "%s/hostb.npr", dir);
+	struct ana_options o = { .quiet = true };
+	struct ana_model m;
+	ana_model_init(&m, &o);
+	ana_load_file(&m, a, NULL);
+	ana_load_file(&m, b, NULL);
+	struct ana_paths *p = ana_path_match(&m);
+	CHECK(p && m.hosts.n == 2, "two hosts, paths");
+	if (!p || m.hosts.n != 2)
+		goto out;
+	m.ref = 0;
+	for (int h = 0; h < 2; h++) {
+		struct ana_host *x = &m.hosts.v[h];
+		x->clk_a = 1;
+		x->clk_b = (double)x->t0 - (h ? 3000000.0 + 500000.0 : 0);
+		x->clk_quality = h ? ANA_CLK_ACCURATE : ANA_CLK_REF;
+	}
+	struct ana_out out;
+	ana_out_init(&out);
+	ana_decomp_run(&m, p, &out);
+	const struct np_table *t = ana_out_find(&out, "decomp");
+	int cm = t ? np_table_find_col(t, "share_mean") : -1, cp = t ? np_table_find_col(t, "share_p99") : -1;
+	CHECK(cm >= 0 && cp >= 0 && t->nrows > 0, "decomp with shares");
+	double mx = 0, mp = 0;
+	for (size_t r = 0; cm >= 0 && cp >= 0 && r < t->nrows; r++) {
+		double v = np_cell_f64(np_table_cell_c(t, r, (size_t)cm));
+		double w = np_cell_f64(np_table_cell_c(t, r, (size_t)cp));
+		if (v > mx) mx = v;
+		if (w > mp) mp = w;
+	}
+	CHECK(mx <= 100.0 + 1e-6, "share_mean at most 100 %% with clamped segments (%.2f)", mx);
+	CHECK(mp <= 100.0 + 1e-6, "share_p99 at most 100 %% with clamped segments (%.2f)", mp);
+	CHECK(has_warning(&m, "came out negative"), "the clamping is warned about");
+	ana_out_free(&out);
+	ana_path_free(p);
+out:
+	ana_model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -466,6 +514,7 @@ int main(int argc, char **argv)
 	test_router();
 	test_slow_rpc();
 	test_damaged();
+	test_share_bounded();
 	char cmd[DIRN + 16];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd) != 0)
