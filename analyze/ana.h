@@ -148,6 +148,7 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	uint32_t pid; uint64_t cgroup; char comm[20];
 	uint64_t count, bytes;
 	struct np_sketch lat;
+	uint64_t ev_lo, ev_hi;      /* a row built from TXN_EVENTS: first start, last end */
 };
 
 struct ana_txev {               /* TXN_EVENTS: one transaction */
@@ -353,6 +354,12 @@ void ana_stack_run(const struct ana_model *m, struct ana_out *o);   /* perfmon E
 void ana_bneck_windows(struct ana_model *m);
 void ana_bneck_run(const struct ana_model *m, struct ana_out *o);
 void ana_graph_run(const struct ana_model *m, struct ana_out *o);
+/* First request start and last response end of each connection (its
+ * TXN_EVENTS, local clock): request rates over the time requests were
+ * made, the time base a load tool's own rate has (ana_graph.c). */
+struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; };
+struct ana_cspan *ana_conn_spans(const struct ana_model *m, size_t *n);
+const struct ana_cspan *ana_conn_span(const struct ana_cspan *s, size_t n, uint16_t host, uint64_t conn);
 /* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
  * ana_calltree.c), in the order of its np_table_col_at calls. */
 enum ana_bn_col { ANA_BN_SOURCE, ANA_BN_FROM, ANA_BN_TO, ANA_BN_COMPONENT, ANA_BN_D_I,

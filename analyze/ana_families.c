@@ -166,7 +166,8 @@ static const char *ana_container_of(const struct ana_model *m, uint16_t host, ui
 }
 
 struct ana_tgroup { char level[12]; char key[300]; uint16_t host; bool server;
-		    uint64_t count, bytes; struct np_sketch lat; uint64_t t_lo, t_hi; };
+		    uint64_t count, bytes; struct np_sketch lat; uint64_t t_lo, t_hi;
+		    uint64_t r_lo, r_hi; /* its connections' first request start, last response end */ };
 
 static struct ana_tgroup *ana_tgroup_get(struct ana_tgroup **g, size_t *n, size_t *cap,
 					 const char *level, const char *key, uint16_t host, bool server)
@@ -452,6 +453,9 @@ static struct ana_txn *ana_txn_from_events(struct ana_model *m, struct ana_tconn
 			np_sketch_add(&x->lat, eb->dur, 1);
 			x->count++;
 			x->bytes += eb->bytes;
+			uint64_t end = eb->end > eb->start + eb->dur ? eb->end : eb->start + eb->dur;
+			if (!x->ev_hi || eb->start < x->ev_lo) x->ev_lo = eb->start;
+			if (end > x->ev_hi) x->ev_hi = end;
 		}
 		a = b;
 	}
@@ -463,11 +467,15 @@ done:
 }
 
 static void ana_txn_add(struct ana_tgroup **g, size_t *ng, size_t *cap, const char *level, const char *key,
-			const struct ana_txn *x)
+			const struct ana_txn *x, const struct ana_cspan *cs)
 {
 	struct ana_tgroup *t = ana_tgroup_get(g, ng, cap, level, key, x->host, x->server);
 	if (!t)
 		return;
+	if (cs) {
+		if (!t->r_hi || cs->lo < t->r_lo) t->r_lo = cs->lo;
+		if (cs->hi > t->r_hi) t->r_hi = cs->hi;
+	}
 	t->count += x->count;
 	t->bytes += x->bytes;
 	np_sketch_merge(&t->lat, &x->lat);
@@ -499,7 +507,7 @@ static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgr
 	np_table_col_at(t, TX_HOST, "host", "str", NULL);
 	np_table_col_at(t, TX_ROLE, "role", "str", "server or client side");
 	np_table_col_at(t, TX_REQUESTS, "requests", "count", NULL);
-	np_table_col_at(t, TX_RATE, "rate", "rate", "requests per second over the recording");
+	np_table_col_at(t, TX_RATE, "rate", "rate", "requests per second from the first request to the last response");
 	np_table_col_at(t, TX_BYTES, "bytes", "bytes", "request + response bytes");
 	ana_sketch_cols(t, TX_SK);
 	for (size_t i = 0; i < ng; i++) {
@@ -510,8 +518,13 @@ static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgr
 		np_table_set_str(t, r, TX_HOST, m->hosts.v[x->host].name);
 		np_table_set_str(t, r, TX_ROLE, x->server ? "server" : "client");
 		np_table_set_u64(t, r, TX_REQUESTS, x->count);
+		/* over the time requests were made, as the service graph's
+		 * active_rate and a load tool count; without TXN_EVENTS over
+		 * the intervals with requests */
 		uint64_t span = x->t_hi > x->t_lo ? x->t_hi - x->t_lo : 0;
 		span += m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns : 1000000000ull;
+		if (x->r_hi > x->r_lo)
+			span = x->r_hi - x->r_lo;
 		np_table_set_f64(t, r, TX_RATE, (double)x->count * 1e9 / (double)span);
 		np_table_set_u64(t, r, TX_BYTES, x->bytes);
 		/* the sketch carries the latency; count column is requests */
@@ -543,25 +556,29 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 	struct ana_txn *evrows = ana_txn_from_events(m, tc, ntc, &nev);
 	const struct ana_txn **ep = malloc((m->txns.n + nev + 1) * sizeof(*ep));
 	struct ana_tgroup *g = NULL;
-	size_t ng = 0, cap = 0;
+	size_t ng = 0, cap = 0, nsp = 0;
+	struct ana_cspan *sp = ana_conn_spans(m, &nsp);
 	for (size_t i = 0; i < m->txns.n; i++) {
 		struct ana_txn *x = &m->txns.v[i];
 		if (!ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns) ||
 		    (!ana_key_match(m, x->conn) && !ana_key_match(m, x->endpoint)))
 			continue;
 		char cbuf[160];
-		ana_txn_add(&g, &ng, &cap, "connection", x->conn, x);
+		const struct ana_cspan *cs = ana_conn_span(sp, nsp, x->host, x->conn_id);
+		ana_txn_add(&g, &ng, &cap, "connection", x->conn, x, cs);
 		const struct ana_tconn *c = ana_tconn_find(tc, ntc, x->host, x->conn_id);
 		if (!c || !c->use_ev) {
-			ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x);
+			ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x, cs);
 			if (ep)
 				ep[nep++] = x;
 		}
-		ana_txn_add(&g, &ng, &cap, "container", ana_txn_container(m, x, cbuf, sizeof(cbuf)), x);
+		ana_txn_add(&g, &ng, &cap, "container", ana_txn_container(m, x, cbuf, sizeof(cbuf)), x, cs);
 	}
 	for (size_t i = 0; i < nev; i++) {
 		const struct ana_txn *x = &evrows[i];
-		ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x);
+		/* grouped over connections: its own events' span */
+		ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x,
+			    &(struct ana_cspan){ .host = x->host, .lo = x->ev_lo, .hi = x->ev_hi });
 		if (ep)
 			ep[nep++] = x;
 	}
@@ -572,7 +589,7 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 		np_sketch_free(&g[i].lat);
 	for (size_t i = 0; i < nev; i++)
 		np_sketch_free(&evrows[i].lat);
-	free(g); free(ep); free(evrows); free(tc);
+	free(g); free(ep); free(evrows); free(tc); free(sp);
 }
 
 /* ---- network CPU cost ---- */

@@ -19,6 +19,12 @@ the e2e tests, independent of np's own readers.
       data segments to DPORT: transmissions, distinct sequence numbers and
       copies sent again (a drop after this capture point is repaired by a
       retransmission that passes it again). Prints key=value lines.
+  pcapsum.py active PCAP PORT
+      on a client's capture, the time requests to PORT were being made:
+      its first request segment to the last response segment a connection
+      received before the client closed it (a response to a request still
+      in flight at the close is one the load tool did not count). Prints
+      key=value lines.
 """
 import struct
 import sys
@@ -161,6 +167,22 @@ def transit(a, b, sport):
     print(f"matched={n}\nmean_ns={mean * 1e9:.0f}\np50_ns={(d[n // 2] if n else 0) * 1e9:.0f}")
 
 
+def active(path, port):
+    port = int(port)
+    first, last, closed = None, None, set()
+    for p in packets(path):
+        if p[4] == port:
+            conn = (p[1], p[2])
+            if p[7] & 0x05:                 # FIN or RST from the client
+                closed.add(conn)
+            elif p[9] > 0 and first is None:
+                first = p[0]
+        elif p[2] == port and p[9] > 0 and (p[3], p[4]) not in closed:
+            last = p[0]
+    span = (last - first) if first is not None and last is not None else 0
+    print(f"first={first or 0:.6f}\nlast={last or 0:.6f}\nspan_ns={span * 1e9:.0f}")
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "flows":
         flows(sys.argv[2])
@@ -168,6 +190,8 @@ def main():
         transit(*sys.argv[2:])
     elif len(sys.argv) == 4 and sys.argv[1] == "resent":
         resent(*sys.argv[2:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "active":
+        active(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "lost":
         lost(*sys.argv[2:])
     else:
