@@ -71,6 +71,7 @@ struct ana_host {
 	int clk_via;                /* host this one was aligned through, -1 direct */
 	uint64_t pkt_events;
 	uint64_t sync_id;           /* self_id of its clock-sync family */
+	int64_t clock_shift_ns;     /* --test-clock-shift of its recorder (header config) */
 	bool has_flows;             /* FLOWS records: its kernel drops were recorded */
 };
 

@@ -492,6 +492,46 @@ out:
 	ana_model_free(&m);
 }
 
+/* Sync exchanges of two recorders on one boot (one clock) whose stamps
+ * are impossible (received before sent) are dropped and counted, with the
+ * --test-clock-shift of the server taken back out first; on two boots
+ * nothing is judged. */
+static void test_sync_impossible(void)
+{
+	for (int boots = 1; boots <= 2; boots++) {
+		struct ana_options o = { .quiet = true };
+		struct ana_model m;
+		ana_model_init(&m, &o);
+		for (int h = 0; h < 2; h++) {
+			struct ana_host *x = ANA_PUSH(m.hosts);
+			memset(x, 0, sizeof(*x));
+			x->has_header = true;
+			x->pkt_events = 1;
+			snprintf(x->name, sizeof(x->name), "h%d", h);
+			snprintf(x->boot_id, sizeof(x->boot_id), "boot-%d", boots == 1 ? 0 : h);
+			x->clock_shift_ns = h ? 3000000 : 0;
+		}
+		const int64_t sh = 3000000;
+		/* t1, t2 - shift, t3 - shift, t4: two good, T2 < T1, T4 < T3 */
+		const int64_t ex[4][4] = { { 1000, 3000, 4000, 6000 }, { 10000, 12000, 12500, 15000 },
+					   { 20000, 19990, 21000, 23000 }, { 30000, 32000, 33000, 32990 } };
+		for (int i = 0; i < 4; i++) {
+			struct ana_sync *y = ANA_PUSH(m.syncs);
+			*y = (struct ana_sync){ .client = 0, .server = 1, .t1 = (uint64_t)ex[i][0],
+						.t2 = (uint64_t)(ex[i][1] + sh), .t3 = (uint64_t)(ex[i][2] + sh),
+						.t4 = (uint64_t)ex[i][3] };
+		}
+		ana_load_finish(&m);
+		if (boots == 1) {
+			CHECK(m.syncs.n == 2, "one boot: the 2 impossible exchanges dropped (%zu left)", m.syncs.n);
+			CHECK(has_warning(&m, "2 of 4 clock-sync exchanges dropped"), "one boot: counted");
+		} else {
+			CHECK(m.syncs.n == 4, "two boots: nothing dropped (%zu left)", m.syncs.n);
+		}
+		ana_model_free(&m);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -500,6 +540,7 @@ int main(int argc, char **argv)
 	snprintf(genfix, sizeof(genfix), "%.400s/../tools/genfix", dirname(self));
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/np-test-ana.XXXXXX");
 	test_fit_unit();
+	test_sync_impossible();
 	if (access(genfix, X_OK) || !mkdtemp(tmpdir)) {
 		CHECK(0, "genfix not found at %s (make tools)", genfix);
 		return tap_done();
