@@ -467,16 +467,17 @@ static void ana_forward_hosts(const struct ana_dctx *d, const struct ana_fagg *f
 	}
 }
 
-/* Where the p99 latency is spent, one finding per (segment, host): eight
+/* Where the latency is spent, one finding per (segment, host): eight
  * redis connections whose client read late pushed the balancer's queue
  * out of the three findings. The flow with the highest score speaks for
  * the others. */
 #define ANA_DCANDS 128
 struct ana_dcand {
-	double score, sh;
+	double score, sh, sh99;       /* share of the mean, of the p99 */
 	int seg;
+	double mean;
 	uint64_t p99;
-	unsigned more;                /* other flows where the same (segment, host) holds half the tail */
+	unsigned more;                /* other flows where the same (segment, host) holds half the latency */
 	char name[160], hb[300];
 };
 
@@ -487,23 +488,18 @@ static void ana_dcand_add(struct ana_dcand *a, int *na, const struct ana_dcand *
 	for (i = 0; i < *na; i++)
 		if (a[i].seg == c->seg && !strcmp(a[i].hb, hb))
 			break;
+	unsigned more = 0;
 	if (i == *na) {
 		if (*na == ANA_DCANDS)
 			return;
 		(*na)++;
-	} else {
-		unsigned more = a[i].more + (c->sh >= 50);
-		if (a[i].score >= c->score) {
-			a[i].more = more;
-			return;
-		}
-		a[i] = *c;
-		a[i].more = more;
-		snprintf(a[i].name, sizeof(a[i].name), "%s", name);
-		snprintf(a[i].hb, sizeof(a[i].hb), "%s", hb);
+	} else if (a[i].score >= c->score) {
+		a[i].more += c->sh >= 50;
 		return;
-	}
+	} else
+		more = a[i].more + (a[i].sh >= 50);   /* the flow it replaces */
 	a[i] = *c;
+	a[i].more = more;
 	snprintf(a[i].name, sizeof(a[i].name), "%s", name);
 	snprintf(a[i].hb, sizeof(a[i].hb), "%s", hb);
 }
@@ -514,12 +510,12 @@ static void ana_dcand_emit(struct ana_out *o, const struct ana_dcand *a, int na)
 		char key[200], more[48] = "";
 		snprintf(key, sizeof(key), "%s|%s", a[i].name, ana_seg_name(a[i].seg));
 		if (a[i].more)
-			snprintf(more, sizeof(more), " (and of %u more flow%s)", a[i].more,
+			snprintf(more, sizeof(more), ", and of %u more flow%s,", a[i].more,
 				 a[i].more > 1 ? "s" : "");
-		ana_out_candidate(o, a[i].score, a[i].sh >= 50 ? 2 : 1, "decomp", key, "share_p99", a[i].sh,
-				  "%.0f %% of the p99 latency (%.1f us) of flow %s%s is spent in the %s on %s",
-				  a[i].sh, (double)a[i].p99 / 1e3, a[i].name, more, ana_seg_phrase(a[i].seg),
-				  a[i].hb);
+		ana_out_candidate(o, a[i].score, a[i].sh >= 50 ? 2 : 1, "decomp", key, "share_mean", a[i].sh,
+				  "%.0f %% of the latency of flow %s (mean %.1f us; %.0f %% of its p99, %.1f us)%s "
+				  "is spent in the %s on %s", a[i].sh, a[i].name, a[i].mean / 1e3, a[i].sh99,
+				  (double)a[i].p99 / 1e3, more, ana_seg_phrase(a[i].seg), a[i].hb);
 	}
 }
 
@@ -610,19 +606,24 @@ static void ana_decomp_table(struct ana_dctx *d)
 				for (int q = 0; q < ANA_SEG_TOTAL; q++)
 					nseg += sk[q].n > 0;
 				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
-				if (s != ANA_SEG_TOTAL && ntail && tl[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
-					double sh = 100.0 * tl[s] / tl[ANA_SEG_TOTAL];
-					/* by the time the segment holds in the tail, not
-					 * by its share alone (100 % of a 0.3 ms tail in a
-					 * client's read outranked 97 % of a 17 ms one in a
-					 * balancer's queue): 5 ms score 1, as a 2 % loss
-					 * rate does. The p99 of fewer than 100 packets is
-					 * one packet's latency (an iperf3 control
-					 * connection's 10). */
-					double tms = tl[s] / (double)ntail / 1e6;
+				if (s != ANA_SEG_TOTAL && wh[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
+					/* ranked by the time the segment holds of the
+					 * flow's mean latency, 5 ms scoring 1 as a 2 %
+					 * loss rate does: not by its share alone (100 %
+					 * of a 0.3 ms tail in a client's read outranked
+					 * 97 % of 17 ms in a balancer's queue), nor by its
+					 * time in the p99 (a loaded machine's rare stalls
+					 * of a reader or of a send buffer made the tail
+					 * of whatever flow they hit). The p99 of fewer
+					 * than 100 packets is one packet's latency (an
+					 * iperf3 control connection's 10). */
+					double tms = wh[s] / (double)sk[ANA_SEG_TOTAL].n / 1e6;
 					double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
 					ana_dcand_add(dc, &ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
-						      .sh = sh, .seg = s, .p99 = p99 }, name, hb);
+						      .sh = 100.0 * wh[s] / wh[ANA_SEG_TOTAL],
+						      .sh99 = ntail && tl[ANA_SEG_TOTAL] > 0 ? 100.0 * tl[s] / tl[ANA_SEG_TOTAL] : NAN,
+						      .seg = s, .mean = np_sketch_mean(&sk[ANA_SEG_TOTAL]), .p99 = p99 },
+						      name, hb);
 				}
 			}
 			char key[200];

@@ -46,14 +46,15 @@ static void ana_bneck_emit(const struct ana_model *m, struct np_table *t, struct
 		np_table_set_u64(t, r, ANA_BN_BOTTLENECK, s == best);
 		np_table_set_str(t, r, ANA_BN_WHAT, wbuf);
 	}
-	/* scored like where the p99 is spent (ana_decomp.c): by the time it
-	 * adds, 5 ms scoring 1, times X up to 1. X alone (unbounded: a
-	 * redis window's 2.2 ms client read against a recording whose mean
-	 * is iperf3 packets queued on a balancer read X = 5.14) outranked
-	 * every drop and queue. */
+	/* scored by the time it adds, X up to 1, at most half of where a
+	 * flow's latency is spent over the whole run (ana_decomp.c): one
+	 * window is a moment. X alone (unbounded: a redis window's 2.2 ms
+	 * client read against a recording whose mean is iperf3 packets
+	 * queued on a balancer read X = 5.14) outranked every drop and
+	 * queue. */
 	double ms = best >= 0 ? di[best] / 1e6 : 0;
 	if (best >= 0 && di[best] / drtt > 0.3)
-		ana_out_candidate(o, fmin(di[best] / drtt, 1.0) * 2.0 * ms / (ms + 5.0), 1, "bottlenecks", ana_seg_name(best), "x", di[best] / drtt,
+		ana_out_candidate(o, fmin(di[best] / drtt, 1.0) * ms / (ms + 5.0), 1, "bottlenecks", ana_seg_name(best), "x", di[best] / drtt,
 				  "in the %s window at %.3f s the %s adds %.1f us (X = %.2f of the extra latency)",
 				  src, (double)(wa - v->t0) / 1e9, ana_seg_phrase(best), di[best] / 1e3,
 				  di[best] / drtt);

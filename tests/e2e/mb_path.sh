@@ -265,21 +265,29 @@ GR=$(gcol "s:pid[$NGW]" requests)
 check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "${GR:-0}" "${REQ:-1}" 1
 # request rates over one time base (issue 19 item 6: 2.32 k/s in the graph,
 # 5.42 k/s in transactions, 6.07 k/s by wrk): the time requests were being
-# made, from the first request to the last counted response in the
-# client's capture; wrk's own Requests/sec divides by its wall time, which
-# also holds its start and the stall at its stop
+# answered. The graph's edge and the server's rows: the server's first
+# request to its last response (TXN_EVENTS); the client's capture: the
+# first request to the last response a connection got before the client
+# closed it; wrk: its wall time, which also holds its start and the
+# requests in flight at its stop. They differ by what each side does with
+# the requests in flight when wrk stops (a server that stalled 110 ms
+# there answered 2 more that wrk never read): in 9 runs the graph was
+# 0.01-2.6 % from the capture, 0.07-3.8 % from wrk, the client's rows
+# 0-3.9 % from the server's. Exact between the graph and the server's rows.
+all_within5() { within "$1" "$2" 5 && within "$3" "$4" 5 && within "$5" "$6" 5; }
 $PS active "$T/mb-c0.pcap" 80 > "$T/wactive.kv"
 WSPAN=$(kv "$T/wactive.kv" span_ns)
 WRATE=$(awk -v n="${REQ:-0}" -v s="${WSPAN:-0}" 'BEGIN {print (s > 0 ? n * 1e9 / s : 0)}')
+WOWN=$(awk '/Requests\/sec/ {print $2}' "$T/wrk.txt")
 GAR=$(gcol "s:pid[$NGW]" active_rate)
 txr() { awk -F, -v l="$1" -v k="$2" -v h="$3" '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /^rate/) c = i; next}
 	$1 == l && $2 == k && $3 == h {print $c + 0; exit}' "$T/csv/transactions.csv"; }
 TXS=$(txr endpoint "10.91.2.2:8080 GET /" s) TXC=$(txr endpoint "10.91.1.2:80 GET /" c)
-echo "http request rate: pcap $WRATE/s ($REQ over $WSPAN ns), graph $GAR/s, transactions server $TXS/s client $TXC/s, wrk $(awk '/Requests\/sec/ {print $2}' "$T/wrk.txt")/s" >&2
-check "request rate: service graph ($GAR/s) == wrk's requests over the capture's active span ($WRATE/s) within 1 %" \
-	within "${GAR:-0}" "$WRATE" 1
-check "request rate: transactions server ($TXS/s) and client ($TXC/s) endpoints == the graph's within 1 %" \
-	sh -c "awk -v a='${TXS:-0}' -v b='${TXC:-0}' -v g='${GAR:-1}' 'BEGIN {x = a - g; y = b - g; exit !((x < 0 ? -x : x) <= g / 100 && (y < 0 ? -y : y) <= g / 100)}'"
+echo "http request rate: pcap $WRATE/s ($REQ over $WSPAN ns), graph $GAR/s, transactions server $TXS/s client $TXC/s, wrk $WOWN/s" >&2
+check "request rate: transactions server endpoint ($TXS/s) == the service graph's ($GAR/s) within 1 %" \
+	within "${TXS:-0}" "${GAR:-1}" 1
+check "request rate: the graph's ($GAR/s) within 5 % of wrk's requests over the capture's active span ($WRATE/s), of wrk's own ($WOWN/s) and of the client's rows ($TXC/s)" \
+	all_within5 "${GAR:-0}" "$WRATE" "${GAR:-0}" "${WOWN:-1}" "${TXC:-0}" "${GAR:-1}"
 if [ -n "$REDIS" ]; then
 	RR=$(gcol "s:pid[$RPID]" requests)
 	RN=$(( ${MB_REDIS_N:-10000} * 2 ))
