@@ -355,12 +355,20 @@ void ana_stack_run(const struct ana_model *m, struct ana_out *o);   /* perfmon E
 void ana_bneck_windows(struct ana_model *m);
 void ana_bneck_run(const struct ana_model *m, struct ana_out *o);
 void ana_graph_run(const struct ana_model *m, struct ana_out *o);
-/* First request start and last response end of each connection (its
- * TXN_EVENTS, local clock): request rates over the time requests were
- * made, the time base a load tool's own rate has (ana_graph.c). */
-struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; };
-struct ana_cspan *ana_conn_spans(const struct ana_model *m, size_t *n);
-const struct ana_cspan *ana_conn_span(const struct ana_cspan *s, size_t n, uint16_t host, uint64_t conn);
+/* The TXN_EVENTS of each connection (local clock): first request start,
+ * last response end and its request starts in order, for request rates
+ * over the time requests were made (ana_graph.c). */
+struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts; size_t n; };
+struct ana_cspans { struct ana_cspan *v; size_t n; uint64_t *starts; };
+void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s);
+void ana_conn_spans_free(struct ana_cspans *s);
+const struct ana_cspan *ana_conn_span(const struct ana_cspans *s, uint16_t host, uint64_t conn);
+/* Request starts per second of a set of connections, the first and last
+ * 0.1 % of the starts left out; NAN below 2 starts. */
+struct ana_reqrate { ANA_VEC(const struct ana_cspan *) c; };
+void ana_reqrate_add(struct ana_reqrate *r, const struct ana_cspan *c);
+double ana_reqrate(const struct ana_reqrate *r);
+void ana_reqrate_free(struct ana_reqrate *r);
 /* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
  * ana_calltree.c), in the order of its np_table_col_at calls. */
 enum ana_bn_col { ANA_BN_SOURCE, ANA_BN_FROM, ANA_BN_TO, ANA_BN_COMPONENT, ANA_BN_D_I,
