@@ -44,6 +44,7 @@ struct ana_ident {
 	char hostname[128], machine_id[64], boot_id[64], label[128];
 	unsigned ncpus;
 	uint64_t interval_ns;
+	int64_t clock_shift_ns;
 	bool valid;
 };
 
@@ -62,6 +63,7 @@ static void ana_ident_from_header(struct ana_ident *id, const msgpack_object *bo
 	const msgpack_object *cfg = np_map_get(body, "config");
 	if (np_get_strbuf(body, "label", id->label, sizeof(id->label)) != 0)
 		np_get_strbuf(cfg, "netns", id->label, sizeof(id->label));
+	np_get_i64(cfg, "test_clock_shift_ns", &id->clock_shift_ns);
 	id->valid = true;
 }
 
@@ -107,6 +109,7 @@ static void ana_host_apply_ident(struct ana_host *h, const struct ana_ident *id)
 	memcpy(h->label, id->label, sizeof(h->label));
 	h->ncpus = id->ncpus;
 	h->interval_ns = id->interval_ns;
+	h->clock_shift_ns = id->clock_shift_ns;
 }
 
 static void ana_host_seen(struct ana_model *m, int host, uint64_t t)
@@ -831,8 +834,23 @@ static int ana_sync_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* Two recorders on one boot share CLOCK_MONOTONIC (namespaces of one
+ * machine): a request received before it was sent (T2 < T1) or a reply
+ * before its request was answered (T4 < T3) is a damaged stamp, and one
+ * of them makes the pair's fit bounds cross. --test-clock-shift is taken
+ * back out first. */
+static bool ana_sync_impossible(const struct ana_model *m, const struct ana_sync *x)
+{
+	const struct ana_host *c = &m->hosts.v[x->client], *s = &m->hosts.v[x->server];
+	if (!c->has_header || !s->has_header || !c->boot_id[0] || strcmp(c->boot_id, s->boot_id))
+		return false;
+	int64_t d = s->clock_shift_ns - c->clock_shift_ns;
+	return (int64_t)(x->t2 - x->t1) < d || (int64_t)(x->t4 - x->t3) < -d;
+}
+
 static void ana_sync_finish(struct ana_model *m)
 {
+	uint64_t bad = 0;
 	struct ana_sync *s = m->syncs.v;
 	size_t n = m->syncs.n, out = 0;
 	if (!n)
@@ -862,8 +880,16 @@ static void ana_sync_finish(struct ana_model *m)
 		}
 		if (cur.client == ANA_HOST_NONE || cur.server == ANA_HOST_NONE || cur.client == cur.server)
 			continue;
+		if (ana_sync_impossible(m, &cur)) {
+			bad++;
+			continue;
+		}
 		s[out++] = cur;
 	}
+	if (bad)
+		((double)bad <= ANA_MINOR_MISSED_SHARE * (double)(out + bad) ? ana_note : ana_warn)(
+			m, "%llu of %llu clock-sync exchanges dropped: stamps impossible on one boot "
+			"(T2 < T1 or T4 < T3)", (unsigned long long)bad, (unsigned long long)(out + bad));
 	if (out < n && !out)
 		ana_warn(m, "clock sync exchanges found but no peer recording to pair them with");
 	m->syncs.n = out;
