@@ -40,10 +40,14 @@ double pat_ms_auto_bw(const struct pat_opts *o, const double *sorted, size_t n);
  * sorted[start[i] .. start[i+1]). Returns the number of clusters (>= 1 when
  * n > 0) and a malloc'ed start[] of nclusters+1 entries, or -ENOMEM. */
 int pat_ms_cluster(const double *sorted, size_t n, double bw, size_t **start);
+/* Clusters smaller than min_size: join the one below (the authors' code
+ * has no such rule; our other modes), or the nearer neighbour (cover). */
+enum pat_small { PAT_SMALL_BELOW, PAT_SMALL_NEAREST };
 /* Thresholds of one attribute: the minimum of every cluster with at least
  * min_size members (the first always the global minimum) plus max + 1.
  * Returns the count (>= 2 when n > 0) or -ENOMEM; *thr malloc'ed. */
-int pat_ms_thresholds(const double *sorted, size_t n, double bw, size_t min_size, double **thr);
+int pat_ms_thresholds(const double *sorted, size_t n, double bw, size_t min_size, enum pat_small small,
+		      double **thr);
 
 struct pat_search;
 

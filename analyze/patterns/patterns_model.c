@@ -28,7 +28,8 @@ static int model_rpc(struct pat_model *m, size_t j, double *buf, size_t min_size
 	qsort(buf, nv, sizeof(double), cmp_double);
 	double bw = o->bandwidth > 0 ? o->bandwidth : pat_ms_auto_bw(o, buf, nv);
 	double *thr;
-	int nt = pat_ms_thresholds(buf, nv, bw, min_size, &thr);
+	enum pat_small small = o->mode == PAT_MODE_COVER ? PAT_SMALL_NEAREST : PAT_SMALL_BELOW;
+	int nt = pat_ms_thresholds(buf, nv, bw, min_size, small, &thr);
 	if (nt < 0) return nt;
 	if (nt > 0xfff0) nt = 0xfff0;
 	m->thr[j] = thr;

@@ -26,7 +26,7 @@ static void test_meanshift(void)
 	for (int i = 0; i < 100; i++) x[i] = (i < 60 ? 10.0 : 60.0) + pat_rng_unit(&rng);
 	qsort(x, 100, sizeof(double), cmpd);
 	double *thr;
-	int n = pat_ms_thresholds(x, 100, 2.0, 5, &thr);
+	int n = pat_ms_thresholds(x, 100, 2.0, 5, PAT_SMALL_BELOW, &thr);
 	CHECK(n == 3, "%d thresholds", n);
 	if (n == 3) {
 		CHECK_NEAR(thr[0], x[0], 0);
@@ -35,11 +35,25 @@ static void test_meanshift(void)
 	}
 	free(thr);
 	/* a cluster below min_size is no threshold of its own */
-	n = pat_ms_thresholds(x, 100, 2.0, 40, &thr);
+	n = pat_ms_thresholds(x, 100, 2.0, 40, PAT_SMALL_BELOW, &thr);
 	CHECK(n == 3, "%d thresholds with min_size 40 (the second group has 40)", n);
 	free(thr);
-	n = pat_ms_thresholds(x, 100, 2.0, 41, &thr);
+	n = pat_ms_thresholds(x, 100, 2.0, 41, PAT_SMALL_BELOW, &thr);
 	CHECK(n == 2, "%d thresholds with min_size 41", n);
+	free(thr);
+	/* nominal times at 10 ms (60), a slow mode at 31 ms (40) whose fast
+	 * edge came out as a cluster of its own at 28 ms (10, below
+	 * min_size 20): joined to the cluster below it says "nominal" (the
+	 * thresholds 10, 31), joined to the nearer one "slow" (10, 28) */
+	double y[110];
+	for (int i = 0; i < 110; i++) y[i] = i < 60 ? 10.0 : i < 70 ? 28.0 : 31.0;
+	n = pat_ms_thresholds(y, 110, 1.0, 20, PAT_SMALL_NEAREST, &thr);
+	CHECK(n == 3, "%d thresholds joining small clusters to the nearer one", n);
+	if (n == 3) CHECK_NEAR(thr[1], 28.0, 0);
+	free(thr);
+	n = pat_ms_thresholds(y, 110, 1.0, 20, PAT_SMALL_BELOW, &thr);
+	CHECK(n == 3, "%d thresholds joining small clusters to the one below", n);
+	if (n == 3) CHECK_NEAR(thr[1], 31.0, 0);
 	free(thr);
 }
 
