@@ -19,7 +19,7 @@ wall seconds per file and per 10 000 requests (one process per file,
 
 usage: delag_score.py --npanalyze BIN --data DIR|TAR.zst [--modes set,icpe,...]
                       [--systems eshopper,trainticket] [--step K] [--auto] [--threads N]
-                      [--csv-out F] [--verbose]
+                      [--extra 'OPTIONS'] [--csv-out F] [--verbose]
 Exit status: 0, 1 when a run fails, 2 on a usage error."""
 import argparse, csv, itertools, os, re, statistics, subprocess, sys, tarfile, tempfile, time
 
@@ -28,8 +28,12 @@ def score(lab, clusters):
     npos = sum(1 for a in lab if a)
     clusters = [set(c) for c in clusters if c]
     best = 0.0
-    for chosen in itertools.permutations(range(len(clusters)), min(len(pats), len(clusters))):
-        g = sum(sum(1 for i in clusters[c] if lab[i] == pats[j]) for j, c in enumerate(chosen))
+    k = min(len(pats), len(clusters))
+    # fewer clusters than problems: any k of the problems may be the matched ones
+    pairs = ((probs, chosen) for probs in itertools.combinations(pats, k)
+             for chosen in itertools.permutations(range(len(clusters)), k))
+    for probs, chosen in pairs:
+        g = sum(sum(1 for i in clusters[c] if lab[i] == probs[j]) for j, c in enumerate(chosen))
         size = sum(len(clusters[c]) for c in chosen)
         if g:
             p, r = g / size, g / npos
@@ -52,6 +56,7 @@ def run(args, inp, mode, interval):
     cmd = [args.npanalyze, 'patterns', '--csv', inp, '--ids', '0', '--threads', str(args.threads)]
     if mode != 'default':
         cmd += ['--mode', mode]
+    cmd += args.extra.split()
     if interval:
         cmd += ['--interval', '%.3f:%.3f' % interval]
     t0 = time.monotonic()
@@ -77,6 +82,7 @@ def main():
     ap.add_argument('--step', type=int, default=1, help='every K-th file only')
     ap.add_argument('--auto', action='store_true')
     ap.add_argument('--threads', type=int, default=1)
+    ap.add_argument('--extra', default='', help='more npanalyze patterns options, e.g. "--generations 2000"')
     ap.add_argument('--csv-out')
     ap.add_argument('--verbose', action='store_true')
     args = ap.parse_args()
