@@ -28,14 +28,14 @@ struct cover {
 	struct pat_result *r;
 	size_t nw, min_size;
 	int threads;                 /* for the beam searches (run one at a time) */
-	double sigma;                /* robust spread of all latencies (ms) */
 	uint64_t *imask;             /* requests with L in I */
 	uint64_t *covered;           /* requests of I explained so far */
 	uint64_t *tmp, *tmp2;
 	uint16_t *strong;            /* per RPC: first threshold >= median + CV_STRONG_Z robust sigmas */
 	uint16_t *strong_wide;       /* per RPC: first cluster whose median is */
-	double *rmed, *rsig;         /* per RPC: median and robust sigma over all requests */
-	double *quantum;             /* per RPC: smallest step between two distinct times */
+	const double *rmed;          /* per RPC: median over all requests (the model's) */
+	double *rsig;                /* per RPC: robust sigma, at least the quantum */
+	const double *quantum;       /* per RPC: smallest step between two distinct times */
 	struct pat_pattern pats[CV_MAXPAT];
 	size_t npat;
 };
@@ -708,43 +708,25 @@ static int fill_items(struct cover *cv)
  * tuning half of the DeLag files. */
 #define CV_CLEAR_Z 4.0
 
-/* Median of the sorted values in [lo, hi) (NAN if none). */
-static double cluster_median(const double *sorted, size_t n, double lo, double hi)
-{
-	size_t a = 0, b;
-	while (a < n && sorted[a] < lo) a++;
-	for (b = a; b < n && sorted[b] < hi; b++) ;
-	return b > a ? sorted[(a + b) / 2] : NAN;
-}
-
-static int strong_thresholds(struct cover *cv, double *buf)
+static int strong_thresholds(struct cover *cv)
 {
 	const struct pat_model *m = cv->m;
 	cv->strong = malloc((m->nrpc + 1) * sizeof(uint16_t));
 	cv->strong_wide = malloc((m->nrpc + 1) * sizeof(uint16_t));
-	cv->rmed = calloc(m->nrpc + 1, sizeof(double));
 	cv->rsig = calloc(m->nrpc + 1, sizeof(double));
-	cv->quantum = calloc(m->nrpc + 1, sizeof(double));
-	if (!cv->strong || !cv->strong_wide || !cv->rmed || !cv->rsig || !cv->quantum) return -ENOMEM;
+	if (!cv->strong || !cv->strong_wide || !cv->rsig) return -ENOMEM;
+	cv->rmed = m->med;
+	cv->quantum = m->quantum;
 	for (size_t j = 0; j < m->nrpc; j++) {
-		size_t n = 0;
-		for (size_t i = 0; i < m->n; i++)
-			if (!isnan(m->t->col[j][i])) buf[n++] = m->t->col[j][i];
 		cv->strong[j] = cv->strong_wide[j] = m->nthr[j];
-		if (!n) continue;
-		qsort(buf, n, sizeof(double), cmp_double);
-		cv->rmed[j] = buf[n / 2];
-		cv->quantum[j] = INFINITY;
-		for (size_t i = 1; i < n; i++)
-			if (buf[i] > buf[i - 1] && buf[i] - buf[i - 1] < cv->quantum[j]) cv->quantum[j] = buf[i] - buf[i - 1];
-		if (isinf(cv->quantum[j])) cv->quantum[j] = 0;
+		if (!m->nthr[j]) continue;
 		/* times recorded in whole ms: a sigma below the step means "too
 		 * tight to measure", not "any step is an outlier" */
-		cv->rsig[j] = fmax(pat_ms_mad_sigma(buf, n), cv->quantum[j]);
-		double cut = buf[n / 2] + CV_STRONG_Z * cv->rsig[j], clear = buf[n / 2] + CV_CLEAR_Z * cv->rsig[j];
+		cv->rsig[j] = fmax(m->sig[j], m->quantum[j]);
+		double cut = m->med[j] + CV_STRONG_Z * cv->rsig[j], clear = m->med[j] + CV_CLEAR_Z * cv->rsig[j];
 		for (uint16_t k = (uint16_t)(m->main_iv[j] + 1); k + 1 < m->nthr[j]; k++) {
-			if (!(m->thr[j][k] > buf[n / 2])) continue;
-			double mid = cluster_median(buf, n, m->thr[j][k], m->thr[j][k + 1]);
+			if (!(m->thr[j][k] > m->med[j])) continue;
+			double mid = m->ivmed[j][k];
 			if (cv->strong[j] == m->nthr[j] && (m->thr[j][k] >= cut || mid >= clear)) cv->strong[j] = k;
 			if (cv->strong_wide[j] == m->nthr[j] && mid >= cut) cv->strong_wide[j] = k;
 		}
@@ -758,9 +740,8 @@ int pat_cover_items(const struct pat_model *m, const struct pat_opts *o, struct 
 	long nt = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
 	struct cover cv = { .m = m, .o = o, .r = r, .nw = nw, .threads = nt < 1 ? 1 : nt > 16 ? 16 : (int)nt };
 	uint64_t *b = calloc(4 * (nw + 1), sizeof(uint64_t));
-	double *buf = malloc((m->n + 1) * sizeof(double));
 	r->split = malloc(2 * sizeof(double));
-	int rc = b && buf && r->split ? 0 : -ENOMEM;
+	int rc = b && r->split ? 0 : -ENOMEM;
 	if (!rc) {
 		cv.imask = b; cv.covered = b + nw + 1; cv.tmp = b + 2 * (nw + 1); cv.tmp2 = b + 3 * (nw + 1);
 		r->nsplit = 2;
@@ -770,16 +751,13 @@ int pat_cover_items(const struct pat_model *m, const struct pat_opts *o, struct 
 			if (m->t->lat[i] >= r->lo && m->t->lat[i] < r->hi) b[i / 64] |= 1ULL << (i % 64);
 		cv.min_size = (size_t)ceil(o->min_cluster_frac * (double)r->npos);
 		if (cv.min_size < 2) cv.min_size = 2;
-		memcpy(buf, m->t->lat, m->n * sizeof(double));
-		qsort(buf, m->n, sizeof(double), cmp_double);
-		cv.sigma = pat_ms_mad_sigma(buf, m->n);
-		rc = strong_thresholds(&cv, buf);
+		rc = strong_thresholds(&cv);
 		if (!rc) rc = cover_loop(&cv, &r->nevals);
 		for (bool merged = true; merged && !rc;) rc = merge_pass(&cv, &r->nevals, &merged);
 		if (!rc) rc = order_and_resplit(&cv);
 		if (!rc) rc = weak_rounds(&cv, &r->nevals);
 	}
 	if (!rc) rc = fill_items(&cv);
-	free(b); free(buf); free(cv.strong); free(cv.strong_wide); free(cv.rmed); free(cv.rsig); free(cv.quantum);
+	free(b); free(cv.strong); free(cv.strong_wide); free(cv.rsig);
 	return rc;
 }

@@ -66,6 +66,11 @@ struct pat_model {
 	struct pat_cond *cand;
 	size_t *cand_first;          /* nrpc+1: cand of RPC j are [first[j], first[j+1]) */
 	size_t nthr_total;
+	/* per RPC over the requests that called it (for cover's strong rule):
+	 * median, robust sigma (1.4826 MAD), smallest step between two
+	 * distinct times, and the median of every interval [thr[k], thr[k+1]) */
+	double *med, *sig, *quantum;
+	double **ivmed;
 };
 
 int  pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,

@@ -5,15 +5,27 @@
  * one precomputation serves every sub-interval of the DP. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "patterns_int.h"
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+static void rpc_stats(struct pat_model *m, size_t j, const double *sorted, size_t n)
+{
+	m->med[j] = sorted[n / 2];
+	m->sig[j] = pat_ms_mad_sigma(sorted, n);
+	double q = INFINITY;
+	for (size_t i = 1; i < n; i++)
+		if (sorted[i] > sorted[i - 1] && sorted[i] - sorted[i - 1] < q) q = sorted[i] - sorted[i - 1];
+	m->quantum[j] = isinf(q) ? 0 : q;
 }
 
 /* Thresholds and bitsets of RPC j. */
@@ -26,6 +38,7 @@ static int model_rpc(struct pat_model *m, size_t j, double *buf, size_t min_size
 		if (!isnan(col[i])) buf[nv++] = col[i];
 	if (nv == 0) return 0;
 	qsort(buf, nv, sizeof(double), cmp_double);
+	rpc_stats(m, j, buf, nv);
 	double bw = o->bandwidth > 0 ? o->bandwidth : pat_ms_auto_bw(o, buf, nv);
 	double *thr;
 	enum pat_small small = o->mode == PAT_MODE_COVER ? PAT_SMALL_NEAREST : PAT_SMALL_BELOW;
@@ -53,6 +66,15 @@ static int model_rpc(struct pat_model *m, size_t j, double *buf, size_t min_size
 		if (count[k] > count[best]) best = k;
 	m->main_iv[j] = (uint16_t)best;
 	free(count);
+	m->ivmed[j] = malloc((size_t)nt * sizeof(double));
+	if (!m->ivmed[j]) return -ENOMEM;
+	size_t a = 0;
+	for (int k = 0; k < nt; k++) {
+		size_t b = a;
+		while (b < nv && (k + 1 == nt || buf[b] < thr[k + 1])) b++;
+		m->ivmed[j][k] = b > a ? buf[(a + b) / 2] : NAN;
+		a = b;
+	}
 	return 0;
 }
 
@@ -77,6 +99,53 @@ static int model_candidates(struct pat_model *m)
 	return 0;
 }
 
+/* The RPCs are independent (sort, mean shift, bitsets: most of the time
+ * of an analysis at 100k requests): built on --threads threads, each
+ * taking the next RPC; the result does not depend on the thread count. */
+struct build_pool {
+	struct pat_model *m;
+	const struct pat_opts *o;
+	size_t min_size, next;
+	int err;
+	pthread_mutex_t lock;
+};
+
+static void *build_worker(void *arg)
+{
+	struct build_pool *p = arg;
+	double *buf = malloc((p->m->n + 1) * sizeof(double));
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		size_t j = p->next++;
+		if (!buf) p->err = -ENOMEM;
+		bool stop = j >= p->m->nrpc || p->err;
+		pthread_mutex_unlock(&p->lock);
+		if (stop) break;
+		int rc = model_rpc(p->m, j, buf, p->min_size, p->o);
+		if (rc) { pthread_mutex_lock(&p->lock); p->err = rc; pthread_mutex_unlock(&p->lock); }
+	}
+	free(buf);
+	return NULL;
+}
+
+static int build_rpcs(struct pat_model *m, const struct pat_opts *o, size_t min_size)
+{
+	struct build_pool p = { .m = m, .o = o, .min_size = min_size };
+	long nt = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+	if (nt > (long)m->nrpc) nt = (long)m->nrpc;
+	if (nt > 16) nt = 16;
+	if (nt < 1) nt = 1;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_t th[16];
+	bool spawned[16] = { false };
+	for (long i = 1; i < nt; i++) spawned[i] = pthread_create(&th[i], NULL, build_worker, &p) == 0;
+	build_worker(&p);
+	for (long i = 1; i < nt; i++)
+		if (spawned[i]) pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.lock);
+	return p.err;
+}
+
 int pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
 		    const struct pat_opts *o, char *err, size_t errlen)
 {
@@ -94,16 +163,17 @@ int pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
 	m->thr = calloc(t->nrpc + 1, sizeof(*m->thr));
 	m->bits = calloc(t->nrpc + 1, sizeof(*m->bits));
 	m->main_iv = calloc(t->nrpc + 1, sizeof(*m->main_iv));
-	double *buf = malloc((m->n + 1) * sizeof(double));
+	m->med = calloc(t->nrpc + 1, sizeof(double));
+	m->sig = calloc(t->nrpc + 1, sizeof(double));
+	m->quantum = calloc(t->nrpc + 1, sizeof(double));
+	m->ivmed = calloc(t->nrpc + 1, sizeof(*m->ivmed));
 	int rc = 0;
-	if (!m->nthr || !m->thr || !m->bits || !m->main_iv || !buf) rc = -ENOMEM;
+	if (!m->nthr || !m->thr || !m->bits || !m->main_iv || !m->med || !m->sig || !m->quantum || !m->ivmed)
+		rc = -ENOMEM;
 	size_t min_size = (size_t)ceil(o->min_cluster_frac * (double)npos);
 	if (min_size < 1) min_size = 1;
-	for (size_t j = 0; j < t->nrpc && !rc; j++) {
-		rc = model_rpc(m, j, buf, min_size, o);
-		m->nthr_total += m->nthr[j];
-	}
-	free(buf);
+	if (!rc) rc = build_rpcs(m, o, min_size);
+	for (size_t j = 0; j < t->nrpc && !rc; j++) m->nthr_total += m->nthr[j];
 	if (!rc) rc = model_candidates(m);
 	if (rc) {
 		snprintf(err, errlen, "out of memory building the threshold bitsets");
@@ -118,7 +188,9 @@ void pat_model_free(struct pat_model *m)
 		if (m->thr) free(m->thr[j]);
 		if (m->bits) free(m->bits[j]);
 	}
+	for (size_t j = 0; m->ivmed && j < m->nrpc; j++) free(m->ivmed[j]);
 	free(m->nthr); free(m->thr); free(m->bits); free(m->main_iv);
+	free(m->med); free(m->sig); free(m->quantum); free(m->ivmed);
 	free(m->cand); free(m->cand_first);
 	memset(m, 0, sizeof(*m));
 }

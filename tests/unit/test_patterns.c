@@ -57,6 +57,26 @@ static void test_meanshift(void)
 	free(thr);
 }
 
+/* The O(n) median absolute deviation of sorted values against the
+ * definition (sort the deviations, take their median), odd and even n,
+ * ties and a skewed tail. */
+static void test_mad(void)
+{
+	uint64_t rng = 11;
+	for (int round = 0; round < 40; round++) {
+		size_t n = 2 + (size_t)round * 7;
+		double x[300], d[300];
+		for (size_t i = 0; i < n; i++)
+			x[i] = round % 3 ? floor(20 * pat_rng_unit(&rng)) : exp(3 * pat_rng_unit(&rng));
+		qsort(x, n, sizeof(double), cmpd);
+		double med = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+		for (size_t i = 0; i < n; i++) d[i] = fabs(x[i] - med);
+		qsort(d, n, sizeof(double), cmpd);
+		double want = 1.4826 * (n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2);
+		CHECK_NEAR(pat_ms_mad_sigma(x, n), want, 1e-9);
+	}
+}
+
 /* kNN bandwidth against the O(n^2 log n) definition. */
 static void test_bandwidth(void)
 {
@@ -623,6 +643,7 @@ int main(void)
 {
 	test_meanshift();
 	test_bandwidth();
+	test_mad();
 	test_bitsets_vs_naive();
 	check_known(PAT_MODE_SET, 1);
 	check_known(PAT_MODE_BEAM, 2);
