@@ -51,6 +51,15 @@ int pat_ms_thresholds(const double *sorted, size_t n, double bw, size_t min_size
 
 struct pat_search;
 
+/* ---- a pool of threads over independent jobs (patterns_pool.c) ---- */
+/* job k with a scratch buffer of the size pat_pool_run was given (or NULL) */
+typedef int (*pat_job_fn)(void *ctx, size_t k, void *scratch);
+/* Runs fn for k = 0 .. njobs-1 on nthreads threads (the caller's among
+ * them); returns the first error. */
+int pat_pool_run(size_t njobs, int nthreads, size_t scratch, pat_job_fn fn, void *ctx);
+/* --threads (0: one per CPU), at most njobs, at least 1. */
+int pat_threads(const struct pat_opts *o, size_t njobs);
+
 /* ---- the precomputed model (patterns_model.c) ---- */
 
 struct pat_model {

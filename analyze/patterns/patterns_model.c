@@ -5,11 +5,9 @@
  * one precomputation serves every sub-interval of the DP. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "patterns_int.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -100,50 +98,17 @@ static int model_candidates(struct pat_model *m)
 }
 
 /* The RPCs are independent (sort, mean shift, bitsets: most of the time
- * of an analysis at 100k requests): built on --threads threads, each
- * taking the next RPC; the result does not depend on the thread count. */
-struct build_pool {
+ * of an analysis at 100k requests): built on a pool of --threads threads. */
+struct build_ctx {
 	struct pat_model *m;
 	const struct pat_opts *o;
-	size_t min_size, next;
-	int err;
-	pthread_mutex_t lock;
+	size_t min_size;
 };
 
-static void *build_worker(void *arg)
+static int build_job(void *ctx, size_t j, void *buf)
 {
-	struct build_pool *p = arg;
-	double *buf = malloc((p->m->n + 1) * sizeof(double));
-	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		size_t j = p->next++;
-		if (!buf) p->err = -ENOMEM;
-		bool stop = j >= p->m->nrpc || p->err;
-		pthread_mutex_unlock(&p->lock);
-		if (stop) break;
-		int rc = model_rpc(p->m, j, buf, p->min_size, p->o);
-		if (rc) { pthread_mutex_lock(&p->lock); p->err = rc; pthread_mutex_unlock(&p->lock); }
-	}
-	free(buf);
-	return NULL;
-}
-
-static int build_rpcs(struct pat_model *m, const struct pat_opts *o, size_t min_size)
-{
-	struct build_pool p = { .m = m, .o = o, .min_size = min_size };
-	long nt = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-	if (nt > (long)m->nrpc) nt = (long)m->nrpc;
-	if (nt > 16) nt = 16;
-	if (nt < 1) nt = 1;
-	pthread_mutex_init(&p.lock, NULL);
-	pthread_t th[16];
-	bool spawned[16] = { false };
-	for (long i = 1; i < nt; i++) spawned[i] = pthread_create(&th[i], NULL, build_worker, &p) == 0;
-	build_worker(&p);
-	for (long i = 1; i < nt; i++)
-		if (spawned[i]) pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&p.lock);
-	return p.err;
+	struct build_ctx *c = ctx;
+	return model_rpc(c->m, j, buf, c->min_size, c->o);
 }
 
 int pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
@@ -172,7 +137,8 @@ int pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
 		rc = -ENOMEM;
 	size_t min_size = (size_t)ceil(o->min_cluster_frac * (double)npos);
 	if (min_size < 1) min_size = 1;
-	if (!rc) rc = build_rpcs(m, o, min_size);
+	struct build_ctx bc = { .m = m, .o = o, .min_size = min_size };
+	if (!rc) rc = pat_pool_run(m->nrpc, pat_threads(o, m->nrpc), (m->n + 1) * sizeof(double), build_job, &bc);
 	for (size_t j = 0; j < t->nrpc && !rc; j++) m->nthr_total += m->nthr[j];
 	if (!rc) rc = model_candidates(m);
 	if (rc) {
