@@ -43,7 +43,7 @@ struct cover {
 static size_t and_count(const uint64_t *a, const uint64_t *b, size_t nw)
 {
 	size_t c = 0;
-	for (size_t i = 0; i < nw; i++) c += (size_t)__builtin_popcountll(a[i] & b[i]);
+	for (size_t i = 0; i < nw; i++) c += (size_t)pat_pop64(a[i] & b[i]);
 	return c;
 }
 
@@ -190,8 +190,8 @@ static void two_level_cut(struct cover *cv, const struct pat_pattern *p, const u
 			for (size_t w = 0; w < nw; w++) {
 				A[w] = C[w] & bt[w];
 				B[w] = C[w] & bs[w] & ~bt[w];
-				na += (size_t)__builtin_popcountll(A[w]);
-				nb += (size_t)__builtin_popcountll(B[w]);
+				na += (size_t)pat_pop64(A[w]);
+				nb += (size_t)pat_pop64(B[w]);
 			}
 			if (na < cv->min_size || nb < cv->min_size || 2 * (na + nb) <= nc) continue;
 			double ma, sa, mb, sb;
@@ -266,8 +266,8 @@ static int two_causes(struct cover *cv, const struct pat_pattern *p, const uint6
 			if (ci->rpc == cj->rpc) continue;
 			size_t na = 0, nb = 0;
 			for (size_t w = 0; w < nw; w++) {
-				na += (size_t)__builtin_popcountll(part[i * nw + w] & not_slow(m, cj, w));
-				nb += (size_t)__builtin_popcountll(part[j * nw + w] & not_slow(m, ci, w));
+				na += (size_t)pat_pop64(part[i * nw + w] & not_slow(m, cj, w));
+				nb += (size_t)pat_pop64(part[j * nw + w] & not_slow(m, ci, w));
 			}
 			if (na < cv->min_size || nb < cv->min_size || na + nb <= best) continue;
 			best = na + nb; *a = *ci; *b = *cj; *found = true;
@@ -376,8 +376,8 @@ static int cover_loop(struct cover *cv, size_t *nevals)
 		size_t all = 0, in = 0;
 		for (size_t i = 0; i < nw; i++) {
 			uint64_t x = cv->tmp[i] & ~cv->covered[i];
-			all += (size_t)__builtin_popcountll(x);
-			in += (size_t)__builtin_popcountll(x & rem[i]);
+			all += (size_t)pat_pop64(x);
+			in += (size_t)pat_pop64(x & rem[i]);
 		}
 		if (in < cv->min_size || 2 * in <= all) break;    /* mostly outside I: no degradation */
 		size_t before = cv->npat;
@@ -400,7 +400,7 @@ static void clusters(const struct cover *cv, uint64_t *cl, size_t *cnt)
 		for (size_t i = 0; i < nw; i++) {
 			c[i] &= cv->imask[i] & ~cv->tmp2[i];
 			cv->tmp2[i] |= c[i];
-			cnt[k] += (size_t)__builtin_popcountll(c[i]);
+			cnt[k] += (size_t)pat_pop64(c[i]);
 		}
 	}
 }
@@ -418,8 +418,8 @@ static void exclusive_rpcs(const struct cover *cv, const uint64_t *A, size_t na,
 		const uint64_t *lo = m->bits[q->rpc] + (size_t)q->lo * m->nw, *hi = m->bits[q->rpc] + (size_t)q->hi * m->nw;
 		size_t ia = 0, ob = 0;
 		for (size_t w = 0; w < m->nw; w++) {
-			ia += (size_t)__builtin_popcountll(A[w] & lo[w] & ~hi[w]);
-			ob += (size_t)__builtin_popcountll(B[w] & ~lo[w]);
+			ia += (size_t)pat_pop64(A[w] & lo[w] & ~hi[w]);
+			ob += (size_t)pat_pop64(B[w] & ~lo[w]);
 		}
 		if (2 * ia > na && 2 * ob > nb) rpcs[q->rpc] = 1;
 	}
@@ -579,7 +579,7 @@ static int resplit_pass(struct cover *cv, const uint64_t *home, const struct pat
 		while (h < nh && !same_pattern(&hp[h], &cv->pats[k])) h++;
 		size_t gained = 0;
 		for (size_t i = 0; i < nw; i++)
-			gained += (size_t)__builtin_popcountll(C[i] & ~(h < nh ? home[h * nw + i] : 0));
+			gained += (size_t)pat_pop64(C[i] & ~(h < nh ? home[h * nw + i] : 0));
 		if (gained >= cv->min_size && cnt[k] >= 2 * cv->min_size) rc = two_causes(cv, &cv->pats[k], C, cnt[k], &a, &b, &found);
 		if (!rc && found) {
 			struct pat_pattern qa = cv->pats[k], qb = cv->pats[k];
@@ -665,7 +665,7 @@ static int fill_items(struct cover *cv)
 		for (size_t i = 0; i < nw; i++) {
 			cv->tmp[i] &= cv->imask[i] & ~cv->covered[i];
 			cv->covered[i] |= cv->tmp[i];
-			nmem += (size_t)__builtin_popcountll(cv->tmp[i]);
+			nmem += (size_t)pat_pop64(cv->tmp[i]);
 		}
 		if (!nmem || 2 * in <= all) continue;   /* a duplicate of earlier ones; no degradation */
 		it->members = malloc(nmem * sizeof(size_t));

@@ -327,11 +327,11 @@ static int split_one(const struct theta_pool *p, struct work_item *w, struct wor
 		struct pat_pattern usual = { .n = 1, .c = { { (uint16_t)j, 0, (uint16_t)(mi + 1) } } };
 		pat_match(m, &slow, part);
 		size_t ns = 0, nu = 0;
-		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; ns += (size_t)__builtin_popcountll(part[i]); }
+		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; ns += (size_t)pat_pop64(part[i]); }
 		if (ns < min_size) continue;
 		double ms = median_lat(m->t, part, nw, buf);
 		pat_match(m, &usual, part);
-		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; nu += (size_t)__builtin_popcountll(part[i]); }
+		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; nu += (size_t)pat_pop64(part[i]); }
 		if (nu < min_size) continue;
 		double mu = median_lat(m->t, part, nw, buf);
 		if (ms - mu > best) { best = ms - mu; bj = (int)j; }
@@ -354,9 +354,9 @@ static void prune_counts(const struct pat_model *m, const struct pat_pattern *q,
 	pat_match(m, q, buf);
 	*all = *in = *shared = 0;
 	for (size_t i = 0; i < m->nw; i++) {
-		*all += (size_t)__builtin_popcountll(buf[i]);
-		*in += (size_t)__builtin_popcountll(buf[i] & imask[i]);
-		*shared += (size_t)__builtin_popcountll(buf[i] & imask[i] & others[i]);
+		*all += (size_t)pat_pop64(buf[i]);
+		*in += (size_t)pat_pop64(buf[i] & imask[i]);
+		*shared += (size_t)pat_pop64(buf[i] & imask[i] & others[i]);
 	}
 }
 
@@ -475,7 +475,7 @@ static int fill_item(const struct theta_pool *p, const struct work_item *w, stru
 	pat_match(m, &w->p, tmp);
 	if (set_mode(p->o)) lat_mask(m->t, m->nw, p->r->lo, p->r->hi, pos);   /* cluster: all of I */
 	size_t nmem = 0;
-	for (size_t i = 0; i < m->nw; i++) nmem += (size_t)__builtin_popcountll(tmp[i] & pos[i]);
+	for (size_t i = 0; i < m->nw; i++) nmem += (size_t)pat_pop64(tmp[i] & pos[i]);
 	out->members = malloc((nmem ? nmem : 1) * sizeof(size_t));
 	if (!out->members) { free(pos); free(tmp); return -ENOMEM; }
 	for (size_t i = 0; i < m->n; i++)

@@ -112,10 +112,25 @@ static inline int pat_better(double fa, int na, double fb, int nb)
 	return nb - na;
 }
 
+/* Bits set in x: the POPCNT instruction when the build targets it, else
+ * an inline SWAR count (__builtin_popcountll becomes a libgcc call there,
+ * ~11 % of the CPU time of a TrainTicket analysis). */
+static inline unsigned pat_pop64(uint64_t x)
+{
+#ifdef __POPCNT__
+	return (unsigned)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline size_t pat_popcount(const uint64_t *b, size_t nw)
 {
 	size_t c = 0;
-	for (size_t i = 0; i < nw; i++) c += (size_t)__builtin_popcountll(b[i]);
+	for (size_t i = 0; i < nw; i++) c += (size_t)pat_pop64(b[i]);
 	return c;
 }
 

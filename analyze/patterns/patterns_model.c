@@ -193,8 +193,8 @@ double pat_search_fitness(const struct pat_search *s, const struct pat_pattern *
 	size_t tp = 0, cnt = 0;
 	for (size_t w = 0; w < s->m->nw; w++) {
 		uint64_t x = match_word(s->m, p, w) & ~s->ignore[w];
-		cnt += (size_t)__builtin_popcountll(x);
-		tp += (size_t)__builtin_popcountll(x & s->pos[w]);
+		cnt += (size_t)pat_pop64(x);
+		tp += (size_t)pat_pop64(x & s->pos[w]);
 	}
 	return tp ? 2.0 * (double)tp / (double)(s->npos + cnt) : 0;
 }
@@ -216,8 +216,8 @@ void pat_eval(const struct pat_model *m, const struct pat_pattern *p, const uint
 	size_t a = 0, c = 0;
 	for (size_t w = 0; w < m->nw; w++) {
 		uint64_t x = match_word(m, p, w);
-		c += (size_t)__builtin_popcountll(x);
-		a += (size_t)__builtin_popcountll(x & pos[w]);
+		c += (size_t)pat_pop64(x);
+		a += (size_t)pat_pop64(x & pos[w]);
 	}
 	*tp = a;
 	*cnt = c;
