@@ -7,7 +7,11 @@
  *           them or most of its matches lie outside I;
  *           if its cluster holds two causes (see two_causes) it is split
  *           into two more specific patterns, recursively;
- *           the requests of I it matches are now explained.
+ *           the requests of I it matches are now explained;
+ *   then: merge clusters of one cause (merge_pass), order the list by
+ *         confidence and check the clusters the order enlarged for two
+ *         causes again (order_and_resplit), and cover what is left of I with
+ *         weaker evidence (weak_rounds).
  *
  * Each cluster is the requests of I that its pattern matches and no earlier
  * pattern does, so the clusters are disjoint and the list reads as a
