@@ -237,6 +237,14 @@ struct ana_options {
 	bool quiet;
 };
 
+/* One probe of a recording as its last HEADER or PROBES record left it
+ * (docs/FORMAT.md 6.1): which hooks attached, were skipped, or failed. */
+struct ana_probe {
+	uint16_t host;
+	uint64_t t;                 /* local mono ns of the record that set it */
+	char family[24], probe[64], state[12], reason[160];
+};
+
 /* Who fills what: the loader fills the record vectors (hosts .. ewma,
  * warnings, inputs); the phases of pipeline.c then fill hosts[].clk_* and
  * t0 (clock), win_lo/win_hi (window), bwins (slow-RPC windows, then their
@@ -256,6 +264,7 @@ struct ana_model {
 	ANA_VEC(struct ana_cgroup) cgroups;
 	ANA_VEC(struct ana_alert) alerts;
 	ANA_VEC(struct ana_ewma) ewma;
+	ANA_VEC(struct ana_probe) probes;
 	ANA_VEC(char *) warnings;
 	size_t nminor;              /* of them minor (ana_note): no exit status 1 */
 	ANA_VEC(uint8_t) warn_minor;  /* per warning: 1 = minor (printed as a note) */

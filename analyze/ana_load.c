@@ -707,6 +707,38 @@ static void ana_load_lost(struct ana_loadctx *c, const msgpack_object *body)
 	free(lost);
 }
 
+/* HEADER and PROBES: the probe list, one row per (host, family, probe);
+ * the record with the latest time wins (a rotated set repeats the list in
+ * every header, a PROBES record says what changed while recording). */
+static void ana_load_probes(struct ana_loadctx *c, const msgpack_object *body)
+{
+	static const char *const lk[] = { "probes", NULL };
+	uint64_t t = ana_rec_time(body);
+	struct ana_rows r;
+	ana_rows_open(&r, body, lk);
+	for (size_t i = 0; i < r.n; i++) {
+		struct ana_probe p = { .host = (uint16_t)c->host, .t = t };
+		ana_rows_str(&r, i, "family", p.family, sizeof(p.family));
+		ana_rows_str(&r, i, "probe", p.probe, sizeof(p.probe));
+		ana_rows_str(&r, i, "state", p.state, sizeof(p.state));
+		ana_rows_str(&r, i, "reason", p.reason, sizeof(p.reason));
+		struct ana_probe *x = NULL;
+		for (size_t k = 0; k < c->m->probes.n && !x; k++) {
+			struct ana_probe *y = &c->m->probes.v[k];
+			if (y->host == p.host && !strcmp(y->family, p.family) && !strcmp(y->probe, p.probe))
+				x = y;
+		}
+		if (!x)
+			x = ANA_PUSH(c->m->probes);
+		else if (x->t > t)
+			continue;
+		if (!x)
+			break;
+		*x = p;
+	}
+	ana_rows_close(&r);
+}
+
 static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 {
 	const msgpack_object *b = rec->body;
@@ -737,6 +769,7 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 	case NP_REC_CGROUPS:     ana_load_cgroups(c, b); break;
 	case NP_REC_ALERTS:      ana_load_alerts(c, b); break;
 	case NP_REC_STACK_EWMA:  ana_load_ewma(c, b); break;
+	case NP_REC_HEADER: case NP_REC_PROBES: ana_load_probes(c, b); break;
 	default: break;
 	}
 }

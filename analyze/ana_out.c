@@ -182,6 +182,32 @@ void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f
 			m->warnings.v[i]);
 }
 
+/* probes: each host's probe outcomes as its recordings left them, so a
+ * report can say which hooks were missing without the recordings. */
+static void ana_out_probes(const struct ana_model *m, struct ana_out *o)
+{
+	if (!m->probes.n || ana_out_find(o, "probes"))
+		return;
+	struct np_table *t = np_table_new("probes", "Probes of the recorders (attached, skipped, failed)", 3);
+	if (!t)
+		return;
+	np_table_col(t, "host", "str", "recording host");
+	np_table_col(t, "family", "str", "recorder family (nprec --families)");
+	np_table_col(t, "probe", "str", "hook or program, \"(family)\" for the whole family");
+	np_table_col(t, "state", "str", "attached, skipped or failed (last HEADER/PROBES record)");
+	np_table_col(t, "reason", "str", "the recorder's reason or detail");
+	for (size_t i = 0; i < m->probes.n; i++) {
+		const struct ana_probe *p = &m->probes.v[i];
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, p->host < m->hosts.n ? m->hosts.v[p->host].name : "?");
+		np_table_set_str(t, r, 1, p->family);
+		np_table_set_str(t, r, 2, p->probe);
+		np_table_set_str(t, r, 3, p->state);
+		np_table_set_str(t, r, 4, p->reason);
+	}
+	ana_out_table(o, t);
+}
+
 int ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path)
 {
 	struct np_writer *w = NULL;
@@ -192,6 +218,7 @@ int ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path
 	}
 	if (rc)
 		return rc;
+	ana_out_probes(m, o);
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	ana_meta_pack(m, &rb);

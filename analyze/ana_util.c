@@ -177,6 +177,7 @@ void ana_model_free(struct ana_model *m)
 	free(m->netcpu.v); free(m->netrx.v); free(m->threads.v); free(m->cgroups.v);
 	free(m->warn_minor.v);
 	free(m->alerts.v); free(m->warnings.v); free(m->inputs.v); free(m->ewma.v);
+	free(m->probes.v);
 	free(m->fl_keys); free(m->fl_vals);
 	free(m->ivseg.sum); free(m->ivseg.cnt); free(m->bwins.v);
 	memset(m, 0, sizeof(*m));
