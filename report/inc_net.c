@@ -309,7 +309,7 @@ void inc_recorder(struct rpt_incident *inc, const struct np_analysis *a)
 	const msgpack_object *hosts = inc_meta_get(&a->meta, "hosts"), *warn = inc_meta_get(&a->meta, "warnings");
 	size_t nh = hosts && hosts->type == MSGPACK_OBJECT_ARRAY ? hosts->via.array.size : 0;
 	size_t nw = warn && warn->type == MSGPACK_OBJECT_ARRAY ? warn->via.array.size : 0;
-	char text[600], lossy[300] = "";
+	char text[1100], lossy[300] = "";
 	size_t lo = 0;
 	double lost = 0;
 	for (size_t i = 0; i < nh; i++) {
@@ -323,19 +323,24 @@ void inc_recorder(struct rpt_incident *inc, const struct np_analysis *a)
 	}
 	if (nh == 0)
 		nh = inc_hosts_table(np_analysis_table(a, "hosts"), lossy, sizeof(lossy), &lost);
-	if (nh == 0 && nw == 0)
+	const struct np_table *pt = np_analysis_table(a, "probes");
+	char miss[400] = "";
+	size_t nm = pt ? inc_probes_text(pt, nh > 1, miss, sizeof(miss)) : 0;
+	if (nh == 0 && nw == 0 && nm == 0)
 		return;
-	int o = snprintf(text, sizeof(text), "%zu host%s recorded; %s%s%s", nh, nh == 1 ? "" : "s",
+	int o = snprintf(text, sizeof(text), "%zu host%s recorded; %s%s%s%s%s", nh, nh == 1 ? "" : "s",
 			 lost > 0 ? "events lost (ring buffer full, data has gaps): " : "no events lost",
-			 lossy, nw ? "; " : "; no warnings");
-	if (nw) {
+			 lossy, nm ? "; missing probes (data they give is absent or from a fallback): " : "",
+			 miss, nw ? "; " : "; no warnings");
+	if (nw && o > 0 && (size_t)o < sizeof(text)) {
 		const msgpack_object *w0 = &warn->via.array.ptr[0];
 		int wl = w0->type == MSGPACK_OBJECT_STR ? (int)w0->via.str.size : 0;
 		snprintf(text + o, sizeof(text) - (size_t)o, "%zu warning%s, first: %.*s%s", nw,
 			 nw == 1 ? "" : "s", wl > 200 ? 200 : wl, wl ? w0->via.str.ptr : "",
 			 wl > 200 ? "…" : "");
 	}
-	struct rpt_inc_item *it = rpt_inc_add(inc, RPT_INC_RECORDER, -2, "hosts", "%s", text);
+	struct rpt_inc_item *it = rpt_inc_add(inc, RPT_INC_RECORDER, -2, nm ? "hosts, probes" : "hosts",
+					      "%s", text);
 	if (it)
 		it->count = lost;
 }

@@ -45,5 +45,9 @@ void inc_loss(struct rpt_incident *inc, const struct np_analysis *a, const struc
 double inc_lost_total(const struct rpt_incident *inc);
 void inc_clock(struct rpt_incident *inc, const struct np_table *clk);
 void inc_recorder(struct rpt_incident *inc, const struct np_analysis *a);
+/* Failed probes (and families off for a reason) of the probes table into
+ * buf, "family: probe failed (reason), using fallback; ..."; returns how
+ * many were named. name_hosts: prefix each with its host. */
+size_t inc_probes_text(const struct np_table *t, bool name_hosts, char *buf, size_t size);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const char *const rpt_p_summary[]  = { "summary", "overview", NULL };
-static const char *const rpt_p_hosts[]    = { "hosts", "host", "inputs", NULL };
+static const char *const rpt_p_hosts[]    = { "hosts", "host", "inputs", "probes", NULL };
 static const char *const rpt_p_clock[]    = { "clock", "sync", "skew", NULL };
 static const char *const rpt_p_flows[]    = { "flows", "flow", "pkt_flows", "throughput", NULL };
 static const char *const rpt_p_decomp[]   = { "decomp", "segments", "latency", NULL };

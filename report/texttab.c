@@ -246,7 +246,7 @@ static void rpt_fit_widths(struct rpt_grid *g, size_t nkey, size_t width)
 static size_t rpt_col_rank(const char *name, size_t index)
 {
 	static const char *const first[] = {
-		"p50", "p99", "requests", "count", "lost", "loss_rate", "drops", "reason", "drop_reason",
+		"p50", "p99", "requests", "count", "lost", "loss_rate", "drops", "state", "reason", "drop_reason",
 		"jitter_rfc3550", "jitter_p99_abs",
 		"quality", "offset", "offset_err", "component", "x_i", "bottleneck", "share_p99",
 		"last_host", "lost_in", "last_hook", "conditions", "fscore", "latency", "mean",
