@@ -154,9 +154,88 @@ static void test_degenerate(void)
 		np_table_free(tabs[i]);
 }
 
+/* Two hosts' probe outcomes: on "a" netcpu's per-syscall tracepoints failed
+ * and tp_btf/sys_enter replaced them, pktpath is off for a kernel reason,
+ * stackmon off by choice and hw counters skipped (neither named); on "b"
+ * a flows probe failed with no replacement. */
+static void probe_row(struct np_table *t, const char *host, const char *fam, const char *probe,
+		      const char *state, const char *reason)
+{
+	size_t r = np_table_row(t);
+	const char *v[] = { host, fam, probe, state, reason };
+	for (size_t c = 0; c < 5; c++)
+		np_table_set_str(t, r, c, v[c]);
+}
+
+static struct np_table *probes_table(bool all_ok)
+{
+	struct np_table *t = np_table_new("probes", "Probes", 3);
+	const char *cols[] = { "host", "family", "probe", "state", "reason" };
+	for (size_t i = 0; i < 5; i++)
+		np_table_col(t, cols[i], "str", NULL);
+	probe_row(t, "a", "netcpu", "tp_btf/softirq_entry", "attached", "");
+	probe_row(t, "a", "netcpu", "tracepoint/syscalls/sys_enter_<socket calls>", all_ok ? "skipped" : "failed",
+		  all_ok ? "tp_btf/sys_enter used" : "sys_enter_sendto: No such file (tracefs not mounted)");
+	probe_row(t, "a", "netcpu", "tp_btf/sys_enter", "attached", "");
+	probe_row(t, "a", "stackmon", "(family)", "skipped", "off");
+	probe_row(t, "a", "threads", "perf_event/hw-counters", "skipped", "no hardware counters");
+	probe_row(t, "b", "flows", "tp_btf/tcp_retransmit_skb", "attached", "");
+	if (!all_ok) {
+		probe_row(t, "a", "pktpath", "(family)", "skipped", "no BTF for sk_buff");
+		probe_row(t, "b", "flows", "tp_btf/kfree_skb", "failed", "no such tracepoint");
+	}
+	return t;
+}
+
+static struct np_table *hosts_table(void)
+{
+	struct np_table *t = np_table_new("hosts", "Hosts", 1);
+	np_table_col(t, "host", "str", NULL);
+	np_table_col(t, "lost_events", "count", NULL);
+	for (size_t i = 0; i < 2; i++) {
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, 0, i ? "b" : "a");
+		np_table_set_u64(t, r, 1, 0);
+	}
+	return t;
+}
+
+static void test_missing_probes(void)
+{
+	for (int ok = 0; ok < 2; ok++) {
+		struct np_table *tabs[] = { hosts_table(), probes_table(ok) };
+		struct np_analysis a = { .ntables = 2, .tables = tabs };
+		a.meta.type = MSGPACK_OBJECT_NIL;
+		struct rpt_incident inc;
+		rpt_incident_build(&a, &inc);
+		const struct rpt_inc_item *rec = find(&inc, RPT_INC_RECORDER);
+		CHECK(rec != NULL, "RECORDER stated (all ok: %d)", ok);
+		if (!rec)
+			goto next;
+		const char *t = rec->text;
+		if (ok) {
+			CHECK(!strstr(t, "missing probes") && !strcmp(rec->table, "hosts"), "%s [%s]", t, rec->table);
+			goto next;
+		}
+		CHECK(strstr(t, "2 hosts recorded; no events lost; missing probes") != NULL, "%s", t);
+		CHECK(strstr(t, "a netcpu: tracepoint/syscalls/sys_enter_<socket calls> failed "
+			       "(sys_enter_sendto: No such file (tracefs not mounted)), using tp_btf/sys_enter") != NULL,
+		      "fallback named: %s", t);
+		CHECK(strstr(t, "a pktpath: family off (no BTF for sk_buff)") != NULL, "family off: %s", t);
+		CHECK(strstr(t, "b flows: tp_btf/kfree_skb failed (no such tracepoint); ") != NULL,
+		      "no fallback invented: %s", t);
+		CHECK(!strstr(t, "stackmon") && !strstr(t, "hw-counters"), "skips by design not named: %s", t);
+		CHECK(!strcmp(rec->table, "hosts, probes"), "[%s]", rec->table);
+next:
+		for (size_t i = 0; i < 2; i++)
+			np_table_free(tabs[i]);
+	}
+}
+
 int main(void)
 {
 	test_known_incident();
 	test_degenerate();
+	test_missing_probes();
 	return tap_done();
 }
