@@ -208,6 +208,50 @@ static void ana_out_probes(const struct ana_model *m, struct ana_out *o)
 	ana_out_table(o, t);
 }
 
+#define ANA_RETRANS_POINTS 600
+
+/* flows|HOST|FLOW retrans series: retransmissions per recorder interval of
+ * every flow that retransmitted, for the report's retransmissions-over-time
+ * plot. Same intervals as the flows table's retrans column (--flow filter,
+ * --from/--to window), so a series sums to its row; more than 600 intervals
+ * are summed in groups of consecutive ones (a point at the first's start).
+ * Relies on m->fstats being sorted by host, flow key, time (ana_flows_run
+ * sorts it). */
+static void ana_out_retrans_series(const struct ana_model *m, struct ana_out *o)
+{
+	const char *flt = m->opt ? m->opt->flow_filter : NULL;
+	const struct ana_flowstat *v = m->fstats.v;
+	uint64_t *ts = malloc(ANA_RETRANS_POINTS * sizeof(*ts));
+	double *val = malloc(ANA_RETRANS_POINTS * sizeof(*val));
+	for (size_t a = 0, b; ts && val && a < m->fstats.n; a = b) {
+		size_t nin = 0, k = 0;
+		uint64_t re = 0;
+		bool keep = !flt || !*flt || strstr(v[a].key, flt);
+		for (b = a; b < m->fstats.n && v[b].host == v[a].host && !strcmp(v[b].key, v[a].key); b++)
+			if (keep && ana_interval_in_window(m, v[b].host, v[b].t, v[b].dur_ns)) {
+				nin++;
+				re += v[b].retrans;
+			}
+		if (!re)
+			continue;
+		size_t step = (nin + ANA_RETRANS_POINTS - 1) / ANA_RETRANS_POINTS, j = 0;
+		for (size_t i = a; i < b; i++) {
+			if (!ana_interval_in_window(m, v[i].host, v[i].t, v[i].dur_ns))
+				continue;
+			if (j++ % step == 0) {
+				ts[k] = ana_host_aligned(m, v[i].host) ? (uint64_t)ana_to_ref(m, v[i].host, v[i].t) : v[i].t;
+				val[k++] = 0;
+			}
+			val[k - 1] += (double)v[i].retrans;
+		}
+		char key[400];
+		snprintf(key, sizeof(key), "%s|%s", m->hosts.v[v[a].host].name, v[a].key);
+		np_series_pack(&o->rb, "flows", key, "retrans", "count", ts, val, k);
+	}
+	free(ts);
+	free(val);
+}
+
 int ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path)
 {
 	struct np_writer *w = NULL;
@@ -219,6 +263,7 @@ int ana_out_write(const struct ana_model *m, struct ana_out *o, const char *path
 	if (rc)
 		return rc;
 	ana_out_probes(m, o);
+	ana_out_retrans_series(m, o);
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	ana_meta_pack(m, &rb);

@@ -202,7 +202,7 @@ static int rpt_cmp_str(const void *x, const void *y)
 static size_t rpt_plot_rank(const char *name)
 {
 	static const char *const first[] = { "endpoints.svg", "latency-time.svg", "loss-pairs.svg",
-					     "clock.svg", "decomp-services-decomp.svg", NULL };
+					     "retrans-time.svg", "clock.svg", "decomp-services-decomp.svg", NULL };
 	for (size_t i = 0; first[i]; i++)
 		if (!strcmp(name, first[i]))
 			return i;

@@ -732,6 +732,7 @@ int rpt_plots(const char *dir, const struct np_analysis *a, struct rpt_plotres *
 	}
 	rpt_plot_latency_time(&c);
 	rpt_plot_loss_pairs(&c);
+	rpt_plot_retrans_time(&c);
 	rpt_plot_clock(&c);
 	rpt_plot_series(&c, rpt_section_of("netcpu"), "netcpu");
 	if (!np_analysis_table(a, "lost_packets"))    /* else loss-pairs says it per host pair */

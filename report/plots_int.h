@@ -41,5 +41,6 @@ void rpt_plot_service_decomp(struct rpt_plotctx *c, const struct np_table *t);
 void rpt_plot_latency_time(struct rpt_plotctx *c);
 void rpt_plot_loss_pairs(struct rpt_plotctx *c);
 void rpt_plot_clock(struct rpt_plotctx *c);
+void rpt_plot_retrans_time(struct rpt_plotctx *c);
 
 #endif

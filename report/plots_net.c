@@ -434,3 +434,104 @@ void rpt_plot_clock(struct rpt_plotctx *c)
 	fclose(g);
 	rpt_run_gnuplot(c, "clock");
 }
+
+/* ---- retransmissions per second per flow (flows|HOST|FLOW retrans series) ---- */
+
+static bool rpt_is_retrans(const struct np_series *s)
+{
+	return !strcmp(s->table, "flows") && !strcmp(s->metric, "retrans");
+}
+
+static double rpt_series_sum(const struct np_series *s)
+{
+	double sum = 0;
+	for (size_t k = 0; k < s->n; k++)
+		sum += s->v[k];
+	return sum;
+}
+
+/* Series indexes of the flows that retransmitted, most retransmissions
+ * first; returns how many. */
+static size_t rpt_retrans_order(const struct np_analysis *a, size_t *idx, double *tot)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->nseries; i++) {
+		if (!rpt_is_retrans(a->series[i]))
+			continue;
+		double s = rpt_series_sum(a->series[i]);
+		size_t j = n++;
+		for (; j > 0 && tot[j - 1] < s; j--) {
+			idx[j] = idx[j - 1];
+			tot[j] = tot[j - 1];
+		}
+		idx[j] = i;
+		tot[j] = s;
+	}
+	return n;
+}
+
+/* One curve per flow (the recording host's view: local>remote, counted by
+ * the sender's TCP stack), at most 8: beyond, the 7 largest and the rest
+ * summed. Binned per second since the analysis' start, so the .dat sums to
+ * the flows table's retrans column. */
+void rpt_plot_retrans_time(struct rpt_plotctx *c)
+{
+	const struct np_analysis *a = c->a;
+	size_t *idx = malloc((a->nseries + 1) * sizeof(*idx));
+	double *tot = malloc((a->nseries + 1) * sizeof(*tot));
+	size_t n = idx && tot ? rpt_retrans_order(a, idx, tot) : 0, nbins = 1;
+	size_t nl = n > RPT_PLOT_MAXLINES ? RPT_PLOT_MAXLINES : n;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < a->series[idx[i]]->n; k++) {
+			double tt = ((double)a->series[idx[i]]->t[k] - c->t0) / 1e9;
+			if (tt >= 0 && tt < 86400 && (size_t)tt + 1 > nbins)
+				nbins = (size_t)tt + 1;
+		}
+	double *bins = n ? calloc(nl * nbins, sizeof(double)) : NULL;
+	FILE *d, *g;
+	if (!bins || rpt_open_pair(c, "retrans-time", &d, &g) < 0) {
+		free(idx); free(tot); free(bins);
+		return;
+	}
+	char labels[RPT_PLOT_MAXLINES][200];
+	const char *keys[RPT_PLOT_MAXLINES];
+	for (size_t i = 0; i < n; i++) {
+		const struct np_series *s = a->series[idx[i]];
+		size_t line = i < nl - 1 || n == nl ? i : nl - 1;
+		for (size_t k = 0; k < s->n; k++) {
+			double tt = ((double)s->t[k] - c->t0) / 1e9;
+			size_t b = tt < 0 ? 0 : tt >= (double)nbins ? nbins - 1 : (size_t)tt;
+			bins[line * nbins + b] += s->v[k];
+		}
+		if (line == i) {
+			const char *bar = strchr(s->key, '|');
+			snprintf(labels[i], sizeof(labels[i]), "%.*s: %s (%.0f)", bar ? (int)(bar - s->key) : 0,
+				 s->key, bar ? bar + 1 : s->key, tot[i]);
+		}
+	}
+	if (n > nl) {
+		double rest = 0;
+		for (size_t i = nl - 1; i < n; i++)
+			rest += tot[i];
+		snprintf(labels[nl - 1], sizeof(labels[0]), "%zu other flows (%.0f)", n - nl + 1, rest);
+	}
+	char cmd[4096];
+	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
+	for (size_t i = 0; i < nl; i++)
+		keys[i] = labels[i];
+	rpt_dat_bins(d, keys, nl, bins, nbins);
+	for (size_t i = 0; i < nl && off < sizeof(cmd); i++) {
+		rpt_gp_label(labels[i]);
+		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, "%s'retrans-time.dat' index %zu using "
+					"($1+0.5):2 with linespoints lw 2 lt %zu title \"%s\"",
+					i ? ", \\\n  " : " ", i, i + 1, labels[i]);
+	}
+	rpt_gp_head(g, "Retransmissions per second, per flow (sender's view: local > remote, total)",
+		    "time since start of analysis (s)", "retransmitted segments");
+	fputs("set xrange [0:*]\nset yrange [0:*]\nset key top left\n", g);
+	rpt_gp_outputs(g, "retrans-time", cmd);
+	fclose(d);
+	fclose(g);
+	free(idx); free(tot); free(bins);
+	rpt_run_gnuplot(c, "retrans-time");
+}
