@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The retransmissions-over-time plot against retransmissions the test caused.
+# Namespace rrt-a sends 4 MB to rrt-b twice: to port 5302 clean, to port
+# 5301 through an iptables statistic rule in rrt-b that drops 3 % of the
+# incoming segments. Segmentation offloads are off on the sender's veth, so
+# every retransmission is one segment. Ground truth: the kernel's
+# TcpRetransSegs counter of rrt-a (nstat, per namespace) over the run.
+# Checked: nprec/npanalyze's flows table counts them (all flows together
+# equal to nstat within 2 %, the lossy flow most: the clean one may still
+# send a tail-loss probe or two); npreport --plots draws retrans-time with
+# one curve per flow that retransmitted, the lossy flow's first with its
+# total, and its data file sums to the table's count exactly; the HTML
+# report carries the plot.
+# Needs root (namespaces, eBPF).
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init report_retrans
+e2e_need_root
+for b in "$NPREC" "$NPANALYZE" "$NPREPORT"; do [ -x "$b" ] || e2e_skip "build $b first"; done
+for c in socat iptables nstat ethtool gnuplot python3; do command -v $c > /dev/null || e2e_skip "$c not installed"; done
+cd "$E2E_TMP" || exit 1
+ns_add rrt-a && ns_add rrt-b || e2e_skip "cannot create namespaces"
+veth_pair rrt-a rrta0 10.84.1.1/24 rrt-b rrtb0 10.84.1.2/24
+ip netns exec rrt-a ethtool -K rrta0 tso off gso off > /dev/null 2>&1
+ip netns exec rrt-b iptables -A INPUT -p tcp --dport 5301 -m statistic --mode random --probability 0.03 -j DROP \
+	|| e2e_skip "iptables statistic match unavailable"
+head -c $((4 * 1048576)) /dev/urandom > send.bin
+retrans_segs() { ip netns exec rrt-a nstat -az TcpRetransSegs | awk '$1=="TcpRetransSegs" {print $2}'; }
+wait_listen() { for _ in $(seq 50); do ip netns exec rrt-b ss -lnt | grep -q ":$1 " && return 0; sleep 0.1; done; return 1; }
+
+bg "$NPREC" -q --netns rrt-a -o a.npr; PA=$BG_PID
+for _ in $(seq 50); do [ -s a.npr ] && break; sleep 0.1; done
+sleep 0.3
+R0=$(retrans_segs)
+for port in 5302 5301; do
+	bg ip netns exec rrt-b socat -u TCP-LISTEN:$port,reuseaddr OPEN:/dev/null
+	wait_listen $port
+	ip netns exec rrt-a socat -u OPEN:send.bin TCP:10.84.1.2:$port
+	wait $BG_PID 2> /dev/null
+	sleep 1
+done
+R1=$(retrans_segs)
+sleep 1.2
+kill -INT $PA; wait $PA; RC=$?
+check "nprec exit 0" test $RC -eq 0
+NSTAT=$((R1 - R0))
+echo "TcpRetransSegs in rrt-a over the run: $NSTAT" >&2
+check "ground truth: the drops caused retransmissions ($NSTAT)" test "$NSTAT" -gt 0
+
+"$NPANALYZE" -q -o a.npa a.npr 2> ana.err
+check "npanalyze exit 0" test $? -eq 0
+"$NPREPORT" a.npa -f csv -o csv 2> csv.err
+"$NPREPORT" a.npa --section flows --plots plots > report.txt 2> plots.err
+check "npreport --plots exit 0" test $? -eq 0
+"$NPREPORT" a.npa --html report.html 2> html.err
+# flows table: host,flow,...,retrans
+col_sum() { python3 -c '
+import csv, sys
+print(int(sum(float(r["retrans"] or 0) for r in csv.DictReader(open("csv/flows.csv", newline=""))
+              if sys.argv[1] in r["flow"])))' "$1"; }
+LOSSY=$(col_sum ':5301')
+CLEAN=$(col_sum ':5302')
+ALL=$(col_sum '')
+echo "flows table retrans: lossy $LOSSY clean $CLEAN all $ALL" >&2
+NRE=$(awk -F, 'NR > 1 && $9 > 0' csv/flows.csv | wc -l)
+check "table: all flows' retrans ($ALL) = nstat ($NSTAT) within 2 %" within "$ALL" "$NSTAT" 2
+check "table: the lossy flow retransmitted most ($LOSSY > $CLEAN)" test "$LOSSY" -gt "$CLEAN"
+check "plot written (retrans-time.png, .svg)" test -s plots/retrans-time.png -a -s plots/retrans-time.svg
+DAT=$(awk -F'\t' '!/^#/ && NF == 2 {s += $2} END {print s + 0}' plots/retrans-time.dat)
+check "plot data sums to the table's retrans ($DAT = $ALL)" test "$DAT" = "$ALL"
+check "one curve per flow that retransmitted ($NRE)" test "$(grep -c '^# ' plots/retrans-time.dat)" = "$NRE"
+check "first curve: the lossy flow with its total ($LOSSY)" \
+	bash -c "grep -m1 '^# ' plots/retrans-time.dat | grep -q '>10.84.1.2:5301 ($LOSSY)\$'"
+check "html: the plot is inline" grep -q 'Retransmissions per second, per flow' report.html
+e2e_finish
