@@ -523,12 +523,12 @@ void rpt_plot_retrans_time(struct rpt_plotctx *c)
 	for (size_t i = 0; i < nl && off < sizeof(cmd); i++) {
 		rpt_gp_label(labels[i]);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, "%s'retrans-time.dat' index %zu using "
-					"($1+0.5):2 with linespoints lw 2 lt %zu title \"%s\"",
+					"($1+0.5):2 with histeps lw 2 lt %zu title \"%s\"",
 					i ? ", \\\n  " : " ", i, i + 1, labels[i]);
 	}
 	rpt_gp_head(g, "Retransmissions per second, per flow (sender's view: local > remote, total)",
 		    "time since start of analysis (s)", "retransmitted segments");
-	fputs("set xrange [0:*]\nset yrange [0:*]\nset key top left\n", g);
+	fprintf(g, "set xrange [0:%zu]\nset yrange [0:*]\nset key top left\n", nbins);
 	rpt_gp_outputs(g, "retrans-time", cmd);
 	fclose(d);
 	fclose(g);
