@@ -528,7 +528,11 @@ void rpt_plot_retrans_time(struct rpt_plotctx *c)
 	}
 	rpt_gp_head(g, "Retransmissions per second, per flow (sender's view: local > remote, total)",
 		    "time since start of analysis (s)", "retransmitted segments");
-	fprintf(g, "set xrange [0:%zu]\nset yrange [0:*]\nset key top left\n", nbins);
+	double top = 0;
+	for (size_t i = 0; i < nl * nbins; i++)
+		top = bins[i] > top ? bins[i] : top;
+	fprintf(g, "set xrange [0:%zu]\nset yrange [0:*]\nset key top left\n%s", nbins,
+		top <= 10 ? "set ytics 1\n" : "");   /* whole segments, no 0.5 ticks */
 	rpt_gp_outputs(g, "retrans-time", cmd);
 	fclose(d);
 	fclose(g);
