@@ -8,6 +8,7 @@
 #include "npmsg.h"
 #include "records.h"
 #include "tap.h"
+#include "tfile.h"
 
 static void dd_header(struct np_recbuf *rb)
 {
@@ -54,22 +55,10 @@ static void dd_drops(struct np_recbuf *rb)
 static uint8_t *dd_recording(size_t *len)
 {
 	struct np_recbuf rb;
-	struct np_chunk c;
 	np_recbuf_init(&rb);
 	dd_header(&rb);
 	dd_drops(&rb);
-	uint8_t *buf = NULL;
-	if (np_chunk_build(&c, &rb, 1) == 0) {
-		buf = calloc(1, NP_FILE_HDR_LEN + c.len);
-		memcpy(buf, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
-		buf[8] = NP_FORMAT_VERSION;
-		buf[10] = NP_KIND_RECORDING;
-		memcpy(buf + NP_FILE_HDR_LEN, c.data, c.len);
-		*len = NP_FILE_HDR_LEN + c.len;
-		np_chunk_free(&c);
-	}
-	np_recbuf_free(&rb);
-	return buf;
+	return tfile_recording(&rb, len);
 }
 
 static struct np_table *dd_table(struct ana_out *o, const char *name)

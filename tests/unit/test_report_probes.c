@@ -17,6 +17,7 @@
 #include "npmsg.h"
 #include "records.h"
 #include "tap.h"
+#include "tfile.h"
 
 #define T0 1000000000000ull
 #define PER_CALL "tracepoint/syscalls/sys_enter_<socket calls>"
@@ -59,23 +60,11 @@ static void pp_probes_rec(struct np_recbuf *rb, uint64_t t, const char *probe, c
 static uint8_t *pp_recording(size_t *len)
 {
 	struct np_recbuf rb;
-	struct np_chunk c;
 	np_recbuf_init(&rb);
 	pp_header(&rb);
 	pp_probes_rec(&rb, T0 + 1000000000ull, "tp_btf/sys_enter", "attached");
 	pp_probes_rec(&rb, T0 - 1000000000ull, PER_CALL, "attached");
-	uint8_t *buf = NULL;
-	if (np_chunk_build(&c, &rb, 1) == 0) {
-		buf = calloc(1, NP_FILE_HDR_LEN + c.len);
-		memcpy(buf, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
-		buf[8] = NP_FORMAT_VERSION;
-		buf[10] = NP_KIND_RECORDING;
-		memcpy(buf + NP_FILE_HDR_LEN, c.data, c.len);
-		*len = NP_FILE_HDR_LEN + c.len;
-		np_chunk_free(&c);
-	}
-	np_recbuf_free(&rb);
-	return buf;
+	return tfile_recording(&rb, len);
 }
 
 /* Three flow intervals of one flow (3 + 0 + 4 retransmissions) and one of a

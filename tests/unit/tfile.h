@@ -1,9 +1,11 @@
-/* Unit tests: a whole file into memory (damaging copies of written files). */
+/* Unit tests: a whole file into memory (damaging copies of written files),
+ * and records built in memory wrapped as a recording file. */
 #ifndef NP_TFILE_H
 #define NP_TFILE_H
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct blob { uint8_t *data; size_t len; };
 
@@ -23,5 +25,26 @@ static inline struct blob slurp(const char *path)
 	fclose(f);
 	return b;
 }
+
+#ifdef NP_CONTAINER_H
+/* The records of rb as one in-memory recording file (malloc'd, NULL when
+ * the chunk cannot be built); *len its size. Frees rb. */
+static inline uint8_t *tfile_recording(struct np_recbuf *rb, size_t *len)
+{
+	struct np_chunk c;
+	uint8_t *buf = NULL;
+	if (np_chunk_build(&c, rb, 1) == 0) {
+		buf = calloc(1, NP_FILE_HDR_LEN + c.len);
+		memcpy(buf, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
+		buf[8] = NP_FORMAT_VERSION;
+		buf[10] = NP_KIND_RECORDING;
+		memcpy(buf + NP_FILE_HDR_LEN, c.data, c.len);
+		*len = NP_FILE_HDR_LEN + c.len;
+		np_chunk_free(&c);
+	}
+	np_recbuf_free(rb);
+	return buf;
+}
+#endif
 
 #endif
