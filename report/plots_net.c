@@ -435,107 +435,151 @@ void rpt_plot_clock(struct rpt_plotctx *c)
 	rpt_run_gnuplot(c, "clock");
 }
 
-/* ---- retransmissions per second per flow (flows|HOST|FLOW retrans series) ---- */
+/* ---- retransmissions per second per host pair (flows|HOST|FLOW retrans series) ---- */
 
 static bool rpt_is_retrans(const struct np_series *s)
 {
 	return !strcmp(s->table, "flows") && !strcmp(s->metric, "retrans");
 }
 
-static double rpt_series_sum(const struct np_series *s)
+/* "SENDER -> RECEIVER" of a retrans series: the sender is the recording
+ * host (the recorder counts retransmissions at the sending socket); the
+ * receiver is the host whose flows table holds the reverse flow, else the
+ * remote address without its port. */
+static void rpt_retrans_pair(const struct np_table *fl, const char *skey, char *buf, size_t size)
 {
-	double sum = 0;
-	for (size_t k = 0; k < s->n; k++)
-		sum += s->v[k];
-	return sum;
+	static const char *const n_h[] = { "host", NULL }, *const n_f[] = { "flow", NULL };
+	const char *bar = strchr(skey, '|'), *flow = bar ? bar + 1 : skey;
+	const char *sp = strchr(flow, ' '), *gt = strchr(flow, '>');
+	int hl = bar ? (int)(bar - skey) : 0;
+	if (!sp || !gt || gt < sp) {
+		snprintf(buf, size, "%.*s -> ?", hl, skey);
+		return;
+	}
+	char rev[200];
+	snprintf(rev, sizeof(rev), "%.*s%s>%.*s", (int)(sp - flow + 1), flow, gt + 1, (int)(gt - sp - 1), sp + 1);
+	int ch = inc_col(fl, n_h), cf = inc_col(fl, n_f);
+	for (size_t r = 0; fl && ch >= 0 && cf >= 0 && r < fl->nrows; r++)
+		if (!strcmp(inc_str(fl, r, cf), rev)) {
+			snprintf(buf, size, "%.*s -> %s", hl, skey, inc_str(fl, r, ch));
+			return;
+		}
+	const char *port = strrchr(gt + 1, ':');
+	snprintf(buf, size, "%.*s -> %.*s", hl, skey, port ? (int)(port - gt - 1) : (int)strlen(gt + 1), gt + 1);
 }
 
-/* Series indexes of the flows that retransmitted, most retransmissions
- * first; returns how many. */
-static size_t rpt_retrans_order(const struct np_analysis *a, size_t *idx, double *tot)
+struct rpt_rtpair { char name[160]; double total; size_t flows; };
+
+/* Host pairs of the retrans series (*pair_of[i]: the pair of series i, or
+ * SIZE_MAX), most retransmissions first; returns how many. */
+static size_t rpt_retrans_pairs(const struct np_analysis *a, struct rpt_rtpair *p, size_t *pair_of)
 {
+	const struct np_table *fl = np_analysis_table(a, "flows");
 	size_t n = 0;
 	for (size_t i = 0; i < a->nseries; i++) {
+		pair_of[i] = SIZE_MAX;
 		if (!rpt_is_retrans(a->series[i]))
 			continue;
-		double s = rpt_series_sum(a->series[i]);
-		size_t j = n++;
-		for (; j > 0 && tot[j - 1] < s; j--) {
-			idx[j] = idx[j - 1];
-			tot[j] = tot[j - 1];
-		}
-		idx[j] = i;
-		tot[j] = s;
+		char name[160];
+		rpt_retrans_pair(fl, a->series[i]->key, name, sizeof(name));
+		size_t j = 0;
+		while (j < n && strcmp(p[j].name, name))
+			j++;
+		if (j == n)
+			snprintf(p[n++].name, sizeof(p[0].name), "%s", name);
+		pair_of[i] = j;
+		p[j].flows++;
+		for (size_t k = 0; k < a->series[i]->n; k++)
+			p[j].total += a->series[i]->v[k];
 	}
 	return n;
 }
 
-/* One curve per flow (the recording host's view: local>remote, counted by
- * the sender's TCP stack), at most 8: beyond, the 7 largest and the rest
- * summed. Binned per second since the analysis' start, so the .dat sums to
- * the flows table's retrans column. */
+static int rpt_rtpair_cmp(const void *x, const void *y)
+{
+	const struct rpt_rtpair *a = x, *b = y;
+	return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->name, b->name);
+}
+
+/* Curve of each pair after sorting: the 7 largest their own, the rest one. */
+static size_t rpt_retrans_line(const struct rpt_rtpair *sorted, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n && i + 1 < RPT_PLOT_MAXLINES; i++)
+		if (!strcmp(sorted[i].name, name))
+			return i;
+	return n <= RPT_PLOT_MAXLINES ? n - 1 : RPT_PLOT_MAXLINES - 1;
+}
+
+static void rpt_retrans_labels(const struct rpt_rtpair *p, size_t n, char labels[][200], size_t nl)
+{
+	for (size_t i = 0; i < nl; i++)
+		snprintf(labels[i], sizeof(labels[0]), "%s (%.0f, %zu flow%s)", p[i].name, p[i].total,
+			 p[i].flows, p[i].flows == 1 ? "" : "s");
+	if (n > nl) {
+		double rest = 0;
+		for (size_t i = nl - 1; i < n; i++)
+			rest += p[i].total;
+		snprintf(labels[nl - 1], sizeof(labels[0]), "%zu other host pairs (%.0f)", n - nl + 1, rest);
+	}
+}
+
+/* One curve per host pair (sender -> receiver), at most 8: beyond, the 7
+ * largest and the rest summed. Binned per second since the analysis'
+ * start, so the .dat sums to the flows table's retrans column. */
 void rpt_plot_retrans_time(struct rpt_plotctx *c)
 {
 	const struct np_analysis *a = c->a;
-	size_t *idx = malloc((a->nseries + 1) * sizeof(*idx));
-	double *tot = malloc((a->nseries + 1) * sizeof(*tot));
-	size_t n = idx && tot ? rpt_retrans_order(a, idx, tot) : 0, nbins = 1;
+	struct rpt_rtpair *p = calloc(a->nseries + 1, sizeof(*p)), *sorted = calloc(a->nseries + 1, sizeof(*p));
+	size_t *pair_of = malloc((a->nseries + 1) * sizeof(*pair_of));
+	size_t n = p && sorted && pair_of ? rpt_retrans_pairs(a, p, pair_of) : 0, nbins = 1;
 	size_t nl = n > RPT_PLOT_MAXLINES ? RPT_PLOT_MAXLINES : n;
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < a->series[idx[i]]->n; k++) {
-			double tt = ((double)a->series[idx[i]]->t[k] - c->t0) / 1e9;
+	for (size_t i = 0; i < a->nseries; i++)
+		for (size_t k = 0; pair_of && pair_of[i] != SIZE_MAX && k < a->series[i]->n; k++) {
+			double tt = ((double)a->series[i]->t[k] - c->t0) / 1e9;
 			if (tt >= 0 && tt < 86400 && (size_t)tt + 1 > nbins)
 				nbins = (size_t)tt + 1;
 		}
 	double *bins = n ? calloc(nl * nbins, sizeof(double)) : NULL;
 	FILE *d, *g;
 	if (!bins || rpt_open_pair(c, "retrans-time", &d, &g) < 0) {
-		free(idx); free(tot); free(bins);
+		free(p); free(sorted); free(pair_of); free(bins);
 		return;
 	}
-	char labels[RPT_PLOT_MAXLINES][200];
-	const char *keys[RPT_PLOT_MAXLINES];
-	for (size_t i = 0; i < n; i++) {
-		const struct np_series *s = a->series[idx[i]];
-		size_t line = i < nl - 1 || n == nl ? i : nl - 1;
-		for (size_t k = 0; k < s->n; k++) {
-			double tt = ((double)s->t[k] - c->t0) / 1e9;
+	memcpy(sorted, p, n * sizeof(*p));
+	qsort(sorted, n, sizeof(*sorted), rpt_rtpair_cmp);
+	for (size_t i = 0; i < a->nseries; i++) {
+		if (pair_of[i] == SIZE_MAX)
+			continue;
+		size_t line = rpt_retrans_line(sorted, n, p[pair_of[i]].name);
+		for (size_t k = 0; k < a->series[i]->n; k++) {
+			double tt = ((double)a->series[i]->t[k] - c->t0) / 1e9;
 			size_t b = tt < 0 ? 0 : tt >= (double)nbins ? nbins - 1 : (size_t)tt;
-			bins[line * nbins + b] += s->v[k];
-		}
-		if (line == i) {
-			const char *bar = strchr(s->key, '|');
-			snprintf(labels[i], sizeof(labels[i]), "%.*s: %s (%.0f)", bar ? (int)(bar - s->key) : 0,
-				 s->key, bar ? bar + 1 : s->key, tot[i]);
+			bins[line * nbins + b] += a->series[i]->v[k];
 		}
 	}
-	if (n > nl) {
-		double rest = 0;
-		for (size_t i = nl - 1; i < n; i++)
-			rest += tot[i];
-		snprintf(labels[nl - 1], sizeof(labels[0]), "%zu other flows (%.0f)", n - nl + 1, rest);
-	}
-	char cmd[4096];
+	char labels[RPT_PLOT_MAXLINES][200], cmd[4096];
+	const char *keys[RPT_PLOT_MAXLINES];
+	rpt_retrans_labels(sorted, n, labels, nl);
 	size_t off = (size_t)snprintf(cmd, sizeof(cmd), "plot");
 	for (size_t i = 0; i < nl; i++)
 		keys[i] = labels[i];
 	rpt_dat_bins(d, keys, nl, bins, nbins);
+	double top = 0;
+	for (size_t i = 0; i < nl * nbins; i++)
+		top = bins[i] > top ? bins[i] : top;
 	for (size_t i = 0; i < nl && off < sizeof(cmd); i++) {
 		rpt_gp_label(labels[i]);
 		off += (size_t)snprintf(cmd + off, sizeof(cmd) - off, "%s'retrans-time.dat' index %zu using "
 					"($1+0.5):2 with histeps lw 2 lt %zu title \"%s\"",
 					i ? ", \\\n  " : " ", i, i + 1, labels[i]);
 	}
-	rpt_gp_head(g, "Retransmissions per second, per flow (sender's view: local > remote, total)",
+	rpt_gp_head(g, "Retransmissions per second, per host pair (sender -> receiver; total, flows)",
 		    "time since start of analysis (s)", "retransmitted segments");
-	double top = 0;
-	for (size_t i = 0; i < nl * nbins; i++)
-		top = bins[i] > top ? bins[i] : top;
 	fprintf(g, "set xrange [0:%zu]\nset yrange [0:*]\nset key top left\n%s", nbins,
 		top <= 10 ? "set ytics 1\n" : "");   /* whole segments, no 0.5 ticks */
 	rpt_gp_outputs(g, "retrans-time", cmd);
 	fclose(d);
 	fclose(g);
-	free(idx); free(tot); free(bins);
+	free(p); free(sorted); free(pair_of); free(bins);
 	rpt_run_gnuplot(c, "retrans-time");
 }

@@ -1,12 +1,14 @@
 /* The retransmissions-over-time plot's data on hand-built series whose
- * answer is known: 10 flows on two hosts, flow i retransmitting i+1 segments
- * in each of 3 one-second intervals (3..30, 165 in all), intervals starting
- * 0.5 s apart on host b so that two land in one per-second bin. Expected:
- * 8 curves (the 7 largest flows by total, then "3 other flows" with the
- * sum of the 3 smallest), each curve's label with its total, every bin
- * count at its second, the whole file summing to 165; a throughput series
- * of the same table is not drawn. gnuplot is disabled (NP_GNUPLOT=""):
- * only the data and the script are checked. */
+ * answer is known: 10 flows, flow i retransmitting i+1 segments in each of
+ * 3 one-second intervals (165 in all), sent from h/a (even i and 9) or h/b
+ * (odd i < 9, intervals 0.5 s apart so two land in one per-second bin) to
+ * 10.0.1.(i % 9):80. Flow 9 shares flow 0's host pair; the reverse of flow
+ * 8 is in h/c's flows table, so its receiver is h/c. Expected: 9 host
+ * pairs, 8 curves: h/a -> 10.0.1.0 (33, 2 flows), h/a -> h/c (27), h/b ->
+ * 10.0.1.7 (24), 21, 18, 15, 12, then "2 other host pairs (15)"; every bin
+ * count at its second; the file sums to 165; a throughput series of the
+ * same table is not drawn. gnuplot is disabled (NP_GNUPLOT=""): only the
+ * data and the script are checked. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #define NFLOWS 10
 #define T0 1000000000000ull
 
+static bool host_b(size_t i) { return i % 2 && i != 9; }
+
 static struct np_series *mkseries(const char *key, const char *metric, size_t i)
 {
 	struct np_series *s = calloc(1, sizeof(*s));
@@ -32,10 +36,22 @@ static struct np_series *mkseries(const char *key, const char *metric, size_t i)
 	s->v = calloc(3, sizeof(*s->v));
 	for (size_t k = 0; k < 3; k++) {
 		/* host a: whole seconds 0, 1, 2; host b: 0, 0.5, 1.0 s */
-		s->t[k] = T0 + (i % 2 ? k * 500000000ull : k * 1000000000ull);
+		s->t[k] = T0 + (host_b(i) ? k * 500000000ull : k * 1000000000ull);
 		s->v[k] = !strcmp(metric, "retrans") ? (double)(i + 1) : 1e9;
 	}
 	return s;
+}
+
+/* h/c recorded the reverse of flow 8 (h/a's 10.0.0.1:40008 > 10.0.1.8:80) */
+static struct np_table *flows_table(void)
+{
+	struct np_table *t = np_table_new("flows", "Flows", 2);
+	np_table_col(t, "host", "str", NULL);
+	np_table_col(t, "flow", "str", NULL);
+	size_t r = np_table_row(t);
+	np_table_set_str(t, r, 0, "h/c");
+	np_table_set_str(t, r, 1, "tcp 10.0.1.8:80>10.0.0.1:40008");
+	return t;
 }
 
 /* Blocks of the .dat: label, value sum, and the per-bin values. */
@@ -72,11 +88,13 @@ int main(void)
 	struct np_series *series[NFLOWS + 1];
 	char key[128];
 	for (size_t i = 0; i < NFLOWS; i++) {
-		snprintf(key, sizeof(key), "h/%c|tcp 10.0.0.%zu:4000%zu>10.0.1.2:80", i % 2 ? 'b' : 'a', i % 2 + 1, i);
+		snprintf(key, sizeof(key), "h/%c|tcp 10.0.0.%d:4000%zu>10.0.1.%zu:80", host_b(i) ? 'b' : 'a',
+			 host_b(i) ? 2 : 1, i, i % 9);
 		series[i] = mkseries(key, "retrans", i);
 	}
 	series[NFLOWS] = mkseries("h/a|tcp 10.0.0.1:1>10.0.1.2:80", "throughput", 0);
-	struct np_analysis a = { .nseries = NFLOWS + 1, .series = series };
+	struct np_table *fl = flows_table();
+	struct np_analysis a = { .nseries = NFLOWS + 1, .series = series, .ntables = 1, .tables = &fl };
 	a.meta.type = MSGPACK_OBJECT_NIL;
 	char dir[] = "/tmp/test_report_plots.XXXXXX";
 	CHECK(mkdtemp(dir) != NULL, "temp dir");
@@ -91,16 +109,19 @@ int main(void)
 	size_t n = read_dat(path, b, 16, &total);
 	CHECK_EQ_U(n, 8);
 	CHECK_NEAR(total, 165, 0);             /* 3 x (1 + ... + 10) */
-	/* flow 9 (host b, 10 per interval) first */
-	CHECK(!strcmp(b[0].label, "h/b: tcp 10.0.0.2:40009>10.0.1.2:80 (30)"), "first: %s", b[0].label);
-	CHECK_NEAR(b[0].bin[0], 20, 0);        /* host b: 0 and 0.5 s in second 0 */
-	CHECK_NEAR(b[0].bin[1], 10, 0);
-	CHECK(!strcmp(b[1].label, "h/a: tcp 10.0.0.1:40008>10.0.1.2:80 (27)"), "second: %s", b[1].label);
-	CHECK(b[1].bin[0] == 9 && b[1].bin[1] == 9 && b[1].bin[2] == 9, "host a: one interval per second");
-	for (size_t i = 0; i + 1 < n; i++)
-		CHECK_NEAR(b[i].sum, 3.0 * (double)(NFLOWS - i), 0);
-	CHECK(!strcmp(b[7].label, "3 other flows (18)"), "rest: %s", b[7].label);  /* 3 x (3+2+1) */
-	CHECK_NEAR(b[7].sum, 18, 0);
+	static const char *const want[8] = {
+		"h/a -> 10.0.1.0 (33, 2 flows)", "h/a -> h/c (27, 1 flow)", "h/b -> 10.0.1.7 (24, 1 flow)",
+		"h/a -> 10.0.1.6 (21, 1 flow)", "h/b -> 10.0.1.5 (18, 1 flow)", "h/a -> 10.0.1.4 (15, 1 flow)",
+		"h/b -> 10.0.1.3 (12, 1 flow)", "2 other host pairs (15)" };
+	static const double sums[8] = { 33, 27, 24, 21, 18, 15, 12, 15 };
+	for (size_t i = 0; i < n && i < 8; i++) {
+		CHECK(!strcmp(b[i].label, want[i]), "curve %zu: %s", i, b[i].label);
+		CHECK_NEAR(b[i].sum, sums[i], 0);
+	}
+	/* h/a -> 10.0.1.0: flows 0 and 9 (1 + 10 per whole second) */
+	CHECK(b[0].bin[0] == 11 && b[0].bin[1] == 11 && b[0].bin[2] == 11, "host a: one interval per second");
+	/* h/b -> 10.0.1.7: 8 per interval at 0, 0.5, 1.0 s */
+	CHECK(b[2].bin[0] == 16 && b[2].bin[1] == 8 && b[2].bin[2] == 0, "host b: two intervals in second 0");
 
 	snprintf(path, sizeof(path), "%s/retrans-time.gp", dir);
 	FILE *g = fopen(path, "r");
@@ -114,6 +135,7 @@ int main(void)
 
 	/* no retrans series: no plot */
 	a.nseries = 0;
+	a.ntables = 0;
 	char dir2[] = "/tmp/test_report_plots.XXXXXX";
 	CHECK(mkdtemp(dir2) != NULL, "temp dir 2");
 	rpt_plots(dir2, &a, &res);
@@ -122,6 +144,7 @@ int main(void)
 
 	for (size_t i = 0; i <= NFLOWS; i++)
 		np_series_free(series[i]);
+	np_table_free(fl);
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, dir2);
 	CHECK(system(cmd) == 0, "cleanup");
