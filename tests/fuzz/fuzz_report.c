@@ -3,7 +3,7 @@
  * the table is presented under each name the incident summary and the
  * plots read by column name (transactions, lost_packets, clock, ...), so
  * odd column types, nil cells, huge or NAN numbers and strings without the
- * expected separators reach the summary, the text table, the CSV and the
+ * expected separators reach the summary (also its missing-probes line), the text table, the CSV and the
  * plot data writers. Nothing may crash or read out of bounds. */
 #include "anatable.h"
 #include "container.h"
@@ -19,7 +19,7 @@
 
 static const char *const fz_names[] = { "transactions", "lost_packets", "clock", "bottlenecks",
 					"patterns", "pattern_requests", "loss", "pkt_flows", "decomp",
-					"hosts" };
+					"hosts", "probes" };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
