@@ -31,6 +31,12 @@
 #define RC_TXN_NTP 4
 #define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
 #define RC_TXN_TP_SENDMSG 3     /* tcp_sendmsg_locked, the last one */
+/* --txn-events auto: every connection's events until an interval has more
+ * than RC_TXN_EV_AUTO_RATE a second, then 1 in RC_TXN_EV_AUTO_N connections
+ * for the rest of the recording (per-transaction events cost a ring-buffer
+ * record, a request-line read and their packing; docs/BENCHMARKS.md). */
+#define RC_TXN_EV_AUTO_RATE 2000
+#define RC_TXN_EV_AUTO_N    16
 
 struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
 
@@ -78,6 +84,8 @@ struct rc_txn {
 	uint64_t start0, start_prev;    /* first event's start (absolute), the last one's */
 	uint64_t ev_lost;               /* events that found no memory to be packed in */
 	uint64_t evicted;               /* entries the full LRU maps evicted */
+	bool ev_auto;                   /* --txn-events auto: may still lower ev_keep */
+	uint32_t ev_keep;               /* txn_ev_keep in force this interval */
 };
 
 static uint64_t rc_fnv1a(const char *s)
@@ -258,6 +266,10 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	const char *keep = getenv("NPREC_TEST_TXN_SENDMSG");
 	t->nc_start = !ctx->cfg->no_netcpu && !(keep && *keep == '1');
 	t->skel->rodata->txn_nc_start = t->nc_start;
+	uint32_t n = ctx->cfg->txn_events_n;
+	t->ev_auto = n == 0;
+	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
+	t->skel->data->txn_ev_keep = t->ev_keep;
 	t->ntps = t->nc_start ? RC_TXN_TP_SENDMSG : RC_TXN_NTP;
 	if (t->nc_start) {
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
@@ -703,6 +715,8 @@ static void rc_txn_pack_stats(struct rc_txn *t, struct rec_ctx *ctx, struct np_r
 		rc_pack_kv_strcol(pk, NPK(TXN_STATS, PATH), n ? t->rows[0].path : NULL, sizeof(*t->rows), n);
 	RC_TCOL(NPK(TXN_STATS, PATH_HASH), r->path_hash);
 	np_pack_kv_bool(pk, NPK(TXN_STATS, REDACTED), t->redact);
+	np_pack_kv_u64(pk, NPK(TXN_STATS, EV_SAMPLE), TXN_EV_ALL / t->ev_keep);
+	RC_TCOL(NPK(TXN_STATS, EV), r->k.evh < t->ev_keep);
 	np_pack_str(pk, NPK(TXN_STATS, LAT));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) {
@@ -765,6 +779,22 @@ static void rc_txn_pack_events(struct rc_txn *t, struct rec_ctx *ctx, struct np_
 	t->nev = 0;
 }
 
+/* --txn-events auto: lowers the threshold once, after an interval of more
+ * than RC_TXN_EV_AUTO_RATE events a second. The connections kept then are a
+ * subset of those kept before, so their events stay complete. */
+static void rc_txn_ev_adapt(struct rc_txn *t, struct rec_ctx *ctx, uint64_t nev, uint64_t dt_ns)
+{
+	if (!t->ev_auto || !dt_ns || (double)nev * 1e9 / (double)dt_ns <= RC_TXN_EV_AUTO_RATE)
+		return;
+	t->ev_auto = false;
+	t->ev_keep = TXN_EV_ALL / RC_TXN_EV_AUTO_N;
+	t->skel->data->txn_ev_keep = t->ev_keep;
+	if (!ctx->cfg->quiet)
+		fprintf(stderr, "nprec: txn: %.0f transaction events/s: from now on events of 1 in %u "
+			"connections (--txn-events all keeps every one)\n",
+			(double)nev * 1e9 / (double)dt_ns, RC_TXN_EV_AUTO_N);
+}
+
 static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb,
 			   uint64_t t0, uint64_t t1)
 {
@@ -790,8 +820,10 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 		return -ENOMEM;
 	rc_txn_pack_stats(t, ctx, rb, t0, t1, col);
 	free(col);
+	uint64_t nev = t->nev;
 	if (t->nev)
 		rc_txn_pack_events(t, ctx, rb, t0, t1);
+	rc_txn_ev_adapt(t, ctx, nev, t1 - t0);
 	return 0;
 }
 
