@@ -85,6 +85,7 @@ struct rc_txn {
 	uint64_t ev_lost;               /* events that found no memory to be packed in */
 	uint64_t evicted;               /* entries the full LRU maps evicted */
 	bool ev_auto;                   /* --txn-events auto: may still lower ev_keep */
+	bool quiet;                     /* -q: no note when it does */
 	uint32_t ev_keep;               /* txn_ev_keep in force this interval */
 };
 
@@ -343,6 +344,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	if (!t)
 		return -ENOMEM;
 	t->redact = ctx->cfg->redact_paths;
+	t->quiet = ctx->cfg->quiet;
 	t->ncpus = rc_ncpus();
 	t->vbuf = calloc((size_t)t->ncpus, rc_pcpu_stride(sizeof(struct rc_txn_stats)));
 	if (!t->vbuf || rc_dtab_init(&t->prev, sizeof(struct rc_txn_ckey), sizeof(struct rc_txn_prev)) ||
@@ -389,10 +391,35 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	return 0;
 }
 
+/* --txn-events auto: lowers the threshold once, for the rest of the
+ * recording. The connections kept then are a subset of those kept before,
+ * so their events stay complete. */
+static void rc_txn_ev_lower(struct rc_txn *t)
+{
+	t->ev_auto = false;
+	t->ev_keep = TXN_EV_ALL / RC_TXN_EV_AUTO_N;
+	t->skel->data->txn_ev_keep = t->ev_keep;
+	if (!t->quiet)
+		fprintf(stderr, "nprec: txn: more than %u transaction events/s: from now on events of 1 in %u "
+			"connections (--txn-events all keeps every one)\n", RC_TXN_EV_AUTO_RATE, RC_TXN_EV_AUTO_N);
+}
+
+/* At a snapshot: an interval (of any length) above the rate. */
+static void rc_txn_ev_adapt(struct rc_txn *t, uint64_t nev, uint64_t dt_ns)
+{
+	if (t->ev_auto && dt_ns && (double)nev * 1e9 / (double)dt_ns > RC_TXN_EV_AUTO_RATE)
+		rc_txn_ev_lower(t);
+}
+
 static int rc_txn_drain(void *state)
 {
 	struct rc_txn *t = state;
 	int n = ring_buffer__consume(t->ring);
+	/* a second's worth before the interval ends: lower now, not after up
+	 * to an interval of every event (a recorder starved by the load it
+	 * records would lose them from the full ring buffer) */
+	if (t->ev_auto && t->nev > RC_TXN_EV_AUTO_RATE)
+		rc_txn_ev_lower(t);
 	return n < 0 ? n : 0;
 }
 
@@ -779,22 +806,6 @@ static void rc_txn_pack_events(struct rc_txn *t, struct rec_ctx *ctx, struct np_
 	t->nev = 0;
 }
 
-/* --txn-events auto: lowers the threshold once, after an interval of more
- * than RC_TXN_EV_AUTO_RATE events a second. The connections kept then are a
- * subset of those kept before, so their events stay complete. */
-static void rc_txn_ev_adapt(struct rc_txn *t, struct rec_ctx *ctx, uint64_t nev, uint64_t dt_ns)
-{
-	if (!t->ev_auto || !dt_ns || (double)nev * 1e9 / (double)dt_ns <= RC_TXN_EV_AUTO_RATE)
-		return;
-	t->ev_auto = false;
-	t->ev_keep = TXN_EV_ALL / RC_TXN_EV_AUTO_N;
-	t->skel->data->txn_ev_keep = t->ev_keep;
-	if (!ctx->cfg->quiet)
-		fprintf(stderr, "nprec: txn: %.0f transaction events/s: from now on events of 1 in %u "
-			"connections (--txn-events all keeps every one)\n",
-			(double)nev * 1e9 / (double)dt_ns, RC_TXN_EV_AUTO_N);
-}
-
 static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb,
 			   uint64_t t0, uint64_t t1)
 {
@@ -823,7 +834,7 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	uint64_t nev = t->nev;
 	if (t->nev)
 		rc_txn_pack_events(t, ctx, rb, t0, t1);
-	rc_txn_ev_adapt(t, ctx, nev, t1 - t0);
+	rc_txn_ev_adapt(t, nev, t1 - t0);
 	return 0;
 }
 
