@@ -18,7 +18,8 @@
 # cache pressure from the other load, the same for every mode of the run.
 # Modes alternate in order every repetition; medians over REPS.
 # Env: NP_BUILD (build/), REPS (5), BENCH_T (3), BENCH_NS (txrq), DISPATCH_NS (62),
-# MODES ("default|full|nonc|full_nonc", names of the option sets below).
+# MODES ("default full nonc full_nonc", names of the option sets below; NAME_nohub:
+# with NPREC_TEST_NO_HUB=1, for per-family program figures).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -86,8 +87,11 @@ phase() {
 }
 measure() {
 	local mode=$1 rep=$2 p s0 s1 s2 s3 n q mb
+	# MODE_nohub: the same options, each family with its own programs
+	local hub=0
+	[[ $mode == *_nohub ]] && hub=1
 	# shellcheck disable=SC2086
-	"$NP_BUILD/nprec" -q ${OPTS[$mode]} -o "$TMP/r.npr" 2>>"$TMP/rec.err" & p=$!
+	NPREC_TEST_NO_HUB=$hub "$NP_BUILD/nprec" -q ${OPTS[${mode%_nohub}]} -o "$TMP/r.npr" 2>>"$TMP/rec.err" & p=$!
 	for _ in $(seq 100); do [ -s "$TMP/r.npr" ] && break; sleep 0.1; done
 	sleep 1
 	# idle: what the recorder spends on the rest of the machine (other
@@ -98,9 +102,14 @@ measure() {
 	s1=$(snap $p)
 	phase "$mode" "$rep" idle 1 "$s0" "$s1"
 	s0=$s1
+	python3 "$ROOT/bench/recprogs.py" $p | sort > "$TMP/progs.0"
 	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	s1=$(snap $p)
 	n=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
+	# per program over the saturated phase (with NPREC_TEST_NO_HUB=1 each
+	# family's own; with the hub, the members' time is in the hub head's)
+	python3 "$ROOT/bench/recprogs.py" $p | sort | join - "$TMP/progs.0" |
+		awk -v m="$mode" -v n="${n:-0}" '{print m, $1, $2 - $4, $3 - $5, n}' >> "$TMP/progs"
 	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	s2=$(snap $p)
 	q=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
@@ -157,6 +166,19 @@ for ph in ("wrk", "wrk_paced", "iperf3"):
         print("%-10s %-10s %-8s %3d %8.0f %8.0f %8.0f %7.0f [%.0f,%.0f] %7.2f %7.0f [%.0f,%.0f] %9.1f" % (m, ph,
               unit[ph], len(r), st.median(bpf), st.median(runs) * disp, st.median(proc), st.median(tot),
               min(tot), max(tot), st.median(runs), st.median(net), min(net), max(net), st.median(irate)))
+pf = sys.argv[1].replace("rows", "progs")
+progs = [l.split() for l in open(pf)] if os.path.exists(pf) else []
+if progs:
+    print()
+    print("per program, saturated wrk phase: medians over repetitions of ns per run, runs and ns per request")
+    print("%-10s %-22s %9s %9s %9s" % ("mode", "program", "ns/run", "runs/req", "ns/req"))
+    for m in modes:
+        for name in sorted({x[1] for x in progs if x[0] == m}):
+            r = [x for x in progs if x[0] == m and x[1] == name and int(x[2]) > 0 and int(x[4]) > 0]
+            if not r:
+                continue
+            print("%-10s %-22s %9.0f %9.2f %9.0f" % (m, name, st.median(int(x[3]) / int(x[2]) for x in r),
+                  st.median(int(x[2]) / int(x[4]) for x in r), st.median(int(x[3]) / int(x[4]) for x in r)))
 print("lost events per mode (sum over repetitions): " +
       ", ".join("%s %d" % (m, sum(int(x[3]) for x in lost if x[0] == m and x[3].isdigit())) for m in modes))
 PY
