@@ -43,16 +43,7 @@ trap 'exit 130' INT TERM
 for t in wrk nginx iperf3; do command -v $t >/dev/null || { echo "$t missing" >&2; exit 1; }; done
 [ -x "$NP_BUILD/nprec" ] || { echo "$NP_BUILD/nprec not built" >&2; exit 1; }
 
-python3 - "$TMP/stats.ready" <<'PY' & PIDS+=($!)
-import ctypes, signal, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-attr = ctypes.create_string_buffer(struct.pack("I", 0), 16)   # BPF_STATS_RUN_TIME
-fd = libc.syscall(321, 32, attr, 16)                           # bpf(BPF_ENABLE_STATS)
-if fd < 0:
-    sys.exit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
-open(sys.argv[1], "w").close()
-signal.pause()
-PY
+python3 "$ROOT/bench/bpfstats_hold.py" "$TMP/stats.ready" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/stats.ready" ] && break; sleep 0.1; done
 [ -e "$TMP/stats.ready" ] || { echo "cannot enable BPF statistics" >&2; exit 1; }
 

@@ -270,21 +270,29 @@ static void test_complete(void)
 	txe_free(&r);
 }
 
-static void test_one_missing(void)
+/* Writes and analyses a recording whose connection 2 has incomplete
+ * events (one lost, or all sampled out): connection 1 from its events,
+ * connection 2 from TXN_STATS, all on /fast. The table, or NULL. */
+static const struct np_table *txe_conn2_from_stats(struct txe_run *r, const char *name, bool drop, bool sampled)
 {
 	char npr[64], npa[64];
-	snprintf(npr, sizeof(npr), "%s/lost.npr", txe_dir);
-	snprintf(npa, sizeof(npa), "%s/lost.npa", txe_dir);
-	CHECK(txe_write(npr, true, false) == 0, "write %s", npr);
-	struct txe_run r;
-	txe_analyse(&r, npr, npa);
-	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
-	/* connection 1 from its events; connection 2 from TXN_STATS, all on /fast */
+	snprintf(npr, sizeof(npr), "%s/%s.npr", txe_dir, name);
+	snprintf(npa, sizeof(npa), "%s/%s.npa", txe_dir, name);
+	CHECK(txe_write(npr, drop, sampled) == 0, "write %s", npr);
+	txe_analyse(r, npr, npa);
+	const struct np_table *t = r->ok ? np_analysis_table(&r->a, "transactions") : NULL;
 	txe_check_ep(t, true, TXE_IV * TXE_PER / 2, 1);
 	int f = txe_row(t, "endpoint", "10.0.0.2:8080 GET /fast");
 	CHECK_NEAR(txe_cell(t, f, "requests"), TXE_IV * TXE_PER / 2 + TXE_IV * TXE_PER, 0.0);
 	CHECK(txe_cell(t, f, "p99") > 0.9 * TXE_SLOW, "conn 2's stats carry /slow latency onto /fast (%g)",
 	      txe_cell(t, f, "p99"));
+	return t;
+}
+
+static void test_one_missing(void)
+{
+	struct txe_run r;
+	txe_conn2_from_stats(&r, "lost", true, false);
 	CHECK(txe_warned(&r.m, "transaction events missing for 1 of 2 connections"), "fallback warning");
 	CHECK(txe_warned(&r.m, "come from TXN_STATS"), "warning names the source");
 	txe_free(&r);
@@ -292,16 +300,8 @@ static void test_one_missing(void)
 
 static void test_sampled(void)
 {
-	char npr[64], npa[64];
-	snprintf(npr, sizeof(npr), "%s/sampled.npr", txe_dir);
-	snprintf(npa, sizeof(npa), "%s/sampled.npa", txe_dir);
-	CHECK(txe_write(npr, false, true) == 0, "write %s", npr);
 	struct txe_run r;
-	txe_analyse(&r, npr, npa);
-	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
-	txe_check_ep(t, true, TXE_IV * TXE_PER / 2, 1);
-	int f = txe_row(t, "endpoint", "10.0.0.2:8080 GET /fast");
-	CHECK_NEAR(txe_cell(t, f, "requests"), TXE_IV * TXE_PER / 2 + TXE_IV * TXE_PER, 0.0);
+	const struct np_table *t = txe_conn2_from_stats(&r, "sampled", false, true);
 	int c2 = txe_row(t, "connection", "10.0.0.2:8080>10.0.0.1:40002");
 	CHECK_NEAR(txe_cell(t, c2, "requests"), TXE_IV * TXE_PER, 0.0);
 	CHECK(!txe_warned(&r.m, "transaction events missing"), "no missing-events warning");
