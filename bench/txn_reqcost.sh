@@ -48,20 +48,8 @@ python3 "$ROOT/bench/bpfstats_hold.py" "$TMP/stats.ready" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/stats.ready" ] && break; sleep 0.1; done
 [ -e "$TMP/stats.ready" ] || { echo "cannot enable BPF statistics" >&2; exit 1; }
 
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add txrqa0 netns $NSA type veth peer name txrqb0 netns $NSB
-ip -n $NSA addr add $IPA/24 dev txrqa0; ip -n $NSB addr add $IPB/24 dev txrqb0
-ip -n $NSA link set txrqa0 up; ip -n $NSB link set txrqb0 up
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off; worker_processes 1; pid $TMP/nginx.pid; error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http { access_log off; client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs;
-  fastcgi_temp_path $TMP/logs; uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000; server { listen $IPB:8080; root $TMP/www; } }
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & NGM=$!; PIDS+=($NGM)
+. "$ROOT/bench/txn_lib.sh"
+txn_setup_nginx txrq
 ip netns exec $NSB iperf3 -s -p 5202 >/dev/null 2>&1 & IPS=$!; PIDS+=($IPS)
 echo "function delay() return 1 end" > "$TMP/pace.lua"
 sleep 1
