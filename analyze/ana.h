@@ -150,6 +150,8 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	uint64_t count, bytes;
 	struct np_sketch lat;
 	uint64_t ev_lo, ev_hi;      /* a row built from TXN_EVENTS: first start, last end */
+	uint64_t ev_sample;         /* events of 1 in N connections this interval, 0: not said (all) */
+	bool ev_skipped;            /* this connection's events were not recorded (sampled out) */
 };
 
 struct ana_txev {               /* TXN_EVENTS: one transaction */

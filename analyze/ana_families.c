@@ -267,6 +267,8 @@ struct ana_tconn {              /* one connection side: TXN_STATS rows with one 
 	size_t row;                 /* one of its TXN_STATS rows (addresses, role) */
 	uint64_t stats_n, ev_n;
 	bool use_ev;
+	bool skipped;               /* events sampled out by the recorder (TXN_STATS ev = 0) */
+	uint64_t ev_sample;         /* the highest 1-in-N of its rows */
 };
 
 static int ana_tconn_cmp(const void *a, const void *b)
@@ -294,13 +296,18 @@ static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
 		return NULL;
 	for (size_t i = 0; i < m->txns.n; i++)
 		v[i] = (struct ana_tconn){ .host = m->txns.v[i].host, .conn = m->txns.v[i].conn_id, .row = i,
-					   .stats_n = m->txns.v[i].count };
+					   .stats_n = m->txns.v[i].count, .skipped = m->txns.v[i].ev_skipped,
+					   .ev_sample = m->txns.v[i].ev_sample };
 	qsort(v, m->txns.n, sizeof(*v), ana_tconn_cmp);
 	for (size_t i = 0; i < m->txns.n; i++) {
-		if (k && !ana_tconn_cmp(&v[k - 1], &v[i]))
+		if (k && !ana_tconn_cmp(&v[k - 1], &v[i])) {
 			v[k - 1].stats_n += v[i].stats_n;
-		else
+			v[k - 1].skipped |= v[i].skipped;
+			if (v[i].ev_sample > v[k - 1].ev_sample)
+				v[k - 1].ev_sample = v[i].ev_sample;
+		} else {
 			v[k++] = v[i];
+		}
 	}
 	for (size_t i = 0; i < m->txevs.n; i++) {
 		struct ana_tconn *c = ana_tconn_find(v, k, m->txevs.v[i].host, m->txevs.v[i].conn);
@@ -313,20 +320,40 @@ static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
 	return v;
 }
 
+/* A host whose recorder sampled connections for events: say which share
+ * was kept and where the others' endpoint figures come from. */
+static void ana_tconn_note_sampled(struct ana_model *m, size_t h, uint64_t skipped, uint64_t all, uint64_t n)
+{
+	ana_note(m, "%s: transaction events sampled by connection: %llu of %llu connections without events "
+		 "(up to 1 in %llu kept, by a hash of the connection that every host computes alike; "
+		 "nprec --txn-events all keeps every one). Transaction counts, bytes and latency sketches "
+		 "are exact for all; the endpoint figures of those connections come from TXN_STATS, call "
+		 "trees only from the connections with events", m->hosts.v[h].name,
+		 (unsigned long long)skipped, (unsigned long long)all, (unsigned long long)n);
+}
+
 /* Hosts with events but connections whose events are incomplete: say that
- * their endpoint figures come from TXN_STATS. */
+ * their endpoint figures come from TXN_STATS (sampled-out ones in a note). */
 static void ana_tconn_warn(struct ana_model *m, const struct ana_tconn *v, size_t n)
 {
 	for (size_t h = 0; h < m->hosts.n; h++) {
-		uint64_t bad = 0, all = 0, ev = 0, st = 0;
+		uint64_t bad = 0, all = 0, ev = 0, st = 0, skipped = 0, sample = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (v[i].host != h)
 				continue;
 			all++;
 			ev += v[i].ev_n;
 			st += v[i].stats_n;
+			if (v[i].ev_sample > sample)
+				sample = v[i].ev_sample;
+			if (v[i].skipped && !v[i].use_ev && v[i].stats_n) {
+				skipped++;
+				continue;
+			}
 			bad += !v[i].use_ev && v[i].stats_n;
 		}
+		if (skipped)
+			ana_tconn_note_sampled(m, h, skipped, all, sample);
 		const struct ana_host *hp = &m->hosts.v[h];
 		uint64_t lost = 0;
 		for (int k = 0; k < 8 && hp->lost_fam[k][0]; k++)

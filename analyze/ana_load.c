@@ -426,6 +426,8 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		if (ana_rows_u64(&r, i, NPK(TXN_STATS, PID), &v)) x->pid = (uint32_t)v;
 		ana_rows_u64(&r, i, NPK(TXN_STATS, COUNT), &x->count);
 		ana_rows_u64(&r, i, NPK(TXN_STATS, CONN), &x->conn_id);
+		np_get_u64(body, NPK(TXN_STATS, EV_SAMPLE), &x->ev_sample);   /* txn events sampled */
+		x->ev_skipped = ana_rows_u64(&r, i, NPK(TXN_STATS, EV), &v) && !v;
 		uint64_t a = 0, b2 = 0;
 		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_REQ), &a);
 		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_RESP), &b2);
