@@ -257,6 +257,9 @@ int BPF_PROG(nc_softirq_entry, unsigned int vec)
 
 	if (!c)
 		return 0;
+	/* the socket-time sampler leaves softirq time out (as the exact
+	 * clock does), whatever the vector */
+	c->sirq_any = 1;
 	/* timer/RCU/... softirqs matter only when they interrupt an op: no
 	 * clock read for them otherwise (the exit sees sirq_ts 0) */
 	if (vec != NC_VEC_NET_RX && vec != NC_VEC_NET_TX && !c->op_ts)
@@ -281,7 +284,10 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
 	__u64 d = 0, now;
 	bool net = vec == NC_VEC_NET_RX || vec == NC_VEC_NET_TX;
 
-	if (!c || !c->sirq_ts)
+	if (!c)
+		return 0;
+	c->sirq_any = 0;
+	if (!c->sirq_ts)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (now > c->sirq_ts) {
@@ -304,23 +310,28 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
 #define NC_S_IFMT   0170000
 #define NC_S_IFSOCK 0140000
 
-/* Whether fd of task t is a socket. Costs a few hundred ns (probe reads
- * through the fd table): done only when an op in flight is switched out,
- * so that blocking read()s of pipes, ttys and files are not parked. */
-static __always_inline bool nc_fd_is_sock(struct task_struct *t, unsigned long fd)
+/* The socket behind fd of task t, NULL when fd is no socket. Costs a few
+ * hundred ns (probe reads through the fd table): done only when an op in
+ * flight is switched out (so that blocking read()s of pipes, ttys and
+ * files are not parked) and in the socket-time sampler. */
+static __always_inline struct sock *nc_fd_sock(struct task_struct *t, unsigned long fd)
 {
 	struct files_struct *files = t->files;
 	struct fdtable *fdt;
 	struct file *f = NULL;
+	struct socket *so;
 
 	if (!files)
-		return false;
+		return NULL;
 	fdt = files->fdt;
 	if (!fdt || fd >= fdt->max_fds)
-		return false;
+		return NULL;
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]) || !f)
-		return false;
-	return (BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) == NC_S_IFSOCK;
+		return NULL;
+	if ((BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) != NC_S_IFSOCK)
+		return NULL;
+	so = BPF_CORE_READ(f, private_data);
+	return so ? BPF_CORE_READ(so, sk) : NULL;
 }
 
 /* prev leaves this CPU in the middle of an op: move the slot into its task
@@ -333,7 +344,7 @@ static __always_inline void nc_park(struct nc_cpu *c, struct task_struct *prev, 
 	struct nc_task *s;
 
 	if (c->op_tid != (__u32)prev->pid || !regs || regs->orig_ax != c->op_nr ||
-	    !nc_fd_is_sock(prev, c->op_fd))
+	    !nc_fd_sock(prev, c->op_fd))
 		goto out;
 	s = bpf_task_storage_get(&nc_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
@@ -415,17 +426,60 @@ int BPF_PROG(nc_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
+/* x86_64: the entry code sets pt_regs->ax to -ENOSYS before it calls the
+ * syscall function and stores the return value there when it returns */
+#define NC_AX_IN_SYSCALL ((__u64)-38)
+#define NC_PF_KTHREAD 0x00200000    /* include/linux/sched.h */
+
+static __always_inline bool nc_syscall_is_send(__u64 nr)
+{
+	return nr == NC_NR_SENDTO || nr == NC_NR_SENDMSG || nr == NC_NR_SENDMMSG ||
+	       nr == NC_NR_WRITE || nr == NC_NR_WRITEV;
+}
+
+/* Socket-time sampler (--netcpu sample): the sampled CPU's task counts as
+ * inside a socket op when its user-entry frame says it is in one of the
+ * listed syscalls (orig_ax; an interrupt from user mode writes -1 there),
+ * the syscall function has not returned yet (ax still -ENOSYS: the exit
+ * work after it is left out, as sock_*_length leaves it out of the exact
+ * clock), its first argument is a socket and the filters pass. Softirq
+ * time was excluded by the caller. One sample stands for one sampling
+ * period of on-CPU time (user space: x period, with a Poisson error). */
+static __always_inline void nc_sample_sock(struct nc_cpu *c)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	struct sock *sk;
+	__u64 nr;
+
+	if (!t->pid || (t->flags & NC_PF_KTHREAD))
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return;
+	nr = regs->orig_ax;
+	if (!nc_syscall_listed((long)nr) || regs->ax != NC_AX_IN_SYSCALL)
+		return;
+	if (!rc_filter_pid(t->tgid) ||
+	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id))
+		return;
+	sk = nc_fd_sock(t, regs->di);
+	if (!sk || !rc_filter_sk(sk))
+		return;
+	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
+}
+
 /* Address of the scheduler tick's hrtimer function (tick_nohz_handler,
  * tick_sched_timer on older kernels), from /proc/kallsyms; 0 = no tick
  * source (nc_tick is then not loaded). */
 const volatile __u64 nc_tick_fn = 0;
 
 /* One sample of this CPU: counted always, its kernel stack taken and
- * counted when NET_RX runs. Shared by both sampling sources; ctx is the
+ * counted when NET_RX runs; with sock, a socket-time sample otherwise. Shared by both sampling sources; ctx is the
  * program's context, which bpf_get_stackid walks from (the interrupted
  * context for perf_event, the tracepoint's own frames for tp_btf, stripped
  * in user space: record/families/netrxcat.c nc_strip_irq). */
-static __always_inline int nc_sample_body(void *ctx)
+static __always_inline int nc_sample_body(void *ctx, bool sock)
 {
 	struct nc_cpu *c = nc_this_cpu();
 	struct nc_stack_key key = {};
@@ -434,8 +488,11 @@ static __always_inline int nc_sample_body(void *ctx)
 	if (!c)
 		return 0;
 	c->samples++;
-	if (!c->sirq_ts || c->sirq_vec != NC_VEC_NET_RX)
+	if (!c->sirq_ts || c->sirq_vec != NC_VEC_NET_RX) {
+		if (sock && !c->sirq_any)
+			nc_sample_sock(c);
 		return 0;
+	}
 	c->samples_netrx++;
 	key.stackid = bpf_get_stackid(ctx, &nc_stacks, 0);
 	if (key.stackid < 0) {
@@ -465,7 +522,24 @@ static __always_inline int nc_sample_body(void *ctx)
 SEC("perf_event")
 int nc_sample(struct bpf_perf_event_data *ctx)
 {
-	return nc_sample_body(ctx);
+	return nc_sample_body(ctx, true);
+}
+
+/* Socket-time sampler of its own (perf_event cpu-clock at a rate that is
+ * no multiple of HZ) when the stack sampler is the tick or off. Not the
+ * tick: on a kernel without preemption a task whose slice ran out at a
+ * tick goes on to the end of its syscall before it yields, so the moments
+ * right after a tick belong to socket ops more often than the moments at
+ * it; the tick sampled 40-80 % of the exact socket time on the 2-CPU
+ * project VM under load, an independent timer 100-104 % (docs/NETCPU.md). */
+SEC("perf_event")
+int nc_sock_sample(struct bpf_perf_event_data *ctx)
+{
+	struct nc_cpu *c = nc_this_cpu();
+
+	if (c && !c->sirq_any)
+		nc_sample_sock(c);
+	return 0;
 }
 
 /* Sampling source "tick" (default): rides the scheduler tick the kernel
@@ -477,5 +551,5 @@ int BPF_PROG(nc_tick, struct hrtimer *timer, ktime_t *now)
 {
 	if ((__u64)timer->function != nc_tick_fn)
 		return 0;
-	return nc_sample_body(ctx);
+	return nc_sample_body(ctx, false);
 }

@@ -195,6 +195,7 @@ enum {
 	OPT_CLOCK_SHIFT, OPT_NO_TXN, OPT_NO_FLOWS, OPT_NO_NETCPU, OPT_NO_THREADS,
 	OPT_TRIGGER,
 	OPT_SYNC_KEY, OPT_SYNC_BIND,
+	OPT_NETCPU,
 };
 
 static const struct option rc_long_opts[] = {
@@ -239,6 +240,7 @@ static const struct option rc_long_opts[] = {
 	{ "no-flows", no_argument, 0, OPT_NO_FLOWS },
 	{ "no-netcpu", no_argument, 0, OPT_NO_NETCPU },
 	{ "no-threads", no_argument, 0, OPT_NO_THREADS },
+	{ "netcpu", required_argument, 0, OPT_NETCPU },
 	{ "trigger", required_argument, 0, OPT_TRIGGER },
 	{ "sync-key", required_argument, 0, OPT_SYNC_KEY },
 	{ "sync-bind", required_argument, 0, OPT_SYNC_BIND },
@@ -279,6 +281,13 @@ void rc_cli_usage(FILE *f)
 "                           per CPU, or off\n"
 "      --redact-paths       store only HTTP method and a hash of the path\n"
 "      --no-flows --no-txn --no-netcpu --no-threads\n"
+"      --netcpu sample[:HZ]|exact  socket send/receive CPU time. sample (default):\n"
+"                           estimated from a cpu-clock sampler at HZ per CPU (97),\n"
+"                           the analysis gives the 95 % interval and sample count;\n"
+"                           no per-call hook, within the default's cost class.\n"
+"                           exact: every socket syscall of the machine stamped (a\n"
+"                           syscall-entry hook on every syscall); opt-in, costs more\n"
+"                           (docs/BENCHMARKS.md \"netcpu sample vs exact\")\n"
 "packet paths, host stack, clock sync:\n"
 "      --packets            packet-path tracing\n"
 "      --sample 1/N         consistent packet sampling   --per-flow-cap N  events/s per flow\n"
@@ -392,6 +401,11 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NO_FLOWS: c->no_flows = true; return 0;
 	case OPT_NO_NETCPU: c->no_netcpu = true; return 0;
 	case OPT_NO_THREADS: c->no_threads = true; return 0;
+	case OPT_NETCPU:
+		c->netcpu_exact = !strcmp(a, "exact");
+		if (c->netcpu_exact || !strcmp(a, "sample")) return 0;
+		if (strncmp(a, "sample:", 7) || rc_parse_uint(a + 7, 10000, &u) || !u) return -1;
+		c->netcpu_sock_hz = (unsigned)u; return 0;
 	case OPT_TRIGGER: res->action = RC_CLI_TRIGGER; res->trigger_target = a; return 0;
 	case OPT_SYNC_KEY: c->sync_key_file = a; return 0;
 	case OPT_SYNC_BIND: c->sync_bind = a; return 0;
