@@ -281,13 +281,14 @@ void rc_cli_usage(FILE *f)
 "                           per CPU, or off\n"
 "      --redact-paths       store only HTTP method and a hash of the path\n"
 "      --no-flows --no-txn --no-netcpu --no-threads\n"
-"      --netcpu sample[:HZ]|exact  socket send/receive CPU time. sample (default):\n"
+"      --netcpu sample|exact[:HZ]  socket send/receive CPU time. sample (default):\n"
 "                           estimated from a cpu-clock sampler at HZ per CPU (97),\n"
 "                           the analysis gives the 95 % interval and sample count;\n"
 "                           no per-call hook, within the default's cost class.\n"
 "                           exact: every socket syscall of the machine stamped (a\n"
-"                           syscall-entry hook on every syscall); opt-in, costs more\n"
-"                           (docs/BENCHMARKS.md \"netcpu sample vs exact\")\n"
+"                           syscall-entry hook on every syscall), the sampler kept as\n"
+"                           a cross-check; opt-in, costs more (docs/BENCHMARKS.md\n"
+"                           \"netcpu: sampled vs exact socket time\")\n"
 "packet paths, host stack, clock sync:\n"
 "      --packets            packet-path tracing\n"
 "      --sample 1/N         consistent packet sampling   --per-flow-cap N  events/s per flow\n"
@@ -401,11 +402,15 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NO_FLOWS: c->no_flows = true; return 0;
 	case OPT_NO_NETCPU: c->no_netcpu = true; return 0;
 	case OPT_NO_THREADS: c->no_threads = true; return 0;
-	case OPT_NETCPU:
-		c->netcpu_exact = !strcmp(a, "exact");
-		if (c->netcpu_exact || !strcmp(a, "sample")) return 0;
-		if (strncmp(a, "sample:", 7) || rc_parse_uint(a + 7, 10000, &u) || !u) return -1;
+	case OPT_NETCPU: {
+		/* sample|exact[:HZ], HZ the socket sampler's rate (exact: cross-check) */
+		size_t k = strcspn(a, ":");
+		c->netcpu_exact = k == 5 && !strncmp(a, "exact", 5);
+		if (!c->netcpu_exact && (k != 6 || strncmp(a, "sample", 6))) return -1;
+		if (!a[k]) return 0;
+		if (rc_parse_uint(a + k + 1, 10000, &u) || !u) return -1;
 		c->netcpu_sock_hz = (unsigned)u; return 0;
+	}
 	case OPT_TRIGGER: res->action = RC_CLI_TRIGGER; res->trigger_target = a; return 0;
 	case OPT_SYNC_KEY: c->sync_key_file = a; return 0;
 	case OPT_SYNC_BIND: c->sync_bind = a; return 0;

@@ -42,6 +42,16 @@ enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK };
 
 static const char *const nc_source_name[] = { "off", "tick", "cpu-clock" };
 
+/* Syscall entry work the socket sampler leaves out (bpf/netcpu.bpf.c
+ * nc_in_entry_work): do_syscall_64 holds the inlined entry/exit work. */
+static const char *const nc_entry_syms[] = { "do_syscall_64" };
+/* The exact clock's two ends, the sys_enter and sock_*_length tracepoints
+ * with their programs (nprec's own, any other tracer's), and the entry
+ * slow path: the sampler leaves samples whose stack passes through them
+ * out (bpf/netcpu.bpf.c nc_in_tracer). */
+static const char *const nc_trace_syms[] = { "__traceiter_sock_send_length", "__traceiter_sock_recv_length",
+					      "__traceiter_sys_enter", "syscall_trace_enter", "perf_syscall_enter" };
+
 /* The scheduler tick's hrtimer function, newest kernels first. */
 static const char *const nc_tick_syms[] = { "tick_nohz_handler", "tick_sched_timer" };
 
@@ -77,6 +87,8 @@ struct nc_state {
 	unsigned sample_hz;              /* cpu-clock rate */
 	unsigned kernel_hz;              /* CONFIG_HZ, 0 if unreadable */
 	uint64_t tick_fn;                /* the tick's hrtimer function */
+	uint64_t entry_lo[1], entry_hi[1];   /* nc_entry_syms' text, 0 if absent */
+	uint64_t trace_lo[5], trace_hi[5];   /* nc_trace_syms' */
 	bool sampling;
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
@@ -367,18 +379,35 @@ static void nc_tick_fallback(struct rec_ctx *ctx, struct nc_state *s, enum rec_p
 	s->src = NC_SRC_CLOCK;
 }
 
+/* [lo, hi) of the function at name: hi where the next symbol starts (a
+ * function is at most 64 KiB here). */
+static void nc_sym_range(const struct ksyms *k, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = ksyms_addr(k, name), start = 0, ip = a;
+	*lo = *hi = 0;
+	if (!a)
+		return;
+	while (ip < a + 65536 && ksyms_lookup(k, ip, &start) && start == a)
+		ip++;
+	*lo = a;
+	*hi = ip;
+}
+
 /* Before load: kallsyms (stack symbols; the tick source also needs the
- * address of the tick's hrtimer function for its rodata). */
+ * address of the tick's hrtimer function for its rodata, the socket
+ * sampler the ranges of the syscall entry work). */
 static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 {
 	char why[200];
-	if (s->src == NC_SRC_OFF)
-		return;
 	int rc = ksyms_load(&s->ksyms, "/proc/kallsyms");
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved", strerror(-rc));
 		rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
 	}
+	for (size_t i = 0; rc == 0 && i < sizeof(nc_entry_syms) / sizeof(nc_entry_syms[0]); i++)
+		nc_sym_range(s->ksyms, nc_entry_syms[i], &s->entry_lo[i], &s->entry_hi[i]);
+	for (size_t i = 0; rc == 0 && i < sizeof(nc_trace_syms) / sizeof(nc_trace_syms[0]); i++)
+		nc_sym_range(s->ksyms, nc_trace_syms[i], &s->trace_lo[i], &s->trace_hi[i]);
 	if (s->src != NC_SRC_TICK)
 		return;
 	for (size_t i = 0; !s->tick_fn && i < sizeof(nc_tick_syms) / sizeof(nc_tick_syms[0]); i++)
@@ -505,6 +534,10 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	RC_FILTER_SET(s->skel->rodata, cfg);
 	/* only the sampling source in use is loaded */
 	s->skel->rodata->nc_tick_fn = s->tick_fn;
+	memcpy((void *)s->skel->rodata->nc_entry_lo, s->entry_lo, sizeof(s->entry_lo));
+	memcpy((void *)s->skel->rodata->nc_entry_hi, s->entry_hi, sizeof(s->entry_hi));
+	memcpy((void *)s->skel->rodata->nc_trace_lo, s->trace_lo, sizeof(s->trace_lo));
+	memcpy((void *)s->skel->rodata->nc_trace_hi, s->trace_hi, sizeof(s->trace_hi));
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
