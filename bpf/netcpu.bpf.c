@@ -310,16 +310,15 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
 #define NC_S_IFMT   0170000
 #define NC_S_IFSOCK 0140000
 
-/* The socket behind fd of task t, NULL when fd is no socket. Costs a few
- * hundred ns (probe reads through the fd table): done only when an op in
- * flight is switched out (so that blocking read()s of pipes, ttys and
+/* The file behind fd of task t when it is a socket, else NULL. Costs a
+ * few hundred ns (probe reads through the fd table): done only when an op
+ * in flight is switched out (so that blocking read()s of pipes, ttys and
  * files are not parked) and in the socket-time sampler. */
-static __always_inline struct sock *nc_fd_sock(struct task_struct *t, unsigned long fd)
+static __always_inline struct file *nc_fd_sock_file(struct task_struct *t, unsigned long fd)
 {
 	struct files_struct *files = t->files;
 	struct fdtable *fdt;
 	struct file *f = NULL;
-	struct socket *so;
 
 	if (!files)
 		return NULL;
@@ -330,7 +329,15 @@ static __always_inline struct sock *nc_fd_sock(struct task_struct *t, unsigned l
 		return NULL;
 	if ((BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) != NC_S_IFSOCK)
 		return NULL;
-	so = BPF_CORE_READ(f, private_data);
+	return f;
+}
+
+/* The socket's struct sock (filters), NULL when fd is no socket. */
+static __always_inline struct sock *nc_fd_sock(struct task_struct *t, unsigned long fd)
+{
+	struct file *f = nc_fd_sock_file(t, fd);
+	struct socket *so = f ? BPF_CORE_READ(f, private_data) : NULL;
+
 	return so ? BPF_CORE_READ(so, sk) : NULL;
 }
 
@@ -344,7 +351,7 @@ static __always_inline void nc_park(struct nc_cpu *c, struct task_struct *prev, 
 	struct nc_task *s;
 
 	if (c->op_tid != (__u32)prev->pid || !regs || regs->orig_ax != c->op_nr ||
-	    !nc_fd_sock(prev, c->op_fd))
+	    !nc_fd_sock_file(prev, c->op_fd))
 		goto out;
 	s = bpf_task_storage_get(&nc_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
@@ -473,7 +480,7 @@ static __always_inline bool nc_in_entry_work(__u64 ip)
  * program instead (also those inside the socket layer, which the exact
  * clock counts) made it 0.80-0.91 x. */
 #define NC_TRACE_RANGES 5
-#define NC_SMP_DEPTH 32
+#define NC_SMP_DEPTH 12     /* the tracepoint frames are within a program's first few callers */
 const volatile __u64 nc_trace_lo[NC_TRACE_RANGES] = {};
 const volatile __u64 nc_trace_hi[NC_TRACE_RANGES] = {};
 
