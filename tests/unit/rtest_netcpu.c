@@ -669,8 +669,8 @@ static void sampled_default(void)
  * gives both. Transfers repeat (a bounded count, no time limit) until each
  * class has the samples for a 99.9 % interval of at most +-10 %; then the
  * estimate must be within 10 % of the exact ns and its interval must hold
- * the exact value. The sampler runs at 997 Hz (the default's 97 Hz would
- * need ten times the transfers); what is tested is that a sample in a
+ * the exact value. The sampler runs at 4999 Hz (the default's 97 Hz would
+ * need fifty times the transfers); what is tested is that a sample in a
  * socket call stands for one period of socket time, which the rate does
  * not change. Sender and receiver run on different CPUs, as a client and
  * a server do: pinned to one CPU they switch to each other at every
@@ -680,6 +680,7 @@ static void sampled_default(void)
 #define XC_Z 3.29
 #define XC_TOL 0.10
 #define XC_ROUNDS 60
+#define XC_HZ 4999
 static bool xc_enough(uint64_t n)
 {
 	double lo, hi;
@@ -712,10 +713,10 @@ static void sampled_vs_exact(void)
 	cfg.pids[0] = (uint32_t)getpid();
 	cfg.npids = 1;
 	cfg.netcpu_exact = true;
-	cfg.netcpu_sock_hz = 997;
+	cfg.netcpu_sock_hz = XC_HZ;
 	ctx = (struct rec_ctx){ .cfg = &cfg };
 	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
-	CHECK(rc == 0, "open (exact, 997 Hz sampler): %d %s", rc, err);
+	CHECK(rc == 0, "open (exact, %u Hz sampler): %d %s", XC_HZ, rc, err);
 	if (rc != 0)
 		return;
 	struct np_recbuf rb;
@@ -739,7 +740,7 @@ static void sampled_vs_exact(void)
 		rounds++;
 		rec_free(&r);
 	}
-	CHECK_EQ_U(period, 1000000000ull / 997);
+	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
 	xc_check("send", ex[0], n[0], period);
