@@ -480,7 +480,7 @@ static __always_inline bool nc_in_entry_work(__u64 ip)
  * program instead (also those inside the socket layer, which the exact
  * clock counts) made it 0.80-0.91 x. */
 #define NC_TRACE_RANGES 5
-#define NC_SMP_DEPTH 12     /* the tracepoint frames are within a program's first few callers */
+#define NC_SMP_DEPTH 32     /* deep enough for a helper called from a program (12 let txn's storage helpers through) */
 const volatile __u64 nc_trace_lo[NC_TRACE_RANGES] = {};
 const volatile __u64 nc_trace_hi[NC_TRACE_RANGES] = {};
 
