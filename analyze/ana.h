@@ -193,7 +193,12 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	uint16_t host;
 	uint64_t t, dur_ns;
 	uint64_t net_rx_ns, net_tx_ns, sock_send_ns, sock_recv_ns;
+	/* socket time: exact clock, or sampled (sock_*_ns = samples x period) */
+	uint8_t sock_how;           /* enum ana_sock_how */
+	uint64_t send_smp, recv_smp, smp_period_ns;   /* 0 without a sampler */
 };
+
+enum ana_sock_how { ANA_SOCK_EXACT = 0, ANA_SOCK_SAMPLED, ANA_SOCK_NONE };
 
 struct ana_netrx {              /* NETRX_STACKS: per host per interval per component */
 	uint16_t host;

@@ -84,6 +84,8 @@ mode_nprec_flows() { rec_bg "$NPREC" -q --no-txn --no-netcpu --no-threads -o "$1
 mode_nprec_txn() { rec_bg "$NPREC" -q --no-flows --no-netcpu --no-threads -o "$1.npr"; }
 mode_nprec_netcpu() { rec_bg "$NPREC" -q --no-flows --no-txn --no-threads -o "$1.npr"; }
 mode_nprec_threads() { rec_bg "$NPREC" -q --no-flows --no-txn --no-netcpu -o "$1.npr"; }
+# nprec with the exact socket clock (every socket syscall stamped; the default samples it)
+mode_nprec_ncexact() { rec_bg "$NPREC" -q --netcpu exact -o "$1.npr"; }
 mode_tcpdump() {
 	rec_bg ip netns exec $NSA tcpdump -q -i rcbncha0 -s 128 -w "$1.a.pcap"
 	rec_bg ip netns exec $NSB tcpdump -q -i rcbnchb0 -s 128 -w "$1.b.pcap"

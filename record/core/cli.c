@@ -196,6 +196,7 @@ enum {
 	OPT_TRIGGER,
 	OPT_SYNC_KEY, OPT_SYNC_BIND,
 	OPT_FULL, OPT_TXN_EVENTS,
+	OPT_NETCPU,
 };
 
 static const struct option rc_long_opts[] = {
@@ -240,6 +241,7 @@ static const struct option rc_long_opts[] = {
 	{ "no-flows", no_argument, 0, OPT_NO_FLOWS },
 	{ "no-netcpu", no_argument, 0, OPT_NO_NETCPU },
 	{ "no-threads", no_argument, 0, OPT_NO_THREADS },
+	{ "netcpu", required_argument, 0, OPT_NETCPU },
 	{ "trigger", required_argument, 0, OPT_TRIGGER },
 	{ "sync-key", required_argument, 0, OPT_SYNC_KEY },
 	{ "sync-bind", required_argument, 0, OPT_SYNC_BIND },
@@ -277,10 +279,11 @@ void rc_cli_usage(FILE *f)
 "      --cgroup PATH        only this cgroup (v2 path, relative to the cgroup root)\n"
 "      --netns NAME|PATH    only this network namespace (/var/run/netns/NAME)\n"
 "families (default: flows, txn, netcpu, threads; target <= 3 % of the CPU of the traffic\n"
-"recorded, not met yet: 13.9 / 10.0 / 6.1 % of it under saturated HTTP / paced HTTP /\n"
-"bulk TCP on the 2-CPU project VM, 5.1 / 3.7 / 2.2 % with --no-netcpu; docs/BENCHMARKS.md\n"
-"\"Current figures\"; opt-in, each costing more: --full, --txn-events all, --packets,\n"
-"--active-ids):\n"
+"recorded, not met yet: with exact netcpu 13.9 / 10.0 / 6.1 % of it under saturated\n"
+"HTTP / paced HTTP / bulk TCP on a loaded 2-CPU VM, 5.1 / 3.7 / 2.2 % with --no-netcpu,\n"
+"which sampled netcpu (the default now, ~1 ms CPU/s) approaches; docs/BENCHMARKS.md\n"
+"\"Current figures\"; opt-in, each costing more: --full, --netcpu exact,\n"
+"--txn-events all, --packets, --active-ids):\n"
 "      --sample-hz tick|N|0 NET_RX stack sampling: on the scheduler tick (default, HZ\n"
 "                           per busy CPU, no extra interrupt), a cpu-clock timer at N Hz\n"
 "                           per CPU, or off\n"
@@ -292,7 +295,16 @@ void rc_cli_usage(FILE *f)
 "                           hash both ends agree on; counts, bytes and the latency\n"
 "                           sketch of every transaction stay exact either way\n"
 "      --full               everything at full detail, the default before 2026-11-25\n"
-"                           (--txn-events all): 15.7 / 14.6 / 8.1 % in the figures above\n"
+"                           (--txn-events all --netcpu exact): 15.7 / 14.6 / 8.1 %\n"
+"      --netcpu sample|exact[:HZ]  socket send/receive CPU time.\n"
+"                           sample (default, cost class of the defaults): estimated\n"
+"                           from a cpu-clock timer at HZ per CPU (97), no per-call\n"
+"                           hook; the analysis gives the 95 % interval and sample\n"
+"                           count. Costs one timer interrupt per sample, ~1 ms CPU/s.\n"
+"                           exact (opt-in, costs more): every socket syscall clocked;\n"
+"                           a program on every syscall of the machine, all of them on\n"
+"                           the slow path: the recorder's BPF time 2-4.5x the default's\n"
+"                           (docs/BENCHMARKS.md); keeps the sampler as a cross-check\n"
 "packet paths, host stack, clock sync:\n"
 "      --packets            packet-path tracing\n"
 "      --sample 1/N         consistent packet sampling   --per-flow-cap N  events/s per flow\n"
@@ -421,6 +433,16 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NO_FLOWS: c->no_flows = true; return 0;
 	case OPT_NO_NETCPU: c->no_netcpu = true; return 0;
 	case OPT_NO_THREADS: c->no_threads = true; return 0;
+	case OPT_NETCPU: {
+		/* sample|exact[:HZ], HZ the socket sampler's rate (exact: cross-check) */
+		size_t k = strcspn(a, ":");
+		c->netcpu_given = true;
+		c->netcpu_exact = k == 5 && !strncmp(a, "exact", 5);
+		if (!c->netcpu_exact && (k != 6 || strncmp(a, "sample", 6))) return -1;
+		if (!a[k]) return 0;
+		if (rc_parse_uint(a + k + 1, 10000, &u) || !u) return -1;
+		c->netcpu_sock_hz = (unsigned)u; return 0;
+	}
 	case OPT_TRIGGER: res->action = RC_CLI_TRIGGER; res->trigger_target = a; return 0;
 	case OPT_SYNC_KEY: c->sync_key_file = a; return 0;
 	case OPT_SYNC_BIND: c->sync_bind = a; return 0;
@@ -458,6 +480,8 @@ static enum rc_cli_action rc_cli_check(struct rec_config *c, struct rc_cli_resul
 	}
 	if (c->full && !c->txn_events_given)
 		c->txn_events_n = 1;
+	if (c->full && !c->netcpu_given)
+		c->netcpu_exact = true;
 	return RC_CLI_RUN;
 }
 

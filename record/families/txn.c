@@ -265,7 +265,8 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	 * programs run anyway) instead of a program on tcp_sendmsg_locked.
 	 * NPREC_TEST_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
 	const char *keep = getenv("NPREC_TEST_TXN_SENDMSG");
-	t->nc_start = !ctx->cfg->no_netcpu && !(keep && *keep == '1');
+	/* netcpu stamps syscalls only with --netcpu exact (issue 24) */
+	t->nc_start = !ctx->cfg->no_netcpu && ctx->cfg->netcpu_exact && !(keep && *keep == '1');
 	t->skel->rodata->txn_nc_start = t->nc_start;
 	uint32_t n = ctx->cfg->txn_events_n;
 	t->ev_auto = n == 0;
