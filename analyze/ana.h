@@ -228,6 +228,8 @@ struct ana_options {
 	const char *flow_filter;    /* --flow substring on the flow key */
 	const char *aliases[64]; size_t naliases;   /* FILE=NAME */
 	bool quiet;
+	unsigned threads;           /* --threads: decoding threads, <= 1 none */
+	bool progress;              /* live progress line on stderr (a tty, not -q) */
 };
 
 /* Who fills what: the loader fills the record vectors (hosts .. ewma,

@@ -35,6 +35,8 @@ static void usage(FILE *f)
 "                      with suffix 'ns'\n"
 "      --flow FILTER   only flows whose key contains FILTER (e.g. ':8080')\n"
 "      --alias FILE=NAME  host name for the recording FILE (e.g. one without header)\n"
+"      --threads N     threads reading the recordings (default: one per CPU);\n"
+"                      the analysis is the same byte for byte for any N\n"
 "  -q, --quiet         no progress on stderr\n"
 "  -h, --help, -V, --version\n"
 "\n"
@@ -141,6 +143,7 @@ int main(int argc, char **argv)
 		{ "from", required_argument, NULL, 'F' }, { "to", required_argument, NULL, 'T' },
 		{ "flow", required_argument, NULL, 'f' }, { "alias", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' }, { "dry-run", no_argument, NULL, 'n' },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -148,7 +151,8 @@ int main(int argc, char **argv)
 	 * the heap instead of mmap/munmap (and page faults) every time */
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
-	struct ana_options opt = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ana_options opt = { .threads = ncpu > 0 ? (unsigned)ncpu : 1 };
 	const char *out = "analysis.npa";
 	bool dry = false;
 	int c;
@@ -178,6 +182,16 @@ int main(int argc, char **argv)
 			}
 			opt.aliases[opt.naliases++] = optarg;
 			break;
+		case 'j': {
+			double v;
+			const char *end;
+			if (np_parse_num(optarg, 1, 64, &v, &end) || *end || v != (double)(unsigned)v) {
+				fprintf(stderr, "npanalyze: --threads %s: not a count of 1 to 64\n", optarg);
+				return 2;
+			}
+			opt.threads = (unsigned)v;
+			break;
+		}
 		case 'q': opt.quiet = true; break;
 		case 'n': dry = true; break;
 		case 'h': usage(stdout); return 0;
