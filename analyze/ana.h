@@ -229,7 +229,7 @@ struct ana_options {
 	const char *aliases[64]; size_t naliases;   /* FILE=NAME */
 	bool quiet;
 	unsigned threads;           /* --threads: decoding threads, <= 1 none */
-	bool progress;              /* live progress line on stderr (a tty, not -q) */
+	struct ana_progress *prog;  /* live progress line, NULL none (ana_progress.h) */
 };
 
 /* Who fills what: the loader fills the record vectors (hosts .. ewma,

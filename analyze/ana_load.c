@@ -6,6 +6,7 @@
 #include <string.h>
 #include "ana.h"
 #include "ana_pktdec.h"
+#include "ana_progress.h"
 #include "ana_rows.h"
 #include "npmsg.h"
 #include "pktcols.h"
@@ -659,12 +660,15 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	c->dec = ana_pktdec_new(m, m->opt ? m->opt->threads : 1);
 	if (!c->dec)
 		return -ENOMEM;
+	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	while (more == 1) {
 		ana_load_record(c, &rec);
 		more = np_reader_next(r, &rec);
+		ana_progress_tick(prog, np_reader_stats(r)->last_good_offset, m->pev.n);
 	}
 	ana_pktdec_free(c->dec);
 	c->dec = NULL;
+	ana_progress_file_done(prog, np_reader_stats(r)->last_good_offset);
 	const struct np_reader_stats *st = np_reader_stats(r);
 	h = &m->hosts.v[c->host];
 	h->records += st->records;

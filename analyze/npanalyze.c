@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include "ana.h"
+#include "ana_progress.h"
 #include "numarg.h"
 #include "patterns.h"
 
@@ -210,9 +212,14 @@ int main(int argc, char **argv)
 	ana_model_init(&m, &opt);
 	int nread = 0;
 	double t0 = ana_cpu_s();
+	struct ana_progress prog;
+	ana_progress_init(&prog, !opt.quiet && isatty(STDERR_FILENO), argv + optind, argc - optind);
+	opt.prog = &prog;
 	for (int i = optind; i < argc; i++) {
+		ana_progress_clear(&prog);
 		if (!opt.quiet)
 			fprintf(stderr, "npanalyze: reading %s (%d/%d)\n", argv[i], i - optind + 1, argc - optind);
+		ana_progress_file(&prog, i - optind + 1, argv[i]);
 		int rc = ana_load_file(&m, argv[i], alias_for(&opt, argv[i]));
 		if (rc == ANA_LOAD_NOT_NP) {
 			fprintf(stderr, "npanalyze: %s: not an np recording (no np file header or "
@@ -223,6 +230,8 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			nread++;
 	}
+	ana_progress_clear(&prog);
+	opt.prog = NULL;
 	if (!nread) {
 		for (size_t i = 0; i < m.warnings.n; i++)
 			fprintf(stderr, "npanalyze: %s\n", m.warnings.v[i]);
@@ -233,6 +242,7 @@ int main(int argc, char **argv)
 	if (!opt.quiet)
 		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU; analysing\n",
 			m.pev.n, m.hosts.n, ana_cpu_s() - t0);
+	size_t nev = m.pev.n;       /* ana_run frees the events after the join */
 	int rc = ana_run(&m, dry ? NULL : out, stdout);
 	if (rc) {
 		fprintf(stderr, "npanalyze: cannot write %s: %s\n", out, strerror(-rc));
@@ -241,6 +251,10 @@ int main(int argc, char **argv)
 	}
 	if (!opt.quiet && !dry)
 		fprintf(stderr, "npanalyze: wrote %s\n", out);
+	struct rusage ru;
+	if (!opt.quiet && !getrusage(RUSAGE_SELF, &ru))
+		fprintf(stderr, "npanalyze: peak memory %.0f MB (%.0f bytes per packet event)\n",
+			(double)ru.ru_maxrss / 1024, nev ? (double)ru.ru_maxrss * 1024 / (double)nev : 0);
 	int status = m.warnings.n > m.nminor ? 1 : 0;
 	ana_model_free(&m);
 	return status;
