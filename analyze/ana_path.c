@@ -289,46 +289,61 @@ static void ana_range_use(struct ana_paths *p, const struct ana_pev *e, uint32_t
 	}
 }
 
-static void ana_match_one(const struct ana_model *m, struct ana_paths *p,
-			  const struct ana_pev *ev, size_t i)
+/* sock_send ranges in visit order: opened by the range events, taken by
+ * the first egress event of a packet built from them (as a single join in
+ * that order would). */
+static void ana_ranges(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t n)
 {
-	const struct ana_pev *e = &ev[i];
-	if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND) {
-		if (p->pending)
+	const struct ana_pev *ev = m->pev.v;
+	for (size_t j = 0; p->pending && j < n; j++) {
+		uint32_t i = vis[j];
+		const struct ana_pev *e = &ev[i];
+		if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
 			ana_range_open(p, e, i);
-		return;
+		else if (p->evpkt[i] != UINT32_MAX && e->len && ana_is_egress(e->hook))
+			ana_range_use(p, e, p->evpkt[i]);
 	}
-	uint8_t udp = m->flows.v[e->flow].proto == 17;
-	uint32_t k = ana_pkt_get(p, e->seq, e->ack, e->xid, udp, true);
-	if (k == UINT32_MAX)
-		return;
-	p->evpkt[i] = k;
-	if (e->len && e->len < p->pkts[k].minlen)
-		p->pkts[k].minlen = e->len;
-	if (p->pending && e->len && ana_is_egress(e->hook))
-		ana_range_use(p, e, k);
 }
 
-struct ana_paths *ana_path_match(struct ana_model *m)
+/* The packet table for the lookups of the super-packet walk, when an event
+ * covers more than its packet's smallest piece. */
+static int ana_ptab_fill(struct ana_paths *p, const struct ana_pev *ev, size_t n)
 {
-	struct ana_paths *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
+	size_t i;
+	for (i = 0; i < n; i++) {
+		uint32_t k = p->evpkt[i];
+		if (k != UINT32_MAX && ev[i].len && p->pkts[k].minlen != UINT32_MAX &&
+		    p->pkts[k].minlen && ev[i].len > p->pkts[k].minlen)
+			break;
+	}
+	if (i == n)
+		return 0;
+	if (ana_ptab_init(&p->tab, p->npkts))
+		return -1;
+	for (size_t k = 0; k < p->npkts; k++) {
+		const struct ana_pkt *q = &p->pkts[k];
+		size_t j = ana_pkt_hash(q->seq, q->ack, q->xid, q->udp) & (p->tab.cap - 1);
+		while (p->tab.slot[j])
+			j = (j + 1) & (p->tab.cap - 1);
+		p->tab.slot[j] = (uint32_t)k + 1;
+	}
+	p->tab.n = p->npkts;
+	return 0;
+}
+
+/* The order events are joined in: the hosts' event runs merged by time
+ * since each host's start, so both hosts' hooks of a packet come close
+ * together and hit the recent-packet cache (a locality heuristic only: any
+ * order gives the same packets, and this one is fixed). */
+static uint32_t *ana_visit_order(const struct ana_model *m)
+{
 	size_t n = m->pev.n;
 	const struct ana_pev *ev = m->pev.v;
-	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!p->evpkt || ana_ptab_init(&p->tab, n / 4 + 16)) {
-		ana_path_free(p);
+	uint32_t *vis = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!vis)
 		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		p->evpkt[i] = UINT32_MAX;
-	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
-	/* Visit the hosts' event runs merged by time since each host's start,
-	 * so both hosts' hooks of a packet come close together and hit the
-	 * recent-packet cache (a locality heuristic only: any order is correct). */
 	struct { size_t at, end; uint64_t base; } run[64];
-	size_t nrun = 0;
+	size_t nrun = 0, nv = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && ev[j].host == ev[i].host)
@@ -362,20 +377,44 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		while (stop < run[best].end && stop - i < 256 && ev[stop].ts - run[best].base <= limit)
 			stop++;
 		run[best].at = stop;
-		for (; i < stop; i++) {
-			if (i + 8 < stop) {             /* the table probe is a cache miss: start it early */
-				const struct ana_pev *f = &ev[i + 8];
-				uint64_t hv = ana_pkt_hash(f->seq, f->ack, f->xid, m->flows.v[f->flow].proto == 17);
-				__builtin_prefetch(&p->tab.slot[hv & (p->tab.cap - 1)]);
-			}
-			ana_match_one(m, p, ev, i);
-		}
+		for (; i < stop; i++)
+			vis[nv++] = (uint32_t)i;
 	}
+	return vis;
+}
+
+struct ana_paths *ana_path_match(struct ana_model *m)
+{
+	struct ana_paths *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	size_t n = m->pev.n;
+	const struct ana_pev *ev = m->pev.v;
+	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!p->evpkt) {
+		ana_path_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		p->evpkt[i] = UINT32_MAX;
+	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
+	uint32_t *vis = n < UINT32_MAX ? ana_visit_order(m) : NULL;
+	if (!vis || ana_pjoin(m, p, vis, n, m->opt && m->opt->threads > 1 ? m->opt->threads : 1)) {
+		free(vis);
+		ana_path_free(p);
+		return NULL;
+	}
+	ana_ranges(m, p, vis, n);
+	free(vis);
 	for (size_t k = 0; k < p->npkts; k++)
 		if (p->pkts[k].minlen == UINT32_MAX && p->pkts[k].udp)
 			p->pkts[k].minlen = 0;
 	free(p->pending);
 	p->pending = NULL;
+	if (ana_ptab_fill(p, ev, n)) {
+		ana_path_free(p);
+		return NULL;
+	}
 	ana_walk_super(p, ev, n);
 	ana_retx_groups(p);
 

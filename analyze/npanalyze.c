@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -66,6 +67,13 @@ static int parse_time(const char *s, uint64_t *ns, bool *relative)
 	return 0;
 }
 
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static const char *alias_for(const struct ana_options *o, const char *path)
 {
@@ -211,7 +219,7 @@ int main(int argc, char **argv)
 	struct ana_model m;
 	ana_model_init(&m, &opt);
 	int nread = 0;
-	double t0 = ana_cpu_s();
+	double t0 = ana_cpu_s(), w0 = wall_s();
 	struct ana_progress prog;
 	ana_progress_init(&prog, !opt.quiet && isatty(STDERR_FILENO), argv + optind, argc - optind);
 	opt.prog = &prog;
@@ -240,8 +248,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!opt.quiet)
-		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU; analysing\n",
-			m.pev.n, m.hosts.n, ana_cpu_s() - t0);
+		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU %.3f s wall; analysing\n",
+			m.pev.n, m.hosts.n, ana_cpu_s() - t0, wall_s() - w0);
 	size_t nev = m.pev.n;       /* ana_run frees the events after the join */
 	int rc = ana_run(&m, dry ? NULL : out, stdout);
 	if (rc) {

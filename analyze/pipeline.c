@@ -16,6 +16,7 @@ struct ana_pipe {
 	struct ana_clockpts *cpts;  /* match -> clock model */
 	struct ana_out out;         /* every phase -> findings, write, summary */
 	double t;                   /* process CPU at the end of the last phase */
+	double tw;                  /* monotonic wall clock then */
 };
 
 double ana_cpu_s(void)
@@ -25,12 +26,22 @@ double ana_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static double pipe_wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU of all threads and wall time: their ratio shows the parallelism. */
 static void pipe_mark(const struct ana_model *m, struct ana_pipe *pp, const char *what)
 {
-	double now = ana_cpu_s();
+	double now = ana_cpu_s(), wall = pipe_wall_s();
 	if (m->opt && !m->opt->quiet)
-		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU\n", what, now - pp->t);
+		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU %7.3f s wall\n", what, now - pp->t,
+			wall - pp->tw);
 	pp->t = now;
+	pp->tw = wall;
 }
 
 /* in: m->syncs, the one-way delays of the matched packets (pp->paths).
@@ -72,7 +83,7 @@ static void pipe_clock_findings(const struct ana_model *m, struct ana_out *o)
 
 int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 {
-	struct ana_pipe pp = { .t = ana_cpu_s() };
+	struct ana_pipe pp = { .t = ana_cpu_s(), .tw = pipe_wall_s() };
 	ana_out_init(&pp.out);
 
 	/* load: hosts grouped, peers of syncs and txns resolved (ana_load.c) */

@@ -45,10 +45,11 @@ run() {
 	[ $rc -le 1 ] || { cat "$DIR/err.txt" >&2; exit 1; }
 	awk -v cs="$case" -v th="$th" -v run="$r" '
 		/packet events from/ { ev = $2; for (i = 1; i <= NF; i++) if ($i == "in") rd = $(i + 1) }
-		/match \(join/   { m = $(NF - 2) }
-		/clock model/    { c = $(NF - 2) }
-		/decompose,/     { d = $(NF - 2) }
-		/other families/ { o = $(NF - 2) }
+		function cpu(   i) { for (i = 1; i <= NF; i++) if ($i == "CPU") return $(i - 2); return 0 }
+		/match \(join/   { m = cpu() }
+		/clock model/    { c = cpu() }
+		/decompose,/     { d = cpu() }
+		/other families/ { o = cpu() }
 		/Elapsed \(wall clock\)/ { n = split($NF, p, ":"); w = 0; for (i = 1; i <= n; i++) w = w * 60 + p[i] }
 		/Maximum resident set size/ { rss = $NF / 1024 }
 		END {
