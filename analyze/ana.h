@@ -230,6 +230,8 @@ struct ana_options {
 	bool quiet;
 	unsigned threads;           /* --threads: decoding threads, <= 1 none */
 	struct ana_progress *prog;  /* live progress line, NULL none (ana_progress.h) */
+	uint64_t mem_limit;         /* --mem bytes, 0 none */
+	uint64_t mem_base;          /* resident bytes before reading (predictions add to it) */
 };
 
 /* Who fills what: the loader fills the record vectors (hosts .. ewma,
@@ -298,6 +300,13 @@ void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct 
 /* ana_load_file: 0, -errno, or ANA_LOAD_NOT_NP (no np file header and no
  * readable chunk anywhere: not a recording at all, nothing was added). */
 #define ANA_LOAD_NOT_NP (-4096)
+/* ... or ANA_LOAD_OVER_MEM: the predicted peak passed --mem (reading stopped). */
+#define ANA_LOAD_OVER_MEM (-4097)
+/* Peak memory per packet event of the whole analysis (the per-packet
+ * decomposition sets it: docs/ANALYSIS.md "Scale"), measured on genfix 2-
+ * and 10-host recordings at 56-58 B; --mem predicts with it. */
+#define ANA_MEM_PER_EVENT 60
+uint64_t ana_mem_predict(const struct ana_model *m);
 /* A warning share below which lost events are minor (ana_note). */
 #define ANA_MINOR_SHARE 0.001
 /* Below it, hook runs the kernel skipped (counted, or inferred as

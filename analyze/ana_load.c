@@ -661,13 +661,18 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	if (!c->dec)
 		return -ENOMEM;
 	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
-	while (more == 1) {
+	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
+	bool over = false;
+	while (more == 1 && !over) {
 		ana_load_record(c, &rec);
 		more = np_reader_next(r, &rec);
 		ana_progress_tick(prog, np_reader_stats(r)->last_good_offset, m->pev.n);
+		over = limit && ana_mem_predict(m) > limit;
 	}
 	ana_pktdec_free(c->dec);
 	c->dec = NULL;
+	if (over || (limit && ana_mem_predict(m) > limit))
+		return ANA_LOAD_OVER_MEM;
 	ana_progress_file_done(prog, np_reader_stats(r)->last_good_offset);
 	const struct np_reader_stats *st = np_reader_stats(r);
 	h = &m->hosts.v[c->host];
@@ -690,6 +695,12 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	if (in)
 		*in = strdup(path);
 	return 0;
+}
+
+/* The analysis's peak if it went on with what is read now. */
+uint64_t ana_mem_predict(const struct ana_model *m)
+{
+	return (m->opt ? m->opt->mem_base : 0) + (uint64_t)m->pev.n * ANA_MEM_PER_EVENT;
 }
 
 int ana_load_file(struct ana_model *m, const char *path, const char *alias)

@@ -9,6 +9,7 @@
  * byte range: they are attached through (host, flow, seq) to the packets
  * built from that range on the same host. Hash joins only, no per-event
  * allocation; events are grouped per packet by a counting sort. */
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,27 @@ static uint32_t *ana_visit_order(const struct ana_model *m)
 	return vis;
 }
 
+/* Rewrites m->pev in place as 16-byte ana_pe (event i's record lands in
+ * bytes the loop has read already: 16 * i + 16 <= 32 * i for i >= 1, and
+ * event 0 is read before it is written) and gives the tail back. */
+static struct ana_pe *ana_pe_compact(struct ana_model *m)
+{
+	size_t n = m->pev.n;
+	struct ana_pev *ev = m->pev.v;
+	struct ana_pe *out = (struct ana_pe *)(void *)ev;
+	for (size_t i = 0; i < n; i++) {
+		struct ana_pev e = ev[i];
+		uint8_t nopay = !e.len && m->flows.v[e.flow].proto != 17 ? ANA_PE_NOPAY : 0;
+		out[i] = (struct ana_pe){ .ts = e.ts, .flow = e.flow, .host = e.host,
+					  .hook = e.hook, .flags = (uint8_t)(e.flags | nopay) };
+	}
+	void *shrunk = realloc(ev, (n ? n : 1) * sizeof(struct ana_pe));
+	if (shrunk)
+		m->pev.v = shrunk;
+	m->pev.cap = 0;             /* no longer an array of ana_pev */
+	return (struct ana_pe *)m->pev.v;
+}
+
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -451,22 +473,24 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
 	free(p->tab.slot); p->tab.slot = NULL;
 	free(p->evpkt); p->evpkt = NULL;
-	/* one gather into packet order; every later pass reads sequentially */
+	/* the 32-byte events shrink in place to what the later passes read
+	 * (16 bytes), the rest is unmapped; then one gather into packet order,
+	 * so every later pass reads sequentially */
+	struct ana_pe *pev16 = ana_pe_compact(m);
 	p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
 	if (!p->pe) {
 		ana_path_free(p);
 		return NULL;
 	}
-	for (size_t j = 0; j < total; j++) {
-		const struct ana_pev *e = &ev[p->order[j]];
-		uint8_t nopay = !e->len && m->flows.v[e->flow].proto != 17 ? ANA_PE_NOPAY : 0;
-		p->pe[j] = (struct ana_pe){ .ts = e->ts, .flow = e->flow, .host = e->host,
-					    .hook = e->hook, .flags = (uint8_t)(e->flags | nopay) };
-	}
+	for (size_t j = 0; j < total; j++)
+		p->pe[j] = pev16[p->order[j]];
 	free(p->order); p->order = NULL;
 	free(m->pev.v);                 /* the raw events are not needed any more */
 	m->pev.v = NULL;
 	m->pev.n = m->pev.cap = 0;
+	/* hand the join's freed tables back (the heap keeps them otherwise, and
+	 * the decomposition's peak would sit on top of them) */
+	malloc_trim(0);
 	return p;
 }
 

@@ -191,7 +191,12 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 		while (part[t].scap < nvis / 2 / nt)
 			part[t].scap <<= 1;
 		part[t].slot = calloc(part[t].scap, sizeof(uint32_t));
-		if (!part[t].slot)
+		/* reserved once for up to one packet per two events: a large block
+		 * is mapped, only its used pages are resident, and growing by
+		 * doubling next to the other partitions would leave holes */
+		part[t].cap = nvis / 2 / nt + 1024;
+		part[t].pk = malloc(part[t].cap * sizeof(*part[t].pk));
+		if (!part[t].slot || !part[t].pk)
 			goto out;
 	}
 	for (unsigned t = 1; t < nt; t++)

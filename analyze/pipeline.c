@@ -8,6 +8,7 @@
  * docs/ANALYSIS.md ("Code: the pipeline") has the table of phases. */
 #include <stdio.h>
 #include <time.h>
+#include <sys/resource.h>
 #include "ana.h"
 
 /* Products of one phase consumed by a later one that are not part of the model. */
@@ -33,13 +34,15 @@ static double pipe_wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* CPU of all threads and wall time: their ratio shows the parallelism. */
+/* CPU of all threads and wall time (their ratio shows the parallelism), and
+ * the peak resident memory so far (which phase set it). */
 static void pipe_mark(const struct ana_model *m, struct ana_pipe *pp, const char *what)
 {
 	double now = ana_cpu_s(), wall = pipe_wall_s();
+	struct rusage ru;
 	if (m->opt && !m->opt->quiet)
-		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU %7.3f s wall\n", what, now - pp->t,
-			wall - pp->tw);
+		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU %7.3f s wall, peak %ld MB\n", what,
+			now - pp->t, wall - pp->tw, getrusage(RUSAGE_SELF, &ru) ? 0L : ru.ru_maxrss / 1024);
 	pp->t = now;
 	pp->tw = wall;
 }

@@ -5,7 +5,8 @@
 # reference p0a), every "b" host at +3 ms and +20 ppm. Checked: all 20
 # aligned, each through its chain predecessor, offsets within the stated
 # bound of the truth; the analysis is byte-identical for --threads 1, 2 and
-# 3; the live progress line stays off when stderr is not a terminal.
+# 3; the live progress line stays off when stderr is not a terminal; --mem
+# refuses a limit below the predicted peak before analysing.
 # No root needed.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init ana_scale
@@ -30,6 +31,14 @@ check "no progress bar (\\r) when stderr is a file" sh -c "! grep -q $'\r' '$T/e
 check "peak memory printed" grep -q "peak memory" "$T/err1"
 "$NPANALYZE" --threads 0 -n "${recs[@]}" >/dev/null 2>&1; rc=$?
 check "--threads 0 is a usage error (got $rc)" test $rc -eq 2
+
+# --mem: 1.8 M events need ~100 MB; 50 MB is refused while reading, 2 GB is not
+"$NPANALYZE" --mem 50M -o "$T/m.npa" "${recs[@]}" >/dev/null 2>"$T/merr"; rc=$?
+check "--mem 50M refused with exit 2 (got $rc)" test $rc -eq 2
+check "--mem refusal says why" grep -q "more than --mem" "$T/merr"
+check "--mem refusal writes no analysis" test ! -e "$T/m.npa"
+"$NPANALYZE" --mem 2G -q -o "$T/m2.npa" "${recs[@]}" >/dev/null 2>&1; rc=$?
+check "--mem 2G analyses (exit $rc), same bytes" sh -c "[ $rc -eq 0 ] && cmp -s '$T/t1.npa' '$T/m2.npa'"
 
 "$NPREPORT" "$T/t1.npa" --format csv -o "$T/csv" >/dev/null 2>&1
 C=$T/csv/clock.csv
