@@ -386,6 +386,7 @@ void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f
 
 /* pipeline.c: the phases in order. */
 double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
+double ana_thread_cpu_s(void);  /* the calling thread's CPU seconds */
 /* Runs every analysis of m and writes the .npa (path NULL = no file). */
 int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
 

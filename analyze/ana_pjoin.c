@@ -120,6 +120,12 @@ static void *pj_run(void *arg)
 	for (size_t j = 0; j < p->nvis; j++) {
 		uint32_t i = p->vis[j];
 		const struct ana_pev *e = &ev[i];
+		if (j + 8 < p->nvis) {          /* the table probe is a cache miss: start it early */
+			const struct ana_pev *f = &ev[p->vis[j + 8]];
+			uint64_t fh = pj_hash(f->seq, f->ack, f->xid, fl[f->flow].proto == 17);
+			if (pj_part_of(fh, p->nt) == p->t)
+				__builtin_prefetch(&p->slot[fh & (p->scap - 1)]);
+		}
 		if (!pj_keyed(e))
 			continue;
 		uint8_t udp = fl[e->flow].proto == 17;

@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	};
 	/* the reader allocates and frees large buffers per chunk: keep them in
 	 * the heap instead of mmap/munmap (and page faults) every time */
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	/* worker threads allocate a few large blocks each: one heap, so what
 	 * they free serves the later phases instead of idling in their arenas */
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	struct ana_model m;
 	ana_model_init(&m, &opt);
 	int nread = 0;
-	double t0 = ana_cpu_s(), w0 = wall_s();
+	double t0 = ana_cpu_s(), tm0 = ana_thread_cpu_s(), w0 = wall_s();
 	struct ana_progress prog;
 	ana_progress_init(&prog, !opt.quiet && isatty(STDERR_FILENO), argv + optind, argc - optind);
 	opt.prog = &prog;
@@ -296,9 +296,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!opt.quiet)
-		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU %.3f s wall; "
-			"analysing (predicted peak memory %.0f MB)\n", m.pev.n, m.hosts.n, ana_cpu_s() - t0,
-			wall_s() - w0, (double)ana_mem_predict(&m) / 1048576);
+		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU %.3f s main "
+			"%.3f s wall; analysing (predicted peak memory %.0f MB)\n", m.pev.n, m.hosts.n,
+			ana_cpu_s() - t0, ana_thread_cpu_s() - tm0, wall_s() - w0,
+			(double)ana_mem_predict(&m) / 1048576);
 	size_t nev = m.pev.n;       /* ana_run frees the events after the join */
 	int rc = ana_run(&m, dry ? NULL : out, stdout);
 	if (rc) {
