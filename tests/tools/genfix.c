@@ -453,40 +453,64 @@ static uint64_t gf_sync_id(int side, long pair)
 	return (pair > 0 ? 1000 * (uint64_t)pair : 0) + (side ? 222 : 111);
 }
 
+/* n exchanges spread over the run at phase (0..1) of each slot: T1/T4 on
+ * true time, T2/T3 on hostb's clock, one-way delays 40 us + exp(20 us). */
+struct gf_ex { uint64_t *t[4]; size_t n; };
+
+static int gf_ex_make(struct gf_ex *x, double phase, double t_end)
+{
+	size_t n = x->n = (size_t)O.sync;
+	for (int k = 0; k < 4; k++)
+		x->t[k] = malloc(n * 8);
+	if (!x->t[0] || !x->t[1] || !x->t[2] || !x->t[3])
+		return -1;
+	double span = t_end - (double)GF_T0;
+	for (size_t i = 0; i < n; i++) {
+		double t = (double)GF_T0 + span * ((double)i + phase) / (double)n + gf_pair_shift();
+		double w1 = 40000 + gf_exp(20000), w2 = 40000 + gf_exp(20000);
+		x->t[0][i] = (uint64_t)llround(t);
+		x->t[1][i] = gf_b(t + w1);
+		x->t[2][i] = x->t[1][i] + 20000;
+		double t3true = t + w1 + 20000;
+		x->t[3][i] = (uint64_t)llround(t3true + w2);
+	}
+	return 0;
+}
+
+static void gf_ex_pack(msgpack_packer *pk, const struct gf_ex *x)
+{
+	static const char *const key[4] = { "t1", "t2", "t3", "t4" };
+	for (int k = 0; k < 4; k++)
+		np_pack_kv_u64_array(pk, key[k], x->t[k], x->n);
+}
+
+static void gf_ex_free(struct gf_ex *x)
+{
+	for (int k = 0; k < 4; k++)
+		free(x->t[k]);
+}
+
 /* --pair P > 0: pPa (client, true time) exchanges with p(P-1)b (clock as
  * hostb's), only pPa's copy stored: the analyzer pairs it by peer_id. */
 static void gf_sync_chain(struct gf_host *A, double t_end)
 {
-	size_t n = (size_t)O.sync;
-	uint64_t *t1 = malloc(n * 8), *t2 = malloc(n * 8), *t3 = malloc(n * 8), *t4 = malloc(n * 8);
-	if (!t1 || !t2 || !t3 || !t4)
+	struct gf_ex x;
+	if (gf_ex_make(&x, 0.25, t_end))
 		goto out;
-	double span = t_end - (double)GF_T0;
-	for (size_t i = 0; i < n; i++) {
-		double t = (double)GF_T0 + span * ((double)i + 0.25) / (double)n + gf_pair_shift();
-		double w1 = 40000 + gf_exp(20000), w2 = 40000 + gf_exp(20000);
-		t1[i] = (uint64_t)llround(t);
-		t2[i] = gf_b(t + w1);
-		t3[i] = t2[i] + 20000;
-		t4[i] = (uint64_t)llround(t + w1 + 20000 + w2);
-	}
 	msgpack_packer *pk = np_recbuf_begin(&A->rb, NP_REC_SYNC, 1);
 	msgpack_pack_map(pk, 9);
 	np_pack_kv_u64(pk, "t0_ns", GF_T0);
 	np_pack_kv_u64(pk, "t1_ns", (uint64_t)t_end);
 	np_pack_kv_u64(pk, "self_id", gf_sync_id(0, O.pair));
-	np_pack_kv_u64(pk, "n", n);
+	np_pack_kv_u64(pk, "n", x.n);
 	np_pack_str(pk, "peer_id");
-	msgpack_pack_array(pk, n);
-	for (size_t i = 0; i < n; i++)
+	msgpack_pack_array(pk, x.n);
+	for (size_t i = 0; i < x.n; i++)
 		msgpack_pack_uint64(pk, gf_sync_id(1, O.pair - 1));
-	np_pack_kv_u64_array(pk, "t1", t1, n);
-	np_pack_kv_u64_array(pk, "t2", t2, n);
-	np_pack_kv_u64_array(pk, "t3", t3, n);
-	np_pack_kv_u64_array(pk, "t4", t4, n);
+	gf_ex_pack(pk, &x);
 	np_writer_commit(A->w, &A->rb);
 out:
-	free(t1); free(t2); free(t3); free(t4);
+	gf_ex_free(&x);
 }
 
 /* Sync exchanges spread over the recording, stored in both files. */
@@ -494,20 +518,10 @@ static void gf_sync(struct gf_host *A, struct gf_host *B, double t_end)
 {
 	if (O.sync <= 0)
 		return;
+	struct gf_ex x;
 	size_t n = (size_t)O.sync;
-	uint64_t *t1 = malloc(n * 8), *t2 = malloc(n * 8), *t3 = malloc(n * 8), *t4 = malloc(n * 8);
-	if (!t1 || !t2 || !t3 || !t4)
+	if (gf_ex_make(&x, 0.5, t_end))
 		goto out;
-	double span = t_end - (double)GF_T0;
-	for (size_t i = 0; i < n; i++) {
-		double t = (double)GF_T0 + span * ((double)i + 0.5) / (double)n + gf_pair_shift();
-		double w1 = 40000 + gf_exp(20000), w2 = 40000 + gf_exp(20000);
-		t1[i] = (uint64_t)llround(t);
-		t2[i] = gf_b(t + w1);
-		t3[i] = t2[i] + 20000;
-		double t3true = t + w1 + 20000;
-		t4[i] = (uint64_t)llround(t3true + w2);
-	}
 	for (int side = 0; side < 2; side++) {
 		struct gf_host *h = side ? B : A;
 		msgpack_packer *pk = np_recbuf_begin(&h->rb, NP_REC_SYNC, 1);
@@ -528,14 +542,11 @@ static void gf_sync(struct gf_host *A, struct gf_host *B, double t_end)
 		msgpack_pack_array(pk, n);
 		for (size_t i = 0; i < n; i++)
 			np_pack_str(pk, side ? "" : "hostb:9999");
-		np_pack_kv_u64_array(pk, "t1", t1, n);
-		np_pack_kv_u64_array(pk, "t2", t2, n);
-		np_pack_kv_u64_array(pk, "t3", t3, n);
-		np_pack_kv_u64_array(pk, "t4", t4, n);
+		gf_ex_pack(pk, &x);
 		np_writer_commit(h->w, &h->rb);
 	}
 out:
-	free(t1); free(t2); free(t3); free(t4);
+	gf_ex_free(&x);
 }
 
 /* Transactions on hostb (server) with known latencies: TXN_STATS sketch. */

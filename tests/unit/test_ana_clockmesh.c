@@ -112,16 +112,22 @@ static int cm_check_bounds(const struct ana_model *m, const struct cm_clock *ck,
 	return ok;
 }
 
-/* A chain h00 - h01 - ... - h23: each host through its predecessor. */
+/* The hosts and the good chain h00 - h01 - ... - h23 of both tests. */
+static void cm_chain(struct ana_model *m, struct cm_clock *ck, uint64_t *seed)
+{
+	ana_model_init(m, NULL);
+	cm_hosts(m, ck, seed);
+	for (int i = 0; i + 1 < CM_HOSTS; i++)
+		cm_link(m, ck, i, i + 1, 20e3, 30e3, 200, seed);
+}
+
+/* The chain alone: each host through its predecessor. */
 static void test_chain(void)
 {
 	struct ana_model m;
 	struct cm_clock ck[CM_HOSTS];
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
-	ana_model_init(&m, NULL);
-	cm_hosts(&m, ck, &seed);
-	for (int i = 0; i + 1 < CM_HOSTS; i++)
-		cm_link(&m, ck, i, i + 1, 20e3, 30e3, 200, &seed);
+	cm_chain(&m, ck, &seed);
 	cm_run(&m);
 	double maxerr;
 	CHECK(cm_check_bounds(&m, ck, &maxerr) == CM_HOSTS - 1,
@@ -147,10 +153,7 @@ static void test_mesh(void)
 	struct ana_model m;
 	struct cm_clock ck[CM_HOSTS];
 	uint64_t seed = 0x2545f4914f6cdd1dull;
-	ana_model_init(&m, NULL);
-	cm_hosts(&m, ck, &seed);
-	for (int i = 0; i + 1 < CM_HOSTS; i++)
-		cm_link(&m, ck, i, i + 1, 20e3, 30e3, 200, &seed);
+	cm_chain(&m, ck, &seed);
 	cm_link(&m, ck, 0, 12, 20e3, 30e3, 200, &seed);
 	for (int i = 2; i < CM_HOSTS; i++)
 		if (i != 12)
