@@ -32,6 +32,7 @@ LARGE=${LARGE:-1}
 LARGE_PACKETS=${LARGE_PACKETS:-2222222}
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/np-bench-analyze.XXXXXX)}
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$DIR"' EXIT
+mkdir -p "$DIR" || exit 1
 
 for b in "$NP_BUILD/npanalyze" "$NP_BUILD/tools/genfix" /usr/bin/time; do
 	[ -x "$b" ] || { echo "bench-analyze: $b missing (make all tools; apt-get install time)" >&2; exit 1; }
