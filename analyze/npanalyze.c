@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: npanalyze [-o OUT.npa] [--ref HOST] [--from T --to T] [--flow FILTER]\n"
-"                 [--alias FILE=NAME] [-q] REC.npr...\n"
+"                 [--alias FILE=NAME] [--threads N] [--mem SIZE] [-q] REC.npr...\n"
 "       npanalyze patterns ...   (latency degradation patterns; --help there)\n"
 "\n"
 "Merges the recordings of several hosts (rotated sets of one host are grouped\n"
@@ -48,7 +48,8 @@ static void usage(FILE *f)
 "Exit status: 0 analysis written (minor notes only: events lost below 0.1 %%\n"
 "of a host's events); 1 analysis written with warnings (damaged input, lost\n"
 "events, unaligned hosts ...); 2 usage error or no analysis written: an input\n"
-"missing, not an np recording, or given twice (also as a copy).\n");
+"missing, not an np recording, or given twice (also as a copy), or the\n"
+"predicted peak memory above --mem.\n");
 }
 
 static int parse_time(const char *s, uint64_t *ns, bool *relative)
