@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "ana.h"
+#include "ana_par.h"
 #include "ana_path.h"
 
 #define ANA_RANGE_FLAG 0x04
@@ -384,6 +385,15 @@ static uint32_t *ana_visit_order(const struct ana_model *m)
 	return vis;
 }
 
+struct ana_gather { struct ana_pe *out; const struct ana_pe *in; const uint32_t *order; };
+
+static void ana_gather_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct ana_gather *g = ctx;
+	for (size_t j = lo; j < hi; j++)
+		g->out[j] = g->in[g->order[j]];
+}
+
 /* Rewrites m->pev in place as 16-byte ana_pe (event i's record lands in
  * bytes the loop has read already: 16 * i + 16 <= 32 * i for i >= 1, and
  * event 0 is read before it is written) and gives the tail back. */
@@ -482,8 +492,8 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		ana_path_free(p);
 		return NULL;
 	}
-	for (size_t j = 0; j < total; j++)
-		p->pe[j] = pev16[p->order[j]];
+	struct ana_gather g = { p->pe, pev16, p->order };
+	ana_par_for(total, m->opt && m->opt->threads > 1 ? m->opt->threads : 1, ana_gather_range, &g);
 	free(p->order); p->order = NULL;
 	free(m->pev.v);                 /* the raw events are not needed any more */
 	m->pev.v = NULL;

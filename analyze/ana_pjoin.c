@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
+#include "ana_par.h"
 #include "ana_path.h"
 
 #define PJ_MAXT 64
@@ -178,6 +179,22 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 	return 0;
 }
 
+/* Partition-local packet indices of events [lo, hi) to global ones. */
+struct pj_remap { const struct ana_model *m; uint32_t *evpkt; uint32_t *const *gmap; unsigned nt; };
+
+static void pj_remap_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct pj_remap *r = ctx;
+	const struct ana_flow *fl = r->m->flows.v;
+	for (size_t i = lo; i < hi; i++) {
+		if (r->evpkt[i] == UINT32_MAX)
+			continue;
+		const struct ana_pev *e = &r->m->pev.v[i];
+		uint64_t hv = pj_hash(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
+		r->evpkt[i] = r->gmap[pj_part_of(hv, r->nt)][r->evpkt[i]];
+	}
+}
+
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
 	      unsigned threads)
 {
@@ -219,14 +236,8 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 			goto out;
 	if (pj_merge(p, part, nt, gmap))
 		goto out;
-	const struct ana_flow *fl = m->flows.v;
-	for (size_t i = 0; i < m->pev.n; i++) {
-		if (p->evpkt[i] == UINT32_MAX)
-			continue;
-		const struct ana_pev *e = &m->pev.v[i];
-		uint64_t hv = pj_hash(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
-		p->evpkt[i] = gmap[pj_part_of(hv, nt)][p->evpkt[i]];
-	}
+	struct pj_remap rm = { m, p->evpkt, gmap, nt };
+	ana_par_for(m->pev.n, nt, pj_remap_range, &rm);
 	rc = 0;
 out:
 	for (unsigned t = 0; t < nt; t++) {
