@@ -14,6 +14,23 @@ static void *par_run(void *arg)
 	return NULL;
 }
 
+/* Runs the jobs, the first in the caller's thread; a job whose thread
+ * cannot start runs there too. */
+static void par_spawn(struct par_job *job, unsigned n)
+{
+	pthread_t th[PAR_MAXT];
+	int started[PAR_MAXT] = { 0 };
+	for (unsigned t = 1; t < n; t++)
+		started[t] = pthread_create(&th[t], NULL, par_run, &job[t]) == 0;
+	par_run(&job[0]);
+	for (unsigned t = 1; t < n; t++) {
+		if (started[t])
+			pthread_join(th[t], NULL);
+		else
+			par_run(&job[t]);
+	}
+}
+
 void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx)
 {
 	if (threads > PAR_MAXT)
@@ -23,17 +40,18 @@ void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx)
 		return;
 	}
 	struct par_job job[PAR_MAXT];
-	pthread_t th[PAR_MAXT];
-	int started[PAR_MAXT] = { 0 };
 	for (unsigned t = 0; t < threads; t++)
 		job[t] = (struct par_job){ fn, ctx, n * t / threads, n * (t + 1) / threads };
-	for (unsigned t = 1; t < threads; t++)
-		started[t] = pthread_create(&th[t], NULL, par_run, &job[t]) == 0;
-	par_run(&job[0]);
-	for (unsigned t = 1; t < threads; t++) {
-		if (started[t])
-			pthread_join(th[t], NULL);
-		else
-			par_run(&job[t]);
-	}
+	par_spawn(job, threads);
+}
+
+void ana_par_tasks(unsigned ntasks, ana_par_fn fn, void *ctx)
+{
+	struct par_job job[PAR_MAXT];
+	if (ntasks > PAR_MAXT)
+		ntasks = PAR_MAXT;
+	for (unsigned t = 0; t < ntasks; t++)
+		job[t] = (struct par_job){ fn, ctx, t, t + 1 };
+	if (ntasks)
+		par_spawn(job, ntasks);
 }

@@ -9,5 +9,7 @@
 typedef void (*ana_par_fn)(void *ctx, size_t lo, size_t hi);
 /* Small n or threads <= 1: one call in the caller's thread. */
 void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx);
+/* fn(ctx, t, t + 1) for t in [0, ntasks), each on its own thread (at most 64). */
+void ana_par_tasks(unsigned ntasks, ana_par_fn fn, void *ctx);
 
 #endif

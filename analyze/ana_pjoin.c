@@ -6,7 +6,6 @@
  * was first seen. A single join numbers packets by first sight, so the
  * partitions' packets merged by first sight get exactly those numbers:
  * pkts, npkts and evpkt come out the same for any T. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
@@ -113,9 +112,8 @@ static uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ac
 	return r;
 }
 
-static void *pj_run(void *arg)
+static void pj_run(struct pj_part *p)
 {
-	struct pj_part *p = arg;
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
 	for (size_t j = 0; j < p->nvis; j++) {
@@ -144,7 +142,12 @@ static void *pj_run(void *arg)
 	}
 	free(p->slot);
 	p->slot = NULL;
-	return NULL;
+}
+
+static void pj_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	pj_run(&((struct pj_part *)ctx)[t]);
 }
 
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
@@ -200,8 +203,6 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
-	pthread_t th[PJ_MAXT];
-	bool started[PJ_MAXT] = { false };
 	uint32_t *gmap[PJ_MAXT] = { NULL };
 	int rc = -1;
 	if (!part)
@@ -222,15 +223,7 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 		if (!part[t].slot || !part[t].pk)
 			goto out;
 	}
-	for (unsigned t = 1; t < nt; t++)
-		started[t] = pthread_create(&th[t], NULL, pj_run, &part[t]) == 0;
-	pj_run(&part[0]);
-	for (unsigned t = 1; t < nt; t++) {
-		if (started[t])
-			pthread_join(th[t], NULL);
-		else
-			pj_run(&part[t]);
-	}
+	ana_par_tasks(nt, pj_task, part);
 	for (unsigned t = 0; t < nt; t++)
 		if (part[t].err)
 			goto out;
