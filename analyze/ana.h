@@ -21,9 +21,13 @@
 #define ANA_NHOOKS PK_HOOK_MAX
 
 /* Latency segments a path is cut into; the time between two consecutive
- * hooks goes to the segment of the later hook. */
+ * hooks goes to the segment of the later hook. The FWD_ segments are the
+ * recorded hosts a packet crosses between its sender and its receiver
+ * (router, DNAT balancer): ingress + netfilter/NAT + routing, their qdisc,
+ * their transmit. */
 enum ana_seg {
 	ANA_SEG_SND_STACK = 0, ANA_SEG_QDISC, ANA_SEG_DEVICE, ANA_SEG_WIRE,
+	ANA_SEG_FWD_STACK, ANA_SEG_FWD_QDISC, ANA_SEG_FWD_DEVICE,
 	ANA_SEG_RCV_STACK, ANA_SEG_RCV_APP, ANA_SEG_TOTAL, ANA_NSEGS
 };
 
@@ -33,6 +37,7 @@ int  ana_hook_from_name(const char *s, size_t n);
 const char *ana_seg_name(int seg);
 const char *ana_seg_phrase(int seg);    /* "receiver's application" ... */
 int  ana_hook_segment(int hook, bool first_on_host);
+int  ana_path_segment(int hook, bool first_on_host, bool forwarder);
 
 #define ANA_HOST_NONE 0xffff
 
@@ -66,6 +71,7 @@ struct ana_host {
 	int clk_via;                /* host this one was aligned through, -1 direct */
 	uint64_t pkt_events;
 	uint64_t sync_id;           /* self_id of its clock-sync family */
+	int64_t clock_shift_ns;     /* --test-clock-shift of its recorder (header config) */
 	bool has_flows;             /* FLOWS records: its kernel drops were recorded */
 };
 
@@ -143,6 +149,9 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	uint32_t pid; uint64_t cgroup; char comm[20];
 	uint64_t count, bytes;
 	struct np_sketch lat;
+	uint64_t ev_lo, ev_hi;      /* a row built from TXN_EVENTS: first start, last end */
+	uint64_t ev_sample;         /* events of 1 in N connections this interval, 0: not said (all) */
+	bool ev_skipped;            /* this connection's events were not recorded (sampled out) */
 };
 
 struct ana_txev {               /* TXN_EVENTS: one transaction */
@@ -262,6 +271,8 @@ struct ana_model {
 	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline (window phase) */
 	int ref;                    /* reference host index (loader) */
 	const struct ana_options *opt;
+	struct ana_seek { bool off, rel, based, has_rt0; unsigned nfiles; int64_t lo, hi, rt_off0, lo_m, hi_m; }
+		seek;                   /* --from/--to: chunks read (ana_seek.c) */
 	/* flow lookup (host, local id) -> index */
 	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;
 };
@@ -295,6 +306,11 @@ enum ana_sk_col { ANA_SK_COUNT, ANA_SK_MEAN, ANA_SK_P50, ANA_SK_P90, ANA_SK_P99,
 		  ANA_SK_MAX, ANA_SK_NCOLS };
 void ana_sketch_cols(struct np_table *t, size_t id);   /* count mean p50 p90 p99 p999 max */
 void ana_sketch_cells(struct np_table *t, size_t row, size_t col0, const struct np_sketch *s);
+
+/* ana_seek.c: --from/--to reads only the chunks near the window; begin
+ * after the file's HEADER record (hdr, NULL if none), end after its last. */
+void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const msgpack_object *hdr);
+void ana_seek_end(struct ana_model *m, int host, struct np_reader *r);
 
 /* ana_load.c: reads one recording file into m (host chosen by identity). */
 /* ana_load_file: 0, -errno, or ANA_LOAD_NOT_NP (no np file header and no
@@ -359,6 +375,20 @@ void ana_stack_run(const struct ana_model *m, struct ana_out *o);   /* perfmon E
 void ana_bneck_windows(struct ana_model *m);
 void ana_bneck_run(const struct ana_model *m, struct ana_out *o);
 void ana_graph_run(const struct ana_model *m, struct ana_out *o);
+/* The TXN_EVENTS of each connection (local clock): first request start,
+ * last response end and its request starts in order, for request rates
+ * over the time requests were made (ana_graph.c). */
+struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts; size_t n; };
+struct ana_cspans { struct ana_cspan *v; size_t n; uint64_t *starts; };
+void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s);
+void ana_conn_spans_free(struct ana_cspans *s);
+const struct ana_cspan *ana_conn_span(const struct ana_cspans *s, uint16_t host, uint64_t conn);
+/* Request starts per second of a set of connections, the first and last
+ * 0.1 % of the starts left out; NAN below 2 starts. */
+struct ana_reqrate { ANA_VEC(const struct ana_cspan *) c; };
+void ana_reqrate_add(struct ana_reqrate *r, const struct ana_cspan *c);
+double ana_reqrate(const struct ana_reqrate *r);
+void ana_reqrate_free(struct ana_reqrate *r);
 /* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
  * ana_calltree.c), in the order of its np_table_col_at calls. */
 enum ana_bn_col { ANA_BN_SOURCE, ANA_BN_FROM, ANA_BN_TO, ANA_BN_COMPONENT, ANA_BN_D_I,

@@ -38,6 +38,7 @@ struct ana_pos {
 
 struct ana_fagg {                 /* per flow */
 	uint64_t pkts, bytes, retx, lost, lost_ok;
+	uint64_t lost_why;            /* lost with a kernel drop reason joined */
 	uint64_t unrec;               /* delivered, socket-hook events missing */
 	uint64_t copies;              /* packets on the wire (copies of one key count) */
 	int drop_mark;                /* 1 + index of its last ana_dropagg entry, 0 none */
@@ -139,6 +140,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	int hostord = 0, inhost = 0;
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
+	int64_t sum = 0;                /* of the segments, as clamped */
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
 		if (r->len && (e->flags & ANA_PE_NOPAY))
@@ -176,8 +178,8 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 		if (newhost)
 			r->nhosts++;
 		if (prev) {
-			/* a forwarding host (router, bridge) is part of the network */
-			int seg = hostord == 1 ? ANA_SEG_WIRE : ana_hook_segment(e->hook, newhost);
+			/* a forwarding host (router, balancer) has segments of its own */
+			int seg = ana_path_segment(e->hook, newhost, hostord == 1);
 			int64_t dt;
 			if (!newhost)
 				dt = (int64_t)(e->ts - prev->ts);
@@ -191,9 +193,11 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 				d->negative++;
 				dt = 0;
 			}
-			if (dt >= 0)   /* saturating: damaged timestamps (fuzz) */
+			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
 				r->seg[seg] = r->seg[seg] < 0 ? dt
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
+				sum = sum > INT64_MAX - dt ? INT64_MAX : sum + dt;
+			}
 			if (dt >= 0 && pos >= 0) {
 				f->pos[pos].hsum += (double)dt;
 				f->pos[pos].hn++;
@@ -209,13 +213,12 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	}
 	r->posmask = seenpos;
 	r->transit = (int64_t)(prev->ts - (hdr0 ? hdr0 : e0)->ts);
-	if (cross_ok && n > 1) {
-		const struct ana_pe *el = prev;
-		r->seg[ANA_SEG_TOTAL] = el->host == e0->host ? (int64_t)(el->ts - e0->ts)
-			: ana_to_ref(m, el->host, el->ts) - r->t;
-		if (r->seg[ANA_SEG_TOTAL] < 0)
-			r->seg[ANA_SEG_TOTAL] = 0;
-	}
+	/* total = the sum of its segments: last minus first hook unless a
+	 * segment came out negative and was clamped (a clock off by more than
+	 * the wire: last - first then read less than the segments, and shares
+	 * of 4 539 %) */
+	if (cross_ok && n > 1)
+		r->seg[ANA_SEG_TOTAL] = sum;
 }
 
 static void ana_retx_mark(struct ana_dctx *d)
@@ -445,32 +448,75 @@ static void ana_flow_name(const struct ana_model *m, uint32_t fi, char *buf, siz
 	ana_flow_key(&m->flows.v[fi], buf, n);
 }
 
-/* The slowest hop on a forwarding host of the flow's path (neither its
- * sender nor its receiver: a router, a DNAT balancer), as ", most of it on
- * b before dev_start_xmit after qdisc_enq (its qdisc), mean 4.1 ms";
- * empty when the path crosses no recorded forwarding host. */
-static void ana_forward_hop(const struct ana_dctx *d, const struct ana_fagg *f, char *buf, size_t n)
+/* The hosts between the flow's sender and receiver (routers, balancers)
+ * in path order, "b" or "r1,r2"; empty when none was recorded. */
+static void ana_forward_hosts(const struct ana_dctx *d, const struct ana_fagg *f, char *buf, size_t n)
 {
-	int best = -1;
-	double bm = 0;
-	for (int i = 1; i < f->npos; i++) {
-		const struct ana_pos *p = &f->pos[f->order[i]];
-		if (p->host == f->snd_host || p->host == f->rcv_host || !p->hn)
-			continue;
-		double mean = p->hsum / (double)p->hn;
-		if (mean > bm) {
-			bm = mean;
-			best = i;
-		}
-	}
+	size_t len = 0;
+	int last = -1;
 	buf[0] = 0;
-	if (best < 0)
+	for (int i = 0; i < f->npos; i++) {
+		const struct ana_pos *p = &f->pos[f->order[i]];
+		if (p->host == f->snd_host || p->host == f->rcv_host || p->host == last)
+			continue;
+		last = p->host;
+		int w = snprintf(buf + len, n - len, "%s%s", len ? "," : "", d->m->hosts.v[p->host].name);
+		if (w < 0 || (size_t)w >= n - len)
+			break;
+		len += (size_t)w;
+	}
+}
+
+/* Where the latency is spent, one finding per (segment, host): eight
+ * redis connections whose client read late pushed the balancer's queue
+ * out of the three findings. The flow with the highest score speaks for
+ * the others. */
+#define ANA_DCANDS 128
+struct ana_dcand {
+	double score, sh, sh99;       /* share of the mean, of the p99 */
+	int seg;
+	double mean;
+	uint64_t p99;
+	unsigned more;                /* other flows where the same (segment, host) holds half the latency */
+	char name[160], hb[300];
+};
+
+static void ana_dcand_add(struct ana_dcand *a, int *na, const struct ana_dcand *c, const char *name,
+			  const char *hb)
+{
+	int i;
+	for (i = 0; i < *na; i++)
+		if (a[i].seg == c->seg && !strcmp(a[i].hb, hb))
+			break;
+	unsigned more = 0;
+	if (i == *na) {
+		if (*na == ANA_DCANDS)
+			return;
+		(*na)++;
+	} else if (a[i].score >= c->score) {
+		a[i].more += c->sh >= 50;
 		return;
-	const struct ana_pos *p = &f->pos[f->order[best]], *q = &f->pos[f->order[best - 1]];
-	bool qdisc = q->hook == PK_HOOK_QDISC_ENQ;
-	snprintf(buf, n, ", most of it on %s between %s and %s%s (mean %.1f us)",
-		 d->m->hosts.v[p->host].name, ana_hook_name(q->hook), ana_hook_name(p->hook),
-		 qdisc ? ": its qdisc" : "", bm / 1e3);
+	} else
+		more = a[i].more + (a[i].sh >= 50);   /* the flow it replaces */
+	a[i] = *c;
+	a[i].more = more;
+	snprintf(a[i].name, sizeof(a[i].name), "%s", name);
+	snprintf(a[i].hb, sizeof(a[i].hb), "%s", hb);
+}
+
+static void ana_dcand_emit(struct ana_out *o, const struct ana_dcand *a, int na)
+{
+	for (int i = 0; i < na; i++) {
+		char key[200], more[48] = "";
+		snprintf(key, sizeof(key), "%s|%s", a[i].name, ana_seg_name(a[i].seg));
+		if (a[i].more)
+			snprintf(more, sizeof(more), ", and of %u more flow%s,", a[i].more,
+				 a[i].more > 1 ? "s" : "");
+		ana_out_candidate(o, a[i].score, a[i].sh >= 50 ? 2 : 1, "decomp", key, "share_mean", a[i].sh,
+				  "%.0f %% of the latency of flow %s (mean %.1f us; %.0f %% of its p99, %.1f us)%s "
+				  "is spent in the %s on %s", a[i].sh, a[i].name, a[i].mean / 1e3, a[i].sh99,
+				  (double)a[i].p99 / 1e3, more, ana_seg_phrase(a[i].seg), a[i].hb);
+	}
 }
 
 static void ana_decomp_table(struct ana_dctx *d)
@@ -481,7 +527,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 	       DC_HOST, DC_NCOLS };
 	struct np_table *t = np_table_new("decomp", "Latency decomposition per segment", 2);
 	np_table_col_at(t, DC_FLOW, "flow", "str", "sender-side flow, or all");
-	np_table_col_at(t, DC_SEGMENT, "segment", "str", "sender_stack qdisc device wire receiver_stack receiver_app total");
+	np_table_col_at(t, DC_SEGMENT, "segment", "str", "sender_stack qdisc device wire forward_stack forward_qdisc forward_device receiver_stack receiver_app total");
 	ana_sketch_cols(t, DC_SK);
 	np_table_col_at(t, DC_SHARE_MEAN, "share_mean", "pct", "segment mean as % of the total mean");
 	np_table_col_at(t, DC_SHARE_P99, "share_p99", "pct", "% of the latency of the slowest 1 % of packets spent here");
@@ -489,10 +535,12 @@ static void ana_decomp_table(struct ana_dctx *d)
 	/* tail decomposition: per segment sums over the packets at or above the
 	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
-	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail));
+	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = calloc(ng, sizeof(*whole));
 	uint64_t *p99s = calloc(ng, sizeof(uint64_t)), *ntails = calloc(ng, sizeof(uint64_t));
-	if (!tail || !p99s || !ntails) {
-		free(tail); free(p99s); free(ntails);
+	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
+	int ndc = 0;
+	if (!tail || !whole || !p99s || !ntails || !dc) {
+		free(tail); free(whole); free(p99s); free(ntails); free(dc);
 		return;
 	}
 	for (size_t g = 0; g < ng; g++) {
@@ -510,6 +558,9 @@ static void ana_decomp_table(struct ana_dctx *d)
 			size_t g = gs[q];
 			if (g == 0 && r->ctl)
 				continue;
+			for (int s = 0; s < ANA_NSEGS; s++)
+				if (r->seg[s] > 0)
+					whole[g][s] += (double)r->seg[s];
 			if (tot < p99s[g])
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
@@ -532,10 +583,11 @@ static void ana_decomp_table(struct ana_dctx *d)
 			np_table_set_str(t, r, DC_FLOW, name);
 			np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
 			ana_sketch_cells(t, r, DC_SK, &sk[s]);
-			double tm = np_sketch_mean(&sk[ANA_SEG_TOTAL]);
-			if (tm > 0)
-				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * np_sketch_mean(&sk[s]) * (double)sk[s].n /
-						 ((double)sk[ANA_SEG_TOTAL].n * tm));
+			/* over the packets with a whole path: a segment seen on
+			 * packets whose other host was not aligned has no total */
+			const double *wh = whole[f + 1];
+			if (wh[ANA_SEG_TOTAL] > 0)
+				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * wh[s] / wh[ANA_SEG_TOTAL]);
 			if (ntail && tl[ANA_SEG_TOTAL] > 0)
 				np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
 			if (f >= 0) {
@@ -544,6 +596,8 @@ static void ana_decomp_table(struct ana_dctx *d)
 				if (s == ANA_SEG_WIRE || s == ANA_SEG_TOTAL)
 					snprintf(hb, sizeof(hb), "%s>%s", m->hosts.v[fa->snd_host].name,
 						 m->hosts.v[fa->rcv_host].name);
+				else if (s >= ANA_SEG_FWD_STACK && s <= ANA_SEG_FWD_DEVICE)
+					ana_forward_hosts(d, fa, hb, sizeof(hb));
 				else
 					snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
 										      : fa->rcv_host].name);
@@ -552,17 +606,24 @@ static void ana_decomp_table(struct ana_dctx *d)
 				for (int q = 0; q < ANA_SEG_TOTAL; q++)
 					nseg += sk[q].n > 0;
 				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
-				if (s != ANA_SEG_TOTAL && ntail && tl[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
-					double sh = 100.0 * tl[s] / tl[ANA_SEG_TOTAL];
-					char key[200];
-					snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
-					char via[200] = "";
-					if (s == ANA_SEG_WIRE)
-						ana_forward_hop(d, fa, via, sizeof(via));
-					ana_out_candidate(d->o, sh / 50.0, sh >= 50 ? 2 : 1, "decomp", key,
-							  "share_p99", sh,
-							  "%.0f %% of the p99 latency (%.1f us) of flow %s is spent in the %s on %s%s",
-							  sh, (double)p99 / 1e3, name, ana_seg_phrase(s), hb, via);
+				if (s != ANA_SEG_TOTAL && wh[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
+					/* ranked by the time the segment holds of the
+					 * flow's mean latency, 5 ms scoring 1 as a 2 %
+					 * loss rate does: not by its share alone (100 %
+					 * of a 0.3 ms tail in a client's read outranked
+					 * 97 % of 17 ms in a balancer's queue), nor by its
+					 * time in the p99 (a loaded machine's rare stalls
+					 * of a reader or of a send buffer made the tail
+					 * of whatever flow they hit). The p99 of fewer
+					 * than 100 packets is one packet's latency (an
+					 * iperf3 control connection's 10). */
+					double tms = wh[s] / (double)sk[ANA_SEG_TOTAL].n / 1e6;
+					double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
+					ana_dcand_add(dc, &ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
+						      .sh = 100.0 * wh[s] / wh[ANA_SEG_TOTAL],
+						      .sh99 = ntail && tl[ANA_SEG_TOTAL] > 0 ? 100.0 * tl[s] / tl[ANA_SEG_TOTAL] : NAN,
+						      .seg = s, .mean = np_sketch_mean(&sk[ANA_SEG_TOTAL]), .p99 = p99 },
+						      name, hb);
 				}
 			}
 			char key[200];
@@ -570,7 +631,9 @@ static void ana_decomp_table(struct ana_dctx *d)
 			np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
 		}
 	}
-	free(tail); free(p99s); free(ntails);
+	free(tail); free(whole); free(p99s); free(ntails);
+	ana_dcand_emit(d->o, dc, ndc);
+	free(dc);
 	ana_out_table(d->o, t);
 	/* per-interval series of the overall decomposition */
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
@@ -1141,8 +1204,10 @@ static void ana_loss_tables(struct ana_dctx *d)
 			}
 			f->lost++;
 			f->pos[last].lost_here++;
-			if (why)
+			if (why) {
 				ana_dropagg_add(dagg, &ndagg, f, lp_->host, why);
+				f->lost_why++;
+			}
 			if (f->top >= 0) {
 				int64_t ii = (lc[c].t - d->t_start) / d->iv;
 				size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
@@ -1163,8 +1228,9 @@ static void ana_loss_tables(struct ana_dctx *d)
 			np_table_set_str(lp, row, LP_LAST_HOOK, ana_hook_name(lp_->hook));
 			if (nxt >= 0) {
 				const struct ana_pos *np_ = &f->pos[nxt];
-				np_table_set_str(lp, row, LP_LOST_IN, ana_seg_name(ana_hook_segment(np_->hook,
-									      np_->host != lp_->host)));
+				bool fwd = np_->host != f->snd_host && np_->host != f->rcv_host;
+				np_table_set_str(lp, row, LP_LOST_IN, ana_seg_name(ana_path_segment(np_->hook,
+									      np_->host != lp_->host, fwd)));
 				np_table_set_str(lp, row, LP_NEXT_HOOK, ana_hook_name(np_->hook));
 			}
 			np_table_set_u64(lp, row, LP_RETRANSMISSION, lc[c].retx);
@@ -1241,11 +1307,15 @@ static void ana_loss_tables(struct ana_dctx *d)
 			np_table_set_str(t, r, LS_WORST_HOOK, hk);
 			double rate = sent ? (double)f->lost / (double)sent : 0;
 			const char *why = ana_drop_reason(m, f->pos[worst].host, (uint32_t)fi);
-			ana_out_candidate(d->o, rate * 50.0 + (f->lost ? 0.1 : 0), rate > 0.01 ? 2 : 1,
-					  "loss", name, "loss_rate", rate,
-					  "flow %s lost %llu of %llu packets (%.2f %%), most after %s%s%s",
-					  name, (unsigned long long)f->lost, (unsigned long long)sent,
-					  rate * 100, hk, why ? ": " : "", why ? why : "");
+			/* a flow whose every loss has a kernel drop reason is in the
+			 * (host, reason) finding already: one connection's 1 of 16
+			 * would push a queue holding 97 % of the latency out */
+			if (f->lost_why < f->lost)
+				ana_out_candidate(d->o, rate * 50.0 + (f->lost ? 0.1 : 0), rate > 0.01 ? 2 : 1,
+						  "loss", name, "loss_rate", rate,
+						  "flow %s lost %llu of %llu packets (%.2f %%), most after %s%s%s",
+						  name, (unsigned long long)f->lost, (unsigned long long)sent,
+						  rate * 100, hk, why ? ": " : "", why ? why : "");
 		}
 		if (f->top < 0)
 			continue;

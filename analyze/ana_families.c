@@ -107,7 +107,9 @@ void ana_flows_run(const struct ana_model *m, struct ana_out *o)
 			snprintf(key, sizeof(key), "%s|%s", m->hosts.v[v[a].host].name, v[a].key);
 			np_series_pack(&o->rb, "flows", key, "throughput", "bps", ts, val, k);
 		}
-		if (tp && re * 100 > tp)
+		/* more than 1 % of at least 100 segments: 1 of an iperf3 control
+		 * connection's 13 is no finding */
+		if (tp >= 100 && re * 100 > tp)
 			ana_out_candidate(o, (double)re / (double)tp * 20, 1, "flows", v[a].key, "retrans",
 					  (double)re, "flow %s on %s retransmitted %llu of %llu segments (%.1f %%)",
 					  v[a].key, m->hosts.v[v[a].host].name, (unsigned long long)re,
@@ -164,7 +166,9 @@ static const char *ana_container_of(const struct ana_model *m, uint16_t host, ui
 }
 
 struct ana_tgroup { char level[12]; char key[300]; uint16_t host; bool server;
-		    uint64_t count, bytes; struct np_sketch lat; uint64_t t_lo, t_hi; };
+		    uint64_t count, bytes; struct np_sketch lat; uint64_t t_lo, t_hi;
+		    uint64_t r_lo, r_hi; /* built from TXN_EVENTS: first start, last end */
+		    struct ana_reqrate rr; /* its connections' request starts (TXN_EVENTS) */ };
 
 static struct ana_tgroup *ana_tgroup_get(struct ana_tgroup **g, size_t *n, size_t *cap,
 					 const char *level, const char *key, uint16_t host, bool server)
@@ -263,6 +267,8 @@ struct ana_tconn {              /* one connection side: TXN_STATS rows with one 
 	size_t row;                 /* one of its TXN_STATS rows (addresses, role) */
 	uint64_t stats_n, ev_n;
 	bool use_ev;
+	bool skipped;               /* events sampled out by the recorder (TXN_STATS ev = 0) */
+	uint64_t ev_sample;         /* the highest 1-in-N of its rows */
 };
 
 static int ana_tconn_cmp(const void *a, const void *b)
@@ -290,13 +296,18 @@ static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
 		return NULL;
 	for (size_t i = 0; i < m->txns.n; i++)
 		v[i] = (struct ana_tconn){ .host = m->txns.v[i].host, .conn = m->txns.v[i].conn_id, .row = i,
-					   .stats_n = m->txns.v[i].count };
+					   .stats_n = m->txns.v[i].count, .skipped = m->txns.v[i].ev_skipped,
+					   .ev_sample = m->txns.v[i].ev_sample };
 	qsort(v, m->txns.n, sizeof(*v), ana_tconn_cmp);
 	for (size_t i = 0; i < m->txns.n; i++) {
-		if (k && !ana_tconn_cmp(&v[k - 1], &v[i]))
+		if (k && !ana_tconn_cmp(&v[k - 1], &v[i])) {
 			v[k - 1].stats_n += v[i].stats_n;
-		else
+			v[k - 1].skipped |= v[i].skipped;
+			if (v[i].ev_sample > v[k - 1].ev_sample)
+				v[k - 1].ev_sample = v[i].ev_sample;
+		} else {
 			v[k++] = v[i];
+		}
 	}
 	for (size_t i = 0; i < m->txevs.n; i++) {
 		struct ana_tconn *c = ana_tconn_find(v, k, m->txevs.v[i].host, m->txevs.v[i].conn);
@@ -309,20 +320,40 @@ static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
 	return v;
 }
 
+/* A host whose recorder sampled connections for events: say which share
+ * was kept and where the others' endpoint figures come from. */
+static void ana_tconn_note_sampled(struct ana_model *m, size_t h, uint64_t skipped, uint64_t all, uint64_t n)
+{
+	ana_note(m, "%s: transaction events sampled by connection: %llu of %llu connections without events "
+		 "(up to 1 in %llu kept, by a hash of the connection that every host computes alike; "
+		 "nprec --txn-events all keeps every one). Transaction counts, bytes and latency sketches "
+		 "are exact for all; the endpoint figures of those connections come from TXN_STATS, call "
+		 "trees only from the connections with events", m->hosts.v[h].name,
+		 (unsigned long long)skipped, (unsigned long long)all, (unsigned long long)n);
+}
+
 /* Hosts with events but connections whose events are incomplete: say that
- * their endpoint figures come from TXN_STATS. */
+ * their endpoint figures come from TXN_STATS (sampled-out ones in a note). */
 static void ana_tconn_warn(struct ana_model *m, const struct ana_tconn *v, size_t n)
 {
 	for (size_t h = 0; h < m->hosts.n; h++) {
-		uint64_t bad = 0, all = 0, ev = 0, st = 0;
+		uint64_t bad = 0, all = 0, ev = 0, st = 0, skipped = 0, sample = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (v[i].host != h)
 				continue;
 			all++;
 			ev += v[i].ev_n;
 			st += v[i].stats_n;
+			if (v[i].ev_sample > sample)
+				sample = v[i].ev_sample;
+			if (v[i].skipped && !v[i].use_ev && v[i].stats_n) {
+				skipped++;
+				continue;
+			}
 			bad += !v[i].use_ev && v[i].stats_n;
 		}
+		if (skipped)
+			ana_tconn_note_sampled(m, h, skipped, all, sample);
 		const struct ana_host *hp = &m->hosts.v[h];
 		uint64_t lost = 0;
 		for (int k = 0; k < 8 && hp->lost_fam[k][0]; k++)
@@ -402,7 +433,8 @@ static bool ana_tev_match(const struct ana_model *m, const struct ana_txn *row, 
 
 /* Endpoint rows (one per host, role, endpoint and interval) built from the
  * events of the connections whose events are complete. */
-static struct ana_txn *ana_txn_from_events(struct ana_model *m, struct ana_tconn *tc, size_t ntc, size_t *np)
+static struct ana_txn *ana_txn_from_events(struct ana_model *m, struct ana_tconn *tc, size_t ntc, size_t *np,
+					   const struct ana_cspans *sp, struct ana_reqrate **rrp)
 {
 	size_t n = m->txevs.n, ni = 0, nr = 0;
 	struct ana_tevref *ref = malloc((n + 1) * sizeof(*ref));
@@ -431,7 +463,9 @@ static struct ana_txn *ana_txn_from_events(struct ana_model *m, struct ana_tconn
 	}
 	qsort_r(ref, k, sizeof(*ref), ana_tevref_cmp, m->txevs.v);
 	out = calloc(k + 1, sizeof(*out));
-	if (!out)
+	/* each row's connections, for its request rate */
+	struct ana_reqrate *rr = *rrp = calloc(k + 1, sizeof(*rr));
+	if (!out || !rr)
 		goto done;
 	for (size_t a = 0; a < k;) {
 		size_t b = a;
@@ -450,6 +484,10 @@ static struct ana_txn *ana_txn_from_events(struct ana_model *m, struct ana_tconn
 			np_sketch_add(&x->lat, eb->dur, 1);
 			x->count++;
 			x->bytes += eb->bytes;
+			uint64_t end = eb->end > eb->start + eb->dur ? eb->end : eb->start + eb->dur;
+			if (!x->ev_hi || eb->start < x->ev_lo) x->ev_lo = eb->start;
+			if (end > x->ev_hi) x->ev_hi = end;
+			ana_reqrate_add(&rr[nr - 1], ana_conn_span(sp, ref[b].row->host, ref[b].row->conn_id));
 		}
 		a = b;
 	}
@@ -461,11 +499,17 @@ done:
 }
 
 static void ana_txn_add(struct ana_tgroup **g, size_t *ng, size_t *cap, const char *level, const char *key,
-			const struct ana_txn *x)
+			const struct ana_txn *x, const struct ana_cspan *cs)
 {
 	struct ana_tgroup *t = ana_tgroup_get(g, ng, cap, level, key, x->host, x->server);
 	if (!t)
 		return;
+	if (cs)
+		ana_reqrate_add(&t->rr, cs);
+	if (x->ev_hi) {                 /* a row built from the events of several connections */
+		if (!t->r_hi || x->ev_lo < t->r_lo) t->r_lo = x->ev_lo;
+		if (x->ev_hi > t->r_hi) t->r_hi = x->ev_hi;
+	}
 	t->count += x->count;
 	t->bytes += x->bytes;
 	np_sketch_merge(&t->lat, &x->lat);
@@ -497,7 +541,7 @@ static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgr
 	np_table_col_at(t, TX_HOST, "host", "str", NULL);
 	np_table_col_at(t, TX_ROLE, "role", "str", "server or client side");
 	np_table_col_at(t, TX_REQUESTS, "requests", "count", NULL);
-	np_table_col_at(t, TX_RATE, "rate", "rate", "requests per second over the recording");
+	np_table_col_at(t, TX_RATE, "rate", "rate", "requests per second between request starts (as service_graph.active_rate)");
 	np_table_col_at(t, TX_BYTES, "bytes", "bytes", "request + response bytes");
 	ana_sketch_cols(t, TX_SK);
 	for (size_t i = 0; i < ng; i++) {
@@ -508,9 +552,16 @@ static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgr
 		np_table_set_str(t, r, TX_HOST, m->hosts.v[x->host].name);
 		np_table_set_str(t, r, TX_ROLE, x->server ? "server" : "client");
 		np_table_set_u64(t, r, TX_REQUESTS, x->count);
+		/* over the time requests were made, as the service graph's
+		 * active_rate; rows built from events over their first start
+		 * to last end; without TXN_EVENTS over the intervals with
+		 * requests */
 		uint64_t span = x->t_hi > x->t_lo ? x->t_hi - x->t_lo : 0;
 		span += m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns : 1000000000ull;
-		np_table_set_f64(t, r, TX_RATE, (double)x->count * 1e9 / (double)span);
+		if (x->r_hi > x->r_lo)
+			span = x->r_hi - x->r_lo;
+		double rate = ana_reqrate(&x->rr);
+		np_table_set_f64(t, r, TX_RATE, isfinite(rate) ? rate : (double)x->count * 1e9 / (double)span);
 		np_table_set_u64(t, r, TX_BYTES, x->bytes);
 		/* the sketch carries the latency; count column is requests */
 		ana_sketch_cells(t, r, TX_SK, &x->lat);
@@ -538,7 +589,10 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 	size_t ntc = 0, nev = 0, nep = 0;
 	struct ana_tconn *tc = ana_tconns(m, &ntc);
 	ana_tconn_warn(m, tc, ntc);
-	struct ana_txn *evrows = ana_txn_from_events(m, tc, ntc, &nev);
+	struct ana_cspans sp;
+	ana_conn_spans(m, &sp);
+	struct ana_reqrate *evrr = NULL;
+	struct ana_txn *evrows = ana_txn_from_events(m, tc, ntc, &nev, &sp, &evrr);
 	const struct ana_txn **ep = malloc((m->txns.n + nev + 1) * sizeof(*ep));
 	struct ana_tgroup *g = NULL;
 	size_t ng = 0, cap = 0;
@@ -548,29 +602,41 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 		    (!ana_key_match(m, x->conn) && !ana_key_match(m, x->endpoint)))
 			continue;
 		char cbuf[160];
-		ana_txn_add(&g, &ng, &cap, "connection", x->conn, x);
+		const struct ana_cspan *cs = ana_conn_span(&sp, x->host, x->conn_id);
+		ana_txn_add(&g, &ng, &cap, "connection", x->conn, x, cs);
 		const struct ana_tconn *c = ana_tconn_find(tc, ntc, x->host, x->conn_id);
 		if (!c || !c->use_ev) {
-			ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x);
+			ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x, cs);
 			if (ep)
 				ep[nep++] = x;
 		}
-		ana_txn_add(&g, &ng, &cap, "container", ana_txn_container(m, x, cbuf, sizeof(cbuf)), x);
+		ana_txn_add(&g, &ng, &cap, "container", ana_txn_container(m, x, cbuf, sizeof(cbuf)), x, cs);
 	}
 	for (size_t i = 0; i < nev; i++) {
 		const struct ana_txn *x = &evrows[i];
-		ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x);
+		ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x, NULL);
+		struct ana_tgroup *t = evrr ? ana_tgroup_get(&g, &ng, &cap, "endpoint", x->endpoint, x->host, x->server)
+					    : NULL;
+		for (size_t c = 0; t && c < evrr[i].c.n; c++)
+			ana_reqrate_add(&t->rr, evrr[i].c.v[c]);
 		if (ep)
 			ep[nep++] = x;
 	}
 	ana_txn_table(m, o, g, ng);
 	if (ep)
 		ana_txn_series(m, o, ep, nep);
-	for (size_t i = 0; i < ng; i++)
+	for (size_t i = 0; i < ng; i++) {
 		np_sketch_free(&g[i].lat);
-	for (size_t i = 0; i < nev; i++)
+		ana_reqrate_free(&g[i].rr);
+	}
+	for (size_t i = 0; i < nev; i++) {
 		np_sketch_free(&evrows[i].lat);
+		if (evrr)
+			ana_reqrate_free(&evrr[i]);
+	}
+	free(evrr);
 	free(g); free(ep); free(evrows); free(tc);
+	ana_conn_spans_free(&sp);
 }
 
 /* ---- network CPU cost ---- */

@@ -47,6 +47,7 @@ struct ana_ident {
 	char hostname[128], machine_id[64], boot_id[64], label[128];
 	unsigned ncpus;
 	uint64_t interval_ns;
+	int64_t clock_shift_ns;
 	bool valid;
 };
 
@@ -65,6 +66,7 @@ static void ana_ident_from_header(struct ana_ident *id, const msgpack_object *bo
 	const msgpack_object *cfg = np_map_get(body, "config");
 	if (np_get_strbuf(body, "label", id->label, sizeof(id->label)) != 0)
 		np_get_strbuf(cfg, "netns", id->label, sizeof(id->label));
+	np_get_i64(cfg, "test_clock_shift_ns", &id->clock_shift_ns);
 	id->valid = true;
 }
 
@@ -110,6 +112,7 @@ static void ana_host_apply_ident(struct ana_host *h, const struct ana_ident *id)
 	memcpy(h->label, id->label, sizeof(h->label));
 	h->ncpus = id->ncpus;
 	h->interval_ns = id->interval_ns;
+	h->clock_shift_ns = id->clock_shift_ns;
 }
 
 static void ana_host_seen(struct ana_model *m, int host, uint64_t t)
@@ -312,6 +315,8 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		if (ana_rows_u64(&r, i, NPK(TXN_STATS, PID), &v)) x->pid = (uint32_t)v;
 		ana_rows_u64(&r, i, NPK(TXN_STATS, COUNT), &x->count);
 		ana_rows_u64(&r, i, NPK(TXN_STATS, CONN), &x->conn_id);
+		np_get_u64(body, NPK(TXN_STATS, EV_SAMPLE), &x->ev_sample);   /* txn events sampled */
+		x->ev_skipped = ana_rows_u64(&r, i, NPK(TXN_STATS, EV), &v) && !v;
 		uint64_t a = 0, b2 = 0;
 		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_REQ), &a);
 		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_RESP), &b2);
@@ -657,6 +662,7 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 			 path, alias ? alias : stem);
 	if (np_reader_kind(r) == NP_KIND_ANALYSIS)
 		ana_warn(m, "%s: is an analysis file, not a recording", path);
+	ana_seek_begin(m, c->host, r, more == 1 && rec.type == NP_REC_HEADER ? rec.body : NULL);
 	c->dec = ana_pktdec_new(m, m->opt ? m->opt->threads : 1);
 	if (!c->dec)
 		return -ENOMEM;
@@ -669,8 +675,11 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 		ana_progress_tick(prog, np_reader_stats(r)->last_good_offset, m->pev.n);
 		over = limit && ana_mem_predict(m) > limit;
 	}
+	/* every record appended (the host's t_min, t_max final) before the
+	 * seek looks at them */
 	ana_pktdec_free(c->dec);
 	c->dec = NULL;
+	ana_seek_end(m, c->host, r);
 	if (over || (limit && ana_mem_predict(m) > limit))
 		return ANA_LOAD_OVER_MEM;
 	ana_progress_file_done(prog, np_reader_stats(r)->last_good_offset);
@@ -742,8 +751,23 @@ static int ana_sync_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* Two recorders on one boot share CLOCK_MONOTONIC (namespaces of one
+ * machine): a request received before it was sent (T2 < T1) or a reply
+ * before its request was answered (T4 < T3) is a damaged stamp, and one
+ * of them makes the pair's fit bounds cross. --test-clock-shift is taken
+ * back out first. */
+static bool ana_sync_impossible(const struct ana_model *m, const struct ana_sync *x)
+{
+	const struct ana_host *c = &m->hosts.v[x->client], *s = &m->hosts.v[x->server];
+	if (!c->has_header || !s->has_header || !c->boot_id[0] || strcmp(c->boot_id, s->boot_id))
+		return false;
+	int64_t d = s->clock_shift_ns - c->clock_shift_ns;
+	return (int64_t)(x->t2 - x->t1) < d || (int64_t)(x->t4 - x->t3) < -d;
+}
+
 static void ana_sync_finish(struct ana_model *m)
 {
+	uint64_t bad = 0;
 	struct ana_sync *s = m->syncs.v;
 	size_t n = m->syncs.n, out = 0;
 	if (!n)
@@ -773,8 +797,16 @@ static void ana_sync_finish(struct ana_model *m)
 		}
 		if (cur.client == ANA_HOST_NONE || cur.server == ANA_HOST_NONE || cur.client == cur.server)
 			continue;
+		if (ana_sync_impossible(m, &cur)) {
+			bad++;
+			continue;
+		}
 		s[out++] = cur;
 	}
+	if (bad)
+		((double)bad <= ANA_MINOR_MISSED_SHARE * (double)(out + bad) ? ana_note : ana_warn)(
+			m, "%llu of %llu clock-sync exchanges dropped: stamps impossible on one boot "
+			"(T2 < T1 or T4 < T3)", (unsigned long long)bad, (unsigned long long)(out + bad));
 	if (out < n && !out)
 		ana_warn(m, "clock sync exchanges found but no peer recording to pair them with");
 	m->syncs.n = out;

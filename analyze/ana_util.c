@@ -48,7 +48,8 @@ int ana_hook_from_name(const char *s, size_t n)
 }
 
 static const char *const ana_seg_names[ANA_NSEGS] = {
-	"sender_stack", "qdisc", "device", "wire", "receiver_stack", "receiver_app", "total",
+	"sender_stack", "qdisc", "device", "wire", "forward_stack", "forward_qdisc",
+	"forward_device", "receiver_stack", "receiver_app", "total",
 };
 
 const char *ana_seg_name(int seg)
@@ -60,6 +61,8 @@ const char *ana_seg_phrase(int seg)
 {
 	static const char *const n[ANA_NSEGS] = {
 		"sender's network stack", "sender's qdisc", "sender's device", "network",
+		"forwarding host's stack (ingress, netfilter/NAT, routing)",
+		"forwarding host's qdisc", "forwarding host's device",
 		"receiver's network stack", "receiver's application", "whole path",
 	};
 	return seg >= 0 && seg < ANA_NSEGS ? n[seg] : "unknown";
@@ -81,6 +84,18 @@ int ana_hook_segment(int hook, bool first_on_host)
 	case PK_HOOK_COPY_TO_USER:    return ANA_SEG_RCV_APP;
 	default:                      return ANA_SEG_SND_STACK;
 	}
+}
+
+/* On a host that forwards the packet (neither its sender nor its
+ * receiver) everything up to the qdisc enqueue is its ingress, netfilter
+ * and routing; the rest maps as on a sender. */
+int ana_path_segment(int hook, bool first_on_host, bool forwarder)
+{
+	int s = ana_hook_segment(hook, first_on_host);
+	if (!forwarder || s == ANA_SEG_WIRE)
+		return s;
+	return s == ANA_SEG_QDISC ? ANA_SEG_FWD_QDISC : s == ANA_SEG_DEVICE ? ANA_SEG_FWD_DEVICE
+									 : ANA_SEG_FWD_STACK;
 }
 
 const char *ana_clock_quality_name(int q)

@@ -13,3 +13,5 @@ for z in ${LEVELS:-1 3 9}; do
 	echo "== zstd level $z"
 	"$bin" -n "${EVENTS:-4194304}" -z "$z" || exit 1
 done
+# seeking by time through the chunk index (bench/seek.sh; SEEK=0 skips it)
+[ "${SEEK:-1}" = 0 ] || NP_BUILD=$NP_BUILD bash "$ROOT/bench/seek.sh"

@@ -41,7 +41,7 @@ echo
 echo "== run time on one core (--threads 1), one normal and one noised session per size"
 $ONE "$PATGEN" time --sizes 1000,10000,100000 --modes cover,set,icpe:mad,icpe --threads 1
 $ONE "$PATGEN" time --sizes 1000,10000,100000 --modes cover,set,icpe:mad,icpe --threads 1 --noise | tail -n +2
-echo "   cover on 2 threads (the beam's candidates of a round evaluated in parallel)"
+echo "   cover on 2 threads (the model built per RPC in parallel, the beam's candidates of a round too)"
 "$PATGEN" time --sizes 10000,100000 --modes cover --threads 2 | tail -n +2
 
 if [ -x "$NPANALYZE" ] && [ -x /usr/bin/time ]; then

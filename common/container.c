@@ -1,5 +1,7 @@
 /* The np container: writer and reader. See container.h and docs/FORMAT.md. */
 #include "container.h"
+#include "chunkindex.h"
+#include "records.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +102,7 @@ static void chunk_frame(struct np_chunk *out, uint8_t *buf, size_t clen, const s
 	out->len = total;
 	out->type = type;
 	out->ulen = (uint32_t)rb->sbuf.size;
+	np_chunk_time(rb->sbuf.data, rb->sbuf.size, &out->t_lo, &out->t_hi);
 }
 
 /* One zstd frame (with its content size, which the reader checks) made
@@ -211,6 +214,8 @@ struct np_writer {
 	uint64_t chunks;
 	int error;            /* first error, sticky */
 	struct np_writer_opts opts;
+	struct np_index ix;   /* chunks written (opts.index) */
+	bool ix_lost;         /* out of memory for it: no index at close */
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -301,6 +306,8 @@ int np_writer_write_chunk(struct np_writer *w, const struct np_chunk *c)
 		w->error = err;
 		return err;
 	}
+	if (w->opts.index && !w->ix_lost && np_index_add(&w->ix, w->bytes, c->t_lo, c->t_hi) < 0)
+		w->ix_lost = true;
 	w->bytes += c->len;
 	w->chunks++;
 	return 0;
@@ -331,6 +338,29 @@ int np_writer_fsync(struct np_writer *w)
 
 uint64_t np_writer_bytes(const struct np_writer *w) { return w->bytes; }
 uint64_t np_writer_chunks(const struct np_writer *w) { return w->chunks; }
+
+uint64_t np_writer_index_bound(const struct np_writer *w)
+{
+	return w->opts.index ? np_index_chunk_bound(w->ix.n + 1) : 0;
+}
+
+/* The INDEX chunk (FORMAT.md 2.6) after the last chunk. A failure is
+ * truncated away by np_writer_write_chunk: the file stays a valid file
+ * without an index, which readers scan, so it is not reported. */
+static void writer_put_index(struct np_writer *w)
+{
+	struct np_recbuf rb;
+	struct np_chunk c;
+	np_recbuf_init(&rb);
+	w->ix.end = w->bytes;
+	np_index_pack(np_recbuf_begin(&rb, NP_REC_INDEX, NP_INDEX_VERSION), &w->ix);
+	w->opts.index = false;       /* the index does not index itself */
+	if (np_chunk_build(&c, &rb, w->opts.zstd_level) == 0) {
+		np_writer_write_chunk(w, &c);
+		np_chunk_free(&c);
+	}
+	np_recbuf_free(&rb);
+}
 int np_writer_fd(const struct np_writer *w) { return w->fd; }
 
 int np_writer_close(struct np_writer *w)
@@ -338,6 +368,11 @@ int np_writer_close(struct np_writer *w)
 	if (!w)
 		return 0;
 	int err = w->error;
+	if (w->opts.index && !err && !w->ix_lost && w->ix.n) {
+		writer_put_index(w);
+		w->error = 0;
+	}
+	np_index_free(&w->ix);
 	if (w->opts.fsync_each && fsync(w->fd) < 0 && errno != EINVAL && !err)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)
@@ -373,6 +408,18 @@ struct np_reader {
 	uint64_t chunk_warned;      /* record warnings shown for the current chunk */
 	uint64_t chunk_unwarned;    /* ... and those over the chunk cap */
 	bool summarised;
+	uint64_t chunk_no;          /* number of the current chunk (FORMAT.md 4.2) */
+	uint16_t chunk_type;        /* its header's type */
+	/* np_reader_set_window */
+	enum np_seek_mode seek;
+	uint64_t win_lo, win_hi;    /* absolute, once based */
+	int64_t rel_lo, rel_hi;     /* relative to first_t until it is known */
+	bool win_rel;
+	bool have_first_t;
+	uint64_t first_t;
+	struct np_index ix;
+	bool ix_tried;              /* np_reader_index looked for it */
+	size_t ix_next;             /* next index entry to consider */
 };
 
 static void vrwarn(struct np_reader *r, const char *fmt, va_list ap)
@@ -440,7 +487,7 @@ static void reader_chunk_done(struct np_reader *r)
 		else
 			rwarn(r, "%s: ... and %llu more like it in chunk %llu (offset %llu)", r->path,
 			      (unsigned long long)r->chunk_unwarned,
-			      (unsigned long long)(r->st.chunks_ok - 1),
+			      (unsigned long long)r->chunk_no,
 			      (unsigned long long)r->chunk_offset);
 	}
 	r->chunk_warned = r->chunk_unwarned = 0;
@@ -627,71 +674,113 @@ static bool payload_frame_ok(const uint8_t *p, size_t clen, uint32_t ulen)
 	return off + dl <= clen && all_zero(p + off, dl);
 }
 
+/* One chunk at r->pos (FORMAT.md 4.2 steps 1-9). 1: a good chunk is decoded
+ * into ubuf; 0: end of file; -1: damage skipped (r->pos moved on). */
+static int chunk_try(struct np_reader *r)
+{
+	if (r->pos >= r->size)
+		return 0;
+	size_t left = r->size - r->pos;
+	const uint8_t *h = r->data + r->pos;
+	if (left < NP_CHUNK_HDR_LEN || memcmp(h, NP_CHUNK_MAGIC, 4) != 0) {
+		/* a chunk was begun (its magic, or what of it fits) but
+		 * the file ends before its header does */
+		if (left < NP_CHUNK_HDR_LEN && memcmp(h, NP_CHUNK_MAGIC, left < 4 ? left : 4) == 0) {
+			truncated_tail(r, left);
+			return 0;
+		}
+		resync(r, "garbage instead of a chunk");
+		return -1;
+	}
+	if (get_u32(h + 20) != np_crc32(h, 20)) {
+		resync(r, "damaged chunk header");
+		return -1;
+	}
+	uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+	if (ulen > NP_CHUNK_MAX_ULEN || clen > NP_CHUNK_MAX_ULEN + 65536) {
+		r->st.chunks_bad++;
+		resync(r, "chunk with impossible length");
+		return -1;
+	}
+	size_t total = (size_t)NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
+	if (total > left) {
+		if (find_magic(r, r->pos + 1) == r->size) {
+			truncated_tail(r, left);
+			return 0;
+		}
+		r->st.chunks_bad++;
+		resync(r, "chunk longer than the file");
+		return -1;
+	}
+	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
+	if (get_u32(h + 16) != np_crc32(payload, clen)) {
+		r->st.chunks_bad++;
+		resync(r, "chunk checksum mismatch");
+		return -1;
+	}
+	if (get_u32(payload + clen) != total)
+		rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
+		      r->path, r->pos);
+	if (!payload_frame_ok(payload, clen, ulen) || !ensure_ubuf(r, ulen ? ulen : 1)) {
+		r->st.chunks_bad++;
+		resync(r, "chunk payload is not one zstd frame of the stated size");
+		return -1;
+	}
+	size_t got = ZSTD_decompress(r->ubuf, ulen ? ulen : 1, payload, clen);
+	if (ZSTD_isError(got) || got != ulen) {
+		r->st.chunks_bad++;
+		resync(r, "chunk payload does not decompress");
+		return -1;
+	}
+	r->chunk_offset = r->pos;
+	r->chunk_type = get_u16(h + 4);
+	r->ulen = ulen;
+	r->upos = 0;
+	r->pos += total;
+	r->st.chunks_ok++;
+	r->st.last_good_offset = r->pos;
+	return 1;
+}
+
+static void reader_note_time(struct np_reader *r, const struct np_chunk_span *s);
+
+/* Scanning with a window: the chunk's time decided from its records. */
+static bool chunk_wanted_scan(struct np_reader *r)
+{
+	struct np_chunk_span s = { r->chunk_offset, 0, 0 };
+	np_chunk_time(r->ubuf, r->ulen, &s.t_lo, &s.t_hi);
+	reader_note_time(r, &s);
+	if (r->st.chunks_ok == 1)
+		return true;          /* the file's first chunk: its HEADER */
+	return r->chunk_type != NP_REC_INDEX && np_span_wanted(&s, r->win_lo, r->win_hi);
+}
+
 /* 1: a good chunk is decoded into ubuf; 0: end of file. */
 static int load_chunk(struct np_reader *r)
 {
+	if (r->seek == NP_SEEK_INDEX) {
+		while (r->ix_next < r->ix.n) {
+			size_t i = r->ix_next++;
+			if (i && !np_span_wanted(&r->ix.v[i], r->win_lo, r->win_hi))
+				continue;
+			r->pos = r->ix.v[i].off;
+			if (chunk_try(r) == 1) {
+				r->chunk_no = i;
+				return 1;
+			}
+		}
+		r->pos = r->size;
+		return 0;
+	}
 	for (;;) {
-		if (r->pos >= r->size)
+		int rc = chunk_try(r);
+		if (rc < 0)
+			continue;
+		if (rc == 0)
 			return 0;
-		size_t left = r->size - r->pos;
-		const uint8_t *h = r->data + r->pos;
-		if (left < NP_CHUNK_HDR_LEN || memcmp(h, NP_CHUNK_MAGIC, 4) != 0) {
-			/* a chunk was begun (its magic, or what of it fits) but
-			 * the file ends before its header does */
-			if (left < NP_CHUNK_HDR_LEN && memcmp(h, NP_CHUNK_MAGIC, left < 4 ? left : 4) == 0) {
-				truncated_tail(r, left);
-				return 0;
-			}
-			resync(r, "garbage instead of a chunk");
-			continue;
-		}
-		if (get_u32(h + 20) != np_crc32(h, 20)) {
-			resync(r, "damaged chunk header");
-			continue;
-		}
-		uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
-		if (ulen > NP_CHUNK_MAX_ULEN || clen > NP_CHUNK_MAX_ULEN + 65536) {
-			r->st.chunks_bad++;
-			resync(r, "chunk with impossible length");
-			continue;
-		}
-		size_t total = (size_t)NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
-		if (total > left) {
-			if (find_magic(r, r->pos + 1) == r->size) {
-				truncated_tail(r, left);
-				return 0;
-			}
-			r->st.chunks_bad++;
-			resync(r, "chunk longer than the file");
-			continue;
-		}
-		const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
-		if (get_u32(h + 16) != np_crc32(payload, clen)) {
-			r->st.chunks_bad++;
-			resync(r, "chunk checksum mismatch");
-			continue;
-		}
-		if (get_u32(payload + clen) != total)
-			rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
-			      r->path, r->pos);
-		if (!payload_frame_ok(payload, clen, ulen) || !ensure_ubuf(r, ulen ? ulen : 1)) {
-			r->st.chunks_bad++;
-			resync(r, "chunk payload is not one zstd frame of the stated size");
-			continue;
-		}
-		size_t got = ZSTD_decompress(r->ubuf, ulen ? ulen : 1, payload, clen);
-		if (ZSTD_isError(got) || got != ulen) {
-			r->st.chunks_bad++;
-			resync(r, "chunk payload does not decompress");
-			continue;
-		}
-		r->chunk_offset = r->pos;
-		r->ulen = ulen;
-		r->upos = 0;
-		r->pos += total;
-		r->st.chunks_ok++;
-		r->st.last_good_offset = r->pos;
-		return 1;
+		r->chunk_no = r->st.chunks_ok - 1;
+		if (r->seek != NP_SEEK_SCAN || chunk_wanted_scan(r))
+			return 1;
 	}
 }
 
@@ -828,30 +917,37 @@ size_t np_mp_walk(const void *buf, size_t len, uint64_t *objs)
 	return mp_walk_in(buf, len, objs, 0);
 }
 
-/* An unsigned integer <= 0xffff in any width (msgpack-c's POSITIVE_INTEGER:
- * signed encodings of values >= 0 count too). */
-static bool mp_u16(const uint8_t *p, size_t len, size_t *pos, uint16_t *out)
+/* An unsigned integer in any width (msgpack-c's POSITIVE_INTEGER: signed
+ * encodings of values >= 0 count too): its length in bytes, 0 if p holds
+ * none. */
+static size_t mp_uint(const uint8_t *p, size_t len, uint64_t *out)
 {
-	if (*pos >= len)
-		return false;
-	uint8_t b = p[(*pos)++];
+	if (!len)
+		return 0;
+	uint8_t b = p[0];
 	if (b <= 0x7f) {
 		*out = b;
-		return true;
+		return 1;
 	}
 	size_t w;
 	bool sign;
 	if (b >= 0xcc && b <= 0xcf) { w = (size_t)1 << (b - 0xcc); sign = false; }
 	else if (b >= 0xd0 && b <= 0xd3) { w = (size_t)1 << (b - 0xd0); sign = true; }
-	else return false;
-	if (len - *pos < w)
+	else return 0;
+	if (len - 1 < w || (sign && (p[1] & 0x80)))
+		return 0;                  /* cut short, or negative */
+	*out = mp_be(p + 1, w);
+	return 1 + w;
+}
+
+/* An unsigned integer <= 0xffff in any width, at *pos. */
+static bool mp_u16(const uint8_t *p, size_t len, size_t *pos, uint16_t *out)
+{
+	uint64_t v;
+	size_t w = *pos < len ? mp_uint(p + *pos, len - *pos, &v) : 0;
+	if (!w || v > 0xffff)
 		return false;
-	uint64_t v = mp_be(p + *pos, w);
 	*pos += w;
-	if (sign && (p[*pos - w] & 0x80))
-		return false;              /* negative */
-	if (v > 0xffff)
-		return false;
 	*out = (uint16_t)v;
 	return true;
 }
@@ -1013,7 +1109,7 @@ static void skip_scalars(struct np_reader *r)
 	while (r->upos < r->ulen && (f = mp_fixed[r->ubuf[r->upos]]) != 0 && f <= r->ulen - r->upos) {
 		if (r->warn && r->chunk_warned < NP_WARN_CHUNK_MAX && r->warned < NP_WARN_FILE_MAX)
 			rwarn_rec(r, "%s: malformed record (not an array) at byte %zu of chunk %llu (offset %llu) skipped",
-				  r->path, r->upos, (unsigned long long)(r->st.chunks_ok - 1),
+				  r->path, r->upos, (unsigned long long)r->chunk_no,
 				  (unsigned long long)r->chunk_offset);
 		else if (r->warn)
 			r->chunk_unwarned++;
@@ -1026,7 +1122,7 @@ static void skip_scalars(struct np_reader *r)
 static void rwarn_undecodable(struct np_reader *r)
 {
 	rwarn_rec(r, "%s: undecodable record at byte %zu of chunk %llu (offset %llu); rest of chunk skipped",
-		  r->path, r->upos, (unsigned long long)(r->st.chunks_ok - 1),
+		  r->path, r->upos, (unsigned long long)r->chunk_no,
 		  (unsigned long long)r->chunk_offset);
 }
 
@@ -1069,14 +1165,14 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			r->st.records_bad++;
 			rwarn_rec(r, "%s: record of %llu objects (more than %u) at byte %zu of chunk %llu (offset %llu) skipped",
 				  r->path, (unsigned long long)objs, NP_REC_MAX_OBJS, r->upos,
-				  (unsigned long long)(r->st.chunks_ok - 1), (unsigned long long)r->chunk_offset);
+				  (unsigned long long)r->chunk_no, (unsigned long long)r->chunk_offset);
 			r->upos += olen;
 			continue;
 		} else if (!mp_record_head(p, olen, rec)) {
 			/* not [uint, uint, map, ...]: no tree needed to say so */
 			r->st.records_bad++;
 			rwarn_rec(r, "%s: malformed record at byte %zu of chunk %llu (offset %llu) skipped",
-				  r->path, r->upos, (unsigned long long)(r->st.chunks_ok - 1),
+				  r->path, r->upos, (unsigned long long)r->chunk_no,
 				  (unsigned long long)r->chunk_offset);
 			r->upos += olen;
 			continue;
@@ -1092,7 +1188,7 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			}
 		}
 		r->upos += olen;
-		rec->chunk_index = r->st.chunks_ok - 1;
+		rec->chunk_index = r->chunk_no;
 		rec->file_offset = r->chunk_offset;
 		r->st.records++;
 		return 1;
@@ -1111,7 +1207,242 @@ void np_reader_close(struct np_reader *r)
 		msgpack_zone_free(r->zone);
 	if (r->mapped)
 		munmap((void *)r->data, r->size);
+	np_index_free(&r->ix);
 	free(r->ubuf);
 	free(r->path);
 	free(r);
+}
+
+/* ---- chunk times and the chunk index (FORMAT.md 2.6) ---- */
+
+/* Which time key a MessagePack string key is: 0 t0_ns, 1 t1_ns, 2 t_ns, -1 none. */
+static int time_key(const uint8_t *p, size_t len)
+{
+	static const char *const keys[] = { "t0_ns", "t1_ns", "t_ns" };
+	size_t hl, sl;
+	if (len && (p[0] & 0xe0) == 0xa0) { hl = 1; sl = p[0] & 0x1f; }
+	else if (len >= 2 && p[0] == 0xd9) { hl = 2; sl = p[1]; }
+	else return -1;
+	if (hl + sl != len)
+		return -1;
+	for (int k = 0; k < 3; k++)
+		if (strlen(keys[k]) == sl && memcmp(p + hl, keys[k], sl) == 0)
+			return k;
+	return -1;
+}
+
+/* The body map at p: its length (0 if malformed), its objects added to
+ * *objs, the range of its time keys (first occurrence of each) merged into
+ * *lo, *hi. */
+static size_t body_times(const uint8_t *p, size_t len, uint64_t *objs, uint64_t *lo, uint64_t *hi)
+{
+	size_t pos = 0;
+	uint64_t npairs;
+	unsigned seen = 0;
+	if (!mp_container(p, len, &pos, true, &npairs) || npairs > (len - pos) / 2)
+		return 0;
+	for (uint64_t i = 0; i < npairs; i++) {
+		uint64_t ko = 0, vo = 0;
+		size_t kl = mp_walk_in(p + pos, len - pos, &ko, 2);
+		size_t vl = kl ? mp_walk_in(p + pos + kl, len - pos - kl, &vo, 2) : 0;
+		if (!vl)
+			return 0;
+		*objs += ko + vo;
+		int k = time_key(p + pos, kl);
+		uint64_t v;
+		if (k >= 0 && !(seen >> k & 1)) {
+			seen |= 1u << k;
+			if (mp_uint(p + pos + kl, vl, &v) && v) {
+				*lo = v < *lo ? v : *lo;
+				*hi = v > *hi ? v : *hi;
+			}
+		}
+		pos += kl + vl;
+	}
+	return pos;
+}
+
+/* One record at p: its length, its times merged into *lo, *hi when it is a
+ * record a reader returns (4.2: [uint, uint, map, ...] of at most
+ * NP_REC_MAX_OBJS objects); 0 when p holds no complete object of that
+ * shape (the caller then delimits it as the reader would). */
+static size_t record_times(const uint8_t *p, size_t len, uint64_t *lo, uint64_t *hi)
+{
+	size_t pos = 0, bl;
+	uint64_t n, a = *lo, b = *hi, objs = 4;   /* array, type, version, body map */
+	uint16_t type, version;
+	if (!mp_container(p, len, &pos, false, &n) || n < 3 || n - 2 > len - pos ||
+	    !mp_u16(p, len, &pos, &type) || !mp_u16(p, len, &pos, &version) ||
+	    !(bl = body_times(p + pos, len - pos, &objs, &a, &b)))
+		return 0;
+	pos += bl;
+	for (uint64_t i = 3; i < n; i++) {
+		uint64_t eo = 0;
+		size_t l = mp_walk_in(p + pos, len - pos, &eo, 1);
+		if (!l)
+			return 0;
+		objs += eo;
+		pos += l;
+	}
+	if (objs <= NP_REC_MAX_OBJS) {
+		*lo = a;
+		*hi = b;
+	}
+	return pos;
+}
+
+void np_chunk_time(const void *recs, size_t len, uint64_t *t_lo, uint64_t *t_hi)
+{
+	const uint8_t *p = recs;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t pos = 0;
+	while (pos < len) {
+		size_t l = record_times(p + pos, len - pos, &lo, &hi);
+		if (!l)
+			l = np_mp_walk(p + pos, len - pos, NULL);   /* a bad record: skipped */
+		if (!l)
+			break;                                      /* ends the chunk (4.2) */
+		pos += l;
+	}
+	*t_lo = hi ? lo : 0;
+	*t_hi = hi;
+}
+
+static uint64_t sat_add(uint64_t base, int64_t d)
+{
+	if (d < 0)
+		return base > (uint64_t)-(d + 1) ? base + (uint64_t)d : 0;
+	return UINT64_MAX - base < (uint64_t)d ? UINT64_MAX : base + (uint64_t)d;
+}
+
+/* The first chunk with a time fixes a relative window. */
+static void reader_note_time(struct np_reader *r, const struct np_chunk_span *s)
+{
+	if (r->have_first_t || !np_span_timed(s))
+		return;
+	r->have_first_t = true;
+	r->first_t = s->t_lo;
+	if (r->win_rel) {
+		r->win_lo = sat_add(s->t_lo, r->rel_lo);
+		r->win_hi = sat_add(s->t_lo, r->rel_hi);
+	}
+}
+
+/* Every indexed chunk is where the index says, one after the other up to
+ * the INDEX chunk: its magic, header checksum and length (the payloads are
+ * checked when read). */
+static bool index_chain_ok(const struct np_reader *r, const struct np_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++) {
+		const uint8_t *h = r->data + ix->v[i].off;
+		uint64_t next = i + 1 < ix->n ? ix->v[i + 1].off : ix->end;
+		if (memcmp(h, NP_CHUNK_MAGIC, 4) != 0 || get_u32(h + 20) != np_crc32(h, 20) ||
+		    (uint64_t)NP_CHUNK_HDR_LEN + get_u32(h + 8) + NP_CHUNK_TRL_LEN != next - ix->v[i].off)
+			return false;
+	}
+	return true;
+}
+
+/* The INDEX record of the chunk at `at` (its header checked), decoded with
+ * the bounds of 4.2. */
+static int index_decode(const struct np_reader *r, size_t at, struct np_index *ix)
+{
+	const uint8_t *h = r->data + at, *payload = h + NP_CHUNK_HDR_LEN;
+	uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+	if (clen != r->size - at - NP_CHUNK_HDR_LEN - NP_CHUNK_TRL_LEN || ulen > NP_INDEX_MAX_ULEN ||
+	    get_u32(h + 16) != np_crc32(payload, clen) || !payload_frame_ok(payload, clen, ulen))
+		return -EINVAL;
+	uint8_t *buf = malloc(ulen ? ulen : 1);
+	if (!buf)
+		return -ENOMEM;
+	int rc = -EINVAL;
+	uint64_t objs = 0;
+	size_t got = ZSTD_decompress(buf, ulen ? ulen : 1, payload, clen);
+	if (!ZSTD_isError(got) && got == ulen && ulen && np_mp_walk(buf, ulen, &objs) == ulen &&
+	    objs <= NP_REC_MAX_OBJS) {
+		msgpack_unpacked u;
+		struct np_record rec;
+		size_t off = 0;
+		msgpack_unpacked_init(&u);
+		if (msgpack_unpack_next(&u, (const char *)buf, ulen, &off) == MSGPACK_UNPACK_SUCCESS &&
+		    record_shape_ok(&u.data, &rec) && rec.type == NP_REC_INDEX)
+			rc = np_index_from_body(rec.body, at, ix);
+		msgpack_unpacked_destroy(&u);
+	}
+	free(buf);
+	return rc;
+}
+
+/* The file's chunk index, found through the last trailer. 0, or -1 when
+ * there is none (an old file, a crash: silent) or it is damaged (warned);
+ * the caller then scans. */
+static int reader_load_index(struct np_reader *r)
+{
+	if (r->st.bad_file_header || r->size < NP_FILE_HDR_LEN + 2 * NP_CHUNK_MIN_LEN)
+		return -1;
+	uint32_t total = get_u32(r->data + r->size - NP_CHUNK_TRL_LEN);
+	if (total < NP_CHUNK_MIN_LEN || total > r->size - NP_FILE_HDR_LEN - NP_CHUNK_MIN_LEN)
+		return -1;
+	size_t at = r->size - total;
+	const uint8_t *h = r->data + at;
+	if (memcmp(h, NP_CHUNK_MAGIC, 4) != 0 || get_u32(h + 20) != np_crc32(h, 20) ||
+	    get_u16(h + 4) != NP_REC_INDEX)
+		return -1;
+	if (index_decode(r, at, &r->ix) == 0 && index_chain_ok(r, &r->ix))
+		return 0;
+	np_index_free(&r->ix);
+	rwarn(r, "%s: the chunk index at offset %zu is damaged or does not match the file; "
+	      "reading every chunk", r->path, at);
+	return -1;
+}
+
+static void reader_index_first_time(struct np_reader *r)
+{
+	for (size_t i = 0; i < r->ix.n; i++)
+		if (np_span_timed(&r->ix.v[i])) {
+			reader_note_time(r, &r->ix.v[i]);
+			return;
+		}
+}
+
+int np_reader_set_window(struct np_reader *r, int64_t lo, int64_t hi, bool rel)
+{
+	bool fresh = r->st.chunks_ok == 0 && r->st.chunks_bad == 0 && r->st.bytes_skipped == 0;
+	bool in_first = r->st.chunks_ok == 1 && r->chunk_offset == NP_FILE_HDR_LEN;
+	if (r->seek != NP_SEEK_NONE || (!fresh && !in_first))
+		return -EBUSY;
+	r->win_rel = rel;
+	r->rel_lo = lo;
+	r->rel_hi = hi;
+	r->win_lo = rel ? 0 : (lo < 0 ? 0 : (uint64_t)lo);
+	r->win_hi = rel ? 0 : (hi < 0 ? 0 : (uint64_t)hi);
+	if (r->have_first_t && rel) {
+		r->win_lo = sat_add(r->first_t, lo);
+		r->win_hi = sat_add(r->first_t, hi);
+	}
+	r->seek = NP_SEEK_SCAN;
+	if (np_reader_index(r)) {
+		r->seek = NP_SEEK_INDEX;
+		r->ix_next = fresh ? 0 : 1;
+		reader_index_first_time(r);
+	}
+	return 0;
+}
+
+enum np_seek_mode np_reader_seek_mode(const struct np_reader *r) { return r->seek; }
+
+const struct np_index *np_reader_index(struct np_reader *r)
+{
+	if (!r->ix_tried) {
+		r->ix_tried = true;
+		reader_load_index(r);      /* frees what it refuses */
+	}
+	return r->ix.v ? &r->ix : NULL;
+}
+
+bool np_reader_first_time(const struct np_reader *r, uint64_t *t)
+{
+	if (r->have_first_t)
+		*t = r->first_t;
+	return r->have_first_t;
 }

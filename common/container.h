@@ -9,6 +9,10 @@
  *   record = msgpack array [type(uint), version(uint), body(map)]
  *   trailer= u32le total chunk length (24 + clen + 4), to walk backwards
  *
+ * A finished file (format version 2) ends with a chunk holding one INDEX
+ * record: offset and time range of every chunk before it (chunkindex.h),
+ * found from the end of the file through the last trailer.
+ *
  * The first chunk of a file holds one NP_REC_HEADER record. docs/FORMAT.md is
  * the normative description; this header is its C side.
  */
@@ -23,7 +27,7 @@
 #define NP_FILE_MAGIC      "NPFILE\r\n"
 #define NP_FILE_MAGIC_LEN  8
 #define NP_FILE_HDR_LEN    16
-#define NP_FORMAT_VERSION  1
+#define NP_FORMAT_VERSION  2   /* 2: finished files end with a chunk index */
 #define NP_CHUNK_MAGIC     "NPCK"
 #define NP_CHUNK_HDR_LEN   24
 #define NP_CHUNK_TRL_LEN   4
@@ -60,7 +64,11 @@ struct np_chunk {
 	size_t   len;
 	uint16_t type;
 	uint32_t ulen;
+	uint64_t t_lo, t_hi;   /* time range of its records (np_chunk_time) */
 };
+/* FORMAT.md 2.6: the smallest and largest non-zero t0_ns, t1_ns, t_ns of the
+ * records in len bytes of decompressed chunk payload; 0 and 0 if none. */
+void np_chunk_time(const void *recs, size_t len, uint64_t *t_lo, uint64_t *t_hi);
 /* Compresses rb into a complete chunk. 0 or -errno. Does not reset rb. */
 int  np_chunk_build(struct np_chunk *out, const struct np_recbuf *rb, int zstd_level);
 /* The same with a compression context kept across chunks (no tables
@@ -86,6 +94,7 @@ struct np_writer;
 struct np_writer_opts {
 	int  zstd_level;   /* 0 = default (3) */
 	bool fsync_each;   /* fsync after every chunk (durability over speed) */
+	bool index;        /* np_writer_close ends the file with a chunk index */
 };
 
 /* Creates (or truncates, like tcpdump -w) path with mode 0600 and writes the
@@ -108,8 +117,13 @@ int  np_writer_write_chunk(struct np_writer *w, const struct np_chunk *c);
 int  np_writer_fsync(struct np_writer *w);
 uint64_t np_writer_bytes(const struct np_writer *w);    /* bytes in the file */
 uint64_t np_writer_chunks(const struct np_writer *w);
+/* Bytes the chunk index written at close may take after one more chunk
+ * (0 without opts.index): room a size limit keeps for it. */
+uint64_t np_writer_index_bound(const struct np_writer *w);
 int  np_writer_fd(const struct np_writer *w);
-/* Flushes and closes; returns the first error seen, 0 if none. Frees w. */
+/* Writes the chunk index (opts.index, no earlier error: a failure to write
+ * it truncates it away and is not an error, readers then scan), flushes and
+ * closes; returns the first error seen, 0 if none. Frees w. */
 int  np_writer_close(struct np_writer *w);
 
 /* ---- reader ----------------------------------------------------------- */
@@ -193,6 +207,30 @@ int  np_reader_set_raw(struct np_reader *r, uint16_t type);
  * caps as the reader's own (FORMAT.md 4.3). */
 void np_reader_warn_rec(struct np_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* --from/--to: from now on np_reader_next returns only the records of the
+ * chunks whose time range (FORMAT.md 2.6) meets [lo, hi], of chunks without
+ * a time, and of the file's first chunk (its HEADER). rel: lo and hi count
+ * from the t_lo of the file's first chunk with a time (negative lo: before
+ * it). Through the file's chunk index when it has a good one (only those
+ * chunks are touched; chunk numbers are index positions; the statistics
+ * count the chunks read), else by reading every chunk and deciding on its
+ * records (old files, a crash, a damaged index; the same chunks result).
+ * Call before the second chunk is loaded; 0, or -EBUSY. */
+int  np_reader_set_window(struct np_reader *r, int64_t lo, int64_t hi, bool rel);
+enum np_seek_mode {
+	NP_SEEK_NONE,       /* no window: every chunk */
+	NP_SEEK_INDEX,      /* through the file's chunk index */
+	NP_SEEK_SCAN,       /* no usable index: every chunk decoded, times from records */
+};
+enum np_seek_mode np_reader_seek_mode(const struct np_reader *r);
+/* The file's chunk index when it has a usable one (FORMAT.md 2.6: every
+ * check done, chunks where it says), else NULL: for a reader that splits
+ * the chunks among threads. Valid until np_reader_close. */
+struct np_index;
+const struct np_index *np_reader_index(struct np_reader *r);
+/* The t_lo of the file's first chunk with a time (from the index, or the
+ * chunks read so far); false when not known. */
+bool np_reader_first_time(const struct np_reader *r, uint64_t *t);
 enum np_file_kind np_reader_kind(const struct np_reader *r);   /* 0 if unknown */
 const struct np_reader_stats *np_reader_stats(const struct np_reader *r);
 const char *np_reader_path(const struct np_reader *r);

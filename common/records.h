@@ -23,6 +23,7 @@ enum np_rec_type {
 	NP_REC_END           = 4,  /* final totals, written on clean stop */
 	NP_REC_LOST          = 5,  /* lost-event counters per family (per interval) */
 	NP_REC_TRIGGER       = 6,  /* flight-recorder dump: which trigger, when */
+	NP_REC_INDEX         = 7,  /* chunk index, the last chunk of a finished file (chunkindex.h) */
 
 	/* ---- recorder families (issue 3) ---- */
 	NP_REC_NETCPU        = 10, /* per-CPU ns in NET_RX/NET_TX/sock send/recv */

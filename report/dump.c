@@ -3,6 +3,7 @@
 #include "dump.h"
 #include "container.h"
 #include "npmsg.h"
+#include "numarg.h"
 #include "records.h"
 
 #include <errno.h>
@@ -21,16 +22,23 @@ struct dump_opts {
 	bool header_only;
 	bool stats;
 	bool with_file;                /* several files: say which one */
+	/* --from/--to: chunks of this time window only (np_reader_set_window) */
+	bool win, win_rel;
+	int64_t from, to;
 };
 
 static void dump_usage(FILE *f)
 {
-	fprintf(f, "usage: npreport dump [--type NAME]... [--header-only] [--stats] FILE...\n"
+	fprintf(f, "usage: npreport dump [--type NAME]... [--header-only] [--stats] [--from T] [--to T] FILE...\n"
 		   "  prints every record of .npr/.npa files as one JSON object per line:\n"
 		   "  {\"type\":NAME,\"type_id\":N,\"version\":N,\"chunk\":N,\"offset\":N,\"body\":{...}}\n"
 		   "  --type NAME    only records of this type (name or number; repeatable)\n"
 		   "  --header-only  only the file's HEADER (recording) or ANA_META (analysis) record\n"
 		   "  --stats        reader statistics on stderr after each file\n"
+		   "  --from T, --to T  only the chunks whose records' times meet this window (and\n"
+		   "                 the file's first chunk, and chunks without a time), read through\n"
+		   "                 the file's chunk index; T in seconds from the file's first time\n"
+		   "                 (e.g. 3600) or absolute mono ns with suffix 'ns'\n"
 		   "  exit status: 0 read fully, 1 damage was skipped, 2 usage or open error\n");
 }
 
@@ -108,6 +116,15 @@ static void dump_print_stats(const char *path, const struct np_reader_stats *s)
 		s->bad_file_header ? ", file header damaged" : "");
 }
 
+static void dump_print_seek(const char *path, const struct np_reader *r)
+{
+	static const char *const how[] = { [NP_SEEK_INDEX] = "through the chunk index",
+					   [NP_SEEK_SCAN] = "by reading every chunk (no usable index)" };
+	enum np_seek_mode m = np_reader_seek_mode(r);
+	if (m != NP_SEEK_NONE)
+		fprintf(stderr, "%s: window read %s\n", path, how[m]);
+}
+
 static bool dump_damaged(const struct np_reader_stats *s)
 {
 	return s->chunks_bad || s->bytes_skipped || s->records_bad || s->truncated ||
@@ -123,6 +140,8 @@ static int dump_file(const struct dump_opts *o, const char *path)
 		fprintf(stderr, "npreport dump: cannot open %s: %s\n", path, strerror(-err));
 		return 2;
 	}
+	if (o->win)
+		np_reader_set_window(r, o->from, o->to, o->win_rel);
 	struct np_record rec;
 	while (np_reader_next(r, &rec) == 1) {
 		if (dump_wanted(o, rec.type))
@@ -131,11 +150,40 @@ static int dump_file(const struct dump_opts *o, const char *path)
 			break;
 	}
 	const struct np_reader_stats *s = np_reader_stats(r);
-	if (o->stats)
+	if (o->stats) {
 		dump_print_stats(path, s);
+		dump_print_seek(path, r);
+	}
 	int rc = !o->header_only && dump_damaged(s) ? 1 : 0;
 	np_reader_close(r);
 	return rc;
+}
+
+/* T: seconds from the file's first time, or absolute ns with "ns". */
+static int dump_parse_time(struct dump_opts *o, const char *opt, const char *s, int64_t *t)
+{
+	double v;
+	const char *unit;
+	if (np_parse_num(s, 0, 9.2e18, &v, &unit) == 0) {
+		bool ns = !strcmp(unit, "ns");
+		if (ns || !*unit || !strcmp(unit, "s")) {
+			if (!ns)
+				v *= 1e9;
+			if (v < 9.2e18) {
+				bool rel = !ns;
+				if (o->win && rel != o->win_rel) {
+					fprintf(stderr, "npreport dump: --from and --to must both be seconds or both ns\n");
+					return -1;
+				}
+				o->win = true;
+				o->win_rel = rel;
+				*t = (int64_t)v;
+				return 0;
+			}
+		}
+	}
+	fprintf(stderr, "npreport dump: %s %s: not a time (seconds, or NNNns)\n", opt, s);
+	return -1;
 }
 
 static int dump_parse(struct dump_opts *o, int argc, char **argv)
@@ -144,12 +192,17 @@ static int dump_parse(struct dump_opts *o, int argc, char **argv)
 		{ "type", required_argument, NULL, 't' },
 		{ "header-only", no_argument, NULL, 'H' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:Hsh", longopts, NULL)) != -1) {
+		if ((c == 'F' && dump_parse_time(o, "--from", optarg, &o->from)) ||
+		    (c == 'T' && dump_parse_time(o, "--to", optarg, &o->to)))
+			return -1;
 		switch (c) {
 		case 't': {
 			int t = dump_parse_type(optarg);
@@ -166,6 +219,7 @@ static int dump_parse(struct dump_opts *o, int argc, char **argv)
 		}
 		case 'H': o->header_only = true; break;
 		case 's': o->stats = true; break;
+		case 'F': case 'T': break;
 		case 'h': dump_usage(stdout); return 1;
 		default:  dump_usage(stderr); return -1;
 		}
@@ -179,7 +233,7 @@ static int dump_parse(struct dump_opts *o, int argc, char **argv)
 
 int dump_main(int argc, char **argv)
 {
-	struct dump_opts o = { 0 };
+	struct dump_opts o = { .to = INT64_MAX };
 	int p = dump_parse(&o, argc, argv);
 	if (p != 0)
 		return p < 0 ? 2 : 0;

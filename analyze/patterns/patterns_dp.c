@@ -4,12 +4,10 @@
  * that name the same deviating RPCs. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include "patterns_int.h"
 
 static double now_s(void)
@@ -153,9 +151,7 @@ struct theta_pool {
 	const struct pat_opts *o;
 	const struct pat_result *r;
 	struct theta_job *jobs;
-	size_t njobs, next;
-	pthread_mutex_t lock;
-	int err;
+	size_t njobs;
 	bool use_ga;
 };
 
@@ -167,35 +163,16 @@ static int run_search(const struct pat_model *m, const struct pat_opts *o, bool 
 	return use_ga ? pat_ga_run(s) : pat_beam_run(s);
 }
 
-static void *theta_worker(void *arg)
+static int theta_job(void *ctx, size_t k, void *pos)
 {
-	struct theta_pool *p = arg;
-	uint64_t *pos = malloc((p->m->nw + 1) * sizeof(uint64_t));
-	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		size_t k = p->next++;
-		if (!pos) p->err = -ENOMEM;
-		bool stop = k >= p->njobs || p->err;
-		pthread_mutex_unlock(&p->lock);
-		if (stop) break;
-		struct theta_job *jb = &p->jobs[k];
-		jb->npos = lat_mask(p->m->t, p->m->nw, p->r->split[jb->i], p->r->split[jb->j], pos);
-		uint64_t seed = p->o->seed * 0x9e3779b97f4a7c15ULL ^ (jb->i << 20 | jb->j);
-		struct pat_search s;
-		int rc = run_search(p->m, p->o, p->use_ga, pos, jb->npos, seed, &s);
-		jb->best = s.best; jb->f = s.f; jb->nevals = s.nevals;
-		if (rc) { pthread_mutex_lock(&p->lock); p->err = rc; pthread_mutex_unlock(&p->lock); }
-	}
-	free(pos);
-	return NULL;
-}
-
-static int nthreads(const struct pat_opts *o, size_t njobs)
-{
-	long n = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1) n = 1;
-	if ((size_t)n > njobs) n = (long)njobs;
-	return n > 64 ? 64 : (int)(n ? n : 1);
+	struct theta_pool *p = ctx;
+	struct theta_job *jb = &p->jobs[k];
+	jb->npos = lat_mask(p->m->t, p->m->nw, p->r->split[jb->i], p->r->split[jb->j], pos);
+	uint64_t seed = p->o->seed * 0x9e3779b97f4a7c15ULL ^ (jb->i << 20 | jb->j);
+	struct pat_search s;
+	int rc = run_search(p->m, p->o, p->use_ga, pos, jb->npos, seed, &s);
+	jb->best = s.best; jb->f = s.f; jb->nevals = s.nevals;
+	return rc;
 }
 
 static int theta_all(struct theta_pool *p)
@@ -207,16 +184,7 @@ static int theta_all(struct theta_pool *p)
 	size_t q = 0;
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = i + 1; j < k; j++) { p->jobs[q].i = i; p->jobs[q].j = j; q++; }
-	pthread_mutex_init(&p->lock, NULL);
-	int nt = nthreads(p->o, p->njobs);
-	pthread_t th[64];
-	int started = 0;
-	for (int t = 1; t < nt; t++)
-		if (pthread_create(&th[started], NULL, theta_worker, p) == 0) started++;
-	theta_worker(p);
-	for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-	pthread_mutex_destroy(&p->lock);
-	return p->err;
+	return pat_pool_run(p->njobs, pat_threads(p->o, p->njobs), (p->m->nw + 1) * sizeof(uint64_t), theta_job, p);
 }
 
 /* D(j) = max_{i<j} D(i) + Theta(s_i, s_j); returns the chosen jobs in order. */
@@ -359,11 +327,11 @@ static int split_one(const struct theta_pool *p, struct work_item *w, struct wor
 		struct pat_pattern usual = { .n = 1, .c = { { (uint16_t)j, 0, (uint16_t)(mi + 1) } } };
 		pat_match(m, &slow, part);
 		size_t ns = 0, nu = 0;
-		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; ns += (size_t)__builtin_popcountll(part[i]); }
+		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; ns += (size_t)pat_pop64(part[i]); }
 		if (ns < min_size) continue;
 		double ms = median_lat(m->t, part, nw, buf);
 		pat_match(m, &usual, part);
-		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; nu += (size_t)__builtin_popcountll(part[i]); }
+		for (size_t i = 0; i < nw; i++) { part[i] &= memb[i]; nu += (size_t)pat_pop64(part[i]); }
 		if (nu < min_size) continue;
 		double mu = median_lat(m->t, part, nw, buf);
 		if (ms - mu > best) { best = ms - mu; bj = (int)j; }
@@ -386,9 +354,9 @@ static void prune_counts(const struct pat_model *m, const struct pat_pattern *q,
 	pat_match(m, q, buf);
 	*all = *in = *shared = 0;
 	for (size_t i = 0; i < m->nw; i++) {
-		*all += (size_t)__builtin_popcountll(buf[i]);
-		*in += (size_t)__builtin_popcountll(buf[i] & imask[i]);
-		*shared += (size_t)__builtin_popcountll(buf[i] & imask[i] & others[i]);
+		*all += (size_t)pat_pop64(buf[i]);
+		*in += (size_t)pat_pop64(buf[i] & imask[i]);
+		*shared += (size_t)pat_pop64(buf[i] & imask[i] & others[i]);
 	}
 }
 
@@ -507,7 +475,7 @@ static int fill_item(const struct theta_pool *p, const struct work_item *w, stru
 	pat_match(m, &w->p, tmp);
 	if (set_mode(p->o)) lat_mask(m->t, m->nw, p->r->lo, p->r->hi, pos);   /* cluster: all of I */
 	size_t nmem = 0;
-	for (size_t i = 0; i < m->nw; i++) nmem += (size_t)__builtin_popcountll(tmp[i] & pos[i]);
+	for (size_t i = 0; i < m->nw; i++) nmem += (size_t)pat_pop64(tmp[i] & pos[i]);
 	out->members = malloc((nmem ? nmem : 1) * sizeof(size_t));
 	if (!out->members) { free(pos); free(tmp); return -ENOMEM; }
 	for (size_t i = 0; i < m->n; i++)

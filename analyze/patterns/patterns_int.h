@@ -40,12 +40,25 @@ double pat_ms_auto_bw(const struct pat_opts *o, const double *sorted, size_t n);
  * sorted[start[i] .. start[i+1]). Returns the number of clusters (>= 1 when
  * n > 0) and a malloc'ed start[] of nclusters+1 entries, or -ENOMEM. */
 int pat_ms_cluster(const double *sorted, size_t n, double bw, size_t **start);
+/* Clusters smaller than min_size: join the one below (the authors' code
+ * has no such rule; our other modes), or the nearer neighbour (cover). */
+enum pat_small { PAT_SMALL_BELOW, PAT_SMALL_NEAREST };
 /* Thresholds of one attribute: the minimum of every cluster with at least
  * min_size members (the first always the global minimum) plus max + 1.
  * Returns the count (>= 2 when n > 0) or -ENOMEM; *thr malloc'ed. */
-int pat_ms_thresholds(const double *sorted, size_t n, double bw, size_t min_size, double **thr);
+int pat_ms_thresholds(const double *sorted, size_t n, double bw, size_t min_size, enum pat_small small,
+		      double **thr);
 
 struct pat_search;
+
+/* ---- a pool of threads over independent jobs (patterns_pool.c) ---- */
+/* job k with a scratch buffer of the size pat_pool_run was given (or NULL) */
+typedef int (*pat_job_fn)(void *ctx, size_t k, void *scratch);
+/* Runs fn for k = 0 .. njobs-1 on nthreads threads (the caller's among
+ * them); returns the first error. */
+int pat_pool_run(size_t njobs, int nthreads, size_t scratch, pat_job_fn fn, void *ctx);
+/* --threads (0: one per CPU), at most njobs, at least 1. */
+int pat_threads(const struct pat_opts *o, size_t njobs);
 
 /* ---- the precomputed model (patterns_model.c) ---- */
 
@@ -62,6 +75,11 @@ struct pat_model {
 	struct pat_cond *cand;
 	size_t *cand_first;          /* nrpc+1: cand of RPC j are [first[j], first[j+1]) */
 	size_t nthr_total;
+	/* per RPC over the requests that called it (for cover's strong rule):
+	 * median, robust sigma (1.4826 MAD), smallest step between two
+	 * distinct times, and the median of every interval [thr[k], thr[k+1]) */
+	double *med, *sig, *quantum;
+	double **ivmed;
 };
 
 int  pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
@@ -94,10 +112,25 @@ static inline int pat_better(double fa, int na, double fb, int nb)
 	return nb - na;
 }
 
+/* Bits set in x: the POPCNT instruction when the build targets it, else
+ * an inline SWAR count (__builtin_popcountll becomes a libgcc call there,
+ * ~11 % of the CPU time of a TrainTicket analysis). */
+static inline unsigned pat_pop64(uint64_t x)
+{
+#ifdef __POPCNT__
+	return (unsigned)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline size_t pat_popcount(const uint64_t *b, size_t nw)
 {
 	size_t c = 0;
-	for (size_t i = 0; i < nw; i++) c += (size_t)__builtin_popcountll(b[i]);
+	for (size_t i = 0; i < nw; i++) c += (size_t)pat_pop64(b[i]);
 	return c;
 }
 

@@ -16,6 +16,16 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static void rpc_stats(struct pat_model *m, size_t j, const double *sorted, size_t n)
+{
+	m->med[j] = sorted[n / 2];
+	m->sig[j] = pat_ms_mad_sigma(sorted, n);
+	double q = INFINITY;
+	for (size_t i = 1; i < n; i++)
+		if (sorted[i] > sorted[i - 1] && sorted[i] - sorted[i - 1] < q) q = sorted[i] - sorted[i - 1];
+	m->quantum[j] = isinf(q) ? 0 : q;
+}
+
 /* Thresholds and bitsets of RPC j. */
 static int model_rpc(struct pat_model *m, size_t j, double *buf, size_t min_size,
 		     const struct pat_opts *o)
@@ -26,9 +36,11 @@ static int model_rpc(struct pat_model *m, size_t j, double *buf, size_t min_size
 		if (!isnan(col[i])) buf[nv++] = col[i];
 	if (nv == 0) return 0;
 	qsort(buf, nv, sizeof(double), cmp_double);
+	rpc_stats(m, j, buf, nv);
 	double bw = o->bandwidth > 0 ? o->bandwidth : pat_ms_auto_bw(o, buf, nv);
 	double *thr;
-	int nt = pat_ms_thresholds(buf, nv, bw, min_size, &thr);
+	enum pat_small small = o->mode == PAT_MODE_COVER ? PAT_SMALL_NEAREST : PAT_SMALL_BELOW;
+	int nt = pat_ms_thresholds(buf, nv, bw, min_size, small, &thr);
 	if (nt < 0) return nt;
 	if (nt > 0xfff0) nt = 0xfff0;
 	m->thr[j] = thr;
@@ -52,6 +64,15 @@ static int model_rpc(struct pat_model *m, size_t j, double *buf, size_t min_size
 		if (count[k] > count[best]) best = k;
 	m->main_iv[j] = (uint16_t)best;
 	free(count);
+	m->ivmed[j] = malloc((size_t)nt * sizeof(double));
+	if (!m->ivmed[j]) return -ENOMEM;
+	size_t a = 0;
+	for (int k = 0; k < nt; k++) {
+		size_t b = a;
+		while (b < nv && (k + 1 == nt || buf[b] < thr[k + 1])) b++;
+		m->ivmed[j][k] = b > a ? buf[(a + b) / 2] : NAN;
+		a = b;
+	}
 	return 0;
 }
 
@@ -76,6 +97,20 @@ static int model_candidates(struct pat_model *m)
 	return 0;
 }
 
+/* The RPCs are independent (sort, mean shift, bitsets: most of the time
+ * of an analysis at 100k requests): built on a pool of --threads threads. */
+struct build_ctx {
+	struct pat_model *m;
+	const struct pat_opts *o;
+	size_t min_size;
+};
+
+static int build_job(void *ctx, size_t j, void *buf)
+{
+	struct build_ctx *c = ctx;
+	return model_rpc(c->m, j, buf, c->min_size, c->o);
+}
+
 int pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
 		    const struct pat_opts *o, char *err, size_t errlen)
 {
@@ -93,16 +128,18 @@ int pat_model_build(struct pat_model *m, const struct pat_table *t, size_t npos,
 	m->thr = calloc(t->nrpc + 1, sizeof(*m->thr));
 	m->bits = calloc(t->nrpc + 1, sizeof(*m->bits));
 	m->main_iv = calloc(t->nrpc + 1, sizeof(*m->main_iv));
-	double *buf = malloc((m->n + 1) * sizeof(double));
+	m->med = calloc(t->nrpc + 1, sizeof(double));
+	m->sig = calloc(t->nrpc + 1, sizeof(double));
+	m->quantum = calloc(t->nrpc + 1, sizeof(double));
+	m->ivmed = calloc(t->nrpc + 1, sizeof(*m->ivmed));
 	int rc = 0;
-	if (!m->nthr || !m->thr || !m->bits || !m->main_iv || !buf) rc = -ENOMEM;
+	if (!m->nthr || !m->thr || !m->bits || !m->main_iv || !m->med || !m->sig || !m->quantum || !m->ivmed)
+		rc = -ENOMEM;
 	size_t min_size = (size_t)ceil(o->min_cluster_frac * (double)npos);
 	if (min_size < 1) min_size = 1;
-	for (size_t j = 0; j < t->nrpc && !rc; j++) {
-		rc = model_rpc(m, j, buf, min_size, o);
-		m->nthr_total += m->nthr[j];
-	}
-	free(buf);
+	struct build_ctx bc = { .m = m, .o = o, .min_size = min_size };
+	if (!rc) rc = pat_pool_run(m->nrpc, pat_threads(o, m->nrpc), (m->n + 1) * sizeof(double), build_job, &bc);
+	for (size_t j = 0; j < t->nrpc && !rc; j++) m->nthr_total += m->nthr[j];
 	if (!rc) rc = model_candidates(m);
 	if (rc) {
 		snprintf(err, errlen, "out of memory building the threshold bitsets");
@@ -117,7 +154,9 @@ void pat_model_free(struct pat_model *m)
 		if (m->thr) free(m->thr[j]);
 		if (m->bits) free(m->bits[j]);
 	}
+	for (size_t j = 0; m->ivmed && j < m->nrpc; j++) free(m->ivmed[j]);
 	free(m->nthr); free(m->thr); free(m->bits); free(m->main_iv);
+	free(m->med); free(m->sig); free(m->quantum); free(m->ivmed);
 	free(m->cand); free(m->cand_first);
 	memset(m, 0, sizeof(*m));
 }
@@ -154,8 +193,8 @@ double pat_search_fitness(const struct pat_search *s, const struct pat_pattern *
 	size_t tp = 0, cnt = 0;
 	for (size_t w = 0; w < s->m->nw; w++) {
 		uint64_t x = match_word(s->m, p, w) & ~s->ignore[w];
-		cnt += (size_t)__builtin_popcountll(x);
-		tp += (size_t)__builtin_popcountll(x & s->pos[w]);
+		cnt += (size_t)pat_pop64(x);
+		tp += (size_t)pat_pop64(x & s->pos[w]);
 	}
 	return tp ? 2.0 * (double)tp / (double)(s->npos + cnt) : 0;
 }
@@ -177,8 +216,8 @@ void pat_eval(const struct pat_model *m, const struct pat_pattern *p, const uint
 	size_t a = 0, c = 0;
 	for (size_t w = 0; w < m->nw; w++) {
 		uint64_t x = match_word(m, p, w);
-		c += (size_t)__builtin_popcountll(x);
-		a += (size_t)__builtin_popcountll(x & pos[w]);
+		c += (size_t)pat_pop64(x);
+		a += (size_t)pat_pop64(x & pos[w]);
 	}
 	*tp = a;
 	*cnt = c;

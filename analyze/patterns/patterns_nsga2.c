@@ -90,15 +90,15 @@ static void ns_eval(struct ns *s, struct ns_ind *x)
 		size[k] = 0;
 		for (size_t w = 0; w < m->nw; w++) {
 			s->u[w] |= bk[w];
-			size[k] += (size_t)__builtin_popcountll(bk[w] & s->pos[w]);
+			size[k] += (size_t)pat_pop64(bk[w] & s->pos[w]);
 		}
 		med[k] = cluster_median(s, &x->p[k], bk);
 		if (med[k] < 0) return;              /* a pattern with no request of I */
 	}
 	size_t tp = 0, cnt = 0;
 	for (size_t w = 0; w < m->nw; w++) {
-		cnt += (size_t)__builtin_popcountll(s->u[w]);
-		tp += (size_t)__builtin_popcountll(s->u[w] & s->pos[w]);
+		cnt += (size_t)pat_pop64(s->u[w]);
+		tp += (size_t)pat_pop64(s->u[w] & s->pos[w]);
 	}
 	if (!tp) return;
 	/* distinct latency behaviour AND distinct requests: a cluster nested in
@@ -109,7 +109,7 @@ static void ns_eval(struct ns *s, struct ns_ind *x)
 			size_t both = 0;
 			const uint64_t *ba = s->b + (size_t)a * m->nw, *bb = s->b + (size_t)b * m->nw;
 			for (size_t w = 0; w < m->nw; w++)
-				both += (size_t)__builtin_popcountll(ba[w] & bb[w] & s->pos[w]);
+				both += (size_t)pat_pop64(ba[w] & bb[w] & s->pos[w]);
 			size_t small = size[a] < size[b] ? size[a] : size[b];
 			double apart = 1 - (small ? (double)both / (double)small : 1);
 			dis = fmin(dis, fmin(3, fabs(med[a] - med[b]) / s->sigma) * apart);

@@ -149,11 +149,38 @@ static void cb_field(void *f, size_t len, void *data)
 }
 
 /* Strict number: optional spaces, a finite value >= 0, nothing else. */
+/* Plain decimals ("123", "12.345") of at most 15 digits: the integer of
+ * their digits is exact in a double and so is 10^k (k <= 15), and IEEE
+ * division rounds correctly, so m / 10^k is what strtod returns (Clinger's
+ * fast path) at a fraction of its cost (strtod was ~13 % of importing
+ * 100 000 requests). Anything else: false, strtod decides. */
+static bool plain_decimal(const char *f, double *out)
+{
+	static const double p10[16] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+					1e11, 1e12, 1e13, 1e14, 1e15 };
+	uint64_t m = 0;
+	int digits = 0, frac = -1;
+	for (const char *c = f; *c; c++) {
+		if (*c == '.' && frac < 0) { frac = 0; continue; }
+		if (*c < '0' || *c > '9' || ++digits > 15) return false;
+		m = m * 10 + (uint64_t)(*c - '0');
+		if (frac >= 0) frac++;
+	}
+	if (!digits) return false;
+	*out = (double)m / p10[frac > 0 ? frac : 0];
+	return true;
+}
+
 static int parse_ms(const char *f, double scale, double *out)
 {
+	double v;
+	if (plain_decimal(f, &v)) {
+		*out = v * scale;
+		return 0;
+	}
 	char *end;
 	errno = 0;
-	double v = strtod(f, &end);
+	v = strtod(f, &end);
 	while (isspace((unsigned char)*end)) end++;
 	if (end == f || *end || errno || !isfinite(v) || v < 0) return -1;
 	*out = v * scale;

@@ -6,22 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trace.h"
-#include "trace_spans.h"
+#include "trace_json.h"
 
-
-static const char *jstr(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static const char *span_kind(json_t *sp)
 {
 	size_t i;
 	json_t *tag;
 	json_array_foreach(json_object_get(sp, "tags"), i, tag) {
-		const char *k = jstr(tag, "key");
-		if (k && !strcmp(k, "span.kind")) return jstr(tag, "value");
+		const char *k = trace_jstr(tag, "key");
+		if (k && !strcmp(k, "span.kind")) return trace_jstr(tag, "value");
 	}
 	return NULL;
 }
@@ -29,33 +23,26 @@ static const char *span_kind(json_t *sp)
 static int jaeger_span(json_t *sp, json_t *procs, size_t idx, struct trace_spans *s,
 		       char *err, size_t errlen)
 {
-	if (!json_is_object(sp)) { snprintf(err, errlen, "span %zu: not a JSON object", idx); return -EINVAL; }
-	const char *trace = jstr(sp, "traceID"), *id = jstr(sp, "spanID");
-	if (!trace || !id) {
-		snprintf(err, errlen, "span %zu: missing \"%s\" (string)", idx, trace ? "spanID" : "traceID");
-		return -EINVAL;
-	}
-	json_t *st = json_object_get(sp, "startTime"), *du = json_object_get(sp, "duration");
-	if (!json_is_number(st) || !json_is_number(du)) { s->skipped++; return 0; }
-	double dur = json_number_value(du);
-	if (dur < 0) { snprintf(err, errlen, "span %zu (%s): negative duration", idx, id); return -EINVAL; }
-	const char *parent = jstr(sp, "parentSpanID");
+	static const struct trace_json_keys keys = { "traceID", "spanID", "startTime", "duration" };
+	struct trace_json_head h;
+	int rc = trace_json_head(sp, idx, &keys, s, &h, err, errlen);
+	if (rc <= 0) return rc;
+	const char *parent = trace_jstr(sp, "parentSpanID");
 	bool async = false;
 	size_t i;
 	json_t *ref;
 	json_array_foreach(json_object_get(sp, "references"), i, ref) {
-		const char *rt = jstr(ref, "refType"), *rid = jstr(ref, "spanID");
+		const char *rt = trace_jstr(ref, "refType"), *rid = trace_jstr(ref, "spanID");
 		if (!rid) continue;
 		parent = rid;
 		async = rt && !strcmp(rt, "FOLLOWS_FROM");
 		break;                          /* the first reference is the parent */
 	}
 	const char *kind = span_kind(sp), *svc = NULL;
-	const char *pid = jstr(sp, "processID");
-	if (pid && json_is_object(procs)) svc = jstr(json_object_get(procs, pid), "serviceName");
+	const char *pid = trace_jstr(sp, "processID");
+	if (pid && json_is_object(procs)) svc = trace_jstr(json_object_get(procs, pid), "serviceName");
 	if (kind && (!strcmp(kind, "producer") || !strcmp(kind, "consumer"))) async = true;
-	return trace_spans_add(s, trace, id, parent, jstr(sp, "operationName"), svc,
-			       json_number_value(st), dur, async,
+	return trace_spans_add(s, h.trace, h.id, parent, trace_jstr(sp, "operationName"), svc, h.start, h.dur, async,
 			       kind && !strcmp(kind, "server"), kind && !strcmp(kind, "client"));
 }
 
@@ -76,12 +63,8 @@ static int jaeger_trace(json_t *tr, size_t *idx, struct trace_spans *s, char *er
 int trace_jaeger_load_mem(const char *data, size_t len, const char *entry, struct pat_table *t,
 			  char *err, size_t errlen)
 {
-	json_error_t je;
-	json_t *root = json_loadb(data, len, 0, &je);
-	if (!root) {
-		snprintf(err, errlen, "line %d, column %d (byte %d): %s", je.line, je.column, je.position, je.text);
-		return -EINVAL;
-	}
+	json_t *root = trace_json_parse(data, len, err, errlen);
+	if (!root) return -EINVAL;
 	json_t *traces = root;
 	if (json_is_object(root)) traces = json_object_get(root, "data");
 	struct trace_spans s = { 0 };
@@ -101,11 +84,7 @@ int trace_jaeger_load_mem(const char *data, size_t len, const char *entry, struc
 			if (rc) break;
 		}
 	}
-	if (rc == -ENOMEM) snprintf(err, errlen, "out of memory");
-	if (!rc) rc = trace_spans_to_table(&s, entry, t, err, errlen);
-	trace_spans_free(&s);
-	json_decref(root);
-	return rc;
+	return trace_json_finish(rc, root, &s, entry, t, err, errlen);
 }
 
 int trace_jaeger_load(const char *path, const char *entry, struct pat_table *t, char *err, size_t errlen)

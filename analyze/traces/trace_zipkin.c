@@ -6,46 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include "trace.h"
-#include "trace_spans.h"
+#include "trace_json.h"
 
-
-static const char *jstr(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static int zipkin_span(json_t *o, size_t idx, struct trace_spans *s, char *err, size_t errlen)
 {
-	if (!json_is_object(o)) { snprintf(err, errlen, "span %zu: not a JSON object", idx); return -EINVAL; }
-	const char *trace = jstr(o, "traceId"), *id = jstr(o, "id");
-	if (!trace || !id) {
-		snprintf(err, errlen, "span %zu: missing \"%s\" (string)", idx, trace ? "id" : "traceId");
-		return -EINVAL;
-	}
-	json_t *ts = json_object_get(o, "timestamp"), *du = json_object_get(o, "duration");
-	if (!json_is_number(ts) || !json_is_number(du)) { s->skipped++; return 0; }  /* incomplete span */
-	double start = json_number_value(ts), dur = json_number_value(du);
-	if (dur < 0) { snprintf(err, errlen, "span %zu (%s): negative duration", idx, id); return -EINVAL; }
-	const char *kind = jstr(o, "kind");
+	static const struct trace_json_keys keys = { "traceId", "id", "timestamp", "duration" };
+	struct trace_json_head h;
+	int rc = trace_json_head(o, idx, &keys, s, &h, err, errlen);
+	if (rc <= 0) return rc;
+	const char *kind = trace_jstr(o, "kind");
 	const char *svc = NULL;
 	json_t *le = json_object_get(o, "localEndpoint");
-	if (json_is_object(le)) svc = jstr(le, "serviceName");
+	if (json_is_object(le)) svc = trace_jstr(le, "serviceName");
 	bool async = kind && (!strcmp(kind, "PRODUCER") || !strcmp(kind, "CONSUMER"));
 	bool server = kind && !strcmp(kind, "SERVER"), client = kind && !strcmp(kind, "CLIENT");
-	return trace_spans_add(s, trace, id, jstr(o, "parentId"), jstr(o, "name"), svc, start, dur,
+	return trace_spans_add(s, h.trace, h.id, trace_jstr(o, "parentId"), trace_jstr(o, "name"), svc, h.start, h.dur,
 			       async, server, client);
 }
 
 int trace_zipkin_load_mem(const char *data, size_t len, const char *entry, struct pat_table *t,
 			  char *err, size_t errlen)
 {
-	json_error_t je;
-	json_t *root = json_loadb(data, len, 0, &je);
-	if (!root) {
-		snprintf(err, errlen, "line %d, column %d (byte %d): %s", je.line, je.column, je.position, je.text);
-		return -EINVAL;
-	}
+	json_t *root = trace_json_parse(data, len, err, errlen);
+	if (!root) return -EINVAL;
 	struct trace_spans s = { 0 };
 	int rc = 0;
 	if (!json_is_array(root)) {
@@ -66,11 +50,7 @@ int trace_zipkin_load_mem(const char *data, size_t len, const char *entry, struc
 		}
 		if (rc) break;
 	}
-	if (rc == -ENOMEM) snprintf(err, errlen, "out of memory");
-	if (!rc) rc = trace_spans_to_table(&s, entry, t, err, errlen);
-	trace_spans_free(&s);
-	json_decref(root);
-	return rc;
+	return trace_json_finish(rc, root, &s, entry, t, err, errlen);
 }
 
 int trace_zipkin_load(const char *path, const char *entry, struct pat_table *t, char *err, size_t errlen)

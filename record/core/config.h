@@ -54,6 +54,9 @@ struct rec_config {
 	unsigned sample_hz;
 	bool redact_paths;            /* --redact-paths */
 	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
+	bool full;                    /* --full: every family at full detail (the default before 0.x) */
+	uint32_t txn_events_n;        /* --txn-events: 0 auto (default), 1 all, N: 1 in N connections */
+	bool txn_events_given;        /*   given explicitly (--full does not override it) */
 
 	/* packet paths, host stack, clock sync (issue 4) */
 	bool pktpath;                 /* --packets: packet-path tracing on */

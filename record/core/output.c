@@ -484,6 +484,7 @@ int rec_output_open(struct rec_output **op, const struct rec_config *cfg,
 	o->wopts.zstd_level = cfg->zstd_level;
 	o->zc = np_zctx_new();
 	o->wopts.fsync_each = cfg->fsync;
+	o->wopts.index = true;     /* every file ends with its chunk index (FORMAT.md 2.6) */
 	o->hdr_len = header->sbuf.size;
 	o->hdr = malloc(o->hdr_len ? o->hdr_len : 1);
 	o->base = out_base(out);
@@ -576,13 +577,14 @@ static int out_file_interval(struct rec_output *o, struct np_chunk *c, uint64_t 
 	if (cfg->max_size) {
 		uint64_t reserve = OUT_END_RESERVE < cfg->max_size / 8 ? OUT_END_RESERVE
 								      : cfg->max_size / 8;
+		reserve += np_writer_index_bound(o->w);
 		if (rec_output_bytes(o) + c->len + reserve > cfg->max_size) {
 			o->full = true;
 			return 1;
 		}
 	}
 	if (o->mode == OUT_ROTATE && o->file_intervals > 0 &&
-	    np_writer_bytes(o->w) + c->len > cfg->rotate_size) {
+	    np_writer_bytes(o->w) + c->len + np_writer_index_bound(o->w) > cfg->rotate_size) {
 		int rc = out_rotate(o, err, errlen);
 		if (rc < 0) {
 			out_stop(o, rc, err, errlen);
@@ -754,7 +756,7 @@ static int out_write_final(struct rec_output *o, struct np_recbuf *rb, char *err
 		return rc;
 	/* after an interval was refused, a later one would leave a gap */
 	uint64_t max = o->cfg->max_size;
-	if (o->full || (max && rec_output_bytes(o) + c.len > max)) {
+	if (o->full || (max && rec_output_bytes(o) + c.len + np_writer_index_bound(o->w) > max)) {
 		np_chunk_free(&c);
 		outrecs_filter(rb, NP_REC_END);
 		if (np_recbuf_empty(rb))
@@ -765,7 +767,7 @@ static int out_write_final(struct rec_output *o, struct np_recbuf *rb, char *err
 	}
 	np_recbuf_reset(rb);
 	if (o->mode == OUT_ROTATE && o->file_intervals > 0 &&
-	    np_writer_bytes(o->w) + c.len > o->cfg->rotate_size) {
+	    np_writer_bytes(o->w) + c.len + np_writer_index_bound(o->w) > o->cfg->rotate_size) {
 		rc = out_rotate(o, err, errlen);
 		if (rc < 0) {
 			np_chunk_free(&c);

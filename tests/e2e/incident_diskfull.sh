@@ -25,7 +25,9 @@ mount -t tmpfs -o size=2m,mode=0700 in-tiny "$MNT" || e2e_skip "cannot mount a t
 trap 'umount -l "$MNT" 2>/dev/null; e2e_cleanup' EXIT
 
 # ---- disk full ----
-bg ip netns exec in-a iperf3 -c 10.231.4.2 -p $IPORT -t 30 >/dev/null
+# Paced like --max-size below: unpaced on a loaded machine, the first 250 ms
+# interval alone was over the 2 MB (CI: 0 intervals kept).
+bg ip netns exec in-a iperf3 -c 10.231.4.2 -p $IPORT -t 30 -b 800M >/dev/null
 IPC=$BG_PID
 timeout 60 "$NPREC" -q -o "$MNT/full.npr" -I 250ms --packets 2> "$E2E_TMP/full.err"
 rc=$?

@@ -7,7 +7,8 @@
 # clock-sync probes, the server's recorder shifts its clock by +3 ms.
 # Loads (a few seconds each): iperf3 through the DNAT (port 5201; then
 # 5202 with TSO/GSO off on the client), wrk
-# against nginx through the DNAT (80 -> 8080). tcpdump -s128 on all four
+# against nginx through the DNAT (80 -> 8080), redis-benchmark against
+# redis-server through the DNAT (6379). tcpdump -s128 on all four
 # veth ends is the ground truth (tests/tools/pcapsum.py), with the iptables
 # and HTB counters and the load tools' own counts.
 # Checks:
@@ -16,6 +17,10 @@
 #  - np's lost packets for the iperf3 flow do not exceed those the pcaps
 #    show (+0.1 % of the packets), the HTTP flows' losses are located on
 #    the server (NETFILTER_DROP) and equal the iptables counter;
+#  - the balancer's HTB queue is its own decomp segment (forward_qdisc on
+#    b) equal to the pcap transit b0 -> b1, and a finding names it;
+#  - request counts of the service graph's wrk and redis edges equal the
+#    tools' own; no decomp share above 100 %;
 #  - the 3 ms clock shift lies inside the stated bound;
 #  - npanalyze exits 0 on these inputs, refuses the same file twice and a
 #    file that is not a recording (exit 2).
@@ -37,7 +42,7 @@ veth_pair mb-b mb-b1 10.91.2.1/24 mb-s mb-s0 10.91.2.2/24
 ip -n mb-c route add default via 10.91.1.2
 ip -n mb-s route add default via 10.91.2.1
 ip netns exec mb-b sysctl -qw net.ipv4.ip_forward=1
-for p in "80 8080" "5201 5201" "5202 5202"; do
+for p in "80 8080" "5201 5201" "5202 5202" "6379 6379"; do
 	set -- $p
 	ip netns exec mb-b iptables -t nat -A PREROUTING -d 10.91.1.2 -p tcp --dport $1 \
 		-j DNAT --to-destination 10.91.2.2:$2
@@ -61,16 +66,25 @@ EOF
 bg ip netns exec mb-s nginx -c "$T/nginx.conf" -p "$T"
 bg ip netns exec mb-s iperf3 -s -1 -p 5201 >/dev/null
 bg ip netns exec mb-s iperf3 -s -1 -p 5202 >/dev/null
+REDIS=
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+	REDIS=1
+	bg ip netns exec mb-s redis-server --bind 10.91.2.2 --port 6379 --save "" --appendonly no \
+		--protected-mode no --dir "$T" --logfile "$T/redis.log"
+	RPID=$BG_PID
+else
+	echo "redis-server/redis-benchmark missing (.ci/packages.txt): redis checks left out" >&2
+fi
 
 TDPIDS=()
-FILT="tcp port 5201 or tcp port 5202 or tcp port 80 or tcp port 8080"
+FILT="tcp port 5201 or tcp port 5202 or tcp port 80 or tcp port 8080 or tcp port 6379"
 for x in c:mb-c0 b:mb-b0 b:mb-b1 s:mb-s0; do
 	ns=mb-${x%%:*} ifc=${x#*:}
 	bg ip netns exec $ns tcpdump -i $ifc -s128 -nn -U -w "$T/$ifc.pcap" $FILT 2>"$T/$ifc.tcpdump"
 	TDPIDS+=("$BG_PID")
 done
 
-NPOPT="-d 60s -q --packets --no-netcpu --no-threads --port 5201 --port 5202 --port 80 --port 8080"
+NPOPT="-d 60s -q --packets --no-netcpu --no-threads --port 5201 --port 5202 --port 80 --port 8080 --port 6379"
 bg "$NPREC" -o "$T/s.npr" $NPOPT --netns mb-s -i mb-s0 --sync-listen 7841 --test-clock-shift 3ms
 SPID=$BG_PID
 bg "$NPREC" -o "$T/b.npr" $NPOPT --netns mb-b -i mb-b0 -i mb-b1 --sync-listen 7842 \
@@ -104,6 +118,11 @@ if command -v ethtool >/dev/null && ip netns exec mb-c ethtool -K mb-c0 tso off 
 fi
 ip netns exec mb-c wrk -t1 -c8 -d${MB_SECS:-3}s http://10.91.1.2/ >"$T/wrk.txt" 2>&1
 check "wrk through the DNAT ran" [ $? -eq 0 ]
+if [ -n "$REDIS" ]; then
+	ip netns exec mb-c redis-benchmark -h 10.91.1.2 -p 6379 -c 8 -n ${MB_REDIS_N:-10000} -t set,get \
+		--csv >"$T/redis.csv" 2>"$T/redis.err"
+	check "redis-benchmark through the DNAT ran" [ $? -eq 0 ]
+fi
 sleep 1.5
 
 IPT=$(ip netns exec mb-s iptables -L INPUT -v -x -n | awk '/statistic/ {print $1; exit}')
@@ -210,12 +229,26 @@ QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $6; exit}' "$T/cs
 check "balancer qdisc_enq -> qdisc_deq: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: transmit tracepoint runs the kernel skipped)" \
 	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 100}')"
 # the balancer's HTB queue, against the time between its two veths' captures
+# (tcpdump taps after netif_receive and at start_xmit: the pcap transit is
+# the whole time through b)
 $PS transit "$T/mb-b0.pcap" "$T/mb-b1.pcap" "$IPORT" > "$T/btransit.kv"
 BQ=$(kv "$T/btransit.kv" mean_ns)
-HQ=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $9; exit}' "$T/csv/loss_hops.csv")
-echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns, np b:qdisc_enq -> next hop $HQ ns" >&2
-check "the balancer's queue as a named hop: b:qdisc_enq -> b:qdisc_deq mean ${HQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
-	within "${HQ:-0}" "${BQ:-1}" 15
+dseg() { awk -F, -v f="$1" -v s="$2" '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) {if ($i ~ /^mean/) k = i; if ($i == "host") h = i}; next}
+	$1 == f && $2 == s {print $k, $h; exit}' "$T/csv/decomp.csv"; }
+read -r FQ FQH <<<"$(dseg "$DF" forward_qdisc)"
+read -r FS _ <<<"$(dseg "$DF" forward_stack)"
+read -r FD _ <<<"$(dseg "$DF" forward_device)"
+read -r WI _ <<<"$(dseg "$DF" wire)"
+FT=$(awk -v a="${FS:-0}" -v b="${FQ:-0}" -v c="${FD:-0}" 'BEGIN {print a + b + c}')
+echo "iperf3 through the balancer: pcap mb-b0 -> mb-b1 mean $BQ ns; np forward_stack $FS, forward_qdisc $FQ, forward_device $FD (sum $FT), wire $WI ns" >&2
+check "the balancer's queue is its own decomp segment: forward_qdisc on ${FQH:-?} mean ${FQ:-none} ns vs pcap mb-b0 -> mb-b1 ${BQ:-none} ns (15 %)" \
+	sh -c "[ '$FQH' = b ] && awk -v a='${FQ:-0}' -v b='${BQ:-1}' 'BEGIN {d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.15)}'"
+check "the balancer's three segments add up to the pcap transit through b ($FT vs $BQ ns, 5 %)" \
+	within "$FT" "${BQ:-1}" 5
+check "the wire (both veth links) is no longer the balancer's queue (${WI:-none} ns < 10 % of ${BQ:-1})" \
+	awk -v w="${WI:-1e18}" -v b="${BQ:-1}" 'BEGIN {exit !(w < b / 10)}'
+cut -d, -f3 "$T/csv/findings.csv" >&2
+check "a finding names the balancer's qdisc" grep -q "forwarding host's qdisc on b" "$T/csv/findings.csv"
 check "a finding names the drops on the server" grep -q "dropped on s (NETFILTER_DROP)" "$T/csv/findings.csv"
 # the service graph joins the client's connections to the server through
 # the DNAT (before: the client's edge ended at a vertex 10.91.1.2:80 and
@@ -224,9 +257,48 @@ GE=$(awk -F, '$1 == "edge" && $2 ~ /^c:/ && $3 ~ /^s:/' "$T/csv/service_graph.cs
 GX=$(grep -c 'client 10.91.1.1\|,10.91.1.2:80,' "$T/csv/service_graph.csv")
 check "service graph: edges client -> server through the DNAT ($GE), no dangling service or client vertex ($GX)" \
 	[ "$GE" -ge 1 -a "$GX" = 0 ]
-GR=$(awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /^requests/) k = i; next}
-	$1 == "edge" {if ($k + 0 > n) n = $k + 0} END {print n + 0}' "$T/csv/service_graph.csv")
-check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "$GR" "${REQ:-1}" 1
+# the edge into a server process: nginx's worker, redis-server
+gcol() { awk -F, -v to="$1" -v c="$2" '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ "^" c) k = i; next}
+	$1 == "edge" && $3 == to {print $k + 0; exit}' "$T/csv/service_graph.csv"; }
+NGW=$(ps --ppid "$(cat "$T/nginx.pid")" -o pid= | tr -d ' ' | head -1)
+GR=$(gcol "s:pid[$NGW]" requests)
+check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "${GR:-0}" "${REQ:-1}" 1
+# request rates over one time base (issue 19 item 6: 2.32 k/s in the graph,
+# 5.42 k/s in transactions, 6.07 k/s by wrk): requests per second between
+# request starts, the first and last 0.1 % left out (ana_reqrate;
+# pcapsum.py reqrate on the client's capture: the first transmission of
+# each request segment). wrk's own Requests/sec divides by its wall time,
+# which also holds its start and a stall at its stop (a server that
+# stalled 110 ms there: 3.7 % lower): printed, held to 5 % only.
+$PS reqrate "$T/mb-c0.pcap" 80 > "$T/wrate.kv"
+WRATE=$(kv "$T/wrate.kv" rate)
+WOWN=$(awk '/Requests\/sec/ {print $2}' "$T/wrk.txt")
+GAR=$(gcol "s:pid[$NGW]" active_rate)
+txr() { awk -F, -v l="$1" -v k="$2" -v h="$3" '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) if ($i ~ /^rate/) c = i; next}
+	$1 == l && $2 == k && $3 == h {print $c + 0; exit}' "$T/csv/transactions.csv"; }
+TXS=$(txr endpoint "10.91.2.2:8080 GET /" s) TXC=$(txr endpoint "10.91.1.2:80 GET /" c)
+echo "http request rate: pcap $WRATE/s, graph $GAR/s, transactions server $TXS/s client $TXC/s, wrk $WOWN/s" >&2
+check "request rate: service graph ($GAR/s) == the client's capture ($WRATE/s) within 1 %" within "${GAR:-0}" "${WRATE:-1}" 1
+all_within1() { within "$1" "$3" 1 && within "$2" "$3" 1; }
+check "request rate: transactions server ($TXS/s) and client ($TXC/s) endpoints == the graph's within 1 %" \
+	all_within1 "${TXS:-0}" "${TXC:-0}" "${GAR:-1}"
+check "request rate: the graph's ($GAR/s) within 5 % of wrk's own over its wall time ($WOWN/s)" \
+	within "${GAR:-0}" "${WOWN:-1}" 5
+if [ -n "$REDIS" ]; then
+	RR=$(gcol "s:pid[$RPID]" requests)
+	RN=$(( ${MB_REDIS_N:-10000} * 2 ))
+	check "service graph: requests on the redis edge ($RR) == redis-benchmark's $RN (+ its CONFIG GET) within 1 %" \
+		within "${RR:-0}" "$RN" 1
+	RRT=$(gcol "s:pid[$RPID]" active_rate)
+	$PS reqrate "$T/mb-c0.pcap" 6379 > "$T/rrate.kv"
+	RPC=$(kv "$T/rrate.kv" rate)
+	check "request rate: the redis edge ($RRT/s) == the client's capture ($RPC/s) within 1 %" within "${RRT:-0}" "${RPC:-1}" 1
+fi
+# no segment holds more than its whole path (the issue saw share_mean
+# 102 % and 196 % for redis flows: clamped negative segments)
+SH=$(awk -F, '{sub(/\r$/, "")} NR == 1 {for (i = 1; i <= NF; i++) {if ($i ~ /^share_mean/) a = i; if ($i ~ /^share_p99/) b = i}; next}
+	{if ($a + 0 > m) m = $a + 0; if ($b + 0 > m) m = $b + 0} END {print m + 0}' "$T/csv/decomp.csv")
+check "decomp: no share_mean or share_p99 above 100 % (max $SH)" awk -v m="$SH" 'BEGIN {exit !(m <= 100.001)}'
 SS=$(grep -c ':sock_send' "$T/csv/loss_hops.csv")
 check "loss_hops compares no sock_send ranges with packets ($SS rows)" [ "$SS" = 0 ]
 P0=$(awk -F, 'NR > 1 && ($1 ~ /:0>/ || $2 == $3)' "$T/csv/pkt_flows.csv" | wc -l)

@@ -14,22 +14,27 @@ With --auto, the default mode also runs without --interval: the share of the
 labelled requests inside the interval it chose, and F on that run.
 
 Prints per mode and system: mean / median F, share of files with F >= 0.9,
-wall seconds per file and per 10 000 requests (one process per file,
---threads 1 unless --threads says otherwise).
+wall seconds per file and per 10 000 requests, CPU seconds (user + sys of
+the process) per 10 000 requests (one process per file, --threads 1 unless
+--threads says otherwise), and the load average.
 
 usage: delag_score.py --npanalyze BIN --data DIR|TAR.zst [--modes set,icpe,...]
                       [--systems eshopper,trainticket] [--step K] [--auto] [--threads N]
-                      [--csv-out F] [--verbose]
+                      [--extra 'OPTIONS'] [--csv-out F] [--verbose]
 Exit status: 0, 1 when a run fails, 2 on a usage error."""
-import argparse, csv, itertools, os, re, statistics, subprocess, sys, tarfile, tempfile, time
+import argparse, csv, itertools, os, re, resource, statistics, subprocess, sys, tarfile, tempfile, time
 
 def score(lab, clusters):
     pats = sorted({a for a in lab if a})
     npos = sum(1 for a in lab if a)
     clusters = [set(c) for c in clusters if c]
     best = 0.0
-    for chosen in itertools.permutations(range(len(clusters)), min(len(pats), len(clusters))):
-        g = sum(sum(1 for i in clusters[c] if lab[i] == pats[j]) for j, c in enumerate(chosen))
+    k = min(len(pats), len(clusters))
+    # fewer clusters than problems: any k of the problems may be the matched ones
+    pairs = ((probs, chosen) for probs in itertools.combinations(pats, k)
+             for chosen in itertools.permutations(range(len(clusters)), k))
+    for probs, chosen in pairs:
+        g = sum(sum(1 for i in clusters[c] if lab[i] == probs[j]) for j, c in enumerate(chosen))
         size = sum(len(clusters[c]) for c in chosen)
         if g:
             p, r = g / size, g / npos
@@ -52,18 +57,20 @@ def run(args, inp, mode, interval):
     cmd = [args.npanalyze, 'patterns', '--csv', inp, '--ids', '0', '--threads', str(args.threads)]
     if mode != 'default':
         cmd += ['--mode', mode]
+    cmd += args.extra.split()
     if interval:
         cmd += ['--interval', '%.3f:%.3f' % interval]
-    t0 = time.monotonic()
+    t0, r0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    dt = time.monotonic() - t0
+    dt, r1 = time.monotonic() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode:
-        return None, None, dt, p.stderr.strip()
+        return None, None, (dt, cpu), p.stderr.strip()
     clusters = [[int(x) for x in l.split()[1:]] for l in p.stdout.splitlines()
                 if l.strip().startswith('requests:')]
     m = re.search(r'I = \[([0-9.]+) ms, ([0-9.]+) ms\)', p.stdout)
     iv = (float(m.group(1)), float(m.group(2))) if m else None
-    return clusters, iv, dt, ''
+    return clusters, iv, (dt, cpu), ''
 
 def summary(fs):
     return (statistics.mean(fs), statistics.median(fs), sum(1 for f in fs if f >= 0.9) / len(fs))
@@ -77,6 +84,7 @@ def main():
     ap.add_argument('--step', type=int, default=1, help='every K-th file only')
     ap.add_argument('--auto', action='store_true')
     ap.add_argument('--threads', type=int, default=1)
+    ap.add_argument('--extra', default='', help='more npanalyze patterns options, e.g. "--generations 2000"')
     ap.add_argument('--csv-out')
     ap.add_argument('--verbose', action='store_true')
     args = ap.parse_args()
@@ -105,10 +113,10 @@ def main():
                     failed += 1
                     cl = []
                 f = score(lab, cl)
-                res.setdefault((mode, system), []).append((f, dt, len(lab)))
-                rows_out.append((system, name, mode, 'given', f'{f:.4f}', f'{dt:.3f}', ''))
+                res.setdefault((mode, system), []).append((f, dt[0], len(lab), dt[1]))
+                rows_out.append((system, name, mode, 'given', f'{f:.4f}', f'{dt[0]:.3f}', ''))
                 if args.verbose:
-                    print(f'{system}/{name} {mode:8s} F {f:.3f} {dt:.3f} s', file=sys.stderr)
+                    print(f'{system}/{name} {mode:8s} F {f:.3f} {dt[0]:.3f} s', file=sys.stderr)
             if args.auto:
                 cl, iv, dt, err = run(args, inp, modes[0], None)
                 cov, f = 0.0, 0.0
@@ -118,16 +126,19 @@ def main():
                     f = score(lab, cl)
                     cov = sum(1 for x in ll if iv and iv[0] <= x < iv[1]) / len(ll)
                 auto.setdefault(system, []).append((cov, f))
-                rows_out.append((system, name, modes[0], 'auto', f'{f:.4f}', f'{dt:.3f}', f'{cov:.4f}'))
+                rows_out.append((system, name, modes[0], 'auto', f'{f:.4f}', f'{dt[0]:.3f}', f'{cov:.4f}'))
                 if args.verbose:
                     print(f'{system}/{name} auto     F {f:.3f} coverage {cov:.3f} I {iv}', file=sys.stderr)
-    print('| mode | system | files | mean F | median F | F ≥ 0.9 | s / file | s / 10k requests |')
-    print('|---|---|---|---|---|---|---|---|')
+    print(f'load average at the end: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs); '
+          'wall time depends on it, CPU time (user + sys of the process) much less')
+    print('| mode | system | files | mean F | median F | F ≥ 0.9 | wall s / file | wall s / 10k requests | CPU s / 10k requests |')
+    print('|---|---|---|---|---|---|---|---|---|')
     for (mode, system), v in res.items():
         mean, med, share = summary([x[0] for x in v])
         secs = statistics.mean(x[1] for x in v)
         per10k = statistics.mean(x[1] * 10000 / x[2] for x in v)
-        print(f'| {mode} | {system} | {len(v)} | {mean:.3f} | {med:.3f} | {share:.0%} | {secs:.3f} | {per10k:.3f} |')
+        cpu10k = statistics.mean(x[3] * 10000 / x[2] for x in v)
+        print(f'| {mode} | {system} | {len(v)} | {mean:.3f} | {med:.3f} | {share:.0%} | {secs:.3f} | {per10k:.3f} | {cpu10k:.3f} |')
     if auto:
         print()
         print(f'automatic interval ({modes[0]} mode, no --interval): share of the labelled requests inside I')

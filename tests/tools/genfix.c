@@ -50,10 +50,11 @@
 #define GF_MSS 1448
 #define GF_REC_EVENTS 65536
 #define GF_T0 1000000000000ull          /* hosta's first timestamp: 1000 s */
-#define GF_NSEG 7
+#define GF_NSEG 10
 
-enum { S_SND, S_QDISC, S_DEV, S_WIRE, S_RSTACK, S_RAPP, S_TOTAL };
+enum { S_SND, S_QDISC, S_DEV, S_WIRE, S_FSTACK, S_FQDISC, S_FDEV, S_RSTACK, S_RAPP, S_TOTAL };
 static const char *const gf_seg[GF_NSEG] = { "sender_stack", "qdisc", "device", "wire",
+					     "forward_stack", "forward_qdisc", "forward_device",
 					     "receiver_stack", "receiver_app", "total" };
 
 struct gf_opts {
@@ -144,7 +145,7 @@ static void gf_header(struct gf_host *h, bool with_header)
 	if (!with_header)
 		return;
 	msgpack_packer *pk = np_recbuf_begin(&h->rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 6);
 	np_pack_kv_str(pk, "kind", "recording");
 	np_pack_kv_str(pk, "producer", "genfix");
 	np_pack_str(pk, "host");
@@ -155,7 +156,14 @@ static void gf_header(struct gf_host *h, bool with_header)
 	np_pack_kv_str(pk, "kernel", "6.18-genfix");
 	np_pack_kv_u64(pk, "ncpus", 2);
 	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
-	np_pack_kv_u64(pk, "start_ns", h->idx == 2 ? gf_r((double)GF_T0) : h->idx ? gf_b((double)GF_T0) : GF_T0);
+	uint64_t start = h->idx == 2 ? gf_r((double)GF_T0) : h->idx ? gf_b((double)GF_T0) : GF_T0;
+	np_pack_kv_u64(pk, "start_ns", start);
+	/* the clock pair of a real HEADER: the same true instant on every host
+	 * (npanalyze --from/--to maps windows between hosts through it) */
+	np_pack_str(pk, "clock");
+	msgpack_pack_map(pk, 2);
+	np_pack_kv_u64(pk, "mono_ns", start);
+	np_pack_kv_u64(pk, "rt_ns", 1767225600000000000ull);
 	np_writer_commit(h->w, &h->rb);
 }
 
@@ -181,6 +189,9 @@ static void gf_flows(struct gf_host *h)
 	msgpack_pack_map(pk, PKTCOLS_FLOW_KEYS);
 	pktcols_pack_flows(pk, f, (size_t)O.flows * 2);
 	free(f);
+	/* a chunk of its own: without a time, it is read for any window
+	 * (nprec writes the flows of each interval into that interval's chunk) */
+	np_writer_commit(h->w, &h->rb);
 }
 
 /* ---- truth ---- */
@@ -350,10 +361,15 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 			double wire = l.wire + 1000.0 * (double)g;
 			double t_rx = t_xmit + wire;
 			bool lost = lost_after != 0;
+			double r_rx = 0, r_enq = 0, r_deq = 0, r_x = 0;
 			if (GR && !lost) {
-				/* forwarded by the router: its hooks are inside the wire segment */
-				double r_rx = t_xmit + wire * 0.4, r_q = r_rx + 4000 + (O.det ? 0 : gf_exp(2000));
-				double r_enq = r_q + 500, r_deq = r_enq + 1000, r_x = r_deq + 800;
+				/* forwarded by the router: the wire is both links, the
+				 * router's own hooks are its forward_ segments */
+				r_rx = t_xmit + wire * 0.4;
+				double r_q = r_rx + 4000 + (O.det ? 0 : gf_exp(2000));
+				r_enq = r_q + 500;
+				r_deq = r_enq + 1000;
+				r_x = r_deq + 800;
 				rc |= gf_emit(GR, gf_r(r_rx), PK_HOOK_NETIF_RECEIVE, fl, s, GF_MSS, ack, tsv, 0);
 				rc |= gf_emit(GR, gf_r(r_q), PK_HOOK_DEV_QUEUE, fl, s, GF_MSS, ack, tsv, 0);
 				rc |= gf_emit(GR, gf_r(r_enq), PK_HOOK_QDISC_ENQ, fl, s, GF_MSS, ack, tsv, 0);
@@ -386,7 +402,13 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 				gf_truth_seg(S_SND, llround(t_enq) - llround(t_send));
 				gf_truth_seg(S_QDISC, llround(t_deq) - llround(t_enq));
 				gf_truth_seg(S_DEV, llround(t_xmit) - llround(t_deq));
-				gf_truth_seg(S_WIRE, llround(t_rx) - llround(t_xmit));
+				if (GR) {
+					gf_truth_seg(S_WIRE, llround(r_rx) - llround(t_xmit) + llround(t_rx) - llround(r_x));
+					gf_truth_seg(S_FSTACK, (int64_t)(gf_r(r_enq) - gf_r(r_rx)));
+					gf_truth_seg(S_FQDISC, (int64_t)(gf_r(r_deq) - gf_r(r_enq)));
+					gf_truth_seg(S_FDEV, (int64_t)(gf_r(r_x) - gf_r(r_deq)));
+				} else
+					gf_truth_seg(S_WIRE, llround(t_rx) - llround(t_xmit));
 				gf_truth_seg(S_RSTACK, (int64_t)(gf_b(t_rcv) - gf_b(t_rx)));
 				gf_truth_seg(S_RAPP, (int64_t)(gf_b(t_app) - gf_b(t_rcv)));
 				gf_truth_seg(S_TOTAL, llround(t_app) - llround(t_send));
@@ -599,7 +621,7 @@ static int gf_open(struct gf_host *h, const char *name, int idx)
 	h->idx = idx;
 	np_recbuf_init(&h->rb);
 	h->ev = malloc(GF_REC_EVENTS * sizeof(*h->ev));
-	struct np_writer_opts wo = { .zstd_level = O.zstd };
+	struct np_writer_opts wo = { .zstd_level = O.zstd, .index = true };
 	int rc = np_writer_open(&h->w, path, NP_KIND_RECORDING, &wo);
 	if (rc || !h->ev) {
 		fprintf(stderr, "genfix: cannot create %s: %s\n", path, strerror(rc ? -rc : ENOMEM));

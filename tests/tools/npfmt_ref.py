@@ -9,6 +9,10 @@ complete and that the C reader follows it.
                                from the end (section 2.3), in file order
   npfmt_ref.py quantiles FILE  p50/p90/p99 of every sketch (ANA_SKETCH bodies and
                                TXN_STATS `lat` entries) per section 5, one JSON per line
+  npfmt_ref.py index FILE      the chunk index of section 2.6: {"stored": the entries
+                               [offset, t_lo, t_hi] of the file's INDEX record found from
+                               the end (null if none or unusable), "scanned": the same
+                               computed from the records of every good chunk}
 
 Needs only the Python standard library and the `zstd` command (zstd package).
 """
@@ -25,7 +29,7 @@ CHUNK_MAGIC = b"NPCK"
 MAX_ULEN = 268435456
 MAX_CLEN = MAX_ULEN + 65536
 
-NAMES = {1: "header", 2: "probes", 3: "interval", 4: "end", 5: "lost", 6: "trigger",
+NAMES = {1: "header", 2: "probes", 3: "interval", 4: "end", 5: "lost", 6: "trigger", 7: "index",
          10: "netcpu", 11: "netrx_stacks", 12: "threads", 13: "cgroups", 14: "flows",
          15: "drops", 16: "txn_stats", 17: "txn_events", 18: "power", 20: "pkt_events",
          21: "pkt_flows", 22: "stack_ewma", 23: "alerts", 24: "sync", 25: "baseline",
@@ -396,6 +400,86 @@ def backward(data):
     return sorted(out)
 
 
+# ---- the chunk index (section 2.6) ----
+
+TIME_KEYS = ("t0_ns", "t1_ns", "t_ns")
+
+
+def is_uint(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def scanned_spans(data):
+    """[offset, t_lo, t_hi] of every good chunk, times from its records."""
+    r, spans = Reader(data), {}
+    for off, raw in r.chunks():
+        spans.setdefault(off, [off, 0, 0])
+    r = Reader(data)
+    for off, chunk, t, v, body in r.records():
+        times = [body[k] for k in TIME_KEYS if is_uint(body.get(k)) and body[k] > 0]
+        if times:
+            s = spans[off]
+            s[1] = min(times + ([s[1]] if s[1] else []))
+            s[2] = max(times + [s[2]])
+    return [spans[k] for k in sorted(spans)]
+
+
+def undelta(col, n):
+    if not isinstance(col, list) or len(col) != n:
+        raise Bad("column")
+    out, acc = [], 0
+    for i, x in enumerate(col):
+        if not is_uint(x) if i == 0 else not isinstance(x, int) or isinstance(x, bool):
+            raise Bad("value")
+        acc = x if i == 0 else (acc + x) % 2**64
+        out.append(acc)
+    return out
+
+
+def stored_index(data):
+    """The INDEX record of the last chunk, checked as section 2.6 says."""
+    if len(data) < 16 + 2 * 33 or data[:8] != FILE_MAGIC or u16(data, 8) == 0:
+        return None
+    total = u32(data, len(data) - 4)
+    at = len(data) - total
+    if total < 33 or at < 16 + 33 or data[at:at + 4] != CHUNK_MAGIC:
+        return None
+    if u32(data, at + 20) != zlib.crc32(data[at:at + 20]) or u16(data, at + 4) != 7:
+        return None
+    clen, ulen = u32(data, at + 8), u32(data, at + 12)
+    payload = data[at + 24:at + 24 + clen]
+    try:
+        if (24 + clen + 4 != total or ulen > 128 << 20 or u32(data, at + 16) != zlib.crc32(payload)
+                or not frame_ok(payload, ulen)):
+            raise Bad("chunk")
+        raw = zstd_decompress(payload)
+        NOBJ[0] = 0
+        rec, end = mp_decode(raw, 0)
+        if (len(raw) != ulen or end != len(raw) or NOBJ[0] > MAX_OBJS or not isinstance(rec, list)
+                or len(rec) < 3 or rec[0] != 7 or not is_uint(rec[1]) or rec[1] > 0xffff
+                or not isinstance(rec[2], Map)):
+            raise Bad("record")
+        b = rec[2]
+        n = b.get("n")
+        if not is_uint(n) or b.get("end") != at or n > 4 << 20 or n > (at - 16) // 33:
+            raise Bad("n")
+        cols = [undelta(b.get(k), n) for k in ("off_d", "lo_d", "hi_d")]
+    except (Bad, RecursionError):
+        return None
+    spans = [list(e) for e in zip(*cols)]
+    for i, (off, lo, hi) in enumerate(spans):
+        nxt = spans[i + 1][0] if i + 1 < n else at
+        if (i == 0 and off != 16) or nxt < off or nxt - off < 33:
+            return None
+        if (lo or hi) and (lo == 0 or lo > hi):
+            return None
+        # the chunk is there: magic, header CRC, length up to the next one
+        if (data[off:off + 4] != CHUNK_MAGIC or u32(data, off + 20) != zlib.crc32(data[off:off + 20])
+                or 24 + u32(data, off + 8) + 4 != nxt - off):
+            return None
+    return spans
+
+
 # ---- the latency sketch (section 5) ----
 
 def sk_bounds(idx):
@@ -451,13 +535,16 @@ def quantiles(r):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("dump", "stats", "backward", "quantiles"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("dump", "stats", "backward", "quantiles", "index"):
         print(__doc__, file=sys.stderr)
         return 2
     with open(sys.argv[2], "rb") as f:
         data = f.read()
     if sys.argv[1] == "backward":
         print(json.dumps(backward(data)))
+        return 0
+    if sys.argv[1] == "index":
+        print(json.dumps({"stored": stored_index(data), "scanned": scanned_spans(data)}))
         return 0
     r = Reader(data)
     if sys.argv[1] == "quantiles":

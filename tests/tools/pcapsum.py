@@ -19,6 +19,11 @@ the e2e tests, independent of np's own readers.
       data segments to DPORT: transmissions, distinct sequence numbers and
       copies sent again (a drop after this capture point is repaired by a
       retransmission that passes it again). Prints key=value lines.
+  pcapsum.py reqrate PCAP PORT
+      on a client's capture, requests to PORT per second between request
+      starts (the first transmission of each data segment to PORT), the
+      first and last 0.1 % of the starts left out (the requests in flight
+      when the load tool stopped). Prints key=value lines.
 """
 import struct
 import sys
@@ -161,6 +166,21 @@ def transit(a, b, sport):
     print(f"matched={n}\nmean_ns={mean * 1e9:.0f}\np50_ns={(d[n // 2] if n else 0) * 1e9:.0f}")
 
 
+def reqrate(path, port):
+    port = int(port)
+    seen, t = set(), []
+    for p in packets(path):
+        if p[4] == port and p[9] > 0 and (p[1], p[2], p[5]) not in seen:
+            seen.add((p[1], p[2], p[5]))
+            t.append(p[0])
+    t.sort()
+    n = len(t)
+    k = n // 1000
+    span = t[n - 1 - k] - t[k] if n >= 2 else 0
+    rate = (n - 1 - 2 * k) / span if span > 0 else 0
+    print(f"requests={n}\nspan_ns={span * 1e9:.0f}\nrate={rate:.2f}")
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "flows":
         flows(sys.argv[2])
@@ -168,6 +188,8 @@ def main():
         transit(*sys.argv[2:])
     elif len(sys.argv) == 4 and sys.argv[1] == "resent":
         resent(*sys.argv[2:])
+    elif len(sys.argv) == 4 and sys.argv[1] == "reqrate":
+        reqrate(*sys.argv[2:])
     elif len(sys.argv) == 5 and sys.argv[1] == "lost":
         lost(*sys.argv[2:])
     else:

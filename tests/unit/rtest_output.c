@@ -90,6 +90,7 @@ struct summary {
 	double trig_value;
 	struct np_reader_stats st;
 	off_t size;
+	bool indexed;        /* ends with a chunk index a reader uses (FORMAT.md 2.6) */
 };
 
 static void summarize(const char *path, struct summary *s)
@@ -145,6 +146,11 @@ static void summarize(const char *path, struct summary *s)
 	}
 	s->st = *np_reader_stats(r);
 	np_reader_close(r);
+	if (np_reader_open(&r, path, NULL, NULL) == 0) {
+		np_reader_set_window(r, 0, INT64_MAX, false);
+		s->indexed = np_reader_seek_mode(r) == NP_SEEK_INDEX;
+		np_reader_close(r);
+	}
 }
 
 static bool clean(const struct summary *s)
@@ -196,6 +202,7 @@ static void test_plain(void)
 	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
 	summarize(c.output, &s);
 	CHECK(clean(&s), "plain file reads cleanly");
+	CHECK(s.indexed, "plain file ends with its chunk index");
 	CHECK_EQ_U(s.n_header, 1);
 	CHECK_EQ_U(s.n_interval, 5);
 	CHECK_EQ_U(s.n_blob, 5);
@@ -237,6 +244,7 @@ static void test_max_size(void)
 	struct summary s;
 	summarize(c.output, &s);
 	CHECK(clean(&s), "max-size file reads cleanly");
+	CHECK(s.indexed, "max-size file ends with its chunk index, within the limit");
 	CHECK(s.size <= 20000, "file %lld <= max-size 20000", (long long)s.size);
 	CHECK(s.size >= 20000 - 2 * 1100 - 4096, "file %lld is near the limit", (long long)s.size);
 	/* after the refused interval no later one goes in (no gap), END does */
@@ -287,6 +295,7 @@ static void test_rotate(void)
 		struct summary s;
 		summarize(p, &s);
 		CHECK(clean(&s), "%s reads alone", p);
+		CHECK(s.indexed, "%s ends with its chunk index", p);
 		CHECK(s.size <= 5000 + 200, "%s size %lld within rotate size", p, (long long)s.size);
 		CHECK(strcmp(s.mode, "rotate") == 0 && s.rotation_index == k,
 		      "%s: mode %s index %llu", p, s.mode, (unsigned long long)s.rotation_index);
@@ -384,6 +393,7 @@ static void test_flight_seconds(void)
 	struct summary s;
 	summarize(p, &s);
 	CHECK(clean(&s), "dump reads cleanly");
+	CHECK(s.indexed, "flight-recorder dump ends with its chunk index");
 	CHECK(strcmp(s.mode, "flight-dump") == 0 && s.dump_index == 1, "mode %s", s.mode);
 	/* the dump covers [trigger - 5 s, trigger] and little more */
 	CHECK(s.first_t0 <= trig - 5 * SEC, "first t0 %llu", (unsigned long long)s.first_t0);
@@ -603,6 +613,7 @@ static void test_disk_full(void)
 	struct summary s;
 	summarize(path, &s);
 	CHECK(clean(&s), "full disk: file valid to the last chunk");
+	CHECK(!s.indexed, "full disk: no index after a failed write (readers scan)");
 	CHECK_EQ_U(s.n_interval, ok);
 	CHECK(ok >= 20, "intervals kept %llu", (unsigned long long)ok);
 	np_recbuf_free(&h);

@@ -2,6 +2,7 @@
  * offset, corrupted checksums, garbage between chunks, unknown types and
  * keys, walking backwards via trailers, a writer hitting a full disk. */
 #include "tap.h"
+#include "tfile.h"
 #include "anatable.h"
 #include "container.h"
 #include "hostinfo.h"
@@ -193,23 +194,6 @@ static bool same_record(const struct got *a, size_t i, const struct got *b, size
 
 /* ---- files in memory ---- */
 
-struct blob { uint8_t *data; size_t len; };
-
-static struct blob slurp(const char *path)
-{
-	struct blob b = { 0 };
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return b;
-	fseek(f, 0, SEEK_END);
-	b.len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b.data = malloc(b.len ? b.len : 1);
-	if (fread(b.data, 1, b.len, f) != b.len)
-		b.len = 0;
-	fclose(f);
-	return b;
-}
 
 /* Reads an exact-size heap copy, so ASan sees any read past the end. */
 static struct np_reader_stats read_mem(const uint8_t *data, size_t len, struct got *g)

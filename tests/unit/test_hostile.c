@@ -242,11 +242,11 @@ static void test_file_header(void)
 	/* a newer version: warned, read, not damage */
 	uint8_t d[NP_FILE_HDR_LEN];
 	memcpy(d, NP_FILE_MAGIC, NP_FILE_MAGIC_LEN);
-	d[8] = 2; d[9] = 0; d[10] = NP_KIND_ANALYSIS; d[11] = 0;
+	d[8] = NP_FORMAT_VERSION + 1; d[9] = 0; d[10] = NP_KIND_ANALYSIS; d[11] = 0;
 	memset(d + 12, 0, 4);
-	CHECK(hw_read_mem(d, sizeof(d), &h) == 0, "v2 header");
+	CHECK(hw_read_mem(d, sizeof(d), &h) == 0, "newer version header");
 	CHECK(!h.st.bad_file_header && h.kind == NP_KIND_ANALYSIS && hw_any(&h.log, "newer"),
-	      "version 2: warned, kind kept");
+	      "newer version: warned, kind kept");
 }
 
 /* ---- FORMAT.md 4.2: last good offset, truncated tail vs garbage ---- */

@@ -26,7 +26,7 @@ static void test_meanshift(void)
 	for (int i = 0; i < 100; i++) x[i] = (i < 60 ? 10.0 : 60.0) + pat_rng_unit(&rng);
 	qsort(x, 100, sizeof(double), cmpd);
 	double *thr;
-	int n = pat_ms_thresholds(x, 100, 2.0, 5, &thr);
+	int n = pat_ms_thresholds(x, 100, 2.0, 5, PAT_SMALL_BELOW, &thr);
 	CHECK(n == 3, "%d thresholds", n);
 	if (n == 3) {
 		CHECK_NEAR(thr[0], x[0], 0);
@@ -35,12 +35,46 @@ static void test_meanshift(void)
 	}
 	free(thr);
 	/* a cluster below min_size is no threshold of its own */
-	n = pat_ms_thresholds(x, 100, 2.0, 40, &thr);
+	n = pat_ms_thresholds(x, 100, 2.0, 40, PAT_SMALL_BELOW, &thr);
 	CHECK(n == 3, "%d thresholds with min_size 40 (the second group has 40)", n);
 	free(thr);
-	n = pat_ms_thresholds(x, 100, 2.0, 41, &thr);
+	n = pat_ms_thresholds(x, 100, 2.0, 41, PAT_SMALL_BELOW, &thr);
 	CHECK(n == 2, "%d thresholds with min_size 41", n);
 	free(thr);
+	/* nominal times at 10 ms (60), a slow mode at 31 ms (40) whose fast
+	 * edge came out as a cluster of its own at 28 ms (10, below
+	 * min_size 20): joined to the cluster below it says "nominal" (the
+	 * thresholds 10, 31), joined to the nearer one "slow" (10, 28) */
+	double y[110];
+	for (int i = 0; i < 110; i++) y[i] = i < 60 ? 10.0 : i < 70 ? 28.0 : 31.0;
+	n = pat_ms_thresholds(y, 110, 1.0, 20, PAT_SMALL_NEAREST, &thr);
+	CHECK(n == 3, "%d thresholds joining small clusters to the nearer one", n);
+	if (n == 3) CHECK_NEAR(thr[1], 28.0, 0);
+	free(thr);
+	n = pat_ms_thresholds(y, 110, 1.0, 20, PAT_SMALL_BELOW, &thr);
+	CHECK(n == 3, "%d thresholds joining small clusters to the one below", n);
+	if (n == 3) CHECK_NEAR(thr[1], 31.0, 0);
+	free(thr);
+}
+
+/* The O(n) median absolute deviation of sorted values against the
+ * definition (sort the deviations, take their median), odd and even n,
+ * ties and a skewed tail. */
+static void test_mad(void)
+{
+	uint64_t rng = 11;
+	for (int round = 0; round < 40; round++) {
+		size_t n = 2 + (size_t)round * 7;
+		double x[300], d[300];
+		for (size_t i = 0; i < n; i++)
+			x[i] = round % 3 ? floor(20 * pat_rng_unit(&rng)) : exp(3 * pat_rng_unit(&rng));
+		qsort(x, n, sizeof(double), cmpd);
+		double med = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+		for (size_t i = 0; i < n; i++) d[i] = fabs(x[i] - med);
+		qsort(d, n, sizeof(double), cmpd);
+		double want = 1.4826 * (n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2);
+		CHECK_NEAR(pat_ms_mad_sigma(x, n), want, 1e-9);
+	}
 }
 
 /* kNN bandwidth against the O(n^2 log n) definition. */
@@ -609,6 +643,7 @@ int main(void)
 {
 	test_meanshift();
 	test_bandwidth();
+	test_mad();
 	test_bitsets_vs_naive();
 	check_known(PAT_MODE_SET, 1);
 	check_known(PAT_MODE_BEAM, 2);

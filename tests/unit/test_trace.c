@@ -257,9 +257,54 @@ static void test_npr(void)
 	unlink(path);
 }
 
+/* The importer's fast path for plain decimals gives exactly what strtod
+ * gives (bit for bit), and hands everything else to strtod: 2000 random
+ * values of 1-15 digits with 0-6 decimals, a leading-zero and a trailing-dot
+ * form, 16 digits, an exponent, leading '+'. */
+static void test_csv_numbers(void)
+{
+	enum { N = 2000 };
+	static char text[N * 48 + 256];
+	static char vals[N + 6][32];
+	uint64_t x = 12345;
+	size_t n = 0;
+	for (int i = 0; i < N; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int digits = 1 + (int)((x >> 33) % 15), dec = (int)((x >> 20) % 7);
+		if (dec >= digits) dec = digits - 1;
+		char d[20];
+		for (int k = 0; k < digits; k++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			d[k] = (char)('0' + (x >> 40) % 10);
+		}
+		d[digits] = 0;
+		if (dec) snprintf(vals[n++], 32, "%.*s.%s", digits - dec, d, d + digits - dec);
+		else snprintf(vals[n++], 32, "%s", d);
+	}
+	const char *odd[] = { "007.50", "12.", "1234567890123456", "1.5e2", "+3.25", "0.1" };
+	for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) snprintf(vals[n++], 32, "%s", odd[k]);
+	size_t len = (size_t)snprintf(text, sizeof(text), "id,a,latency\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "r%zu,%s,1\n", i, vals[i]);
+	struct pat_table t;
+	char err[256];
+	int rc = csv(text, &t, err);
+	CHECK(rc == 0, "%s", err);
+	size_t bad = 0;
+	for (size_t i = 0; !rc && i < n && i < t.nrows; i++) {
+		double want = strtod(vals[i], NULL), got = pat_table_get(&t, i, 0);
+		if (memcmp(&want, &got, sizeof(double))) {
+			if (!bad++) CHECK(0, "'%s': %.17g, strtod %.17g", vals[i], got, want);
+		}
+	}
+	CHECK(!rc && t.nrows == n && bad == 0, "%zu of %zu values differ from strtod", bad, n);
+	pat_table_free(&t);
+}
+
 int main(void)
 {
 	test_csv();
+	test_csv_numbers();
 	test_zipkin();
 	test_jaeger();
 	test_npr();
