@@ -242,6 +242,10 @@ struct ana_options {
 	const char *flow_filter;    /* --flow substring on the flow key */
 	const char *aliases[64]; size_t naliases;   /* FILE=NAME */
 	bool quiet;
+	unsigned threads;           /* --threads: decoding threads, <= 1 none */
+	struct ana_progress *prog;  /* live progress line, NULL none (ana_progress.h) */
+	uint64_t mem_limit;         /* --mem bytes, 0 none */
+	uint64_t mem_base;          /* resident bytes before reading (predictions add to it) */
 };
 
 /* Who fills what: the loader fills the record vectors (hosts .. ewma,
@@ -317,6 +321,14 @@ void ana_seek_end(struct ana_model *m, int host, struct np_reader *r);
 /* ana_load_file: 0, -errno, or ANA_LOAD_NOT_NP (no np file header and no
  * readable chunk anywhere: not a recording at all, nothing was added). */
 #define ANA_LOAD_NOT_NP (-4096)
+/* ... or ANA_LOAD_OVER_MEM: the predicted peak passed --mem (reading stopped). */
+#define ANA_LOAD_OVER_MEM (-4097)
+/* Peak memory per packet event of the whole analysis (the per-packet
+ * decomposition sets it: docs/ANALYSIS.md "Scale"), measured on genfix 2-
+ * and 10-host recordings at 58 B, 64 B with the decomposition of main after
+ * issue 19 was merged; --mem predicts with it. */
+#define ANA_MEM_PER_EVENT 64
+uint64_t ana_mem_predict(const struct ana_model *m);
 /* A warning share below which lost events are minor (ana_note). */
 #define ANA_MINOR_SHARE 0.001
 /* Below it, hook runs the kernel skipped (counted, or inferred as
@@ -410,6 +422,7 @@ void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f
 
 /* pipeline.c: the phases in order. */
 double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
+double ana_thread_cpu_s(void);  /* the calling thread's CPU seconds */
 /* Runs every analysis of m and writes the .npa (path NULL = no file). */
 int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
 
