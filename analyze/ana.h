@@ -150,6 +150,8 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	uint64_t count, bytes;
 	struct np_sketch lat;
 	uint64_t ev_lo, ev_hi;      /* a row built from TXN_EVENTS: first start, last end */
+	uint64_t ev_sample;         /* events of 1 in N connections this interval, 0: not said (all) */
+	bool ev_skipped;            /* this connection's events were not recorded (sampled out) */
 };
 
 struct ana_txev {               /* TXN_EVENTS: one transaction */
@@ -191,7 +193,12 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	uint16_t host;
 	uint64_t t, dur_ns;
 	uint64_t net_rx_ns, net_tx_ns, sock_send_ns, sock_recv_ns;
+	/* socket time: exact clock, or sampled (sock_*_ns = samples x period) */
+	uint8_t sock_how;           /* enum ana_sock_how */
+	uint64_t send_smp, recv_smp, smp_period_ns;   /* 0 without a sampler */
 };
+
+enum ana_sock_how { ANA_SOCK_EXACT = 0, ANA_SOCK_SAMPLED, ANA_SOCK_NONE };
 
 struct ana_netrx {              /* NETRX_STACKS: per host per interval per component */
 	uint16_t host;
@@ -235,6 +242,10 @@ struct ana_options {
 	const char *flow_filter;    /* --flow substring on the flow key */
 	const char *aliases[64]; size_t naliases;   /* FILE=NAME */
 	bool quiet;
+	unsigned threads;           /* --threads: decoding threads, <= 1 none */
+	struct ana_progress *prog;  /* live progress line, NULL none (ana_progress.h) */
+	uint64_t mem_limit;         /* --mem bytes, 0 none */
+	uint64_t mem_base;          /* resident bytes before reading (predictions add to it) */
 };
 
 /* One probe of a recording as its last HEADER or PROBES record left it
@@ -319,6 +330,14 @@ void ana_seek_end(struct ana_model *m, int host, struct np_reader *r);
 /* ana_load_file: 0, -errno, or ANA_LOAD_NOT_NP (no np file header and no
  * readable chunk anywhere: not a recording at all, nothing was added). */
 #define ANA_LOAD_NOT_NP (-4096)
+/* ... or ANA_LOAD_OVER_MEM: the predicted peak passed --mem (reading stopped). */
+#define ANA_LOAD_OVER_MEM (-4097)
+/* Peak memory per packet event of the whole analysis (the per-packet
+ * decomposition sets it: docs/ANALYSIS.md "Scale"), measured on genfix 2-
+ * and 10-host recordings at 58 B, 64 B with the decomposition of main after
+ * issue 19 was merged; --mem predicts with it. */
+#define ANA_MEM_PER_EVENT 64
+uint64_t ana_mem_predict(const struct ana_model *m);
 /* A warning share below which lost events are minor (ana_note). */
 #define ANA_MINOR_SHARE 0.001
 /* Below it, hook runs the kernel skipped (counted, or inferred as
@@ -412,6 +431,7 @@ void ana_out_summary(const struct ana_model *m, const struct ana_out *o, FILE *f
 
 /* pipeline.c: the phases in order. */
 double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
+double ana_thread_cpu_s(void);  /* the calling thread's CPU seconds */
 /* Runs every analysis of m and writes the .npa (path NULL = no file). */
 int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
+#include "sampleci.h"
 
 #define ANA_SERIES_MAX 600
 
@@ -267,6 +268,8 @@ struct ana_tconn {              /* one connection side: TXN_STATS rows with one 
 	size_t row;                 /* one of its TXN_STATS rows (addresses, role) */
 	uint64_t stats_n, ev_n;
 	bool use_ev;
+	bool skipped;               /* events sampled out by the recorder (TXN_STATS ev = 0) */
+	uint64_t ev_sample;         /* the highest 1-in-N of its rows */
 };
 
 static int ana_tconn_cmp(const void *a, const void *b)
@@ -294,13 +297,18 @@ static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
 		return NULL;
 	for (size_t i = 0; i < m->txns.n; i++)
 		v[i] = (struct ana_tconn){ .host = m->txns.v[i].host, .conn = m->txns.v[i].conn_id, .row = i,
-					   .stats_n = m->txns.v[i].count };
+					   .stats_n = m->txns.v[i].count, .skipped = m->txns.v[i].ev_skipped,
+					   .ev_sample = m->txns.v[i].ev_sample };
 	qsort(v, m->txns.n, sizeof(*v), ana_tconn_cmp);
 	for (size_t i = 0; i < m->txns.n; i++) {
-		if (k && !ana_tconn_cmp(&v[k - 1], &v[i]))
+		if (k && !ana_tconn_cmp(&v[k - 1], &v[i])) {
 			v[k - 1].stats_n += v[i].stats_n;
-		else
+			v[k - 1].skipped |= v[i].skipped;
+			if (v[i].ev_sample > v[k - 1].ev_sample)
+				v[k - 1].ev_sample = v[i].ev_sample;
+		} else {
 			v[k++] = v[i];
+		}
 	}
 	for (size_t i = 0; i < m->txevs.n; i++) {
 		struct ana_tconn *c = ana_tconn_find(v, k, m->txevs.v[i].host, m->txevs.v[i].conn);
@@ -313,20 +321,40 @@ static struct ana_tconn *ana_tconns(const struct ana_model *m, size_t *np)
 	return v;
 }
 
+/* A host whose recorder sampled connections for events: say which share
+ * was kept and where the others' endpoint figures come from. */
+static void ana_tconn_note_sampled(struct ana_model *m, size_t h, uint64_t skipped, uint64_t all, uint64_t n)
+{
+	ana_note(m, "%s: transaction events sampled by connection: %llu of %llu connections without events "
+		 "(up to 1 in %llu kept, by a hash of the connection that every host computes alike; "
+		 "nprec --txn-events all keeps every one). Transaction counts, bytes and latency sketches "
+		 "are exact for all; the endpoint figures of those connections come from TXN_STATS, call "
+		 "trees only from the connections with events", m->hosts.v[h].name,
+		 (unsigned long long)skipped, (unsigned long long)all, (unsigned long long)n);
+}
+
 /* Hosts with events but connections whose events are incomplete: say that
- * their endpoint figures come from TXN_STATS. */
+ * their endpoint figures come from TXN_STATS (sampled-out ones in a note). */
 static void ana_tconn_warn(struct ana_model *m, const struct ana_tconn *v, size_t n)
 {
 	for (size_t h = 0; h < m->hosts.n; h++) {
-		uint64_t bad = 0, all = 0, ev = 0, st = 0;
+		uint64_t bad = 0, all = 0, ev = 0, st = 0, skipped = 0, sample = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (v[i].host != h)
 				continue;
 			all++;
 			ev += v[i].ev_n;
 			st += v[i].stats_n;
+			if (v[i].ev_sample > sample)
+				sample = v[i].ev_sample;
+			if (v[i].skipped && !v[i].use_ev && v[i].stats_n) {
+				skipped++;
+				continue;
+			}
 			bad += !v[i].use_ev && v[i].stats_n;
 		}
+		if (skipped)
+			ana_tconn_note_sampled(m, h, skipped, all, sample);
 		const struct ana_host *hp = &m->hosts.v[h];
 		uint64_t lost = 0;
 		for (int k = 0; k < 8 && hp->lost_fam[k][0]; k++)
@@ -614,27 +642,103 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 
 /* ---- network CPU cost ---- */
 
+/* A host's socket time of one class over the window: the figure, how it
+ * was measured, and the sampler's counts behind it. */
+struct ana_sock_sum {
+	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x period */
+	unsigned how_mask;          /* 1 << enum ana_sock_how of its intervals */
+};
+
+static const char *ana_sock_how_name(unsigned mask)
+{
+	switch (mask) {
+	case 1u << ANA_SOCK_EXACT: return "exact";
+	case 1u << ANA_SOCK_SAMPLED: return "sampled";
+	case 1u << ANA_SOCK_NONE: return "none";
+	}
+	return "mixed";
+}
+
+static void ana_sock_add(struct ana_sock_sum *s, const struct ana_netcpu *x, uint64_t ns, uint64_t smp)
+{
+	s->ns += ns;
+	s->smp += smp;
+	s->smp_ns += smp * x->smp_period_ns;
+	s->how_mask |= 1u << x->sock_how;
+}
+
+/* columns of "netcpu_sock", in the order of the np_table_col_at calls below */
+enum { NS_HOST, NS_CLASS, NS_HOW, NS_TIME, NS_LO, NS_HI, NS_ERR, NS_SAMPLES, NS_SAMPLED,
+       NS_RATIO, NS_NCOLS };
+
+static struct np_table *ana_sock_table(void)
+{
+	struct np_table *t = np_table_new("netcpu_sock", "Socket CPU time: exact or sampled estimate", 2);
+	np_table_col_at(t, NS_HOST, "host", "str", NULL);
+	np_table_col_at(t, NS_CLASS, "class", "str", "sock_send or sock_recv (columns of netcpu)");
+	np_table_col_at(t, NS_HOW, "how", "str",
+			"exact: every socket call clocked (nprec --netcpu exact); sampled: samples x timer period");
+	np_table_col_at(t, NS_TIME, "time", "ns", "the figure in netcpu");
+	np_table_col_at(t, NS_LO, "ci95_lo", "ns", "sampled: 95 % interval, low (Poisson score interval of the samples)");
+	np_table_col_at(t, NS_HI, "ci95_hi", "ns", "sampled: 95 % interval, high");
+	np_table_col_at(t, NS_ERR, "err95", "pct", "sampled: half-width of the interval, % of the figure");
+	np_table_col_at(t, NS_SAMPLES, "samples", "count", "timer samples inside socket calls");
+	np_table_col_at(t, NS_SAMPLED, "sampled", "ns", "exact: the sampler's estimate over the same calls");
+	np_table_col_at(t, NS_RATIO, "sampled_vs_exact", "ratio", "exact: sampled / exact");
+	return t;
+}
+
+/* One row of netcpu_sock. The interval is scaled by the mean period of the
+ * samples (one period per host unless the recordings differ). */
+static void ana_sock_row(struct np_table *t, const char *host, const char *cls, const struct ana_sock_sum *s)
+{
+	size_t r = np_table_row(t);
+	np_table_set_str(t, r, NS_HOST, host);
+	np_table_set_str(t, r, NS_CLASS, cls);
+	np_table_set_str(t, r, NS_HOW, ana_sock_how_name(s->how_mask));
+	np_table_set_u64(t, r, NS_TIME, s->ns);
+	if (s->how_mask & (1u << ANA_SOCK_NONE) || !s->smp_ns)
+		return;
+	np_table_set_u64(t, r, NS_SAMPLES, s->smp);
+	if (s->how_mask == 1u << ANA_SOCK_EXACT) {
+		np_table_set_u64(t, r, NS_SAMPLED, s->smp_ns);
+		if (s->ns)
+			np_table_set_f64(t, r, NS_RATIO, (double)s->smp_ns / (double)s->ns);
+		return;
+	}
+	double lo, hi, per = (double)s->smp_ns / (double)(s->smp ? s->smp : 1);
+	np_poisson_ci(s->smp, NP_CI_Z95, &lo, &hi);
+	np_table_set_u64(t, r, NS_LO, (uint64_t)(lo * per));
+	np_table_set_u64(t, r, NS_HI, (uint64_t)(hi * per));
+	if (s->ns)
+		np_table_set_f64(t, r, NS_ERR, 100.0 * (hi - lo) / 2.0 * per / (double)s->ns);
+}
+
 void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 {
 	if (!m->netcpu.n)
 		return;
 	/* columns of "netcpu", in the order of the np_table_col_at calls below */
 	enum { NC_HOST, NC_NET_RX, NC_NET_TX, NC_SOCK_SEND, NC_SOCK_RECV, NC_TOTAL,
-	       NC_CPU_MEAN, NC_CPU_MAX, NC_CPU_SHARE, NC_NCOLS };
+	       NC_CPU_MEAN, NC_CPU_MAX, NC_CPU_SHARE, NC_SOCK_HOW, NC_NCOLS };
 	struct np_table *t = np_table_new("netcpu", "Network CPU cost per host", 1);
 	np_table_col_at(t, NC_HOST, "host", "str", NULL);
 	np_table_col_at(t, NC_NET_RX, "net_rx", "ns", "CPU time in NET_RX softirq");
 	np_table_col_at(t, NC_NET_TX, "net_tx", "ns", "CPU time in NET_TX softirq");
-	np_table_col_at(t, NC_SOCK_SEND, "sock_send", "ns", "CPU time in socket send");
-	np_table_col_at(t, NC_SOCK_RECV, "sock_recv", "ns", "CPU time in socket receive");
+	np_table_col_at(t, NC_SOCK_SEND, "sock_send", "ns", "CPU time in socket send (see sock_how)");
+	np_table_col_at(t, NC_SOCK_RECV, "sock_recv", "ns", "CPU time in socket receive (see sock_how)");
 	np_table_col_at(t, NC_TOTAL, "total", "ns", NULL);
 	np_table_col_at(t, NC_CPU_MEAN, "cpu_mean", "pct", "mean network CPU, % of one core");
 	np_table_col_at(t, NC_CPU_MAX, "cpu_max", "pct", "busiest interval, % of one core");
 	np_table_col_at(t, NC_CPU_SHARE, "cpu_share", "pct", "% of all cores of the host");
+	np_table_col_at(t, NC_SOCK_HOW, "sock_how", "str",
+			"socket times exact or sampled (estimates: error in netcpu_sock)");
+	struct np_table *st = ana_sock_table();
 	uint64_t *ts = malloc(ANA_SERIES_MAX * sizeof(*ts));
 	double *val = malloc(ANA_SERIES_MAX * sizeof(*val));
 	for (size_t h = 0; h < m->hosts.n; h++) {
 		uint64_t rx = 0, tx = 0, sd = 0, rv = 0, dur = 0;
+		struct ana_sock_sum ss = { 0 }, sr = { 0 };
 		double mx = 0;
 		size_t k = 0;
 		for (size_t i = 0; i < m->netcpu.n; i++) {
@@ -643,6 +747,8 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 				continue;
 			uint64_t tot = x->net_rx_ns + x->net_tx_ns + x->sock_send_ns + x->sock_recv_ns;
 			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;
+			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp);
+			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp);
 			dur += x->dur_ns;
 			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
 			if (pct > mx) mx = pct;
@@ -665,6 +771,9 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 		np_table_set_f64(t, r, NC_CPU_MAX, mx);
 		unsigned nc = m->hosts.v[h].ncpus ? m->hosts.v[h].ncpus : 1;
 		np_table_set_f64(t, r, NC_CPU_SHARE, 100.0 * (double)tot / (double)dur / nc);
+		np_table_set_str(t, r, NC_SOCK_HOW, ana_sock_how_name(ss.how_mask | sr.how_mask));
+		ana_sock_row(st, m->hosts.v[h].name, "sock_send", &ss);
+		ana_sock_row(st, m->hosts.v[h].name, "sock_recv", &sr);
 		if (k)
 			np_series_pack(&o->rb, "netcpu", m->hosts.v[h].name, "cpu", "pct", ts, val, k);
 		double share = 100.0 * (double)tot / (double)dur / nc;
@@ -675,6 +784,7 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 	}
 	free(ts); free(val);
 	ana_out_table(o, t);
+	ana_out_table(o, st);
 
 	/* columns of "netrx_breakdown", in the order of the np_table_col_at calls below */
 	enum { NRX_HOST, NRX_COMPONENT, NRX_TIME, NRX_SAMPLES, NRX_SHARE, NRX_NCOLS };

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
+#include "ana_pktdec.h"
+#include "ana_progress.h"
 #include "ana_rows.h"
 #include "npmsg.h"
 #include "pktcols.h"
@@ -15,6 +17,7 @@ struct ana_loadctx {
 	struct ana_model *m;
 	const char *path;
 	int host;
+	struct ana_pktdec *dec;     /* PKT_EVENTS decoding, possibly on workers */
 };
 
 static void ana_load_warn_cb(void *ctx, const char *msg)
@@ -166,120 +169,6 @@ static void ana_load_pkt_flows(struct ana_loadctx *c, const msgpack_object *body
 	ana_rows_close(&r);
 }
 
-/* Undoes the per-flow delta encoding of seq_fd/ack_fd/tsval_fd in place. */
-static void ana_undelta_flow(uint32_t *v, const uint64_t *flow, size_t n)
-{
-	uint64_t maxf = 0;
-	for (size_t i = 0; i < n; i++)
-		if (flow[i] > maxf)
-			maxf = flow[i];
-	if (maxf >= (1u << 24))
-		return;
-	uint32_t *prev = calloc(maxf + 1, sizeof(*prev));
-	if (!prev)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		prev[flow[i]] += v[i];
-		v[i] = prev[flow[i]];
-	}
-	free(prev);
-}
-
-static void ana_pkt_lost(struct ana_loadctx *c, const struct pktcols_raw *body)
-{
-	struct pktcols_mapit it;
-	size_t hl, kl, vl;
-	const uint8_t *hk = pktcols_raw_get(body, "hooks", &hl), *k, *v;
-	if (!hk || pktcols_map_begin(&it, hk, hl))
-		return;
-	while (pktcols_map_next(&it, &k, &kl, &v, &vl) == 1) {
-		struct pktcols_raw one;
-		uint64_t x;
-		if (pktcols_raw_open(&one, v, vl))
-			continue;
-		if (pktcols_raw_u64(&one, "lost", &x) == 0)
-			c->m->hosts.v[c->host].pkt_lost += x;
-		if (pktcols_raw_u64(&one, "seen", &x) == 0)
-			c->m->hosts.v[c->host].pkt_seen += x;
-		if (pktcols_raw_u64(&one, "missed", &x) == 0)
-			c->m->hosts.v[c->host].pkt_missed += x;
-		if (pktcols_raw_u64(&one, "capped", &x) == 0)
-			c->m->hosts.v[c->host].capped_events += x;
-	}
-}
-
-/* PKT_EVENTS comes undecoded from the reader (np_reader_set_raw): its
- * columns are read straight from the bytes. */
-static void ana_load_pkt_events(struct ana_loadctx *c, const struct np_record *rec)
-{
-	struct pktcols_raw body;
-	if (pktcols_raw_from_record(&body, rec))
-		return;
-	uint64_t n64 = 0;
-	size_t nts = 0, nh = 0, nf = 0, nsl = 0, nu = 0, ntf = 0, nef = 0;
-	ana_pkt_lost(c, &body);
-	uint64_t *ts = pktcols_raw_u64_delta(&body, "ts_d", &nts);
-	uint64_t *hook = pktcols_raw_u64_array(&body, "hook", &nh);
-	uint64_t *flow = pktcols_raw_u64_array(&body, "flow", &nf);
-	uint64_t *slen = pktcols_raw_u64_array(&body, "slen", &nsl);
-	uint64_t *uid = pktcols_raw_u64_array(&body, "uid", &nu);
-	uint64_t *tfl = pktcols_raw_u64_array(&body, "tcpflags", &ntf);
-	uint64_t *efl = pktcols_raw_u64_array(&body, "evflags", &nef);
-	size_t n = nts;
-	if (pktcols_raw_u64(&body, "n", &n64) == 0 && n64 != n)
-		n = 0;
-	uint32_t *seq = NULL, *ack = NULL, *tsv = NULL;
-	if (!ts || !hook || !flow || nh != n || nf != n)
-		goto out;
-	seq = pktcols_raw_u32_mod(&body, "seq_fd", n);
-	ack = pktcols_raw_u32_mod(&body, "ack_fd", n);
-	tsv = pktcols_raw_u32_mod(&body, "tsval_fd", n);
-	if (seq) ana_undelta_flow(seq, flow, n);
-	if (ack) ana_undelta_flow(ack, flow, n);
-	if (tsv) ana_undelta_flow(tsv, flow, n);
-	if (ana_vec_grow((void **)&c->m->pev.v, &c->m->pev.cap, c->m->pev.n + n,
-			 sizeof(struct ana_pev)))
-		goto out;
-	struct ana_host *h = &c->m->hosts.v[c->host];
-	uint32_t last_fi = UINT32_MAX;
-	uint64_t last_flow = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (!ts[i] || hook[i] == 0 || hook[i] >= ANA_NHOOKS)
-			continue;
-		if (hook[i] == PK_HOOK_AID_TX || hook[i] == PK_HOOK_AID_RX)
-			continue;               /* active-ID bookkeeping, not a path hook */
-		uint32_t fi = flow[i] == last_flow ? last_fi
-			      : ana_flow_lookup(c->m, (uint16_t)c->host, flow[i], true);
-		if (fi == UINT32_MAX)
-			continue;
-		last_flow = flow[i]; last_fi = fi;
-		struct ana_pev *e = &c->m->pev.v[c->m->pev.n++];
-		e->ts = ts[i];
-		e->hook = (uint8_t)hook[i];
-		e->flags = (uint8_t)((efl && nef == n ? efl[i] : 0) & 0x7);
-		if (tfl && ntf == n && (tfl[i] & 0x07))     /* FIN | SYN | RST */
-			e->flags |= ANA_EVF_CTL;
-		e->host = (uint16_t)c->host;
-		e->flow = fi;
-		uint64_t u = uid && nu == n ? uid[i] : 0;
-		if (u) {                    /* UDP best-effort ID */
-			e->seq = (uint32_t)u;
-			e->len = 0; e->ack = 0; e->xid = 0;
-		} else {
-			e->seq = seq ? seq[i] : 0;
-			e->len = slen && nsl == n ? (uint32_t)slen[i] : 0;
-			e->ack = ack ? ack[i] : 0;
-			e->xid = tsv ? tsv[i] : 0;
-		}
-		if (e->ts < h->t_min) h->t_min = e->ts;
-		if (e->ts > h->t_max) h->t_max = e->ts;
-		h->pkt_events++;
-	}
-out:
-	free(ts); free(hook); free(flow); free(slen); free(uid); free(tfl); free(efl);
-	free(seq); free(ack); free(tsv);
-}
-
 /* ---- clock sync ---- */
 
 static void ana_load_sync(struct ana_loadctx *c, const msgpack_object *body)
@@ -426,6 +315,8 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		if (ana_rows_u64(&r, i, NPK(TXN_STATS, PID), &v)) x->pid = (uint32_t)v;
 		ana_rows_u64(&r, i, NPK(TXN_STATS, COUNT), &x->count);
 		ana_rows_u64(&r, i, NPK(TXN_STATS, CONN), &x->conn_id);
+		np_get_u64(body, NPK(TXN_STATS, EV_SAMPLE), &x->ev_sample);   /* txn events sampled */
+		x->ev_skipped = ana_rows_u64(&r, i, NPK(TXN_STATS, EV), &v) && !v;
 		uint64_t a = 0, b2 = 0;
 		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_REQ), &a);
 		ana_rows_u64(&r, i, NPK(TXN_STATS, BYTES_RESP), &b2);
@@ -510,9 +401,15 @@ static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 		if (ana_rows_u64(&r, i, "nettx_ns", &v)) x->net_tx_ns += v;
 		if (ana_rows_u64(&r, i, "send_ns", &v)) x->sock_send_ns += v;
 		if (ana_rows_u64(&r, i, "recv_ns", &v)) x->sock_recv_ns += v;
+		if (ana_rows_u64(&r, i, "send_smp", &v)) x->send_smp += v;
+		if (ana_rows_u64(&r, i, "recv_smp", &v)) x->recv_smp += v;
 	}
-	uint64_t v;   /* totals directly in the body */
-	(void)v;
+	/* sock: absent before issue 24 = exact */
+	char how[16] = "exact";
+	np_get_strbuf(body, "sock", how, sizeof(how));
+	x->sock_how = !strcmp(how, "sampled") ? ANA_SOCK_SAMPLED : !strcmp(how, "none") ? ANA_SOCK_NONE
+										  : ANA_SOCK_EXACT;
+	np_get_u64(body, "smp_period_ns", &x->smp_period_ns);
 	ana_host_seen(c->m, c->host, x->t);
 	ana_rows_close(&r);
 }
@@ -751,9 +648,14 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 	case NP_REC_LOST:
 		ana_load_lost(c, b);
 		break;
-	case NP_REC_PKT_FLOWS:   ana_load_pkt_flows(c, b); break;
+	case NP_REC_PKT_FLOWS:
+		/* flow indices are created in record order: events read before
+		 * this record get theirs first, whatever the thread count */
+		ana_pktdec_drain(c->dec);
+		ana_load_pkt_flows(c, b);
+		break;
 	case NP_REC_PKT_EVENTS:
-		ana_load_pkt_events(c, rec);
+		ana_pktdec_submit(c->dec, c->host, rec);
 		break;
 	case NP_REC_SYNC:        ana_load_sync(c, b); break;
 	case NP_REC_FLOWS:
@@ -800,11 +702,26 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	if (np_reader_kind(r) == NP_KIND_ANALYSIS)
 		ana_warn(m, "%s: is an analysis file, not a recording", path);
 	ana_seek_begin(m, c->host, r, more == 1 && rec.type == NP_REC_HEADER ? rec.body : NULL);
-	while (more == 1) {
+	c->dec = ana_pktdec_new(m, m->opt ? m->opt->threads : 1);
+	if (!c->dec)
+		return -ENOMEM;
+	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
+	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
+	bool over = false;
+	while (more == 1 && !over) {
 		ana_load_record(c, &rec);
 		more = np_reader_next(r, &rec);
+		ana_progress_tick(prog, np_reader_stats(r)->last_good_offset, m->pev.n);
+		over = limit && ana_mem_predict(m) > limit;
 	}
+	/* every record appended (the host's t_min, t_max final) before the
+	 * seek looks at them */
+	ana_pktdec_free(c->dec);
+	c->dec = NULL;
 	ana_seek_end(m, c->host, r);
+	if (over || (limit && ana_mem_predict(m) > limit))
+		return ANA_LOAD_OVER_MEM;
+	ana_progress_file_done(prog, np_reader_stats(r)->last_good_offset);
 	const struct np_reader_stats *st = np_reader_stats(r);
 	h = &m->hosts.v[c->host];
 	h->records += st->records;
@@ -826,6 +743,12 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	if (in)
 		*in = strdup(path);
 	return 0;
+}
+
+/* The analysis's peak if it went on with what is read now. */
+uint64_t ana_mem_predict(const struct ana_model *m)
+{
+	return (m->opt ? m->opt->mem_base : 0) + (uint64_t)m->pev.n * ANA_MEM_PER_EVENT;
 }
 
 int ana_load_file(struct ana_model *m, const char *path, const char *alias)

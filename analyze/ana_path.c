@@ -9,11 +9,13 @@
  * byte range: they are attached through (host, flow, seq) to the packets
  * built from that range on the same host. Hash joins only, no per-event
  * allocation; events are grouped per packet by a counting sort. */
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "ana.h"
+#include "ana_par.h"
 #include "ana_path.h"
 
 #define ANA_RANGE_FLAG 0x04
@@ -289,46 +291,61 @@ static void ana_range_use(struct ana_paths *p, const struct ana_pev *e, uint32_t
 	}
 }
 
-static void ana_match_one(const struct ana_model *m, struct ana_paths *p,
-			  const struct ana_pev *ev, size_t i)
+/* sock_send ranges in visit order: opened by the range events, taken by
+ * the first egress event of a packet built from them (as a single join in
+ * that order would). */
+static void ana_ranges(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t n)
 {
-	const struct ana_pev *e = &ev[i];
-	if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND) {
-		if (p->pending)
+	const struct ana_pev *ev = m->pev.v;
+	for (size_t j = 0; p->pending && j < n; j++) {
+		uint32_t i = vis[j];
+		const struct ana_pev *e = &ev[i];
+		if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
 			ana_range_open(p, e, i);
-		return;
+		else if (p->evpkt[i] != UINT32_MAX && e->len && ana_is_egress(e->hook))
+			ana_range_use(p, e, p->evpkt[i]);
 	}
-	uint8_t udp = m->flows.v[e->flow].proto == 17;
-	uint32_t k = ana_pkt_get(p, e->seq, e->ack, e->xid, udp, true);
-	if (k == UINT32_MAX)
-		return;
-	p->evpkt[i] = k;
-	if (e->len && e->len < p->pkts[k].minlen)
-		p->pkts[k].minlen = e->len;
-	if (p->pending && e->len && ana_is_egress(e->hook))
-		ana_range_use(p, e, k);
 }
 
-struct ana_paths *ana_path_match(struct ana_model *m)
+/* The packet table for the lookups of the super-packet walk, when an event
+ * covers more than its packet's smallest piece. */
+static int ana_ptab_fill(struct ana_paths *p, const struct ana_pev *ev, size_t n)
 {
-	struct ana_paths *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
+	size_t i;
+	for (i = 0; i < n; i++) {
+		uint32_t k = p->evpkt[i];
+		if (k != UINT32_MAX && ev[i].len && p->pkts[k].minlen != UINT32_MAX &&
+		    p->pkts[k].minlen && ev[i].len > p->pkts[k].minlen)
+			break;
+	}
+	if (i == n)
+		return 0;
+	if (ana_ptab_init(&p->tab, p->npkts))
+		return -1;
+	for (size_t k = 0; k < p->npkts; k++) {
+		const struct ana_pkt *q = &p->pkts[k];
+		size_t j = ana_pkt_hash(q->seq, q->ack, q->xid, q->udp) & (p->tab.cap - 1);
+		while (p->tab.slot[j])
+			j = (j + 1) & (p->tab.cap - 1);
+		p->tab.slot[j] = (uint32_t)k + 1;
+	}
+	p->tab.n = p->npkts;
+	return 0;
+}
+
+/* The order events are joined in: the hosts' event runs merged by time
+ * since each host's start, so both hosts' hooks of a packet come close
+ * together and hit the recent-packet cache (a locality heuristic only: any
+ * order gives the same packets, and this one is fixed). */
+static uint32_t *ana_visit_order(const struct ana_model *m)
+{
 	size_t n = m->pev.n;
 	const struct ana_pev *ev = m->pev.v;
-	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!p->evpkt || ana_ptab_init(&p->tab, n / 4 + 16)) {
-		ana_path_free(p);
+	uint32_t *vis = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!vis)
 		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		p->evpkt[i] = UINT32_MAX;
-	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
-	/* Visit the hosts' event runs merged by time since each host's start,
-	 * so both hosts' hooks of a packet come close together and hit the
-	 * recent-packet cache (a locality heuristic only: any order is correct). */
 	struct { size_t at, end; uint64_t base; } run[64];
-	size_t nrun = 0;
+	size_t nrun = 0, nv = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && ev[j].host == ev[i].host)
@@ -362,20 +379,74 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		while (stop < run[best].end && stop - i < 256 && ev[stop].ts - run[best].base <= limit)
 			stop++;
 		run[best].at = stop;
-		for (; i < stop; i++) {
-			if (i + 8 < stop) {             /* the table probe is a cache miss: start it early */
-				const struct ana_pev *f = &ev[i + 8];
-				uint64_t hv = ana_pkt_hash(f->seq, f->ack, f->xid, m->flows.v[f->flow].proto == 17);
-				__builtin_prefetch(&p->tab.slot[hv & (p->tab.cap - 1)]);
-			}
-			ana_match_one(m, p, ev, i);
-		}
+		for (; i < stop; i++)
+			vis[nv++] = (uint32_t)i;
 	}
+	return vis;
+}
+
+struct ana_gather { struct ana_pe *out; const struct ana_pe *in; const uint32_t *order; };
+
+static void ana_gather_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct ana_gather *g = ctx;
+	for (size_t j = lo; j < hi; j++)
+		g->out[j] = g->in[g->order[j]];
+}
+
+/* Rewrites m->pev in place as 16-byte ana_pe (event i's record lands in
+ * bytes the loop has read already: 16 * i + 16 <= 32 * i for i >= 1, and
+ * event 0 is read before it is written) and gives the tail back. */
+static struct ana_pe *ana_pe_compact(struct ana_model *m)
+{
+	size_t n = m->pev.n;
+	struct ana_pev *ev = m->pev.v;
+	struct ana_pe *out = (struct ana_pe *)(void *)ev;
+	for (size_t i = 0; i < n; i++) {
+		struct ana_pev e = ev[i];
+		uint8_t nopay = !e.len && m->flows.v[e.flow].proto != 17 ? ANA_PE_NOPAY : 0;
+		out[i] = (struct ana_pe){ .ts = e.ts, .flow = e.flow, .host = e.host,
+					  .hook = e.hook, .flags = (uint8_t)(e.flags | nopay) };
+	}
+	void *shrunk = realloc(ev, (n ? n : 1) * sizeof(struct ana_pe));
+	if (shrunk)
+		m->pev.v = shrunk;
+	m->pev.cap = 0;             /* no longer an array of ana_pev */
+	return (struct ana_pe *)m->pev.v;
+}
+
+struct ana_paths *ana_path_match(struct ana_model *m)
+{
+	struct ana_paths *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	size_t n = m->pev.n;
+	const struct ana_pev *ev = m->pev.v;
+	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!p->evpkt) {
+		ana_path_free(p);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		p->evpkt[i] = UINT32_MAX;
+	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
+	uint32_t *vis = n < UINT32_MAX ? ana_visit_order(m) : NULL;
+	if (!vis || ana_pjoin(m, p, vis, n, m->opt && m->opt->threads > 1 ? m->opt->threads : 1)) {
+		free(vis);
+		ana_path_free(p);
+		return NULL;
+	}
+	ana_ranges(m, p, vis, n);
+	free(vis);
 	for (size_t k = 0; k < p->npkts; k++)
 		if (p->pkts[k].minlen == UINT32_MAX && p->pkts[k].udp)
 			p->pkts[k].minlen = 0;
 	free(p->pending);
 	p->pending = NULL;
+	if (ana_ptab_fill(p, ev, n)) {
+		ana_path_free(p);
+		return NULL;
+	}
 	ana_walk_super(p, ev, n);
 	ana_retx_groups(p);
 
@@ -412,22 +483,24 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
 	free(p->tab.slot); p->tab.slot = NULL;
 	free(p->evpkt); p->evpkt = NULL;
-	/* one gather into packet order; every later pass reads sequentially */
+	/* the 32-byte events shrink in place to what the later passes read
+	 * (16 bytes), the rest is unmapped; then one gather into packet order,
+	 * so every later pass reads sequentially */
+	struct ana_pe *pev16 = ana_pe_compact(m);
 	p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
 	if (!p->pe) {
 		ana_path_free(p);
 		return NULL;
 	}
-	for (size_t j = 0; j < total; j++) {
-		const struct ana_pev *e = &ev[p->order[j]];
-		uint8_t nopay = !e->len && m->flows.v[e->flow].proto != 17 ? ANA_PE_NOPAY : 0;
-		p->pe[j] = (struct ana_pe){ .ts = e->ts, .flow = e->flow, .host = e->host,
-					    .hook = e->hook, .flags = (uint8_t)(e->flags | nopay) };
-	}
+	struct ana_gather g = { p->pe, pev16, p->order };
+	ana_par_for(total, m->opt && m->opt->threads > 1 ? m->opt->threads : 1, ana_gather_range, &g);
 	free(p->order); p->order = NULL;
 	free(m->pev.v);                 /* the raw events are not needed any more */
 	m->pev.v = NULL;
 	m->pev.n = m->pev.cap = 0;
+	/* hand the join's freed tables back (the heap keeps them otherwise, and
+	 * the decomposition's peak would sit on top of them) */
+	malloc_trim(0);
 	return p;
 }
 

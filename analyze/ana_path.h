@@ -50,6 +50,12 @@ struct ana_paths {
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 
+/* The key join (ana_pjoin.c): fills p->pkts (keys, minlen), p->npkts and
+ * p->evpkt for the events in visit order vis, on threads threads; the same
+ * result for any count. 0 or -1 (no memory). */
+int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
+	      unsigned threads);
+
 /* Writes the packet's event indices (into p->pe) in path order into out;
  * returns n. */
 size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size_t k,

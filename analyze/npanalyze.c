@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include "ana.h"
+#include "ana_progress.h"
 #include "numarg.h"
 #include "patterns.h"
 
@@ -19,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: npanalyze [-o OUT.npa] [--ref HOST] [--from T --to T] [--flow FILTER]\n"
-"                 [--alias FILE=NAME] [-q] REC.npr...\n"
+"                 [--alias FILE=NAME] [--threads N] [--mem SIZE] [-q] REC.npr...\n"
 "       npanalyze patterns ...   (latency degradation patterns; --help there)\n"
 "\n"
 "Merges the recordings of several hosts (rotated sets of one host are grouped\n"
@@ -35,13 +38,18 @@ static void usage(FILE *f)
 "                      with suffix 'ns'\n"
 "      --flow FILTER   only flows whose key contains FILTER (e.g. ':8080')\n"
 "      --alias FILE=NAME  host name for the recording FILE (e.g. one without header)\n"
+"      --threads N     threads decoding and joining (default: one per CPU);\n"
+"                      the analysis is the same byte for byte for any N\n"
+"      --mem SIZE      refuse (exit 2) when the predicted peak memory passes\n"
+"                      SIZE (e.g. 2G), checked while reading, before it is used\n"
 "  -q, --quiet         no progress on stderr\n"
 "  -h, --help, -V, --version\n"
 "\n"
 "Exit status: 0 analysis written (minor notes only: events lost below 0.1 %%\n"
 "of a host's events); 1 analysis written with warnings (damaged input, lost\n"
 "events, unaligned hosts ...); 2 usage error or no analysis written: an input\n"
-"missing, not an np recording, or given twice (also as a copy).\n");
+"missing, not an np recording, or given twice (also as a copy), or the\n"
+"predicted peak memory above --mem.\n");
 }
 
 static int parse_time(const char *s, uint64_t *ns, bool *relative)
@@ -62,6 +70,40 @@ static int parse_time(const char *s, uint64_t *ns, bool *relative)
 	return 0;
 }
 
+
+/* "2G", "500M", "64k", bytes without a suffix; at least 1 MB. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	const char *end;
+	double v;
+	if (np_parse_num(s, 0, 1e18, &v, &end))
+		return -1;
+	double mul = !*end ? 1 : strchr("kK", *end) ? 1024.0 : strchr("mM", *end) ? 1048576.0
+		     : strchr("gG", *end) ? 1073741824.0 : strchr("tT", *end) ? 1099511627776.0 : 0;
+	if (!mul || (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB")) || v * mul < 1048576)
+		return -1;
+	*out = (uint64_t)(v * mul);
+	return 0;
+}
+
+/* Resident bytes now (/proc/self/statm), 0 when unknown. */
+static uint64_t rss_now(void)
+{
+	unsigned long size, res;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return 0;
+	int n = fscanf(f, "%lu %lu", &size, &res);
+	fclose(f);
+	return n == 2 ? (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static const char *alias_for(const struct ana_options *o, const char *path)
 {
@@ -141,6 +183,7 @@ int main(int argc, char **argv)
 		{ "from", required_argument, NULL, 'F' }, { "to", required_argument, NULL, 'T' },
 		{ "flow", required_argument, NULL, 'f' }, { "alias", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' }, { "dry-run", no_argument, NULL, 'n' },
+		{ "threads", required_argument, NULL, 'j' }, { "mem", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -148,7 +191,11 @@ int main(int argc, char **argv)
 	 * the heap instead of mmap/munmap (and page faults) every time */
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
-	struct ana_options opt = { 0 };
+	/* worker threads allocate a few large blocks each: one heap, so what
+	 * they free serves the later phases instead of idling in their arenas */
+	mallopt(M_ARENA_MAX, 1);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ana_options opt = { .threads = ncpu > 0 ? (unsigned)ncpu : 1 };
 	const char *out = "analysis.npa";
 	bool dry = false;
 	int c;
@@ -178,6 +225,22 @@ int main(int argc, char **argv)
 			}
 			opt.aliases[opt.naliases++] = optarg;
 			break;
+		case 'j': {
+			double v;
+			const char *end;
+			if (np_parse_num(optarg, 1, 64, &v, &end) || *end || v != (double)(unsigned)v) {
+				fprintf(stderr, "npanalyze: --threads %s: not a count of 1 to 64\n", optarg);
+				return 2;
+			}
+			opt.threads = (unsigned)v;
+			break;
+		}
+		case 'm':
+			if (parse_size(optarg, &opt.mem_limit)) {
+				fprintf(stderr, "npanalyze: --mem %s: not a size (e.g. 2G, 500M)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'q': opt.quiet = true; break;
 		case 'n': dry = true; break;
 		case 'h': usage(stdout); return 0;
@@ -195,11 +258,26 @@ int main(int argc, char **argv)
 	struct ana_model m;
 	ana_model_init(&m, &opt);
 	int nread = 0;
-	double t0 = ana_cpu_s();
+	double t0 = ana_cpu_s(), tm0 = ana_thread_cpu_s(), w0 = wall_s();
+	struct ana_progress prog;
+	ana_progress_init(&prog, !opt.quiet && isatty(STDERR_FILENO), argv + optind, argc - optind);
+	opt.prog = &prog;
+	opt.mem_base = rss_now();
 	for (int i = optind; i < argc; i++) {
+		ana_progress_clear(&prog);
 		if (!opt.quiet)
 			fprintf(stderr, "npanalyze: reading %s (%d/%d)\n", argv[i], i - optind + 1, argc - optind);
+		ana_progress_file(&prog, i - optind + 1, argv[i]);
 		int rc = ana_load_file(&m, argv[i], alias_for(&opt, argv[i]));
+		if (rc == ANA_LOAD_OVER_MEM) {
+			ana_progress_clear(&prog);
+			fprintf(stderr, "npanalyze: %s: stopped reading: the analysis would need about "
+				"%.0f MB (%zu packet events so far, ~%d bytes each), more than --mem %.0f MB\n",
+				argv[i], (double)ana_mem_predict(&m) / 1048576, m.pev.n, ANA_MEM_PER_EVENT,
+				(double)opt.mem_limit / 1048576);
+			ana_model_free(&m);
+			return 2;
+		}
 		if (rc == ANA_LOAD_NOT_NP) {
 			fprintf(stderr, "npanalyze: %s: not an np recording (no np file header or "
 				"chunk anywhere in it)\n", argv[i]);
@@ -209,6 +287,8 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			nread++;
 	}
+	ana_progress_clear(&prog);
+	opt.prog = NULL;
 	if (!nread) {
 		for (size_t i = 0; i < m.warnings.n; i++)
 			fprintf(stderr, "npanalyze: %s\n", m.warnings.v[i]);
@@ -217,8 +297,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!opt.quiet)
-		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU; analysing\n",
-			m.pev.n, m.hosts.n, ana_cpu_s() - t0);
+		fprintf(stderr, "npanalyze: %zu packet events from %zu host(s) read in %.3f s CPU %.3f s main "
+			"%.3f s wall; analysing (predicted peak memory %.0f MB)\n", m.pev.n, m.hosts.n,
+			ana_cpu_s() - t0, ana_thread_cpu_s() - tm0, wall_s() - w0,
+			(double)ana_mem_predict(&m) / 1048576);
+	size_t nev = m.pev.n;       /* ana_run frees the events after the join */
 	int rc = ana_run(&m, dry ? NULL : out, stdout);
 	if (rc) {
 		fprintf(stderr, "npanalyze: cannot write %s: %s\n", out, strerror(-rc));
@@ -227,6 +310,10 @@ int main(int argc, char **argv)
 	}
 	if (!opt.quiet && !dry)
 		fprintf(stderr, "npanalyze: wrote %s\n", out);
+	struct rusage ru;
+	if (!opt.quiet && !getrusage(RUSAGE_SELF, &ru))
+		fprintf(stderr, "npanalyze: peak memory %.0f MB (%.0f bytes per packet event)\n",
+			(double)ru.ru_maxrss / 1024, nev ? (double)ru.ru_maxrss * 1024 / (double)nev : 0);
 	int status = m.warnings.n > m.nminor ? 1 : 0;
 	ana_model_free(&m);
 	return status;

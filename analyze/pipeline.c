@@ -8,6 +8,7 @@
  * docs/ANALYSIS.md ("Code: the pipeline") has the table of phases. */
 #include <stdio.h>
 #include <time.h>
+#include <sys/resource.h>
 #include "ana.h"
 
 /* Products of one phase consumed by a later one that are not part of the model. */
@@ -16,6 +17,8 @@ struct ana_pipe {
 	struct ana_clockpts *cpts;  /* match -> clock model */
 	struct ana_out out;         /* every phase -> findings, write, summary */
 	double t;                   /* process CPU at the end of the last phase */
+	double tm;                  /* this (the main) thread's CPU then */
+	double tw;                  /* monotonic wall clock then */
 };
 
 double ana_cpu_s(void)
@@ -25,12 +28,34 @@ double ana_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double ana_thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double pipe_wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU of all threads, of the main thread (the phase's critical path when
+ * the others keep up: on a shared machine wall time says little), wall
+ * time, and the peak resident memory so far (which phase set it). */
 static void pipe_mark(const struct ana_model *m, struct ana_pipe *pp, const char *what)
 {
-	double now = ana_cpu_s();
+	double now = ana_cpu_s(), main = ana_thread_cpu_s(), wall = pipe_wall_s();
+	struct rusage ru;
 	if (m->opt && !m->opt->quiet)
-		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU\n", what, now - pp->t);
+		fprintf(stderr, "npanalyze: %-28s %7.3f s CPU %7.3f s main %7.3f s wall, peak %ld MB\n",
+			what, now - pp->t, main - pp->tm, wall - pp->tw,
+			getrusage(RUSAGE_SELF, &ru) ? 0L : ru.ru_maxrss / 1024);
 	pp->t = now;
+	pp->tm = main;
+	pp->tw = wall;
 }
 
 /* in: m->syncs, the one-way delays of the matched packets (pp->paths).
@@ -72,7 +97,7 @@ static void pipe_clock_findings(const struct ana_model *m, struct ana_out *o)
 
 int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 {
-	struct ana_pipe pp = { .t = ana_cpu_s() };
+	struct ana_pipe pp = { .t = ana_cpu_s(), .tm = ana_thread_cpu_s(), .tw = pipe_wall_s() };
 	ana_out_init(&pp.out);
 
 	/* load: hosts grouped, peers of syncs and txns resolved (ana_load.c) */

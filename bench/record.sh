@@ -58,6 +58,11 @@ MODES=(${BENCH_MODES:-none nprec tcpdump})
 
 mode_none() { :; }
 mode_nprec() { rec_bg "$NPREC" -q -o "$1.npr"; }
+# nprec --full: every family at full detail (the default before issue 24: every transaction's event)
+mode_nprec_full() { rec_bg "$NPREC" -q --full -o "$1.npr"; }
+# nprec defaults without netcpu, and --full without it (txn and flows' part of the cost apart from netcpu's)
+mode_nprec_nonc() { rec_bg "$NPREC" -q --no-netcpu -o "$1.npr"; }
+mode_nprec_full_nonc() { rec_bg "$NPREC" -q --full --no-netcpu -o "$1.npr"; }
 # nprec defaults without the netcpu stack sampler's timer (what sampling costs)
 mode_nprec_nosample() { rec_bg "$NPREC" -q --sample-hz 0 -o "$1.npr"; }
 # nprec with the stack sampler on its own 1 kHz cpu-clock timer (the default before the tick source)
@@ -79,6 +84,8 @@ mode_nprec_flows() { rec_bg "$NPREC" -q --no-txn --no-netcpu --no-threads -o "$1
 mode_nprec_txn() { rec_bg "$NPREC" -q --no-flows --no-netcpu --no-threads -o "$1.npr"; }
 mode_nprec_netcpu() { rec_bg "$NPREC" -q --no-flows --no-txn --no-threads -o "$1.npr"; }
 mode_nprec_threads() { rec_bg "$NPREC" -q --no-flows --no-txn --no-netcpu -o "$1.npr"; }
+# nprec with the exact socket clock (every socket syscall stamped; the default samples it)
+mode_nprec_ncexact() { rec_bg "$NPREC" -q --netcpu exact -o "$1.npr"; }
 mode_tcpdump() {
 	rec_bg ip netns exec $NSA tcpdump -q -i rcbncha0 -s 128 -w "$1.a.pcap"
 	rec_bg ip netns exec $NSB tcpdump -q -i rcbnchb0 -s 128 -w "$1.b.pcap"
@@ -245,6 +252,11 @@ phase_mark() {
 # recorder, so nprec's figure includes tracepoint dispatch and the syscall
 # slow path, and tcpdump's its AF_PACKET copies; "none" runs both rules as
 # a control (it should be ~0).
+# Samples counted: the endpoints', idle-context softirq (swapper,
+# ksoftirqd) and the recorders' own; other processes of a shared machine
+# (RECSHARE_ALL=1 counts every process, as before 2026-11-25)
+SHARE_WORKLOAD='^(wrk|nginx|iperf3|swapper|ksoftirqd/[0-9]+)$'
+[ "${RECSHARE_ALL:-0}" = 1 ] && SHARE_WORKLOAD='.'
 perf_start() {
 	perf record -q -a -g -F 997 -e cpu-clock -o "$TMP/phase.perf" >/dev/null 2>&1 & PERF_PID=$!
 	PIDS+=($PERF_PID)
@@ -258,7 +270,8 @@ perf_stop() {
 		echo "bench-record: perf record wrote no profile for $1 $2 (perf_event_paranoid?)" >&2
 		return 0
 	fi
-	perf script -i "$TMP/phase.perf" -F comm,ip,sym 2>/dev/null | python3 "$ROOT/bench/recshare.py" $rules |
+	perf script -i "$TMP/phase.perf" -F comm,ip,sym 2>/dev/null |
+		python3 "$ROOT/bench/recshare.py" --workload "$SHARE_WORKLOAD" $rules |
 		sed "s/^/$1 $2 /" >> "$TMP/shares"
 	rm -f "$TMP/phase.perf"
 }

@@ -15,8 +15,12 @@ the traffic's); the same rule applied to both recorders, in the same run,
 makes their figures comparable. Samples whose leaf is an idle halt are idle; the
 rest are busy.
 
-usage: recshare.py RULE... < perf-script-output
+usage: recshare.py [--workload REGEX] RULE... < perf-script-output
   RULE: nprec | tcpdump (the entry points and process name of each)
+  --workload REGEX: count only samples of processes whose name matches (the
+    benchmark's endpoints, idle-context softirq) or of a recorder's own
+    process: on a machine shared with other work (compilers of other
+    users), their busy samples would otherwise dilute the share
 prints, per rule: RULE busy_samples rec_samples rec_kernel rec_process
 """
 import re
@@ -72,7 +76,10 @@ def samples(stream):
 
 
 def main():
-    rules = sys.argv[1:]
+    rules, only = sys.argv[1:], None
+    if len(rules) >= 2 and rules[0] == "--workload":
+        only, rules = re.compile(rules[1]), rules[2:]
+    own = {RULES[r][1] for r in rules if r in RULES}
     if not rules or any(r not in RULES for r in rules):
         sys.stderr.write(__doc__)
         return 2
@@ -80,6 +87,8 @@ def main():
     hit = {r: [0, 0] for r in rules}      # kernel entry point, own process
     for comm, syms in samples(sys.stdin):
         if syms and IDLE.match(syms[0]):
+            continue
+        if only and comm not in own and not only.match(comm):
             continue
         busy += 1
         irq = first(IRQ, syms)

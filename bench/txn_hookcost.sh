@@ -31,16 +31,7 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$NP_BUILD/nprec" ] && [ -x "$NP_BUILD/tools/tx_httpmix" ] || { echo "$NP_BUILD: nprec/tx_httpmix not built" >&2; exit 1; }
 
-python3 - "$TMP/stats.ready" <<'PY' & PIDS+=($!)
-import ctypes, signal, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-attr = ctypes.create_string_buffer(struct.pack("I", 0), 16)   # BPF_STATS_RUN_TIME
-fd = libc.syscall(321, 32, attr, 16)                           # bpf(BPF_ENABLE_STATS)
-if fd < 0:
-    sys.exit("BPF_ENABLE_STATS: errno %d" % ctypes.get_errno())
-open(sys.argv[1], "w").close()
-signal.pause()
-PY
+python3 "$ROOT/bench/bpfstats_hold.py" "$TMP/stats.ready" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/stats.ready" ] && break; sleep 0.1; done
 [ -e "$TMP/stats.ready" ] || { echo "cannot enable BPF statistics" >&2; exit 1; }
 

@@ -24,27 +24,8 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$NP_BUILD/nprec" ] || { echo "$NP_BUILD/nprec not built" >&2; exit 1; }
 
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add txucha0 netns $NSA type veth peer name txuchb0 netns $NSB
-ip -n $NSA addr add $IPA/24 dev txucha0; ip -n $NSB addr add $IPB/24 dev txuchb0
-ip -n $NSA link set txucha0 up; ip -n $NSB link set txuchb0 up
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+. "$ROOT/bench/txn_lib.sh"
+txn_setup_nginx txuch
 sleep 1
 
 "$NP_BUILD/nprec" -q --no-flows --no-netcpu --no-threads -I 1 -o "$TMP/u.npr" & P=$!; PIDS+=($P)

@@ -54,6 +54,13 @@ struct nc_cpu {
 	 * (bpf/txn.bpf.c, req_start) */
 	__u64 last_start;
 	__u32 last_tid, last_nr;
+	/* sampled socket time (--netcpu sample, the default; counted in
+	 * exact mode too, as its cross-check): samples that found this CPU's
+	 * task inside a send / receive syscall on a socket, outside any
+	 * softirq. x samples = x sampling periods of on-CPU time. */
+	__u64 smp_sock[2];          /* [0] send, [1] receive */
+	__u32 sirq_any;             /* 1 while any softirq runs on this CPU */
+	__u32 pad2;
 };
 
 /* A socket op whose task was switched out (task storage, created on the

@@ -40,6 +40,10 @@ enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
 
 const volatile bool txn_http = true;       /* read request lines for method + path */
 
+/* Events are kept for the connections whose ckey.evh is below this (txn.h);
+ * user space lowers it while recording (--txn-events auto). */
+__u32 txn_ev_keep = TXN_EV_ALL;
+
 /* Per socket: where the current transaction is. */
 struct txn_conn {
 	struct rc_txn_ckey k;
@@ -50,7 +54,9 @@ struct txn_conn {
 	__u8  phase, http, keyed;
 	__u8  pend;                 /* a request head is waiting in txn_heads */
 	__u8  parse;                /* the request's first bytes are still to be parsed */
-	__u8  pad[3];
+	__u8  ev;                   /* the current transaction's event is kept */
+	__u8  path_due;             /* read the next request line even without an event */
+	__u8  fresh;                /* method/path parsed since they were last stored */
 	char  method[TXN_METHOD_LEN];
 	char  path[TXN_PATH_LEN];
 };
@@ -324,6 +330,7 @@ static __always_inline int http_parse_buf(struct txn_conn *c, const char *b, int
 	w = *(const __u64 *)b;
 	*(__u64 *)c->method = w & (~0ULL >> (64 - 8 * m));
 	c->http = 1;
+	c->fresh = 1;
 	return HP_DONE;
 }
 
@@ -451,8 +458,11 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 	a->tid = c->tid;
 	if (c->http) {
 		__sync_fetch_and_add(&a->http_count, 1);
-		__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
-		__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
+		if (c->fresh) {
+			__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
+			__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
+			c->fresh = 0;
+		}
 	}
 	if ((cur >> 32) == b + 1 && (__u32)cur != 0xffffffff) {
 		if (__sync_val_compare_and_swap(w, cur, cur + 1) == cur)
@@ -483,6 +493,9 @@ static __always_inline void txn_flush(struct txn_conn_sk *x)
 
 	if (!x->c.conn)
 		return;
+	/* a connection without events has its request line read once an
+	 * interval: the path its TXN_STATS row carries */
+	x->c.path_due = 1;
 	if (count | breq | bresp | lat | http) {
 		struct rc_txn_stats *s = stats_get(&x->c);
 		if (s) {
@@ -518,6 +531,10 @@ static __always_inline void txn_finish(struct txn_conn *c, bool btf)
 	else
 		finish_direct(c, lat);
 
+	if (!c->ev) {
+		c->phase = PH_IDLE;
+		return;
+	}
 	struct rc_txn_event *e = bpf_ringbuf_reserve(&txn_events, sizeof(*e), 0);
 	if (!e) {
 		counter_add(1);
@@ -573,6 +590,7 @@ static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 rol
 	}
 	if (c && !c->conn) {       /* new (conn ids start at 1) */
 		c->k.role = role;
+		c->path_due = 1;
 		c->conn = __sync_fetch_and_add(&txn_next_conn, 1) + 1;
 	}
 	return c;
@@ -583,6 +601,7 @@ static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk)
 	int fam = rc_sk_addrs(sk, c->k.laddr, c->k.raddr, &c->k.lport, &c->k.rport);
 	c->k.family = fam;
 	c->k.netns = rc_sk_netns_ino(sk);
+	c->k.evh = txn_ev_hash(c->k.laddr, c->k.lport, c->k.raddr, c->k.rport);
 	c->keyed = 1;
 }
 
@@ -608,10 +627,17 @@ static __always_inline void req_begin(struct txn_conn *c, __u64 now, bool btf)
 	c->bytes_resp = 0;
 	c->pid = id >> 32;
 	c->tid = (__u32)id;
-	c->http = 0;
-	c->method[0] = 0;
-	c->path[0] = 0;
-	c->parse = txn_http;
+	/* The request line is read for a transaction whose event is kept,
+	 * else once an interval (path_due): a connection without events
+	 * keeps the method and path read last, and its transactions skip the
+	 * user-memory read that was most of the per-request cost. */
+	c->ev = c->k.evh < txn_ev_keep;
+	c->parse = txn_http && (c->ev || c->path_due || !(btf && txn_buffered));
+	if (c->parse) {
+		c->http = 0;
+		c->method[0] = 0;
+		c->path[0] = 0;
+	}
 	c->phase = PH_REQ;
 }
 
@@ -639,6 +665,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 			req_begin(c, tx && txn_nc_start ? req_start(now) : now, btf);
 		if (c->parse) {
 			c->parse = 0;
+			c->path_due = 0;
 			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, true);
 		} else if (c->pend) {
 			/* the request line went on in this read */

@@ -17,6 +17,38 @@
 
 #include "npwire.h"   /* TXN_ROLE_CLIENT, TXN_ROLE_SERVER */
 
+/* Per-transaction events of a connection are kept when its txn_ev_hash is
+ * below the threshold in force (TXN_EV_ALL: every connection; 1 in N:
+ * TXN_EV_ALL / N). The hash is of the connection's two endpoints, whatever
+ * side computes it, so the recorders of client and server keep the same
+ * connections, and a lower threshold keeps a subset of a higher one's. */
+#define TXN_EV_ALL 65536u
+
+#ifdef __bpf__
+#define TXN_INLINE static __always_inline
+#else
+#define TXN_INLINE static inline
+#endif
+
+/* One endpoint: address (4 words as stored, v4 mapped) and port. */
+TXN_INLINE __u64 txn_ep_mix(const __u32 a[4], __u16 port)
+{
+	__u64 x = ((__u64)a[0] << 32 | a[1]) * 0x9E3779B97F4A7C15ULL;
+	x ^= (__u64)a[2] << 32 | a[3];
+	x = (x ^ (x >> 29)) * 0xBF58476D1CE4E5B9ULL;
+	x ^= port;
+	x = (x ^ (x >> 32)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 29);
+}
+
+TXN_INLINE __u16 txn_ev_hash(const __u32 la[4], __u16 lport, const __u32 ra[4], __u16 rport)
+{
+	__u64 a = txn_ep_mix(la, lport), b = txn_ep_mix(ra, rport);
+	__u64 x = ((a < b ? a : b) * 0x9E3779B97F4A7C15ULL) ^ (a < b ? b : a);
+	x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL;
+	return (__u16)(x >> 48);
+}
+
 /* A connection as one side sees it, with that side's role. */
 struct rc_txn_ckey {
 	__u32 laddr[4];
@@ -24,7 +56,7 @@ struct rc_txn_ckey {
 	__u64 netns;
 	__u16 lport, rport;
 	__u8  role, family;
-	__u8  pad[2];
+	__u16 evh;                  /* txn_ev_hash of the connection */
 };
 
 /* Per-CPU, cumulative since the connection was first seen; keyed by the

@@ -113,7 +113,9 @@ struct np_recschema {
 	X(TXN_STATS, PATH,        "path",        STR,  COLUMN, 1, "") \
 	X(TXN_STATS, PATH_HASH,   "path_hash",   U64,  COLUMN, 0, "") \
 	X(TXN_STATS, REDACTED,    "redacted",    BOOL, SCALAR, 0, "") \
-	X(TXN_STATS, LAT,         "lat",         MAP,  COLUMN, 0, "ns")
+	X(TXN_STATS, LAT,         "lat",         MAP,  COLUMN, 0, "ns") \
+	X(TXN_STATS, EV_SAMPLE,   "ev_sample",   U64,  SCALAR, 0, "") \
+	X(TXN_STATS, EV,          "ev",          U64,  COLUMN, 0, "")
 
 /* NP_REC_TXN_EVENTS: one row per transaction (record/families/txn.c). */
 #define NP_SCHEMA_TXN_EVENTS(X) \

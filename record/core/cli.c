@@ -195,6 +195,8 @@ enum {
 	OPT_CLOCK_SHIFT, OPT_NO_TXN, OPT_NO_FLOWS, OPT_NO_NETCPU, OPT_NO_THREADS,
 	OPT_TRIGGER,
 	OPT_SYNC_KEY, OPT_SYNC_BIND,
+	OPT_FULL, OPT_TXN_EVENTS,
+	OPT_NETCPU,
 };
 
 static const struct option rc_long_opts[] = {
@@ -239,10 +241,13 @@ static const struct option rc_long_opts[] = {
 	{ "no-flows", no_argument, 0, OPT_NO_FLOWS },
 	{ "no-netcpu", no_argument, 0, OPT_NO_NETCPU },
 	{ "no-threads", no_argument, 0, OPT_NO_THREADS },
+	{ "netcpu", required_argument, 0, OPT_NETCPU },
 	{ "trigger", required_argument, 0, OPT_TRIGGER },
 	{ "sync-key", required_argument, 0, OPT_SYNC_KEY },
 	{ "sync-bind", required_argument, 0, OPT_SYNC_BIND },
 	{ "user", required_argument, 0, 'Z' },
+	{ "full", no_argument, 0, OPT_FULL },
+	{ "txn-events", required_argument, 0, OPT_TXN_EVENTS },
 	{ 0, 0, 0, 0 },
 };
 
@@ -273,12 +278,33 @@ void rc_cli_usage(FILE *f)
 "      --port P  --host ADDR  --pid PID   (each repeatable, up to 16)\n"
 "      --cgroup PATH        only this cgroup (v2 path, relative to the cgroup root)\n"
 "      --netns NAME|PATH    only this network namespace (/var/run/netns/NAME)\n"
-"families:\n"
+"families (default: flows, txn, netcpu, threads; target <= 3 % of the CPU of the traffic\n"
+"recorded, not met yet: with exact netcpu 13.9 / 10.0 / 6.1 % of it under saturated\n"
+"HTTP / paced HTTP / bulk TCP on a loaded 2-CPU VM, 5.1 / 3.7 / 2.2 % with --no-netcpu,\n"
+"which sampled netcpu (the default now, ~1 ms CPU/s) approaches; docs/BENCHMARKS.md\n"
+"\"Current figures\"; opt-in, each costing more: --full, --netcpu exact,\n"
+"--txn-events all, --packets, --active-ids):\n"
 "      --sample-hz tick|N|0 NET_RX stack sampling: on the scheduler tick (default, HZ\n"
 "                           per busy CPU, no extra interrupt), a cpu-clock timer at N Hz\n"
 "                           per CPU, or off\n"
 "      --redact-paths       store only HTTP method and a hash of the path\n"
 "      --no-flows --no-txn --no-netcpu --no-threads\n"
+"      --txn-events auto|all|1/N  per-transaction events (call trees, per-request\n"
+"                           paths) of which connections: auto (default) all until\n"
+"                           they pass 2000/s, then 1 in 16 connections, chosen by a\n"
+"                           hash both ends agree on; counts, bytes and the latency\n"
+"                           sketch of every transaction stay exact either way\n"
+"      --full               everything at full detail, the default before 2026-11-25\n"
+"                           (--txn-events all --netcpu exact): 15.7 / 14.6 / 8.1 %\n"
+"      --netcpu sample|exact[:HZ]  socket send/receive CPU time.\n"
+"                           sample (default, cost class of the defaults): estimated\n"
+"                           from a cpu-clock timer at HZ per CPU (97), no per-call\n"
+"                           hook; the analysis gives the 95 % interval and sample\n"
+"                           count. Costs one timer interrupt per sample, ~1 ms CPU/s.\n"
+"                           exact (opt-in, costs more): every socket syscall clocked;\n"
+"                           a program on every syscall of the machine, all of them on\n"
+"                           the slow path: the recorder's BPF time 2-4.5x the default's\n"
+"                           (docs/BENCHMARKS.md); keeps the sampler as a cross-check\n"
 "packet paths, host stack, clock sync:\n"
 "      --packets            packet-path tracing\n"
 "      --sample 1/N         consistent packet sampling   --per-flow-cap N  events/s per flow\n"
@@ -295,6 +321,21 @@ void rc_cli_usage(FILE *f)
 "exit status: 0 ok, 1 stopped by an error while recording, 2 usage error,\n"
 "3 missing privileges, 4 kernel lacks BTF or a required hook, 5 cannot create the output\n",
 	      f);
+}
+
+/* --txn-events all|auto|1/N */
+static int rc_parse_txn_events(struct rec_config *c, const char *a)
+{
+	uint32_t n;
+	c->txn_events_given = true;
+	if (a && !strcmp(a, "all"))
+		n = 1;
+	else if (a && !strcmp(a, "auto"))
+		n = 0;
+	else if (rc_parse_sample(a, &n) || n > 65536)
+		return -1;
+	c->txn_events_n = n;
+	return 0;
 }
 
 static int rc_add_iface(struct rec_config *c, const char *s)
@@ -392,10 +433,22 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NO_FLOWS: c->no_flows = true; return 0;
 	case OPT_NO_NETCPU: c->no_netcpu = true; return 0;
 	case OPT_NO_THREADS: c->no_threads = true; return 0;
+	case OPT_NETCPU: {
+		/* sample|exact[:HZ], HZ the socket sampler's rate (exact: cross-check) */
+		size_t k = strcspn(a, ":");
+		c->netcpu_given = true;
+		c->netcpu_exact = k == 5 && !strncmp(a, "exact", 5);
+		if (!c->netcpu_exact && (k != 6 || strncmp(a, "sample", 6))) return -1;
+		if (!a[k]) return 0;
+		if (rc_parse_uint(a + k + 1, 10000, &u) || !u) return -1;
+		c->netcpu_sock_hz = (unsigned)u; return 0;
+	}
 	case OPT_TRIGGER: res->action = RC_CLI_TRIGGER; res->trigger_target = a; return 0;
 	case OPT_SYNC_KEY: c->sync_key_file = a; return 0;
 	case OPT_SYNC_BIND: c->sync_bind = a; return 0;
 	case 'Z': c->run_user = a; return 0;
+	case OPT_FULL: c->full = true; return 0;
+	case OPT_TXN_EVENTS: return rc_parse_txn_events(c, a);
 	}
 	return -1;
 }
@@ -425,6 +478,10 @@ static enum rc_cli_action rc_cli_check(struct rec_config *c, struct rc_cli_resul
 		snprintf(err, errlen, "--rotate and --flight-recorder exclude each other");
 		return RC_CLI_ERROR;
 	}
+	if (c->full && !c->txn_events_given)
+		c->txn_events_n = 1;
+	if (c->full && !c->netcpu_given)
+		c->netcpu_exact = true;
 	return RC_CLI_RUN;
 }
 

@@ -10,6 +10,7 @@
 #define REC_MAX_IFACES   16
 #define REC_MAX_FILTERS  16
 #define REC_TICK_FALLBACK_HZ 250   /* cpu-clock rate when the tick source fails */
+#define REC_NETCPU_SOCK_HZ 97      /* socket-time sampler: no multiple of any HZ */
 
 struct rec_addr {             /* --host ADDR (v4 stored as v4-mapped v6) */
 	struct in6_addr addr;
@@ -54,6 +55,15 @@ struct rec_config {
 	unsigned sample_hz;
 	bool redact_paths;            /* --redact-paths */
 	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
+	bool full;                    /* --full: every family at full detail (the default before 0.x) */
+	uint32_t txn_events_n;        /* --txn-events: 0 auto (default), 1 all, N: 1 in N connections */
+	bool txn_events_given;        /*   given explicitly (--full does not override it) */
+	/* --netcpu sample|exact: socket send/receive time estimated from the
+	 * samples of --sample-hz (default), or stamped at every socket
+	 * syscall of the machine (docs/NETCPU.md "Sampled socket time") */
+	bool netcpu_exact;
+	bool netcpu_given;            /*   given explicitly (--full does not override it) */
+	unsigned netcpu_sock_hz;      /* --netcpu sample:HZ, 0 = REC_NETCPU_SOCK_HZ */
 
 	/* packet paths, host stack, clock sync (issue 4) */
 	bool pktpath;                 /* --packets: packet-path tracing on */

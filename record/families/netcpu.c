@@ -42,11 +42,22 @@ enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK };
 
 static const char *const nc_source_name[] = { "off", "tick", "cpu-clock" };
 
+/* Syscall entry work the socket sampler leaves out (bpf/netcpu.bpf.c
+ * nc_in_entry_work): do_syscall_64 holds the inlined entry/exit work. */
+static const char *const nc_entry_syms[] = { "do_syscall_64" };
+/* The exact clock's two ends, the sys_enter and sock_*_length tracepoints
+ * with their programs (nprec's own, any other tracer's), and the entry
+ * slow path: the sampler leaves samples whose stack passes through them
+ * out (bpf/netcpu.bpf.c nc_in_tracer). */
+static const char *const nc_trace_syms[] = { "__traceiter_sock_send_length", "__traceiter_sock_recv_length",
+					      "__traceiter_sys_enter", "syscall_trace_enter", "perf_syscall_enter" };
+
 /* The scheduler tick's hrtimer function, newest kernels first. */
 static const char *const nc_tick_syms[] = { "tick_nohz_handler", "tick_sched_timer" };
 
 #define NC_TICK_PROBE "tp_btf/hrtimer_expire_entry"
 #define NC_CLOCK_PROBE "perf_event/cpu-clock"
+#define NC_SOCK_PROBE "perf_event/cpu-clock (socket time)"
 
 struct nc_top {
 	uint64_t samples;
@@ -57,18 +68,29 @@ struct nc_top {
 
 enum { NC_HUB_SEND, NC_HUB_RECV, NC_HUB_SWITCH, NC_HUB_N };
 
+/* One perf_event cpu-clock timer per CPU running one program. */
+struct nc_timers {
+	int *fds;
+	struct bpf_link **links;
+};
+
 struct nc_state {
 	struct netcpu_bpf *skel;
 	struct hub_member hub[NC_HUB_N];
 	int ncpu;                        /* possible CPUs */
 	struct nc_cpu *cur, *prev;       /* per-CPU values, ncpu each */
-	int *perf_fds;
-	struct bpf_link **perf_links;
+	struct nc_timers stack_timers;   /* --sample-hz N */
+	struct nc_timers sock_timers;    /* the socket-time sampler's own */
+	unsigned sock_hz;                /* socket-time sampler's rate asked for */
+	unsigned sock_rate;              /* socket samples per CPU-second taken, 0 = none */
 	enum nc_source src;              /* sampling source in use */
 	unsigned sample_hz;              /* cpu-clock rate */
 	unsigned kernel_hz;              /* CONFIG_HZ, 0 if unreadable */
 	uint64_t tick_fn;                /* the tick's hrtimer function */
+	uint64_t entry_lo[1], entry_hi[1];   /* nc_entry_syms' text, 0 if absent */
+	uint64_t trace_lo[5], trace_hi[5];   /* nc_trace_syms' */
 	bool sampling;
+	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
 	struct ksyms *ksyms;
 	struct rapl rapl;
@@ -92,35 +114,35 @@ static int nc_perf_open(unsigned hz, int cpu)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.sample_freq = hz,
 		.freq = 1,
-		.exclude_user = 1,     /* NET_RX runs in the kernel only */
+		.exclude_user = 1,     /* NET_RX and socket ops run in the kernel only */
 	};
 	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* Opens one cpu-clock event per CPU and attaches the sampler. Returns the
- * number of CPUs sampled; reason says why none was. */
-static int nc_attach_sampler(struct nc_state *s, char *reason, size_t rlen)
+/* Opens one cpu-clock event per CPU at hz and attaches p to each.
+ * Returns the number of CPUs sampled; reason says why none was. */
+static int nc_attach_timers(struct nc_state *s, struct nc_timers *tm, struct bpf_program *p,
+			    unsigned hz, char *reason, size_t rlen)
 {
 	int ok = 0, err = 0;
-	s->perf_fds = calloc(s->ncpu, sizeof(int));
-	s->perf_links = calloc(s->ncpu, sizeof(*s->perf_links));
-	if (!s->perf_fds || !s->perf_links) {
+	tm->fds = calloc(s->ncpu, sizeof(int));
+	tm->links = calloc(s->ncpu, sizeof(*tm->links));
+	if (!tm->fds || !tm->links) {
 		snprintf(reason, rlen, "out of memory");
 		return 0;
 	}
 	for (int cpu = 0; cpu < s->ncpu; cpu++) {
-		s->perf_fds[cpu] = nc_perf_open(s->sample_hz, cpu);
-		if (s->perf_fds[cpu] < 0) {
+		tm->fds[cpu] = nc_perf_open(hz, cpu);
+		if (tm->fds[cpu] < 0) {
 			if (errno != ENODEV)      /* offline CPU: nothing to sample */
 				err = errno;
 			continue;
 		}
-		s->perf_links[cpu] = bpf_program__attach_perf_event(s->skel->progs.nc_sample,
-								    s->perf_fds[cpu]);
-		if (!s->perf_links[cpu]) {
+		tm->links[cpu] = bpf_program__attach_perf_event(p, tm->fds[cpu]);
+		if (!tm->links[cpu]) {
 			err = errno;
-			close(s->perf_fds[cpu]);
-			s->perf_fds[cpu] = -1;
+			close(tm->fds[cpu]);
+			tm->fds[cpu] = -1;
 			continue;
 		}
 		ok++;
@@ -129,6 +151,15 @@ static int nc_attach_sampler(struct nc_state *s, char *reason, size_t rlen)
 		snprintf(reason, rlen, "perf_event_open(cpu-clock) or attach failed: %s",
 			 strerror(err ? err : ENODEV));
 	return ok;
+}
+
+/* destroying a perf_event link also closes its perf fd */
+static void nc_timers_free(struct nc_state *s, struct nc_timers *tm)
+{
+	for (int i = 0; tm->links && i < s->ncpu; i++)
+		bpf_link__destroy(tm->links[i]);
+	free(tm->links);
+	free(tm->fds);
 }
 
 static int nc_read_cpus(struct nc_state *s, struct nc_cpu *out)
@@ -162,6 +193,8 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		return NULL;
 	s->ncpu = libbpf_num_possible_cpus();
 	s->sample_hz = cfg->sample_hz;
+	s->exact = cfg->netcpu_exact;
+	s->sock_hz = cfg->netcpu_sock_hz ? cfg->netcpu_sock_hz : REC_NETCPU_SOCK_HZ;
 	s->src = cfg->sample_tick ? NC_SRC_TICK : cfg->sample_hz ? NC_SRC_CLOCK : NC_SRC_OFF;
 	if (s->src == NC_SRC_TICK && !s->sample_hz)
 		s->sample_hz = REC_TICK_FALLBACK_HZ;
@@ -189,6 +222,18 @@ static void nc_sys_tps_autoload(struct netcpu_bpf *k, bool on)
 	bpf_object__for_each_program(p, k->obj)
 		if (nc_is_sys_tp(p))
 			bpf_program__set_autoload(p, on);
+}
+
+/* The programs of the exact socket clock: syscall-entry stamps (both
+ * variants; nc_sys_tps_autoload narrows them), the socket layer's end and
+ * the switch that parks an op. Sampled mode loads none of them. */
+static void nc_per_call_autoload(struct netcpu_bpf *k, bool on)
+{
+	nc_sys_tps_autoload(k, on);
+	bpf_program__set_autoload(k->progs.nc_sys_enter, on);
+	bpf_program__set_autoload(k->progs.nc_send_len, on);
+	bpf_program__set_autoload(k->progs.nc_recv_len, on);
+	bpf_program__set_autoload(k->progs.nc_sched_switch, on);
 }
 
 /* The per-syscall tracepoints (fallback: see nc_attach_tracepoints).
@@ -250,6 +295,17 @@ static void nc_attach_entry(struct rec_ctx *ctx, struct nc_state *s)
 		nc_attach_one(ctx, k->progs.nc_sys_enter, &k->links.nc_sys_enter, "tp_btf/sys_enter");
 }
 
+/* Sampled socket time: the exact clock's probes are listed as skipped. */
+static void nc_skip_per_call(struct rec_ctx *ctx)
+{
+	static const char *const probes[] = { "tp_btf/sys_enter", NC_SYS_SEC "sys_enter_<socket calls>",
+					      "tp_btf/sock_send_length", "tp_btf/sock_recv_length",
+					      "tp_btf/sched_switch" };
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		rec_probe(ctx, "netcpu", probes[i], REC_PROBE_SKIPPED,
+			  "--netcpu sample: socket time from the stack sampler");
+}
+
 /* Returns true when both softirq tracepoints attached (sampling needs them). */
 static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
 {
@@ -258,6 +314,10 @@ static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
 				  "tp_btf/softirq_entry");
 	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
 			      "tp_btf/softirq_exit");
+	if (!s->exact) {
+		nc_skip_per_call(ctx);
+		return sirq;
+	}
 	nc_attach_entry(ctx, s);
 	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_SEND], k->progs.nc_send_len, &k->links.nc_send_len);
 	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_RECV], k->progs.nc_recv_len, &k->links.nc_recv_len);
@@ -319,18 +379,35 @@ static void nc_tick_fallback(struct rec_ctx *ctx, struct nc_state *s, enum rec_p
 	s->src = NC_SRC_CLOCK;
 }
 
+/* [lo, hi) of the function at name: hi where the next symbol starts (a
+ * function is at most 64 KiB here). */
+static void nc_sym_range(const struct ksyms *k, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = ksyms_addr(k, name), start = 0, ip = a;
+	*lo = *hi = 0;
+	if (!a)
+		return;
+	while (ip < a + 65536 && ksyms_lookup(k, ip, &start) && start == a)
+		ip++;
+	*lo = a;
+	*hi = ip;
+}
+
 /* Before load: kallsyms (stack symbols; the tick source also needs the
- * address of the tick's hrtimer function for its rodata). */
+ * address of the tick's hrtimer function for its rodata, the socket
+ * sampler the ranges of the syscall entry work). */
 static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 {
 	char why[200];
-	if (s->src == NC_SRC_OFF)
-		return;
 	int rc = ksyms_load(&s->ksyms, "/proc/kallsyms");
 	if (rc < 0) {
 		snprintf(why, sizeof(why), "/proc/kallsyms: %s: stacks stay unresolved", strerror(-rc));
 		rec_probe(ctx, "netcpu", "kallsyms", REC_PROBE_FAILED, why);
 	}
+	for (size_t i = 0; rc == 0 && i < sizeof(nc_entry_syms) / sizeof(nc_entry_syms[0]); i++)
+		nc_sym_range(s->ksyms, nc_entry_syms[i], &s->entry_lo[i], &s->entry_hi[i]);
+	for (size_t i = 0; rc == 0 && i < sizeof(nc_trace_syms) / sizeof(nc_trace_syms[0]); i++)
+		nc_sym_range(s->ksyms, nc_trace_syms[i], &s->trace_lo[i], &s->trace_hi[i]);
 	if (s->src != NC_SRC_TICK)
 		return;
 	for (size_t i = 0; !s->tick_fn && i < sizeof(nc_tick_syms) / sizeof(nc_tick_syms[0]); i++)
@@ -380,7 +457,8 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_ATTACHED, why);
 		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, "tick source used");
 	} else {
-		if (nc_attach_sampler(s, why, sizeof(why)) == 0) {
+		if (nc_attach_timers(s, &s->stack_timers, k->progs.nc_sample, s->sample_hz, why,
+				     sizeof(why)) == 0) {
 			rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_FAILED, why);
 			return;
 		}
@@ -390,6 +468,34 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 			rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, "--sample-hz N");
 	}
 	s->sampling = true;
+}
+
+/* After the stack sampler: socket time rides on its cpu-clock timer, else
+ * gets a timer of its own (the tick is biased for it: bpf/netcpu.bpf.c
+ * nc_sock_sample). Needs the softirq tracepoints, which keep softirq time
+ * out of it. */
+static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
+{
+	char why[200];
+	if (!sirq) {
+		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, "needs the softirq tracepoints");
+		return;
+	}
+	if (s->src == NC_SRC_CLOCK) {
+		if (!s->sampling)
+			return;           /* nc_setup_sampler said why */
+		s->sock_rate = s->sample_hz;
+		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, "rides on the --sample-hz timer");
+		return;
+	}
+	if (nc_attach_timers(s, &s->sock_timers, s->skel->progs.nc_sock_sample, s->sock_hz, why,
+			     sizeof(why)) == 0) {
+		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_FAILED, why);
+		return;
+	}
+	s->sock_rate = s->sock_hz;
+	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
 
 /* Counters and stack counts start together, after the (slow) kallsyms
@@ -416,17 +522,27 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	s->skel = netcpu_bpf__open();
 	if (!s->skel)
 		return -ENOMEM;
-	hub_member_share(ctx, &s->hub[NC_HUB_SEND], HUB_SOCK_SEND, HUB_SLOT_NETCPU, s->skel->maps.hub_sock_send);
-	hub_member_share(ctx, &s->hub[NC_HUB_RECV], HUB_SOCK_RECV, HUB_SLOT_NETCPU, s->skel->maps.hub_sock_recv);
-	hub_member_share(ctx, &s->hub[NC_HUB_SWITCH], HUB_SCHED_SWITCH, HUB_SLOT_NETCPU,
-			 s->skel->maps.hub_sched_switch);
+	if (s->exact) {
+		hub_member_share(ctx, &s->hub[NC_HUB_SEND], HUB_SOCK_SEND, HUB_SLOT_NETCPU,
+				 s->skel->maps.hub_sock_send);
+		hub_member_share(ctx, &s->hub[NC_HUB_RECV], HUB_SOCK_RECV, HUB_SLOT_NETCPU,
+				 s->skel->maps.hub_sock_recv);
+		hub_member_share(ctx, &s->hub[NC_HUB_SWITCH], HUB_SCHED_SWITCH, HUB_SLOT_NETCPU,
+				 s->skel->maps.hub_sched_switch);
+	}
+	nc_per_call_autoload(s->skel, s->exact);
 	RC_FILTER_SET(s->skel->rodata, cfg);
 	/* only the sampling source in use is loaded */
 	s->skel->rodata->nc_tick_fn = s->tick_fn;
+	memcpy((void *)s->skel->rodata->nc_entry_lo, s->entry_lo, sizeof(s->entry_lo));
+	memcpy((void *)s->skel->rodata->nc_entry_hi, s->entry_hi, sizeof(s->entry_hi));
+	memcpy((void *)s->skel->rodata->nc_trace_lo, s->trace_lo, sizeof(s->trace_lo));
+	memcpy((void *)s->skel->rodata->nc_trace_hi, s->trace_hi, sizeof(s->trace_hi));
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
-	nc_sys_tps_autoload(s->skel, sys_tps);
-	s->sys_tps_loaded = sys_tps;
+	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
+	nc_sys_tps_autoload(s->skel, sys_tps && s->exact);
+	s->sys_tps_loaded = sys_tps && s->exact;
 	/* txn reads its clients' request starts from these slots (record/families/txn.c) */
 	int shared_fd = rec_shared_map_get(ctx, "nc_cpus");
 	if (shared_fd >= 0) {
@@ -456,6 +572,8 @@ static int nc_load_any(struct rec_ctx *ctx, struct nc_state *s, const struct rec
 		bool tick = i < 2, sys_tps = (i & 1) == 0;
 		if (!tick && want != NC_SRC_TICK)
 			break;                   /* no tick source to fall back from */
+		if (!sys_tps && !s->exact)
+			continue;                /* sampled: no syscall programs to leave out */
 		s->src = tick ? want : NC_SRC_CLOCK;
 		rc = nc_load(ctx, s, cfg, sys_tps);
 		if (rc && s->src == NC_SRC_TICK)
@@ -469,7 +587,7 @@ static int nc_load_any(struct rec_ctx *ctx, struct nc_state *s, const struct rec
 		snprintf(why, sizeof(why), "does not load here: %s", strerror(-tick_rc));
 		nc_tick_fallback(ctx, s, REC_PROBE_FAILED, why);
 	}
-	if (!s->sys_tps_loaded)   /* e.g. a kernel without syscall tracepoints */
+	if (!s->sys_tps_loaded && s->exact)   /* e.g. a kernel without syscall tracepoints */
 		rec_probe(ctx, "netcpu", NC_SYS_SEC "sys_enter_<socket calls>",
 			  REC_PROBE_SKIPPED, "do not load here; tp_btf/sys_enter used");
 	return 0;
@@ -495,7 +613,9 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		nc_close(s);
 		return rc == -EPERM ? rc : 1;
 	}
-	nc_setup_sampler(ctx, s, nc_attach_tracepoints(ctx, s));
+	bool sirq = nc_attach_tracepoints(ctx, s);
+	nc_setup_sampler(ctx, s, sirq);
+	nc_setup_sock_sampler(ctx, s, sirq);
 	s->have_rapl = rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why,
 				    sizeof(s->rapl_why)) == 0;
 	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,
@@ -510,36 +630,102 @@ static void nc_pack_col(msgpack_packer *pk, const char *key, const uint64_t *v, 
 	np_pack_kv_u64_array(pk, key, v, (size_t)n);
 }
 
+/* Samples per second on the busiest CPU of [t0, t1) (an idle CPU's tick
+ * stops). */
+static uint64_t nc_observed_hz(const struct nc_state *s, uint64_t t0, uint64_t t1)
+{
+	uint64_t busiest = 0;
+	for (int c = 0; c < s->ncpu; c++) {
+		uint64_t d = s->cur[c].samples - s->prev[c].samples;
+		busiest = d > busiest ? d : busiest;
+	}
+	return t1 > t0 ? (uint64_t)((double)busiest * 1e9 / (double)(t1 - t0) + 0.5) : 0;
+}
+
+/* Nominal sampling rate per CPU: the cpu-clock rate, or the kernel's HZ
+ * for the tick (the observed rate when HZ is unreadable). */
+static uint64_t nc_nominal_hz(const struct nc_state *s, uint64_t t0, uint64_t t1)
+{
+	if (s->src == NC_SRC_CLOCK)
+		return s->sample_hz;
+	return s->kernel_hz ? s->kernel_hz : nc_observed_hz(s, t0, t1);
+}
+
+/* Whether class c is written: socket classes need the exact clock or a
+ * sampler (--netcpu sample with --sample-hz 0 measures no socket time). */
+static bool nc_class_known(const struct nc_state *s, int c)
+{
+	return c < NC_SOCK_SEND || s->exact || s->sock_rate;
+}
+
+/* Column cls_ns (and cls_n when counted) of class c; adds to *total. In
+ * sampled mode the socket classes are samples x period, no call count. */
+static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_t period,
+			  uint64_t *col, uint64_t *total)
+{
+	char key[24];
+	bool est = c >= NC_SOCK_SEND && !s->exact;
+	for (int i = 0; i < s->ncpu; i++) {
+		if (est)
+			col[i] = (s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND]) * period;
+		else
+			col[i] = s->cur[i].ns[c] + s->cur[i].ns_remote[c] -
+				 (s->prev[i].ns[c] + s->prev[i].ns_remote[c]);
+		*total += col[i];
+	}
+	snprintf(key, sizeof(key), "%s_ns", nc_class_key[c]);
+	nc_pack_col(pk, key, col, s->ncpu);
+	if (est)
+		return;
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].n[c] - s->prev[i].n[c];
+	snprintf(key, sizeof(key), "%s_n", nc_class_key[c]);
+	nc_pack_col(pk, key, col, s->ncpu);
+}
+
+/* The sampler's socket counts (both modes: in exact mode they are the
+ * cross-check of the estimate) and what one sample stands for. */
+static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_t period, uint64_t *col)
+{
+	static const char *const key[2] = { "send_smp", "recv_smp" };
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = s->cur[i].smp_sock[k] - s->prev[i].smp_sock[k];
+		nc_pack_col(pk, key[k], col, s->ncpu);
+	}
+	np_pack_kv_u64(pk, "smp_period_ns", period);
+}
+
+static const char *nc_sock_mode(const struct nc_state *s)
+{
+	return s->exact ? "exact" : s->sock_rate ? "sampled" : "none";
+}
+
 /* NP_REC_NETCPU: per-CPU deltas of every class since the last interval. */
 static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
 {
-	int n = s->ncpu;
+	int n = s->ncpu, nkeys = 0;
 	uint64_t *col = calloc((size_t)n, sizeof(uint64_t));
-	uint64_t net_total = 0;
+	/* a cpu-clock timer's period: NSEC_PER_SEC / rate, as the kernel sets it */
+	uint64_t net_total = 0, period = s->sock_rate ? 1000000000ull / s->sock_rate : 0;
 	if (!col)
 		return;
 	bool energy = s->have_rapl;
+	for (int c = 0; c < NC_CLASS_MAX; c++)
+		nkeys += !nc_class_known(s, c) ? 0 : c >= NC_SOCK_SEND && !s->exact ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 4 + 2 * NC_CLASS_MAX + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 5 + nkeys + (s->sock_rate ? 3 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
 		col[i] = (uint64_t)i;
 	nc_pack_col(pk, "cpu", col, n);
-	for (int c = 0; c < NC_CLASS_MAX; c++) {
-		char key[24];
-		for (int i = 0; i < n; i++) {
-			col[i] = s->cur[i].ns[c] + s->cur[i].ns_remote[c] -
-				 (s->prev[i].ns[c] + s->prev[i].ns_remote[c]);
-			net_total += col[i];
-		}
-		snprintf(key, sizeof(key), "%s_ns", nc_class_key[c]);
-		nc_pack_col(pk, key, col, n);
-		for (int i = 0; i < n; i++)
-			col[i] = s->cur[i].n[c] - s->prev[i].n[c];
-		snprintf(key, sizeof(key), "%s_n", nc_class_key[c]);
-		nc_pack_col(pk, key, col, n);
-	}
+	np_pack_kv_str(pk, "sock", nc_sock_mode(s));
+	for (int c = 0; c < NC_CLASS_MAX; c++)
+		if (nc_class_known(s, c))
+			nc_pack_class(s, pk, c, period, col, &net_total);
+	if (s->sock_rate)
+		nc_pack_sock_samples(s, pk, period, col);
 	for (int i = 0; i < n; i++)
 		col[i] = s->cur[i].nested_ns - s->prev[i].nested_ns;
 	nc_pack_col(pk, "nested_ns", col, n);
@@ -696,11 +882,9 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	size_t nk = nc_take_counts(s, cnt);
 	nc_classify(s, nk, cnt, sum);
 
-	uint64_t samples = 0, netrx = 0, lost = 0, est[NC_CAT_MAX] = { 0 }, busiest = 0;
+	uint64_t samples = 0, netrx = 0, lost = 0, est[NC_CAT_MAX] = { 0 };
 	for (int c = 0; c < s->ncpu; c++) {
-		uint64_t d = s->cur[c].samples - s->prev[c].samples;
-		samples += d;
-		busiest = d > busiest ? d : busiest;
+		samples += s->cur[c].samples - s->prev[c].samples;
 		netrx += s->cur[c].samples_netrx - s->prev[c].samples_netrx;
 		lost += s->cur[c].stack_lost - s->prev[c].stack_lost;
 		uint64_t *row = &s->cpu_cat[c * NC_CAT_MAX], rsum = 0;
@@ -715,8 +899,7 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETRX_STACKS, NC_REC_VERSION);
 	/* per-CPU rate: observed on the busiest CPU (an idle CPU's tick
 	 * stops); hz is the nominal rate, the kernel's HZ for the tick */
-	uint64_t observed = t1 > t0 ? (uint64_t)((double)busiest * 1e9 / (double)(t1 - t0) + 0.5) : 0;
-	uint64_t hz = s->src == NC_SRC_CLOCK ? s->sample_hz : s->kernel_hz ? s->kernel_hz : observed;
+	uint64_t observed = nc_observed_hz(s, t0, t1), hz = nc_nominal_hz(s, t0, t1);
 	msgpack_pack_map(pk, 17);
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
@@ -776,13 +959,10 @@ static void nc_close(void *state)
 		hub_member_leave(&s->hub[i]);
 	for (int i = 0; i < NC_SYS_TPS; i++)
 		bpf_link__destroy(s->sys_links[i]);
-	/* destroying a perf_event link also closes its perf fd */
-	for (int i = 0; s->perf_links && i < s->ncpu; i++)
-		bpf_link__destroy(s->perf_links[i]);
+	nc_timers_free(s, &s->stack_timers);
+	nc_timers_free(s, &s->sock_timers);
 	netcpu_bpf__destroy(s->skel);
 	ksyms_free(s->ksyms);
-	free(s->perf_links);
-	free(s->perf_fds);
 	free(s->cur);
 	free(s->prev);
 	free(s->keys);

@@ -31,6 +31,12 @@
 #define RC_TXN_NTP 4
 #define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
 #define RC_TXN_TP_SENDMSG 3     /* tcp_sendmsg_locked, the last one */
+/* --txn-events auto: every connection's events until an interval has more
+ * than RC_TXN_EV_AUTO_RATE a second, then 1 in RC_TXN_EV_AUTO_N connections
+ * for the rest of the recording (per-transaction events cost a ring-buffer
+ * record, a request-line read and their packing; docs/BENCHMARKS.md). */
+#define RC_TXN_EV_AUTO_RATE 2000
+#define RC_TXN_EV_AUTO_N    16
 
 struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
 
@@ -78,6 +84,9 @@ struct rc_txn {
 	uint64_t start0, start_prev;    /* first event's start (absolute), the last one's */
 	uint64_t ev_lost;               /* events that found no memory to be packed in */
 	uint64_t evicted;               /* entries the full LRU maps evicted */
+	bool ev_auto;                   /* --txn-events auto: may still lower ev_keep */
+	bool quiet;                     /* -q: no note when it does */
+	uint32_t ev_keep;               /* txn_ev_keep in force this interval */
 };
 
 static uint64_t rc_fnv1a(const char *s)
@@ -256,8 +265,13 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	 * programs run anyway) instead of a program on tcp_sendmsg_locked.
 	 * NPREC_TEST_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
 	const char *keep = getenv("NPREC_TEST_TXN_SENDMSG");
-	t->nc_start = !ctx->cfg->no_netcpu && !(keep && *keep == '1');
+	/* netcpu stamps syscalls only with --netcpu exact (issue 24) */
+	t->nc_start = !ctx->cfg->no_netcpu && ctx->cfg->netcpu_exact && !(keep && *keep == '1');
 	t->skel->rodata->txn_nc_start = t->nc_start;
+	uint32_t n = ctx->cfg->txn_events_n;
+	t->ev_auto = n == 0;
+	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
+	t->skel->data->txn_ev_keep = t->ev_keep;
 	t->ntps = t->nc_start ? RC_TXN_TP_SENDMSG : RC_TXN_NTP;
 	if (t->nc_start) {
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
@@ -331,6 +345,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	if (!t)
 		return -ENOMEM;
 	t->redact = ctx->cfg->redact_paths;
+	t->quiet = ctx->cfg->quiet;
 	t->ncpus = rc_ncpus();
 	t->vbuf = calloc((size_t)t->ncpus, rc_pcpu_stride(sizeof(struct rc_txn_stats)));
 	if (!t->vbuf || rc_dtab_init(&t->prev, sizeof(struct rc_txn_ckey), sizeof(struct rc_txn_prev)) ||
@@ -377,10 +392,35 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	return 0;
 }
 
+/* --txn-events auto: lowers the threshold once, for the rest of the
+ * recording. The connections kept then are a subset of those kept before,
+ * so their events stay complete. */
+static void rc_txn_ev_lower(struct rc_txn *t)
+{
+	t->ev_auto = false;
+	t->ev_keep = TXN_EV_ALL / RC_TXN_EV_AUTO_N;
+	t->skel->data->txn_ev_keep = t->ev_keep;
+	if (!t->quiet)
+		fprintf(stderr, "nprec: txn: more than %u transaction events/s: from now on events of 1 in %u "
+			"connections (--txn-events all keeps every one)\n", RC_TXN_EV_AUTO_RATE, RC_TXN_EV_AUTO_N);
+}
+
+/* At a snapshot: an interval (of any length) above the rate. */
+static void rc_txn_ev_adapt(struct rc_txn *t, uint64_t nev, uint64_t dt_ns)
+{
+	if (t->ev_auto && dt_ns && (double)nev * 1e9 / (double)dt_ns > RC_TXN_EV_AUTO_RATE)
+		rc_txn_ev_lower(t);
+}
+
 static int rc_txn_drain(void *state)
 {
 	struct rc_txn *t = state;
 	int n = ring_buffer__consume(t->ring);
+	/* a second's worth before the interval ends: lower now, not after up
+	 * to an interval of every event (a recorder starved by the load it
+	 * records would lose them from the full ring buffer) */
+	if (t->ev_auto && t->nev > RC_TXN_EV_AUTO_RATE)
+		rc_txn_ev_lower(t);
 	return n < 0 ? n : 0;
 }
 
@@ -703,6 +743,8 @@ static void rc_txn_pack_stats(struct rc_txn *t, struct rec_ctx *ctx, struct np_r
 		rc_pack_kv_strcol(pk, NPK(TXN_STATS, PATH), n ? t->rows[0].path : NULL, sizeof(*t->rows), n);
 	RC_TCOL(NPK(TXN_STATS, PATH_HASH), r->path_hash);
 	np_pack_kv_bool(pk, NPK(TXN_STATS, REDACTED), t->redact);
+	np_pack_kv_u64(pk, NPK(TXN_STATS, EV_SAMPLE), TXN_EV_ALL / t->ev_keep);
+	RC_TCOL(NPK(TXN_STATS, EV), r->k.evh < t->ev_keep);
 	np_pack_str(pk, NPK(TXN_STATS, LAT));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) {
@@ -790,8 +832,10 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 		return -ENOMEM;
 	rc_txn_pack_stats(t, ctx, rb, t0, t1, col);
 	free(col);
+	uint64_t nev = t->nev;
 	if (t->nev)
 		rc_txn_pack_events(t, ctx, rb, t0, t1);
+	rc_txn_ev_adapt(t, nev, t1 - t0);
 	return 0;
 }
 

@@ -171,15 +171,16 @@ fi
 check "header lists attached probes" bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep 'flows tp_btf/sock_send_length attached' >/dev/null"
 # one program per shared tracepoint: every family on it joined the hub
 "$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR probes > "$E2E_TMP/a.probes"
-NHUB=$(grep -cE '^(flows|txn|netcpu) tp_btf/sock_send_length attached shared program [(]hub[)]$|^(threads|netcpu) tp_btf/sched_switch attached shared program [(]hub[)]$' "$E2E_TMP/a.probes")
+# (netcpu joins sock_send_length and sched_switch only with --netcpu exact)
+NHUB=$(grep -cE '^(flows|txn) tp_btf/sock_send_length attached shared program [(]hub[)]$|^threads tp_btf/sched_switch attached shared program [(]hub[)]$' "$E2E_TMP/a.probes")
 # without hardware counters threads reads the scheduler's figures with a
 # task iterator and has no sched_switch program
 if grep -qE '^threads iter/task attached' "$E2E_TMP/a.probes"; then
 	check "threads: no sched_switch program without hardware counters" \
 		grep -qE '^threads tp_btf/sched_switch skipped' "$E2E_TMP/a.probes"
-	WANT=4
+	WANT=2
 else
-	WANT=5
+	WANT=3
 fi
-check "hub: flows, txn, netcpu share sock_send_length; netcpu (and threads) sched_switch ($NHUB of $WANT)" [ "$NHUB" = "$WANT" ]
+check "hub: flows and txn share sock_send_length (threads sched_switch) ($NHUB of $WANT)" [ "$NHUB" = "$WANT" ]
 e2e_finish

@@ -5,7 +5,8 @@
 # them, so it does not depend on how the host was set up and leaves the
 # host's mounts alone. A python load in namespace kfs-a sends exactly
 # N_UDP datagrams and N_TCP TCP sends of 1000 bytes to kfs-b. Cases:
-#  A. tracefs and debugfs not mounted, per-syscall tracepoints wanted:
+#  A. tracefs and debugfs not mounted, per-syscall tracepoints wanted
+#     (--netcpu exact: only the exact socket clock hooks syscalls):
 #     nprec mounts tracefs in a namespace of its own (the header says
 #     "mounted", the tracepoints attach), netcpu counts exactly the load's
 #     send calls with non-zero send time, flows carry exactly the bytes
@@ -144,7 +145,7 @@ EXPECT_TX="$((N_TCP * SZ)) $((N_UDP * SZ))"
 EXPECT_N=$((N_UDP + N_TCP))
 
 # ---- A: tracefs and debugfs not mounted ----
-record a NPREC_TEST_SYSCALL_HOOK=per-call -- --netns kfs-a
+record a NPREC_TEST_SYSCALL_HOOK=per-call -- --netcpu exact --netns kfs-a
 H=$(kfs "$T/a.npr"); echo "A header: $H" >&2
 check "A: nprec exit 0" [ "$(cat $T/a.rc)" = 0 ]
 check "A: header says tracefs mounted in nprec's own namespace ($H)" all_of "$H" ns=private tracefs=mounted debugfs=absent
@@ -186,7 +187,7 @@ check "cgroup2 still not mounted here after nprec exited" bash -c '! grep -q " -
 # ---- C: no right to mount; a paranoid perf setting ----
 echo 3 > "$T/paranoid"
 WRAP=(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin)
-record c NPREC_TEST_SYSCALL_HOOK=per-call NPREC_TEST_PERF_PARANOID="$T/paranoid" -- --port $PT --port $PU
+record c NPREC_TEST_SYSCALL_HOOK=per-call NPREC_TEST_PERF_PARANOID="$T/paranoid" -- --netcpu exact --port $PT --port $PU
 WRAP=()
 HC=$(kfs "$T/c.npr"); echo "C header: $HC" >&2
 check "C: nprec without CAP_SYS_ADMIN exit 0" [ "$(cat $T/c.rc)" = 0 ]
@@ -206,7 +207,7 @@ check "C: flows carry the bytes sent ($TX)" [ "$TX" = "$EXPECT_TX" ]
 
 # ---- D: a kernel without tracefs and cgroup2 ----
 printf 'nodev\tsysfs\nnodev\tproc\nnodev\tdebugfs\nnodev\tbpf\n' > "$T/filesystems"
-record d NPREC_TEST_SYSCALL_HOOK=per-call NPREC_TEST_FILESYSTEMS="$T/filesystems" -- --netns kfs-a
+record d NPREC_TEST_SYSCALL_HOOK=per-call NPREC_TEST_FILESYSTEMS="$T/filesystems" -- --netcpu exact --netns kfs-a
 HD=$(kfs "$T/d.npr"); echo "D header: $HD" >&2
 check "D: nprec exit 0" [ "$(cat $T/d.rc)" = 0 ]
 check "D: header: unsupported, host namespace ($HD)" all_of "$HD" ns=host tracefs=unsupported cgroup2=unsupported

@@ -1,14 +1,20 @@
 #!/bin/bash
 # nprec netcpu + threads families against ground truth, two namespaces
 # joined by veth, one nprec per namespace (--netns):
-#  - idle 3 s: no socket op in the namespaces (exactly 0), little NET_RX;
-#  - iperf3 transfer with the client pinned to CPU 0 and the server to
+#  - idle 3 s at defaults (socket time sampled): no socket sample in the
+#    namespaces (exactly 0: no socket call there), little NET_RX, no
+#    syscall-entry program, the socket sampler on its own timer;
+#  - iperf3 transfer (recorded with --netcpu exact:997, the exact clock
+#    plus the sampler as a cross-check) with the client pinned to CPU 0 and the server to
 #    CPU 1: socket send time on CPU 0 only, receive time on CPU 1 only,
 #    NET_RX work on both CPUs, many times the idle NET_RX rate (a ratio,
 #    not a timed value; asserted when the host was otherwise quiet), NET_RX
 #    inside the namespaces' socket calls only when busy, NET_RX stack
 #    samples classified (TCP among them), taken at default settings on the
-#    scheduler tick (no cpu-clock timer);
+#    scheduler tick (no cpu-clock timer for them);
+#  - the sampled socket time against the exact clock over the same calls:
+#    within 25 % plus the estimate's 99.9 % half-width (a known bias, see
+#    docs/NETCPU.md);
 #  - threads: the iperf3 server's on-CPU time agrees with the kernel's own
 #    schedstat for its threads (bounds below), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
@@ -59,8 +65,8 @@ check "idle recordings exit 0" [ "$RIA" -eq 0 -a "$RIB" -eq 0 ]
 
 # ---- busy ----
 S0=$(schedstat "$SPID")
-bg "$NPREC" -q --netns nc-a -o "$T/busy_a.npr"; PA=$BG_PID
-bg "$NPREC" -q --netns nc-b -o "$T/busy_b.npr"; PB=$BG_PID
+bg "$NPREC" -q --netcpu exact:997 --netns nc-a -o "$T/busy_a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netcpu exact:997 --netns nc-b -o "$T/busy_b.npr"; PB=$BG_PID
 wait_file "$T/busy_a.npr" && wait_file "$T/busy_b.npr" || echo "nprec did not start" >&2
 sleep 0.5
 bg ip netns exec nc-a taskset -c 0 iperf3 -c 10.78.1.2 -p 5201 -t 3 -J --logfile "$T/client.json"
@@ -83,9 +89,17 @@ echo "stacks: $STK" >&2
 echo "server threads: $THS (schedstat delta $((S1 - S0)) ns)" >&2
 echo "client threads: $THC" >&2
 
-# idle: nothing in either namespace made a socket call
-check "idle: no socket op in nc-a" [ "$(sum "$IDLE_A" send_n)" -eq 0 -a "$(sum "$IDLE_A" recv_n)" -eq 0 ]
-check "idle: no socket op in nc-b" [ "$(sum "$IDLE_B" send_n)" -eq 0 -a "$(sum "$IDLE_B" recv_n)" -eq 0 ]
+# idle (defaults: sampled): nothing in either namespace made a socket call
+for x in A B; do
+	SE=$(dump "$T/idle_${x,,}.npr" | $NC sockest)
+	check "idle nc-${x,,}: socket time sampled" [ "$(val "$SE" sock)" = sampled ]
+	check "idle nc-${x,,}: no socket sample" [ "$(val "$SE" send_smp)" -eq 0 -a "$(val "$SE" recv_smp)" -eq 0 ]
+	check "idle nc-${x,,}: no call counts when sampled" [ "$(dump "$T/idle_${x,,}.npr" | grep -c '"send_n"')" -eq 0 ]
+done
+IPROBES=$(dump "$T/idle_a.npr" | python3 "$E2E_ROOT/tests/tools/rc_npr.py" probes)
+check "defaults: no syscall-entry program" grep -q '^netcpu tp_btf/sys_enter skipped' <<<"$IPROBES"
+check "defaults: socket sampler at 97 Hz" \
+	grep -q '^netcpu perf_event/cpu-clock (socket time) attached 97 Hz' <<<"$IPROBES"
 
 # busy: work lands on the CPU that did it
 check "client send time on CPU 0" gt "$(val "$BUSY_A" send_ns 0)" 0
@@ -94,6 +108,23 @@ check "server receive time on CPU 1" gt "$(val "$BUSY_B" recv_ns 1)" 0
 check "no server receive time on CPU 0" [ "$(val "$BUSY_B" recv_ns 0)" -eq 0 ]
 check "client sends counted" gt "$(sum "$BUSY_A" send_n)" 100
 check "server receives counted" gt "$(sum "$BUSY_B" recv_n)" 100
+
+# sampled vs exact over the same calls (client sends on CPU 0, server
+# receives on CPU 1): within 25 % plus the estimate's 99.9 % half-width
+# (from its sample count). 25 %, not 10 %: the two differ by a bias that
+# moves with the machine's state (docs/NETCPU.md, limits), as rtest_netcpu
+# holds them.
+Z=3.29
+for x in A:send B:recv; do
+	f=busy_${x%%:*}; c=${x#*:}
+	SE=$(dump "$T/${f,,}.npr" | $NC sockest $Z)
+	echo "sampled vs exact ($f $c): $SE" >&2
+	N=$(val "$SE" ${c}_smp)
+	check "$c: sampler cross-check present" gt "$N" 0
+	TOL=$(awk -v n="$N" -v z=$Z 'BEGIN{printf "%.4f", 0.25 + (n > 0 ? z / sqrt(n) : 1)}')
+	check "$c: sampled within 25 % + $TOL of exact" \
+		within_bounds "$(val "$SE" ${c}_ratio)" "$(awk -v t="$TOL" 'BEGIN{print 1 - t}')" "$(awk -v t="$TOL" 'BEGIN{print 1 + t}')"
+done
 
 # NET_RX (host-wide) and total network CPU per second, busy vs idle
 rate() { awk -v a="$1" -v d="$2" 'BEGIN{print (d > 0) ? a / d * 1e9 : 0}'; }
@@ -149,10 +180,11 @@ check "netcpu rapl probe reported" grep -Eq '^netcpu rapl (attached|skipped .+)$
 check "threads hw-counters probe reported" \
 	grep -Eq '^threads perf_event/hw-counters (attached|skipped .+)$' <<<"$PROBES"
 check "netcpu softirq tracepoints attached" grep -q '^netcpu tp_btf/softirq_entry attached' <<<"$PROBES"
-# default sampling source: the scheduler tick, no extra timer interrupts
+# default stack sampling source: the scheduler tick, no extra timer for it
+# (the socket sampler's own timer is checked above)
 check "netcpu samples on the scheduler tick" \
 	grep -q '^netcpu tp_btf/hrtimer_expire_entry attached' <<<"$PROBES"
-check "no cpu-clock timer at default settings" grep -q '^netcpu perf_event/cpu-clock skipped' <<<"$PROBES"
+check "no cpu-clock stack timer at default settings" grep -q '^netcpu perf_event/cpu-clock skipped' <<<"$PROBES"
 SRC=$(dump "$T/busy_a.npr" | python3 -c '
 import json, sys
 print(",".join(sorted({json.loads(l)["body"].get("source", "?") for l in sys.stdin

@@ -5,6 +5,7 @@
  *          [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]
  *          [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L]
  *          [--chunk-events N] [--no-acks] [--router OFFSET_NS] [--slow-rpc]
+ *          [--pair P]
  *
  * Host "hosta" is the reference clock (true time); "hostb" runs at
  * hostb = true + offset + drift_ppm*1e-6*(true - T0). Every flow sends data
@@ -22,6 +23,12 @@
  * is part of the truth's wire segment. --slow-rpc adds TXN_EVENTS with
  * three 50 ms server transactions (with --txn N for the connection's
  * TXN_STATS) during which flow 0's receive stack on hostb is 200 us slower.
+ * --pair P (1..40) names the hosts "pPa" and "pPb" (files pPa.npr, pPb.npr),
+ * gives their packets keys of their own (ACK numbers + P * 1e8) and adds to
+ * pPa sync exchanges with p(P-1)b (same --offset/--drift, stored on pPa's
+ * side only): pairs 0..K-1 made into one directory are 2K hosts whose clocks
+ * are linked only along the chain p0a - p0b - p1a - p1b - ... (the
+ * benchmark's many-host case).
  * --det makes every segment a deterministic function of
  * the packet number (exact jitter). DIR/truth.txt holds key=value lines. */
 #include <errno.h>
@@ -61,6 +68,8 @@ struct gf_opts {
 	double roffset;
 	int zstd;
 	long chunk;
+	long pair;                  /* --pair P, -1 none */
+	char name_a[16], name_b[16];
 };
 
 struct gf_host {
@@ -83,7 +92,7 @@ static double gf_exp(double mean) { return -mean * log(gf_uniform()); }
 
 static struct gf_opts O = { .packets = 10000, .flows = 2, .sync = 200, .offset = 3000000,
 			    .drift = 0, .seed = 1, .gap = 100000, .truth = true, .zstd = 1,
-			    .chunk = GF_REC_EVENTS };
+			    .chunk = GF_REC_EVENTS, .pair = -1, .name_a = "hosta", .name_b = "hostb" };
 
 static struct gf_host *GR;    /* the router host with --router, else NULL */
 
@@ -320,7 +329,7 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 		return -ENOMEM;
 	for (long f = 0; f < O.flows; f++) {
 		seq[f] = 1000000u * (uint32_t)(f + 1) + 0xf0000000u;
-		rseq[f] = 5000000u * (uint32_t)(f + 1);
+		rseq[f] = 5000000u * (uint32_t)(f + 1) + (O.pair > 0 ? 100000000u * (uint32_t)O.pair : 0);
 	}
 	long gso = O.gso > 1 ? O.gso : 1;
 	static const int loss_hook[3] = { PK_HOOK_QDISC_ENQ, PK_HOOK_DEV_XMIT, PK_HOOK_NETIF_RECEIVE };
@@ -454,32 +463,94 @@ static int gf_traffic(struct gf_host *A, struct gf_host *B)
 	return 0;
 }
 
+/* Exchanges of different pairs at different times: the analyzer takes
+ * exchanges with equal T1..T3 for two copies of one. */
+static double gf_pair_shift(void)
+{
+	return O.pair > 0 ? 7919.0 * (double)O.pair : 0;
+}
+
+static uint64_t gf_sync_id(int side, long pair)
+{
+	return (pair > 0 ? 1000 * (uint64_t)pair : 0) + (side ? 222 : 111);
+}
+
+/* n exchanges spread over the run at phase (0..1) of each slot: T1/T4 on
+ * true time, T2/T3 on hostb's clock, one-way delays 40 us + exp(20 us). */
+struct gf_ex { uint64_t *t[4]; size_t n; };
+
+static int gf_ex_make(struct gf_ex *x, double phase, double t_end)
+{
+	size_t n = x->n = (size_t)O.sync;
+	for (int k = 0; k < 4; k++)
+		x->t[k] = malloc(n * 8);
+	if (!x->t[0] || !x->t[1] || !x->t[2] || !x->t[3])
+		return -1;
+	double span = t_end - (double)GF_T0;
+	for (size_t i = 0; i < n; i++) {
+		double t = (double)GF_T0 + span * ((double)i + phase) / (double)n + gf_pair_shift();
+		double w1 = 40000 + gf_exp(20000), w2 = 40000 + gf_exp(20000);
+		x->t[0][i] = (uint64_t)llround(t);
+		x->t[1][i] = gf_b(t + w1);
+		x->t[2][i] = x->t[1][i] + 20000;
+		double t3true = t + w1 + 20000;
+		x->t[3][i] = (uint64_t)llround(t3true + w2);
+	}
+	return 0;
+}
+
+static void gf_ex_pack(msgpack_packer *pk, const struct gf_ex *x)
+{
+	static const char *const key[4] = { "t1", "t2", "t3", "t4" };
+	for (int k = 0; k < 4; k++)
+		np_pack_kv_u64_array(pk, key[k], x->t[k], x->n);
+}
+
+static void gf_ex_free(struct gf_ex *x)
+{
+	for (int k = 0; k < 4; k++)
+		free(x->t[k]);
+}
+
+/* --pair P > 0: pPa (client, true time) exchanges with p(P-1)b (clock as
+ * hostb's), only pPa's copy stored: the analyzer pairs it by peer_id. */
+static void gf_sync_chain(struct gf_host *A, double t_end)
+{
+	struct gf_ex x;
+	if (gf_ex_make(&x, 0.25, t_end))
+		goto out;
+	msgpack_packer *pk = np_recbuf_begin(&A->rb, NP_REC_SYNC, 1);
+	msgpack_pack_map(pk, 9);
+	np_pack_kv_u64(pk, "t0_ns", GF_T0);
+	np_pack_kv_u64(pk, "t1_ns", (uint64_t)t_end);
+	np_pack_kv_u64(pk, "self_id", gf_sync_id(0, O.pair));
+	np_pack_kv_u64(pk, "n", x.n);
+	np_pack_str(pk, "peer_id");
+	msgpack_pack_array(pk, x.n);
+	for (size_t i = 0; i < x.n; i++)
+		msgpack_pack_uint64(pk, gf_sync_id(1, O.pair - 1));
+	gf_ex_pack(pk, &x);
+	np_writer_commit(A->w, &A->rb);
+out:
+	gf_ex_free(&x);
+}
+
 /* Sync exchanges spread over the recording, stored in both files. */
 static void gf_sync(struct gf_host *A, struct gf_host *B, double t_end)
 {
 	if (O.sync <= 0)
 		return;
+	struct gf_ex x;
 	size_t n = (size_t)O.sync;
-	uint64_t *t1 = malloc(n * 8), *t2 = malloc(n * 8), *t3 = malloc(n * 8), *t4 = malloc(n * 8);
-	if (!t1 || !t2 || !t3 || !t4)
+	if (gf_ex_make(&x, 0.5, t_end))
 		goto out;
-	double span = t_end - (double)GF_T0;
-	for (size_t i = 0; i < n; i++) {
-		double t = (double)GF_T0 + span * ((double)i + 0.5) / (double)n;
-		double w1 = 40000 + gf_exp(20000), w2 = 40000 + gf_exp(20000);
-		t1[i] = (uint64_t)llround(t);
-		t2[i] = gf_b(t + w1);
-		t3[i] = t2[i] + 20000;
-		double t3true = t + w1 + 20000;
-		t4[i] = (uint64_t)llround(t3true + w2);
-	}
 	for (int side = 0; side < 2; side++) {
 		struct gf_host *h = side ? B : A;
 		msgpack_packer *pk = np_recbuf_begin(&h->rb, NP_REC_SYNC, 1);
 		msgpack_pack_map(pk, 11);
 		np_pack_kv_u64(pk, "t0_ns", GF_T0);
 		np_pack_kv_u64(pk, "t1_ns", (uint64_t)t_end);
-		np_pack_kv_u64(pk, "self_id", side ? 222 : 111);
+		np_pack_kv_u64(pk, "self_id", gf_sync_id(side, O.pair));
 		np_pack_kv_u64(pk, "n", n);
 		np_pack_str(pk, "role");
 		msgpack_pack_array(pk, n);
@@ -488,19 +559,16 @@ static void gf_sync(struct gf_host *A, struct gf_host *B, double t_end)
 		np_pack_str(pk, "peer_id");
 		msgpack_pack_array(pk, n);
 		for (size_t i = 0; i < n; i++)
-			msgpack_pack_uint64(pk, side ? 111 : 222);
+			msgpack_pack_uint64(pk, gf_sync_id(!side, O.pair));
 		np_pack_str(pk, "peer");
 		msgpack_pack_array(pk, n);
 		for (size_t i = 0; i < n; i++)
 			np_pack_str(pk, side ? "" : "hostb:9999");
-		np_pack_kv_u64_array(pk, "t1", t1, n);
-		np_pack_kv_u64_array(pk, "t2", t2, n);
-		np_pack_kv_u64_array(pk, "t3", t3, n);
-		np_pack_kv_u64_array(pk, "t4", t4, n);
+		gf_ex_pack(pk, &x);
 		np_writer_commit(h->w, &h->rb);
 	}
 out:
-	free(t1); free(t2); free(t3); free(t4);
+	gf_ex_free(&x);
 }
 
 /* Transactions on hostb (server) with known latencies: TXN_STATS sketch. */
@@ -567,7 +635,7 @@ static void gf_usage(void)
 	fprintf(stderr, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
 		"       [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]\n"
 		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N] [--no-acks]\n"
-		"       [--router OFFSET_NS] [--slow-rpc]\n");
+		"       [--router OFFSET_NS] [--slow-rpc] [--pair P]\n");
 }
 
 int main(int argc, char **argv)
@@ -579,7 +647,7 @@ int main(int argc, char **argv)
 		{ "no-truth", 0, NULL, 'N' }, { "no-header-b", 0, NULL, 'H' }, { "retx", 0, NULL, 'r' },
 		{ "gap", 1, NULL, 'G' }, { "txn", 1, NULL, 't' }, { "zstd", 1, NULL, 'z' },
 		{ "chunk-events", 1, NULL, 'c' }, { "no-acks", 0, NULL, 'A' },
-		{ "router", 1, NULL, 'R' }, { "slow-rpc", 0, NULL, 'W' },
+		{ "router", 1, NULL, 'R' }, { "slow-rpc", 0, NULL, 'W' }, { "pair", 1, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -605,6 +673,11 @@ int main(int argc, char **argv)
 		case 'A': O.no_acks = true; break;
 		case 'R': O.router = true; O.roffset = atof(optarg); break;
 		case 'W': O.slow_rpc = true; break;
+		case 'P':
+			O.pair = atol(optarg);
+			snprintf(O.name_a, sizeof(O.name_a), "p%lda", O.pair);
+			snprintf(O.name_b, sizeof(O.name_b), "p%ldb", O.pair);
+			break;
 		default: gf_usage(); return 2;
 		}
 	}
@@ -615,7 +688,11 @@ int main(int argc, char **argv)
 	gf_rng = O.seed * 0x9e3779b97f4a7c15ULL + 1;
 	mkdir(O.dir, 0700);
 	struct gf_host A = { 0 }, B = { 0 }, R = { 0 };
-	if (gf_open(&A, "hosta", 0) || gf_open(&B, "hostb", 1))
+	if (O.pair > 40 || (O.pair >= 0 && O.flows > 19)) {
+		fprintf(stderr, "genfix: --pair is 0..40, with at most 19 flows\n");
+		return 2;
+	}
+	if (gf_open(&A, O.name_a, 0) || gf_open(&B, O.name_b, 1))
 		return 1;
 	if (O.router) {
 		if (O.gso > 1 || O.loss) {
@@ -664,6 +741,8 @@ int main(int argc, char **argv)
 	}
 	double t_end = (double)GF_T0 + 1e6 + (double)O.gap * (double)O.packets + 3e8;
 	gf_sync(&A, &B, t_end);
+	if (O.pair > 0 && O.sync > 0)
+		gf_sync_chain(&A, t_end);
 	gf_txn(&B);
 	if (O.slow_rpc)
 		gf_txn_events(&B);

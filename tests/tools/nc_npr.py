@@ -6,8 +6,14 @@ JSON lines on stdin and prints one line of key=value tokens.
                           netrx_n=.. send_n=.. recv_n=.. nested_ns=.. rapl=0|1
   nc_npr.py stacks        samples=N samples_netrx=N lost=N unresolved=N cat_NAME=N ...
   nc_npr.py threads PID   tids=N oncpu_ns=X nvcsw=N nivcsw=N comm=a,b cgroup=PATH|?
+  nc_npr.py sockest [Z]   sock=MODE period_ns=P, then per class (send, recv):
+                          CLS_exact_ns=X CLS_smp=N CLS_est_ns=E CLS_lo_ns=L CLS_hi_ns=H
+                          CLS_ratio=E/X (exact figures only from --netcpu exact
+                          recordings; the interval is the Poisson score interval
+                          of the sample count at Z, default 1.96, as npanalyze's)
 """
 import json
+import math
 import sys
 
 
@@ -90,6 +96,32 @@ def threads(pid):
           (len(tids), oncpu, nv, ni, ",".join(sorted(comms)) or "?", cg))
 
 
+def poisson_ci(n, z):
+    """Score interval of a Poisson count n (analyze/ana_families.c nc_ci)."""
+    c = n + z * z / 2.0
+    h = z * math.sqrt(n + z * z / 4.0)
+    return max(0.0, c - h), c + h
+
+
+def sockest(z):
+    acc = {"send_ns": 0, "recv_ns": 0, "send_smp": 0, "recv_smp": 0}
+    period, mode = 0, "?"
+    for b in records("netcpu"):
+        mode = b.get("sock", "exact")
+        period = b.get("smp_period_ns", period)
+        for k in acc:
+            acc[k] += sum(b.get(k, []))
+    out = ["sock=%s" % mode, "period_ns=%d" % period]
+    for c in ("send", "recv"):
+        n = acc[c + "_smp"]
+        lo, hi = poisson_ci(n, z)
+        ex = acc[c + "_ns"] if mode == "exact" else 0
+        out += ["%s_exact_ns=%d" % (c, ex), "%s_smp=%d" % (c, n), "%s_est_ns=%d" % (c, n * period),
+                "%s_lo_ns=%d" % (c, lo * period), "%s_hi_ns=%d" % (c, hi * period),
+                "%s_ratio=%.4f" % (c, n * period / ex if ex else 0)]
+    print(" ".join(out))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -98,6 +130,8 @@ def main():
         netcpu()
     elif cmd == "stacks":
         stacks()
+    elif cmd == "sockest":
+        sockest(float(sys.argv[2]) if len(sys.argv) > 2 else 1.96)
     elif cmd == "threads" and len(sys.argv) == 3:
         threads(int(sys.argv[2]))
     else:

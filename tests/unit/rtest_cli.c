@@ -131,6 +131,22 @@ static void test_all_options(void)
 	CHECK(c.no_txn && c.no_flows && c.no_netcpu && c.no_threads, "no-families");
 }
 
+/* --txn-events auto|all|1/N (default auto = 0); --full = all unless given */
+static void test_txn_events(void)
+{
+	struct rec_config c;
+	char err[256];
+	CHECK(PARSE(&c, err, "-o", "x") == RC_CLI_RUN && c.txn_events_n == 0 && !c.full, "default auto");
+	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "all") == RC_CLI_RUN && c.txn_events_n == 1, "all");
+	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "1/8") == RC_CLI_RUN && c.txn_events_n == 8, "1/8");
+	CHECK(PARSE(&c, err, "-o", "x", "--full") == RC_CLI_RUN && c.full && c.txn_events_n == 1, "--full: all");
+	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "auto", "--full") == RC_CLI_RUN && c.txn_events_n == 0,
+	      "--full keeps an explicit --txn-events");
+	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "some") == RC_CLI_ERROR, "bad word refused");
+	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "1/0") == RC_CLI_ERROR, "1/0 refused");
+	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "1/65537") == RC_CLI_ERROR, "beyond the hash refused");
+}
+
 /* --sample-hz tick|N|0: the last one given wins */
 static void test_sample_hz(void)
 {
@@ -231,6 +247,7 @@ int main(void)
 	test_sample();
 	test_defaults();
 	test_all_options();
+	test_txn_events();
 	test_sample_hz();
 	test_flight_and_shift();
 	test_errors();

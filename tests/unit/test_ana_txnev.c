@@ -8,7 +8,10 @@
  *    interval, connection rows from TXN_STATS, no warning;
  *  - one event of connection 2 missing (and a LOST txn 1): connection 1
  *    still from its events, connection 2 from its TXN_STATS rows (all on
- *    /fast, as recorded), and the warning says so. */
+ *    /fast, as recorded), and the warning says so;
+ *  - connection 2 sampled out by the recorder (TXN_STATS ev 0, ev_sample
+ *    2, none of its events): the same figures as with one missing, but a
+ *    note says what was sampled instead of a warning of missing events. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,17 +59,23 @@ static void txe_strs(msgpack_packer *pk, const char *key, const char *v, size_t 
 		np_pack_str(pk, v);
 }
 
-/* One interval: TXN_STATS rows of connections 1 and 2 (last path /fast). */
-static void txe_stats(struct np_writer *w, struct np_recbuf *rb, int iv)
+/* One interval: TXN_STATS rows of connections 1 and 2 (last path /fast);
+ * sampled: connection 2's events were not kept (ev 0, ev_sample 2). */
+static void txe_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sampled)
 {
+	uint64_t ev[2] = { 1, 0 };
 	uint64_t conn[2] = { 1, 2 }, role[2] = { 2, 2 }, lport[2] = { 8080, 8080 };
 	uint64_t rport[2] = { 40001, 40002 }, cnt[2] = { TXE_PER, TXE_PER }, pid[2] = { 7, 7 };
 	uint64_t t0 = TXE_T0 + (uint64_t)iv * 1000000000ull;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_STATS, 1);
-	msgpack_pack_map(pk, 14);
+	msgpack_pack_map(pk, sampled ? 16 : 14);
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
 	np_pack_kv_u64(pk, "n", 2);
+	if (sampled) {
+		np_pack_kv_u64(pk, "ev_sample", 2);
+		np_pack_kv_u64_array(pk, "ev", ev, 2);
+	}
 	np_pack_kv_u64_array(pk, "conn", conn, 2);
 	np_pack_kv_u64_array(pk, "role", role, 2);
 	txe_strs(pk, "laddr", "10.0.0.2", 2);
@@ -90,7 +99,9 @@ static void txe_stats(struct np_writer *w, struct np_recbuf *rb, int iv)
 	np_writer_commit(w, rb);
 }
 
-/* One interval's events; skip = the index of connection 2's event left out (-1: none). */
+/* One interval's events; skip = the index of connection 2's event left out
+ * (-1: none, TXE_ALL: every one). */
+#define TXE_ALL 1000
 static void txe_events(struct np_writer *w, struct np_recbuf *rb, int iv, int skip)
 {
 	uint64_t conn[2 * TXE_PER], role[2 * TXE_PER], start[2 * TXE_PER], dur[2 * TXE_PER];
@@ -99,7 +110,7 @@ static void txe_events(struct np_writer *w, struct np_recbuf *rb, int iv, int sk
 	uint64_t t0 = TXE_T0 + (uint64_t)iv * 1000000000ull;
 	for (int i = 0; i < TXE_PER; i++)
 		for (int c = 1; c <= 2; c++) {
-			if (c == 2 && i == skip)
+			if (c == 2 && (i == skip || skip == TXE_ALL))
 				continue;
 			conn[n] = (uint64_t)c;
 			role[n] = 2;
@@ -136,7 +147,7 @@ static void txe_lost(struct np_writer *w, struct np_recbuf *rb, uint64_t n)
 	np_writer_commit(w, rb);
 }
 
-static int txe_write(const char *path, bool drop_one)
+static int txe_write(const char *path, bool drop_one, bool sampled)
 {
 	struct np_writer *w;
 	struct np_recbuf rb;
@@ -146,8 +157,8 @@ static int txe_write(const char *path, bool drop_one)
 	np_recbuf_init(&rb);
 	txe_header(w, &rb);
 	for (int iv = 0; iv < TXE_IV; iv++) {
-		txe_stats(w, &rb, iv);
-		txe_events(w, &rb, iv, drop_one && iv == 1 ? 3 : -1);
+		txe_stats(w, &rb, iv, sampled);
+		txe_events(w, &rb, iv, sampled ? TXE_ALL : drop_one && iv == 1 ? 3 : -1);
 	}
 	if (drop_one)
 		txe_lost(w, &rb, 1);
@@ -244,7 +255,7 @@ static void test_complete(void)
 	char npr[64], npa[64];
 	snprintf(npr, sizeof(npr), "%s/full.npr", txe_dir);
 	snprintf(npa, sizeof(npa), "%s/full.npa", txe_dir);
-	CHECK(txe_write(npr, false) == 0, "write %s", npr);
+	CHECK(txe_write(npr, false, false) == 0, "write %s", npr);
 	struct txe_run r;
 	txe_analyse(&r, npr, npa);
 	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
@@ -259,23 +270,44 @@ static void test_complete(void)
 	txe_free(&r);
 }
 
-static void test_one_missing(void)
+/* Writes and analyses a recording whose connection 2 has incomplete
+ * events (one lost, or all sampled out): connection 1 from its events,
+ * connection 2 from TXN_STATS, all on /fast. The table, or NULL. */
+static const struct np_table *txe_conn2_from_stats(struct txe_run *r, const char *name, bool drop, bool sampled)
 {
 	char npr[64], npa[64];
-	snprintf(npr, sizeof(npr), "%s/lost.npr", txe_dir);
-	snprintf(npa, sizeof(npa), "%s/lost.npa", txe_dir);
-	CHECK(txe_write(npr, true) == 0, "write %s", npr);
-	struct txe_run r;
-	txe_analyse(&r, npr, npa);
-	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
-	/* connection 1 from its events; connection 2 from TXN_STATS, all on /fast */
+	snprintf(npr, sizeof(npr), "%s/%s.npr", txe_dir, name);
+	snprintf(npa, sizeof(npa), "%s/%s.npa", txe_dir, name);
+	CHECK(txe_write(npr, drop, sampled) == 0, "write %s", npr);
+	txe_analyse(r, npr, npa);
+	const struct np_table *t = r->ok ? np_analysis_table(&r->a, "transactions") : NULL;
 	txe_check_ep(t, true, TXE_IV * TXE_PER / 2, 1);
 	int f = txe_row(t, "endpoint", "10.0.0.2:8080 GET /fast");
 	CHECK_NEAR(txe_cell(t, f, "requests"), TXE_IV * TXE_PER / 2 + TXE_IV * TXE_PER, 0.0);
 	CHECK(txe_cell(t, f, "p99") > 0.9 * TXE_SLOW, "conn 2's stats carry /slow latency onto /fast (%g)",
 	      txe_cell(t, f, "p99"));
+	return t;
+}
+
+static void test_one_missing(void)
+{
+	struct txe_run r;
+	txe_conn2_from_stats(&r, "lost", true, false);
 	CHECK(txe_warned(&r.m, "transaction events missing for 1 of 2 connections"), "fallback warning");
 	CHECK(txe_warned(&r.m, "come from TXN_STATS"), "warning names the source");
+	txe_free(&r);
+}
+
+static void test_sampled(void)
+{
+	struct txe_run r;
+	const struct np_table *t = txe_conn2_from_stats(&r, "sampled", false, true);
+	int c2 = txe_row(t, "connection", "10.0.0.2:8080>10.0.0.1:40002");
+	CHECK_NEAR(txe_cell(t, c2, "requests"), TXE_IV * TXE_PER, 0.0);
+	CHECK(!txe_warned(&r.m, "transaction events missing"), "no missing-events warning");
+	CHECK(txe_warned(&r.m, "sampled by connection: 1 of 2 connections without events (up to 1 in 2 kept"),
+	      "note says what was sampled");
+	CHECK_EQ_U(r.m.nminor, r.m.warnings.n);
 	txe_free(&r);
 }
 
@@ -287,6 +319,7 @@ int main(void)
 	}
 	test_complete();
 	test_one_missing();
+	test_sampled();
 	char cmd[96];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", txe_dir);
 	if (system(cmd) != 0)

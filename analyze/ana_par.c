@@ -1,0 +1,57 @@
+/* ana_par_for (ana_par.h). */
+#include <pthread.h>
+#include "ana_par.h"
+
+#define PAR_MAXT 64
+#define PAR_MIN  65536          /* below this many iterations a thread costs more than it saves */
+
+struct par_job { ana_par_fn fn; void *ctx; size_t lo, hi; };
+
+static void *par_run(void *arg)
+{
+	struct par_job *j = arg;
+	j->fn(j->ctx, j->lo, j->hi);
+	return NULL;
+}
+
+/* Runs the jobs, the first in the caller's thread; a job whose thread
+ * cannot start runs there too. */
+static void par_spawn(struct par_job *job, unsigned n)
+{
+	pthread_t th[PAR_MAXT];
+	int started[PAR_MAXT] = { 0 };
+	for (unsigned t = 1; t < n; t++)
+		started[t] = pthread_create(&th[t], NULL, par_run, &job[t]) == 0;
+	par_run(&job[0]);
+	for (unsigned t = 1; t < n; t++) {
+		if (started[t])
+			pthread_join(th[t], NULL);
+		else
+			par_run(&job[t]);
+	}
+}
+
+void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx)
+{
+	if (threads > PAR_MAXT)
+		threads = PAR_MAXT;
+	if (threads <= 1 || n < PAR_MIN) {
+		fn(ctx, 0, n);
+		return;
+	}
+	struct par_job job[PAR_MAXT];
+	for (unsigned t = 0; t < threads; t++)
+		job[t] = (struct par_job){ fn, ctx, n * t / threads, n * (t + 1) / threads };
+	par_spawn(job, threads);
+}
+
+void ana_par_tasks(unsigned ntasks, ana_par_fn fn, void *ctx)
+{
+	struct par_job job[PAR_MAXT];
+	if (ntasks > PAR_MAXT)
+		ntasks = PAR_MAXT;
+	for (unsigned t = 0; t < ntasks; t++)
+		job[t] = (struct par_job){ fn, ctx, t, t + 1 };
+	if (ntasks)
+		par_spawn(job, ntasks);
+}

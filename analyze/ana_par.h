@@ -1,0 +1,15 @@
+/* Runs fn over [0, n) split into `threads` contiguous ranges, one thread
+ * each (the caller's thread takes the first). For loops whose iterations
+ * write disjoint outputs: the result is the same for any thread count. */
+#ifndef NP_ANA_PAR_H
+#define NP_ANA_PAR_H
+
+#include <stddef.h>
+
+typedef void (*ana_par_fn)(void *ctx, size_t lo, size_t hi);
+/* Small n or threads <= 1: one call in the caller's thread. */
+void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx);
+/* fn(ctx, t, t + 1) for t in [0, ntasks), each on its own thread (at most 64). */
+void ana_par_tasks(unsigned ntasks, ana_par_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,243 @@
+/* The key join of ana_path_match on several threads, with the result of one.
+ *
+ * Events are visited in one fixed order (vis). The packet keys are split
+ * into T partitions by hash; thread t joins the events of its partition in
+ * visit order into packets of its own, remembering where in vis each packet
+ * was first seen. A single join numbers packets by first sight, so the
+ * partitions' packets merged by first sight get exactly those numbers:
+ * pkts, npkts and evpkt come out the same for any T. */
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+#include "ana_par.h"
+#include "ana_path.h"
+
+#define PJ_MAXT 64
+#define PJ_CACHE 4096           /* recent packets per partition (power of 2) */
+
+struct pj_pkt { uint32_t seq, ack, xid, minlen; uint32_t first; uint8_t udp; };
+
+struct pj_part {
+	const struct ana_model *m;
+	const struct ana_pev *ev;
+	const uint32_t *vis;
+	size_t nvis;
+	uint32_t *evpkt;            /* shared: each event written by its partition only */
+	unsigned t, nt;
+	struct pj_pkt *pk;
+	size_t n, cap;
+	uint32_t *slot;             /* open addressing, packet index + 1 */
+	size_t scap;
+	struct { uint32_t seq, ack, xid, idx1; uint8_t udp; } cache[PJ_CACHE];
+	int err;
+};
+
+static inline uint64_t pj_h64(uint64_t x)
+{
+	x ^= x >> 31; x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27; x *= 0x81dadef4bc2dd44dULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Same hash as ana_path.c's table; the partition takes the top bits, the
+ * table the low ones, the cache the middle. */
+static inline uint64_t pj_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t udp)
+{
+	return pj_h64(((uint64_t)seq << 32 | ack) ^ ((uint64_t)xid << 17) ^ ((uint64_t)udp << 63));
+}
+
+static inline unsigned pj_part_of(uint64_t hv, unsigned nt)
+{
+	return (unsigned)((hv >> 48) % nt);
+}
+
+/* Events that join a packet by key (ana_match_one's test). */
+static inline bool pj_keyed(const struct ana_pev *e)
+{
+	return !((e->flags & ANA_EVF_RANGE) || e->hook == PK_HOOK_SOCK_SEND);
+}
+
+static int pj_grow_slots(struct pj_part *p)
+{
+	size_t nc = p->scap ? p->scap * 2 : 1024;
+	uint32_t *ns = calloc(nc, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < p->scap; i++) {
+		uint32_t v = p->slot[i];
+		if (!v)
+			continue;
+		const struct pj_pkt *k = &p->pk[v - 1];
+		size_t j = pj_hash(k->seq, k->ack, k->xid, k->udp) & (nc - 1);
+		while (ns[j])
+			j = (j + 1) & (nc - 1);
+		ns[j] = v;
+	}
+	free(p->slot);
+	p->slot = ns;
+	p->scap = nc;
+	return 0;
+}
+
+static uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ack, uint32_t xid,
+		       uint8_t udp, uint32_t pos)
+{
+	__typeof__(p->cache[0]) *c = &p->cache[(hv >> 24) & (PJ_CACHE - 1)];
+	if (c->idx1 && c->seq == seq && c->ack == ack && c->xid == xid && c->udp == udp)
+		return c->idx1 - 1;
+	if ((p->n + 1) * 2 > p->scap && pj_grow_slots(p))
+		return UINT32_MAX;
+	size_t j = hv & (p->scap - 1);
+	uint32_t r = UINT32_MAX;
+	for (;;) {
+		uint32_t v = p->slot[j];
+		if (!v)
+			break;
+		const struct pj_pkt *k = &p->pk[v - 1];
+		if (k->seq == seq && k->ack == ack && k->xid == xid && k->udp == udp) {
+			r = v - 1;
+			break;
+		}
+		j = (j + 1) & (p->scap - 1);
+	}
+	if (r == UINT32_MAX) {
+		if (ana_vec_grow((void **)&p->pk, &p->cap, p->n + 1, sizeof(*p->pk)))
+			return UINT32_MAX;
+		p->pk[p->n] = (struct pj_pkt){ seq, ack, xid, UINT32_MAX, pos, udp };
+		r = (uint32_t)p->n++;
+		p->slot[j] = r + 1;
+	}
+	*c = (__typeof__(*c)){ seq, ack, xid, r + 1, udp };
+	return r;
+}
+
+static void pj_run(struct pj_part *p)
+{
+	const struct ana_pev *ev = p->ev;
+	const struct ana_flow *fl = p->m->flows.v;
+	for (size_t j = 0; j < p->nvis; j++) {
+		uint32_t i = p->vis[j];
+		const struct ana_pev *e = &ev[i];
+		if (j + 8 < p->nvis) {          /* the table probe is a cache miss: start it early */
+			const struct ana_pev *f = &ev[p->vis[j + 8]];
+			uint64_t fh = pj_hash(f->seq, f->ack, f->xid, fl[f->flow].proto == 17);
+			if (pj_part_of(fh, p->nt) == p->t)
+				__builtin_prefetch(&p->slot[fh & (p->scap - 1)]);
+		}
+		if (!pj_keyed(e))
+			continue;
+		uint8_t udp = fl[e->flow].proto == 17;
+		uint64_t hv = pj_hash(e->seq, e->ack, e->xid, udp);
+		if (pj_part_of(hv, p->nt) != p->t)
+			continue;
+		uint32_t k = pj_get(p, hv, e->seq, e->ack, e->xid, udp, (uint32_t)j);
+		if (k == UINT32_MAX) {
+			p->err = -1;
+			continue;
+		}
+		p->evpkt[i] = k;
+		if (e->len && e->len < p->pk[k].minlen)
+			p->pk[k].minlen = e->len;
+	}
+	free(p->slot);
+	p->slot = NULL;
+}
+
+static void pj_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	pj_run(&((struct pj_part *)ctx)[t]);
+}
+
+/* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
+ * is the global index. */
+static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap)
+{
+	size_t total = 0, at[PJ_MAXT] = { 0 };
+	for (unsigned t = 0; t < nt; t++) {
+		total += part[t].n;
+		gmap[t] = malloc((part[t].n ? part[t].n : 1) * sizeof(uint32_t));
+		if (!gmap[t])
+			return -1;
+	}
+	if (total >= UINT32_MAX ||
+	    ana_vec_grow((void **)&p->pkts, &p->pkcap, total ? total : 1, sizeof(struct ana_pkt)))
+		return -1;
+	for (size_t g = 0; g < total; g++) {
+		unsigned best = 0;
+		uint32_t bf = UINT32_MAX;
+		for (unsigned t = 0; t < nt; t++)
+			if (at[t] < part[t].n && part[t].pk[at[t]].first < bf) {
+				bf = part[t].pk[at[t]].first;
+				best = t;
+			}
+		const struct pj_pkt *s = &part[best].pk[at[best]];
+		gmap[best][at[best]++] = (uint32_t)g;
+		p->pkts[g] = (struct ana_pkt){ .seq = s->seq, .ack = s->ack, .xid = s->xid,
+					       .minlen = s->minlen, .udp = s->udp,
+					       .range_ev = UINT32_MAX };
+	}
+	p->npkts = total;
+	return 0;
+}
+
+/* Partition-local packet indices of events [lo, hi) to global ones. */
+struct pj_remap { const struct ana_model *m; uint32_t *evpkt; uint32_t *const *gmap; unsigned nt; };
+
+static void pj_remap_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct pj_remap *r = ctx;
+	const struct ana_flow *fl = r->m->flows.v;
+	for (size_t i = lo; i < hi; i++) {
+		if (r->evpkt[i] == UINT32_MAX)
+			continue;
+		const struct ana_pev *e = &r->m->pev.v[i];
+		uint64_t hv = pj_hash(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
+		r->evpkt[i] = r->gmap[pj_part_of(hv, r->nt)][r->evpkt[i]];
+	}
+}
+
+int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
+	      unsigned threads)
+{
+	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
+	struct pj_part *part = calloc(nt, sizeof(*part));
+	uint32_t *gmap[PJ_MAXT] = { NULL };
+	int rc = -1;
+	if (!part)
+		return -1;
+	for (unsigned t = 0; t < nt; t++) {
+		part[t] = (struct pj_part){ .m = m, .ev = m->pev.v, .vis = vis, .nvis = nvis,
+					    .evpkt = p->evpkt, .t = t, .nt = nt };
+		/* sized for the expected packets: about one per 4 events */
+		part[t].scap = 1024;
+		while (part[t].scap < nvis / 2 / nt)
+			part[t].scap <<= 1;
+		part[t].slot = calloc(part[t].scap, sizeof(uint32_t));
+		/* reserved once for up to one packet per two events: a large block
+		 * is mapped, only its used pages are resident, and growing by
+		 * doubling next to the other partitions would leave holes */
+		part[t].cap = nvis / 2 / nt + 1024;
+		part[t].pk = malloc(part[t].cap * sizeof(*part[t].pk));
+		if (!part[t].slot || !part[t].pk)
+			goto out;
+	}
+	ana_par_tasks(nt, pj_task, part);
+	for (unsigned t = 0; t < nt; t++)
+		if (part[t].err)
+			goto out;
+	if (pj_merge(p, part, nt, gmap))
+		goto out;
+	struct pj_remap rm = { m, p->evpkt, gmap, nt };
+	ana_par_for(m->pev.n, nt, pj_remap_range, &rm);
+	rc = 0;
+out:
+	for (unsigned t = 0; t < nt; t++) {
+		free(part[t].slot);
+		free(part[t].pk);
+		free(gmap[t]);
+	}
+	free(part);
+	return rc;
+}

@@ -1,0 +1,23 @@
+# Sourced by bench/txn_usercost.sh and bench/txn_reqcost.sh: the setup of
+# bench/record.sh in small. txn_setup_nginx IFPREFIX: namespaces $NSA and
+# $NSB joined by veth IFPREFIXa0 ($IPA) <-> IFPREFIXb0 ($IPB), nginx (one
+# worker, keep-alive, 4 KiB index.html under $TMP) listening on $IPB:8080
+# in $NSB; its master's pid in NGM and in PIDS.
+txn_setup_nginx() {
+	local a=${1}a0 b=${1}b0 ns
+	for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
+	ip link add $a netns $NSA type veth peer name $b netns $NSB
+	ip -n $NSA addr add $IPA/24 dev $a; ip -n $NSB addr add $IPB/24 dev $b
+	ip -n $NSA link set $a up; ip -n $NSB link set $b up
+	mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
+	head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
+	cat > "$TMP/nginx.conf" <<CONF
+daemon off; worker_processes 1; pid $TMP/nginx.pid; error_log $TMP/logs/error.log;
+events { worker_connections 1024; }
+http { access_log off; client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs;
+  fastcgi_temp_path $TMP/logs; uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
+  keepalive_requests 10000000; server { listen $IPB:8080; root $TMP/www; } }
+CONF
+	ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & NGM=$!
+	PIDS+=($NGM)
+}
