@@ -2,7 +2,8 @@
 # Missing probes, from the recording to the incident summary. nprec runs on a
 # kernel without tracefs (NPREC_TEST_FILESYSTEMS, as rec_kfs.sh case D) and
 # is asked for netcpu's per-syscall tracepoints first
-# (NPREC_TEST_SYSCALL_HOOK=per-call): they cannot attach, tp_btf/sys_enter
+# (NPREC_TEST_SYSCALL_HOOK=per-call, --netcpu exact: only the exact socket
+# clock hooks syscalls): they cannot attach, tp_btf/sys_enter
 # takes their place. The ground truth is the recording's own HEADER probe
 # list (npreport dump --header-only). Checked: the analysis' probes table
 # holds every probe of the header with the same state and reason; the text
@@ -19,9 +20,9 @@ cd "$E2E_TMP" || exit 1
 printf 'nodev\tsysfs\nnodev\tproc\nnodev\tdebugfs\nnodev\tbpf\n' > filesystems
 
 NPREC_TEST_SYSCALL_HOOK=per-call NPREC_TEST_FILESYSTEMS=$PWD/filesystems \
-	"$NPREC" -q -d 1 -o nofs.npr 2> nofs.rec.err
+	"$NPREC" -q -d 1 --netcpu exact -o nofs.npr 2> nofs.rec.err
 check "nprec without tracefs exits 0" test $? -eq 0
-"$NPREC" -q -d 1 -o ok.npr 2> ok.rec.err
+"$NPREC" -q -d 1 --netcpu exact -o ok.npr 2> ok.rec.err
 check "nprec (default hooks) exits 0" test $? -eq 0
 for r in nofs ok; do
 	"$NPANALYZE" -q -o $r.npa $r.npr 2> $r.ana.err
