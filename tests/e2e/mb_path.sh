@@ -151,6 +151,7 @@ for h in c b s; do
 	gap=$(( $(hk $h tc_ingress) - $(hk $h netif_receive) ))
 	mis=$(awk -F= '$1 == "missed_netif_receive" {print $2}' "$T/$h.stats")
 	echo "$h: tc_ingress $(hk $h tc_ingress) netif_receive $(hk $h netif_receive) tcp_rcv $(hk $h tcp_rcv)" >&2
+	grep '^prog_missed_' "$T/$h.stats" | sed "s/^/$h: /" >&2
 	check "$h: receive events missing at netif_receive ($gap) == counted missed (${mis:-0})" \
 		[ "$gap" = "${mis:-0}" ]
 done
