@@ -203,6 +203,8 @@ static void ana_pkt_lost(struct ana_loadctx *c, const struct pktcols_raw *body)
 			c->m->hosts.v[c->host].pkt_seen += x;
 		if (pktcols_raw_u64(&one, "missed", &x) == 0)
 			c->m->hosts.v[c->host].pkt_missed += x;
+		if (pktcols_raw_u64(&one, "prog_missed", &x) == 0)
+			c->m->hosts.v[c->host].pkt_prog_missed += x;
 		if (pktcols_raw_u64(&one, "capped", &x) == 0)
 			c->m->hosts.v[c->host].capped_events += x;
 	}
@@ -950,6 +952,11 @@ void ana_load_finish(struct ana_model *m)
 				m, "%s: the kernel did not run the netif_receive program for %llu packets its "
 				"TC ingress saw (counted by the recorder): their receive events are missing, "
 				"the packets are not lost", h->name, (unsigned long long)h->pkt_missed);
+		if (h->pkt_prog_missed)
+			((double)h->pkt_prog_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
+				m, "%s: the kernel skipped %llu packet-hook program runs (the program was already "
+				"running on that CPU; counted by the kernel): those events are missing, the "
+				"packets are not lost", h->name, (unsigned long long)h->pkt_prog_missed);
 		if (h->capped_events)
 			ana_warn(m, "%s: the per-flow cap dropped %llu packet events: packets capped on "
 				 "one host only look lost", h->name, (unsigned long long)h->capped_events);
