@@ -331,6 +331,8 @@ static int pk_attach_tps(struct pk_state *s, char *err, size_t errlen)
 		rec_probe(s->ctx, PK_FAMILY, probe, REC_PROBE_ATTACHED, NULL);
 		if (tps[i].prog == s->skel->progs.pk_netif_receive)
 			s->skel->bss->rx_check = 1;
+		if (tps[i].prog == s->skel->progs.pk_dev_queue)
+			s->skel->bss->tx_check = 1;
 	}
 	if (!s->nlinks && !s->ntc) {
 		snprintf(err, errlen, "pktpath: no hook could be attached");
