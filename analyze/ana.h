@@ -61,6 +61,7 @@ struct ana_host {
 	uint64_t pkt_lost;          /* packet-path events lost (PKT_EVENTS hook counters) */
 	uint64_t pkt_seen;          /* packet-path events the hooks matched (same counters) */
 	uint64_t pkt_missed;        /* netif_receive runs the kernel skipped (TC ingress count) */
+	uint64_t pkt_prog_missed;   /* tracepoint program runs the kernel skipped (recursion) */
 	uint64_t records;           /* records read from its files */
 	uint64_t chunks_bad, bytes_skipped, records_bad;
 	bool truncated;

@@ -903,9 +903,15 @@ void ana_load_finish(struct ana_model *m)
 		}
 		if (h->pkt_missed)
 			((double)h->pkt_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
-				m, "%s: the kernel did not run the netif_receive program for %llu packets its "
-				"TC ingress saw (counted by the recorder): their receive events are missing, "
-				"the packets are not lost", h->name, (unsigned long long)h->pkt_missed);
+				m, "%s: the kernel did not run the packet-hook tracepoint programs for %llu packets "
+				"its TC hooks saw (counted by the recorder at netif_receive and dev_queue): their "
+				"events there are missing, the packets are not lost", h->name,
+				(unsigned long long)h->pkt_missed);
+		if (h->pkt_prog_missed)
+			((double)h->pkt_prog_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
+				m, "%s: the kernel skipped %llu packet-hook program runs (the program was already "
+				"running on that CPU; counted by the kernel): those events are missing, the "
+				"packets are not lost", h->name, (unsigned long long)h->pkt_prog_missed);
 		if (h->capped_events)
 			ana_warn(m, "%s: the per-flow cap dropped %llu packet events: packets capped on "
 				 "one host only look lost", h->name, (unsigned long long)h->capped_events);

@@ -21,7 +21,7 @@ struct pd_cols {
 	uint64_t *ts, *hook, *flow, *slen, *uid, *tfl, *efl;
 	size_t nsl, nu, ntf, nef;
 	uint32_t *seq, *ack, *tsv;
-	uint64_t lost, seen, missed, capped;   /* summed over the body's "hooks" map */
+	uint64_t lost, seen, missed, prog_missed, capped;   /* summed over the body's "hooks" map */
 };
 
 struct pd_job {
@@ -78,6 +78,7 @@ static void pd_lost(struct pd_cols *c, const struct pktcols_raw *body)
 		if (pktcols_raw_u64(&one, "lost", &x) == 0) c->lost += x;
 		if (pktcols_raw_u64(&one, "seen", &x) == 0) c->seen += x;
 		if (pktcols_raw_u64(&one, "missed", &x) == 0) c->missed += x;
+		if (pktcols_raw_u64(&one, "prog_missed", &x) == 0) c->prog_missed += x;
 		if (pktcols_raw_u64(&one, "capped", &x) == 0) c->capped += x;
 	}
 }
@@ -123,6 +124,7 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_cols *c)
 	h->pkt_lost += c->lost;
 	h->pkt_seen += c->seen;
 	h->pkt_missed += c->missed;
+	h->pkt_prog_missed += c->prog_missed;
 	h->capped_events += c->capped;
 	size_t n = c->n;
 	if (!n || ana_vec_grow((void **)&m->pev.v, &m->pev.cap, m->pev.n + n, sizeof(struct ana_pev)))

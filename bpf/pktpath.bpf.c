@@ -81,6 +81,24 @@ struct {
 	__type(value, __u64);
 } pk_rx_last SEC(".maps");
 
+/* Set by user space once pk_dev_queue is attached: TC egress then checks
+ * that the net_dev_queue program ran for the packet it saw before. */
+__u32 tx_check = 0;
+
+/* Per CPU: the key of the last packet TC egress saw, cleared by pk_dev_queue
+ * when it parses that packet. TC egress runs just before the net_dev_queue
+ * tracepoint in the same __dev_queue_xmit call (softirqs off, same CPU), so a
+ * key still set at the next TC egress on that CPU is a packet whose
+ * net_dev_queue run the kernel skipped. The kernel skips the tracepoint
+ * programs of a whole softirq run at once, so the later transmit hooks of
+ * such a packet (qdisc, start_xmit, xmit) are missing as well. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pk_tx_pending SEC(".maps");
+
 /* Raw header bytes: IPv6 (40) or IPv4 with options (<= 60), then the
  * transport header with options (<= 60). */
 struct pk_hdrs { __u8 ip[60]; __u8 l4[60]; };
@@ -407,12 +425,27 @@ static __always_inline int pk_from_sock_skb(const struct sk_buff *skb, const str
 	return 0;
 }
 
+/* What the TC hooks compare with the tracepoint hook next to them: fields
+ * both parse identically (lengths differ by the link header). Never 0 (the
+ * empty slot). */
+static __always_inline __u64 pk_rx_key(const struct pk_event *ev)
+{
+	__u32 h = pk_hash_step(pk_hash_step(ev->seq ^ ev->uid, ev->ack),
+			       ((__u32)ev->sport << 16) | ev->dport);
+	return ((__u64)h << 32) | ((__u32)ev->ipid << 1) | 1;
+}
+
 SEC("tp_btf/net_dev_queue")
 int BPF_PROG(pk_dev_queue, struct sk_buff *skb)
 {
 	struct pk_event ev;
-	if (!pk_from_tx_skb(skb, &ev))
-		pk_emit(&ev, PK_HOOK_DEV_QUEUE);
+	if (pk_from_tx_skb(skb, &ev))
+		return 0;
+	__u32 z = 0;
+	__u64 *pend = bpf_map_lookup_elem(&pk_tx_pending, &z);
+	if (pend && *pend == pk_rx_key(&ev))
+		*pend = 0;
+	pk_emit(&ev, PK_HOOK_DEV_QUEUE);
 	return 0;
 }
 
@@ -489,15 +522,6 @@ int BPF_PROG(pk_gro_entry, const struct sk_buff *skb)
 	if (!pk_from_rx_skb(skb, &ev))
 		pk_emit(&ev, PK_HOOK_GRO_ENTRY);
 	return 0;
-}
-
-/* What TC ingress compares: fields both hooks parse identically (lengths
- * differ by the link header). Never 0 (the empty slot). */
-static __always_inline __u64 pk_rx_key(const struct pk_event *ev)
-{
-	__u32 h = pk_hash_step(pk_hash_step(ev->seq ^ ev->uid, ev->ack),
-			       ((__u32)ev->sport << 16) | ev->dport);
-	return ((__u64)h << 32) | ((__u32)ev->ipid << 1) | 1;
 }
 
 SEC("tp_btf/netif_receive_skb")
@@ -590,6 +614,22 @@ static __always_inline void pk_rx_check(const struct pk_event *ev)
 	}
 	*last = 0;
 }
+/* Counts the previous TC egress packet of this CPU if pk_dev_queue did not
+ * clear its key, then leaves this packet's key (recorded ports only). */
+static __always_inline void pk_tx_check(const struct pk_event *ev)
+{
+	__u32 z = 0;
+	__u64 *pend = bpf_map_lookup_elem(&pk_tx_pending, &z);
+	if (!pend)
+		return;
+	if (*pend) {
+		struct pk_counters *c = pk_counter(PK_HOOK_DEV_QUEUE);
+		if (c)
+			c->missed++;
+	}
+	*pend = pk_port_ok(ev->sport, ev->dport) ? pk_rx_key(ev) : 0;
+}
+
 static __always_inline int pk_tc(struct __sk_buff *skb, __u8 hook)
 {
 	/* Ethernet-framed interfaces only (veth, physical NICs). */
@@ -630,6 +670,8 @@ static __always_inline int pk_tc(struct __sk_buff *skb, __u8 hook)
 	ev->len = skb->len;
 	if (hook == PK_HOOK_TC_INGRESS && *(volatile __u32 *)&rx_check)
 		pk_rx_check(ev);
+	if (hook == PK_HOOK_TC_EGRESS && *(volatile __u32 *)&tx_check)
+		pk_tx_check(ev);
 	pk_emit(ev, hook);
 	return PK_TC_ACT_UNSPEC;
 }

@@ -41,9 +41,11 @@ struct pk_counters {
 	__u64 capped;       /* dropped by --per-flow-cap */
 	__u64 lost;         /* ring buffer full */
 	__u64 emitted;
-	__u64 missed;       /* netif_receive only: packets TC ingress saw right
-			     * after the tracepoint without this program having
-			     * parsed them (the kernel did not run it for them) */
+	__u64 missed;       /* netif_receive: packets TC ingress saw right after
+			     * the tracepoint without this program having parsed
+			     * them (the kernel did not run it for them);
+			     * dev_queue: packets TC egress saw right before the
+			     * tracepoint that this program did not parse */
 };
 
 #endif

@@ -63,6 +63,7 @@ struct pk_state {
 	struct aid_state *aid;     /* --active-ids */
 	/* counters at the previous snapshot, per hook */
 	struct pk_counters prev[PK_HOOK_MAX];
+	uint64_t prog_missed_prev[PK_HOOK_MAX];
 	int ncpus;
 };
 
@@ -198,21 +199,28 @@ static bool pk_kernel_has_tp(const struct btf *vmlinux, const char *tp)
 	return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
 }
 
-struct pk_tp { const char *tp; struct bpf_program *prog; };
+/* One program per tracepoint (never one program on several): the kernel's
+ * recursion guard is per program and CPU, so a program shared by two hooks
+ * would skip the inner one whenever one hook nests inside the other. */
+struct pk_tp { const char *tp; struct bpf_program *prog; uint8_t hook; };
 
 static size_t pk_tps(struct pktpath_bpf *sk, struct pk_tp *t)
 {
 	size_t n = 0;
-	t[n++] = (struct pk_tp){ "sock_send_length", sk->progs.pk_sock_send };
-	t[n++] = (struct pk_tp){ "net_dev_queue", sk->progs.pk_dev_queue };
-	t[n++] = (struct pk_tp){ "qdisc_enqueue", sk->progs.pk_qdisc_enq };
-	t[n++] = (struct pk_tp){ "qdisc_dequeue", sk->progs.pk_qdisc_deq };
-	t[n++] = (struct pk_tp){ "net_dev_start_xmit", sk->progs.pk_dev_start_xmit };
-	t[n++] = (struct pk_tp){ "net_dev_xmit", sk->progs.pk_dev_xmit };
-	t[n++] = (struct pk_tp){ "napi_gro_receive_entry", sk->progs.pk_gro_entry };
-	t[n++] = (struct pk_tp){ "netif_receive_skb", sk->progs.pk_netif_receive };
-	t[n++] = (struct pk_tp){ "tcp_probe", sk->progs.pk_tcp_rcv };
-	t[n++] = (struct pk_tp){ "skb_copy_datagram_iovec", sk->progs.pk_copy_to_user };
+	t[n++] = (struct pk_tp){ "sock_send_length", sk->progs.pk_sock_send, PK_HOOK_SOCK_SEND };
+	t[n++] = (struct pk_tp){ "net_dev_queue", sk->progs.pk_dev_queue, PK_HOOK_DEV_QUEUE };
+	t[n++] = (struct pk_tp){ "qdisc_enqueue", sk->progs.pk_qdisc_enq, PK_HOOK_QDISC_ENQ };
+	t[n++] = (struct pk_tp){ "qdisc_dequeue", sk->progs.pk_qdisc_deq, PK_HOOK_QDISC_DEQ };
+	t[n++] = (struct pk_tp){ "net_dev_start_xmit", sk->progs.pk_dev_start_xmit,
+				 PK_HOOK_DEV_START_XMIT };
+	t[n++] = (struct pk_tp){ "net_dev_xmit", sk->progs.pk_dev_xmit, PK_HOOK_DEV_XMIT };
+	t[n++] = (struct pk_tp){ "napi_gro_receive_entry", sk->progs.pk_gro_entry,
+				 PK_HOOK_GRO_ENTRY };
+	t[n++] = (struct pk_tp){ "netif_receive_skb", sk->progs.pk_netif_receive,
+				 PK_HOOK_NETIF_RECEIVE };
+	t[n++] = (struct pk_tp){ "tcp_probe", sk->progs.pk_tcp_rcv, PK_HOOK_TCP_RCV };
+	t[n++] = (struct pk_tp){ "skb_copy_datagram_iovec", sk->progs.pk_copy_to_user,
+				 PK_HOOK_COPY_TO_USER };
 	return n;
 }
 
@@ -323,6 +331,8 @@ static int pk_attach_tps(struct pk_state *s, char *err, size_t errlen)
 		rec_probe(s->ctx, PK_FAMILY, probe, REC_PROBE_ATTACHED, NULL);
 		if (tps[i].prog == s->skel->progs.pk_netif_receive)
 			s->skel->bss->rx_check = 1;
+		if (tps[i].prog == s->skel->progs.pk_dev_queue)
+			s->skel->bss->tx_check = 1;
 	}
 	if (!s->nlinks && !s->ntc) {
 		snprintf(err, errlen, "pktpath: no hook could be attached");
@@ -430,6 +440,25 @@ static int pk_read_counters(struct pk_state *s, struct pk_counters *out)
 	return 0;
 }
 
+/* Runs the kernel skipped per hook since load: bpf_prog_info.recursion_misses
+ * of the hook's tracepoint program (the program was already running on that
+ * CPU, e.g. a process-context run interrupted by a softirq that hit the same
+ * tracepoint). TC programs have no such guard. */
+static void pk_read_prog_missed(struct pk_state *s, uint64_t *out)
+{
+	struct pk_tp tps[16];
+	size_t n = pk_tps(s->skel, tps);
+	memset(out, 0, PK_HOOK_MAX * sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		int fd = bpf_program__fd(tps[i].prog);
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			out[tps[i].hook] = info.recursion_misses;
+	}
+}
+
 static int pk_cmp_ts(const void *a, const void *b)
 {
 	const struct pktcols_ev *x = a, *y = b;
@@ -463,27 +492,38 @@ static void pk_pack_flows(struct pk_state *s, struct np_recbuf *rb, const struct
 	free(f);
 }
 
-static void pk_pack_counters(msgpack_packer *pk, const struct pk_counters *now,
-			     const struct pk_counters *prev)
+/* Counters and program misses of one snapshot and of the previous one. */
+struct pk_counts_pair {
+	const struct pk_counters *now, *prev;
+	const uint64_t *pm_now, *pm_prev;
+};
+
+static bool pk_hook_changed(const struct pk_counts_pair *c, unsigned h)
 {
+	return c->now[h].seen != c->prev[h].seen || c->now[h].lost != c->prev[h].lost ||
+	       c->now[h].missed != c->prev[h].missed || c->pm_now[h] != c->pm_prev[h];
+}
+
+static void pk_pack_counters(msgpack_packer *pk, const struct pk_counts_pair *c)
+{
+	const struct pk_counters *now = c->now, *prev = c->prev;
 	unsigned nh = 0;
 	for (unsigned h = 1; h < PK_HOOK_MAX; h++)
-		nh += now[h].seen != prev[h].seen || now[h].lost != prev[h].lost ||
-		      now[h].missed != prev[h].missed;
+		nh += pk_hook_changed(c, h);
 	np_pack_str(pk, "hooks");
 	msgpack_pack_map(pk, nh);
 	for (unsigned h = 1; h < PK_HOOK_MAX; h++) {
-		if (now[h].seen == prev[h].seen && now[h].lost == prev[h].lost &&
-		    now[h].missed == prev[h].missed)
+		if (!pk_hook_changed(c, h))
 			continue;
 		np_pack_str(pk, pktcols_hook_name(h));
-		msgpack_pack_map(pk, 6);
+		msgpack_pack_map(pk, 7);
 		np_pack_kv_u64(pk, "seen", now[h].seen - prev[h].seen);
 		np_pack_kv_u64(pk, "sampled_out", now[h].sampled_out - prev[h].sampled_out);
 		np_pack_kv_u64(pk, "capped", now[h].capped - prev[h].capped);
 		np_pack_kv_u64(pk, "lost", now[h].lost - prev[h].lost);
 		np_pack_kv_u64(pk, "emitted", now[h].emitted - prev[h].emitted);
 		np_pack_kv_u64(pk, "missed", now[h].missed - prev[h].missed);
+		np_pack_kv_u64(pk, "prog_missed", c->pm_now[h] - c->pm_prev[h]);
 	}
 }
 
@@ -506,9 +546,12 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 {
 	struct pk_state *s = state;
 	struct pk_counters now[PK_HOOK_MAX];
+	uint64_t pm_now[PK_HOOK_MAX];
 	uint32_t div_used = s->skel->data->sample_div;
 	if (pk_read_counters(s, now) < 0)
 		memcpy(now, s->prev, sizeof(now));
+	pk_read_prog_missed(s, pm_now);
+	struct pk_counts_pair cp = { now, s->prev, pm_now, s->prog_missed_prev };
 	qsort(s->ev, s->nev, sizeof(*s->ev), pk_cmp_ts);
 	if (s->nev)
 		pk_pack_flows(s, rb, s->ev, s->nev);
@@ -524,7 +567,7 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 		np_pack_kv_u64(pk, "n", n);
 		np_pack_kv_u64(pk, "sample_n", div_used);
 		if (first) {
-			pk_pack_counters(pk, now, s->prev);
+			pk_pack_counters(pk, &cp);
 			np_pack_kv_u64(pk, "user_dropped", s->user_dropped);
 			if (s->aid)
 				pk_pack_aid(pk, s->aid);
@@ -532,6 +575,7 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 		pktcols_pack_events(pk, s->ev + off, n);
 	}
 	memcpy(s->prev, now, sizeof(now));
+	memcpy(s->prog_missed_prev, pm_now, sizeof(pm_now));
 	s->nev = 0;
 	/* --max-cpu: the divisor nprec wants from the next interval on */
 	if (ctx->sample_div && ctx->sample_div != div_used)

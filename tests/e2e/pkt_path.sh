@@ -70,6 +70,18 @@ check "no lost events ($(v lost))" [ "$(v lost)" = 0 ]
 u2=$(awk -F= '$1=="unmatched"{print $2}' "$T/m2.txt"); r2=$(awk -F= '$1=="recv_data"{print $2}' "$T/m2.txt")
 check "TC egress -> TC ingress: $r2 segments, $u2 unmatched" [ "$u2" = 0 -a "${r2:-0}" -gt 500 ]
 
+# Skipped tracepoint runs are counted, none vanishes: TC ingress checks
+# netif_receive right after it, TC egress checks dev_queue right before it
+# (counted at the CPU's next TC egress: a CPU's last one cannot be).
+for h in c s; do
+	"$PM" stats "$T/$h.npr" >"$T/$h.stats"
+	st() { awk -F= -v k="$1" '$1 == k {print $2}' "$T/$h.stats"; }
+	rx=$(( $(st hook_tc_ingress) - $(st hook_netif_receive) )); rxm=$(st missed_netif_receive)
+	tx=$(( $(st hook_tc_egress) - $(st hook_dev_queue) )); txm=$(st missed_dev_queue)
+	check "$h: receive events missing at netif_receive ($rx) == counted missed (${rxm:-0})" [ "$rx" = "${rxm:-0}" ]
+	check "$h: transmit events missing at dev_queue ($tx) == counted missed (${txm:-0}, + at most one per CPU)" \
+		[ "$tx" -ge "${txm:-0}" -a "$tx" -le $(( ${txm:-0} + $(nproc) )) ]
+done
 "$PM" sync "$T/c.npr" "$T/s.npr" >"$T/sync.txt"
 cat "$T/sync.txt" >&2
 off=$(awk -F= '$1=="offset_ns"{print $2}' "$T/sync.txt")

@@ -33,6 +33,7 @@ struct pm_file {
 	uint32_t nflows;
 	uint64_t hook_seen[PK_HOOK_MAX], hook_lost[PK_HOOK_MAX], hook_sampled_out[PK_HOOK_MAX];
 	uint64_t hook_missed[PK_HOOK_MAX];
+	uint64_t hook_prog_missed[PK_HOOK_MAX];
 	/* SYNC */
 	struct pm_sync { uint64_t t[4]; uint64_t seq; int server; } *sy;
 	size_t nsy, capsy;
@@ -93,6 +94,7 @@ static void pm_add_counters(struct pm_file *f, const msgpack_object *body)
 		if (!np_get_u64(&kv->val, "lost", &v)) f->hook_lost[h] += v;
 		if (!np_get_u64(&kv->val, "sampled_out", &v)) f->hook_sampled_out[h] += v;
 		if (!np_get_u64(&kv->val, "missed", &v)) f->hook_missed[h] += v;
+		if (!np_get_u64(&kv->val, "prog_missed", &v)) f->hook_prog_missed[h] += v;
 	}
 }
 
@@ -371,6 +373,9 @@ static int pm_stats(int argc, char **argv)
 		printf("hook_%s=%llu\n", pktcols_hook_name(h), (unsigned long long)per[h]);
 		if (F.hook_missed[h])
 			printf("missed_%s=%llu\n", pktcols_hook_name(h), (unsigned long long)F.hook_missed[h]);
+		if (F.hook_prog_missed[h])
+			printf("prog_missed_%s=%llu\n", pktcols_hook_name(h),
+			       (unsigned long long)F.hook_prog_missed[h]);
 		lost += F.hook_lost[h];
 		seen += F.hook_seen[h];
 		so += F.hook_sampled_out[h];

@@ -67,6 +67,29 @@ static int rt_send(uint16_t port)
 	return 0;
 }
 
+/* Sum of key over the `hooks` counters of hook name in rb's PKT_EVENTS
+ * records; -1 when no record carries the key for that hook. */
+static int64_t rt_hook_counter(struct np_recbuf *rb, const char *hook, const char *key)
+{
+	msgpack_unpacked u;
+	msgpack_unpacked_init(&u);
+	size_t off = 0;
+	int64_t sum = -1;
+	while (msgpack_unpack_next(&u, rb->sbuf.data, rb->sbuf.size, &off) == MSGPACK_UNPACK_SUCCESS) {
+		const msgpack_object *r = &u.data;
+		if (r->type != MSGPACK_OBJECT_ARRAY || r->via.array.size != 3 ||
+		    r->via.array.ptr[0].via.u64 != NP_REC_PKT_EVENTS)
+			continue;
+		const msgpack_object *hooks = np_map_get(&r->via.array.ptr[2], "hooks");
+		const msgpack_object *h = hooks ? np_map_get(hooks, hook) : NULL;
+		uint64_t v;
+		if (h && np_get_u64(h, key, &v) == 0)
+			sum = (sum < 0 ? 0 : sum) + (int64_t)v;
+	}
+	msgpack_unpacked_destroy(&u);
+	return sum;
+}
+
 static void rt_codec(void)
 {
 	struct pktcols_ev in[5] = {
@@ -342,6 +365,13 @@ int main(void)
 			}
 	}
 	CHECK(data_q > 0 && matched == data_q, "%zu of %zu data segments matched", matched, data_q);
+	/* The interval's counters agree with its events (sample 1, no cap, nothing
+	 * lost), and every hook carries the kernel's skipped-run count. Loopback
+	 * receive runs in softirq only: netif_receive never nests on itself. */
+	CHECK_EQ_U(rt_hook_counter(&rb, "netif_receive", "seen"), nhook[PK_HOOK_NETIF_RECEIVE]);
+	CHECK_EQ_U(rt_hook_counter(&rb, "dev_queue", "seen"), nhook[PK_HOOK_DEV_QUEUE]);
+	CHECK(rt_hook_counter(&rb, "tcp_rcv", "prog_missed") >= 0, "tcp_rcv prog_missed present");
+	CHECK_EQ_U(rt_hook_counter(&rb, "netif_receive", "prog_missed"), 0);
 	CHECK(n == 0 || ev[0].ts > 5000, "shifted ts");
 	CHECK_EQ_U(rec_family_pktpath.lost(st), 0);
 	free(ev);
