@@ -394,16 +394,18 @@ void ana_graph_run(const struct ana_model *m, struct ana_out *o);
 /* The TXN_EVENTS of each connection (local clock): first request start,
  * last response end and its request starts in order, for request rates
  * over the time requests were made (ana_graph.c). */
-struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts; size_t n; };
+struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts; size_t n;
+		   bool partial; /* some interval's events were not kept (--txn-events) */ };
 struct ana_cspans { struct ana_cspan *v; size_t n; uint64_t *starts; };
 void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s);
 void ana_conn_spans_free(struct ana_cspans *s);
 const struct ana_cspan *ana_conn_span(const struct ana_cspans *s, uint16_t host, uint64_t conn);
 /* Request starts per second of a set of connections, the first and last
- * 0.1 % of the starts left out; NAN below 2 starts. */
+ * 0.1 % of the starts left out; NAN below 2 starts. count_all: the exact
+ * request count of the row, larger when only some connections kept events. */
 struct ana_reqrate { ANA_VEC(const struct ana_cspan *) c; };
 void ana_reqrate_add(struct ana_reqrate *r, const struct ana_cspan *c);
-double ana_reqrate(const struct ana_reqrate *r);
+double ana_reqrate(const struct ana_reqrate *r, uint64_t count_all);
 void ana_reqrate_free(struct ana_reqrate *r);
 /* Columns of the table "bottlenecks" (made in ana_graph.c, rows also from
  * ana_calltree.c), in the order of its np_table_col_at calls. */

@@ -561,7 +561,7 @@ static void ana_txn_table(struct ana_model *m, struct ana_out *o, struct ana_tgr
 		span += m->hosts.v[x->host].interval_ns ? m->hosts.v[x->host].interval_ns : 1000000000ull;
 		if (x->r_hi > x->r_lo)
 			span = x->r_hi - x->r_lo;
-		double rate = ana_reqrate(&x->rr);
+		double rate = ana_reqrate(&x->rr, x->count);
 		np_table_set_f64(t, r, TX_RATE, isfinite(rate) ? rate : (double)x->count * 1e9 / (double)span);
 		np_table_set_u64(t, r, TX_BYTES, x->bytes);
 		/* the sketch carries the latency; count column is requests */
