@@ -44,9 +44,11 @@ static void rpt_small_decimals(struct rpt_scale *sc, double smallest)
 	if (sc->kind == RPT_U_TIME || smallest <= 0 || sc->div == 1)
 		return;
 	double s = smallest / sc->div;
-	int need = s < 1 ? (int)ceil(-log10(s)) + 1 : 0;
+	if (!(s > 0))      /* a subnormal smallest divided to 0 (fuzz_report) */
+		return;
+	double need = s < 1 ? ceil(-log10(s)) + 1 : 0;
 	if (need > sc->decimals)
-		sc->decimals = need > 4 ? 4 : need;
+		sc->decimals = need > 4 ? 4 : (int)need;
 }
 
 static struct rpt_colview rpt_col_view(const struct np_table *t, size_t c, double t0)
