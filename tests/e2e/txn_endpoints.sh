@@ -129,7 +129,11 @@ for p in slow fast; do
 	read -r _ n p50 p99 _ < <(grep "^GET_/$p " "$T/c.ev")
 	check "client events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
 	check "client events /$p p50 ${p50:-0} within 5 % of client's $CP50" within "${p50:-0}" "$CP50" 5
-	check "client events /$p p99 ${p99:-0} within 5 % of client's $CP99" within "${p99:-0}" "$CP99" 5
+	# the client's p99 is its own clock around send and receive, so it adds
+	# its wakeup delay to a tail of ~2 requests: a 0.5 ms request read 32 us
+	# (5.5 %) above the recorded p99 in one CI run; 50 us absolute covers it
+	check "client events /$p p99 ${p99:-0} within 5 % or 50 us of client's $CP99" \
+		awk -v a="${p99:-0}" -v b="$CP99" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=b*0.05 || d<=50000)}'
 	read -r _ n p50 p99 _ < <(grep "^GET_/$p " "$T/s.ev")
 	check "server events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
 	if [ $p = slow ]; then
