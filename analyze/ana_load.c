@@ -292,6 +292,21 @@ static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 	ana_rows_close(&r);
 }
 
+/* The row's request starts (recorders since 2026-11-26): from start_lo,
+ * the previous row's last start or, in the connection's first row
+ * (count == count_total), its first; to start_hi. */
+static void ana_load_txn_starts(struct ana_rows *r, size_t i, struct ana_txn *x)
+{
+	uint64_t lo, hi, total;
+	if (!x->count || !ana_rows_u64(r, i, NPK(TXN_STATS, START_LO_NS), &lo) ||
+	    !ana_rows_u64(r, i, NPK(TXN_STATS, START_HI_NS), &hi) ||
+	    !ana_rows_u64(r, i, NPK(TXN_STATS, COUNT_TOTAL), &total) || !lo || hi < lo)
+		return;
+	x->start_lo = lo;
+	x->start_hi = hi;
+	x->start_gaps = x->count - (total == x->count);
+}
+
 static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)
 {
 	struct ana_rows r;
@@ -326,6 +341,7 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 			np_sketch_unpack(&x->lat, sk);
 		if (!x->count)
 			x->count = x->lat.n;
+		ana_load_txn_starts(&r, i, x);
 		char path[128] = "", method[16] = "";
 		ana_rows_str(&r, i, NPK(TXN_STATS, PATH), path, sizeof(path));
 		ana_rows_str(&r, i, NPK(TXN_STATS, METHOD), method, sizeof(method));
