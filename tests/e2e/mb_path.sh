@@ -20,7 +20,8 @@
 #  - the balancer's HTB queue is its own decomp segment (forward_qdisc on
 #    b) equal to the pcap transit b0 -> b1, and a finding names it;
 #  - request counts of the service graph's wrk and redis edges equal the
-#    tools' own; no decomp share above 100 %;
+#    tools' own, their request rates (at the default --txn-events auto)
+#    the captures' and the tools' own; no decomp share above 100 %;
 #  - the 3 ms clock shift lies inside the stated bound;
 #  - npanalyze exits 0 on these inputs, refuses the same file twice and a
 #    file that is not a recording (exit 2).
@@ -275,11 +276,13 @@ GR=$(gcol "s:pid[$NGW]" requests)
 check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "${GR:-0}" "${REQ:-1}" 1
 # request rates over one time base (issue 19 item 6: 2.32 k/s in the graph,
 # 5.42 k/s in transactions, 6.07 k/s by wrk): requests per second between
-# request starts, the first and last 0.1 % left out (ana_reqrate;
-# pcapsum.py reqrate on the client's capture: the first transmission of
-# each request segment). wrk's own Requests/sec divides by its wall time,
-# which also holds its start and a stall at its stop (a server that
-# stalled 110 ms there: 3.7 % lower): printed, held to 5 % only.
+# request starts, (n - 1) / (last start - first start), from every
+# connection's first and last start in TXN_STATS (ana_reqrate), although
+# --txn-events auto kept the events of 1 in 16 connections only (checked);
+# pcapsum.py reqrate the same on the client's capture (the first
+# transmission of each request segment).
+check "the server's recorder sampled transaction events (ev_sample 16)" \
+	bash -c "'$NPREPORT' dump --type txn_stats '$T/s.npr' | grep -q '\"ev_sample\":16'"
 $PS reqrate "$T/mb-c0.pcap" 80 > "$T/wrate.kv"
 WRATE=$(kv "$T/wrate.kv" rate)
 WOWN=$(awk '/Requests\/sec/ {print $2}' "$T/wrk.txt")
@@ -292,8 +295,16 @@ check "request rate: service graph ($GAR/s) == the client's capture ($WRATE/s) w
 all_within1() { within "$1" "$3" 1 && within "$2" "$3" 1; }
 check "request rate: transactions server ($TXS/s) and client ($TXC/s) endpoints == the graph's within 1 %" \
 	all_within1 "${TXS:-0}" "${TXC:-0}" "${GAR:-1}"
-check "request rate: the graph's ($GAR/s) within 5 % of wrk's own over its wall time ($WOWN/s)" \
-	within "${GAR:-0}" "${WOWN:-1}" 5
+# wrk's own Requests/sec: its count (the graph's within 1 %: checked
+# above) over its wall time, which holds every request start and more: its
+# threads' start and connects, and after the last start the response wrk
+# waited for until its stop timer (100 ms ticks) ended the run; a server
+# that stalls when wrk stops adds the stall (110 ms seen: 3.7 % of 3 s).
+# The graph's server rows see the first and last start late by nginx's
+# wakeup (2 ms in one run: 0.08 % below wrk's). So: from 1 % below
+# wrk's rate to 5 % above it.
+check "request rate: the graph's ($GAR/s) from 1 % below to 5 % above wrk's own over its wall time ($WOWN/s)" \
+	awk -v g="${GAR:-0}" -v w="${WOWN:-0}" 'BEGIN {exit !(w > 0 && g >= w * 0.99 && g <= w * 1.05)}'
 if [ -n "$REDIS" ]; then
 	RR=$(gcol "s:pid[$RPID]" requests)
 	RN=$(( ${MB_REDIS_N:-10000} * 2 ))
@@ -302,8 +313,17 @@ if [ -n "$REDIS" ]; then
 	RRT=$(gcol "s:pid[$RPID]" active_rate)
 	$PS reqrate "$T/mb-c0.pcap" 6379 > "$T/rrate.kv"
 	RPC=$(kv "$T/rrate.kv" rate)
-	ROWN=$(awk -F'"' '$2 == "SET" || $2 == "GET" {printf "%s ", $4}' "$T/redis.csv")
-	echo "redis request rate: pcap $RPC/s, graph $RRT/s, redis-benchmark SET GET $ROWN/s" >&2
+	# redis-benchmark's own: each test's requests over its time in whole
+	# ms, from before its clients connect to the last reply (4-5 ms more
+	# than the test's request starts span in one run); the graph's span
+	# holds instead the CONFIG GET before the tests and the switch from
+	# SET to GET (2 + 6 ms there): 0.02 % apart that run, and each part
+	# can grow by ms on a loaded machine. Held to 2 %.
+	ROWN=$(awk -F'"' -v n="${MB_REDIS_N:-10000}" '$2 == "SET" || $2 == "GET" {k++; t += n / $4}
+		END {if (k == 2 && t > 0) printf "%.2f", 2 * n / t}' "$T/redis.csv")
+	echo "redis request rate: pcap $RPC/s, graph $RRT/s, redis-benchmark SET+GET $ROWN/s" >&2
+	check "request rate: the redis edge ($RRT/s) == redis-benchmark's own SET+GET ($ROWN/s) within 2 %" \
+		within "${RRT:-0}" "${ROWN:-1}" 2
 	check "request rate: the redis edge ($RRT/s) == the client's capture ($RPC/s) within 1 %" within "${RRT:-0}" "${RPC:-1}" 1
 fi
 # no segment holds more than its whole path (the issue saw share_mean
