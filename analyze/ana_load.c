@@ -920,8 +920,9 @@ void ana_load_finish(struct ana_model *m)
 		if (h->pkt_missed)
 			((double)h->pkt_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
 				m, "%s: the kernel did not run the packet-hook tracepoint programs for %llu packets "
-				"its TC hooks saw (counted by the recorder at netif_receive and dev_queue): their "
-				"events there are missing, the packets are not lost", h->name,
+				"(counted by the recorder: at netif_receive and dev_queue against its TC hooks, at "
+				"qdisc_deq against the qdisc's enqueue, where an AQM qdisc's own drops count too): "
+				"their events there are missing, the packets are not lost", h->name,
 				(unsigned long long)h->pkt_missed);
 		if (h->pkt_prog_missed)
 			((double)h->pkt_prog_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
