@@ -157,6 +157,8 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	 * start_lo to start_hi, start_gaps intervals between those starts
 	 * (start_hi 0: not recorded, an older recorder) */
 	uint64_t start_lo, start_hi, start_gaps;
+	uint64_t start_second, start_prev;  /* the connection's 2nd start, the one before start_hi */
+	bool start_first_row;       /* start_lo is the connection's first start */
 };
 
 struct ana_txev {               /* TXN_EVENTS: one transaction */
@@ -403,7 +405,9 @@ struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts;
 		   /* from its TXN_STATS rows (whatever the events kept): starts
 		    * from slo to shi, sgaps intervals between them; nostarts: a
 		    * row with requests did not carry them (older recorder) */
-		   uint64_t slo, shi, sgaps; bool nostarts; };
+		   uint64_t slo, shi, sgaps; bool nostarts;
+		   /* its 2nd start (when slo is its 1st) and the one before shi */
+		   uint64_t s2, sp; bool sfirst; };
 struct ana_cspans { struct ana_cspan *v; size_t n; uint64_t *starts; };
 void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s);
 void ana_conn_spans_free(struct ana_cspans *s);

@@ -304,7 +304,10 @@ static void ana_load_txn_starts(struct ana_rows *r, size_t i, struct ana_txn *x)
 		return;
 	x->start_lo = lo;
 	x->start_hi = hi;
-	x->start_gaps = x->count - (total == x->count);
+	x->start_first_row = total == x->count;
+	x->start_gaps = x->count - x->start_first_row;
+	ana_rows_u64(r, i, NPK(TXN_STATS, START_SECOND_NS), &x->start_second);
+	ana_rows_u64(r, i, NPK(TXN_STATS, START_PREV_NS), &x->start_prev);
 }
 
 static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)

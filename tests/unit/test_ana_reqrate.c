@@ -1,12 +1,13 @@
 /* Request rates between request starts (analyze/ana_graph.c ana_reqrate)
  * from the starts TXN_STATS carries (start_lo_ns, start_hi_ns), whatever
  * --txn-events kept. One server recording, three 1 s intervals: keep-alive
- * connections 1 and 2 with a request every 18 ms in every interval (events
+ * connections 1 and 2 with a request every 15 ms in every interval (events
  * kept), connection 3 in intervals 1 and 2 only, every 4 ms, sampled out
  * (TXN_STATS ev 0, no events): a later phase of the load at another rate.
  *  - with the starts: transactions rates (connection, endpoint) and the
  *    service graph's active_rate equal (N - 1) / (last start - first start)
  *    of the starts written, to 1e-9;
+ *  - connection 1's last start 250 ms late (a straggler): left out;
  *  - the same recording without the two keys (an older recorder): read,
  *    and the rates fall back as before (the events of the kept
  *    connections, scaled by the exact count). */
@@ -28,10 +29,14 @@ static char rr_dir[] = "/tmp/np-test-reqrate.XXXXXX";
 /* Requests of connection c (1..3) in interval iv, and the start of its i-th. */
 static int rr_per(int c, int iv) { return c == 3 ? (iv ? 200 : 0) : 50; }
 
+static uint64_t rr_late;        /* added to connection 1's last start: a straggler */
+
 static uint64_t rr_start(int c, int iv, int i)
 {
 	uint64_t base = RR_T0 + (uint64_t)iv * 1000000000ull + (uint64_t)c * 1000;
-	return c == 3 ? base + 5000000 + (uint64_t)i * 4000000 : base + 1000000 + (uint64_t)i * 18000000;
+	if (c == 3)
+		return base + 5000000 + (uint64_t)i * 4000000;
+	return base + 1000000 + (uint64_t)i * 15000000 + (c == 1 && iv == RR_IV - 1 && i == 49 ? rr_late : 0);
 }
 
 static void rr_header(struct np_writer *w, struct np_recbuf *rb)
@@ -63,7 +68,7 @@ static void rr_strs(msgpack_packer *pk, const char *key, const char *v, size_t n
  * row (count == count_total). */
 static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool starts)
 {
-	uint64_t conn[3], role[3], lport[3], rport[3], cnt[3], tot[3], pid[3], ev[3], lo[3], hi[3];
+	uint64_t conn[3], role[3], lport[3], rport[3], cnt[3], tot[3], pid[3], ev[3], lo[3], hi[3], s2[3], sp[3];
 	size_t n = 0;
 	for (int c = 1; c <= 3; c++) {
 		if (!rr_per(c, iv))
@@ -75,11 +80,13 @@ static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sta
 		cnt[n] = (uint64_t)rr_per(c, iv); tot[n] = before + cnt[n]; pid[n] = 7; ev[n] = c != 3;
 		lo[n] = before ? rr_start(c, iv - 1, rr_per(c, iv - 1) - 1) : rr_start(c, iv, 0);
 		hi[n] = rr_start(c, iv, rr_per(c, iv) - 1);
+		s2[n] = rr_start(c, c == 3 ? 1 : 0, 1);             /* the connection's second */
+		sp[n] = rr_start(c, iv, rr_per(c, iv) - 2);         /* the one before hi */
 		n++;
 	}
 	uint64_t t0 = RR_T0 + (uint64_t)iv * 1000000000ull;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_STATS, 1);
-	msgpack_pack_map(pk, starts ? 18 : 16);
+	msgpack_pack_map(pk, starts ? 20 : 16);
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
 	np_pack_kv_u64(pk, "n", n);
@@ -99,6 +106,8 @@ static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sta
 	if (starts) {
 		np_pack_kv_u64_array(pk, "start_lo_ns", lo, n);
 		np_pack_kv_u64_array(pk, "start_hi_ns", hi, n);
+		np_pack_kv_u64_array(pk, "start_second_ns", s2, n);
+		np_pack_kv_u64_array(pk, "start_prev_ns", sp, n);
 	}
 	np_pack_str(pk, "lat");
 	msgpack_pack_array(pk, n);
@@ -157,13 +166,16 @@ static int rr_write(const char *path, bool starts)
 	return np_writer_close(w);
 }
 
-/* (N - 1) / (last - first) over the starts of the given connections. */
+/* (N - 1) / (last - first) over the starts of the given connections
+ * (without connection 1's last one when it is late). */
 static double rr_truth(int c_lo, int c_hi)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, n = 0;
 	for (int c = c_lo; c <= c_hi; c++)
 		for (int iv = 0; iv < RR_IV; iv++)
 			for (int i = 0; i < rr_per(c, iv); i++) {
+				if (rr_late && c == 1 && iv == RR_IV - 1 && i == 49)
+					continue;
 				uint64_t t = rr_start(c, iv, i);
 				if (t < lo) lo = t;
 				if (t > hi) hi = t;
@@ -225,6 +237,26 @@ static void test_from_stats(void)
 	rr_free(&r);
 }
 
+/* Connection 1's last request read 250 ms after its previous one (a
+ * server that stalled when the load stopped; its mean gap is 15 ms): left
+ * out, the rate is that of the other starts. */
+static void test_straggler(void)
+{
+	struct rr_run r;
+	rr_late = 250000000;
+	rr_analyse(&r, "straggler", true);
+	double all = rr_truth(1, 3), c1 = rr_truth(1, 1);
+	double ep = rr_cell(&r, "transactions", "key", "10.0.0.2:8080 GET /x", "rate");
+	double cn = rr_cell(&r, "transactions", "key", "10.0.0.2:8080>10.0.0.1:40001", "rate");
+	double g = rr_cell(&r, "service_graph", "kind", "edge", "active_rate");
+	CHECK(RR_REL(ep, all), "endpoint rate %.6f == %.6f without the straggler", ep, all);
+	CHECK(RR_REL(cn, c1), "its connection's rate %.6f == %.6f without it", cn, c1);
+	CHECK(RR_REL(g, all), "service graph active_rate %.6f == %.6f without it", g, all);
+	rr_late = 0;
+	CHECK(!RR_REL(all, rr_truth(1, 3)), "(with it: %.6f)", rr_truth(1, 3));
+	rr_free(&r);
+}
+
 static void test_older_recorder(void)
 {
 	struct rr_run r;
@@ -247,6 +279,7 @@ int main(void)
 		return tap_done();
 	}
 	test_from_stats();
+	test_straggler();
 	test_older_recorder();
 	char cmd[96];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", rr_dir);
