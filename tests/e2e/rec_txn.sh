@@ -209,6 +209,39 @@ PY
 		[ "${SKA:-0}" -gt 0 -a "${SKA:-16}" -lt "${SCONN:-0}" ]
 	check "--txn-events 1/2: client and server recorders kept the same connections" [ "${SSAME:-0}" = 1 ]
 	check "--txn-events 1/2: kept connections have every event, the others none" [ "${SCOMPLETE:-0}" = 1 ]
+	# the request starts TXN_STATS carries for rates (first, second, last
+	# but one, last of each connection) against the kept connections' events
+	STARTS=$(python3 - "$E2E_TMP/sa.json" "$E2E_TMP/sb.json" <<'PY'
+import json, sys
+ok = bad = 0
+for p in sys.argv[1:]:
+    st, ev = {}, {}
+    for line in open(p):
+        r = json.loads(line); b = r.get("body", {})
+        if r.get("type") == "txn_stats":
+            for i in range(b["n"]):
+                if b["count"][i]:
+                    s = st.setdefault(b["conn"][i], {"ev": set(), "lo": b["start_lo_ns"][i]})
+                    s["ev"].add(b["ev"][i])
+                    s["v"] = (s["lo"], b["start_second_ns"][i], b["start_prev_ns"][i], b["start_hi_ns"][i])
+        elif r.get("type") == "txn_events":
+            t = 0
+            for i in range(b["n"]):
+                t = b["start_ns_d"][i] if i == 0 else t + b["start_ns_d"][i]
+                ev.setdefault(b["conn"][i], []).append(t)
+    for c, s in st.items():
+        if s["ev"] == {1} and len(ev.get(c, [])) >= 2:
+            e = sorted(ev[c])
+            if s["v"] == (e[0], e[1], e[-2], e[-1]):
+                ok += 1
+            else:
+                bad += 1
+print(ok, bad)
+PY
+)
+	read -r SOK SBAD <<<"$STARTS"
+	check "--txn-events 1/2: TXN_STATS first, second, last-but-one and last request starts == the kept connections' events (${SOK:-?} equal, ${SBAD:-?} not)" \
+		[ "${SOK:-0}" -gt 0 -a "${SBAD:-1}" = 0 ]
 	SN_OK() { [ "${SN:-0}" -gt 0 ] && [ "${1:-0}" -ge $((SN - 16)) ] && [ "${1:-0}" -le $((SN + 16)) ]; }
 	check "--txn-events 1/2: transaction counts still exact (client ${SNA:-?}, server ${SNB:-?}, wrk ${SN:-?})" \
 		bash -c "$(declare -f SN_OK); SN=$SN; SN_OK '$SNA' && SN_OK '$SNB'"
