@@ -15,10 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ana.h"
-#include "npmsg.h"
-#include "records.h"
-#include "tap.h"
+#include "txnfix.h"
 
 #define RR_T0   1000000000000ull
 #define RR_IV   3
@@ -37,30 +34,6 @@ static uint64_t rr_start(int c, int iv, int i)
 	if (c == 3)
 		return base + 5000000 + (uint64_t)i * 4000000;
 	return base + 1000000 + (uint64_t)i * 15000000 + (c == 1 && iv == RR_IV - 1 && i == 49 ? rr_late : 0);
-}
-
-static void rr_header(struct np_writer *w, struct np_recbuf *rb)
-{
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
-	np_pack_kv_str(pk, "kind", "recording");
-	np_pack_kv_str(pk, "producer", "test_ana_reqrate");
-	np_pack_str(pk, "host");
-	msgpack_pack_map(pk, 3);
-	np_pack_kv_str(pk, "hostname", "srv");
-	np_pack_kv_str(pk, "machine_id", "ssss");
-	np_pack_kv_u64(pk, "ncpus", 2);
-	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
-	np_pack_kv_u64(pk, "start_ns", RR_T0);
-	np_writer_commit(w, rb);
-}
-
-static void rr_strs(msgpack_packer *pk, const char *key, const char *v, size_t n)
-{
-	np_pack_str(pk, key);
-	msgpack_pack_array(pk, n);
-	for (size_t i = 0; i < n; i++)
-		np_pack_str(pk, v);
 }
 
 /* One interval's TXN_STATS rows, as the recorder writes them: start_lo is
@@ -94,15 +67,15 @@ static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sta
 	np_pack_kv_u64_array(pk, "ev", ev, n);
 	np_pack_kv_u64_array(pk, "conn", conn, n);
 	np_pack_kv_u64_array(pk, "role", role, n);
-	rr_strs(pk, "laddr", "10.0.0.2", n);
+	txf_strs(pk, "laddr", "10.0.0.2", n);
 	np_pack_kv_u64_array(pk, "lport", lport, n);
-	rr_strs(pk, "raddr", "10.0.0.1", n);
+	txf_strs(pk, "raddr", "10.0.0.1", n);
 	np_pack_kv_u64_array(pk, "rport", rport, n);
 	np_pack_kv_u64_array(pk, "count", cnt, n);
 	np_pack_kv_u64_array(pk, "count_total", tot, n);
 	np_pack_kv_u64_array(pk, "pid", pid, n);
-	rr_strs(pk, "method", "GET", n);
-	rr_strs(pk, "path", "/x", n);
+	txf_strs(pk, "method", "GET", n);
+	txf_strs(pk, "path", "/x", n);
 	if (starts) {
 		np_pack_kv_u64_array(pk, "start_lo_ns", lo, n);
 		np_pack_kv_u64_array(pk, "start_hi_ns", hi, n);
@@ -144,8 +117,8 @@ static void rr_events(struct np_writer *w, struct np_recbuf *rb, int iv)
 	np_pack_kv_u64_array(pk, "role", role, n);
 	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
 	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
-	rr_strs(pk, "method", "GET", n);
-	rr_strs(pk, "path", "/x", n);
+	txf_strs(pk, "method", "GET", n);
+	txf_strs(pk, "path", "/x", n);
 	np_writer_commit(w, rb);
 }
 
@@ -157,7 +130,7 @@ static int rr_write(const char *path, bool starts)
 	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
 		return -1;
 	np_recbuf_init(&rb);
-	rr_header(w, &rb);
+	txf_header(w, &rb, "test_ana_reqrate", RR_T0);
 	for (int iv = 0; iv < RR_IV; iv++) {
 		rr_stats(w, &rb, iv, starts);
 		rr_events(w, &rb, iv);
@@ -184,32 +157,17 @@ static double rr_truth(int c_lo, int c_hi)
 	return (double)(n - 1) * 1e9 / (double)(hi - lo);
 }
 
-struct rr_run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
-
-static void rr_analyse(struct rr_run *r, const char *name, bool starts)
+static void rr_analyse(struct txf_run *r, const char *name, bool starts)
 {
 	char npr[96], npa[96];
 	snprintf(npr, sizeof(npr), "%s/%s.npr", rr_dir, name);
 	snprintf(npa, sizeof(npa), "%s/%s.npa", rr_dir, name);
 	CHECK(rr_write(npr, starts) == 0, "write %s", npr);
-	memset(r, 0, sizeof(*r));
-	r->o.quiet = true;
-	ana_model_init(&r->m, &r->o);
-	ana_load_file(&r->m, npr, "srv");
-	CHECK(ana_run(&r->m, npa, NULL) == 0, "ana_run %s", name);
-	r->ok = np_analysis_load(&r->a, npa, NULL, NULL) == 0;
-	CHECK(r->ok, "load %s", npa);
-}
-
-static void rr_free(struct rr_run *r)
-{
-	if (r->ok)
-		np_analysis_free(&r->a);
-	ana_model_free(&r->m);
+	txf_analyse(r, npr, npa);
 }
 
 /* Column col of the row of t whose column kc is kv. */
-static double rr_cell(const struct rr_run *r, const char *table, const char *kc, const char *kv, const char *col)
+static double rr_cell(const struct txf_run *r, const char *table, const char *kc, const char *kv, const char *col)
 {
 	const struct np_table *t = r->ok ? np_analysis_table(&r->a, table) : NULL;
 	int ik = t ? np_table_find_col(t, kc) : -1, ic = t ? np_table_find_col(t, col) : -1;
@@ -223,18 +181,27 @@ static double rr_cell(const struct rr_run *r, const char *table, const char *kc,
 
 #define RR_REL(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b))
 
+/* Analyses the recording written with the starts: the endpoint's, the
+ * connection's (port rport) and the graph edge's rates against all (every
+ * connection's truth) and one (that connection's). */
+static void rr_check_starts(const char *name, unsigned rport, double all, double one, const char *what)
+{
+	struct txf_run r;
+	char conn[64];
+	snprintf(conn, sizeof(conn), "10.0.0.2:8080>10.0.0.1:%u", rport);
+	rr_analyse(&r, name, true);
+	double ep = rr_cell(&r, "transactions", "key", "10.0.0.2:8080 GET /x", "rate");
+	double cn = rr_cell(&r, "transactions", "key", conn, "rate");
+	double g = rr_cell(&r, "service_graph", "kind", "edge", "active_rate");
+	CHECK(RR_REL(ep, all), "%s: endpoint rate %.6f == %.6f", what, ep, all);
+	CHECK(RR_REL(cn, one), "%s: connection %s's rate %.6f == %.6f", what, conn, cn, one);
+	CHECK(RR_REL(g, all), "%s: service graph active_rate %.6f == %.6f", what, g, all);
+	txf_free(&r);
+}
+
 static void test_from_stats(void)
 {
-	struct rr_run r;
-	rr_analyse(&r, "starts", true);
-	double all = rr_truth(1, 3), c3 = rr_truth(3, 3);
-	double ep = rr_cell(&r, "transactions", "key", "10.0.0.2:8080 GET /x", "rate");
-	double cn = rr_cell(&r, "transactions", "key", "10.0.0.2:8080>10.0.0.1:40003", "rate");
-	double g = rr_cell(&r, "service_graph", "kind", "edge", "active_rate");
-	CHECK(RR_REL(ep, all), "endpoint rate %.6f == %.6f from every connection's starts", ep, all);
-	CHECK(RR_REL(cn, c3), "sampled-out connection's rate %.6f == %.6f", cn, c3);
-	CHECK(RR_REL(g, all), "service graph active_rate %.6f == %.6f", g, all);
-	rr_free(&r);
+	rr_check_starts("starts", 40003, rr_truth(1, 3), rr_truth(3, 3), "every connection's starts");
 }
 
 /* Connection 1's last request read 250 ms after its previous one (a
@@ -242,24 +209,16 @@ static void test_from_stats(void)
  * out, the rate is that of the other starts. */
 static void test_straggler(void)
 {
-	struct rr_run r;
 	rr_late = 250000000;
-	rr_analyse(&r, "straggler", true);
 	double all = rr_truth(1, 3), c1 = rr_truth(1, 1);
-	double ep = rr_cell(&r, "transactions", "key", "10.0.0.2:8080 GET /x", "rate");
-	double cn = rr_cell(&r, "transactions", "key", "10.0.0.2:8080>10.0.0.1:40001", "rate");
-	double g = rr_cell(&r, "service_graph", "kind", "edge", "active_rate");
-	CHECK(RR_REL(ep, all), "endpoint rate %.6f == %.6f without the straggler", ep, all);
-	CHECK(RR_REL(cn, c1), "its connection's rate %.6f == %.6f without it", cn, c1);
-	CHECK(RR_REL(g, all), "service graph active_rate %.6f == %.6f without it", g, all);
+	rr_check_starts("straggler", 40001, all, c1, "without the straggler");
 	rr_late = 0;
 	CHECK(!RR_REL(all, rr_truth(1, 3)), "(with it: %.6f)", rr_truth(1, 3));
-	rr_free(&r);
 }
 
 static void test_older_recorder(void)
 {
-	struct rr_run r;
+	struct txf_run r;
 	rr_analyse(&r, "nostarts", false);
 	/* as before: the kept connections' 300 starts, 0.1 % trimmed (none of
 	 * 300), scaled by the exact count of 700 */
@@ -269,7 +228,7 @@ static void test_older_recorder(void)
 	CHECK(RR_REL(ep, events), "endpoint rate %.6f == %.6f from the kept events", ep, events);
 	CHECK(RR_REL(g, events), "service graph active_rate %.6f == %.6f from the kept events", g, events);
 	CHECK(!RR_REL(ep, rr_truth(1, 3)), "(which is not the exact %.6f)", rr_truth(1, 3));
-	rr_free(&r);
+	txf_free(&r);
 }
 
 int main(void)
@@ -281,9 +240,6 @@ int main(void)
 	test_from_stats();
 	test_straggler();
 	test_older_recorder();
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", rr_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", rr_dir);
+	txf_rmdir(rr_dir);
 	return tap_done();
 }
