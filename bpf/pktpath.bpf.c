@@ -105,20 +105,22 @@ struct {
 __u32 qdisc_check = 0;
 
 /* Packets of the recorded ports a qdisc accepted (qdisc_enqueue fires on a
- * successful enqueue only), by skb, with the enqueue time; pk_qdisc_deq
- * removes each one it sees leave. No TC hook follows a dequeue (an HTB
- * dequeues in a later net_tx_action, maybe in a softirq run the kernel
- * runs no tracepoint program for: pk_tx_pending), so an entry still there
- * when its skb is enqueued again, or older than user space's limit at a
- * snapshot, counts as qdisc_dequeue missed: a dequeue run the kernel
- * skipped, or a packet an AQM qdisc (codel, fq_codel) dropped after
- * accepting it. */
+ * successful enqueue only), by skb: the packet's key and the enqueue time;
+ * pk_qdisc_deq removes each one it sees leave. No TC hook follows a
+ * dequeue (an HTB dequeues in a later net_tx_action, maybe in a softirq
+ * run the kernel runs no tracepoint program for: pk_tx_pending), so an
+ * entry found under its skb for another packet (at that skb's next
+ * enqueue or dequeue: slab memory is reused fast), or older than user
+ * space's limit at a snapshot, counts as qdisc_dequeue missed: a dequeue
+ * run the kernel skipped, or a packet an AQM qdisc (codel, fq_codel)
+ * dropped after accepting it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, PK_QDISC_PEND_MAX);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, struct pk_qpend);
 } pk_qdisc_pend SEC(".maps");
+
 
 /* Raw header bytes: IPv6 (40) or IPv4 with options (<= 60), then the
  * transport header with options (<= 60). */
@@ -128,6 +130,13 @@ static __always_inline struct pk_counters *pk_counter(__u8 hook)
 {
 	__u32 k = hook;
 	return bpf_map_lookup_elem(&pk_counts, &k);
+}
+
+static __always_inline void pk_qdisc_missed(void)
+{
+	struct pk_counters *c = pk_counter(PK_HOOK_QDISC_DEQ);
+	if (c)
+		c->missed++;
 }
 
 static __always_inline bool pk_iface_ok(__u32 ifindex)
@@ -477,13 +486,11 @@ int BPF_PROG(pk_qdisc_enq, struct Qdisc *q, const struct netdev_queue *txq, stru
 	if (pk_from_tx_skb(skb, &ev))
 		return 0;
 	if (*(volatile __u32 *)&qdisc_check && pk_port_ok(ev.sport, ev.dport)) {
-		__u64 k = (__u64)skb, now = bpf_ktime_get_ns();
-		if (bpf_map_update_elem(&pk_qdisc_pend, &k, &now, BPF_NOEXIST)) {
-			/* the skb's previous packet never showed its dequeue */
-			struct pk_counters *c = pk_counter(PK_HOOK_QDISC_DEQ);
-			if (c)
-				c->missed++;
-			bpf_map_update_elem(&pk_qdisc_pend, &k, &now, BPF_ANY);
+		__u64 k = (__u64)skb;
+		struct pk_qpend p = { .key = pk_rx_key(&ev), .t = bpf_ktime_get_ns() };
+		if (bpf_map_update_elem(&pk_qdisc_pend, &k, &p, BPF_NOEXIST)) {
+			pk_qdisc_missed();      /* the skb's previous packet never showed its dequeue */
+			bpf_map_update_elem(&pk_qdisc_pend, &k, &p, BPF_ANY);
 		}
 	}
 	pk_emit(&ev, PK_HOOK_QDISC_ENQ);
@@ -509,7 +516,12 @@ static long pk_deq_one(__u64 i, void *data)
 	if (!pk_from_tx_skb(skb, &ev)) {
 		if (*(volatile __u32 *)&qdisc_check && pk_port_ok(ev.sport, ev.dport)) {
 			__u64 k = (__u64)skb;
-			bpf_map_delete_elem(&pk_qdisc_pend, &k);
+			struct pk_qpend *p = bpf_map_lookup_elem(&pk_qdisc_pend, &k);
+			if (p) {
+				if (p->key != pk_rx_key(&ev))
+					pk_qdisc_missed();   /* an earlier packet in this skb */
+				bpf_map_delete_elem(&pk_qdisc_pend, &k);
+			}
 		}
 		pk_emit(&ev, PK_HOOK_QDISC_DEQ);
 	}

@@ -447,22 +447,23 @@ static int pk_read_counters(struct pk_state *s, struct pk_counters *out)
 }
 
 /* A packet waits in a qdisc for its link's turn: milliseconds behind a
- * shaper, not seconds. An entry of pk_qdisc_pend older than this at a
+ * shaper, not a second. An entry of pk_qdisc_pend older than this at a
  * snapshot is one whose dequeue was not seen (bpf/pktpath.bpf.c). */
-#define PK_QDISC_STALE_NS 2000000000ull
+#define PK_QDISC_STALE_NS 1000000000ull
 
 /* Counts and removes the aged entries of pk_qdisc_pend. */
 static void pk_qdisc_age(struct pk_state *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.pk_qdisc_pend);
 	struct timespec ts;
-	__u64 key, next, t, *cur = NULL;
+	__u64 key, next, *cur = NULL;
+	struct pk_qpend t;
 	if (fd < 0 || !s->skel->bss->qdisc_check || clock_gettime(CLOCK_MONOTONIC, &ts))
 		return;
 	__u64 now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	/* bounded: a key the programs delete meanwhile restarts the walk */
 	for (int i = 0; i < 4 * 16384 && bpf_map_get_next_key(fd, cur, &next) == 0; i++) {
-		if (bpf_map_lookup_elem(fd, &next, &t) == 0 && t + PK_QDISC_STALE_NS < now &&
+		if (bpf_map_lookup_elem(fd, &next, &t) == 0 && t.t + PK_QDISC_STALE_NS < now &&
 		    bpf_map_delete_elem(fd, &next) == 0)
 			s->qdisc_stale++;   /* deleted: get_next_key restarts from the first */
 		else

@@ -241,6 +241,13 @@ QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $6; exit}' "$T/cs
 QM=$(awk -F= '$1 == "missed_qdisc_deq" {print $2}' "$T/b.stats")
 check "balancer qdisc_enq -> qdisc_deq: $QL lost <= HTB dropped ${HTB:-?} + dequeues counted missed (${QM:-0})" \
 	le "${QL:-999999}" "$(( ${HTB:-0} + ${QM:-0} ))"
+# the count against b's events, packet by packet (sport len seq end ack
+# tsval ipid flags): enqueued packets without a dequeue event
+QE=$("$PM" events "$T/b.npr" | awk '$2 == "qdisc_enq" || $2 == "qdisc_deq" {
+	k = $6 " " $12 " " $14 " " $16 " " $18 " " $20 " " $22 " " $24; n[k] += $2 == "qdisc_enq" ? 1 : -1 }
+	END {for (k in n) if (n[k] > 0) s += n[k]; print s + 0}')
+check "b: dequeues counted missed (${QM:-0}) == enqueued packets without a dequeue event ($QE), within 2 % + 2" \
+	sh -c "awk -v a='${QM:-0}' -v b='$QE' 'BEGIN {d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.02 + 2)}'"
 # the balancer's HTB queue, against the time between its two veths' captures
 # (tcpdump taps after netif_receive and at start_xmit: the pcap transit is
 # the whole time through b)
