@@ -153,6 +153,12 @@ struct ana_txn {                /* TXN_STATS: per connection per interval */
 	uint64_t ev_lo, ev_hi;      /* a row built from TXN_EVENTS: first start, last end */
 	uint64_t ev_sample;         /* events of 1 in N connections this interval, 0: not said (all) */
 	bool ev_skipped;            /* this connection's events were not recorded (sampled out) */
+	/* TXN_STATS start_lo_ns/start_hi_ns: the row's requests started from
+	 * start_lo to start_hi, start_gaps intervals between those starts
+	 * (start_hi 0: not recorded, an older recorder) */
+	uint64_t start_lo, start_hi, start_gaps;
+	uint64_t start_second, start_prev;  /* the connection's 2nd start, the one before start_hi */
+	bool start_first_row;       /* start_lo is the connection's first start */
 };
 
 struct ana_txev {               /* TXN_EVENTS: one transaction */
@@ -395,14 +401,21 @@ void ana_graph_run(const struct ana_model *m, struct ana_out *o);
  * last response end and its request starts in order, for request rates
  * over the time requests were made (ana_graph.c). */
 struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts; size_t n;
-		   bool partial; /* some interval's events were not kept (--txn-events) */ };
+		   bool partial; /* some interval's events were not kept (--txn-events) */
+		   /* from its TXN_STATS rows (whatever the events kept): starts
+		    * from slo to shi, sgaps intervals between them; nostarts: a
+		    * row with requests did not carry them (older recorder) */
+		   uint64_t slo, shi, sgaps; bool nostarts;
+		   /* its 2nd start (when slo is its 1st) and the one before shi */
+		   uint64_t s2, sp; bool sfirst; };
 struct ana_cspans { struct ana_cspan *v; size_t n; uint64_t *starts; };
 void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s);
 void ana_conn_spans_free(struct ana_cspans *s);
 const struct ana_cspan *ana_conn_span(const struct ana_cspans *s, uint16_t host, uint64_t conn);
-/* Request starts per second of a set of connections, the first and last
- * 0.1 % of the starts left out; NAN below 2 starts. count_all: the exact
- * request count of the row, larger when only some connections kept events. */
+/* Request starts per second of a set of connections: from the starts in
+ * TXN_STATS, else from the events (the first and last 0.1 % of the starts
+ * left out); NAN below 2 starts. count_all: the exact request count of the
+ * row, larger when only some connections kept events. */
 struct ana_reqrate { ANA_VEC(const struct ana_cspan *) c; };
 void ana_reqrate_add(struct ana_reqrate *r, const struct ana_cspan *c);
 double ana_reqrate(const struct ana_reqrate *r, uint64_t count_all);

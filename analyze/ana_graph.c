@@ -261,12 +261,56 @@ static int ana_cspan_cmp(const void *a, const void *b)
 	return x->conn < y->conn ? -1 : x->conn > y->conn;
 }
 
+/* What the connections' TXN_STATS rows say: a span for each connection
+ * (one without events too), its starts from the rows in the window, and
+ * whether some interval's events were sampled out. */
+static void ana_conn_spans_stats(const struct ana_model *m, struct ana_cspans *s)
+{
+	size_t ne = s->n;
+	for (size_t i = 0; i < m->txns.n; i++) {
+		const struct ana_txn *x = &m->txns.v[i];
+		struct ana_cspan key = { .host = (uint16_t)x->host, .conn = x->conn_id };
+		if (!ne || !bsearch(&key, s->v, ne, sizeof(*s->v), ana_cspan_cmp))
+			s->v[s->n++] = key;
+	}
+	qsort(s->v, s->n, sizeof(*s->v), ana_cspan_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (!k || ana_cspan_cmp(&s->v[k - 1], &s->v[i]))
+			s->v[k++] = s->v[i];
+	s->n = k;
+	for (size_t i = 0; i < m->txns.n; i++) {
+		const struct ana_txn *x = &m->txns.v[i];
+		struct ana_cspan key = { .host = (uint16_t)x->host, .conn = x->conn_id };
+		struct ana_cspan *c = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), ana_cspan_cmp) : NULL;
+		if (!c)
+			continue;
+		c->partial |= x->ev_skipped;
+		if (!x->count || !ana_interval_in_window(m, x->host, x->t, m->hosts.v[x->host].interval_ns))
+			continue;
+		if (!x->start_hi) {
+			c->nostarts = true;
+			continue;
+		}
+		/* the rows of a connection chain (each one's start_lo is the
+		 * previous one's start_hi): their gaps add up */
+		if (!c->shi || x->start_lo < c->slo) c->slo = x->start_lo;
+		if (x->start_hi > c->shi) {
+			c->shi = x->start_hi;
+			c->sp = x->start_prev;
+		}
+		if (x->start_second > c->s2) c->s2 = x->start_second;
+		c->sfirst |= x->start_first_row;
+		c->sgaps += x->start_gaps;
+	}
+}
+
 void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s)
 {
 	memset(s, 0, sizeof(*s));
 	struct ana_tstart *t = malloc((m->txevs.n + 1) * sizeof(*t));
 	s->starts = malloc((m->txevs.n + 1) * sizeof(*s->starts));
-	s->v = malloc((m->txevs.n + 1) * sizeof(*s->v));
+	s->v = malloc((m->txevs.n + m->txns.n + 1) * sizeof(*s->v));
 	size_t n = 0;
 	for (size_t i = 0; t && s->starts && s->v && i < m->txevs.n; i++) {
 		const struct ana_txev *e = &m->txevs.v[i];
@@ -295,15 +339,7 @@ void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s)
 			c->hi = t[i].end;
 	}
 	free(t);
-	for (size_t i = 0; i < m->txns.n; i++) {
-		const struct ana_txn *x = &m->txns.v[i];
-		if (!x->ev_skipped)
-			continue;
-		struct ana_cspan key = { .host = (uint16_t)x->host, .conn = x->conn_id };
-		struct ana_cspan *c = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), ana_cspan_cmp) : NULL;
-		if (c)
-			c->partial = true;
-	}
+	ana_conn_spans_stats(m, s);
 }
 
 void ana_conn_spans_free(struct ana_cspans *s)
@@ -331,22 +367,79 @@ void ana_reqrate_add(struct ana_reqrate *r, const struct ana_cspan *c)
 		*slot = c;
 }
 
+/* A connection's first or last start is a straggler when the gap to its
+ * neighbour is this many times the connection's mean gap. With one request
+ * in flight per connection (wrk, redis-benchmark) a server that stalls
+ * when the load stops reads that connection's last request late: mb_path,
+ * nginx read one 207 ms after the connection's previous one (mean gap 2 ms),
+ * and that one start made the server's rate 3.5 % lower than the client's. */
+#define ANA_STRAGGLER_GAPS 10
+
+/* The starts of connection c from *lo to *hi: its first and last left out
+ * when they are stragglers (known: its second start, the one before its
+ * last). Returns how many. */
+static uint64_t ana_cspan_starts(const struct ana_cspan *c, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t n = c->sgaps + 1;
+	*lo = c->slo;
+	*hi = c->shi;
+	if (c->sgaps < 3)
+		return n;
+	double gap = (double)(c->shi - c->slo) / (double)c->sgaps;
+	if (c->sfirst && c->s2 > c->slo && c->s2 < c->shi &&
+	    (double)(c->s2 - c->slo) > ANA_STRAGGLER_GAPS * gap) {
+		*lo = c->s2;
+		n--;
+	}
+	if (c->sp > *lo && c->sp < c->shi && (double)(c->shi - c->sp) > ANA_STRAGGLER_GAPS * gap) {
+		*hi = c->sp;
+		n--;
+	}
+	return n;
+}
+
+/* From the starts TXN_STATS carries (recorders since 2026-11-26): every
+ * connection's, whatever --txn-events kept, so the rate does not depend
+ * on the sampling. The starts of all connections in [lo, hi] number the
+ * sum of each one's gaps + 1 (less its stragglers). NAN when a connection
+ * with requests lacks them (an older recorder). */
+static double ana_reqrate_stats(const struct ana_reqrate *r)
+{
+	uint64_t lo = 0, hi = 0, starts = 0;
+	for (size_t i = 0; i < r->c.n; i++) {
+		const struct ana_cspan *c = r->c.v[i];
+		uint64_t a, b;
+		if (c->nostarts)
+			return NAN;
+		if (!c->shi)
+			continue;               /* no request in the window */
+		starts += ana_cspan_starts(c, &a, &b);
+		if (!hi || a < lo) lo = a;
+		if (b > hi) hi = b;
+	}
+	return starts >= 2 && hi > lo ? (double)(starts - 1) * 1e9 / (double)(hi - lo) : NAN;
+}
+
 /* Between request starts, not to the last response: a server that stalled
  * when wrk stopped answered 2 requests 110 ms late that wrk never read,
- * and its span ran 3.9 % longer than the client's. The first and last
- * 0.1 % of the starts are left out for the same reason (stragglers). */
-/* A row with a connection whose events --txn-events did not keep in some
- * interval gets NAN (the caller falls back to the intervals with requests):
- * after the switch to 1 in 16 connections the starts of the others stop
- * (mb_path, wrk 4 connections: the events alone said 3 124/s against
- * 3 533/s in the capture), and the kept ones may cover another part of the
- * run (redis-benchmark's SET and GET phases: scaled, 37 218/s against
- * 17 921/s). */
+ * and its span ran 3.9 % longer than the client's. From the events, the
+ * first and last 0.1 % of the starts are left out for the same reason
+ * (stragglers). */
+/* Without starts in TXN_STATS, a row with a connection whose events
+ * --txn-events did not keep in some interval gets NAN (the caller falls
+ * back to the intervals with requests): after the switch to 1 in 16
+ * connections the starts of the others stop (mb_path, wrk 4 connections:
+ * the events alone said 3 124/s against 3 533/s in the capture), and the
+ * kept ones may cover another part of the run (redis-benchmark's SET and
+ * GET phases: scaled, 37 218/s against 17 921/s). */
 double ana_reqrate(const struct ana_reqrate *r, uint64_t count_all)
 {
+	double rate = ana_reqrate_stats(r);
+	if (isfinite(rate))
+		return rate;
 	size_t n = 0;
 	for (size_t i = 0; i < r->c.n; i++) {
-		if (r->c.v[i]->partial)
+		if (r->c.v[i]->partial && r->c.v[i]->n)
 			return NAN;
 		n += r->c.v[i]->n;
 	}
@@ -616,8 +709,9 @@ void ana_graph_run(const struct ana_model *m, struct ana_out *o)
 	np_table_col_at(t, SG_ENTRY, "entry", "bool", "entry point: unrecorded or pure client (its requests are the arrivals)");
 	np_table_col_at(t, SG_REQUESTS, "requests", "count", "edge: requests over the run");
 	np_table_col_at(t, SG_ACTIVE_RATE, "active_rate", "rate",
-			"edge: requests/s between its request starts (TXN_EVENTS, first and last 0.1 % left out; "
-			"without them over the intervals it had requests in); rate divides by the whole run");
+			"edge: requests/s between its request starts (TXN_STATS starts; from older recorders "
+			"TXN_EVENTS, first and last 0.1 % left out; without either over the intervals it had "
+			"requests in); rate divides by the whole run");
 	for (int i = 0; i < nv; i++) {
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, SG_KIND, "vertex");

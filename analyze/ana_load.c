@@ -292,6 +292,24 @@ static void ana_load_drops(struct ana_loadctx *c, const msgpack_object *body)
 	ana_rows_close(&r);
 }
 
+/* The row's request starts (recorders since 2026-11-26): from start_lo,
+ * the previous row's last start or, in the connection's first row
+ * (count == count_total), its first; to start_hi. */
+static void ana_load_txn_starts(struct ana_rows *r, size_t i, struct ana_txn *x)
+{
+	uint64_t lo, hi, total;
+	if (!x->count || !ana_rows_u64(r, i, NPK(TXN_STATS, START_LO_NS), &lo) ||
+	    !ana_rows_u64(r, i, NPK(TXN_STATS, START_HI_NS), &hi) ||
+	    !ana_rows_u64(r, i, NPK(TXN_STATS, COUNT_TOTAL), &total) || !lo || hi < lo)
+		return;
+	x->start_lo = lo;
+	x->start_hi = hi;
+	x->start_first_row = total == x->count;
+	x->start_gaps = x->count - x->start_first_row;
+	ana_rows_u64(r, i, NPK(TXN_STATS, START_SECOND_NS), &x->start_second);
+	ana_rows_u64(r, i, NPK(TXN_STATS, START_PREV_NS), &x->start_prev);
+}
+
 static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)
 {
 	struct ana_rows r;
@@ -326,6 +344,7 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 			np_sketch_unpack(&x->lat, sk);
 		if (!x->count)
 			x->count = x->lat.n;
+		ana_load_txn_starts(&r, i, x);
 		char path[128] = "", method[16] = "";
 		ana_rows_str(&r, i, NPK(TXN_STATS, PATH), path, sizeof(path));
 		ana_rows_str(&r, i, NPK(TXN_STATS, METHOD), method, sizeof(method));
@@ -904,8 +923,9 @@ void ana_load_finish(struct ana_model *m)
 		if (h->pkt_missed)
 			((double)h->pkt_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(
 				m, "%s: the kernel did not run the packet-hook tracepoint programs for %llu packets "
-				"its TC hooks saw (counted by the recorder at netif_receive and dev_queue): their "
-				"events there are missing, the packets are not lost", h->name,
+				"(counted by the recorder: at netif_receive and dev_queue against its TC hooks, at "
+				"qdisc_deq against the qdisc's enqueue, where an AQM qdisc's own drops count too): "
+				"their events there are missing, the packets are not lost", h->name,
 				(unsigned long long)h->pkt_missed);
 		if (h->pkt_prog_missed)
 			((double)h->pkt_prog_missed <= ANA_MINOR_MISSED_SHARE * (double)h->pkt_seen ? ana_note : ana_warn)(

@@ -64,6 +64,8 @@ struct {
 	__type(value, struct pk_event);
 } pk_xmit_stash SEC(".maps");
 
+#define PK_QDISC_PEND_MAX 16384
+
 /* Set by user space once pk_netif_receive is attached: TC ingress then
  * checks that the tracepoint program saw each of its packets. */
 __u32 rx_check = 0;
@@ -99,6 +101,27 @@ struct {
 	__type(value, __u64);
 } pk_tx_pending SEC(".maps");
 
+/* Set by user space once pk_qdisc_enq and pk_qdisc_deq are both attached. */
+__u32 qdisc_check = 0;
+
+/* Packets of the recorded ports a qdisc accepted (qdisc_enqueue fires on a
+ * successful enqueue only), by skb: the packet's key and the enqueue time;
+ * pk_qdisc_deq removes each one it sees leave. No TC hook follows a
+ * dequeue (an HTB dequeues in a later net_tx_action, maybe in a softirq
+ * run the kernel runs no tracepoint program for: pk_tx_pending), so an
+ * entry found under its skb for another packet (at that skb's next
+ * enqueue or dequeue: slab memory is reused fast), or older than user
+ * space's limit at a snapshot, counts as qdisc_dequeue missed: a dequeue
+ * run the kernel skipped, or a packet an AQM qdisc (codel, fq_codel)
+ * dropped after accepting it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PK_QDISC_PEND_MAX);
+	__type(key, __u64);
+	__type(value, struct pk_qpend);
+} pk_qdisc_pend SEC(".maps");
+
+
 /* Raw header bytes: IPv6 (40) or IPv4 with options (<= 60), then the
  * transport header with options (<= 60). */
 struct pk_hdrs { __u8 ip[60]; __u8 l4[60]; };
@@ -107,6 +130,13 @@ static __always_inline struct pk_counters *pk_counter(__u8 hook)
 {
 	__u32 k = hook;
 	return bpf_map_lookup_elem(&pk_counts, &k);
+}
+
+static __always_inline void pk_qdisc_missed(void)
+{
+	struct pk_counters *c = pk_counter(PK_HOOK_QDISC_DEQ);
+	if (c)
+		c->missed++;
 }
 
 static __always_inline bool pk_iface_ok(__u32 ifindex)
@@ -453,8 +483,17 @@ SEC("tp_btf/qdisc_enqueue")
 int BPF_PROG(pk_qdisc_enq, struct Qdisc *q, const struct netdev_queue *txq, struct sk_buff *skb)
 {
 	struct pk_event ev;
-	if (!pk_from_tx_skb(skb, &ev))
-		pk_emit(&ev, PK_HOOK_QDISC_ENQ);
+	if (pk_from_tx_skb(skb, &ev))
+		return 0;
+	if (*(volatile __u32 *)&qdisc_check && pk_port_ok(ev.sport, ev.dport)) {
+		__u64 k = (__u64)skb;
+		struct pk_qpend p = { .key = pk_rx_key(&ev), .t = bpf_ktime_get_ns() };
+		if (bpf_map_update_elem(&pk_qdisc_pend, &k, &p, BPF_NOEXIST)) {
+			pk_qdisc_missed();      /* the skb's previous packet never showed its dequeue */
+			bpf_map_update_elem(&pk_qdisc_pend, &k, &p, BPF_ANY);
+		}
+	}
+	pk_emit(&ev, PK_HOOK_QDISC_ENQ);
 	return 0;
 }
 
@@ -474,8 +513,18 @@ static long pk_deq_one(__u64 i, void *data)
 	if (!skb || (int)i >= c->packets)
 		return 1;
 	struct pk_event ev;
-	if (!pk_from_tx_skb(skb, &ev))
+	if (!pk_from_tx_skb(skb, &ev)) {
+		if (*(volatile __u32 *)&qdisc_check && pk_port_ok(ev.sport, ev.dport)) {
+			__u64 k = (__u64)skb;
+			struct pk_qpend *p = bpf_map_lookup_elem(&pk_qdisc_pend, &k);
+			if (p) {
+				if (p->key != pk_rx_key(&ev))
+					pk_qdisc_missed();   /* an earlier packet in this skb */
+				bpf_map_delete_elem(&pk_qdisc_pend, &k);
+			}
+		}
 		pk_emit(&ev, PK_HOOK_QDISC_DEQ);
+	}
 	c->skb = skb->next;
 	return 0;
 }

@@ -48,4 +48,10 @@ struct pk_counters {
 			     * tracepoint that this program did not parse */
 };
 
+/* pk_qdisc_pend value: a packet a qdisc accepted (bpf/pktpath.bpf.c). */
+struct pk_qpend {
+	__u64 key;          /* pk_rx_key of the packet */
+	__u64 t;            /* enqueue time, CLOCK_MONOTONIC ns */
+};
+
 #endif

@@ -75,6 +75,10 @@ struct {
 struct txn_acc {
 	__u64 count, bytes_req, bytes_resp, lat_sum_ns, http_count;
 	__u64 last_ns;                    /* of the last completed one */
+	__u64 start_first_ns;             /* request starts of the first two completed (kept) */
+	__u64 start_second_ns;
+	__u64 start_prev_ns;              /* of the last two completed */
+	__u64 start_last_ns;
 	__u32 pid, tid;
 	char  method[TXN_METHOD_LEN];     /* of the last completed HTTP one */
 	char  path[TXN_PATH_LEN];
@@ -418,12 +422,27 @@ static __always_inline void sketch_add(__u64 conn, __u32 b, __u64 n)
 		*v += n;
 }
 
+/* A completed transaction's request start into the first two and last
+ * two kept (user space drops a straggler at either end: a request a
+ * stalled server read long after the others). */
+static __always_inline void txn_starts_add(__u64 *first, __u64 *second, __u64 *prev, __u64 *last, __u64 t)
+{
+	if (!*first)
+		*first = t;
+	else if (!*second)
+		*second = t;
+	*prev = *last;
+	*last = t;
+}
+
 /* Straight into the maps: two per-CPU hash lookups, ~250 ns together on
  * the project VM (docs/BENCHMARKS.md), hence the buffered path below. */
 static __always_inline void finish_direct(struct txn_conn *c, __u64 lat)
 {
 	struct rc_txn_stats *s = stats_get(c);
 	if (s) {
+		txn_starts_add(&s->start_first_ns, &s->start_second_ns, &s->start_prev_ns,
+			       &s->start_last_ns, c->start_ns);
 		s->count++;
 		s->bytes_req += c->bytes_req;
 		s->bytes_resp += c->bytes_resp;
@@ -449,6 +468,10 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 	__u64 *w = &x->skw[b & (TXN_SKW - 1)];
 	__u64 tag = (__u64)(b + 1) << 32, cur = *w;
 
+	/* before the count: a flush that takes this transaction's count
+	 * (an atomic exchange after the atomic add) sees its start */
+	txn_starts_add(&a->start_first_ns, &a->start_second_ns, &a->start_prev_ns, &a->start_last_ns,
+		       c->start_ns);
 	__sync_fetch_and_add(&a->count, 1);
 	__sync_fetch_and_add(&a->bytes_req, c->bytes_req);
 	__sync_fetch_and_add(&a->bytes_resp, c->bytes_resp);
@@ -505,6 +528,16 @@ static __always_inline void txn_flush(struct txn_conn_sk *x)
 			s->lat_sum_ns += lat;
 			s->http_count += http;
 			s->last_ns = a->last_ns;
+			if (!s->start_first_ns) {
+				s->start_first_ns = a->start_first_ns;
+				s->start_second_ns = a->start_second_ns;
+			} else if (!s->start_second_ns) {
+				s->start_second_ns = a->start_second_ns;
+			}
+			if (a->start_last_ns > s->start_last_ns) {
+				s->start_prev_ns = a->start_prev_ns;
+				s->start_last_ns = a->start_last_ns;
+			}
 			s->pid = a->pid;
 			s->tid = a->tid;
 			if (a->method[0]) {

@@ -72,6 +72,10 @@ struct rc_txn_stats {
 	__u64 http_count;           /* transactions with a parsed HTTP request line */
 	__u64 last_ns;              /* end of the last transaction on this CPU */
 	__u64 close_ns;
+	/* request starts, for rates between them whatever --txn-events keeps:
+	 * the first two counted here (set once: the least two over the CPUs
+	 * are the connection's first two) and the last two */
+	__u64 start_first_ns, start_second_ns, start_prev_ns, start_last_ns;
 	__u32 pid, tid;             /* of the last transaction */
 	char  method[TXN_METHOD_LEN];
 	char  path[TXN_PATH_LEN];

@@ -115,7 +115,11 @@ struct np_recschema {
 	X(TXN_STATS, REDACTED,    "redacted",    BOOL, SCALAR, 0, "") \
 	X(TXN_STATS, LAT,         "lat",         MAP,  COLUMN, 0, "ns") \
 	X(TXN_STATS, EV_SAMPLE,   "ev_sample",   U64,  SCALAR, 0, "") \
-	X(TXN_STATS, EV,          "ev",          U64,  COLUMN, 0, "")
+	X(TXN_STATS, EV,          "ev",          U64,  COLUMN, 0, "") \
+	X(TXN_STATS, START_LO_NS, "start_lo_ns", U64,  COLUMN, 0, "ns") \
+	X(TXN_STATS, START_HI_NS, "start_hi_ns", U64,  COLUMN, 0, "ns") \
+	X(TXN_STATS, START_SECOND_NS, "start_second_ns", U64, COLUMN, 0, "ns") \
+	X(TXN_STATS, START_PREV_NS, "start_prev_ns", U64, COLUMN, 0, "ns")
 
 /* NP_REC_TXN_EVENTS: one row per transaction (record/families/txn.c). */
 #define NP_SCHEMA_TXN_EVENTS(X) \

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <net/if.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
@@ -64,6 +65,7 @@ struct pk_state {
 	/* counters at the previous snapshot, per hook */
 	struct pk_counters prev[PK_HOOK_MAX];
 	uint64_t prog_missed_prev[PK_HOOK_MAX];
+	uint64_t qdisc_stale;      /* pk_qdisc_pend entries aged out: qdisc_dequeue missed */
 	int ncpus;
 };
 
@@ -317,6 +319,7 @@ static int pk_attach_tps(struct pk_state *s, char *err, size_t errlen)
 {
 	struct pk_tp tps[16];
 	size_t n = pk_tps(s->skel, tps);
+	unsigned qdisc_on = 0;     /* enqueue and dequeue programs attached */
 	for (size_t i = 0; i < n; i++) {
 		if (!bpf_program__autoload(tps[i].prog))
 			continue;
@@ -333,7 +336,9 @@ static int pk_attach_tps(struct pk_state *s, char *err, size_t errlen)
 			s->skel->bss->rx_check = 1;
 		if (tps[i].prog == s->skel->progs.pk_dev_queue)
 			s->skel->bss->tx_check = 1;
+		qdisc_on += tps[i].prog == s->skel->progs.pk_qdisc_enq || tps[i].prog == s->skel->progs.pk_qdisc_deq;
 	}
+	s->skel->bss->qdisc_check = qdisc_on == 2;
 	if (!s->nlinks && !s->ntc) {
 		snprintf(err, errlen, "pktpath: no hook could be attached");
 		return -ENOENT;
@@ -436,8 +441,34 @@ static int pk_read_counters(struct pk_state *s, struct pk_counters *out)
 			out[h].missed += v[c].missed;
 		}
 	}
+	out[PK_HOOK_QDISC_DEQ].missed += s->qdisc_stale;
 	free(v);
 	return 0;
+}
+
+/* A packet waits in a qdisc for its link's turn: milliseconds behind a
+ * shaper, not a second. An entry of pk_qdisc_pend older than this at a
+ * snapshot is one whose dequeue was not seen (bpf/pktpath.bpf.c). */
+#define PK_QDISC_STALE_NS 1000000000ull
+
+/* Counts and removes the aged entries of pk_qdisc_pend. */
+static void pk_qdisc_age(struct pk_state *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.pk_qdisc_pend);
+	struct timespec ts;
+	__u64 key, next, *cur = NULL;
+	struct pk_qpend t;
+	if (fd < 0 || !s->skel->bss->qdisc_check || clock_gettime(CLOCK_MONOTONIC, &ts))
+		return;
+	__u64 now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	/* bounded: a key the programs delete meanwhile restarts the walk */
+	for (int i = 0; i < 4 * 16384 && bpf_map_get_next_key(fd, cur, &next) == 0; i++) {
+		if (bpf_map_lookup_elem(fd, &next, &t) == 0 && t.t + PK_QDISC_STALE_NS < now &&
+		    bpf_map_delete_elem(fd, &next) == 0)
+			s->qdisc_stale++;   /* deleted: get_next_key restarts from the first */
+		else
+			key = next, cur = &key;
+	}
 }
 
 /* Runs the kernel skipped per hook since load: bpf_prog_info.recursion_misses
@@ -548,6 +579,7 @@ static int pk_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	struct pk_counters now[PK_HOOK_MAX];
 	uint64_t pm_now[PK_HOOK_MAX];
 	uint32_t div_used = s->skel->data->sample_div;
+	pk_qdisc_age(s);
 	if (pk_read_counters(s, now) < 0)
 		memcpy(now, s->prev, sizeof(now));
 	pk_read_prog_missed(s, pm_now);

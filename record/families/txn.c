@@ -38,12 +38,15 @@
 #define RC_TXN_EV_AUTO_RATE 2000
 #define RC_TXN_EV_AUTO_N    16
 
-struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count; };
+/* start_last: the last request start counted (in d: unused) */
+struct rc_txn_prev { uint64_t count, bytes_req, bytes_resp, lat_sum, http_count, start_last; };
 
 struct rc_txn_row {
 	struct rc_txn_ckey k;
 	struct rc_txn_prev tot, d;
 	uint64_t conn, close_ns, last_ns, path_hash;
+	uint64_t start_first, start_second, start_prev;   /* the connection's request starts */
+	uint64_t start_lo;            /* the row's request starts span start_lo .. tot.start_last */
 	uint32_t pid, tid;
 	char method[TXN_METHOD_LEN + 1], path[TXN_PATH_LEN + 1];
 	char la[46], ra[46];
@@ -463,13 +466,33 @@ static int rc_map_dump(int fd, size_t keysz, size_t valsz, struct rc_mapdump *d)
 	}
 }
 
+/* The connection's second and last-but-one request starts: every CPU's
+ * entry holds the first two and last two starts counted there (or, with
+ * the socket-storage flush, the connection's), and starts of one
+ * connection are distinct. */
+static void rc_txn_fold_starts(struct rc_txn *t, struct rc_txn_row *r, const void *vals)
+{
+	size_t stride = rc_pcpu_stride(sizeof(struct rc_txn_stats));
+	for (int c = 0; c < t->ncpus; c++) {
+		const struct rc_txn_stats *v = (const void *)((const char *)vals + (size_t)c * stride);
+		const uint64_t lo[2] = { v->start_first_ns, v->start_second_ns };
+		const uint64_t hi[2] = { v->start_prev_ns, v->start_last_ns };
+		for (int i = 0; v->conn && i < 2; i++) {
+			if (lo[i] > r->start_first && (!r->start_second || lo[i] < r->start_second))
+				r->start_second = lo[i];
+			if (hi[i] && hi[i] < r->tot.start_last && hi[i] > r->start_prev)
+				r->start_prev = hi[i];
+		}
+	}
+}
+
 static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r, const void *vals)
 {
 	size_t stride = rc_pcpu_stride(sizeof(struct rc_txn_stats));
 	uint64_t best = 0;
 	memset(&r->tot, 0, sizeof(r->tot));
 	memset(&r->k, 0, sizeof(r->k));
-	r->close_ns = r->last_ns = 0;
+	r->close_ns = r->last_ns = r->start_first = r->start_second = r->start_prev = 0;
 	r->method[0] = r->path[0] = 0;
 	r->pid = r->tid = 0;
 	for (int c = 0; c < t->ncpus; c++) {
@@ -483,6 +506,9 @@ static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r, const void *vals
 		r->tot.lat_sum += v->lat_sum_ns;
 		r->tot.http_count += v->http_count;
 		if (v->close_ns > r->close_ns) r->close_ns = v->close_ns;
+		if (v->start_first_ns && (!r->start_first || v->start_first_ns < r->start_first))
+			r->start_first = v->start_first_ns;
+		if (v->start_last_ns > r->tot.start_last) r->tot.start_last = v->start_last_ns;
 		if (v->last_ns >= best && v->count) {
 			best = v->last_ns;
 			r->last_ns = v->last_ns;
@@ -496,6 +522,7 @@ static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r, const void *vals
 			}
 		}
 	}
+	rc_txn_fold_starts(t, r, vals);
 }
 
 /* Per-connection rows with transactions (or a close) since the last read;
@@ -528,6 +555,10 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		r->d.bytes_resp = r->tot.bytes_resp - (p ? p->bytes_resp : 0);
 		r->d.lat_sum = r->tot.lat_sum - (p ? p->lat_sum : 0);
 		r->d.http_count = r->tot.http_count - (p ? p->http_count : 0);
+		/* the starts of the row's transactions: after the previous row's
+		 * last one (count gaps between starts), or from the connection's
+		 * first (count - 1), whatever --txn-events keeps of the events */
+		r->start_lo = r->d.count == r->tot.count ? r->start_first : p ? p->start_last : 0;
 		if (r->close_ns) {
 			((uint64_t *)t->st.keys)[ndel++] = key;
 			rc_dtab_put(closed, &key);
@@ -745,6 +776,10 @@ static void rc_txn_pack_stats(struct rc_txn *t, struct rec_ctx *ctx, struct np_r
 	np_pack_kv_bool(pk, NPK(TXN_STATS, REDACTED), t->redact);
 	np_pack_kv_u64(pk, NPK(TXN_STATS, EV_SAMPLE), TXN_EV_ALL / t->ev_keep);
 	RC_TCOL(NPK(TXN_STATS, EV), r->k.evh < t->ev_keep);
+	RC_TCOL(NPK(TXN_STATS, START_LO_NS), r->d.count && r->start_lo ? r->start_lo + sh : 0);
+	RC_TCOL(NPK(TXN_STATS, START_HI_NS), r->d.count && r->tot.start_last ? r->tot.start_last + sh : 0);
+	RC_TCOL(NPK(TXN_STATS, START_SECOND_NS), r->d.count && r->start_second ? r->start_second + sh : 0);
+	RC_TCOL(NPK(TXN_STATS, START_PREV_NS), r->d.count && r->start_prev ? r->start_prev + sh : 0);
 	np_pack_str(pk, NPK(TXN_STATS, LAT));
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++) {

@@ -20,7 +20,8 @@
 #  - the balancer's HTB queue is its own decomp segment (forward_qdisc on
 #    b) equal to the pcap transit b0 -> b1, and a finding names it;
 #  - request counts of the service graph's wrk and redis edges equal the
-#    tools' own; no decomp share above 100 %;
+#    tools' own, their request rates (at the default --txn-events auto)
+#    the captures' and the tools' own; no decomp share above 100 %;
 #  - the 3 ms clock shift lies inside the stated bound;
 #  - npanalyze exits 0 on these inputs, refuses the same file twice and a
 #    file that is not a recording (exit 2).
@@ -84,11 +85,10 @@ for x in c:mb-c0 b:mb-b0 b:mb-b1 s:mb-s0; do
 	TDPIDS+=("$BG_PID")
 done
 
-# --txn-events all: the request-rate checks below compare the rate between
-# request starts, which needs every connection's events (the default keeps
-# 1 in 16 connections' after 2000 events an interval: rates then come from
-# whole intervals, docs/ANALYSIS.md).
-NPOPT="-d 60s -q --packets --no-netcpu --no-threads --txn-events all --port 5201 --port 5202 --port 80 --port 8080 --port 6379"
+# the default --txn-events auto: after 2000 events an interval the events of
+# 1 in 16 connections only; the request rates below come from every
+# connection's first and last request start in TXN_STATS all the same
+NPOPT="-d 60s -q --packets --no-netcpu --no-threads --port 5201 --port 5202 --port 80 --port 8080 --port 6379"
 bg "$NPREC" -o "$T/s.npr" $NPOPT --netns mb-s -i mb-s0 --sync-listen 7841 --test-clock-shift 3ms
 SPID=$BG_PID
 bg "$NPREC" -o "$T/b.npr" $NPOPT --netns mb-b -i mb-b0 -i mb-b1 --sync-listen 7842 \
@@ -234,11 +234,20 @@ check "jitter from most data packets ($JP of $NPD), not those with a sock_send r
 IBPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' "$T/iperf.json")
 TP=$(pf "$DF" throughput pkt_flows)
 check "iperf3 throughput: pkt_flows $TP vs iperf3 $IBPS bit/s (5 %)" within "${TP:-0}" "${IBPS:-1}" 5
-# (not exact: the kernel skips transmit tracepoint programs for a few skbs
-# too, and no TC hook follows them to count it)
+# the kernel skips transmit tracepoint programs for a few skbs too; no TC
+# hook follows a dequeue, so the recorder counts an accepted packet whose
+# dequeue it did not see (qdisc_deq missed, over every flow through b)
 QL=$(awk -F, -v f="$DF" '$1 == f && $2 == "b:qdisc_enq" {print $6; exit}' "$T/csv/loss_hops.csv")
-check "balancer qdisc_enq -> qdisc_deq: $QL lost, HTB dropped ${HTB:-?} (+ 1 % of $NPD: transmit tracepoint runs the kernel skipped)" \
-	le "${QL:-999999}" "$(awk -v h="${HTB:-0}" -v n="${NPD:-0}" 'BEGIN {print h + n / 100}')"
+QM=$(awk -F= '$1 == "missed_qdisc_deq" {print $2}' "$T/b.stats")
+check "balancer qdisc_enq -> qdisc_deq: $QL lost <= HTB dropped ${HTB:-?} + dequeues counted missed (${QM:-0})" \
+	le "${QL:-999999}" "$(( ${HTB:-0} + ${QM:-0} ))"
+# the count against b's events, packet by packet (sport len seq end ack
+# tsval ipid flags): enqueued packets without a dequeue event
+QE=$("$PM" events "$T/b.npr" | awk '$2 == "qdisc_enq" || $2 == "qdisc_deq" {
+	k = $6 " " $12 " " $14 " " $16 " " $18 " " $20 " " $22 " " $24; n[k] += $2 == "qdisc_enq" ? 1 : -1 }
+	END {for (k in n) if (n[k] > 0) s += n[k]; print s + 0}')
+check "b: dequeues counted missed (${QM:-0}) == enqueued packets without a dequeue event ($QE), within 2 % + 2" \
+	sh -c "awk -v a='${QM:-0}' -v b='$QE' 'BEGIN {d = a - b; if (d < 0) d = -d; exit !(d <= b * 0.02 + 2)}'"
 # the balancer's HTB queue, against the time between its two veths' captures
 # (tcpdump taps after netif_receive and at start_xmit: the pcap transit is
 # the whole time through b)
@@ -276,11 +285,13 @@ GR=$(gcol "s:pid[$NGW]" requests)
 check "service graph: requests on the wrk edge ($GR) == wrk's count ($REQ) within 1 %" within "${GR:-0}" "${REQ:-1}" 1
 # request rates over one time base (issue 19 item 6: 2.32 k/s in the graph,
 # 5.42 k/s in transactions, 6.07 k/s by wrk): requests per second between
-# request starts, the first and last 0.1 % left out (ana_reqrate;
-# pcapsum.py reqrate on the client's capture: the first transmission of
-# each request segment). wrk's own Requests/sec divides by its wall time,
-# which also holds its start and a stall at its stop (a server that
-# stalled 110 ms there: 3.7 % lower): printed, held to 5 % only.
+# request starts, (n - 1) / (last start - first start), from every
+# connection's first and last start in TXN_STATS (ana_reqrate), although
+# --txn-events auto kept the events of 1 in 16 connections only (checked);
+# pcapsum.py reqrate the same on the client's capture (the first
+# transmission of each request segment).
+check "the server's recorder sampled transaction events (ev_sample 16)" \
+	bash -c "'$NPREPORT' dump --type txn_stats '$T/s.npr' | grep -q '\"ev_sample\":16'"
 $PS reqrate "$T/mb-c0.pcap" 80 > "$T/wrate.kv"
 WRATE=$(kv "$T/wrate.kv" rate)
 WOWN=$(awk '/Requests\/sec/ {print $2}' "$T/wrk.txt")
@@ -293,8 +304,16 @@ check "request rate: service graph ($GAR/s) == the client's capture ($WRATE/s) w
 all_within1() { within "$1" "$3" 1 && within "$2" "$3" 1; }
 check "request rate: transactions server ($TXS/s) and client ($TXC/s) endpoints == the graph's within 1 %" \
 	all_within1 "${TXS:-0}" "${TXC:-0}" "${GAR:-1}"
-check "request rate: the graph's ($GAR/s) within 5 % of wrk's own over its wall time ($WOWN/s)" \
-	within "${GAR:-0}" "${WOWN:-1}" 5
+# wrk's own Requests/sec: its count (the graph's within 1 %: checked
+# above) over its wall time, which holds every request start and more: its
+# threads' start and connects, and after the last start the response wrk
+# waited for until its stop timer (100 ms ticks) ended the run; a server
+# that stalls when wrk stops adds the stall (110 ms seen: 3.7 % of 3 s).
+# The graph's server rows see the first and last start late by nginx's
+# wakeup (2 ms in one run: 0.08 % below wrk's). So: from 1 % below
+# wrk's rate to 5 % above it.
+check "request rate: the graph's ($GAR/s) from 1 % below to 5 % above wrk's own over its wall time ($WOWN/s)" \
+	awk -v g="${GAR:-0}" -v w="${WOWN:-0}" 'BEGIN {exit !(w > 0 && g >= w * 0.99 && g <= w * 1.05)}'
 if [ -n "$REDIS" ]; then
 	RR=$(gcol "s:pid[$RPID]" requests)
 	RN=$(( ${MB_REDIS_N:-10000} * 2 ))
@@ -303,6 +322,17 @@ if [ -n "$REDIS" ]; then
 	RRT=$(gcol "s:pid[$RPID]" active_rate)
 	$PS reqrate "$T/mb-c0.pcap" 6379 > "$T/rrate.kv"
 	RPC=$(kv "$T/rrate.kv" rate)
+	# redis-benchmark's own: each test's requests over its time in whole
+	# ms, from before its clients connect to the last reply (4-5 ms more
+	# than the test's request starts span in one run); the graph's span
+	# holds instead the CONFIG GET before the tests and the switch from
+	# SET to GET (2 + 6 ms there): 0.02 % apart that run, and each part
+	# can grow by ms on a loaded machine. Held to 2 %.
+	ROWN=$(awk -F'"' -v n="${MB_REDIS_N:-10000}" '$2 == "SET" || $2 == "GET" {k++; t += n / $4}
+		END {if (k == 2 && t > 0) printf "%.2f", 2 * n / t}' "$T/redis.csv")
+	echo "redis request rate: pcap $RPC/s, graph $RRT/s, redis-benchmark SET+GET $ROWN/s" >&2
+	check "request rate: the redis edge ($RRT/s) == redis-benchmark's own SET+GET ($ROWN/s) within 2 %" \
+		within "${RRT:-0}" "${ROWN:-1}" 2
 	check "request rate: the redis edge ($RRT/s) == the client's capture ($RPC/s) within 1 %" within "${RRT:-0}" "${RPC:-1}" 1
 fi
 # no segment holds more than its whole path (the issue saw share_mean

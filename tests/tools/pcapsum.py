@@ -21,9 +21,10 @@ the e2e tests, independent of np's own readers.
       retransmission that passes it again). Prints key=value lines.
   pcapsum.py reqrate PCAP PORT
       on a client's capture, requests to PORT per second between request
-      starts (the first transmission of each data segment to PORT), the
-      first and last 0.1 % of the starts left out (the requests in flight
-      when the load tool stopped). Prints key=value lines.
+      starts (the first transmission of each data segment to PORT):
+      (n - 1) / (last start - first start), as npanalyze computes it from
+      the recorders' first and last request starts. Prints key=value
+      lines.
 """
 import struct
 import sys
@@ -175,9 +176,8 @@ def reqrate(path, port):
             t.append(p[0])
     t.sort()
     n = len(t)
-    k = n // 1000
-    span = t[n - 1 - k] - t[k] if n >= 2 else 0
-    rate = (n - 1 - 2 * k) / span if span > 0 else 0
+    span = t[n - 1] - t[0] if n >= 2 else 0
+    rate = (n - 1) / span if span > 0 else 0
     print(f"requests={n}\nspan_ns={span * 1e9:.0f}\nrate={rate:.2f}")
 
 

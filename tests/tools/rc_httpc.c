@@ -2,8 +2,9 @@
  * K GET requests over C keep-alive connections (one request in flight per
  * connection, connections used round-robin), measures every request from
  * just before write() to the read() that completes the response
- * (Content-Length), and prints the exact percentiles it saw:
- *   requests=K errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=...
+ * (Content-Length), and prints the exact percentiles it saw and the time
+ * from its first request's start (before write()) to its last one's:
+ *   requests=K errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=... start_span_ns=...
  * With -l FILE it also writes one latency (ns) per line.
  * usage: rc_httpc -h ADDR -p PORT [-n K] [-c C] [-u PATH] [-l FILE] */
 #include <arpa/inet.h>
@@ -112,6 +113,7 @@ int main(int argc, char **argv)
 		}
 	int rl = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rc_httpc\r\n\r\n", path, host);
 	long errors = 0, done = 0;
+	uint64_t first = 0, last = 0;      /* starts of the first and last completed request */
 	for (long i = 0; i < k; i++) {
 		int fd = fds[i % c];
 		uint64_t t0 = now_ns();
@@ -120,6 +122,9 @@ int main(int argc, char **argv)
 			continue;
 		}
 		lat[done++] = now_ns() - t0;
+		if (!first)
+			first = t0;
+		last = t0;
 	}
 	for (long i = 0; i < c; i++)
 		close(fds[i]);
@@ -134,9 +139,9 @@ int main(int argc, char **argv)
 	for (long i = 0; i < done; i++)
 		sum += (double)lat[i];
 #define PCT(q) (done ? lat[(size_t)((q) * (double)(done - 1) + 0.5)] : 0)
-	printf("requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f\n", done, errors,
-	       (unsigned long long)PCT(0.50), (unsigned long long)PCT(0.90), (unsigned long long)PCT(0.99),
-	       done ? sum / (double)done : 0.0);
+	printf("requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f start_span_ns=%llu\n",
+	       done, errors, (unsigned long long)PCT(0.50), (unsigned long long)PCT(0.90),
+	       (unsigned long long)PCT(0.99), done ? sum / (double)done : 0.0, (unsigned long long)(last - first));
 	free(fds); free(lat); free(buf);
 	return errors ? 1 : 0;
 }

@@ -15,10 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ana.h"
-#include "npmsg.h"
-#include "records.h"
-#include "tap.h"
+#include "txnfix.h"
 
 #define TXE_T0      1000000000000ull
 #define TXE_IV      3
@@ -33,30 +30,6 @@ static uint64_t txe_dur(int conn, int iv, int i)
 	uint64_t base = i % 2 ? TXE_FAST : TXE_SLOW;      /* even: /slow, odd: /fast */
 	/* dense: neighbours 100-200 ns apart, so rank conventions differ < 0.1 % */
 	return base + (uint64_t)(iv * TXE_PER + i) * 200 + (uint64_t)conn * 100;
-}
-
-static void txe_header(struct np_writer *w, struct np_recbuf *rb)
-{
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
-	np_pack_kv_str(pk, "kind", "recording");
-	np_pack_kv_str(pk, "producer", "test_ana_txnev");
-	np_pack_str(pk, "host");
-	msgpack_pack_map(pk, 3);
-	np_pack_kv_str(pk, "hostname", "srv");
-	np_pack_kv_str(pk, "machine_id", "ssss");
-	np_pack_kv_u64(pk, "ncpus", 2);
-	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
-	np_pack_kv_u64(pk, "start_ns", TXE_T0);
-	np_writer_commit(w, rb);
-}
-
-static void txe_strs(msgpack_packer *pk, const char *key, const char *v, size_t n)
-{
-	np_pack_str(pk, key);
-	msgpack_pack_array(pk, n);
-	for (size_t i = 0; i < n; i++)
-		np_pack_str(pk, v);
 }
 
 /* One interval: TXN_STATS rows of connections 1 and 2 (last path /fast);
@@ -78,14 +51,14 @@ static void txe_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sa
 	}
 	np_pack_kv_u64_array(pk, "conn", conn, 2);
 	np_pack_kv_u64_array(pk, "role", role, 2);
-	txe_strs(pk, "laddr", "10.0.0.2", 2);
+	txf_strs(pk, "laddr", "10.0.0.2", 2);
 	np_pack_kv_u64_array(pk, "lport", lport, 2);
-	txe_strs(pk, "raddr", "10.0.0.1", 2);
+	txf_strs(pk, "raddr", "10.0.0.1", 2);
 	np_pack_kv_u64_array(pk, "rport", rport, 2);
 	np_pack_kv_u64_array(pk, "count", cnt, 2);
 	np_pack_kv_u64_array(pk, "pid", pid, 2);
-	txe_strs(pk, "method", "GET", 2);
-	txe_strs(pk, "path", "/fast", 2);
+	txf_strs(pk, "method", "GET", 2);
+	txf_strs(pk, "path", "/fast", 2);
 	np_pack_str(pk, "lat");
 	msgpack_pack_array(pk, 2);
 	for (int c = 1; c <= 2; c++) {
@@ -128,7 +101,7 @@ static void txe_events(struct np_writer *w, struct np_recbuf *rb, int iv, int sk
 	np_pack_kv_u64_array(pk, "role", role, n);
 	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
 	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
-	txe_strs(pk, "method", "GET", n);
+	txf_strs(pk, "method", "GET", n);
 	np_pack_str(pk, "path");
 	msgpack_pack_array(pk, n);
 	for (size_t i = 0; i < n; i++)
@@ -142,7 +115,7 @@ static void txe_lost(struct np_writer *w, struct np_recbuf *rb, uint64_t n)
 	msgpack_pack_map(pk, 4);
 	np_pack_kv_u64(pk, "t0_ns", TXE_T0);
 	np_pack_kv_u64(pk, "t1_ns", TXE_T0 + 1000000000ull);
-	txe_strs(pk, "family", "txn", 1);
+	txf_strs(pk, "family", "txn", 1);
 	np_pack_kv_u64_array(pk, "lost", &n, 1);
 	np_writer_commit(w, rb);
 }
@@ -155,7 +128,7 @@ static int txe_write(const char *path, bool drop_one, bool sampled)
 	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
 		return -1;
 	np_recbuf_init(&rb);
-	txe_header(w, &rb);
+	txf_header(w, &rb, "test_ana_txnev", TXE_T0);
 	for (int iv = 0; iv < TXE_IV; iv++) {
 		txe_stats(w, &rb, iv, sampled);
 		txe_events(w, &rb, iv, sampled ? TXE_ALL : drop_one && iv == 1 ? 3 : -1);
@@ -183,26 +156,6 @@ static double txe_truth(bool slow, int conns, double q)
 				v[n++] = txe_dur(c, iv, i);
 	qsort(v, n, sizeof(*v), txe_u64cmp);
 	return (double)v[(size_t)(q * (double)(n - 1) + 0.5)];
-}
-
-struct txe_run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
-
-static void txe_analyse(struct txe_run *r, const char *npr, const char *npa)
-{
-	memset(r, 0, sizeof(*r));
-	r->o.quiet = true;
-	ana_model_init(&r->m, &r->o);
-	ana_load_file(&r->m, npr, "srv");
-	CHECK(ana_run(&r->m, npa, NULL) == 0, "ana_run");
-	r->ok = np_analysis_load(&r->a, npa, NULL, NULL) == 0;
-	CHECK(r->ok, "load %s", npa);
-}
-
-static void txe_free(struct txe_run *r)
-{
-	if (r->ok)
-		np_analysis_free(&r->a);
-	ana_model_free(&r->m);
 }
 
 static int txe_row(const struct np_table *t, const char *level, const char *key)
@@ -256,8 +209,8 @@ static void test_complete(void)
 	snprintf(npr, sizeof(npr), "%s/full.npr", txe_dir);
 	snprintf(npa, sizeof(npa), "%s/full.npa", txe_dir);
 	CHECK(txe_write(npr, false, false) == 0, "write %s", npr);
-	struct txe_run r;
-	txe_analyse(&r, npr, npa);
+	struct txf_run r;
+	txf_analyse(&r, npr, npa);
 	const struct np_table *t = r.ok ? np_analysis_table(&r.a, "transactions") : NULL;
 	txe_check_ep(t, true, 2 * TXE_IV * TXE_PER / 2, 2);
 	txe_check_ep(t, false, 2 * TXE_IV * TXE_PER / 2, 2);
@@ -267,19 +220,19 @@ static void test_complete(void)
 	CHECK_EQ_U(txe_series_n(&r.a, "endpoint|10.0.0.2:8080 GET /slow|srv|server", "p99"), TXE_IV);
 	CHECK_EQ_U(txe_series_n(&r.a, "endpoint|10.0.0.2:8080 GET /fast|srv|server", "requests"), TXE_IV);
 	CHECK(!txe_warned(&r.m, "transaction events missing"), "no event warning");
-	txe_free(&r);
+	txf_free(&r);
 }
 
 /* Writes and analyses a recording whose connection 2 has incomplete
  * events (one lost, or all sampled out): connection 1 from its events,
  * connection 2 from TXN_STATS, all on /fast. The table, or NULL. */
-static const struct np_table *txe_conn2_from_stats(struct txe_run *r, const char *name, bool drop, bool sampled)
+static const struct np_table *txe_conn2_from_stats(struct txf_run *r, const char *name, bool drop, bool sampled)
 {
 	char npr[64], npa[64];
 	snprintf(npr, sizeof(npr), "%s/%s.npr", txe_dir, name);
 	snprintf(npa, sizeof(npa), "%s/%s.npa", txe_dir, name);
 	CHECK(txe_write(npr, drop, sampled) == 0, "write %s", npr);
-	txe_analyse(r, npr, npa);
+	txf_analyse(r, npr, npa);
 	const struct np_table *t = r->ok ? np_analysis_table(&r->a, "transactions") : NULL;
 	txe_check_ep(t, true, TXE_IV * TXE_PER / 2, 1);
 	int f = txe_row(t, "endpoint", "10.0.0.2:8080 GET /fast");
@@ -291,16 +244,16 @@ static const struct np_table *txe_conn2_from_stats(struct txe_run *r, const char
 
 static void test_one_missing(void)
 {
-	struct txe_run r;
+	struct txf_run r;
 	txe_conn2_from_stats(&r, "lost", true, false);
 	CHECK(txe_warned(&r.m, "transaction events missing for 1 of 2 connections"), "fallback warning");
 	CHECK(txe_warned(&r.m, "come from TXN_STATS"), "warning names the source");
-	txe_free(&r);
+	txf_free(&r);
 }
 
 static void test_sampled(void)
 {
-	struct txe_run r;
+	struct txf_run r;
 	const struct np_table *t = txe_conn2_from_stats(&r, "sampled", false, true);
 	int c2 = txe_row(t, "connection", "10.0.0.2:8080>10.0.0.1:40002");
 	CHECK_NEAR(txe_cell(t, c2, "requests"), TXE_IV * TXE_PER, 0.0);
@@ -308,7 +261,7 @@ static void test_sampled(void)
 	CHECK(txe_warned(&r.m, "sampled by connection: 1 of 2 connections without events (up to 1 in 2 kept"),
 	      "note says what was sampled");
 	CHECK_EQ_U(r.m.nminor, r.m.warnings.n);
-	txe_free(&r);
+	txf_free(&r);
 }
 
 int main(void)
@@ -320,9 +273,6 @@ int main(void)
 	test_complete();
 	test_one_missing();
 	test_sampled();
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", txe_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", txe_dir);
+	txf_rmdir(txe_dir);
 	return tap_done();
 }
