@@ -76,7 +76,8 @@ struct ana_dctx {
 
 static unsigned ana_threads(const struct ana_model *m)
 {
-	return m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
+	unsigned n = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
+	return n < ANA_PAR_MAXT ? n : ANA_PAR_MAXT;
 }
 
 /* A flow's hook position; rank = host ordinal in the path * 64 + index of
@@ -294,8 +295,6 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 		}
 		return;
 	}
-	if (threads > ANA_PAR_MAXT)
-		threads = ANA_PAR_MAXT;
 	ana_par_for(npk, threads, ana_heads_range, d);
 	struct ana_bodies b = { .d = d, .nt = threads };
 	ana_par_tasks(threads, ana_bodies_task, &b);
@@ -508,12 +507,16 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	}
 }
 
-static void ana_accumulate(struct ana_dctx *d)
+/* Task t counts the packets of the flows with flow % nt == t (sums,
+ * minima and maxima: any order gives the same). */
+static void ana_count_task(void *ctx, size_t t, size_t t1)
 {
-	struct ana_paths *p = d->p;
-	for (size_t k = 0; k < p->npkts; k++) {
-		struct ana_pres *r = &d->res[k];
-		if (r->skip || !ana_in_window(d->m, r->t))
+	(void)t1;
+	const struct ana_sktask *st = ctx;
+	struct ana_dctx *d = st->d;
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->flow % st->nt != t || !ana_in_window(d->m, r->t))
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
 		f->pkts++;
@@ -527,6 +530,13 @@ static void ana_accumulate(struct ana_dctx *d)
 			if (r->posmask & (1u << i))
 				f->pos[i].n++;
 	}
+}
+
+static void ana_accumulate(struct ana_dctx *d)
+{
+	struct ana_paths *p = d->p;
+	struct ana_sktask ct = { d, p->npkts < 65536 ? 1 : ana_threads(d->m) };
+	ana_par_tasks(ct.nt, ana_count_task, &ct);
 	ana_pick_top(d);
 	d->top = calloc(d->ntop ? d->ntop : 1, sizeof(*d->top));
 	d->ivsk = calloc(d->nint, sizeof(*d->ivsk));
