@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
+#include "ana_par.h"
 #include "ana_path.h"
 
 #define ANA_TOP_FLOWS 64
@@ -73,6 +74,12 @@ struct ana_dctx {
 	uint64_t unrec;               /* sum of the flows' unrec */
 };
 
+static unsigned ana_threads(const struct ana_model *m)
+{
+	unsigned n = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
+	return n < ANA_PAR_MAXT ? n : ANA_PAR_MAXT;
+}
+
 /* A flow's hook position; rank = host ordinal in the path * 64 + index of
  * the hook on that host, averaged over packets, gives the canonical order. */
 static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank)
@@ -105,8 +112,21 @@ static bool ana_flow_match(const struct ana_model *m, uint32_t flow)
 	return strstr(key, flt) != NULL;
 }
 
-/* Builds the result of packet k. */
-static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
+/* The first event of packet k's own path (a pure ACK's events ahead of
+ * the segment skipped). */
+static size_t ana_first_ev(const struct ana_pe *ev, const struct ana_pres *r, const uint32_t *idx,
+			   size_t n)
+{
+	size_t i0 = 0;
+	while (r->len && i0 + 1 < n && (ev[idx[i0]].flags & ANA_PE_NOPAY))
+		i0++;
+	return i0;
+}
+
+/* The part of packet k's result that needs no flow state: its path order
+ * into idx, its flow, first time and kind. Returns the path's length, 0
+ * when the packet is skipped. */
+static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -117,13 +137,10 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	size_t n = ana_path_order(m, d->p, k, idx, ANA_PATH_MAXEV);
 	if (!n) {
 		r->skip = 1;
-		return;
+		return 0;
 	}
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
-	size_t i0 = 0;
-	while (r->len && i0 + 1 < n && (ev[idx[i0]].flags & ANA_PE_NOPAY))
-		i0++;                       /* a pure ACK's events ahead of the segment */
-	const struct ana_pe *e0 = &ev[idx[i0]];
+	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	r->flow = e0->flow;
 	r->first_host = e0->host;
 	r->seq = d->p->pkts[k].seq;
@@ -133,8 +150,21 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 		r->ctl = 1;
 	if (!ana_flow_match(m, r->flow)) {
 		r->skip = 1;
-		return;
+		return 0;
 	}
+	return n;
+}
+
+/* The rest of packet k's result: segments, positions of its flow (the
+ * flow's state: packets of one flow go through here in packet order);
+ * cross-host segments clamped from below zero are counted in *negative. */
+static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, size_t n,
+			    uint64_t *negative)
+{
+	struct ana_model *m = d->m;
+	const struct ana_pe *ev = d->p->pe;
+	struct ana_pres *r = &d->res[k];
+	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	struct ana_fagg *f = &d->fa[r->flow];
 	uint32_t seenpos = 0;
 	int hostord = 0, inhost = 0;
@@ -190,7 +220,7 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 				dt = -1;
 			}
 			if (dt < 0 && dt != -1) {
-				d->negative++;
+				(*negative)++;
 				dt = 0;
 			}
 			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
@@ -219,6 +249,57 @@ static void ana_packet(struct ana_dctx *d, size_t k, uint32_t *idx)
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+}
+
+/* Pass 1 of the parallel results: the heads of packets [lo, hi). */
+static void ana_heads_range(void *ctx, size_t lo, size_t hi)
+{
+	struct ana_dctx *d = ctx;
+	uint32_t idx[ANA_PATH_MAXEV];
+	for (size_t k = lo; k < hi; k++)
+		ana_packet_head(d, k, idx);
+}
+
+struct ana_bodies { struct ana_dctx *d; unsigned nt; uint64_t negative[ANA_PAR_MAXT]; };
+
+/* Pass 2: task t finishes the packets of the flows with flow % nt == t, in
+ * packet order (the path order is taken again: keeping it would cost
+ * 256 bytes per packet). */
+static void ana_bodies_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_bodies *b = ctx;
+	struct ana_dctx *d = b->d;
+	uint32_t idx[ANA_PATH_MAXEV];
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->flow % b->nt != t)
+			continue;
+		size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+		ana_packet_body(d, k, idx, n, &b->negative[t]);
+	}
+}
+
+/* Every packet's result. Flow state makes the order within a flow matter,
+ * so with threads the flows are split among them (same result for any
+ * count). */
+static void ana_results(struct ana_dctx *d, unsigned threads)
+{
+	size_t npk = d->p->npkts;
+	if (threads <= 1 || npk < 65536) {
+		uint32_t idx[ANA_PATH_MAXEV];
+		for (size_t k = 0; k < npk; k++) {
+			size_t n = ana_packet_head(d, k, idx);
+			if (n)
+				ana_packet_body(d, k, idx, n, &d->negative);
+		}
+		return;
+	}
+	ana_par_for(npk, threads, ana_heads_range, d);
+	struct ana_bodies b = { .d = d, .nt = threads };
+	ana_par_tasks(threads, ana_bodies_task, &b);
+	for (unsigned t = 0; t < threads; t++)
+		d->negative += b.negative[t];
 }
 
 static void ana_retx_mark(struct ana_dctx *d)
@@ -389,12 +470,53 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
 	return best;
 }
 
-static void ana_accumulate(struct ana_dctx *d)
+/* Task t adds the segments s with s % nt == t of every packet to the
+ * sketches (each sketch gets its values in packet order, as with one
+ * thread); task 0 also counts the interval bytes and packets. */
+struct ana_sktask { struct ana_dctx *d; unsigned nt; };
+
+static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
-	struct ana_paths *p = d->p;
-	for (size_t k = 0; k < p->npkts; k++) {
-		struct ana_pres *r = &d->res[k];
+	(void)t1;
+	const struct ana_sktask *st = ctx;
+	struct ana_dctx *d = st->d;
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(d->m, r->t))
+			continue;
+		const struct ana_fagg *f = &d->fa[r->flow];
+		int64_t ii = (r->t - d->t_start) / d->iv;
+		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+		if (t == 0 && f->top >= 0) {
+			d->ivbytes[iv][f->top] += r->len;
+			if (r->posmask & f->first_hdr_bit)
+				d->ivpkts[iv][f->top]++;
+		}
+		if (r->retx)
+			continue;                       /* retransmissions: separate, not in latency */
+		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
+			if (r->seg[s] < 0)
+				continue;
+			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
+				np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
+				np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
+			}
+			if (f->top >= 0)
+				np_sketch_add(&d->top[f->top][s], (uint64_t)r->seg[s], 1);
+		}
+	}
+}
+
+/* Task t counts the packets of the flows with flow % nt == t (sums,
+ * minima and maxima: any order gives the same). */
+static void ana_count_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	const struct ana_sktask *st = ctx;
+	struct ana_dctx *d = st->d;
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->flow % st->nt != t || !ana_in_window(d->m, r->t))
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
 		f->pkts++;
@@ -408,6 +530,13 @@ static void ana_accumulate(struct ana_dctx *d)
 			if (r->posmask & (1u << i))
 				f->pos[i].n++;
 	}
+}
+
+static void ana_accumulate(struct ana_dctx *d)
+{
+	struct ana_paths *p = d->p;
+	struct ana_sktask ct = { d, p->npkts < 65536 ? 1 : ana_threads(d->m) };
+	ana_par_tasks(ct.nt, ana_count_task, &ct);
 	ana_pick_top(d);
 	d->top = calloc(d->ntop ? d->ntop : 1, sizeof(*d->top));
 	d->ivsk = calloc(d->nint, sizeof(*d->ivsk));
@@ -416,31 +545,12 @@ static void ana_accumulate(struct ana_dctx *d)
 	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
 	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost)
 		return;
-	for (size_t k = 0; k < p->npkts; k++) {
-		struct ana_pres *r = &d->res[k];
-		if (r->skip || !ana_in_window(d->m, r->t))
-			continue;
-		struct ana_fagg *f = &d->fa[r->flow];
-		int64_t ii = (r->t - d->t_start) / d->iv;
-		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
-		if (f->top >= 0) {
-			d->ivbytes[iv][f->top] += r->len;
-			if (r->posmask & f->first_hdr_bit)
-				d->ivpkts[iv][f->top]++;
-		}
-		if (r->retx)
-			continue;                       /* retransmissions: separate, not in latency */
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			if (r->seg[s] < 0)
-				continue;
-			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
-				np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
-			}
-			if (f->top >= 0)
-				np_sketch_add(&d->top[f->top][s], (uint64_t)r->seg[s], 1);
-		}
-	}
+	struct ana_sktask st = { d, ana_threads(d->m) };
+	if (st.nt > ANA_NSEGS)
+		st.nt = ANA_NSEGS;
+	if (p->npkts < 65536)
+		st.nt = 1;
+	ana_par_tasks(st.nt, ana_sketch_task, &st);
 }
 
 static void ana_flow_name(const struct ana_model *m, uint32_t fi, char *buf, size_t n)
@@ -1478,14 +1588,12 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 		return;
 	d.res = malloc(p->npkts * sizeof(*d.res));
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
-	uint32_t *idx = malloc(ANA_PATH_MAXEV * sizeof(uint32_t));
-	if (!d.res || !d.fa || !idx)
+	if (!d.res || !d.fa)
 		goto out;
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
 	ana_time_grid(&d);
-	for (size_t k = 0; k < p->npkts; k++)
-		ana_packet(&d, k, idx);
+	ana_results(&d, ana_threads(m));
 	ana_retx_mark(&d);
 	ana_window_sums(&d);
 	ana_flow_orders(&d);
@@ -1509,5 +1617,5 @@ out:
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
-	free(d.res); free(d.fa); free(idx);
+	free(d.res); free(d.fa);
 }

@@ -2,7 +2,7 @@
 #include <pthread.h>
 #include "ana_par.h"
 
-#define PAR_MAXT 64
+#define PAR_MAXT ANA_PAR_MAXT
 #define PAR_MIN  65536          /* below this many iterations a thread costs more than it saves */
 
 struct par_job { ana_par_fn fn; void *ctx; size_t lo, hi; };

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#define ANA_PAR_MAXT 64          /* threads at most */
+
 typedef void (*ana_par_fn)(void *ctx, size_t lo, size_t hi);
 /* Small n or threads <= 1: one call in the caller's thread. */
 void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx);

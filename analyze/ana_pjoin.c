@@ -47,9 +47,11 @@ static inline uint64_t pj_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t
 	return pj_h64(((uint64_t)seq << 32 | ack) ^ ((uint64_t)xid << 17) ^ ((uint64_t)udp << 63));
 }
 
+/* Bits 40..63 scaled to [0, nt) (a multiply, not a division: it runs
+ * twice per event on every thread). */
 static inline unsigned pj_part_of(uint64_t hv, unsigned nt)
 {
-	return (unsigned)((hv >> 48) % nt);
+	return (unsigned)(((hv >> 40) * nt) >> 24);
 }
 
 /* Events that join a packet by key (ana_match_one's test). */
@@ -112,25 +114,33 @@ static uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ac
 	return r;
 }
 
+#define PJ_AHEAD 8              /* events between a probe's prefetch and its use */
+
+static inline uint64_t pj_hash_ev(const struct ana_pev *e, const struct ana_flow *fl)
+{
+	return pj_hash(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
+}
+
 static void pj_run(struct pj_part *p)
 {
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
+	uint64_t ahead[PJ_AHEAD];      /* hashes of events j .. j + PJ_AHEAD - 1 */
+	for (size_t j = 0; j < PJ_AHEAD && j < p->nvis; j++)
+		ahead[j] = pj_hash_ev(&ev[p->vis[j]], fl);
 	for (size_t j = 0; j < p->nvis; j++) {
 		uint32_t i = p->vis[j];
 		const struct ana_pev *e = &ev[i];
-		if (j + 8 < p->nvis) {          /* the table probe is a cache miss: start it early */
-			const struct ana_pev *f = &ev[p->vis[j + 8]];
-			uint64_t fh = pj_hash(f->seq, f->ack, f->xid, fl[f->flow].proto == 17);
+		uint64_t hv = ahead[j % PJ_AHEAD];
+		if (j + PJ_AHEAD < p->nvis) {   /* the table probe is a cache miss: start it early */
+			uint64_t fh = pj_hash_ev(&ev[p->vis[j + PJ_AHEAD]], fl);
+			ahead[j % PJ_AHEAD] = fh;
 			if (pj_part_of(fh, p->nt) == p->t)
 				__builtin_prefetch(&p->slot[fh & (p->scap - 1)]);
 		}
-		if (!pj_keyed(e))
+		if (!pj_keyed(e) || pj_part_of(hv, p->nt) != p->t)
 			continue;
 		uint8_t udp = fl[e->flow].proto == 17;
-		uint64_t hv = pj_hash(e->seq, e->ack, e->xid, udp);
-		if (pj_part_of(hv, p->nt) != p->t)
-			continue;
 		uint32_t k = pj_get(p, hv, e->seq, e->ack, e->xid, udp, (uint32_t)j);
 		if (k == UINT32_MAX) {
 			p->err = -1;
@@ -193,8 +203,7 @@ static void pj_remap_range(void *ctx, size_t lo, size_t hi)
 		if (r->evpkt[i] == UINT32_MAX)
 			continue;
 		const struct ana_pev *e = &r->m->pev.v[i];
-		uint64_t hv = pj_hash(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
-		r->evpkt[i] = r->gmap[pj_part_of(hv, r->nt)][r->evpkt[i]];
+		r->evpkt[i] = r->gmap[pj_part_of(pj_hash_ev(e, fl), r->nt)][r->evpkt[i]];
 	}
 }
 

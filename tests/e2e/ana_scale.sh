@@ -5,7 +5,8 @@
 # reference p0a), every "b" host at +3 ms and +20 ppm. Checked: all 20
 # aligned, each through its chain predecessor, offsets within the stated
 # bound of the truth; the analysis is byte-identical for --threads 1, 2 and
-# 3; the live progress line stays off when stderr is not a terminal; --mem
+# 3 (about 400 000 packets: the join's partitions and the decomposition's
+# parallel passes, which start at 65 536 packets, both run); the live progress line stays off when stderr is not a terminal; --mem
 # refuses a limit below the predicted peak before analysing.
 # No root needed.
 . "$(dirname "$0")/../lib/e2e.sh"
