@@ -96,6 +96,14 @@ for x in A B; do
 	check "idle nc-${x,,}: no socket sample" [ "$(val "$SE" send_smp)" -eq 0 -a "$(val "$SE" recv_smp)" -eq 0 ]
 	check "idle nc-${x,,}: no call counts when sampled" [ "$(dump "$T/idle_${x,,}.npr" | grep -c '"send_n"')" -eq 0 ]
 done
+# every program of every family listed with the runs the kernel skipped
+# (PROGS, record/core/progtab.c): none skipped while nothing runs here
+PG=$(dump "$T/idle_a.npr" | $NC progs)
+echo "programs (idle nc-a): $PG" >&2
+check "idle: PROGS every interval" ge "$(val "$PG" records)" 3
+check "idle: programs of the hub and every default family listed" \
+	[ "$(val "$PG" families)" = flows,hub,netcpu,threads,txn ]
+check "idle: no program run skipped" [ "$(val "$PG" missed)" -eq 0 -a "$(val "$PG" missed_total)" -eq 0 ]
 IPROBES=$(dump "$T/idle_a.npr" | python3 "$E2E_ROOT/tests/tools/rc_npr.py" probes)
 check "defaults: no syscall-entry program" grep -q '^netcpu tp_btf/sys_enter skipped' <<<"$IPROBES"
 check "defaults: socket sampler at 97 Hz" \
