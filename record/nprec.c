@@ -129,6 +129,12 @@ static uint64_t rc_self_cpu_ns(void)
 
 /* ---- families ---- */
 
+static void rc_drain(struct rc_run *r);
+static void rc_drain_cb(void *arg)
+{
+	rc_drain(arg);
+}
+
 static int rc_open_families(struct rc_run *r)
 {
 	char err[256], why[300] = "";
@@ -155,6 +161,7 @@ static int rc_open_families(struct rc_run *r)
 		}
 		r->fams[r->nfams++] = (struct rc_fam){ .f = f, .state = st };
 		rec_progtab_scan(&r->progs, &r->ctx, f->name);
+		rc_drain(r);   /* attached: its ring buffers fill while the next ones open */
 	}
 	if (r->nfams == 0) {
 		if (kernel_off)
@@ -562,6 +569,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(rc_libbpf_print);
 	r->ctx.cfg = &r->cfg;
 	r->ctx.shift_ns = r->cfg.test_clock_shift_ns;
+	r->ctx.drain_opened = rc_drain_cb;
+	r->ctx.drain_arg = r;
 	r->progress = !r->cfg.quiet && isatty(STDERR_FILENO);
 	np_recbuf_init(&r->rb);
 	rc_install_signals();
