@@ -47,7 +47,7 @@ const char *ana_clock_quality_name(int q);
 
 /* Runs the kernel skipped for one of the recorder's programs (PROGS). */
 #define ANA_PROGMISS_MAX 8
-struct ana_progmiss { char prog[16], family[24]; uint64_t n; };
+struct ana_progmiss { char prog[48], family[24]; uint64_t n; };
 
 struct ana_host {
 	char name[128];             /* display name (alias, hostname, or file stem) */

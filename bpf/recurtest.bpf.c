@@ -15,7 +15,7 @@ const volatile __u64 rt_bad_addr = 0;
 __u64 rt_runs = 0, rt_nested = 0;
 
 SEC("tp_btf/page_fault_kernel")
-int rt_recur_fault(__u64 *ctx)
+int rt_recursion_fault(__u64 *ctx)
 {
 	char v;
 

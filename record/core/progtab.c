@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "hookhub.h"
 #include "npmsg.h"
@@ -47,6 +48,31 @@ static bool pt_has_id(const struct rec_progtab *t, uint32_t id)
 	return false;
 }
 
+/* The program's full name from its BTF: the kernel's copy in
+ * bpf_prog_info.name keeps 15 characters. Left as is when there is none. */
+static void pt_full_name(int fd, const struct bpf_prog_info *info, char *buf, size_t n)
+{
+	struct bpf_func_info fi;
+	struct bpf_prog_info two;
+	__u32 len = sizeof(two);
+
+	memset(&two, 0, sizeof(two));
+	memset(&fi, 0, sizeof(fi));
+	two.nr_func_info = 1;
+	two.func_info_rec_size = sizeof(fi);
+	two.func_info = (__u64)(unsigned long)&fi;
+	if (!info->btf_id || !info->nr_func_info || bpf_obj_get_info_by_fd(fd, &two, &len))
+		return;
+	struct btf *btf = btf__load_from_kernel_by_id(info->btf_id);
+	if (libbpf_get_error(btf))
+		return;
+	const struct btf_type *ty = btf__type_by_id(btf, fi.type_id);
+	const char *name = ty ? btf__name_by_offset(btf, ty->name_off) : NULL;
+	if (name && *name)
+		snprintf(buf, n, "%s", name);
+	btf__free(btf);
+}
+
 static int pt_add(struct rec_progtab *t, int fd, const char *family)
 {
 	struct bpf_prog_info info;
@@ -68,7 +94,8 @@ static int pt_add(struct rec_progtab *t, int fd, const char *family)
 	p->fd = fd;
 	p->id = info.id;
 	p->type = info.type;
-	memcpy(p->name, info.name, sizeof(p->name) - 1);
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)sizeof(info.name), info.name);
+	pt_full_name(fd, &info, p->name, sizeof(p->name));
 	snprintf(p->family, sizeof(p->family), "%s", family);
 	return 0;
 }

@@ -22,7 +22,7 @@ struct rec_prog {
 	int fd;
 	uint32_t id;
 	uint32_t type;              /* enum bpf_prog_type */
-	char name[16];              /* the kernel's copy: the first 15 characters */
+	char name[48];              /* from the program's BTF, else the kernel's 15 characters */
 	char family[24];            /* the family whose open loaded it, "hub" for the hub's */
 	uint64_t missed_prev;       /* recursion_misses at the previous record */
 };
