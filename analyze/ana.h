@@ -45,6 +45,10 @@ enum ana_clock_quality { ANA_CLK_REF = 0, ANA_CLK_ACCURATE, ANA_CLK_APPROX,
 			 ANA_CLK_FAILED, ANA_CLK_UNALIGNED };
 const char *ana_clock_quality_name(int q);
 
+/* Runs the kernel skipped for one of the recorder's programs (PROGS). */
+#define ANA_PROGMISS_MAX 8
+struct ana_progmiss { char prog[48], family[24]; uint64_t n; };
+
 struct ana_host {
 	char name[128];             /* display name (alias, hostname, or file stem) */
 	char hostname[128], machine_id[64], boot_id[64], label[128];
@@ -62,6 +66,7 @@ struct ana_host {
 	uint64_t pkt_seen;          /* packet-path events the hooks matched (same counters) */
 	uint64_t pkt_missed;        /* netif_receive runs the kernel skipped (TC ingress count) */
 	uint64_t pkt_prog_missed;   /* tracepoint program runs the kernel skipped (recursion) */
+	struct ana_progmiss prog_missed[ANA_PROGMISS_MAX];   /* PROGS, programs with skipped runs */
 	uint64_t records;           /* records read from its files */
 	uint64_t chunks_bad, bytes_skipped, records_bad;
 	bool truncated;
@@ -312,6 +317,9 @@ struct ana_out {
 void ana_warn(struct ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A minor warning: listed with the others, but npanalyze still exits 0. */
 void ana_note(struct ana_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ana_progs.c: PROGS records summed into h; the note naming the programs. */
+void ana_progs_load(struct ana_host *h, const msgpack_object *body);
+void ana_progs_note(struct ana_model *m, const struct ana_host *h);
 void ana_model_init(struct ana_model *m, const struct ana_options *opt);
 void ana_model_free(struct ana_model *m);
 int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t);

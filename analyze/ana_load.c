@@ -682,6 +682,7 @@ static void ana_load_record(struct ana_loadctx *c, const struct np_record *rec)
 		ana_load_flows(c, b);
 		break;
 	case NP_REC_DROPS:       ana_load_drops(c, b); break;
+	case NP_REC_PROGS:       ana_progs_load(&c->m->hosts.v[c->host], b); break;
 	case NP_REC_TXN_STATS:   ana_load_txn_stats(c, b); break;
 	case NP_REC_TXN_EVENTS:  ana_load_txn_events(c, b); break;
 	case NP_REC_NETCPU:      ana_load_netcpu(c, b); break;
@@ -932,6 +933,7 @@ void ana_load_finish(struct ana_model *m)
 				m, "%s: the kernel skipped %llu packet-hook program runs (the program was already "
 				"running on that CPU; counted by the kernel): those events are missing, the "
 				"packets are not lost", h->name, (unsigned long long)h->pkt_prog_missed);
+		ana_progs_note(m, h);
 		if (h->capped_events)
 			ana_warn(m, "%s: the per-flow cap dropped %llu packet events: packets capped on "
 				 "one host only look lost", h->name, (unsigned long long)h->capped_events);

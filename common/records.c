@@ -13,6 +13,7 @@ const char *np_rec_type_name(int type)
 	case NP_REC_LOST:         return "lost";
 	case NP_REC_TRIGGER:      return "trigger";
 	case NP_REC_INDEX:        return "index";
+	case NP_REC_PROGS:        return "progs";
 	case NP_REC_NETCPU:       return "netcpu";
 	case NP_REC_NETRX_STACKS: return "netrx_stacks";
 	case NP_REC_THREADS:      return "threads";

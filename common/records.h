@@ -24,6 +24,7 @@ enum np_rec_type {
 	NP_REC_LOST          = 5,  /* lost-event counters per family (per interval) */
 	NP_REC_TRIGGER       = 6,  /* flight-recorder dump: which trigger, when */
 	NP_REC_INDEX         = 7,  /* chunk index, the last chunk of a finished file (chunkindex.h) */
+	NP_REC_PROGS         = 8,  /* per BPF program: runs the kernel skipped (per interval) */
 
 	/* ---- recorder families (issue 3) ---- */
 	NP_REC_NETCPU        = 10, /* per-CPU ns in NET_RX/NET_TX/sock send/recv */

@@ -173,7 +173,19 @@ struct np_recschema {
 	X(THREADS, CYCLES_ALONE,   "cycles_alone",   U64,  COLUMN, 1, "") \
 	X(THREADS, CYCLES_OVERLAP, "cycles_overlap", U64,  COLUMN, 1, "")
 
-#define NP_SCHEMA_TYPES(X) X(FLOWS) X(DROPS) X(TXN_STATS) X(TXN_EVENTS) X(PKT_FLOWS) X(THREADS)
+/* NP_REC_PROGS: every BPF program the recorder loaded and the runs the kernel
+ * skipped for it, per interval (record/core/progtab.c). */
+#define NP_SCHEMA_PROGS(X) \
+	X(PROGS, T0_NS,        "t0_ns",        U64, SCALAR, 0, "ns") \
+	X(PROGS, T1_NS,        "t1_ns",        U64, SCALAR, 0, "ns") \
+	X(PROGS, N,            "n",            U64, SCALAR, 0, "") \
+	X(PROGS, PROG,         "prog",         STR, COLUMN, 0, "") \
+	X(PROGS, FAMILY,       "family",       STR, COLUMN, 0, "") \
+	X(PROGS, PROG_TYPE,    "prog_type",    STR, COLUMN, 0, "") \
+	X(PROGS, MISSED,       "missed",       U64, COLUMN, 0, "") \
+	X(PROGS, MISSED_TOTAL, "missed_total", U64, COLUMN, 0, "")
+
+#define NP_SCHEMA_TYPES(X) X(FLOWS) X(DROPS) X(TXN_STATS) X(TXN_EVENTS) X(PKT_FLOWS) X(THREADS) X(PROGS)
 
 /* enum NPK_<TYPE>_<ID>, NPK_<TYPE>__N (all keys), NPK_<TYPE>__NOPT (optional) */
 #define NP_SCH_ENUM(T, ID, k, ty, en, op, u) NPK_##T##_##ID,

@@ -23,6 +23,7 @@
 #include "npmsg.h"
 #include "output.h"
 #include "privdrop.h"
+#include "progtab.h"
 #include "recheader.h"
 #include "selfcost.h"
 #include "recprio.h"
@@ -64,6 +65,7 @@ struct rc_run {
 	struct rec_ratectl ratectl;
 	struct rec_prio prio;
 	struct rec_kfs kfs;
+	struct rec_progtab progs;   /* every loaded program, its skipped runs */
 	bool progress;
 	bool progress_dirty;
 };
@@ -127,6 +129,12 @@ static uint64_t rc_self_cpu_ns(void)
 
 /* ---- families ---- */
 
+static void rc_drain(struct rc_run *r);
+static void rc_drain_cb(void *arg)
+{
+	rc_drain(arg);
+}
+
 static int rc_open_families(struct rc_run *r)
 {
 	char err[256], why[300] = "";
@@ -152,6 +160,8 @@ static int rc_open_families(struct rc_run *r)
 			continue;
 		}
 		r->fams[r->nfams++] = (struct rc_fam){ .f = f, .state = st };
+		rec_progtab_scan(&r->progs, &r->ctx, f->name);
+		rc_drain(r);   /* attached: its ring buffers fill while the next ones open */
 	}
 	if (r->nfams == 0) {
 		if (kernel_off)
@@ -311,6 +321,7 @@ static int rc_interval(struct rc_run *r, uint64_t t0, uint64_t t1)
 			fprintf(stderr, "nprec: %s: snapshot failed, interval incomplete\n", fm->f->name);
 	}
 	rc_lost_record(r, t0, t1);
+	rec_progtab_pack(&r->progs, &r->rb, rc_shift(r, t0), rc_shift(r, t1));
 	r->intervals++;
 	int rc = rec_output_interval(r->out, &r->rb, rc_shift(r, t1), err, sizeof(err));
 	if (rc < 0)
@@ -379,6 +390,7 @@ static int rc_finish(struct rc_run *r, uint64_t t0, const char *reason, int code
 				fm->f->snapshot(fm->state, &r->ctx, &r->rb, rc_shift(r, t0), rc_shift(r, now));
 		}
 		rc_lost_record(r, t0, now);
+		rec_progtab_pack(&r->progs, &r->rb, rc_shift(r, t0), rc_shift(r, now));
 		r->intervals++;
 		rc_end_record(r, now, reason);
 		if (rec_output_close(r->out, &r->rb, err, sizeof(err)) < 0) {
@@ -557,6 +569,8 @@ int main(int argc, char **argv)
 	libbpf_set_print(rc_libbpf_print);
 	r->ctx.cfg = &r->cfg;
 	r->ctx.shift_ns = r->cfg.test_clock_shift_ns;
+	r->ctx.drain_opened = rc_drain_cb;
+	r->ctx.drain_arg = r;
 	r->progress = !r->cfg.quiet && isatty(STDERR_FILENO);
 	np_recbuf_init(&r->rb);
 	rc_install_signals();
@@ -568,6 +582,7 @@ int main(int argc, char **argv)
 		code = rc_loop(r);
 	rec_privdrop_teardown();
 	rc_close_families(r);
+	rec_progtab_free(&r->progs);
 	np_recbuf_free(&r->rb);
 	hookhub_free(&r->ctx);
 	rc_probes_free(&r->ctx);

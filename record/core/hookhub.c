@@ -165,6 +165,15 @@ void hookhub_leave(struct hookhub *h, enum hub_hook hook, unsigned slot)
 	h->head[hook] = NULL;
 }
 
+size_t hookhub_prog_fds(const struct rec_ctx *ctx, int *fds, size_t max)
+{
+	size_t n = 0;
+	for (int i = 0; ctx->hub && i < HUB_NHOOKS && n < max; i++)
+		if (ctx->hub->head_prog[i] && bpf_program__fd(ctx->hub->head_prog[i]) >= 0)
+			fds[n++] = bpf_program__fd(ctx->hub->head_prog[i]);
+	return n;
+}
+
 void hookhub_free(struct rec_ctx *ctx)
 {
 	struct hookhub *h = ctx->hub;

@@ -45,6 +45,10 @@ bool hub_member_attach(struct rec_ctx *ctx, const char *family, struct hub_membe
 		       struct bpf_program *p, struct bpf_link **link);
 void hub_member_leave(struct hub_member *m);
 
+/* The descriptors of the hub's own programs (the heads), at most max;
+ * 0 when ctx has no hub. */
+size_t hookhub_prog_fds(const struct rec_ctx *ctx, int *fds, size_t max);
+
 /* Detaches the heads and frees the hub (after every family closed). */
 void hookhub_free(struct rec_ctx *ctx);
 

@@ -21,6 +21,7 @@
 #include "flows.h"
 #include "flows.skel.h"
 #include "npmsg.h"
+#include "progtab.h"
 #include "rcbpf.h"
 #include "rcdelta.h"
 #include "rcfilter.h"
@@ -719,13 +720,7 @@ static uint64_t rc_drop_prog_missed(struct rc_flows *f)
 	struct bpf_program *p = f->tps[RC_FLOWS_NTP - 1].btf_prog;
 	if (!bpf_program__autoload(p))
 		p = f->tps[RC_FLOWS_NTP - 1].raw_prog;
-	int fd = bpf_program__fd(p);
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
-	memset(&info, 0, sizeof(info));
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.recursion_misses;
+	return rec_prog_missed(bpf_program__fd(p));
 }
 
 /* What can be lost: events of a new flow that found no free slot among

@@ -604,7 +604,9 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	if (!s)
 		return -ENOMEM;
 	nc_prepare_sampler(ctx, s);
+	rec_drain_opened(ctx);
 	int rc = nc_load_any(ctx, s, cfg);
+	rec_drain_opened(ctx);
 	if (!rc && s->src == NC_SRC_TICK && !nc_attach_tick(ctx, s))
 		rc = nc_load_any(ctx, s, cfg);      /* now with the cpu-clock program */
 	if (rc) {
@@ -616,6 +618,7 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	bool sirq = nc_attach_tracepoints(ctx, s);
 	nc_setup_sampler(ctx, s, sirq);
 	nc_setup_sock_sampler(ctx, s, sirq);
+	rec_drain_opened(ctx);
 	s->have_rapl = rapl_open(&s->rapl, "/sys/class/powercap", s->rapl_why,
 				    sizeof(s->rapl_why)) == 0;
 	rec_probe(ctx, "netcpu", "rapl", s->have_rapl ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED,

@@ -22,6 +22,7 @@
 #include "pktcols.h"
 #include "pktpath.h"
 #include "pknetns.h"
+#include "progtab.h"
 #include "activeid.h"
 #include "../bpf/activeid.h"
 #include "pktpath.skel.h"
@@ -480,14 +481,8 @@ static void pk_read_prog_missed(struct pk_state *s, uint64_t *out)
 	struct pk_tp tps[16];
 	size_t n = pk_tps(s->skel, tps);
 	memset(out, 0, PK_HOOK_MAX * sizeof(*out));
-	for (size_t i = 0; i < n; i++) {
-		int fd = bpf_program__fd(tps[i].prog);
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		memset(&info, 0, sizeof(info));
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-			out[tps[i].hook] = info.recursion_misses;
-	}
+	for (size_t i = 0; i < n; i++)
+		out[tps[i].hook] = rec_prog_missed(bpf_program__fd(tps[i].prog));
 }
 
 static int pk_cmp_ts(const void *a, const void *b)

@@ -6,6 +6,7 @@ JSON lines on stdin and prints one line of key=value tokens.
                           netrx_n=.. send_n=.. recv_n=.. nested_ns=.. rapl=0|1
   nc_npr.py stacks        samples=N samples_netrx=N lost=N unresolved=N cat_NAME=N ...
   nc_npr.py threads PID   tids=N oncpu_ns=X nvcsw=N nivcsw=N comm=a,b cgroup=PATH|?
+  nc_npr.py progs         records=N progs=N families=a,b missed=N missed_total=N
   nc_npr.py sockest [Z]   sock=MODE period_ns=P, then per class (send, recv):
                           CLS_exact_ns=X CLS_smp=N CLS_est_ns=E CLS_lo_ns=L CLS_hi_ns=H
                           CLS_ratio=E/X (exact figures only from --netcpu exact
@@ -122,6 +123,18 @@ def sockest(z):
     print(" ".join(out))
 
 
+def progs():
+    """The last PROGS record's programs; skipped runs summed over all."""
+    rows, missed, nrec = [], 0, 0
+    for b in records("progs"):
+        nrec += 1
+        rows = list(zip(b.get("prog", []), b.get("family", []), b.get("missed_total", [])))
+        missed += sum(b.get("missed", []))
+    fams = sorted({f for _, f, _ in rows})
+    print("records=%d progs=%d families=%s missed=%d missed_total=%d" %
+          (nrec, len(rows), ",".join(fams) or "-", missed, sum(t for _, _, t in rows)))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -130,6 +143,8 @@ def main():
         netcpu()
     elif cmd == "stacks":
         stacks()
+    elif cmd == "progs":
+        progs()
     elif cmd == "sockest":
         sockest(float(sys.argv[2]) if len(sys.argv) > 2 else 1.96)
     elif cmd == "threads" and len(sys.argv) == 3:

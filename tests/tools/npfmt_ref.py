@@ -29,7 +29,7 @@ CHUNK_MAGIC = b"NPCK"
 MAX_ULEN = 268435456
 MAX_CLEN = MAX_ULEN + 65536
 
-NAMES = {1: "header", 2: "probes", 3: "interval", 4: "end", 5: "lost", 6: "trigger", 7: "index",
+NAMES = {1: "header", 2: "probes", 3: "interval", 4: "end", 5: "lost", 6: "trigger", 7: "index", 8: "progs",
          10: "netcpu", 11: "netrx_stacks", 12: "threads", 13: "cgroups", 14: "flows",
          15: "drops", 16: "txn_stats", 17: "txn_events", 18: "power", 20: "pkt_events",
          21: "pkt_flows", 22: "stack_ewma", 23: "alerts", 24: "sync", 25: "baseline",

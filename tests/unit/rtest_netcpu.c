@@ -681,30 +681,27 @@ static void sampled_default(void)
 /* The sampled estimate against the exact clock over the same socket calls:
  * --netcpu exact keeps the socket sampler as a cross-check, so one run
  * gives both. Transfers repeat (a bounded count, no time limit) until each
- * class has the samples for a 99.9 % interval of at most +-10 %; then each
- * estimate must be within 25 % of the exact ns. Not 10 %, the issue's
- * target: beyond the counting error the two differ by a bias that moves
- * with the machine's state (send 0.93-1.07 in 14 plain runs, 1.16 once
- * under ASan; receive 0.79-1.06, lowest on an idle machine; docs/NETCPU.md
- * "Sampled socket time", limits). The 99.99 % interval is printed, and
- * asserting it failed as often as that bias shows. The sampler runs at 4999 Hz (the default's 97 Hz would
- * need fifty times the transfers); what is tested is that a sample in a
- * socket call stands for one period of socket time, which the rate does
- * not change. Sender and receiver run on different CPUs, as a client and
- * a server do: pinned to one CPU they switch to each other at every
- * blocking call, and the timer interrupts held back while the switch runs
- * with interrupts off land in the next task's call (receive read 1.14-1.27
- * x exact that way; docs/NETCPU.md "Sampled socket time"). */
+ * class has the samples for a 99.9 % interval of at most +-10 %. Then the
+ * estimate must lie within its own interval of the exact ns, derived from
+ * its sample count (the Poisson score interval at 99.99 %, relative
+ * half-width ~3.9/sqrt(n)), widened by XC_BIAS, a systematic allowance:
+ * beyond the counting error the two figures differ by a bias that moves
+ * with the machine's state and is not understood (docs/NETCPU.md "Sampled
+ * socket time": send 0.93-1.15, receive 0.79-1.09 in most runs, 0.71 and
+ * 1.27 once each in fresh-clone make test runs), so the interval alone
+ * (the issue's target) would fail as often as that bias shows; the run
+ * prints whether it covered exact. The sampler runs at 4999 Hz (the
+ * default's 97 Hz would need fifty times the transfers); what is tested is
+ * that a sample in a socket call stands for one period of socket time,
+ * which the rate does not change. Sender and receiver run on different
+ * CPUs, as a client and a server do: pinned to one CPU they switch to each
+ * other at every blocking call, and the timer interrupts held back while
+ * the switch runs with interrupts off land in the next task's call
+ * (receive read 1.14-1.27 x exact that way). */
 #define XC_Z 3.29         /* enough samples: 99.9 % interval <= +-10 % */
-#define XC_ZCOVER 3.89    /* the printed interval: 99.99 % */
-#define XC_RES 0.10      /* samples enough to resolve +-10 % (99.9 %) */
-/* The bias envelope seen, see above; the issue asks 0.10. In quiet
- * fresh-clone make test runs receive read 0.71 once and send 1.27 once, so
- * both are held to 50 %: a sampler off by a factor of two (or counting
- * nothing) still fails. The estimator's bias is not understood
- * (docs/NETCPU.md "Sampled socket time"). */
-#define XC_TOL_SEND 0.50
-#define XC_TOL_RECV 0.50
+#define XC_ZCOVER 3.89    /* the asserted interval: 99.99 % */
+#define XC_RES 0.10       /* samples enough to resolve +-10 % (99.9 %) */
+#define XC_BIAS 0.30      /* the systematic allowance, see above */
 #define XC_ROUNDS 60
 #define XC_HZ 4999
 static bool xc_enough(uint64_t n)
@@ -714,16 +711,22 @@ static bool xc_enough(uint64_t n)
 	return n && (hi - lo) / 2 <= XC_RES * (double)n;
 }
 
-static void xc_check(const char *cls, uint64_t exact, uint64_t n, uint64_t period, double tol)
+/* est / exact within the ratios the interval allows, XC_BIAS wider */
+static void xc_check(const char *cls, uint64_t exact, uint64_t n, uint64_t period)
 {
 	double lo, hi, est = (double)n * (double)period;
 	np_poisson_ci(n, XC_ZCOVER, &lo, &hi);
+	/* the interval covers exact exactly when est/exact lies in [n/hi, n/lo] */
+	double rlo = hi > 0 ? (double)n / hi : 0, rhi = lo > 0 ? (double)n / lo : 1e9;
+	double r = exact ? est / (double)exact : 0;
+	bool covered = (double)exact >= lo * (double)period && (double)exact <= hi * (double)period;
 	CHECK(xc_enough(n), "%s: %llu samples after %d transfers", cls, (unsigned long long)n, XC_ROUNDS);
-	CHECK(exact > 0 && fabs(est / (double)exact - 1) <= tol,
-	      "%s: sampled %.0f ns vs exact %llu ns", cls, est, (unsigned long long)exact);
-	fprintf(stderr, "  %s: exact %llu ns, %llu samples -> %.0f ns (%.3f), 99.99 %% [%.0f, %.0f]\n", cls,
-		(unsigned long long)exact, (unsigned long long)n, est, exact ? est / (double)exact : 0,
-		lo * (double)period, hi * (double)period);
+	CHECK(exact > 0 && r >= rlo - XC_BIAS && r <= rhi + XC_BIAS,
+	      "%s: sampled %.0f ns vs exact %llu ns (%.3f) outside [%.3f, %.3f] + %.2f", cls, est,
+	      (unsigned long long)exact, r, rlo, rhi, XC_BIAS);
+	fprintf(stderr, "  %s: exact %llu ns, %llu samples -> %.0f ns (%.3f), 99.99 %% [%.0f, %.0f]: %s\n", cls,
+		(unsigned long long)exact, (unsigned long long)n, est, r, lo * (double)period,
+		hi * (double)period, covered ? "covers exact" : "does not cover exact");
 }
 
 static void sampled_vs_exact(void)
@@ -766,8 +769,8 @@ static void sampled_vs_exact(void)
 	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
-	xc_check("send", ex[0], n[0], period, XC_TOL_SEND);
-	xc_check("recv", ex[1], n[1], period, XC_TOL_RECV);
+	xc_check("send", ex[0], n[0], period);
+	xc_check("recv", ex[1], n[1], period);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
