@@ -22,7 +22,7 @@ veth_pair in-a in-da 10.231.3.1/24 in-b in-db 10.231.3.2/24
 IPORT=5341 SPORT=5342
 bg ip netns exec in-b iperf3 -s -p $IPORT >/dev/null
 bg ip netns exec in-b socat -u TCP-LISTEN:$SPORT,reuseaddr,fork OPEN:/dev/null
-sleep 0.3
+ns_wait_listen in-b $IPORT; ns_wait_listen in-b $SPORT
 send() { head -c "$1" /dev/urandom | ip netns exec in-a socat -u - TCP:10.231.3.2:$SPORT; }
 IV=500000000
 

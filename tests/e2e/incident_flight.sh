@@ -23,7 +23,7 @@ OLD=5321 NEW=5322 LATER=5323
 for p in $OLD $NEW $LATER; do
 	bg ip netns exec in-b socat -u TCP-LISTEN:$p,reuseaddr,fork OPEN:/dev/null
 done
-sleep 0.3
+for p in $OLD $NEW $LATER; do ns_wait_listen in-b $p; done
 
 send() {   # send PORT BYTES
 	head -c "$2" /dev/urandom | ip netns exec in-a socat -u - TCP:10.231.2.2:$1
@@ -124,6 +124,7 @@ check "stop dump holds every dropped packet: $drops vs iptables $dropped" \
 D=$E2E_TMP/retrans; mkdir -p "$D"
 RPORT=5324
 bg ip netns exec in-b socat -u TCP-LISTEN:$RPORT,reuseaddr,fork OPEN:/dev/null
+ns_wait_listen in-b $RPORT
 ip netns exec in-b iptables -A INPUT -p tcp --dport $RPORT -m statistic --mode random --probability 0.05 -j DROP
 bg "$NPREC" -q -o "$D/r.npr" -I 250ms --flight-recorder 5s --trigger-on 'retrans>20/s' --netns in-a
 REC=$BG_PID

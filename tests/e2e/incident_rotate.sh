@@ -15,7 +15,7 @@ ns_add in-a && ns_add in-b || e2e_skip "cannot create namespaces"
 veth_pair in-a in-ra 10.231.1.1/24 in-b in-rb 10.231.1.2/24
 PORT=5311
 bg ip netns exec in-b socat -u TCP-LISTEN:$PORT,reuseaddr,fork OPEN:/dev/null
-sleep 0.3
+ns_wait_listen in-b $PORT
 
 # send N chunks of SIZE random bytes, one connection each
 send() {

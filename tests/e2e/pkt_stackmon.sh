@@ -25,7 +25,7 @@ ip -n pk-x route add default via 10.77.4.1
 ip netns exec pk-h sysctl -qw net.ipv4.ip_forward=1
 T=$E2E_TMP
 bg ip netns exec pk-x "$RPC" server 7100 32768
-sleep 0.3
+ns_wait_listen pk-x 7100
 
 # run NAME NPREC-OPTIONS...: 4 s of RPCs recorded on the host.
 run() {

@@ -64,7 +64,7 @@ class H(BaseHTTPRequestHandler):
 ThreadingHTTPServer((addr, port), H).serve_forever()
 PY
 bg ip netns exec $NSS python3 "$T/srv.py" $SRV $PORT $SLOW_MS
-for _ in $(seq 50); do ip netns exec $NSS ss -ltn | grep -q "$SRV:$PORT" && break; sleep 0.1; done
+ns_wait_listen $NSS $PORT
 
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
