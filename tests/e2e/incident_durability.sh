@@ -61,7 +61,7 @@ bg "$NPREC" -q -o "$D/t.npr" -I 500ms
 REC=$BG_PID
 in_wait_intervals "$D/t.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 1500000
-sleep 0.8
+ns_wait_drained in-b $SPORT
 t_term=$(in_now)
 kill -TERM $REC; wait $REC; rc=$?
 eval "$("$SUM" --port $SPORT "$D/t.npr")"
@@ -78,13 +78,13 @@ bg "$NPREC" -q -o "$D/h.npr" -I 250ms
 REC=$BG_PID
 in_wait_intervals "$D/h.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 1000000
-sleep 0.5
+ns_wait_drained in-b $SPORT
 mv "$D/h.npr" "$D/h.npr.1"
 kill -HUP $REC
 for i in $(seq 50); do [ -e "$D/h.npr" ] && break; sleep 0.1; done
 check "SIGHUP: a new file at the same path" test -e "$D/h.npr"
 send 2000000
-sleep 0.5
+ns_wait_drained in-b $SPORT
 kill -TERM $REC; wait $REC; rc=$?
 check "SIGHUP: recorder went on and exits 0 (rc=$rc)" [ $rc -eq 0 ]
 eval "$("$SUM" --port $SPORT "$D/h.npr.1")"

@@ -47,7 +47,7 @@ check "warm-up dump (recorder running)" warm_up $REC "$D/fl.dump-0001.npr"
 send $OLD 2000000           # falls out of the 3 s window before the trigger
 sleep 4.5
 send $NEW 3000000
-sleep 0.5   # the receiver reads the tail of the stream after the sender closed
+ns_wait_drained in-b $NEW   # the receiver reads the tail after the sender closed
 t_before=$(in_now)
 kill -USR1 $REC
 check "SIGUSR1 dump written" in_wait_dump "$D/fl.dump-0002.npr"
@@ -73,7 +73,7 @@ check "traffic older than the window is not in the dump ($port_rx bytes)" [ "$po
 seq1=$first_seq
 
 send $LATER 1000000
-sleep 0.5
+ns_wait_drained in-b $LATER
 "$NPREC" --trigger "$D/nprec.pid" 2>"$D/trigger.err"
 rc=$?
 check "nprec --trigger PIDFILE exits 0 (rc=$rc)" [ $rc -eq 0 ]

@@ -34,7 +34,7 @@ bg "$NPREC" -q -o "$D/rot.npr" -I 100ms --rotate 4K
 REC=$BG_PID
 in_wait_intervals "$D/rot.0001.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 6 2000000
-sleep 0.3
+ns_wait_drained in-b $PORT
 kill -TERM $REC; wait $REC; rc=$?
 check "nprec --rotate exits 0 on SIGTERM (rc=$rc)" [ $rc -eq 0 ]
 check "no un-numbered file with --rotate" [ ! -e "$D/rot.npr" ]
@@ -94,7 +94,7 @@ bg "$NPREC" -q -o "$D/keep.npr" -I 100ms --rotate 4K,2
 REC=$BG_PID
 in_wait_intervals "$D/keep.0001.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 5 1000000
-sleep 0.3
+ns_wait_drained in-b $PORT
 kill -TERM $REC; wait $REC
 kept=("$D"/keep.[0-9][0-9][0-9][0-9].npr)
 check "COUNT=2: two files kept (${#kept[@]})" [ "${#kept[@]}" -eq 2 ]
