@@ -33,7 +33,7 @@ run() {
 	bg "$NPREC" -o "$T/$name.npr" -d 30s -q --no-flows --no-txn --no-netcpu --no-threads \
 		--netns pk-h -i pk-hv -i pk-he "$@"
 	local pid=$BG_PID
-	for _ in $(seq 50); do [ -s "$T/$name.npr" ] && break; sleep 0.1; done
+	wait_rec "$T/$name.npr" $pid || echo "  (nprec did not start)" >&2
 	sleep 0.5
 	ip netns exec pk-p "$RPC" client 10.77.4.2 7100 32768 32768 4 200 >"$T/$name.rpc" 2>&1
 	sleep 0.5

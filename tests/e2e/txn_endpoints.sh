@@ -69,7 +69,7 @@ ns_wait_listen $NSS $PORT
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
 bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
-wait_file "$T/c.npr" && wait_file "$T/s.npr" || echo "nprec did not start" >&2
+wait_rec "$T/c.npr" $PC && wait_rec "$T/s.npr" $PS || echo "nprec did not start" >&2
 ip netns exec $NSC "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client.txt"
 check "client: every request answered" [ $? -eq 0 ]
 # the same with every request line cut after "GET /s" (two writes 2 ms
