@@ -66,7 +66,6 @@ PY
 bg ip netns exec $NSS python3 "$T/srv.py" $SRV $PORT $SLOW_MS
 ns_wait_listen $NSS $PORT
 
-wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
 bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
 wait_rec "$T/c.npr" $PC && wait_rec "$T/s.npr" $PS || echo "nprec did not start" >&2
