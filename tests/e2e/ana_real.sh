@@ -25,7 +25,7 @@ bg "$NPREC" -o "$T/b.npr" $NPOPT --netns an-b -i an-b0 --port 5301 \
 BPID=$BG_PID
 bg "$NPREC" -o "$T/a.npr" $NPOPT --netns an-a -i an-a0 --port 5301 --sync-peer 10.78.1.2:7778
 APID=$BG_PID
-for _ in $(seq 50); do [ -s "$T/a.npr" ] && [ -s "$T/b.npr" ] && break; sleep 0.1; done
+wait_rec "$T/a.npr" $APID && wait_rec "$T/b.npr" $BPID || echo "  (nprec did not start)" >&2
 sleep 1
 ip netns exec an-a iperf3 -c 10.78.1.2 -p 5301 -n 20M -l 16K >"$T/iperf.txt" 2>&1
 check "iperf3 transfer ran" [ $? -eq 0 ]

@@ -17,7 +17,7 @@ ns_add in-a && ns_add in-b || e2e_skip "cannot create namespaces"
 veth_pair in-a in-ea 10.231.4.1/24 in-b in-eb 10.231.4.2/24
 IPORT=5351
 bg ip netns exec in-b iperf3 -s -p $IPORT >/dev/null
-sleep 0.3
+ns_wait_listen in-b $IPORT
 
 MNT=$E2E_TMP/tiny
 mkdir -p "$MNT"

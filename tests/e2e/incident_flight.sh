@@ -23,7 +23,7 @@ OLD=5321 NEW=5322 LATER=5323
 for p in $OLD $NEW $LATER; do
 	bg ip netns exec in-b socat -u TCP-LISTEN:$p,reuseaddr,fork OPEN:/dev/null
 done
-sleep 0.3
+for p in $OLD $NEW $LATER; do ns_wait_listen in-b $p; done
 
 send() {   # send PORT BYTES
 	head -c "$2" /dev/urandom | ip netns exec in-a socat -u - TCP:10.231.2.2:$1
@@ -47,7 +47,7 @@ check "warm-up dump (recorder running)" warm_up $REC "$D/fl.dump-0001.npr"
 send $OLD 2000000           # falls out of the 3 s window before the trigger
 sleep 4.5
 send $NEW 3000000
-sleep 0.5   # the receiver reads the tail of the stream after the sender closed
+ns_wait_drained in-b $NEW   # the receiver reads the tail after the sender closed
 t_before=$(in_now)
 kill -USR1 $REC
 check "SIGUSR1 dump written" in_wait_dump "$D/fl.dump-0002.npr"
@@ -73,7 +73,7 @@ check "traffic older than the window is not in the dump ($port_rx bytes)" [ "$po
 seq1=$first_seq
 
 send $LATER 1000000
-sleep 0.5
+ns_wait_drained in-b $LATER
 "$NPREC" --trigger "$D/nprec.pid" 2>"$D/trigger.err"
 rc=$?
 check "nprec --trigger PIDFILE exits 0 (rc=$rc)" [ $rc -eq 0 ]
@@ -124,6 +124,7 @@ check "stop dump holds every dropped packet: $drops vs iptables $dropped" \
 D=$E2E_TMP/retrans; mkdir -p "$D"
 RPORT=5324
 bg ip netns exec in-b socat -u TCP-LISTEN:$RPORT,reuseaddr,fork OPEN:/dev/null
+ns_wait_listen in-b $RPORT
 ip netns exec in-b iptables -A INPUT -p tcp --dport $RPORT -m statistic --mode random --probability 0.05 -j DROP
 bg "$NPREC" -q -o "$D/r.npr" -I 250ms --flight-recorder 5s --trigger-on 'retrans>20/s' --netns in-a
 REC=$BG_PID

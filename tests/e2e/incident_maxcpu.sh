@@ -16,7 +16,7 @@ ns_add in-a && ns_add in-b || e2e_skip "cannot create namespaces"
 veth_pair in-a in-ma 10.231.5.1/24 in-b in-mb 10.231.5.2/24
 IPORT=5361
 bg ip netns exec in-b iperf3 -s -p $IPORT >/dev/null
-sleep 0.3
+ns_wait_listen in-b $IPORT
 
 run() {   # run FILE MAXCPU: 3 s of busy recording
 	bg "$NPREC" -q -o "$1" -I 250ms --packets --max-cpu "$2"

@@ -15,7 +15,7 @@ ns_add in-a && ns_add in-b || e2e_skip "cannot create namespaces"
 veth_pair in-a in-ra 10.231.1.1/24 in-b in-rb 10.231.1.2/24
 PORT=5311
 bg ip netns exec in-b socat -u TCP-LISTEN:$PORT,reuseaddr,fork OPEN:/dev/null
-sleep 0.3
+ns_wait_listen in-b $PORT
 
 # send N chunks of SIZE random bytes, one connection each
 send() {
@@ -34,7 +34,7 @@ bg "$NPREC" -q -o "$D/rot.npr" -I 100ms --rotate 4K
 REC=$BG_PID
 in_wait_intervals "$D/rot.0001.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 6 2000000
-sleep 0.3
+ns_wait_drained in-b $PORT
 kill -TERM $REC; wait $REC; rc=$?
 check "nprec --rotate exits 0 on SIGTERM (rc=$rc)" [ $rc -eq 0 ]
 check "no un-numbered file with --rotate" [ ! -e "$D/rot.npr" ]
@@ -94,7 +94,7 @@ bg "$NPREC" -q -o "$D/keep.npr" -I 100ms --rotate 4K,2
 REC=$BG_PID
 in_wait_intervals "$D/keep.0001.npr" 1 $REC || echo "  (nprec did not start recording)" >&2
 send 5 1000000
-sleep 0.3
+ns_wait_drained in-b $PORT
 kill -TERM $REC; wait $REC
 kept=("$D"/keep.[0-9][0-9][0-9][0-9].npr)
 check "COUNT=2: two files kept (${#kept[@]})" [ "${#kept[@]}" -eq 2 ]

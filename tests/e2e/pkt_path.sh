@@ -39,7 +39,7 @@ bg "$NPREC" -o "$T/s.npr" $NPOPT --netns pk-s -i pk-s0 --port 5201 \
 SPID=$BG_PID
 bg "$NPREC" -o "$T/c.npr" $NPOPT --netns pk-c -i pk-c0 --port 80 --sync-peer 10.77.2.2:7777
 CPID=$BG_PID
-for _ in $(seq 50); do [ -s "$T/s.npr" ] && [ -s "$T/c.npr" ] && break; sleep 0.1; done
+wait_rec "$T/s.npr" $SPID && wait_rec "$T/c.npr" $CPID || echo "  (nprec did not start)" >&2
 sleep 1
 ip netns exec pk-c iperf3 -c 10.77.99.1 -p 80 -n 40M -P 2 -l 64K >"$T/iperf.txt" 2>&1
 check "iperf3 through the DNAT address ran" [ $? -eq 0 ]

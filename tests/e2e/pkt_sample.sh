@@ -30,7 +30,7 @@ bg "$NPREC" -o "$T/s.npr" $NPOPT --netns pk-s -i pk-s0
 SPID=$BG_PID
 bg "$NPREC" -o "$T/c.npr" $NPOPT --netns pk-c -i pk-c0 --sync-peer 10.77.2.2:7799 2>"$T/c.err"
 CPID=$BG_PID
-for _ in $(seq 50); do [ -s "$T/s.npr" ] && [ -s "$T/c.npr" ] && break; sleep 0.1; done
+wait_rec "$T/s.npr" $SPID && wait_rec "$T/c.npr" $CPID || echo "  (nprec did not start)" >&2
 sleep 1
 ip netns exec pk-c iperf3 -c 10.77.2.2 -p 5201 -n 120M -l 64K >"$T/iperf.txt" 2>&1
 check "iperf3 ran" [ $? -eq 0 ]

@@ -25,7 +25,7 @@ ip -n pk-x route add default via 10.77.4.1
 ip netns exec pk-h sysctl -qw net.ipv4.ip_forward=1
 T=$E2E_TMP
 bg ip netns exec pk-x "$RPC" server 7100 32768
-sleep 0.3
+ns_wait_listen pk-x 7100
 
 # run NAME NPREC-OPTIONS...: 4 s of RPCs recorded on the host.
 run() {
@@ -33,7 +33,7 @@ run() {
 	bg "$NPREC" -o "$T/$name.npr" -d 30s -q --no-flows --no-txn --no-netcpu --no-threads \
 		--netns pk-h -i pk-hv -i pk-he "$@"
 	local pid=$BG_PID
-	for _ in $(seq 50); do [ -s "$T/$name.npr" ] && break; sleep 0.1; done
+	wait_rec "$T/$name.npr" $pid || echo "  (nprec did not start)" >&2
 	sleep 0.5
 	ip netns exec pk-p "$RPC" client 10.77.4.2 7100 32768 32768 4 200 >"$T/$name.rpc" 2>&1
 	sleep 0.5

@@ -28,7 +28,7 @@ retrans_segs() { ip netns exec rrt-a nstat -az TcpRetransSegs | awk '$1=="TcpRet
 wait_listen() { for _ in $(seq 50); do ip netns exec rrt-b ss -lnt | grep -q ":$1 " && return 0; sleep 0.1; done; return 1; }
 
 bg "$NPREC" -q --netns rrt-a -o a.npr; PA=$BG_PID
-for _ in $(seq 50); do [ -s a.npr ] && break; sleep 0.1; done
+wait_rec a.npr $PA || echo "  (nprec did not start)" >&2
 sleep 0.3
 R0=$(retrans_segs)
 for port in 5302 5301; do

@@ -54,7 +54,7 @@ csv_ends() { tr -d '\r' < "$1" | grep -q -- "$2\$"; }
 bg ip netns exec $NS "$NPREC" -o "$T/lk.npr" -d 9 $LIGHT --sync-listen 7831 --sync-key "$T/key" \
 	--sync-bind 127.0.0.1
 LK=$BG_PID
-sleep 0.5
+ns_wait_listen $NS 7831 udp   # the client's first exchanges need the listener
 bg ip netns exec $NS "$NPREC" -o "$T/ck.npr" -d 6 $LIGHT --sync-peer 127.0.0.1:7831 --sync-key "$T/key"
 CK=$BG_PID
 ip netns exec $NS $ATTACK 127.0.0.1 7831 "$T/key" keyed > "$T/attack.txt"
@@ -85,7 +85,7 @@ check "clock_pairs: authenticated" csv_ends "$T/kcsv/clock_pairs.csv" ,authentic
 # ---- without a key (loopback, namespaces): still works, marked ----
 bg ip netns exec $NS "$NPREC" -o "$T/lp.npr" -d 7 $LIGHT --sync-listen 7833 --sync-bind 127.0.0.1
 LP=$BG_PID
-sleep 0.5
+ns_wait_listen $NS 7833 udp
 bg ip netns exec $NS "$NPREC" -o "$T/cp.npr" -d 4 $LIGHT --sync-peer 127.0.0.1:7833
 CP=$BG_PID
 ip netns exec $NS $ATTACK 127.0.0.1 7833 - plain > "$T/attack2.txt"

@@ -28,6 +28,9 @@ wait_drop() {
 	return 1
 }
 hexmask() { echo $((16#$1)); }
+# waits (up to 10 s) for a file nprec writes at its next loop tick after a
+# signal: a fixed sleep is too short on a loaded machine
+wait_written() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 mode_owner() { stat -c '%a %u' "$1"; }
 
 # ---- a plain recording: status, helper, SIGHUP reopen ----
@@ -48,7 +51,7 @@ check "helper is chrooted into the output directory" test "$(readlink /proc/"$H"
 sleep 1
 mv "$T/r.npr" "$T/r.moved.npr"
 kill -HUP $P
-sleep 1.5
+wait_written "$T/r.npr"
 check "SIGHUP after the move: a new file at the path" test -s "$T/r.npr"
 check "  root's, mode 600, in the root-only directory" test "$(mode_owner "$T/r.npr")" = "600 0"
 wait $P; check "nprec exited 0" test $? -eq 0
@@ -68,7 +71,7 @@ F=$BG_PID
 wait_drop $F
 sleep 1.5
 kill -USR1 $F
-sleep 1.5
+wait_written "$T/fl.dump-0001.npr"
 check "SIGUSR1 dump written after the drop" test -s "$T/fl.dump-0001.npr"
 wait $F; check "flight recorder exited 0" test $? -eq 0
 check "the dump is a readable recording" bash -c "'$NPREPORT' dump --type trigger '$T/fl.dump-0001.npr' | grep -q sigusr1"
@@ -76,7 +79,10 @@ check "the dump is a readable recording" bash -c "'$NPREPORT' dump --type trigge
 # ---- -Z root keeps root; an unknown user stops nprec ----
 bg "$NPREC" -o "$T/root.npr" -d 3 -Z root $LIGHT
 R=$BG_PID
-sleep 2
+# the drop would follow the output's open at once: checked after it, or
+# the check could pass on a recorder still loading its programs
+wait_written "$T/root.npr"
+sleep 0.5
 check "-Z root: uid 0, capabilities kept" \
 	test "$(field Uid $R)" = 0 -a "$(field CapEff $R)" = "$(field CapBnd $R)"
 wait $R

@@ -12,8 +12,9 @@
 # Ground truth and checks:
 #  - recorder (TXN_EVENTS): every event has its method + path, on both
 #    sides, split request lines included; per-path event counts equal the
-#    client's; client-role p50/p99
-#    per path within 5 % of the client's own; server-role /slow p50 within
+#    client's; client-role p50/p99 per path between the client's own at
+#    the same rank and M ranks lower (M = requests the client was
+#    preempted in, see below); server-role /slow p50 within
 #    5 % of the injected delay, server-role /fast p50 below the client's.
 #  - npanalyze: the endpoint rows (ip:port + GET path) per host and role
 #    carry the client's per-path request counts; their p50/p99 are the
@@ -63,18 +64,24 @@ class H(BaseHTTPRequestHandler):
 
 ThreadingHTTPServer((addr, port), H).serve_forever()
 PY
-bg ip netns exec $NSS python3 "$T/srv.py" $SRV $PORT $SLOW_MS
-for _ in $(seq 50); do ip netns exec $NSS ss -ltn | grep -q "$SRV:$PORT" && break; sleep 0.1; done
+# Client and server on CPUs of their own where there are two: on a shared
+# CPU the server's wakeup preempts the client at write()'s return in a
+# quarter of the /fast requests (M below: 32-77 of 200 at load 3-8,
+# 0-2 pinned at load 4-5), and every such request widens the client-role
+# bounds by a rank.
+PIN_S=() PIN_C=()
+[ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null && PIN_S=(taskset -c 1) PIN_C=(taskset -c 0)
+bg ip netns exec $NSS "${PIN_S[@]}" python3 "$T/srv.py" $SRV $PORT $SLOW_MS
+ns_wait_listen $NSS $PORT
 
-wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
 bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
-wait_file "$T/c.npr" && wait_file "$T/s.npr" || echo "nprec did not start" >&2
-ip netns exec $NSC "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client.txt"
+wait_rec "$T/c.npr" $PC && wait_rec "$T/s.npr" $PS || echo "nprec did not start" >&2
+ip netns exec $NSC "${PIN_C[@]}" "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client.txt"
 check "client: every request answered" [ $? -eq 0 ]
 # the same with every request line cut after "GET /s" (two writes 2 ms
 # apart: the server's first read ends inside the path)
-ip netns exec $NSC "$MIX" -h $SRV -p $PORT -n "$KS" -c 2 -s 6 -u /slow/split,/fast/split >> "$T/client.txt"
+ip netns exec $NSC "${PIN_C[@]}" "$MIX" -h $SRV -p $PORT -n "$KS" -c 2 -s 6 -u /slow/split,/fast/split >> "$T/client.txt"
 check "client (split requests): every request answered" [ $? -eq 0 ]
 cat "$T/client.txt" >&2
 sleep 1.2   # one snapshot interval: the last transactions are in TXN_STATS
@@ -128,12 +135,20 @@ for p in slow fast; do
 	CREQ=$(cfig /$p requests) CP50=$(cfig /$p p50_ns) CP99=$(cfig /$p p99_ns)
 	read -r _ n p50 p99 _ < <(grep "^GET_/$p " "$T/c.ev")
 	check "client events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
-	check "client events /$p p50 ${p50:-0} within 5 % of client's $CP50" within "${p50:-0}" "$CP50" 5
-	# the client's p99 is its own clock around send and receive, so it adds
-	# its wakeup delay to a tail of ~2 requests: a 0.5 ms request read 32 us
-	# (5.5 %) above the recorded p99 in one CI run; 50 us absolute covers it
-	check "client events /$p p99 ${p99:-0} within 5 % or 50 us of client's $CP99" \
-		awk -v a="${p99:-0}" -v b="$CP99" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=b*0.05 || d<=50000)}'
+	# Per-request dominance: each recorded transaction (first send in
+	# write() to the last receive in read()) lies inside the client's own
+	# timing of that request, so at every rank recorded <= client. The
+	# client's excess is a syscall's worth (50 us with interrupts) except
+	# in the M requests during which it was preempted (involuntary context
+	# switches; wakeup delays are inside both), so recorded at rank k >=
+	# client at rank k - M, less 50 us (tx_httpmix prints loQ_ns). Before,
+	# a fixed 5 % (p99: or 50 us) failed under load: /slow p99 87.0 ms
+	# recorded vs the client's 97.7 ms at load 7.6.
+	CPRE=$(cfig /$p preempted) CLO50=$(cfig /$p lo50_ns) CLO99=$(cfig /$p lo99_ns)
+	check "client events /$p p50 ${p50:-0} in [client's ${CLO50:-?} - 50 us, ${CP50:-?}] ($CPRE of $CREQ preempted)" \
+		awk -v v="${p50:-0}" -v l="${CLO50:-1e18}" -v h="${CP50:-0}" 'BEGIN{exit !(v >= l - 50000 && v <= h)}'
+	check "client events /$p p99 ${p99:-0} in [client's ${CLO99:-?} - 50 us, ${CP99:-?}]" \
+		awk -v v="${p99:-0}" -v l="${CLO99:-1e18}" -v h="${CP99:-0}" 'BEGIN{exit !(v >= l - 50000 && v <= h)}'
 	read -r _ n p50 p99 _ < <(grep "^GET_/$p " "$T/s.ev")
 	check "server events /$p: ${n:-0} = client's $CREQ" [ "${n:-0}" -eq "$CREQ" ]
 	if [ $p = slow ]; then

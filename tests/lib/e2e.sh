@@ -17,6 +17,12 @@ E2E_LINKS=()
 
 e2e_cleanup() {
 	local p ns l
+	# Only the test's own shell cleans up. A child forked by `bg` keeps
+	# this EXIT trap (and bash's handlers for SIGHUP/SIGUSR1/...) until it
+	# execs its command: a signal meant for nprec that reaches it before
+	# the exec ran this cleanup inside the child and deleted the test's
+	# namespaces under the running test (incident_flight, ci3).
+	[ "$BASHPID" = "$$" ] || return 0
 	for p in "${E2E_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.2
 	for p in "${E2E_PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -64,6 +70,63 @@ veth_pair() {
 
 # bg CMD...: run in background, killed at exit. Sets BG_PID.
 bg() { "$@" & BG_PID=$!; E2E_PIDS+=("$BG_PID"); }
+
+# wait_pid_exec PID NAME [SECS]: wait until process PID runs program NAME
+# (/proc/PID/status Name:, at most 15 characters). Until its exec a `bg`
+# child is a copy of this shell, with this shell's signal handlers.
+wait_pid_exec() {
+	local i n
+	for i in $(seq $((${3:-60} * 10))); do
+		n=$(awk '/^Name:/ {print $2; exit}' "/proc/$1/status" 2>/dev/null) || return 1
+		[ -n "$n" ] || return 1
+		[ "$n" = "${2:0:15}" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_rec FILE PID [SECS]: wait (up to 60 s) until nprec PID has written
+# FILE's header (its families are attached by then); gives up at once when
+# PID is gone. Loading the BPF families takes seconds on a loaded machine.
+wait_rec() {
+	local i
+	for i in $(seq $((${3:-60} * 10))); do
+		[ -s "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# ns_wait_listen NS PORT [udp]: wait (up to 10 s) until a socket in
+# namespace NS listens on PORT (TCP, or UDP bound): a server started with
+# `bg` is not listening yet when bg returns, and a connection before that
+# is refused.
+ns_wait_listen() {
+	local i o=-ltn
+	[ "${3:-}" = udp ] && o=-lun
+	for i in $(seq 100); do
+		ip netns exec "$1" ss $o "sport = :$2" | grep -q ":$2 " && return 0
+		sleep 0.1
+	done
+	echo "  (nothing listens on port $2 in $1 after 10 s)" >&2
+	return 1
+}
+
+# ns_wait_drained NS PORT: wait (up to 10 s) until no TCP connection on
+# local port PORT is left in NS: the receiving end has read every stream to
+# EOF and closed it. A sender's exit says only that the data is in its
+# socket buffer; a recorder stopped before the receiver read the tail
+# counts fewer bytes than were sent.
+ns_wait_drained() {
+	local i
+	for i in $(seq 100); do
+		[ -z "$(ip netns exec "$1" ss -Htn state connected "sport = :$2")" ] && return 0
+		sleep 0.1
+	done
+	echo "  (connections on port $2 in $1 still open after 10 s)" >&2
+	return 1
+}
 
 # check DESCRIPTION CMD...: run CMD; pass if it exits 0.
 check() {

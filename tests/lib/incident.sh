@@ -5,8 +5,13 @@ SUM=$NP_BUILD/tools/in_npsum
 # in_wait_ready PID: wait (up to 60 s) until nprec has installed its signal
 # handlers (SIGHUP and SIGUSR1 caught): before that, these signals would
 # kill it. Loading the BPF families can take seconds on a busy machine.
+# PID must run nprec first: before its exec the `bg` child is a copy of the
+# test's shell, and bash (EXIT trap set) catches SIGHUP and SIGUSR1 too, so
+# its mask alone looked ready; the SIGUSR1 that followed killed the child
+# (incident_flight phase 3 in ci3: "nprec" died of SIGUSR1).
 in_wait_ready() {
 	local i mask
+	wait_pid_exec "$1" nprec || return 1
 	for i in $(seq 600); do
 		mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
 		[ -n "$mask" ] || return 1

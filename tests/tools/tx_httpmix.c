@@ -8,6 +8,14 @@
  * 2 ms apart (a request line split across the server's reads).
  * Prints one line per path with the exact figures it saw:
  *   path=/x requests=N errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=...
+ *   preempted=M lo50_ns=... lo99_ns=...
+ * M counts the requests during which this thread was preempted
+ * (involuntary context switches, getrusage RUSAGE_THREAD): only those can
+ * hold more than a syscall's worth of the client's own time outside the
+ * kernel's view (before write(), after read()). loQ_ns is the value M ranks
+ * below the Q rank: a recorder's Q percentile of the same requests, which
+ * each lie inside the client's time, is at most pQ_ns and at least loQ_ns
+ * (less a syscall's worth).
  * usage: tx_httpmix -h ADDR -p PORT -u PATH[,PATH...] [-n K] [-c C] [-s N] */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,7 +92,7 @@ static int tx_read_response(int fd, char *buf, size_t size)
 	}
 }
 
-struct tx_path { char *path; char req[512]; int reqlen; uint64_t *lat; long done, errors; };
+struct tx_path { char *path; char req[512]; int reqlen; uint64_t *lat; long done, errors, preempted; };
 
 static void tx_print(const struct tx_path *p)
 {
@@ -93,10 +102,14 @@ static void tx_print(const struct tx_path *p)
 	double sum = 0;
 	for (long i = 0; i < n; i++)
 		sum += (double)l[i];
-#define TX_PCT(q) (n ? l[(size_t)((q) * (double)(n - 1) + 0.5)] : 0)
-	printf("path=%s requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f\n", p->path, n,
+#define TX_RANK(q) ((long)((q) * (double)(n - 1) + 0.5))
+#define TX_PCT(q) (n ? l[TX_RANK(q)] : 0)
+#define TX_LO(q) (n ? l[TX_RANK(q) > p->preempted ? TX_RANK(q) - p->preempted : 0] : 0)
+	printf("path=%s requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f "
+	       "preempted=%ld lo50_ns=%llu lo99_ns=%llu\n", p->path, n,
 	       p->errors, (unsigned long long)TX_PCT(0.50), (unsigned long long)TX_PCT(0.90),
-	       (unsigned long long)TX_PCT(0.99), n ? sum / (double)n : 0.0);
+	       (unsigned long long)TX_PCT(0.99), n ? sum / (double)n : 0.0, p->preempted,
+	       (unsigned long long)TX_LO(0.50), (unsigned long long)TX_LO(0.99));
 }
 
 static int tx_send(int fd, const struct tx_path *q, long split)
@@ -138,7 +151,7 @@ int main(int argc, char **argv)
 		p[np].reqlen = snprintf(p[np].req, sizeof(p[np].req),
 					"GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: tx_httpmix\r\n\r\n", s, host);
 		p[np].lat = calloc((size_t)k, sizeof(uint64_t));
-		p[np].done = p[np].errors = 0;
+		p[np].done = p[np].errors = p[np].preempted = 0;
 		if (!p[np].lat)
 			return 1;
 	}
@@ -156,6 +169,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < k; i++) {
 		int fd = fds[i % c];
 		struct tx_path *q = &p[(i + i / c) % np];
+		struct rusage r0, r1;
+		getrusage(RUSAGE_THREAD, &r0);
 		uint64_t t0 = tx_now_ns();
 		if (tx_send(fd, q, split) < 0 || tx_read_response(fd, buf, bufsz) < 0) {
 			q->errors++;
@@ -163,6 +178,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		q->lat[q->done++] = tx_now_ns() - t0;
+		getrusage(RUSAGE_THREAD, &r1);
+		q->preempted += r1.ru_nivcsw != r0.ru_nivcsw;
 	}
 	for (long i = 0; i < c; i++)
 		close(fds[i]);
