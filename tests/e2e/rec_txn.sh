@@ -88,7 +88,11 @@ check "HTTP request line parsed on both sides" [ "${AHTTP:-0}" -eq "$EXP" -a "${
 check "path recorded: GET /index.html" grep -q "GET /index.html" <<<"$APATHS $BPATHS"
 check "response bytes >= K x 128 KiB" [ "${ARESP:-0}" -ge $((K * 131072)) ]
 check "p50 recorded ${AP50:-?} ns within 5% of client ${CP50} ns" within "${AP50:-0}" "$CP50" 5
-check "p99 recorded ${AP99:-?} ns within 5% of client ${CP99} ns" within "${AP99:-0}" "$CP99" 5
+# the client's p99 is its own clock around send and receive: a wakeup
+# delay of its own in ~2 of the requests adds to it (txn_endpoints saw
+# 32 us above the recorded p99 of a 0.5 ms request), hence 50 us absolute
+check "p99 recorded ${AP99:-?} ns within 5% or 50 us of client ${CP99} ns" \
+	awk -v a="${AP99:-0}" -v b="$CP99" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=b*0.05 || d<=50000)}'
 check "no lost transaction events" [ "$("$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR lost txn)" -eq 0 ]
 
 # Phase 2 (after the latency measurement, which runs with one recorder per
