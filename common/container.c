@@ -420,6 +420,8 @@ struct np_reader {
 	struct np_index ix;
 	bool ix_tried;              /* np_reader_index looked for it */
 	size_t ix_next;             /* next index entry to consider */
+	np_prefetch_fn prefetch;    /* np_reader_set_prefetch */
+	void *prefetch_ctx;
 };
 
 static void vrwarn(struct np_reader *r, const char *fmt, va_list ap)
@@ -623,18 +625,18 @@ static void resync(struct np_reader *r, const char *why)
 	r->pos = next;
 }
 
-static bool ensure_ubuf(struct np_reader *r, size_t need)
+static bool ensure_buf(uint8_t **buf, size_t *bcap, size_t need)
 {
-	if (need <= r->ucap)
+	if (need <= *bcap)
 		return true;
-	size_t cap = r->ucap ? r->ucap : 65536;
+	size_t cap = *bcap ? *bcap : 65536;
 	while (cap < need)
 		cap *= 2;
-	uint8_t *n = realloc(r->ubuf, cap);
+	uint8_t *n = realloc(*buf, cap);
 	if (!n)
 		return false;
-	r->ubuf = n;
-	r->ucap = cap;
+	*buf = n;
+	*bcap = cap;
 	return true;
 }
 
@@ -672,6 +674,64 @@ static bool payload_frame_ok(const uint8_t *p, size_t clen, uint32_t ulen)
 		return false;
 	size_t off = 5 + !(p[4] & 0x20), dl = did_len[p[4] & 3];
 	return off + dl <= clen && all_zero(p + off, dl);
+}
+
+enum chunk_payload {
+	CHUNK_PAYLOAD_OK,
+	CHUNK_PAYLOAD_NOT_FRAME,    /* not one zstd frame of ulen bytes (or no memory) */
+	CHUNK_PAYLOAD_NO_DECOMP,
+};
+
+/* A payload whose checksum is good, decompressed into *buf (grown to fit). */
+static enum chunk_payload payload_decode(const uint8_t *payload, uint32_t clen, uint32_t ulen,
+					 uint8_t **buf, size_t *cap)
+{
+	if (!payload_frame_ok(payload, clen, ulen) || !ensure_buf(buf, cap, ulen ? ulen : 1))
+		return CHUNK_PAYLOAD_NOT_FRAME;
+	size_t got = ZSTD_decompress(*buf, ulen ? ulen : 1, payload, clen);
+	if (ZSTD_isError(got) || got != ulen)
+		return CHUNK_PAYLOAD_NO_DECOMP;
+	return CHUNK_PAYLOAD_OK;
+}
+
+/* The end of the chunk at off if its header is good (as chunk_try checks
+ * it) and the chunk fits in the file, else 0. */
+static uint64_t chunk_end(const struct np_reader *r, uint64_t off)
+{
+	if (off >= r->size || r->size - off < NP_CHUNK_HDR_LEN)
+		return 0;
+	const uint8_t *h = r->data + off;
+	if (memcmp(h, NP_CHUNK_MAGIC, 4) != 0 || get_u32(h + 20) != np_crc32(h, 20))
+		return 0;
+	uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+	uint64_t total = (uint64_t)NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
+	if (ulen > NP_CHUNK_MAX_ULEN || clen > NP_CHUNK_MAX_ULEN + 65536 || total > r->size - off)
+		return 0;
+	return off + total;
+}
+
+uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off)
+{
+	uint64_t end = chunk_end(r, off);
+	return end < r->size ? end : 0;
+}
+
+int np_reader_decode_at(const struct np_reader *r, uint64_t off, uint8_t **buf, size_t *cap)
+{
+	if (!chunk_end(r, off))
+		return -1;
+	const uint8_t *h = r->data + off;
+	uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
+	if (get_u32(h + 16) != np_crc32(payload, clen))
+		return -1;
+	return payload_decode(payload, clen, ulen, buf, cap) == CHUNK_PAYLOAD_OK ? 0 : -1;
+}
+
+void np_reader_set_prefetch(struct np_reader *r, np_prefetch_fn fn, void *ctx)
+{
+	r->prefetch = fn;
+	r->prefetch_ctx = ctx;
 }
 
 /* One chunk at r->pos (FORMAT.md 4.2 steps 1-9). 1: a good chunk is decoded
@@ -713,7 +773,10 @@ static int chunk_try(struct np_reader *r)
 		return -1;
 	}
 	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
-	if (get_u32(h + 16) != np_crc32(payload, clen)) {
+	/* a payload decoded ahead (np_reader_set_prefetch) passed the
+	 * checks below; the reader makes them itself when there is none */
+	bool ahead = r->prefetch && r->prefetch(r->prefetch_ctx, r->pos, &r->ubuf, &r->ucap);
+	if (!ahead && get_u32(h + 16) != np_crc32(payload, clen)) {
 		r->st.chunks_bad++;
 		resync(r, "chunk checksum mismatch");
 		return -1;
@@ -721,13 +784,13 @@ static int chunk_try(struct np_reader *r)
 	if (get_u32(payload + clen) != total)
 		rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
 		      r->path, r->pos);
-	if (!payload_frame_ok(payload, clen, ulen) || !ensure_ubuf(r, ulen ? ulen : 1)) {
+	enum chunk_payload pc = ahead ? CHUNK_PAYLOAD_OK : payload_decode(payload, clen, ulen, &r->ubuf, &r->ucap);
+	if (pc == CHUNK_PAYLOAD_NOT_FRAME) {
 		r->st.chunks_bad++;
 		resync(r, "chunk payload is not one zstd frame of the stated size");
 		return -1;
 	}
-	size_t got = ZSTD_decompress(r->ubuf, ulen ? ulen : 1, payload, clen);
-	if (ZSTD_isError(got) || got != ulen) {
+	if (pc == CHUNK_PAYLOAD_NO_DECOMP) {
 		r->st.chunks_bad++;
 		resync(r, "chunk payload does not decompress");
 		return -1;
