@@ -19,8 +19,7 @@ enum ar_state { AR_BUSY, AR_GOOD, AR_BAD };
 
 struct ar_slot {
 	uint64_t off;
-	uint8_t *buf;                /* decompressed payload, cap bytes allocated */
-	size_t cap;
+	struct np_chunkbuf cb;       /* the decoded payload */
 	enum ar_state state;
 };
 
@@ -53,7 +52,7 @@ static void *ar_worker(void *arg)
 		if (a->next_off)
 			pthread_cond_broadcast(&a->cv);  /* another worker can start the next */
 		pthread_mutex_unlock(&a->mu);
-		int rc = np_reader_decode_at(a->r, s->off, &s->buf, &s->cap);
+		int rc = np_reader_decode_at(a->r, s->off, &s->cb);
 		pthread_mutex_lock(&a->mu);
 		s->state = rc == 0 ? AR_GOOD : AR_BAD;
 		pthread_cond_broadcast(&a->cv);
@@ -72,7 +71,7 @@ static struct ar_slot *ar_head(struct ana_read *a)
 }
 
 /* np_prefetch_fn: the payload at off if a worker decoded it. */
-static int ar_take(void *ctx, uint64_t off, uint8_t **buf, size_t *cap)
+static int ar_take(void *ctx, uint64_t off, struct np_chunkbuf *cb)
 {
 	struct ana_read *a = ctx;
 	int got = 0;
@@ -84,12 +83,9 @@ static int ar_take(void *ctx, uint64_t off, uint8_t **buf, size_t *cap)
 	if (a->head < a->tail && a->ring[a->head % a->depth].off == off) {
 		struct ar_slot *s = ar_head(a);
 		if (s->state == AR_GOOD) {
-			uint8_t *b = *buf;
-			size_t c = *cap;
-			*buf = s->buf;
-			*cap = s->cap;
-			s->buf = b;          /* the reader's old buffer is reused */
-			s->cap = c;
+			struct np_chunkbuf old = *cb;
+			*cb = s->cb;
+			s->cb = old;         /* the reader's old buffers are reused */
 			got = 1;
 		}
 		a->head++;
@@ -150,7 +146,7 @@ void ana_read_free(struct ana_read *a)
 	for (unsigned i = 0; i < a->nth; i++)
 		pthread_join(a->th[i], NULL);
 	for (size_t i = 0; i < a->depth; i++)
-		free(a->ring[i].buf);
+		np_chunkbuf_free(&a->ring[i].cb);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
 	free(a->ring);

@@ -383,6 +383,16 @@ int np_writer_close(struct np_writer *w)
 
 /* ---- reader ---- */
 
+/* One record start of a chunk as np_reader_next's walk sees it. */
+struct np_walkent {
+	size_t upos, olen;
+	uint64_t objs;               /* np_mp_walk's count (raw == 0) */
+	int raw;                     /* raw_record's answer */
+	uint16_t type, version;      /* raw == 1: the record */
+	size_t body, blen;           /* its body's offset and length */
+	uint32_t pair0, npairs;      /* its pairs in np_chunkbuf.pairs; UINT32_MAX: too many */
+};
+
 struct np_reader {
 	const uint8_t *data;
 	size_t size;
@@ -391,8 +401,9 @@ struct np_reader {
 	enum np_file_kind kind;
 	size_t pos;                 /* next chunk candidate */
 	/* current chunk */
-	uint8_t *ubuf;
-	size_t ucap, ulen, upos;
+	struct np_chunkbuf cb;      /* its payload (and records delimited ahead) */
+	size_t ulen, upos;
+	size_t wi;                  /* next entry of cb.walk to consider */
 	uint64_t chunk_offset;
 	msgpack_zone *zone;         /* reused for every record */
 	size_t zone_size;
@@ -716,7 +727,9 @@ uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off)
 	return end < r->size ? end : 0;
 }
 
-int np_reader_decode_at(const struct np_reader *r, uint64_t off, uint8_t **buf, size_t *cap)
+static void chunk_walk(const struct np_reader *r, struct np_chunkbuf *cb, size_t ulen);
+
+int np_reader_decode_at(const struct np_reader *r, uint64_t off, struct np_chunkbuf *cb)
 {
 	if (!chunk_end(r, off))
 		return -1;
@@ -725,7 +738,11 @@ int np_reader_decode_at(const struct np_reader *r, uint64_t off, uint8_t **buf, 
 	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
 	if (get_u32(h + 16) != np_crc32(payload, clen))
 		return -1;
-	return payload_decode(payload, clen, ulen, buf, cap) == CHUNK_PAYLOAD_OK ? 0 : -1;
+	cb->nwalk = 0;
+	if (payload_decode(payload, clen, ulen, &cb->buf, &cb->cap) != CHUNK_PAYLOAD_OK)
+		return -1;
+	chunk_walk(r, cb, ulen);
+	return 0;
 }
 
 void np_reader_set_prefetch(struct np_reader *r, np_prefetch_fn fn, void *ctx)
@@ -775,7 +792,10 @@ static int chunk_try(struct np_reader *r)
 	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
 	/* a payload decoded ahead (np_reader_set_prefetch) passed the
 	 * checks below; the reader makes them itself when there is none */
-	bool ahead = r->prefetch && r->prefetch(r->prefetch_ctx, r->pos, &r->ubuf, &r->ucap);
+	bool ahead = r->prefetch && r->prefetch(r->prefetch_ctx, r->pos, &r->cb);
+	r->wi = 0;
+	if (!ahead)
+		r->cb.nwalk = 0;
 	if (!ahead && get_u32(h + 16) != np_crc32(payload, clen)) {
 		r->st.chunks_bad++;
 		resync(r, "chunk checksum mismatch");
@@ -784,7 +804,7 @@ static int chunk_try(struct np_reader *r)
 	if (get_u32(payload + clen) != total)
 		rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
 		      r->path, r->pos);
-	enum chunk_payload pc = ahead ? CHUNK_PAYLOAD_OK : payload_decode(payload, clen, ulen, &r->ubuf, &r->ucap);
+	enum chunk_payload pc = ahead ? CHUNK_PAYLOAD_OK : payload_decode(payload, clen, ulen, &r->cb.buf, &r->cb.cap);
 	if (pc == CHUNK_PAYLOAD_NOT_FRAME) {
 		r->st.chunks_bad++;
 		resync(r, "chunk payload is not one zstd frame of the stated size");
@@ -811,7 +831,7 @@ static void reader_note_time(struct np_reader *r, const struct np_chunk_span *s)
 static bool chunk_wanted_scan(struct np_reader *r)
 {
 	struct np_chunk_span s = { r->chunk_offset, 0, 0 };
-	np_chunk_time(r->ubuf, r->ulen, &s.t_lo, &s.t_hi);
+	np_chunk_time(r->cb.buf, r->ulen, &s.t_lo, &s.t_hi);
 	reader_note_time(r, &s);
 	if (r->st.chunks_ok == 1)
 		return true;          /* the file's first chunk: its HEADER */
@@ -1071,8 +1091,8 @@ static bool mp_container(const uint8_t *p, size_t len, size_t *pos, bool map, ui
  * the pairs come for free (pktcols_raw_from_record): the same checks as one
  * np_mp_walk of the whole record. 1 = raw record (*olen, rec filled), 0 = not
  * a raw record (the generic path decides), -1 = malformed. */
-static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
-		      size_t *olen)
+static int raw_record_in(const struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
+			 size_t *olen, struct np_rawpair *pairs)
 {
 	size_t pos = 0;
 	uint64_t n, npairs;
@@ -1092,12 +1112,12 @@ static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct 
 		if (!vl)
 			return -1;
 		if (i < NP_RAW_PAIRS)
-			r->pairs[i] = (struct np_rawpair){ p + pos, p + pos + kl, kl, vl };
+			pairs[i] = (struct np_rawpair){ p + pos, p + pos + kl, kl, vl };
 		pos += kl + vl;
 	}
 	rec->raw = p + body;
 	rec->raw_len = pos - body;
-	rec->raw_pairs = npairs <= NP_RAW_PAIRS ? r->pairs : NULL;
+	rec->raw_pairs = npairs <= NP_RAW_PAIRS ? pairs : NULL;
 	rec->raw_npairs = npairs <= NP_RAW_PAIRS ? (uint32_t)npairs : 0;
 	for (uint64_t i = 3; i < n; i++) {         /* elements after the body */
 		size_t l = mp_walk_in(p + pos, len - pos, NULL, 1);
@@ -1107,6 +1127,106 @@ static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct 
 	}
 	rec->body = NULL;
 	*olen = pos;
+	return 1;
+}
+
+static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
+		      size_t *olen)
+{
+	return raw_record_in(r, p, len, rec, olen, r->pairs);
+}
+
+/* Records delimited ahead (np_reader_decode_at, on a worker): what
+ * np_reader_next's walk finds at each record start, scalars skipped as it
+ * skips them, up to the first record that ends the chunk. Bounded: past
+ * NP_WALK_MAX records the reader walks the rest itself. */
+static bool walk_room(struct np_chunkbuf *cb, uint32_t npairs)
+{
+	if (!cb->walk && !(cb->walk = malloc(NP_WALK_MAX * sizeof(*cb->walk))))
+		return false;
+	if (cb->npairs + npairs <= cb->paircap)
+		return true;
+	size_t cap = cb->paircap ? 2 * cb->paircap : 256;
+	while (cap < cb->npairs + npairs)
+		cap *= 2;
+	struct np_rawpair *n = realloc(cb->pairs, cap * sizeof(*n));
+	if (!n)
+		return false;
+	cb->pairs = n;
+	cb->paircap = cap;
+	return true;
+}
+
+static void chunk_walk(const struct np_reader *r, struct np_chunkbuf *cb, size_t ulen)
+{
+	struct np_rawpair pairs[NP_RAW_PAIRS];
+	size_t pos = 0, f;
+	cb->nwalk = cb->npairs = 0;
+	while (pos < ulen && cb->nwalk < NP_WALK_MAX) {
+		const uint8_t *p = cb->buf + pos;
+		if ((f = mp_fixed[*p]) != 0 && f <= ulen - pos) {
+			pos += f;
+			continue;
+		}
+		struct np_record rec = { 0 };
+		struct np_walkent e = { .upos = pos };
+		e.raw = raw_record_in(r, p, ulen - pos, &rec, &e.olen, pairs);
+		if (e.raw == 0)
+			e.olen = np_mp_walk(p, ulen - pos, &e.objs);
+		if (e.raw == 1) {
+			e.type = rec.type;
+			e.version = rec.version;
+			e.body = (size_t)(rec.raw - cb->buf);
+			e.blen = rec.raw_len;
+			e.npairs = rec.raw_pairs ? rec.raw_npairs : UINT32_MAX;
+		}
+		if (!walk_room(cb, e.npairs == UINT32_MAX ? 0 : e.npairs))
+			return;
+		e.pair0 = (uint32_t)cb->npairs;
+		if (e.raw == 1 && rec.raw_pairs) {
+			memcpy(cb->pairs + cb->npairs, pairs, e.npairs * sizeof(*pairs));
+			cb->npairs += e.npairs;
+		}
+		cb->walk[cb->nwalk++] = e;
+		if (e.raw < 0 || e.olen == 0)
+			return;
+		pos += e.olen;
+	}
+}
+
+void np_chunkbuf_free(struct np_chunkbuf *cb)
+{
+	free(cb->buf);
+	free(cb->walk);
+	free(cb->pairs);
+	memset(cb, 0, sizeof(*cb));
+}
+
+/* The record at r->upos as a worker's walk found it: raw_record's answer
+ * (rec, *olen set) and, for other records, np_mp_walk's; -2 when the walk
+ * has no entry there. */
+static int walked_record(struct np_reader *r, struct np_record *rec, size_t *olen, uint64_t *objs)
+{
+	while (r->wi < r->cb.nwalk && r->cb.walk[r->wi].upos < r->upos)
+		r->wi++;
+	if (r->wi >= r->cb.nwalk || r->cb.walk[r->wi].upos != r->upos)
+		return -2;
+	const struct np_walkent *e = &r->cb.walk[r->wi++];
+	*olen = e->olen;
+	*objs = e->objs;
+	if (e->raw != 1)
+		return e->raw;
+	rec->type = e->type;
+	rec->version = e->version;
+	rec->raw = r->cb.buf + e->body;
+	rec->raw_len = e->blen;
+	rec->body = NULL;
+	if (e->npairs != UINT32_MAX) {
+		/* the walk's pairs point into cb.buf, the buffer it walked */
+		memcpy(r->pairs, r->cb.pairs + e->pair0, e->npairs * sizeof(*r->pairs));
+		rec->raw_pairs = r->pairs;
+		rec->raw_npairs = e->npairs;
+	}
 	return 1;
 }
 
@@ -1169,7 +1289,7 @@ static void skip_scalars(struct np_reader *r)
 {
 	uint64_t n = 0;
 	size_t f;
-	while (r->upos < r->ulen && (f = mp_fixed[r->ubuf[r->upos]]) != 0 && f <= r->ulen - r->upos) {
+	while (r->upos < r->ulen && (f = mp_fixed[r->cb.buf[r->upos]]) != 0 && f <= r->ulen - r->upos) {
 		if (r->warn && r->chunk_warned < NP_WARN_CHUNK_MAX && r->warned < NP_WARN_FILE_MAX)
 			rwarn_rec(r, "%s: malformed record (not an array) at byte %zu of chunk %llu (offset %llu) skipped",
 				  r->path, r->upos, (unsigned long long)r->chunk_no,
@@ -1202,7 +1322,7 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			if (r->ulen == 0)
 				continue;
 		}
-		const uint8_t *p = r->ubuf + r->upos;
+		const uint8_t *p = r->cb.buf + r->upos;
 		if (mp_fixed[*p] && mp_fixed[*p] <= r->ulen - r->upos) {
 			skip_scalars(r);
 			continue;
@@ -1213,8 +1333,10 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 		rec->raw_len = 0;
 		rec->raw_pairs = NULL;
 		rec->raw_npairs = 0;
-		int raw = raw_record(r, p, r->ulen - r->upos, rec, &olen);
-		if (raw == 0)
+		int raw = walked_record(r, rec, &olen, &objs);
+		if (raw == -2)
+			raw = raw_record(r, p, r->ulen - r->upos, rec, &olen);
+		if (raw == 0 && !olen)
 			olen = np_mp_walk(p, r->ulen - r->upos, &objs);
 		if (raw < 0 || olen == 0) {
 			r->st.records_bad++;
@@ -1271,7 +1393,7 @@ void np_reader_close(struct np_reader *r)
 	if (r->mapped)
 		munmap((void *)r->data, r->size);
 	np_index_free(&r->ix);
-	free(r->ubuf);
+	np_chunkbuf_free(&r->cb);
 	free(r->path);
 	free(r);
 }
