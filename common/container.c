@@ -1183,7 +1183,7 @@ static void chunk_walk(const struct np_reader *r, struct np_chunkbuf *cb, size_t
 		if (!walk_room(cb, e.npairs == UINT32_MAX ? 0 : e.npairs))
 			return;
 		e.pair0 = (uint32_t)cb->npairs;
-		if (e.raw == 1 && rec.raw_pairs) {
+		if (e.raw == 1 && rec.raw_pairs && e.npairs) {
 			memcpy(cb->pairs + cb->npairs, pairs, e.npairs * sizeof(*pairs));
 			cb->npairs += e.npairs;
 		}
@@ -1223,7 +1223,8 @@ static int walked_record(struct np_reader *r, struct np_record *rec, size_t *ole
 	rec->body = NULL;
 	if (e->npairs != UINT32_MAX) {
 		/* the walk's pairs point into cb.buf, the buffer it walked */
-		memcpy(r->pairs, r->cb.pairs + e->pair0, e->npairs * sizeof(*r->pairs));
+		if (e->npairs)
+			memcpy(r->pairs, r->cb.pairs + e->pair0, e->npairs * sizeof(*r->pairs));
 		rec->raw_pairs = r->pairs;
 		rec->raw_npairs = e->npairs;
 	}
