@@ -6,6 +6,7 @@
 #include <string.h>
 #include "ana.h"
 #include "ana_pktdec.h"
+#include "ana_read.h"
 #include "ana_progress.h"
 #include "ana_rows.h"
 #include "npmsg.h"
@@ -722,9 +723,14 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	if (np_reader_kind(r) == NP_KIND_ANALYSIS)
 		ana_warn(m, "%s: is an analysis file, not a recording", path);
 	ana_seek_begin(m, c->host, r, more == 1 && rec.type == NP_REC_HEADER ? rec.body : NULL);
-	c->dec = ana_pktdec_new(m, m->opt ? m->opt->threads : 1);
+	unsigned threads = m->opt ? m->opt->threads : 1;
+	c->dec = ana_pktdec_new(m, threads);
 	if (!c->dec)
 		return -ENOMEM;
+	/* decompression ahead of the reader; not through an index, where the
+	 * window skips chunks */
+	struct ana_read *ahead = threads > 1 && np_reader_seek_mode(r) != NP_SEEK_INDEX
+				 ? ana_read_new(r, threads - 1) : NULL;
 	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
 	bool over = false;
@@ -736,6 +742,7 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	}
 	/* every record appended (the host's t_min, t_max final) before the
 	 * seek looks at them */
+	ana_read_free(ahead);
 	ana_pktdec_free(c->dec);
 	c->dec = NULL;
 	ana_seek_end(m, c->host, r);

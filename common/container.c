@@ -383,6 +383,16 @@ int np_writer_close(struct np_writer *w)
 
 /* ---- reader ---- */
 
+/* One record start of a chunk as np_reader_next's walk sees it. */
+struct np_walkent {
+	size_t upos, olen;
+	uint64_t objs;               /* np_mp_walk's count (raw == 0) */
+	int raw;                     /* raw_record's answer */
+	uint16_t type, version;      /* raw == 1: the record */
+	size_t body, blen;           /* its body's offset and length */
+	uint32_t pair0, npairs;      /* its pairs in np_chunkbuf.pairs; UINT32_MAX: too many */
+};
+
 struct np_reader {
 	const uint8_t *data;
 	size_t size;
@@ -391,8 +401,9 @@ struct np_reader {
 	enum np_file_kind kind;
 	size_t pos;                 /* next chunk candidate */
 	/* current chunk */
-	uint8_t *ubuf;
-	size_t ucap, ulen, upos;
+	struct np_chunkbuf cb;      /* its payload (and records delimited ahead) */
+	size_t ulen, upos;
+	size_t wi;                  /* next entry of cb.walk to consider */
 	uint64_t chunk_offset;
 	msgpack_zone *zone;         /* reused for every record */
 	size_t zone_size;
@@ -420,6 +431,8 @@ struct np_reader {
 	struct np_index ix;
 	bool ix_tried;              /* np_reader_index looked for it */
 	size_t ix_next;             /* next index entry to consider */
+	np_prefetch_fn prefetch;    /* np_reader_set_prefetch */
+	void *prefetch_ctx;
 };
 
 static void vrwarn(struct np_reader *r, const char *fmt, va_list ap)
@@ -623,18 +636,18 @@ static void resync(struct np_reader *r, const char *why)
 	r->pos = next;
 }
 
-static bool ensure_ubuf(struct np_reader *r, size_t need)
+static bool ensure_buf(uint8_t **buf, size_t *bcap, size_t need)
 {
-	if (need <= r->ucap)
+	if (need <= *bcap)
 		return true;
-	size_t cap = r->ucap ? r->ucap : 65536;
+	size_t cap = *bcap ? *bcap : 65536;
 	while (cap < need)
 		cap *= 2;
-	uint8_t *n = realloc(r->ubuf, cap);
+	uint8_t *n = realloc(*buf, cap);
 	if (!n)
 		return false;
-	r->ubuf = n;
-	r->ucap = cap;
+	*buf = n;
+	*bcap = cap;
 	return true;
 }
 
@@ -672,6 +685,70 @@ static bool payload_frame_ok(const uint8_t *p, size_t clen, uint32_t ulen)
 		return false;
 	size_t off = 5 + !(p[4] & 0x20), dl = did_len[p[4] & 3];
 	return off + dl <= clen && all_zero(p + off, dl);
+}
+
+enum chunk_payload {
+	CHUNK_PAYLOAD_OK,
+	CHUNK_PAYLOAD_NOT_FRAME,    /* not one zstd frame of ulen bytes (or no memory) */
+	CHUNK_PAYLOAD_NO_DECOMP,
+};
+
+/* A payload whose checksum is good, decompressed into *buf (grown to fit). */
+static enum chunk_payload payload_decode(const uint8_t *payload, uint32_t clen, uint32_t ulen,
+					 uint8_t **buf, size_t *cap)
+{
+	if (!payload_frame_ok(payload, clen, ulen) || !ensure_buf(buf, cap, ulen ? ulen : 1))
+		return CHUNK_PAYLOAD_NOT_FRAME;
+	size_t got = ZSTD_decompress(*buf, ulen ? ulen : 1, payload, clen);
+	if (ZSTD_isError(got) || got != ulen)
+		return CHUNK_PAYLOAD_NO_DECOMP;
+	return CHUNK_PAYLOAD_OK;
+}
+
+/* The end of the chunk at off if its header is good (as chunk_try checks
+ * it) and the chunk fits in the file, else 0. */
+static uint64_t chunk_end(const struct np_reader *r, uint64_t off)
+{
+	if (off >= r->size || r->size - off < NP_CHUNK_HDR_LEN)
+		return 0;
+	const uint8_t *h = r->data + off;
+	if (memcmp(h, NP_CHUNK_MAGIC, 4) != 0 || get_u32(h + 20) != np_crc32(h, 20))
+		return 0;
+	uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+	uint64_t total = (uint64_t)NP_CHUNK_HDR_LEN + clen + NP_CHUNK_TRL_LEN;
+	if (ulen > NP_CHUNK_MAX_ULEN || clen > NP_CHUNK_MAX_ULEN + 65536 || total > r->size - off)
+		return 0;
+	return off + total;
+}
+
+uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off)
+{
+	uint64_t end = chunk_end(r, off);
+	return end < r->size ? end : 0;
+}
+
+static void chunk_walk(const struct np_reader *r, struct np_chunkbuf *cb, size_t ulen);
+
+int np_reader_decode_at(const struct np_reader *r, uint64_t off, struct np_chunkbuf *cb)
+{
+	if (!chunk_end(r, off))
+		return -1;
+	const uint8_t *h = r->data + off;
+	uint32_t clen = get_u32(h + 8), ulen = get_u32(h + 12);
+	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
+	if (get_u32(h + 16) != np_crc32(payload, clen))
+		return -1;
+	cb->nwalk = 0;
+	if (payload_decode(payload, clen, ulen, &cb->buf, &cb->cap) != CHUNK_PAYLOAD_OK)
+		return -1;
+	chunk_walk(r, cb, ulen);
+	return 0;
+}
+
+void np_reader_set_prefetch(struct np_reader *r, np_prefetch_fn fn, void *ctx)
+{
+	r->prefetch = fn;
+	r->prefetch_ctx = ctx;
 }
 
 /* One chunk at r->pos (FORMAT.md 4.2 steps 1-9). 1: a good chunk is decoded
@@ -713,7 +790,13 @@ static int chunk_try(struct np_reader *r)
 		return -1;
 	}
 	const uint8_t *payload = h + NP_CHUNK_HDR_LEN;
-	if (get_u32(h + 16) != np_crc32(payload, clen)) {
+	/* a payload decoded ahead (np_reader_set_prefetch) passed the
+	 * checks below; the reader makes them itself when there is none */
+	bool ahead = r->prefetch && r->prefetch(r->prefetch_ctx, r->pos, &r->cb);
+	r->wi = 0;
+	if (!ahead)
+		r->cb.nwalk = 0;
+	if (!ahead && get_u32(h + 16) != np_crc32(payload, clen)) {
 		r->st.chunks_bad++;
 		resync(r, "chunk checksum mismatch");
 		return -1;
@@ -721,13 +804,13 @@ static int chunk_try(struct np_reader *r)
 	if (get_u32(payload + clen) != total)
 		rwarn(r, "%s: chunk at offset %zu has a wrong trailer length; content checksum is good, reading it",
 		      r->path, r->pos);
-	if (!payload_frame_ok(payload, clen, ulen) || !ensure_ubuf(r, ulen ? ulen : 1)) {
+	enum chunk_payload pc = ahead ? CHUNK_PAYLOAD_OK : payload_decode(payload, clen, ulen, &r->cb.buf, &r->cb.cap);
+	if (pc == CHUNK_PAYLOAD_NOT_FRAME) {
 		r->st.chunks_bad++;
 		resync(r, "chunk payload is not one zstd frame of the stated size");
 		return -1;
 	}
-	size_t got = ZSTD_decompress(r->ubuf, ulen ? ulen : 1, payload, clen);
-	if (ZSTD_isError(got) || got != ulen) {
+	if (pc == CHUNK_PAYLOAD_NO_DECOMP) {
 		r->st.chunks_bad++;
 		resync(r, "chunk payload does not decompress");
 		return -1;
@@ -748,7 +831,7 @@ static void reader_note_time(struct np_reader *r, const struct np_chunk_span *s)
 static bool chunk_wanted_scan(struct np_reader *r)
 {
 	struct np_chunk_span s = { r->chunk_offset, 0, 0 };
-	np_chunk_time(r->ubuf, r->ulen, &s.t_lo, &s.t_hi);
+	np_chunk_time(r->cb.buf, r->ulen, &s.t_lo, &s.t_hi);
 	reader_note_time(r, &s);
 	if (r->st.chunks_ok == 1)
 		return true;          /* the file's first chunk: its HEADER */
@@ -1008,8 +1091,8 @@ static bool mp_container(const uint8_t *p, size_t len, size_t *pos, bool map, ui
  * the pairs come for free (pktcols_raw_from_record): the same checks as one
  * np_mp_walk of the whole record. 1 = raw record (*olen, rec filled), 0 = not
  * a raw record (the generic path decides), -1 = malformed. */
-static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
-		      size_t *olen)
+static int raw_record_in(const struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
+			 size_t *olen, struct np_rawpair *pairs)
 {
 	size_t pos = 0;
 	uint64_t n, npairs;
@@ -1029,12 +1112,12 @@ static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct 
 		if (!vl)
 			return -1;
 		if (i < NP_RAW_PAIRS)
-			r->pairs[i] = (struct np_rawpair){ p + pos, p + pos + kl, kl, vl };
+			pairs[i] = (struct np_rawpair){ p + pos, p + pos + kl, kl, vl };
 		pos += kl + vl;
 	}
 	rec->raw = p + body;
 	rec->raw_len = pos - body;
-	rec->raw_pairs = npairs <= NP_RAW_PAIRS ? r->pairs : NULL;
+	rec->raw_pairs = npairs <= NP_RAW_PAIRS ? pairs : NULL;
 	rec->raw_npairs = npairs <= NP_RAW_PAIRS ? (uint32_t)npairs : 0;
 	for (uint64_t i = 3; i < n; i++) {         /* elements after the body */
 		size_t l = mp_walk_in(p + pos, len - pos, NULL, 1);
@@ -1044,6 +1127,107 @@ static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct 
 	}
 	rec->body = NULL;
 	*olen = pos;
+	return 1;
+}
+
+static int raw_record(struct np_reader *r, const uint8_t *p, size_t len, struct np_record *rec,
+		      size_t *olen)
+{
+	return raw_record_in(r, p, len, rec, olen, r->pairs);
+}
+
+/* Records delimited ahead (np_reader_decode_at, on a worker): what
+ * np_reader_next's walk finds at each record start, scalars skipped as it
+ * skips them, up to the first record that ends the chunk. Bounded: past
+ * NP_WALK_MAX records the reader walks the rest itself. */
+static bool walk_room(struct np_chunkbuf *cb, uint32_t npairs)
+{
+	if (!cb->walk && !(cb->walk = malloc(NP_WALK_MAX * sizeof(*cb->walk))))
+		return false;
+	if (cb->npairs + npairs <= cb->paircap)
+		return true;
+	size_t cap = cb->paircap ? 2 * cb->paircap : 256;
+	while (cap < cb->npairs + npairs)
+		cap *= 2;
+	struct np_rawpair *n = realloc(cb->pairs, cap * sizeof(*n));
+	if (!n)
+		return false;
+	cb->pairs = n;
+	cb->paircap = cap;
+	return true;
+}
+
+static void chunk_walk(const struct np_reader *r, struct np_chunkbuf *cb, size_t ulen)
+{
+	struct np_rawpair pairs[NP_RAW_PAIRS];
+	size_t pos = 0, f;
+	cb->nwalk = cb->npairs = 0;
+	while (pos < ulen && cb->nwalk < NP_WALK_MAX) {
+		const uint8_t *p = cb->buf + pos;
+		if ((f = mp_fixed[*p]) != 0 && f <= ulen - pos) {
+			pos += f;
+			continue;
+		}
+		struct np_record rec = { 0 };
+		struct np_walkent e = { .upos = pos };
+		e.raw = raw_record_in(r, p, ulen - pos, &rec, &e.olen, pairs);
+		if (e.raw == 0)
+			e.olen = np_mp_walk(p, ulen - pos, &e.objs);
+		if (e.raw == 1) {
+			e.type = rec.type;
+			e.version = rec.version;
+			e.body = (size_t)(rec.raw - cb->buf);
+			e.blen = rec.raw_len;
+			e.npairs = rec.raw_pairs ? rec.raw_npairs : UINT32_MAX;
+		}
+		if (!walk_room(cb, e.npairs == UINT32_MAX ? 0 : e.npairs))
+			return;
+		e.pair0 = (uint32_t)cb->npairs;
+		if (e.raw == 1 && rec.raw_pairs && e.npairs) {
+			memcpy(cb->pairs + cb->npairs, pairs, e.npairs * sizeof(*pairs));
+			cb->npairs += e.npairs;
+		}
+		cb->walk[cb->nwalk++] = e;
+		if (e.raw < 0 || e.olen == 0)
+			return;
+		pos += e.olen;
+	}
+}
+
+void np_chunkbuf_free(struct np_chunkbuf *cb)
+{
+	free(cb->buf);
+	free(cb->walk);
+	free(cb->pairs);
+	memset(cb, 0, sizeof(*cb));
+}
+
+/* The record at r->upos as a worker's walk found it: raw_record's answer
+ * (rec, *olen set) and, for other records, np_mp_walk's; -2 when the walk
+ * has no entry there. */
+static int walked_record(struct np_reader *r, struct np_record *rec, size_t *olen, uint64_t *objs)
+{
+	while (r->wi < r->cb.nwalk && r->cb.walk[r->wi].upos < r->upos)
+		r->wi++;
+	if (r->wi >= r->cb.nwalk || r->cb.walk[r->wi].upos != r->upos)
+		return -2;
+	const struct np_walkent *e = &r->cb.walk[r->wi++];
+	*olen = e->olen;
+	*objs = e->objs;
+	if (e->raw != 1)
+		return e->raw;
+	rec->type = e->type;
+	rec->version = e->version;
+	rec->raw = r->cb.buf + e->body;
+	rec->raw_len = e->blen;
+	rec->body = NULL;
+	if (e->npairs != UINT32_MAX) {
+		/* the walk's pairs point into cb.buf, the buffer it walked */
+		if (e->npairs)
+			memcpy(r->pairs, r->cb.pairs + e->pair0, e->npairs * sizeof(*r->pairs));
+		rec->raw_pairs = r->pairs;
+		rec->raw_npairs = e->npairs;
+	}
 	return 1;
 }
 
@@ -1106,7 +1290,7 @@ static void skip_scalars(struct np_reader *r)
 {
 	uint64_t n = 0;
 	size_t f;
-	while (r->upos < r->ulen && (f = mp_fixed[r->ubuf[r->upos]]) != 0 && f <= r->ulen - r->upos) {
+	while (r->upos < r->ulen && (f = mp_fixed[r->cb.buf[r->upos]]) != 0 && f <= r->ulen - r->upos) {
 		if (r->warn && r->chunk_warned < NP_WARN_CHUNK_MAX && r->warned < NP_WARN_FILE_MAX)
 			rwarn_rec(r, "%s: malformed record (not an array) at byte %zu of chunk %llu (offset %llu) skipped",
 				  r->path, r->upos, (unsigned long long)r->chunk_no,
@@ -1139,7 +1323,7 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 			if (r->ulen == 0)
 				continue;
 		}
-		const uint8_t *p = r->ubuf + r->upos;
+		const uint8_t *p = r->cb.buf + r->upos;
 		if (mp_fixed[*p] && mp_fixed[*p] <= r->ulen - r->upos) {
 			skip_scalars(r);
 			continue;
@@ -1150,8 +1334,10 @@ int np_reader_next(struct np_reader *r, struct np_record *rec)
 		rec->raw_len = 0;
 		rec->raw_pairs = NULL;
 		rec->raw_npairs = 0;
-		int raw = raw_record(r, p, r->ulen - r->upos, rec, &olen);
-		if (raw == 0)
+		int raw = walked_record(r, rec, &olen, &objs);
+		if (raw == -2)
+			raw = raw_record(r, p, r->ulen - r->upos, rec, &olen);
+		if (raw == 0 && !olen)
 			olen = np_mp_walk(p, r->ulen - r->upos, &objs);
 		if (raw < 0 || olen == 0) {
 			r->st.records_bad++;
@@ -1208,7 +1394,7 @@ void np_reader_close(struct np_reader *r)
 	if (r->mapped)
 		munmap((void *)r->data, r->size);
 	np_index_free(&r->ix);
-	free(r->ubuf);
+	np_chunkbuf_free(&r->cb);
 	free(r->path);
 	free(r);
 }

@@ -228,6 +228,35 @@ enum np_seek_mode np_reader_seek_mode(const struct np_reader *r);
  * the chunks among threads. Valid until np_reader_close. */
 struct np_index;
 const struct np_index *np_reader_index(struct np_reader *r);
+/* Parallel reading (npanalyze --threads): chunk payloads decoded on other
+ * threads, handed to the reader in its own order. np_reader_decode_at
+ * checks the chunk at off as the reader would (header, lengths, checksums,
+ * one zstd frame of the stated size), decompresses its payload into cb
+ * (grown as needed) and delimits its records as np_reader_next will: 0, or -1 where the reader would find
+ * damage (it then finds and reports it itself, in order). It reads only the
+ * file's bytes: safe from any thread while the reader is open. */
+struct np_walkent;
+struct np_chunkbuf {
+	uint8_t *buf;                /* decompressed payload; cap bytes allocated */
+	size_t cap;
+	struct np_walkent *walk;     /* its records, delimited ahead */
+	size_t nwalk;
+	struct np_rawpair *pairs;    /* the raw records' pairs, pointing into buf */
+	size_t npairs, paircap;
+};
+#define NP_WALK_MAX 1024            /* records delimited ahead per chunk */
+void np_chunkbuf_free(struct np_chunkbuf *cb);
+int  np_reader_decode_at(const struct np_reader *r, uint64_t off, struct np_chunkbuf *cb);
+/* Where the chunk after the one at off starts when that one's header is good
+ * and it ends inside the file: the reader's next position if the chunk at
+ * off is good. 0 otherwise (and at the end of the file). Thread-safe too. */
+uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off);
+/* Asked by np_reader_next for each chunk whose header it found good, with
+ * the chunk's offset: 1 after swapping into *cb the payload
+ * np_reader_decode_at decoded at that offset (the reader's old buffers go
+ * to the callee), 0 when it has none (the reader decodes it itself). */
+typedef int (*np_prefetch_fn)(void *ctx, uint64_t off, struct np_chunkbuf *cb);
+void np_reader_set_prefetch(struct np_reader *r, np_prefetch_fn fn, void *ctx);
 /* The t_lo of the file's first chunk with a time (from the index, or the
  * chunks read so far); false when not known. */
 bool np_reader_first_time(const struct np_reader *r, uint64_t *t);

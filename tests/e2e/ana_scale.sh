@@ -6,7 +6,8 @@
 # aligned, each through its chain predecessor, offsets within the stated
 # bound of the truth; the analysis is byte-identical for --threads 1, 2 and
 # 3 (about 400 000 packets: the join's partitions and the decomposition's
-# parallel passes, which start at 65 536 packets, both run); the live progress line stays off when stderr is not a terminal; --mem
+# parallel passes, which start at 65 536 packets, both run), also with a
+# damaged chunk (same warnings); the live progress line stays off when stderr is not a terminal; --mem
 # refuses a limit below the predicted peak before analysing.
 # No root needed.
 . "$(dirname "$0")/../lib/e2e.sh"
@@ -40,6 +41,21 @@ check "--mem refusal says why" grep -q "more than --mem" "$T/merr"
 check "--mem refusal writes no analysis" test ! -e "$T/m.npa"
 "$NPANALYZE" --mem 2G -q -o "$T/m2.npa" "${recs[@]}" >/dev/null 2>&1; rc=$?
 check "--mem 2G analyses (exit $rc), same bytes" sh -c "[ $rc -eq 0 ] && cmp -s '$T/t1.npa' '$T/m2.npa'"
+
+# chunks decoded ahead on workers (--threads 2+): a damaged chunk is still
+# reported by the reader, in order, with the text of a serial read. One
+# byte of the fourth chunk's payload flipped (one the workers decode ahead
+# when they keep up): its checksum fails.
+cp "${recs[0]}" "$T/dmg.npr"
+off=$("$NPREPORT" dump "$T/dmg.npr" 2>/dev/null | grep -o '"offset":[0-9]*' | cut -d: -f2 | sort -un | sed -n 4p)
+printf '\x5a' | dd of="$T/dmg.npr" bs=1 seek=$((off + 40)) conv=notrunc status=none
+for n in 1 3; do
+	"$NPANALYZE" --threads $n -o "$T/d$n.npa" "$T/dmg.npr" "${recs[@]:1}" >/dev/null 2>&1
+	"$NPREPORT" dump "$T/d$n.npa" 2>/dev/null | grep -o '"warnings":\[[^]]*\]' >"$T/dwarn$n"
+done
+check "damaged chunk at offset $off reported" grep -q "chunk checksum mismatch at offset $off" "$T/dwarn1"
+check "damaged chunk: same warnings with --threads 1 and 3" cmp -s "$T/dwarn1" "$T/dwarn3"
+check "damaged chunk: --threads 1 and 3 write the same bytes" cmp -s "$T/d1.npa" "$T/d3.npa"
 
 "$NPREPORT" "$T/t1.npa" --format csv -o "$T/csv" >/dev/null 2>&1
 C=$T/csv/clock.csv

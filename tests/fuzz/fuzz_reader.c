@@ -2,17 +2,86 @@
  * returns (JSON printing, the analysis loader) on arbitrary bytes. The input
  * is also tried with a valid file header in front, and as the decompressed
  * payload of a valid chunk: mutations rarely keep a CRC-32 right, so without
- * that the fuzzer would never get past the checksums to the record decoding. */
+ * that the fuzzer would never get past the checksums to the record decoding.
+ * Each is read serially and with chunks decoded ahead (npanalyze --threads),
+ * which must return the same records. */
 #include "anatable.h"
 #include "container.h"
 #include "npmsg.h"
 #include "pktcols.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static FILE *devnull;
+
+/* npanalyze --threads: chunks decoded ahead (np_reader_decode_at), here
+ * synchronously, the one the reader asks for. */
+struct fz_ahead { const struct np_reader *r; struct np_chunkbuf cb; };
+static int fz_take(void *ctx, uint64_t off, struct np_chunkbuf *cb)
+{
+	struct fz_ahead *a = ctx;
+	if (np_reader_decode_at(a->r, off, &a->cb))
+		return 0;
+	struct np_chunkbuf t = *cb;
+	*cb = a->cb;
+	a->cb = t;
+	return 1;
+}
+
+static uint64_t fz_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+/* Every type raw: bodies as bytes that walk to exactly their length
+ * (inputs are too small for the object cap), pairs as a walk of the body
+ * finds them. A digest of the records (0 if the reader cannot open). */
+static uint64_t fz_raw_pass(const uint8_t *data, size_t size, bool ahead, struct np_reader_stats *st)
+{
+	struct np_reader *r;
+	struct np_record rec;
+	struct fz_ahead fa = { 0 };
+	uint64_t h = 1;
+	if (np_reader_open_mem(&r, data, size, NULL, NULL) != 0)
+		return 0;
+	for (unsigned t = 0; t < 256; t++)
+		np_reader_set_raw(r, (uint16_t)t);
+	fa.r = r;
+	if (ahead)
+		np_reader_set_prefetch(r, fz_take, &fa);
+	while (np_reader_next(r, &rec) == 1) {
+		if ((rec.type < 256) == !!rec.body || !rec.raw ||
+		    np_mp_walk(rec.raw, rec.raw_len, NULL) != rec.raw_len)
+			abort();
+		/* the pairs the reader found = the pairs a walk of the body finds */
+		struct pktcols_raw a, b;
+		if (pktcols_raw_from_record(&a, &rec) || pktcols_raw_open(&b, rec.raw, rec.raw_len) ||
+		    a.n + a.more != b.n + b.more)
+			abort();
+		for (uint32_t i = 0; i < a.n && i < b.n; i++)
+			if (a.kv[i].key != b.kv[i].key || a.kv[i].klen != b.kv[i].klen ||
+			    a.kv[i].val != b.kv[i].val || a.kv[i].vlen != b.kv[i].vlen)
+				abort();
+		h = fz_mix(h, rec.type);
+		h = fz_mix(h, rec.chunk_index);
+		h = fz_mix(h, rec.file_offset);
+		h = fz_mix(h, rec.raw_len);
+		h = fz_mix(h, np_crc32(rec.raw, rec.raw_len));
+		h = fz_mix(h, rec.raw_pairs ? rec.raw_npairs : 999);
+	}
+	*st = *np_reader_stats(r);
+	np_reader_close(r);
+	np_chunkbuf_free(&fa.cb);
+	return h;
+}
+
+static bool fz_same_stats(const struct np_reader_stats *a, const struct np_reader_stats *b)
+{
+	return a->chunks_ok == b->chunks_ok && a->chunks_bad == b->chunks_bad &&
+	       a->bytes_skipped == b->bytes_skipped && a->records == b->records &&
+	       a->records_bad == b->records_bad && a->truncated == b->truncated &&
+	       a->last_good_offset == b->last_good_offset && a->bad_file_header == b->bad_file_header;
+}
 
 static void fz_read(const uint8_t *data, size_t size)
 {
@@ -35,33 +104,13 @@ static void fz_read(const uint8_t *data, size_t size)
 	struct np_reader_stats tree = *st;
 	np_reader_close(r);
 
-	/* Every type raw: the same records and counters, bodies as bytes that
-	 * walk to exactly their length (inputs are too small for the object cap). */
-	if (np_reader_open_mem(&r, data, size, NULL, NULL) != 0)
-		return;
-	for (unsigned t = 0; t < 256; t++)
-		np_reader_set_raw(r, (uint16_t)t);
-	while (np_reader_next(r, &rec) == 1) {
-		if ((rec.type < 256) == !!rec.body || !rec.raw ||
-		    np_mp_walk(rec.raw, rec.raw_len, NULL) != rec.raw_len)
-			abort();
-		/* the pairs the reader found = the pairs a walk of the body finds */
-		struct pktcols_raw a, b;
-		if (pktcols_raw_from_record(&a, &rec) || pktcols_raw_open(&b, rec.raw, rec.raw_len) ||
-		    a.n + a.more != b.n + b.more)
-			abort();
-		for (uint32_t i = 0; i < a.n && i < b.n; i++)
-			if (a.kv[i].key != b.kv[i].key || a.kv[i].klen != b.kv[i].klen ||
-			    a.kv[i].val != b.kv[i].val || a.kv[i].vlen != b.kv[i].vlen)
-				abort();
-	}
-	st = np_reader_stats(r);
-	if (st->chunks_ok != tree.chunks_ok || st->chunks_bad != tree.chunks_bad ||
-	    st->bytes_skipped != tree.bytes_skipped || st->records != tree.records ||
-	    st->records_bad != tree.records_bad || st->truncated != tree.truncated ||
-	    st->last_good_offset != tree.last_good_offset || st->bad_file_header != tree.bad_file_header)
+	/* every type raw: the same counters; with chunks decoded ahead, the
+	 * same records too */
+	struct np_reader_stats serial, ahead;
+	uint64_t h = fz_raw_pass(data, size, false, &serial);
+	if (h && (!fz_same_stats(&serial, &tree) || fz_raw_pass(data, size, true, &ahead) != h ||
+		  !fz_same_stats(&ahead, &serial)))
 		abort();
-	np_reader_close(r);
 
 	struct np_analysis a;
 	if (np_analysis_load_mem(&a, data, size, NULL, NULL) == 0)

@@ -1,0 +1,19 @@
+/* Chunk payloads checked and decompressed on worker threads ahead of the
+ * reader (npanalyze --threads): the reader still walks the file itself and
+ * takes each decoded payload in its own order (np_reader_set_prefetch), so
+ * records, warnings and statistics are those of a serial read. */
+#ifndef NP_ANA_READ_H
+#define NP_ANA_READ_H
+
+#include "container.h"
+
+struct ana_read;
+
+/* workers >= 1 threads decoding for r, at most 2 chunks per worker ahead of
+ * it; NULL when they cannot start (r then reads alone). Attaches itself to
+ * r: ana_read_free before np_reader_close. */
+struct ana_read *ana_read_new(struct np_reader *r, unsigned workers);
+/* Stops the workers and detaches from the reader. NULL is fine. */
+void ana_read_free(struct ana_read *a);
+
+#endif
