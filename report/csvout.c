@@ -1,4 +1,5 @@
 #include "csvout.h"
+#include "outfile.h"
 #include "incident.h"
 #include "textrep.h"
 
@@ -211,7 +212,7 @@ static int rpt_csv_to_file(const char *dir, const char *name, const struct np_an
 		      *p == '_' || *p == '-' || *p == '.'))
 			*p = '_';
 	snprintf(path, sizeof(path), "%s/%s.csv", dir, clean);
-	FILE *f = fopen(path, "w");
+	FILE *f = rpt_create(path);
 	if (!f) {
 		fprintf(stderr, "npreport: cannot create %s: %s\n", path, strerror(errno));
 		return -1;

@@ -5,6 +5,7 @@
  * script, no external resource. Numeric cells carry their raw value
  * (data-v, base units as in the CSV) next to the displayed one. */
 #include "html.h"
+#include "outfile.h"
 #include "csvout.h"
 #include "incident.h"
 #include "plots.h"
@@ -280,7 +281,7 @@ static void rpt_html_files(FILE *f, const struct np_analysis *a)
 int rpt_html_report(const char *path, const struct np_analysis *a, const char *const *inputs,
 		    size_t ninputs)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = rpt_create(path);
 	if (!f) {
 		fprintf(stderr, "npreport: cannot create %s: %s\n", path, strerror(errno));
 		return -1;

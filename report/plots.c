@@ -1,4 +1,5 @@
 #include "plots.h"
+#include "outfile.h"
 #include "sections.h"
 #include "textrep.h"
 #include "units.h"
@@ -38,7 +39,7 @@ FILE *rpt_open(struct rpt_plotctx *c, const char *name, const char *ext)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s.%s", c->dir, name, ext);
-	FILE *f = fopen(path, "w");
+	FILE *f = rpt_create(path);
 	if (!f) {
 		fprintf(stderr, "npreport: cannot create %s: %s\n", path, strerror(errno));
 		c->err = -1;
@@ -118,7 +119,8 @@ void rpt_run_gnuplot(struct rpt_plotctx *c, const char *name)
 		snprintf(log, sizeof(log), "%s.log", name);
 		if (chdir(c->dir) < 0)
 			_exit(127);
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		umask(077);   /* the images gnuplot writes: private like ours (outfile.c) */
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd >= 0) {
 			dup2(fd, STDERR_FILENO);
 			dup2(fd, STDOUT_FILENO);

@@ -21,6 +21,10 @@ check "CSV written" test -s "$OUT/csv/clock.csv"
 if command -v gnuplot >/dev/null; then
 	check "plots written (PNG + SVG)" sh -c "ls $OUT/plots/*.png >/dev/null && ls $OUT/plots/*.svg >/dev/null"
 fi
+# The tables and plots hold addresses and process names: private like the
+# recordings (0600), whatever the umask the demo ran under.
+check "CSV and plot files are not readable by group or others (umask $(umask))" \
+	sh -c "test -z \"\$(find '$OUT/csv' '$OUT/plots' '$OUT/report.html' -type f -perm /077 2>/dev/null)\" && ls '$OUT/csv' | grep -q ."
 check "no namespace left behind by the demo" sh -c "! ip netns list | grep -q '^dm-'"
 
 # Every claim from the CSV (raw numbers), against the injected ground truth.
