@@ -505,6 +505,10 @@ static void ana_txn_add(struct ana_tgroup **g, size_t *ng, size_t *cap, const ch
 	struct ana_tgroup *t = ana_tgroup_get(g, ng, cap, level, key, x->host, x->server);
 	if (!t)
 		return;
+	/* an interval without transactions lists the connection and adds
+	 * nothing: its span is the intervals with requests */
+	if (!x->count)
+		return;
 	if (cs)
 		ana_reqrate_add(&t->rr, cs);
 	if (x->ev_hi) {                 /* a row built from the events of several connections */
@@ -605,6 +609,11 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 		char cbuf[160];
 		const struct ana_cspan *cs = ana_conn_span(&sp, x->host, x->conn_id);
 		ana_txn_add(&g, &ng, &cap, "connection", x->conn, x, cs);
+		/* a connection without requests (yet) has no endpoint (no
+		 * method or path) and often no process (pid 0): it is not a
+		 * "pid[0]" container or a pathless endpoint of 0 requests */
+		if (!x->count)
+			continue;
 		const struct ana_tconn *c = ana_tconn_find(tc, ntc, x->host, x->conn_id);
 		if (!c || !c->use_ev) {
 			ana_txn_add(&g, &ng, &cap, "endpoint", x->endpoint, x, cs);

@@ -10,7 +10,11 @@
  *  - connection 1's last start 250 ms late (a straggler): left out;
  *  - the same recording without the two keys (an older recorder): read,
  *    and the rates fall back as before (the events of the kept
- *    connections, scaled by the exact count). */
+ *    connections, scaled by the exact count);
+ *  - connection 4, open in every interval without a request (TXN_STATS
+ *    rows of count 0, pid 0, as the recorder writes an idle connection):
+ *    listed as a connection of 0 requests, no "pid[0]" container and no
+ *    change to the endpoint's or the container's figures. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@ static char rr_dir[] = "/tmp/np-test-reqrate.XXXXXX";
 static int rr_per(int c, int iv) { return c == 3 ? (iv ? 200 : 0) : 50; }
 
 static uint64_t rr_late;        /* added to connection 1's last start: a straggler */
+static bool rr_idle;            /* connection 4: open, no request */
 
 static uint64_t rr_start(int c, int iv, int i)
 {
@@ -41,7 +46,7 @@ static uint64_t rr_start(int c, int iv, int i)
  * row (count == count_total). */
 static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool starts)
 {
-	uint64_t conn[3], role[3], lport[3], rport[3], cnt[3], tot[3], pid[3], ev[3], lo[3], hi[3], s2[3], sp[3];
+	uint64_t conn[4], role[4], lport[4], rport[4], cnt[4], tot[4], pid[4], ev[4], lo[4], hi[4], s2[4], sp[4];
 	size_t n = 0;
 	for (int c = 1; c <= 3; c++) {
 		if (!rr_per(c, iv))
@@ -55,6 +60,11 @@ static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sta
 		hi[n] = rr_start(c, iv, rr_per(c, iv) - 1);
 		s2[n] = rr_start(c, c == 3 ? 1 : 0, 1);             /* the connection's second */
 		sp[n] = rr_start(c, iv, rr_per(c, iv) - 2);         /* the one before hi */
+		n++;
+	}
+	if (rr_idle) {
+		conn[n] = 4; role[n] = 2; lport[n] = 8080; rport[n] = 40004;
+		cnt[n] = tot[n] = pid[n] = ev[n] = lo[n] = hi[n] = s2[n] = sp[n] = 0;
 		n++;
 	}
 	uint64_t t0 = RR_T0 + (uint64_t)iv * 1000000000ull;
@@ -231,6 +241,24 @@ static void test_older_recorder(void)
 	txf_free(&r);
 }
 
+static void test_idle_connection(void)
+{
+	struct txf_run r;
+	rr_idle = true;
+	rr_analyse(&r, "idle", true);
+	rr_idle = false;
+	double ep = rr_cell(&r, "transactions", "key", "10.0.0.2:8080 GET /x", "rate");
+	double epn = rr_cell(&r, "transactions", "key", "10.0.0.2:8080 GET /x", "requests");
+	double c4 = rr_cell(&r, "transactions", "key", "10.0.0.2:8080>10.0.0.1:40004", "requests");
+	double p7 = rr_cell(&r, "transactions", "key", "pid[7]", "requests");
+	double p0 = rr_cell(&r, "transactions", "key", "pid[0]", "requests");
+	CHECK(c4 == 0, "idle connection listed with 0 requests (%g)", c4);
+	CHECK(isnan(p0), "no pid[0] container row (%g requests)", p0);
+	CHECK(p7 == 700 && epn == 700, "container pid[7] and endpoint keep 700 requests (%g, %g)", p7, epn);
+	CHECK(RR_REL(ep, rr_truth(1, 3)), "endpoint rate %.6f == %.6f", ep, rr_truth(1, 3));
+	txf_free(&r);
+}
+
 int main(void)
 {
 	if (!mkdtemp(rr_dir)) {
@@ -240,6 +268,7 @@ int main(void)
 	test_from_stats();
 	test_straggler();
 	test_older_recorder();
+	test_idle_connection();
 	txf_rmdir(rr_dir);
 	return tap_done();
 }
