@@ -19,66 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int connect_to(const char *addr, int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
-		return -1;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Reads one response (headers + Content-Length body). 0 ok, -1 error. */
-static int read_response(int fd, char *buf, size_t size)
-{
-	size_t have = 0;
-	long body = -1;
-	size_t hdr_end = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, size - have - 1);
-		if (n <= 0)
-			return -1;
-		have += (size_t)n;
-		buf[have] = 0;
-		if (!hdr_end) {
-			char *e = strstr(buf, "\r\n\r\n");
-			if (!e)
-				continue;
-			hdr_end = (size_t)(e - buf) + 4;
-			if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0)
-				return -1;   /* only successful requests are ground truth */
-			char *cl = strcasestr(buf, "\r\nContent-Length:");
-			if (!cl || cl > e)
-				return -1;
-			body = strtol(cl + 17, NULL, 10);
-			if (body < 0 || hdr_end + (size_t)body >= size)
-				return -1;
-		}
-		if (have >= hdr_end + (size_t)body)
-			return have == hdr_end + (size_t)body ? 0 : -1;
-	}
-}
+#include "httpload.h"
 
 int main(int argc, char **argv)
 {
@@ -107,7 +48,7 @@ int main(int argc, char **argv)
 	if (!fds || !lat || !buf)
 		return 1;
 	for (long i = 0; i < c; i++)
-		if ((fds[i] = connect_to(host, port)) < 0) {
+		if ((fds[i] = hl_connect(host, port)) < 0) {
 			fprintf(stderr, "rc_httpc: connect %s:%d: %s\n", host, port, strerror(errno));
 			return 1;
 		}
@@ -116,12 +57,12 @@ int main(int argc, char **argv)
 	uint64_t first = 0, last = 0;      /* starts of the first and last completed request */
 	for (long i = 0; i < k; i++) {
 		int fd = fds[i % c];
-		uint64_t t0 = now_ns();
-		if (write(fd, req, (size_t)rl) != rl || read_response(fd, buf, bufsz) < 0) {
+		uint64_t t0 = hl_now_ns();
+		if (write(fd, req, (size_t)rl) != rl || hl_read_response(fd, buf, bufsz) < 0) {
 			errors++;
 			continue;
 		}
-		lat[done++] = now_ns() - t0;
+		lat[done++] = hl_now_ns() - t0;
 		if (!first)
 			first = t0;
 		last = t0;
@@ -134,7 +75,7 @@ int main(int argc, char **argv)
 			fprintf(f, "%llu\n", (unsigned long long)lat[i]);
 		if (f) fclose(f);
 	}
-	qsort(lat, (size_t)done, sizeof(uint64_t), cmp_u64);
+	qsort(lat, (size_t)done, sizeof(uint64_t), hl_cmp_u64);
 	double sum = 0;
 	for (long i = 0; i < done; i++)
 		sum += (double)lat[i];

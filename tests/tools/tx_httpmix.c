@@ -30,67 +30,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "httpload.h"
 
 #define TX_MAXPATHS 8
-
-static uint64_t tx_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int tx_cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int tx_connect(const char *addr, int port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
-		return -1;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* One response (headers + Content-Length body): 0 ok, -1 error. */
-static int tx_read_response(int fd, char *buf, size_t size)
-{
-	size_t have = 0, hdr_end = 0;
-	long body = -1;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, size - have - 1);
-		if (n <= 0)
-			return -1;
-		have += (size_t)n;
-		buf[have] = 0;
-		if (!hdr_end) {
-			char *e = strstr(buf, "\r\n\r\n");
-			if (!e)
-				continue;
-			hdr_end = (size_t)(e - buf) + 4;
-			if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0)
-				return -1;
-			char *cl = strcasestr(buf, "\r\nContent-Length:");
-			if (!cl || cl > e)
-				return -1;
-			body = strtol(cl + 17, NULL, 10);
-			if (body < 0 || hdr_end + (size_t)body >= size)
-				return -1;
-		}
-		if (have >= hdr_end + (size_t)body)
-			return have == hdr_end + (size_t)body ? 0 : -1;
-	}
-}
 
 struct tx_path { char *path; char req[512]; int reqlen; uint64_t *lat; long done, errors, preempted; };
 
@@ -98,7 +40,7 @@ static void tx_print(const struct tx_path *p)
 {
 	uint64_t *l = p->lat;
 	long n = p->done;
-	qsort(l, (size_t)n, sizeof(*l), tx_cmp_u64);
+	qsort(l, (size_t)n, sizeof(*l), hl_cmp_u64);
 	double sum = 0;
 	for (long i = 0; i < n; i++)
 		sum += (double)l[i];
@@ -161,7 +103,7 @@ int main(int argc, char **argv)
 	if (!np || !fds || !buf)
 		return 1;
 	for (long i = 0; i < c; i++)
-		if ((fds[i] = tx_connect(host, port)) < 0) {
+		if ((fds[i] = hl_connect(host, port)) < 0) {
 			fprintf(stderr, "tx_httpmix: connect %s:%d: %s\n", host, port, strerror(errno));
 			return 1;
 		}
@@ -171,13 +113,13 @@ int main(int argc, char **argv)
 		struct tx_path *q = &p[(i + i / c) % np];
 		struct rusage r0, r1;
 		getrusage(RUSAGE_THREAD, &r0);
-		uint64_t t0 = tx_now_ns();
-		if (tx_send(fd, q, split) < 0 || tx_read_response(fd, buf, bufsz) < 0) {
+		uint64_t t0 = hl_now_ns();
+		if (tx_send(fd, q, split) < 0 || hl_read_response(fd, buf, bufsz) < 0) {
 			q->errors++;
 			errors++;
 			continue;
 		}
-		q->lat[q->done++] = tx_now_ns() - t0;
+		q->lat[q->done++] = hl_now_ns() - t0;
 		getrusage(RUSAGE_THREAD, &r1);
 		q->preempted += r1.ru_nivcsw != r0.ru_nivcsw;
 	}
