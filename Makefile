@@ -230,7 +230,7 @@ $(O)/asan/npreport: $(O)/a/report/npreport.o $(ASAN_LIBOBJS)
 	$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS_COMMON)
 # the clock-sync parser (record/families/csmsg.c) verifies MACs with libsodium
 $(O)/fuzz/fuzz_csmsg: LDLIBS_COMMON += -lsodium
-$(O)/fuzz/fuzz_csmsg: $(wildcard record/families/csmsg.* record/families/csguard.*)
+$(O)/fuzz/fuzz_csmsg: $(wildcard record/families/csmsg.* record/families/csguard.* record/core/keyfile.*)
 FUZZ_SECONDS ?= 300
 fuzz: $(FUZZERS) $(ASAN_BINS) $(O)/tools/npmutate
 	@PROCFUZZ_BUILD=$(O) tests/run_fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)

@@ -2,6 +2,7 @@
  * (docs/records/); unknown keys and types are skipped, damage is counted
  * by np_reader and turned into warnings here. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
@@ -311,6 +312,13 @@ static void ana_load_txn_starts(struct ana_rows *r, size_t i, struct ana_txn *x)
 	ana_rows_u64(r, i, NPK(TXN_STATS, START_PREV_NS), &x->start_prev);
 }
 
+/* A --redact-paths recording keeps only a keyed hash of each path: the
+ * endpoints are told apart by it ("#" and 16 hex digits). */
+static void ana_redacted_path(char *buf, size_t size, uint64_t hash)
+{
+	snprintf(buf, size, "#%016" PRIx64, hash);
+}
+
 static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body)
 {
 	struct ana_rows r;
@@ -348,6 +356,8 @@ static void ana_load_txn_stats(struct ana_loadctx *c, const msgpack_object *body
 		ana_load_txn_starts(&r, i, x);
 		char path[128] = "", method[16] = "";
 		ana_rows_str(&r, i, NPK(TXN_STATS, PATH), path, sizeof(path));
+		if (!path[0] && ana_rows_u64(&r, i, NPK(TXN_STATS, PATH_HASH), &v) && v)
+			ana_redacted_path(path, sizeof(path), v);
 		ana_rows_str(&r, i, NPK(TXN_STATS, METHOD), method, sizeof(method));
 		const char *saddr = x->server ? x->local_addr : x->peer_host_addr;
 		unsigned sport = x->server ? x->local_port : x->peer_port;
@@ -393,6 +403,8 @@ static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *bod
 		x.bytes = req + resp;
 		ana_cell_str(np_cols_obj(&r, NPK_TXN_EVENTS_METHOD, i), x.method, sizeof(x.method));
 		ana_cell_str(np_cols_obj(&r, NPK_TXN_EVENTS_PATH, i), x.path, sizeof(x.path));
+		if (!x.path[0] && np_cols_u64(&r, NPK_TXN_EVENTS_PATH_HASH, i, &v) && v)
+			ana_redacted_path(x.path, sizeof(x.path), v);
 		struct ana_txev *slot = ANA_PUSH(c->m->txevs);
 		if (!slot)
 			break;

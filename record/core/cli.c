@@ -2,6 +2,7 @@
  * the families only read the config. */
 #include "cli.h"
 #include "csmsg.h"
+#include "keyfile.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -16,6 +17,7 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <unistd.h>
+#include <sodium.h>
 
 void rec_config_defaults(struct rec_config *c)
 {
@@ -197,6 +199,7 @@ enum {
 	OPT_SYNC_KEY, OPT_SYNC_BIND,
 	OPT_FULL, OPT_TXN_EVENTS,
 	OPT_NETCPU,
+	OPT_REDACT_KEY,
 };
 
 static const struct option rc_long_opts[] = {
@@ -215,6 +218,7 @@ static const struct option rc_long_opts[] = {
 	{ "netns", required_argument, 0, OPT_NETNS },
 	{ "sample-hz", required_argument, 0, OPT_SAMPLE_HZ },
 	{ "redact-paths", no_argument, 0, OPT_REDACT },
+	{ "redact-key", required_argument, 0, OPT_REDACT_KEY },
 	{ "fsync", no_argument, 0, OPT_FSYNC },
 	{ "zstd-level", required_argument, 0, OPT_ZSTD },
 	{ "max-size", required_argument, 0, OPT_MAX_SIZE },
@@ -285,7 +289,10 @@ void rc_cli_usage(FILE *f)
 "      --sample-hz tick|N|0 NET_RX stack sampling: on the scheduler tick (default, HZ\n"
 "                           per busy CPU, no extra interrupt), a cpu-clock timer at N Hz\n"
 "                           per CPU, or off\n"
-"      --redact-paths       store only HTTP method and a hash of the path\n"
+"      --redact-paths       store only HTTP method and a hash of the path, keyed by a\n"
+"                           random key of this run (never written)\n"
+"      --redact-key FILE    --redact-paths with the key from FILE (mode 0600): the same\n"
+"                           file on every host keeps their path hashes comparable\n"
 "      --no-flows --no-txn --no-netcpu --no-threads\n"
 "      --txn-events auto|all|1/N  per-transaction events (call trees, per-request\n"
 "                           paths) of which connections: auto (default) all until\n"
@@ -379,6 +386,7 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 		c->sample_tick = false;
 		c->sample_hz = (unsigned)u; return 0;
 	case OPT_REDACT: c->redact_paths = true; return 0;
+	case OPT_REDACT_KEY: c->redact_paths = true; c->redact_key_file = a; return 0;
 	case OPT_FSYNC: c->fsync = true; return 0;
 	case OPT_ZSTD:
 		if (rc_parse_uint(a, 22, &u) || !u) return -1;
@@ -594,11 +602,22 @@ static int rc_check_sync_key(const struct rec_config *c, char *err, size_t errle
 	return r;
 }
 
+/* And a --redact-key: read now, before the recording starts. */
+static int rc_check_redact_key(const struct rec_config *c, char *err, size_t errlen)
+{
+	uint8_t k[RC_KEYFILE_MIN];
+	int r = rc_keyfile_load("--redact-key", c->redact_key_file, k, sizeof(k), err, errlen);
+	sodium_memzero(k, sizeof(k));
+	return r;
+}
+
 int rc_cli_resolve(struct rec_config *c, char *err, size_t errlen)
 {
 	int r;
 	rc_resolve_cgroup_root(c);
 	if (c->sync_key_file && (r = rc_check_sync_key(c, err, errlen)))
+		return r;
+	if (c->redact_key_file && (r = rc_check_redact_key(c, err, errlen)))
 		return r;
 	if (c->netns && (r = rc_resolve_netns(c, err, errlen)))
 		return r;

@@ -54,6 +54,7 @@ struct rec_config {
 	bool sample_tick;
 	unsigned sample_hz;
 	bool redact_paths;            /* --redact-paths */
+	const char *redact_key_file;  /* --redact-key FILE: key of the path hash */
 	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
 	bool full;                    /* --full: every family at full detail (the default before 0.x) */
 	uint32_t txn_events_n;        /* --txn-events: 0 auto (default), 1 all, N: 1 in N connections */

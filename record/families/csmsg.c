@@ -10,9 +10,7 @@
 #include <sodium.h>
 
 #include "csmsg.h"
-
-#define CS_KEYFILE_MIN 16
-#define CS_KEYFILE_MAX 4096
+#include "keyfile.h"
 
 static void put32(uint8_t *p, uint32_t v) { v = htole32(v); memcpy(p, &v, 4); }
 static void put64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p, &v, 8); }
@@ -87,62 +85,12 @@ enum cs_verdict cs_msg_decode(const uint8_t *buf, size_t len, const struct cs_ke
 	return key && key->set ? CS_MSG_AUTH : CS_MSG_PLAIN;
 }
 
-static int cs_key_check_mode(const char *path, const struct stat *st, char *err, size_t errlen)
-{
-	if (!S_ISREG(st->st_mode)) {
-		snprintf(err, errlen, "--sync-key %s: not a regular file", path);
-		return -EINVAL;
-	}
-	if (st->st_uid != geteuid() && st->st_uid != 0) {
-		snprintf(err, errlen, "--sync-key %s: owned by uid %u, not by us or root", path,
-			 (unsigned)st->st_uid);
-		return -EPERM;
-	}
-	if (st->st_mode & 077) {
-		snprintf(err, errlen, "--sync-key %s: permissions %04o are too open: the key must "
-			 "not be accessible by group or others (chmod 600 %s)", path,
-			 (unsigned)(st->st_mode & 07777), path);
-		return -EPERM;
-	}
-	if (st->st_size < CS_KEYFILE_MIN || st->st_size > CS_KEYFILE_MAX) {
-		snprintf(err, errlen, "--sync-key %s: %lld bytes; a key file holds %d..%d bytes "
-			 "(e.g. head -c 32 /dev/urandom)", path, (long long)st->st_size,
-			 CS_KEYFILE_MIN, CS_KEYFILE_MAX);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int cs_key_load(const char *path, struct cs_key *key, char *err, size_t errlen)
 {
-	uint8_t buf[CS_KEYFILE_MAX];
-	struct stat st;
 	memset(key, 0, sizeof(*key));
-	if (sodium_init() < 0) {
-		snprintf(err, errlen, "--sync-key: libsodium failed to initialise");
-		return -EIO;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int e = errno;
-		snprintf(err, errlen, "--sync-key %s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return -e;
-	}
-	int rc = cs_key_check_mode(path, &st, err, errlen);
-	ssize_t n = rc ? 0 : read(fd, buf, sizeof(buf));
-	close(fd);
-	if (rc)
-		return rc;
-	if (n < CS_KEYFILE_MIN) {
-		snprintf(err, errlen, "--sync-key %s: short read", path);
-		return -EIO;
-	}
-	crypto_generichash(key->k, sizeof(key->k), buf, (size_t)n, NULL, 0);
-	sodium_memzero(buf, sizeof(buf));
-	key->set = true;
-	return 0;
+	int rc = rc_keyfile_load("--sync-key", path, key->k, sizeof(key->k), err, errlen);
+	key->set = rc == 0;
+	return rc;
 }
 
 void cs_key_wipe(struct cs_key *key)

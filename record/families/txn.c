@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "cpuslice.h"
+#include "pathhash.h"
 #include "family.h"
 #include "npmsg.h"
 #include "rcbpf.h"
@@ -71,6 +72,7 @@ struct rc_txn {
 	struct rc_tp tps[RC_TXN_NTP];
 	struct ring_buffer *ring;
 	bool redact;
+	struct rc_pathkey pathkey;      /* path_hash: keyed with --redact-paths (pathhash.h) */
 	bool buffered;                  /* txn_buffered: flush by txn_flush_iter at snapshots */
 	bool nc_start;                  /* txn_nc_start: request starts from netcpu's stamps */
 	size_t ntps;                    /* tps in use (without tcp_sendmsg_locked when nc_start) */
@@ -91,14 +93,6 @@ struct rc_txn {
 	bool quiet;                     /* -q: no note when it does */
 	uint32_t ev_keep;               /* txn_ev_keep in force this interval */
 };
-
-static uint64_t rc_fnv1a(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
 
 /* Grows *arr (of elem bytes) to hold one more; NULL on ENOMEM. */
 static void *rc_push(void **arr, size_t *n, size_t *cap, size_t elem)
@@ -174,14 +168,6 @@ static inline size_t rc_col_str(struct rc_col *c, const char *s, size_t max)
 	return n;
 }
 
-static uint64_t rc_fnv1an(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h;
-}
-
 /* Room for one more event in every column; false on ENOMEM. */
 static bool rc_cols_room(struct rc_txn *t)
 {
@@ -231,7 +217,7 @@ static int rc_txn_on_event(void *ctx, void *data, size_t len)
 	size_t pl = strnlen(e->path, TXN_PATH_LEN);
 	if (!t->redact)
 		rc_col_str(&c[EC_PATH], e->path, TXN_PATH_LEN);
-	rc_col_u64(&c[EC_PHASH], pl ? rc_fnv1an(e->path, pl) : 0);
+	rc_col_u64(&c[EC_PHASH], pl ? rc_path_hash(&t->pathkey, e->path, pl) : 0);
 	t->nev++;
 	/* a second's worth before the interval ends: lower now, inside the
 	 * consume, not after it (a recorder starved by the load it records
@@ -320,6 +306,7 @@ static void rc_txn_close(void *state)
 	txn_bpf__destroy(t->skel);
 	rc_dtab_free(&t->prev);
 	rc_dtab_free(&t->sk_prev);
+	rc_pathkey_wipe(&t->pathkey);
 	free(t->vbuf);
 	free(t->rows);
 	free(t->sk);
@@ -357,6 +344,11 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	if (!t)
 		return -ENOMEM;
 	t->redact = ctx->cfg->redact_paths;
+	int krc = rc_pathkey_init(&t->pathkey, t->redact, ctx->cfg->redact_key_file, err, errlen);
+	if (krc) {
+		free(t);
+		return krc;
+	}
 	t->quiet = ctx->cfg->quiet;
 	t->ncpus = rc_ncpus();
 	t->vbuf = calloc((size_t)t->ncpus, rc_pcpu_stride(sizeof(struct rc_txn_stats)));
@@ -575,7 +567,7 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 			t->nrows--;
 			continue;
 		}
-		r->path_hash = r->path[0] ? rc_fnv1a(r->path) : 0;
+		r->path_hash = r->path[0] ? rc_path_hash(&t->pathkey, r->path, strnlen(r->path, sizeof(r->path))) : 0;
 		rc_format_addr(r->k.laddr, r->la, sizeof(r->la));
 		rc_format_addr(r->k.raddr, r->ra, sizeof(r->ra));
 	}

@@ -337,8 +337,10 @@ done | sort > "$E2E_TMP/rl.want"
 check "request lines: method and path of each ($(wc -l < "$E2E_TMP/rl.got") events, $(wc -l < "$E2E_TMP/rl.want") sent)" \
 	cmp -s "$E2E_TMP/rl.got" "$E2E_TMP/rl.want"
 
-# --redact-paths: the path never reaches the file, only method + hash
-bg "$NPREC" -q --redact-paths --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
+# --redact-paths (here through --redact-key): the path never reaches the
+# file, only method + a keyed hash, and the analysis tells endpoints apart by it
+head -c 32 /dev/urandom > "$E2E_TMP/redact.key"; chmod 600 "$E2E_TMP/redact.key"
+bg "$NPREC" -q --redact-key "$E2E_TMP/redact.key" --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
 wait_file "$E2E_TMP/r.npr"
 ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n 50 -c 1 -u /secret-path-xyz >/dev/null
 sleep 1.2
@@ -346,4 +348,20 @@ kill -INT $PR; wait $PR
 check "--redact-paths: transactions recorded" [ "$("$NPREPORT" dump "$E2E_TMP/r.npr" | $NPR txn | awk '{print $2}')" -ge 50 ]
 check "--redact-paths: path absent from the file" bash -c "! '$NPREPORT' dump '$E2E_TMP/r.npr' | grep -q secret-path-xyz"
 check "--redact-paths: path hash present" bash -c "'$NPREPORT' dump --type txn_stats '$E2E_TMP/r.npr' | grep -q '\"path_hash\":\[[1-9]'"
+RH=$("$NPREPORT" dump --type txn_events "$E2E_TMP/r.npr" | python3 -c '
+import json, sys
+hs = {h for l in sys.stdin for h in json.loads(l)["body"].get("path_hash", []) if h}
+print(" ".join("%016x" % h for h in sorted(hs)))')
+FNV=$(python3 -c '
+h = 0xcbf29ce484222325
+for c in b"/secret-path-xyz":
+    h = ((h ^ c) * 0x100000001b3) % 2**64
+print("%016x" % h)')
+check "--redact-key: one path, one hash ($RH), not its guessable FNV-1a ($FNV)" \
+	bash -c "[ -n '$RH' ] && [ '$RH' = '${RH%% *}' ] && [ '$RH' != '$FNV' ]"
+"$NPANALYZE" -q -o "$E2E_TMP/r.npa" "$E2E_TMP/r.npr" >/dev/null 2>&1
+"$NPREPORT" "$E2E_TMP/r.npa" --format csv -o "$E2E_TMP/rcsv" >/dev/null 2>&1
+RN=$(csvcol "$E2E_TMP/rcsv/transactions.csv" key "10.77.$SUB.2:8080 GET #$RH" requests)
+check "--redact-key: the analysis names the endpoint by the hash (GET #$RH: ${RN:-no} row, >= 50 requests)" \
+	ge "${RN:-0}" 50
 e2e_finish

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "../../record/families/csmsg.c"
 #include "../../record/families/csguard.c"
+#include "../../record/core/keyfile.c"
 
 static struct cs_guard guard;
 

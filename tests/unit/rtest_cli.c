@@ -147,6 +147,20 @@ static void test_txn_events(void)
 	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "1/65537") == RC_CLI_ERROR, "beyond the hash refused");
 }
 
+/* --redact-key FILE implies --redact-paths; a key file anyone may read is a
+ * usage error found before recording (rc_cli_resolve). */
+static void test_redact_key(void)
+{
+	struct rec_config c;
+	char err[256];
+	CHECK(PARSE(&c, err, "-o", "x", "--redact-key", "/proc/self/status") == RC_CLI_RUN &&
+	      c.redact_paths && !strcmp(c.redact_key_file, "/proc/self/status"), "--redact-key: %s", err);
+	CHECK(rc_cli_resolve(&c, err, sizeof(err)) < 0 && strstr(err, "--redact-key /proc/self/status"),
+	      "a world-readable key file refused: %s", err);
+	CHECK(PARSE(&c, err, "-o", "x", "--redact-paths") == RC_CLI_RUN && c.redact_paths && !c.redact_key_file,
+	      "--redact-paths alone: no key file (random key)");
+}
+
 /* --sample-hz tick|N|0: the last one given wins */
 static void test_sample_hz(void)
 {
@@ -248,6 +262,7 @@ int main(void)
 	test_defaults();
 	test_all_options();
 	test_txn_events();
+	test_redact_key();
 	test_sample_hz();
 	test_flight_and_shift();
 	test_errors();
