@@ -576,11 +576,18 @@ static __always_inline int nc_time_sample(void *ctx, struct nc_cpu *c, __u64 ip)
 	int vec = nc_sirq_vector(w);
 
 	nc_count_sirq(c, vec);
-	/* inside the exact NET_RX window, outside net_rx_action: the pair's
-	 * own programs (and the tracepoint code around them), which the exact
-	 * clock counts and sampled mode does not have */
-	if (c->sirq_ts && c->sirq_vec == NC_VEC_NET_RX && vec != NC_SV_RX)
-		c->smp_rx_probe++;
+	/* exact mode, the cross-check's counts: inside the exact NET_RX
+	 * window but outside net_rx_action, i.e. the pair's own programs (and
+	 * the tracepoint code around them), which the exact clock counts and
+	 * sampled mode does not have; and the converse, which should not be */
+	if (nc_sirq_clock) {
+		bool win = c->sirq_ts && c->sirq_vec == NC_VEC_NET_RX;
+
+		if (win && vec != NC_SV_RX)
+			c->smp_rx_probe++;
+		else if (!win && vec == NC_SV_RX)
+			c->smp_rx_stray++;
+	}
 	if (nc_sirq_clock ? !c->sirq_any : vec < 0)
 		nc_sample_sock(w, c, ip);
 	return vec;

@@ -77,6 +77,8 @@ struct nc_cpu {
 	__u64 smp_rx_probe;         /* exact mode: samples in the pair's NET_RX
 				     * window that the walk put outside
 				     * net_rx_action (the pair's own programs) */
+	__u64 smp_rx_stray;         /* exact mode: walk in net_rx_action outside
+				     * the pair's window (should stay 0) */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

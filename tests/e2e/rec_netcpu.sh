@@ -15,6 +15,11 @@
 #  - the sampled socket time against the exact clock over the same calls:
 #    within the estimate's 99.99 % interval (from its sample count) widened
 #    by 30 % (a known bias, see docs/NETCPU.md);
+#  - NET_RX: sampled at defaults (no softirq tracepoint program), and in the
+#    busy recording the exact softirq pair against the samples inside its
+#    NET_RX window (99.99 % interval of their count), the walk's NET_RX
+#    samples (the default's estimate) all inside that window and short of
+#    it by the pair's own programs only (<= 30 % of the window's samples);
 #  - threads: the iperf3 server's on-CPU time agrees with the kernel's own
 #    schedstat for its threads (bounds below), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
@@ -95,6 +100,8 @@ for x in A B; do
 	check "idle nc-${x,,}: socket time sampled" [ "$(val "$SE" sock)" = sampled ]
 	check "idle nc-${x,,}: no socket sample" [ "$(val "$SE" send_smp)" -eq 0 -a "$(val "$SE" recv_smp)" -eq 0 ]
 	check "idle nc-${x,,}: no call counts when sampled" [ "$(dump "$T/idle_${x,,}.npr" | grep -c '"send_n"')" -eq 0 ]
+	check "idle nc-${x,,}: softirq time sampled, no NET_RX call count" \
+		[ "$(val "$SE" sirq)" = sampled -a "$(dump "$T/idle_${x,,}.npr" | grep -c '"netrx_n"')" -eq 0 ]
 done
 # every program of every family listed with the runs the kernel skipped
 # (PROGS, record/core/progtab.c): none skipped while nothing runs here
@@ -106,6 +113,8 @@ check "idle: programs of the hub and every default family listed" \
 check "idle: no program run skipped" [ "$(val "$PG" missed)" -eq 0 -a "$(val "$PG" missed_total)" -eq 0 ]
 IPROBES=$(dump "$T/idle_a.npr" | python3 "$E2E_ROOT/tests/tools/rc_npr.py" probes)
 check "defaults: no syscall-entry program" grep -q '^netcpu tp_btf/sys_enter skipped' <<<"$IPROBES"
+check "defaults: no softirq entry/exit program" \
+	[ "$(grep -Ec '^netcpu tp_btf/softirq_(entry|exit) skipped' <<<"$IPROBES")" -eq 2 ]
 check "defaults: socket sampler at 97 Hz" \
 	grep -q '^netcpu perf_event/cpu-clock (socket time) attached 97 Hz' <<<"$IPROBES"
 
@@ -138,6 +147,17 @@ for x in A:send B:recv; do
 	check "$c: sampled/exact within its 99.99 % interval + $B ($RLO..$RHI)" \
 		within_bounds "$(val "$SE" ${c}_ratio)" "$RLO" "$RHI"
 done
+
+# NET_RX sampled vs the exact pair, same recording (CPU 0 and 1 summed)
+SE=$(dump "$T/busy_a.npr" | $NC sockest $Z)
+echo "NET_RX sampled vs exact: $(tr ' ' '\n' <<<"$SE" | grep -E '^netrx' | tr '\n' ' ')" >&2
+check "NET_RX: samples in the exact pair's window" gt "$(val "$SE" netrx_win_smp)" 0
+check "NET_RX: exact within the 99.99 % interval of the samples in its window" \
+	within_bounds "$(val "$SE" netrx_exact_ns)" "$(val "$SE" netrx_win_lo_ns)" "$(val "$SE" netrx_win_hi_ns)"
+check "NET_RX: the walk's NET_RX samples inside the pair's window (stray <= 1 % + 1)" \
+	le "$(( 100 * $(val "$SE" netrx_stray_smp) ))" "$(( $(val "$SE" netrx_smp) + 100 ))"
+check "NET_RX: the pair's own programs <= 30 % of its window's samples" \
+	le "$(( 100 * $(val "$SE" netrx_probe_smp) ))" "$(( 30 * $(val "$SE" netrx_win_smp) ))"
 
 # NET_RX (host-wide) and total network CPU per second, busy vs idle
 rate() { awk -v a="$1" -v d="$2" 'BEGIN{print (d > 0) ? a / d * 1e9 : 0}'; }
