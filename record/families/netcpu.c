@@ -38,9 +38,11 @@
 
 static const char *const nc_class_key[NC_CLASS_MAX] = { "netrx", "nettx", "send", "recv" };
 
-enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK };
+/* NC_SRC_SOCK: --netcpu sample with the tick asked for: the socket-time
+ * sampler's own timer takes the stacks (bpf/netcpu.bpf.c nc_sock_stacks) */
+enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK, NC_SRC_SOCK };
 
-static const char *const nc_source_name[] = { "off", "tick", "cpu-clock" };
+static const char *const nc_source_name[] = { "off", "tick", "cpu-clock", "socket-timer" };
 
 /* Syscall entry work the socket sampler leaves out (bpf/netcpu.bpf.c
  * nc_in_entry_work): do_syscall_64 holds the inlined entry/exit work. */
@@ -443,6 +445,8 @@ static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 	for (size_t i = 0; rc == 0 && i < sizeof(nc_vec_syms) / sizeof(nc_vec_syms[0]); i++)
 		nc_sym_range(s->ksyms, nc_vec_syms[i], &s->vec_lo[i], &s->vec_hi[i]);
 	nc_choose_sirq(ctx, s);
+	if (s->src == NC_SRC_TICK && !s->sirq_clock)
+		s->src = NC_SRC_SOCK;
 	if (s->src != NC_SRC_TICK)
 		return;
 	for (size_t i = 0; !s->tick_fn && i < sizeof(nc_tick_syms) / sizeof(nc_tick_syms[0]); i++)
@@ -485,6 +489,12 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, r);
 		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, r);
 		return;
+	}
+	if (s->src == NC_SRC_SOCK) {
+		static const char r[] = "--netcpu sample: NET_RX stacks from the socket-time sampler's timer";
+		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, r);
+		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, r);
+		return;                  /* nc_setup_sock_sampler sets sampling */
 	}
 	if (s->src == NC_SRC_TICK) {
 		snprintf(why, sizeof(why), "scheduler tick (hrtimer function at 0x%llx), HZ %u",
@@ -529,6 +539,7 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		return;
 	}
 	s->sock_rate = s->sock_hz;
+	s->sampling |= s->src == NC_SRC_SOCK;
 	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
 	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
@@ -581,6 +592,7 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
+	s->skel->rodata->nc_sock_stacks = s->src == NC_SRC_SOCK;
 	nc_sys_tps_autoload(s->skel, sys_tps && s->exact);
 	s->sys_tps_loaded = sys_tps && s->exact;
 	/* txn reads its clients' request starts from these slots (record/families/txn.c) */
@@ -691,6 +703,8 @@ static uint64_t nc_nominal_hz(const struct nc_state *s, uint64_t t0, uint64_t t1
 {
 	if (s->src == NC_SRC_CLOCK)
 		return s->sample_hz;
+	if (s->src == NC_SRC_SOCK)
+		return s->sock_rate;
 	return s->kernel_hz ? s->kernel_hz : nc_observed_hz(s, t0, t1);
 }
 
