@@ -79,6 +79,8 @@ struct nc_cpu {
 				     * net_rx_action (the pair's own programs) */
 	__u64 smp_rx_stray;         /* exact mode: walk in net_rx_action outside
 				     * the pair's window (should stay 0) */
+	__u64 smp_sirq_missed;      /* exact mode: a softirq runs (the pair) but
+				     * the walk found none */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

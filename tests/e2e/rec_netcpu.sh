@@ -19,7 +19,8 @@
 #    busy recording the exact softirq pair against the samples inside its
 #    NET_RX window (99.99 % interval of their count), the walk's NET_RX
 #    samples (the default's estimate) all inside that window and short of
-#    it by the pair's own programs only (<= 30 % of the window's samples);
+#    it by the pair's own programs only (<= 30 % of the window's samples),
+#    and the walk missing hardly any softirq the pair saw running;
 #  - threads: the iperf3 server's on-CPU time agrees with the kernel's own
 #    schedstat for its threads (bounds below), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
@@ -156,6 +157,9 @@ check "NET_RX: exact within the 99.99 % interval of the samples in its window" \
 	within_bounds "$(val "$SE" netrx_exact_ns)" "$(val "$SE" netrx_win_lo_ns)" "$(val "$SE" netrx_win_hi_ns)"
 check "NET_RX: the walk's NET_RX samples inside the pair's window (stray <= 1 % + 1)" \
 	le "$(( 100 * $(val "$SE" netrx_stray_smp) ))" "$(( $(val "$SE" netrx_smp) + 100 ))"
+SIRQ_SMP=$(( $(val "$SE" netrx_smp) + $(val "$SE" nettx_smp) + $(val "$SE" sirq_other_smp) ))
+check "softirq: the walk missed a running softirq in <= 1 % + 2 of the softirq samples" \
+	le "$(( 100 * $(val "$SE" sirq_missed_smp) ))" "$(( SIRQ_SMP + 200 ))"
 check "NET_RX: the pair's own programs <= 30 % of its window's samples" \
 	le "$(( 100 * $(val "$SE" netrx_probe_smp) ))" "$(( 30 * $(val "$SE" netrx_win_smp) ))"
 

@@ -15,7 +15,9 @@ JSON lines on stdin and prints one line of key=value tokens.
                           of the sample count at Z, default 1.96, as npanalyze's);
                           netrx_probe_smp=N (exact mode: samples in the pair's
                           NET_RX window outside net_rx_action), netrx_stray_smp=N
-                          (walk in net_rx_action outside it) and netrx_win_*
+                          (walk in net_rx_action outside it), sirq_other_smp=N,
+                          sirq_missed_smp=N (a softirq ran, the walk found none)
+                          and netrx_win_*
                           (the same figures for netrx_smp + netrx_probe_smp)
 """
 import json
@@ -118,7 +120,7 @@ def est_tokens(c, n, ex, period, z):
 
 def sockest(z):
     classes = (("netrx", "sirq"), ("nettx", "sirq"), ("send", "sock"), ("recv", "sock"))
-    acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0}
+    acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0, "sirq_other_smp": 0, "sirq_missed_smp": 0}
     for c, _ in classes:
         acc[c + "_ns"] = acc[c + "_smp"] = 0
     period, mode = 0, {"sock": "?", "sirq": "?"}
@@ -132,7 +134,8 @@ def sockest(z):
     for c, m in classes:
         ex = acc[c + "_ns"] if mode[m] == "exact" else 0
         out += est_tokens(c, acc[c + "_smp"], ex, period, z)
-    out.append("netrx_probe_smp=%d netrx_stray_smp=%d" % (acc["netrx_probe_smp"], acc["netrx_stray_smp"]))
+    out += ["%s=%d" % (k, acc[k]) for k in ("netrx_probe_smp", "netrx_stray_smp", "sirq_other_smp",
+                                            "sirq_missed_smp")]
     ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
     out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
     print(" ".join(out))
