@@ -600,6 +600,25 @@ static __always_inline int nc_time_sample(void *ctx, struct nc_cpu *c, __u64 ip)
 	return vec;
 }
 
+/* Whether the walk got down to the syscall entry (do_syscall_64): a walk
+ * cut short (the unwinder stops in some BPF programs, e.g. at their
+ * prologue) cannot show the tracer frames nc_in_tracer looks for, so
+ * such a sample is not counted as socket time (smp_sock_cut). */
+static __always_inline bool nc_walk_reaches_entry(const struct nc_walk *w)
+{
+	if (!nc_entry_lo[0])
+		return true;
+	if (!w || w->len <= 0)
+		return false;
+	for (int f = 0; f < NC_WALK_DEPTH; f++) {
+		if (f * (long)sizeof(__u64) >= w->len)
+			break;
+		if (w->ips[f] >= nc_entry_lo[0] && w->ips[f] < nc_entry_hi[0])
+			return true;
+	}
+	return false;
+}
+
 static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cpu *c, __u64 ip)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -621,6 +640,10 @@ static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cp
 	sk = nc_fd_sock(t, regs->di);
 	if (!sk || !rc_filter_sk(sk) || nc_in_tracer(w))
 		return;
+	if (!nc_walk_reaches_entry(w)) {
+		c->smp_sock_cut[nc_syscall_is_send(nr) ? 0 : 1]++;
+		return;
+	}
 	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 

@@ -79,6 +79,9 @@ struct nc_cpu {
 				     * net_rx_action (the pair's own programs) */
 	__u64 smp_rx_stray;         /* exact mode: walk in net_rx_action outside
 				     * the pair's window (should stay 0) */
+	__u64 smp_sock_cut[2];      /* socket samples left out: the walk did not
+				     * reach do_syscall_64 (bpf/netcpu.bpf.c
+				     * nc_walk_reaches_entry) */
 	__u64 smp_sirq_missed;      /* exact mode: a softirq runs (the pair) but
 				     * the walk found none */
 };

@@ -777,6 +777,11 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 	for (int i = 0; i < s->ncpu; i++)
 		col[i] = s->cur[i].smp_sirq_missed - s->prev[i].smp_sirq_missed;
 	nc_pack_col(pk, "sirq_missed_smp", col, s->ncpu);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
+		nc_pack_col(pk, k ? "recv_cut_smp" : "send_cut_smp", col, s->ncpu);
+	}
 	np_pack_kv_u64(pk, "smp_period_ns", period);
 }
 
@@ -810,7 +815,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 9 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 11 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)

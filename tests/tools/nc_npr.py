@@ -16,7 +16,8 @@ JSON lines on stdin and prints one line of key=value tokens.
                           netrx_probe_smp=N (exact mode: samples in the pair's
                           NET_RX window outside net_rx_action), netrx_stray_smp=N
                           (walk in net_rx_action outside it), sirq_other_smp=N,
-                          sirq_missed_smp=N (a softirq ran, the walk found none)
+                          sirq_missed_smp=N (a softirq ran, the walk found none),
+                          send_cut_smp, recv_cut_smp (left out: walk cut short)
                           and netrx_win_*
                           (the same figures for netrx_smp + netrx_probe_smp)
 """
@@ -120,7 +121,8 @@ def est_tokens(c, n, ex, period, z):
 
 def sockest(z):
     classes = (("netrx", "sirq"), ("nettx", "sirq"), ("send", "sock"), ("recv", "sock"))
-    acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0, "sirq_other_smp": 0, "sirq_missed_smp": 0}
+    acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0, "sirq_other_smp": 0, "sirq_missed_smp": 0,
+           "send_cut_smp": 0, "recv_cut_smp": 0}
     for c, _ in classes:
         acc[c + "_ns"] = acc[c + "_smp"] = 0
     period, mode = 0, {"sock": "?", "sirq": "?"}
@@ -135,7 +137,7 @@ def sockest(z):
         ex = acc[c + "_ns"] if mode[m] == "exact" else 0
         out += est_tokens(c, acc[c + "_smp"], ex, period, z)
     out += ["%s=%d" % (k, acc[k]) for k in ("netrx_probe_smp", "netrx_stray_smp", "sirq_other_smp",
-                                            "sirq_missed_smp")]
+                                            "sirq_missed_smp", "send_cut_smp", "recv_cut_smp")]
     ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
     out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
     print(" ".join(out))
