@@ -10,8 +10,9 @@
 #    NET_RX work on both CPUs, many times the idle NET_RX rate (a ratio,
 #    not a timed value; asserted when the host was otherwise quiet), NET_RX
 #    inside the namespaces' socket calls only when busy, NET_RX stack
-#    samples classified (TCP among them), taken at default settings on the
-#    scheduler tick (no cpu-clock timer for them);
+#    samples classified (TCP among them), taken with --netcpu exact on the
+#    scheduler tick (no cpu-clock timer for them; at defaults they ride on
+#    the socket sampler's timer, checked in the idle part);
 #  - the sampled socket time against the exact clock over the same calls:
 #    within the estimate's 99.99 % interval (from its sample count) widened
 #    by 30 % (a known bias, see docs/NETCPU.md);
@@ -116,6 +117,8 @@ IPROBES=$(dump "$T/idle_a.npr" | python3 "$E2E_ROOT/tests/tools/rc_npr.py" probe
 check "defaults: no syscall-entry program" grep -q '^netcpu tp_btf/sys_enter skipped' <<<"$IPROBES"
 check "defaults: no softirq entry/exit program" \
 	[ "$(grep -Ec '^netcpu tp_btf/softirq_(entry|exit) skipped' <<<"$IPROBES")" -eq 2 ]
+check "defaults: no tick program, NET_RX stacks on the socket sampler's timer" \
+	grep -q "^netcpu tp_btf/hrtimer_expire_entry skipped --netcpu sample: NET_RX stacks from the socket-time sampler's timer" <<<"$IPROBES"
 check "defaults: socket sampler at 97 Hz" \
 	grep -q '^netcpu perf_event/cpu-clock (socket time) attached 97 Hz' <<<"$IPROBES"
 
@@ -220,7 +223,8 @@ check "netcpu rapl probe reported" grep -Eq '^netcpu rapl (attached|skipped .+)$
 check "threads hw-counters probe reported" \
 	grep -Eq '^threads perf_event/hw-counters (attached|skipped .+)$' <<<"$PROBES"
 check "netcpu softirq tracepoints attached" grep -q '^netcpu tp_btf/softirq_entry attached' <<<"$PROBES"
-# default stack sampling source: the scheduler tick, no extra timer for it
+# stack sampling source with --netcpu exact: the scheduler tick, no extra
+# timer for it
 # (the socket sampler's own timer is checked above)
 check "netcpu samples on the scheduler tick" \
 	grep -q '^netcpu tp_btf/hrtimer_expire_entry attached' <<<"$PROBES"
