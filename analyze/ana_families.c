@@ -793,8 +793,10 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 		double share = 100.0 * (double)tot / (double)dur / nc;
 		if (share > 10)
 			ana_out_candidate(o, share / 50.0, share > 30 ? 2 : 1, "netcpu", m->hosts.v[h].name,
-					  "cpu_share", share, "networking takes %.0f %% of all CPU on %s (peak %.0f %% of a core)",
-					  share, m->hosts.v[h].name, mx);
+					  "cpu_share", share, "networking takes %.0f %% of all CPU on %s (peak %.0f %% of a core%s)",
+					  share, m->hosts.v[h].name, mx,
+					  (ss.how_mask | sr.how_mask | sx.how_mask | sy.how_mask) & (1u << ANA_SOCK_SAMPLED)
+						  ? "; sampled estimate, error in netcpu_sock" : "");
 	}
 	free(ts); free(val);
 	ana_out_table(o, t);
