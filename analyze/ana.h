@@ -208,6 +208,10 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	/* socket time: exact clock, or sampled (sock_*_ns = samples x period) */
 	uint8_t sock_how;           /* enum ana_sock_how */
 	uint64_t send_smp, recv_smp, smp_period_ns;   /* 0 without a sampler */
+	/* NET_RX / NET_TX time: exact pair, or sampled (net_*_ns = samples x
+	 * period); the samples are there in exact mode too (cross-check) */
+	uint8_t sirq_how;           /* enum ana_sock_how */
+	uint64_t rx_smp, tx_smp, rx_probe_smp;
 };
 
 enum ana_sock_how { ANA_SOCK_EXACT = 0, ANA_SOCK_SAMPLED, ANA_SOCK_NONE };

@@ -651,10 +651,12 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
 
 /* ---- network CPU cost ---- */
 
-/* A host's socket time of one class over the window: the figure, how it
- * was measured, and the sampler's counts behind it. */
+/* A host's time of one class (socket op or NET_RX/NET_TX softirq) over
+ * the window: the figure, how it was measured, and the sampler's counts
+ * behind it. */
 struct ana_sock_sum {
 	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x period */
+	uint64_t period;            /* the last sampling period seen, 0 = no sampler */
 	unsigned how_mask;          /* 1 << enum ana_sock_how of its intervals */
 };
 
@@ -668,12 +670,15 @@ static const char *ana_sock_how_name(unsigned mask)
 	return "mixed";
 }
 
-static void ana_sock_add(struct ana_sock_sum *s, const struct ana_netcpu *x, uint64_t ns, uint64_t smp)
+static void ana_sock_add(struct ana_sock_sum *s, const struct ana_netcpu *x, uint64_t ns, uint64_t smp,
+			 unsigned how)
 {
 	s->ns += ns;
 	s->smp += smp;
 	s->smp_ns += smp * x->smp_period_ns;
-	s->how_mask |= 1u << x->sock_how;
+	s->how_mask |= 1u << how;
+	if (x->smp_period_ns)
+		s->period = x->smp_period_ns;
 }
 
 /* columns of "netcpu_sock", in the order of the np_table_col_at calls below */
@@ -682,17 +687,17 @@ enum { NS_HOST, NS_CLASS, NS_HOW, NS_TIME, NS_LO, NS_HI, NS_ERR, NS_SAMPLES, NS_
 
 static struct np_table *ana_sock_table(void)
 {
-	struct np_table *t = np_table_new("netcpu_sock", "Socket CPU time: exact or sampled estimate", 2);
+	struct np_table *t = np_table_new("netcpu_sock", "Network CPU time per class: exact or sampled estimate", 2);
 	np_table_col_at(t, NS_HOST, "host", "str", NULL);
-	np_table_col_at(t, NS_CLASS, "class", "str", "sock_send or sock_recv (columns of netcpu)");
+	np_table_col_at(t, NS_CLASS, "class", "str", "net_rx, net_tx, sock_send or sock_recv (columns of netcpu)");
 	np_table_col_at(t, NS_HOW, "how", "str",
-			"exact: every socket call clocked (nprec --netcpu exact); sampled: samples x timer period");
+			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x timer period");
 	np_table_col_at(t, NS_TIME, "time", "ns", "the figure in netcpu");
 	np_table_col_at(t, NS_LO, "ci95_lo", "ns", "sampled: 95 % interval, low (Poisson score interval of the samples)");
 	np_table_col_at(t, NS_HI, "ci95_hi", "ns", "sampled: 95 % interval, high");
 	np_table_col_at(t, NS_ERR, "err95", "pct", "sampled: half-width of the interval, % of the figure");
-	np_table_col_at(t, NS_SAMPLES, "samples", "count", "timer samples inside socket calls");
-	np_table_col_at(t, NS_SAMPLED, "sampled", "ns", "exact: the sampler's estimate over the same calls");
+	np_table_col_at(t, NS_SAMPLES, "samples", "count", "timer samples inside socket calls / the softirq");
+	np_table_col_at(t, NS_SAMPLED, "sampled", "ns", "exact: the sampler's estimate over the same time");
 	np_table_col_at(t, NS_RATIO, "sampled_vs_exact", "ratio", "exact: sampled / exact");
 	return t;
 }
@@ -706,7 +711,9 @@ static void ana_sock_row(struct np_table *t, const char *host, const char *cls, 
 	np_table_set_str(t, r, NS_CLASS, cls);
 	np_table_set_str(t, r, NS_HOW, ana_sock_how_name(s->how_mask));
 	np_table_set_u64(t, r, NS_TIME, s->ns);
-	if (s->how_mask & (1u << ANA_SOCK_NONE) || !s->smp_ns)
+	/* sampled with no sample: the interval still bounds the time */
+	if (s->how_mask & (1u << ANA_SOCK_NONE) || !s->period ||
+	    (!s->smp_ns && s->how_mask == 1u << ANA_SOCK_EXACT))
 		return;
 	np_table_set_u64(t, r, NS_SAMPLES, s->smp);
 	if (s->how_mask == 1u << ANA_SOCK_EXACT) {
@@ -715,7 +722,7 @@ static void ana_sock_row(struct np_table *t, const char *host, const char *cls, 
 			np_table_set_f64(t, r, NS_RATIO, (double)s->smp_ns / (double)s->ns);
 		return;
 	}
-	double lo, hi, per = (double)s->smp_ns / (double)(s->smp ? s->smp : 1);
+	double lo, hi, per = s->smp ? (double)s->smp_ns / (double)s->smp : (double)s->period;
 	np_poisson_ci(s->smp, NP_CI_Z95, &lo, &hi);
 	np_table_set_u64(t, r, NS_LO, (uint64_t)(lo * per));
 	np_table_set_u64(t, r, NS_HI, (uint64_t)(hi * per));
@@ -729,11 +736,11 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 		return;
 	/* columns of "netcpu", in the order of the np_table_col_at calls below */
 	enum { NC_HOST, NC_NET_RX, NC_NET_TX, NC_SOCK_SEND, NC_SOCK_RECV, NC_TOTAL,
-	       NC_CPU_MEAN, NC_CPU_MAX, NC_CPU_SHARE, NC_SOCK_HOW, NC_NCOLS };
+	       NC_CPU_MEAN, NC_CPU_MAX, NC_CPU_SHARE, NC_SOCK_HOW, NC_SIRQ_HOW, NC_NCOLS };
 	struct np_table *t = np_table_new("netcpu", "Network CPU cost per host", 1);
 	np_table_col_at(t, NC_HOST, "host", "str", NULL);
-	np_table_col_at(t, NC_NET_RX, "net_rx", "ns", "CPU time in NET_RX softirq");
-	np_table_col_at(t, NC_NET_TX, "net_tx", "ns", "CPU time in NET_TX softirq");
+	np_table_col_at(t, NC_NET_RX, "net_rx", "ns", "CPU time in NET_RX softirq (see sirq_how)");
+	np_table_col_at(t, NC_NET_TX, "net_tx", "ns", "CPU time in NET_TX softirq (see sirq_how)");
 	np_table_col_at(t, NC_SOCK_SEND, "sock_send", "ns", "CPU time in socket send (see sock_how)");
 	np_table_col_at(t, NC_SOCK_RECV, "sock_recv", "ns", "CPU time in socket receive (see sock_how)");
 	np_table_col_at(t, NC_TOTAL, "total", "ns", NULL);
@@ -742,12 +749,14 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 	np_table_col_at(t, NC_CPU_SHARE, "cpu_share", "pct", "% of all cores of the host");
 	np_table_col_at(t, NC_SOCK_HOW, "sock_how", "str",
 			"socket times exact or sampled (estimates: error in netcpu_sock)");
+	np_table_col_at(t, NC_SIRQ_HOW, "sirq_how", "str",
+			"net_rx / net_tx exact or sampled (estimates: error in netcpu_sock)");
 	struct np_table *st = ana_sock_table();
 	uint64_t *ts = malloc(ANA_SERIES_MAX * sizeof(*ts));
 	double *val = malloc(ANA_SERIES_MAX * sizeof(*val));
 	for (size_t h = 0; h < m->hosts.n; h++) {
 		uint64_t rx = 0, tx = 0, sd = 0, rv = 0, dur = 0;
-		struct ana_sock_sum ss = { 0 }, sr = { 0 };
+		struct ana_sock_sum ss = { 0 }, sr = { 0 }, sx = { 0 }, sy = { 0 };
 		double mx = 0;
 		size_t k = 0;
 		for (size_t i = 0; i < m->netcpu.n; i++) {
@@ -756,8 +765,10 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 				continue;
 			uint64_t tot = x->net_rx_ns + x->net_tx_ns + x->sock_send_ns + x->sock_recv_ns;
 			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;
-			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp);
-			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp);
+			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp, x->sock_how);
+			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->sock_how);
+			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->sirq_how);
+			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->sirq_how);
 			dur += x->dur_ns;
 			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
 			if (pct > mx) mx = pct;
@@ -781,6 +792,9 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 		unsigned nc = m->hosts.v[h].ncpus ? m->hosts.v[h].ncpus : 1;
 		np_table_set_f64(t, r, NC_CPU_SHARE, 100.0 * (double)tot / (double)dur / nc);
 		np_table_set_str(t, r, NC_SOCK_HOW, ana_sock_how_name(ss.how_mask | sr.how_mask));
+		np_table_set_str(t, r, NC_SIRQ_HOW, ana_sock_how_name(sx.how_mask | sy.how_mask));
+		ana_sock_row(st, m->hosts.v[h].name, "net_rx", &sx);
+		ana_sock_row(st, m->hosts.v[h].name, "net_tx", &sy);
 		ana_sock_row(st, m->hosts.v[h].name, "sock_send", &ss);
 		ana_sock_row(st, m->hosts.v[h].name, "sock_recv", &sr);
 		if (k)
@@ -788,23 +802,31 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 		double share = 100.0 * (double)tot / (double)dur / nc;
 		if (share > 10)
 			ana_out_candidate(o, share / 50.0, share > 30 ? 2 : 1, "netcpu", m->hosts.v[h].name,
-					  "cpu_share", share, "networking takes %.0f %% of all CPU on %s (peak %.0f %% of a core)",
-					  share, m->hosts.v[h].name, mx);
+					  "cpu_share", share, "networking takes %.0f %% of all CPU on %s (peak %.0f %% of a core%s)",
+					  share, m->hosts.v[h].name, mx,
+					  (ss.how_mask | sr.how_mask | sx.how_mask | sy.how_mask) & (1u << ANA_SOCK_SAMPLED)
+						  ? "; sampled estimate, error in netcpu_sock" : "");
 	}
 	free(ts); free(val);
 	ana_out_table(o, t);
 	ana_out_table(o, st);
 
 	/* columns of "netrx_breakdown", in the order of the np_table_col_at calls below */
-	enum { NRX_HOST, NRX_COMPONENT, NRX_TIME, NRX_SAMPLES, NRX_SHARE, NRX_NCOLS };
+	enum { NRX_HOST, NRX_COMPONENT, NRX_TIME, NRX_SAMPLES, NRX_SHARE, NRX_HOW, NRX_NCOLS };
 	struct np_table *b = np_table_new("netrx_breakdown", "NET_RX time by stack component", 2);
 	np_table_col_at(b, NRX_HOST, "host", "str", NULL);
 	np_table_col_at(b, NRX_COMPONENT, "component", "str", "driver poll, GRO, TC, netfilter, bridge, forward, local delivery ...");
 	np_table_col_at(b, NRX_TIME, "time", "ns", "estimated NET_RX time (samples x NET_RX time)");
 	np_table_col_at(b, NRX_SAMPLES, "samples", "count", "stack samples");
 	np_table_col_at(b, NRX_SHARE, "share", "pct", "% of the host's NET_RX time");
+	np_table_col_at(b, NRX_HOW, "net_rx_how", "str",
+			"the NET_RX time shared out: exact or sampled (its error in netcpu_sock)");
 	for (size_t h = 0; h < m->hosts.n; h++) {
 		uint64_t all = 0;
+		unsigned how = 0;
+		for (size_t i = 0; i < m->netcpu.n; i++)
+			if (m->netcpu.v[i].host == h)
+				how |= 1u << m->netcpu.v[i].sirq_how;
 		for (size_t i = 0; i < m->netrx.n; i++)
 			if (m->netrx.v[i].host == h)
 				all += m->netrx.v[i].est_ns;
@@ -832,6 +854,8 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 			np_table_set_u64(b, r, NRX_SAMPLES, smp);
 			if (all)
 				np_table_set_f64(b, r, NRX_SHARE, 100.0 * (double)est / (double)all);
+			if (how)
+				np_table_set_str(b, r, NRX_HOW, ana_sock_how_name(how));
 		}
 	}
 	ana_out_table(o, b);

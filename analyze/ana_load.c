@@ -435,11 +435,19 @@ static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 		if (ana_rows_u64(&r, i, "recv_ns", &v)) x->sock_recv_ns += v;
 		if (ana_rows_u64(&r, i, "send_smp", &v)) x->send_smp += v;
 		if (ana_rows_u64(&r, i, "recv_smp", &v)) x->recv_smp += v;
+		if (ana_rows_u64(&r, i, "netrx_smp", &v)) x->rx_smp += v;
+		if (ana_rows_u64(&r, i, "nettx_smp", &v)) x->tx_smp += v;
+		if (ana_rows_u64(&r, i, "netrx_probe_smp", &v)) x->rx_probe_smp += v;
 	}
 	/* sock: absent before issue 24 = exact */
 	char how[16] = "exact";
 	np_get_strbuf(body, "sock", how, sizeof(how));
 	x->sock_how = !strcmp(how, "sampled") ? ANA_SOCK_SAMPLED : !strcmp(how, "none") ? ANA_SOCK_NONE
+										  : ANA_SOCK_EXACT;
+	/* sirq: absent before the sampled softirq time = exact */
+	strcpy(how, "exact");
+	np_get_strbuf(body, "sirq", how, sizeof(how));
+	x->sirq_how = !strcmp(how, "sampled") ? ANA_SOCK_SAMPLED : !strcmp(how, "none") ? ANA_SOCK_NONE
 										  : ANA_SOCK_EXACT;
 	np_get_u64(body, "smp_period_ns", &x->smp_period_ns);
 	ana_host_seen(c->m, c->host, x->t);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Network CPU cost (netto thesis ch. 4-5) with tracepoints only:
- *  - NET_RX / NET_TX softirq time from irq:softirq_entry/exit;
+ *  - NET_RX / NET_TX softirq time: at --netcpu sample (the default)
+ *    estimated by the socket sampler's timer (preempt_count says softirq,
+ *    the stack says which vector); exact from irq:softirq_entry/exit at
+ *    --netcpu exact (the sampled figure then its cross-check);
  *  - socket send / receive time: the entry of a syscall that can be a
  *    socket op only stamps a per-CPU slot (no fd walk); the socket layer's
  *    own sock:sock_send_length / sock_recv_length tracepoints, which fire
@@ -484,35 +487,139 @@ static __always_inline bool nc_in_entry_work(__u64 ip)
 const volatile __u64 nc_trace_lo[NC_TRACE_RANGES] = {};
 const volatile __u64 nc_trace_hi[NC_TRACE_RANGES] = {};
 
+/* One walk of the interrupted kernel stack per time sample, shared by the
+ * softirq and tracer tests. perf_event_max_stack's default: a NET_RX
+ * stack through bridge, netfilter and TCP under the tick's own interrupt
+ * frames fits. */
+#define NC_WALK_DEPTH 127
+
+struct nc_walk {
+	__u64 ips[NC_WALK_DEPTH];
+	long len;                   /* bytes bpf_get_stack filled, <= 0 none */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[NC_SMP_DEPTH]);
+	__type(value, struct nc_walk);
 } nc_smp_stack SEC(".maps");
 
-static __always_inline bool nc_in_tracer(void *ctx)
+static __always_inline struct nc_walk *nc_walk_stack(void *ctx)
 {
 	__u32 zero = 0;
-	__u64 *ips = bpf_map_lookup_elem(&nc_smp_stack, &zero);
-	long len;
+	struct nc_walk *w = bpf_map_lookup_elem(&nc_smp_stack, &zero);
 
-	if (!ips || !nc_trace_lo[0])
-		return false;
-	len = bpf_get_stack(ctx, ips, NC_SMP_DEPTH * sizeof(__u64), 0);
-	if (len <= 0)
+	if (w)
+		w->len = bpf_get_stack(ctx, w->ips, sizeof(w->ips), 0);
+	return w;
+}
+
+static __always_inline bool nc_in_tracer(const struct nc_walk *w)
+{
+	if (!w || !nc_trace_lo[0] || w->len <= 0)
 		return false;
 	for (int f = 0; f < NC_SMP_DEPTH; f++) {
-		if (f * (long)sizeof(__u64) >= len)
+		if (f * (long)sizeof(__u64) >= w->len)
 			break;
 		for (int i = 0; i < NC_TRACE_RANGES; i++)
-			if (ips[f] >= nc_trace_lo[i] && ips[f] < nc_trace_hi[i])
+			if (w->ips[f] >= nc_trace_lo[i] && w->ips[f] < nc_trace_hi[i])
 				return true;
 	}
 	return false;
 }
 
-static __always_inline void nc_sample_sock(void *ctx, struct nc_cpu *c, __u64 ip)
+/* Softirq without the entry/exit pair (--netcpu sample; nc_sirq_clock 0):
+ * a sample is in a softirq when the interrupted stack passes through the
+ * softirq loop (handle_softirqs, __do_softirq: softirqs run from irq exit,
+ * local_bh_enable and ksoftirqd all go there), and in NET_RX / NET_TX when
+ * the vector's action comes first, walking out from the leaf (softirqs do
+ * not nest). preempt_count would say softirq without a walk, but on
+ * kernels without CONFIG_KALLSYMS_ALL (the project VM's) its per-CPU
+ * variable has no address a program can load. Text ranges from
+ * /proc/kallsyms, indexed by enum nc_sirq_vec then the loop's two. */
+#define NC_VEC_RANGES 4
+const volatile __u64 nc_vec_lo[NC_VEC_RANGES] = {};
+const volatile __u64 nc_vec_hi[NC_VEC_RANGES] = {};
+const volatile __u32 nc_sirq_clock = 1;
+
+/* enum nc_sirq_vec of the walked stack, -1 outside softirq */
+static __always_inline int nc_sirq_vector(const struct nc_walk *w)
+{
+	if (!w || w->len <= 0)
+		return -1;
+	for (int f = 0; f < NC_WALK_DEPTH; f++) {
+		if (f * (long)sizeof(__u64) >= w->len)
+			break;
+		for (int i = 0; i < NC_VEC_RANGES; i++)
+			if (w->ips[f] >= nc_vec_lo[i] && w->ips[f] < nc_vec_hi[i])
+				return i < NC_SV_OTHER ? i : NC_SV_OTHER;
+	}
+	return -1;
+}
+
+static __always_inline void nc_count_sirq(struct nc_cpu *c, int vec)
+{
+	if (vec >= 0 && vec < NC_SV_MAX)
+		c->smp_sirq[vec]++;
+}
+
+/* One time sample (the socket sampler's timer): in a softirq it counts
+ * for the vector the walk found (in exact mode too: the cross-check of the
+ * estimate), outside for socket time. With the exact pair running, the
+ * pair says whether a softirq runs (as it stops the exact socket clock). */
+static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cpu *c, __u64 ip);
+
+static __always_inline int nc_time_sample(void *ctx, struct nc_cpu *c, __u64 ip)
+{
+	struct nc_walk *w = nc_walk_stack(ctx);
+	int vec = nc_sirq_vector(w);
+
+	nc_count_sirq(c, vec);
+	/* exact mode, the cross-check's counts: inside the exact NET_RX
+	 * window but outside net_rx_action, i.e. the pair's own programs (and
+	 * the tracepoint code around them), which the exact clock counts and
+	 * sampled mode does not have; and the converse, which should not be */
+	if (nc_sirq_clock) {
+		bool win = c->sirq_ts && c->sirq_vec == NC_VEC_NET_RX;
+
+		if (win && vec != NC_SV_RX)
+			c->smp_rx_probe++;
+		else if (!win && vec == NC_SV_RX)
+			c->smp_rx_stray++;
+		/* a softirq runs but the walk found none: at --netcpu sample
+		 * such a sample could count as socket time (the converse, the
+		 * walk in the softirq loop outside a vector's window, is the
+		 * loop and the pair's own programs: 27 % of the softirq
+		 * samples on loopback iperf3) */
+		if (c->sirq_any && vec < 0)
+			c->smp_sirq_missed++;
+	}
+	if (nc_sirq_clock ? !c->sirq_any : vec < 0)
+		nc_sample_sock(w, c, ip);
+	return vec;
+}
+
+/* Whether the walk got down to the syscall entry (do_syscall_64): a walk
+ * cut short (the unwinder stops in some BPF programs, e.g. at their
+ * prologue) cannot show the tracer frames nc_in_tracer looks for, so
+ * such a sample is not counted as socket time (smp_sock_cut). */
+static __always_inline bool nc_walk_reaches_entry(const struct nc_walk *w)
+{
+	if (!nc_entry_lo[0])
+		return true;
+	if (!w || w->len <= 0)
+		return false;
+	for (int f = 0; f < NC_WALK_DEPTH; f++) {
+		if (f * (long)sizeof(__u64) >= w->len)
+			break;
+		if (w->ips[f] >= nc_entry_lo[0] && w->ips[f] < nc_entry_hi[0])
+			return true;
+	}
+	return false;
+}
+
+static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cpu *c, __u64 ip)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct pt_regs *regs;
@@ -531,8 +638,12 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_cpu *c, __u64 ip
 	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id))
 		return;
 	sk = nc_fd_sock(t, regs->di);
-	if (!sk || !rc_filter_sk(sk) || nc_in_tracer(ctx))
+	if (!sk || !rc_filter_sk(sk) || nc_in_tracer(w))
 		return;
+	if (!nc_walk_reaches_entry(w)) {
+		c->smp_sock_cut[nc_syscall_is_send(nr) ? 0 : 1]++;
+		return;
+	}
 	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
@@ -569,15 +680,20 @@ static __always_inline int nc_sample_body(void *ctx, bool sock)
 	struct nc_cpu *c = nc_this_cpu();
 	struct nc_stack_key key = {};
 	__u64 one = 1, *cnt;
+	int vec = -1;
+	bool rx;
 
 	if (!c)
 		return 0;
 	c->samples++;
-	if (!c->sirq_ts || c->sirq_vec != NC_VEC_NET_RX) {
-		if (sock && !c->sirq_any)
-			nc_sample_sock(ctx, c, PT_REGS_IP((struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs));
+	/* the tick with the exact pair needs no walk: the pair says NET_RX */
+	if (sock)
+		vec = nc_time_sample(ctx, c, PT_REGS_IP((struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs));
+	else if (!nc_sirq_clock)
+		vec = nc_sirq_vector(nc_walk_stack(ctx));
+	rx = nc_sirq_clock ? c->sirq_ts && c->sirq_vec == NC_VEC_NET_RX : vec == NC_SV_RX;
+	if (!rx)
 		return 0;
-	}
 	c->samples_netrx++;
 	key.stackid = nc_stackid(ctx, !sock);
 	if (key.stackid < 0) {
@@ -610,6 +726,12 @@ int nc_sample(struct bpf_perf_event_data *ctx)
 	return nc_sample_body(ctx, true);
 }
 
+/* --netcpu sample with the tick source asked for: the NET_RX stacks come
+ * from this timer's samples instead (its walk says NET_RX already; a walk
+ * at the tick cost ~20 us on the project VM, more than the exact pair it
+ * replaced), and nc_tick is not loaded. */
+const volatile __u32 nc_sock_stacks = 0;
+
 /* Socket-time sampler of its own (perf_event cpu-clock at a rate that is
  * no multiple of HZ) when the stack sampler is the tick or off. Not the
  * tick: on a kernel without preemption a task whose slice ran out at a
@@ -620,10 +742,13 @@ int nc_sample(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int nc_sock_sample(struct bpf_perf_event_data *ctx)
 {
-	struct nc_cpu *c = nc_this_cpu();
+	struct nc_cpu *c;
 
-	if (c && !c->sirq_any)
-		nc_sample_sock(ctx, c, PT_REGS_IP((struct pt_regs *)&ctx->regs));
+	if (nc_sock_stacks)
+		return nc_sample_body(ctx, true);
+	c = nc_this_cpu();
+	if (c)
+		nc_time_sample(ctx, c, PT_REGS_IP((struct pt_regs *)&ctx->regs));
 	return 0;
 }
 

@@ -18,6 +18,14 @@ enum nc_class {
 #define NC_VEC_NET_TX 2
 #define NC_VEC_NET_RX 3
 
+/* vector of a sampled softirq, told by its action on the stack */
+enum nc_sirq_vec {
+	NC_SV_RX = 0,       /* net_rx_action on the stack */
+	NC_SV_TX = 1,       /* net_tx_action on the stack */
+	NC_SV_OTHER = 2,    /* another vector, or neither found in the frames taken */
+	NC_SV_MAX = 3,
+};
+
 #define NC_STACK_DEPTH 64      /* frames kept per sampled stack */
 
 /* Per-CPU monotonic counters, the CPU's softirq clock and the socket-op
@@ -59,8 +67,23 @@ struct nc_cpu {
 	 * task inside a send / receive syscall on a socket, outside any
 	 * softirq. x samples = x sampling periods of on-CPU time. */
 	__u64 smp_sock[2];          /* [0] send, [1] receive */
-	__u32 sirq_any;             /* 1 while any softirq runs on this CPU */
+	__u32 sirq_any;             /* 1 while any softirq runs on this CPU (exact pair only) */
 	__u32 pad2;
+	/* sampled softirq time (the same timer as smp_sock): samples that
+	 * found this CPU serving a softirq (preempt_count), by the vector
+	 * action on the interrupted stack. The estimate at --netcpu sample,
+	 * the exact pair's cross-check otherwise. */
+	__u64 smp_sirq[NC_SV_MAX];
+	__u64 smp_rx_probe;         /* exact mode: samples in the pair's NET_RX
+				     * window that the walk put outside
+				     * net_rx_action (the pair's own programs) */
+	__u64 smp_rx_stray;         /* exact mode: walk in net_rx_action outside
+				     * the pair's window (should stay 0) */
+	__u64 smp_sock_cut[2];      /* socket samples left out: the walk did not
+				     * reach do_syscall_64 (bpf/netcpu.bpf.c
+				     * nc_walk_reaches_entry) */
+	__u64 smp_sirq_missed;      /* exact mode: a softirq runs (the pair) but
+				     * the walk found none */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

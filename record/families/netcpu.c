@@ -38,9 +38,11 @@
 
 static const char *const nc_class_key[NC_CLASS_MAX] = { "netrx", "nettx", "send", "recv" };
 
-enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK };
+/* NC_SRC_SOCK: --netcpu sample with the tick asked for: the socket-time
+ * sampler's own timer takes the stacks (bpf/netcpu.bpf.c nc_sock_stacks) */
+enum nc_source { NC_SRC_OFF, NC_SRC_TICK, NC_SRC_CLOCK, NC_SRC_SOCK };
 
-static const char *const nc_source_name[] = { "off", "tick", "cpu-clock" };
+static const char *const nc_source_name[] = { "off", "tick", "cpu-clock", "socket-timer" };
 
 /* Syscall entry work the socket sampler leaves out (bpf/netcpu.bpf.c
  * nc_in_entry_work): do_syscall_64 holds the inlined entry/exit work. */
@@ -52,12 +54,18 @@ static const char *const nc_entry_syms[] = { "do_syscall_64" };
 static const char *const nc_trace_syms[] = { "__traceiter_sock_send_length", "__traceiter_sock_recv_length",
 					      "__traceiter_sys_enter", "syscall_trace_enter", "perf_syscall_enter" };
 
+/* What the time sampler looks for on the stack (bpf/netcpu.bpf.c
+ * nc_sirq_vector): the NET_RX and NET_TX actions, then the softirq loop
+ * (handle_softirqs since 6.10, __do_softirq before). */
+static const char *const nc_vec_syms[] = { "net_rx_action", "net_tx_action", "handle_softirqs", "__do_softirq" };
+
 /* The scheduler tick's hrtimer function, newest kernels first. */
 static const char *const nc_tick_syms[] = { "tick_nohz_handler", "tick_sched_timer" };
 
 #define NC_TICK_PROBE "tp_btf/hrtimer_expire_entry"
 #define NC_CLOCK_PROBE "perf_event/cpu-clock"
 #define NC_SOCK_PROBE "perf_event/cpu-clock (socket time)"
+#define NC_SIRQ_SKIP "--netcpu sample: softirq time sampled (the stack says softirq and vector)"
 
 struct nc_top {
 	uint64_t samples;
@@ -89,6 +97,8 @@ struct nc_state {
 	uint64_t tick_fn;                /* the tick's hrtimer function */
 	uint64_t entry_lo[1], entry_hi[1];   /* nc_entry_syms' text, 0 if absent */
 	uint64_t trace_lo[5], trace_hi[5];   /* nc_trace_syms' */
+	uint64_t vec_lo[4], vec_hi[4];       /* nc_vec_syms' */
+	bool sirq_clock;                 /* the exact softirq pair is loaded */
 	bool sampling;
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
@@ -306,14 +316,28 @@ static void nc_skip_per_call(struct rec_ctx *ctx)
 			  "--netcpu sample: socket time from the stack sampler");
 }
 
-/* Returns true when both softirq tracepoints attached (sampling needs them). */
-static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
+/* The exact softirq pair, when loaded. True when the samplers can tell
+ * softirq time (the pair attached, or preempt_count without it). */
+static bool nc_attach_sirq(struct rec_ctx *ctx, struct nc_state *s)
 {
 	struct netcpu_bpf *k = s->skel;
+	if (!s->sirq_clock) {
+		rec_probe(ctx, "netcpu", "tp_btf/softirq_entry", REC_PROBE_SKIPPED, NC_SIRQ_SKIP);
+		rec_probe(ctx, "netcpu", "tp_btf/softirq_exit", REC_PROBE_SKIPPED, NC_SIRQ_SKIP);
+		return true;
+	}
 	bool sirq = nc_attach_one(ctx, k->progs.nc_softirq_entry, &k->links.nc_softirq_entry,
 				  "tp_btf/softirq_entry");
 	sirq &= nc_attach_one(ctx, k->progs.nc_softirq_exit, &k->links.nc_softirq_exit,
 			      "tp_btf/softirq_exit");
+	return sirq;
+}
+
+/* Returns true when the samplers can tell softirq time (nc_attach_sirq). */
+static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
+{
+	struct netcpu_bpf *k = s->skel;
+	bool sirq = nc_attach_sirq(ctx, s);
 	if (!s->exact) {
 		nc_skip_per_call(ctx);
 		return sirq;
@@ -393,6 +417,16 @@ static void nc_sym_range(const struct ksyms *k, const char *name, uint64_t *lo, 
 	*hi = ip;
 }
 
+/* Sampled softirq time needs both vector actions and the softirq loop
+ * in kallsyms; else the exact pair runs at --netcpu sample too. */
+static void nc_choose_sirq(struct rec_ctx *ctx, struct nc_state *s)
+{
+	s->sirq_clock = s->exact || !s->vec_lo[0] || !s->vec_lo[1] || !(s->vec_lo[2] || s->vec_lo[3]);
+	if (s->sirq_clock && !s->exact)
+		rec_probe(ctx, "netcpu", "softirq sampling", REC_PROBE_SKIPPED,
+			  "net_rx_action, net_tx_action or the softirq loop not in kallsyms: exact softirq pair used");
+}
+
 /* Before load: kallsyms (stack symbols; the tick source also needs the
  * address of the tick's hrtimer function for its rodata, the socket
  * sampler the ranges of the syscall entry work). */
@@ -408,6 +442,11 @@ static void nc_prepare_sampler(struct rec_ctx *ctx, struct nc_state *s)
 		nc_sym_range(s->ksyms, nc_entry_syms[i], &s->entry_lo[i], &s->entry_hi[i]);
 	for (size_t i = 0; rc == 0 && i < sizeof(nc_trace_syms) / sizeof(nc_trace_syms[0]); i++)
 		nc_sym_range(s->ksyms, nc_trace_syms[i], &s->trace_lo[i], &s->trace_hi[i]);
+	for (size_t i = 0; rc == 0 && i < sizeof(nc_vec_syms) / sizeof(nc_vec_syms[0]); i++)
+		nc_sym_range(s->ksyms, nc_vec_syms[i], &s->vec_lo[i], &s->vec_hi[i]);
+	nc_choose_sirq(ctx, s);
+	if (s->src == NC_SRC_TICK && !s->sirq_clock)
+		s->src = NC_SRC_SOCK;
 	if (s->src != NC_SRC_TICK)
 		return;
 	for (size_t i = 0; !s->tick_fn && i < sizeof(nc_tick_syms) / sizeof(nc_tick_syms[0]); i++)
@@ -450,6 +489,12 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, r);
 		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, r);
 		return;
+	}
+	if (s->src == NC_SRC_SOCK) {
+		static const char r[] = "--netcpu sample: NET_RX stacks from the socket-time sampler's timer";
+		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, r);
+		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, r);
+		return;                  /* nc_setup_sock_sampler sets sampling */
 	}
 	if (s->src == NC_SRC_TICK) {
 		snprintf(why, sizeof(why), "scheduler tick (hrtimer function at 0x%llx), HZ %u",
@@ -494,6 +539,7 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		return;
 	}
 	s->sock_rate = s->sock_hz;
+	s->sampling |= s->src == NC_SRC_SOCK;
 	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
 	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
@@ -531,6 +577,11 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 				 s->skel->maps.hub_sched_switch);
 	}
 	nc_per_call_autoload(s->skel, s->exact);
+	bpf_program__set_autoload(s->skel->progs.nc_softirq_entry, s->sirq_clock);
+	bpf_program__set_autoload(s->skel->progs.nc_softirq_exit, s->sirq_clock);
+	s->skel->rodata->nc_sirq_clock = s->sirq_clock;
+	memcpy((void *)s->skel->rodata->nc_vec_lo, s->vec_lo, sizeof(s->vec_lo));
+	memcpy((void *)s->skel->rodata->nc_vec_hi, s->vec_hi, sizeof(s->vec_hi));
 	RC_FILTER_SET(s->skel->rodata, cfg);
 	/* only the sampling source in use is loaded */
 	s->skel->rodata->nc_tick_fn = s->tick_fn;
@@ -541,6 +592,7 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
+	s->skel->rodata->nc_sock_stacks = s->src == NC_SRC_SOCK;
 	nc_sys_tps_autoload(s->skel, sys_tps && s->exact);
 	s->sys_tps_loaded = sys_tps && s->exact;
 	/* txn reads its clients' request starts from these slots (record/families/txn.c) */
@@ -651,6 +703,8 @@ static uint64_t nc_nominal_hz(const struct nc_state *s, uint64_t t0, uint64_t t1
 {
 	if (s->src == NC_SRC_CLOCK)
 		return s->sample_hz;
+	if (s->src == NC_SRC_SOCK)
+		return s->sock_rate;
 	return s->kernel_hz ? s->kernel_hz : nc_observed_hz(s, t0, t1);
 }
 
@@ -658,7 +712,22 @@ static uint64_t nc_nominal_hz(const struct nc_state *s, uint64_t t0, uint64_t t1
  * sampler (--netcpu sample with --sample-hz 0 measures no socket time). */
 static bool nc_class_known(const struct nc_state *s, int c)
 {
-	return c < NC_SOCK_SEND || s->exact || s->sock_rate;
+	return c < NC_SOCK_SEND ? s->sirq_clock || s->sock_rate : s->exact || s->sock_rate;
+}
+
+/* Whether class c is samples x period (no call count) in the recording. */
+static bool nc_class_sampled(const struct nc_state *s, int c)
+{
+	return c < NC_SOCK_SEND ? !s->sirq_clock : !s->exact;
+}
+
+/* The sampler's count of class c on CPU i, since the last interval. */
+static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
+{
+	static const int sv[2] = { NC_SV_RX, NC_SV_TX };
+	if (c < NC_SOCK_SEND)
+		return s->cur[i].smp_sirq[sv[c]] - s->prev[i].smp_sirq[sv[c]];
+	return s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND];
 }
 
 /* Column cls_ns (and cls_n when counted) of class c; adds to *total. In
@@ -667,10 +736,10 @@ static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_
 			  uint64_t *col, uint64_t *total)
 {
 	char key[24];
-	bool est = c >= NC_SOCK_SEND && !s->exact;
+	bool est = nc_class_sampled(s, c);
 	for (int i = 0; i < s->ncpu; i++) {
 		if (est)
-			col[i] = (s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND]) * period;
+			col[i] = nc_class_smp(s, c, i) * period;
 		else
 			col[i] = s->cur[i].ns[c] + s->cur[i].ns_remote[c] -
 				 (s->prev[i].ns[c] + s->prev[i].ns_remote[c]);
@@ -690,13 +759,36 @@ static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_
  * cross-check of the estimate) and what one sample stands for. */
 static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_t period, uint64_t *col)
 {
-	static const char *const key[2] = { "send_smp", "recv_smp" };
-	for (int k = 0; k < 2; k++) {
+	static const char *const key[NC_CLASS_MAX] = { "netrx_smp", "nettx_smp", "send_smp", "recv_smp" };
+	for (int k = 0; k < NC_CLASS_MAX; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = s->cur[i].smp_sock[k] - s->prev[i].smp_sock[k];
+			col[i] = nc_class_smp(s, k, i);
 		nc_pack_col(pk, key[k], col, s->ncpu);
 	}
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].smp_sirq[NC_SV_OTHER] - s->prev[i].smp_sirq[NC_SV_OTHER];
+	nc_pack_col(pk, "sirq_other_smp", col, s->ncpu);
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].smp_rx_probe - s->prev[i].smp_rx_probe;
+	nc_pack_col(pk, "netrx_probe_smp", col, s->ncpu);
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].smp_rx_stray - s->prev[i].smp_rx_stray;
+	nc_pack_col(pk, "netrx_stray_smp", col, s->ncpu);
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].smp_sirq_missed - s->prev[i].smp_sirq_missed;
+	nc_pack_col(pk, "sirq_missed_smp", col, s->ncpu);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
+		nc_pack_col(pk, k ? "recv_cut_smp" : "send_cut_smp", col, s->ncpu);
+	}
 	np_pack_kv_u64(pk, "smp_period_ns", period);
+}
+
+/* How NET_RX / NET_TX time was measured (absent before issue 24: exact). */
+static const char *nc_sirq_mode(const struct nc_state *s)
+{
+	return s->sirq_clock ? "exact" : s->sock_rate ? "sampled" : "none";
 }
 
 static const char *nc_sock_mode(const struct nc_state *s)
@@ -704,26 +796,33 @@ static const char *nc_sock_mode(const struct nc_state *s)
 	return s->exact ? "exact" : s->sock_rate ? "sampled" : "none";
 }
 
+/* What one time sample stands for: a cpu-clock timer's period,
+ * NSEC_PER_SEC / rate as the kernel sets it; 0 without the sampler. */
+static uint64_t nc_period(const struct nc_state *s)
+{
+	return s->sock_rate ? 1000000000ull / s->sock_rate : 0;
+}
+
 /* NP_REC_NETCPU: per-CPU deltas of every class since the last interval. */
 static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
 {
 	int n = s->ncpu, nkeys = 0;
 	uint64_t *col = calloc((size_t)n, sizeof(uint64_t));
-	/* a cpu-clock timer's period: NSEC_PER_SEC / rate, as the kernel sets it */
-	uint64_t net_total = 0, period = s->sock_rate ? 1000000000ull / s->sock_rate : 0;
+	uint64_t net_total = 0, period = nc_period(s);
 	if (!col)
 		return;
 	bool energy = s->have_rapl;
 	for (int c = 0; c < NC_CLASS_MAX; c++)
-		nkeys += !nc_class_known(s, c) ? 0 : c >= NC_SOCK_SEND && !s->exact ? 1 : 2;
+		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 5 + nkeys + (s->sock_rate ? 3 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 11 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
 		col[i] = (uint64_t)i;
 	nc_pack_col(pk, "cpu", col, n);
 	np_pack_kv_str(pk, "sock", nc_sock_mode(s));
+	np_pack_kv_str(pk, "sirq", nc_sirq_mode(s));
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		if (nc_class_known(s, c))
 			nc_pack_class(s, pk, c, period, col, &net_total);
@@ -893,7 +992,8 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 		uint64_t *row = &s->cpu_cat[c * NC_CAT_MAX], rsum = 0;
 		for (int k = 0; k < NC_CAT_MAX; k++)
 			rsum += row[k];
-		double rx_ns = (double)(s->cur[c].ns[NC_NET_RX] - s->prev[c].ns[NC_NET_RX]);
+		double rx_ns = s->sirq_clock ? (double)(s->cur[c].ns[NC_NET_RX] - s->prev[c].ns[NC_NET_RX])
+					     : (double)(nc_class_smp(s, NC_NET_RX, c) * nc_period(s));
 		for (int k = 0; rsum && k < NC_CAT_MAX; k++)
 			est[k] += (uint64_t)(rx_ns * (double)row[k] / (double)rsum);
 	}

@@ -7,11 +7,19 @@ JSON lines on stdin and prints one line of key=value tokens.
   nc_npr.py stacks        samples=N samples_netrx=N lost=N unresolved=N cat_NAME=N ...
   nc_npr.py threads PID   tids=N oncpu_ns=X nvcsw=N nivcsw=N comm=a,b cgroup=PATH|?
   nc_npr.py progs         records=N progs=N families=a,b missed=N missed_total=N
-  nc_npr.py sockest [Z]   sock=MODE period_ns=P, then per class (send, recv):
+  nc_npr.py sockest [Z]   sock=MODE sirq=MODE period_ns=P, then per class (netrx,
+                          nettx, send, recv):
                           CLS_exact_ns=X CLS_smp=N CLS_est_ns=E CLS_lo_ns=L CLS_hi_ns=H
                           CLS_ratio=E/X (exact figures only from --netcpu exact
                           recordings; the interval is the Poisson score interval
-                          of the sample count at Z, default 1.96, as npanalyze's)
+                          of the sample count at Z, default 1.96, as npanalyze's);
+                          netrx_probe_smp=N (exact mode: samples in the pair's
+                          NET_RX window outside net_rx_action), netrx_stray_smp=N
+                          (walk in net_rx_action outside it), sirq_other_smp=N,
+                          sirq_missed_smp=N (a softirq ran, the walk found none),
+                          send_cut_smp, recv_cut_smp (left out: walk cut short)
+                          and netrx_win_*
+                          (the same figures for netrx_smp + netrx_probe_smp)
 """
 import json
 import math
@@ -104,22 +112,34 @@ def poisson_ci(n, z):
     return max(0.0, c - h), c + h
 
 
+def est_tokens(c, n, ex, period, z):
+    lo, hi = poisson_ci(n, z)
+    return ["%s_exact_ns=%d" % (c, ex), "%s_smp=%d" % (c, n), "%s_est_ns=%d" % (c, n * period),
+            "%s_lo_ns=%d" % (c, lo * period), "%s_hi_ns=%d" % (c, hi * period),
+            "%s_ratio=%.4f" % (c, n * period / ex if ex else 0)]
+
+
 def sockest(z):
-    acc = {"send_ns": 0, "recv_ns": 0, "send_smp": 0, "recv_smp": 0}
-    period, mode = 0, "?"
+    classes = (("netrx", "sirq"), ("nettx", "sirq"), ("send", "sock"), ("recv", "sock"))
+    acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0, "sirq_other_smp": 0, "sirq_missed_smp": 0,
+           "send_cut_smp": 0, "recv_cut_smp": 0}
+    for c, _ in classes:
+        acc[c + "_ns"] = acc[c + "_smp"] = 0
+    period, mode = 0, {"sock": "?", "sirq": "?"}
     for b in records("netcpu"):
-        mode = b.get("sock", "exact")
+        for m in mode:
+            mode[m] = b.get(m, "exact")
         period = b.get("smp_period_ns", period)
         for k in acc:
             acc[k] += sum(b.get(k, []))
-    out = ["sock=%s" % mode, "period_ns=%d" % period]
-    for c in ("send", "recv"):
-        n = acc[c + "_smp"]
-        lo, hi = poisson_ci(n, z)
-        ex = acc[c + "_ns"] if mode == "exact" else 0
-        out += ["%s_exact_ns=%d" % (c, ex), "%s_smp=%d" % (c, n), "%s_est_ns=%d" % (c, n * period),
-                "%s_lo_ns=%d" % (c, lo * period), "%s_hi_ns=%d" % (c, hi * period),
-                "%s_ratio=%.4f" % (c, n * period / ex if ex else 0)]
+    out = ["sock=%s" % mode["sock"], "sirq=%s" % mode["sirq"], "period_ns=%d" % period]
+    for c, m in classes:
+        ex = acc[c + "_ns"] if mode[m] == "exact" else 0
+        out += est_tokens(c, acc[c + "_smp"], ex, period, z)
+    out += ["%s=%d" % (k, acc[k]) for k in ("netrx_probe_smp", "netrx_stray_smp", "sirq_other_smp",
+                                            "sirq_missed_smp", "send_cut_smp", "recv_cut_smp")]
+    ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
+    out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
     print(" ".join(out))
 
 

@@ -247,6 +247,8 @@ struct netcpu_rec {
 	char sock[16];                  /* exact | sampled | none */
 	uint64_t *smp[2];               /* send_smp, recv_smp */
 	uint64_t period_ns;
+	char sirq[16];                  /* exact | sampled | none */
+	uint64_t *rx_smp;               /* netrx_smp */
 };
 
 static const char *cls[4] = { "netrx", "nettx", "send", "recv" };
@@ -307,6 +309,8 @@ static void parse(const struct np_recbuf *rb, struct netcpu_rec *r)
 		r->smp[0] = np_get_u64_array(body, "send_smp", &r->ncpu);
 		r->smp[1] = np_get_u64_array(body, "recv_smp", &r->ncpu);
 		np_get_u64(body, "smp_period_ns", &r->period_ns);
+		np_get_strbuf(body, "sirq", r->sirq, sizeof(r->sirq));
+		r->rx_smp = np_get_u64_array(body, "netrx_smp", &r->ncpu);
 	}
 	msgpack_unpacked_destroy(&u);
 }
@@ -320,6 +324,7 @@ static void rec_free(struct netcpu_rec *r)
 	free(r->nested);
 	free(r->smp[0]);
 	free(r->smp[1]);
+	free(r->rx_smp);
 }
 
 static uint64_t col_sum(const uint64_t *v, size_t n)
@@ -338,9 +343,10 @@ static enum rec_probe_state probe_state(const struct rec_ctx *ctx, const char *p
 	return (enum rec_probe_state)-1;
 }
 
-/* The default source, the scheduler tick: NET_RX samples of loopback
- * traffic land in tcp/ip once the interrupt frames are stripped, as with
- * the cpu-clock timer. At HZ 250 one transfer may take no tick inside
+/* The tick source (default with --netcpu exact; --netcpu sample takes its
+ * stacks on the socket sampler's timer, sampled_default): NET_RX samples
+ * of loopback traffic land in tcp/ip once the interrupt frames are
+ * stripped, as with the cpu-clock timer. At HZ 250 one transfer may take no tick inside
  * NET_RX: transfers repeat (a bounded count, no time limit) until one did. */
 #define TICK_ROUNDS 40
 /* netcpu with default settings for this process only (exact: --netcpu
@@ -364,7 +370,7 @@ static void tick_run(void)
 	struct rec_config cfg;
 	struct rec_ctx ctx;
 	void *st = NULL;
-	int rc = open_defaults(&cfg, &ctx, &st, "tick", false);
+	int rc = open_defaults(&cfg, &ctx, &st, "tick", true);
 	CHECK(cfg.sample_tick, "tick is the default source");
 	if (rc != 0)
 		return;
@@ -643,6 +649,10 @@ static void sampled_default(void)
 	      "no syscall stamp, no sock_*_length program at defaults");
 	CHECK(probe_state(&ctx, "perf_event/cpu-clock (socket time)") == REC_PROBE_ATTACHED,
 	      "socket sampler attached");
+	CHECK(probe_state(&ctx, "tp_btf/softirq_entry") == REC_PROBE_SKIPPED &&
+	      probe_state(&ctx, "tp_btf/softirq_exit") == REC_PROBE_SKIPPED &&
+	      probe_state(&ctx, "tp_btf/hrtimer_expire_entry") == REC_PROBE_SKIPPED,
+	      "no softirq pair, no tick program at defaults");
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
@@ -653,6 +663,11 @@ static void sampled_default(void)
 	parse(&rb, &r);
 	CHECK(r.found && !strcmp(r.sock, "sampled"), "sock '%s'", r.sock);
 	CHECK(!r.n[2] && !r.n[3], "sampled records carry no call counts");
+	/* NET_RX / NET_TX time sampled too: samples x period, no run count */
+	CHECK(!strcmp(r.sirq, "sampled") && !r.n[0] && !r.n[1] && r.rx_smp && r.ns[0], "sirq '%s'", r.sirq);
+	for (size_t c = 0; r.rx_smp && r.ns[0] && c < r.ncpu; c++)
+		CHECK_EQ_U(r.ns[0][c], r.rx_smp[c] * r.period_ns);
+	CHECK(r.stacks_found && !strcmp(r.source, "socket-timer"), "stacks source '%s'", r.source);
 	CHECK(r.period_ns == 1000000000ull / REC_NETCPU_SOCK_HZ, "period %llu",
 	      (unsigned long long)r.period_ns);
 	uint64_t n = col_sum(r.smp[0], r.ncpu) + col_sum(r.smp[1], r.ncpu);
