@@ -19,7 +19,8 @@
 # Modes alternate in order every repetition; medians over REPS.
 # Env: NP_BUILD (build/), REPS (5), BENCH_T (3), BENCH_NS (txrq), DISPATCH_NS (62),
 # MODES ("default full nonc full_nonc", names of the option sets below; NAME_nohub:
-# with NPREC_TEST_NO_HUB=1, for per-family program figures).
+# with NPREC_TEST_NO_HUB=1, for per-family program figures; NAME_alt: the nprec
+# at NPREC_ALT instead (NAME_alt2: NPREC_ALT2), to compare builds in the same run).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -83,7 +84,7 @@ timed() {
 	awk '{printf "%.0f\n", ($1 + $2) * 1e9}' "$TMP/time" > "$TMP/cpu_ns"
 }
 rec_start() {   # MODE: the recorder of that mode, its pids in RP
-	local mode=$1 hub=0
+	local mode=$1 hub=0 bin=$NP_BUILD/nprec
 	RP=""
 	case $mode in
 	none) return 0;;
@@ -93,9 +94,11 @@ rec_start() {   # MODE: the recorder of that mode, its pids in RP
 		sleep 1; return 0;;
 	esac
 	# MODE_nohub: the same options, each family with its own programs
+	[[ $mode == *_alt ]] && { bin=$NPREC_ALT; mode=${mode%_alt}; }
+	[[ $mode == *_alt2 ]] && { bin=$NPREC_ALT2; mode=${mode%_alt2}; }
 	[[ $mode == *_nohub ]] && hub=1
 	# shellcheck disable=SC2086
-	NPREC_TEST_NO_HUB=$hub "$NP_BUILD/nprec" -q ${OPTS[${mode%_nohub}]} -o "$TMP/r.npr" 2>>"$TMP/rec.err" & RP=$!
+	NPREC_TEST_NO_HUB=$hub "$bin" -q ${OPTS[${mode%_nohub}]} -o "$TMP/r.npr" 2>>"$TMP/rec.err" & RP=$!
 	for _ in $(seq 100); do [ -s "$TMP/r.npr" ] && break; sleep 0.1; done
 }
 measure() {
