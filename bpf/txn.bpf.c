@@ -473,37 +473,12 @@ static __always_inline void finish_direct(struct txn_conn *c, __u64 lat)
 	sketch_add(c->conn, np_sketch_index(lat), 1);
 }
 
-/* Into the socket's storage (c is the first member of a txn_conn_sk). */
-static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
+/* The transaction's latency bucket b into the socket's sketch words. */
+static __always_inline void skw_add(struct txn_conn_sk *x, __u32 b)
 {
-	struct txn_conn_sk *x = (struct txn_conn_sk *)c;
-	struct txn_acc *a = &x->acc;
-	__u32 b = np_sketch_index(lat);
 	__u32 *w = &x->skw[b & (TXN_SKW - 1)];
 	__u32 tag = (b + 1) << TXN_SKW_CBITS, cur = *w;
 
-	/* before the count: a flush that takes this transaction's count
-	 * (txn_take) sees its start */
-	txn_starts_add(&a->start_first_ns, &a->start_second_ns, &a->start_prev_ns, &a->start_last_ns,
-		       c->start_ns);
-	a->last_ns = c->last_ns;
-	a->pid = c->pid;
-	a->tid = c->tid;
-	a->sum.bytes_req += c->bytes_req;
-	a->sum.bytes_resp += c->bytes_resp;
-	a->sum.lat_sum_ns += lat;
-	/* the count last, stored after the rest (x86 keeps stores in
-	 * order; the barrier keeps clang from moving them) */
-	asm volatile("" ::: "memory");
-	a->sum.count++;
-	if (c->http) {
-		a->sum.http_count++;
-		if (c->fresh) {
-			__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
-			__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
-			c->fresh = 0;
-		}
-	}
 	if ((cur >> TXN_SKW_CBITS) == b + 1 && (cur & TXN_SKW_CMAX) != TXN_SKW_CMAX) {
 		if (__sync_val_compare_and_swap(w, cur, cur + 1) == cur)
 			return;
@@ -515,10 +490,42 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 		 * the map, this one takes its place */
 		cur = __sync_lock_test_and_set(w, tag | 1);
 		if (cur & TXN_SKW_CMAX)
-			sketch_add(c->conn, (cur >> TXN_SKW_CBITS) - 1, cur & TXN_SKW_CMAX);
+			sketch_add(x->c.conn, (cur >> TXN_SKW_CBITS) - 1, cur & TXN_SKW_CMAX);
 		return;
 	}
-	sketch_add(c->conn, b, 1);        /* lost a race with a flush: directly */
+	sketch_add(x->c.conn, b, 1);      /* lost a race with a flush: directly */
+}
+
+/* Into the socket's storage (c is the first member of a txn_conn_sk). */
+static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
+{
+	struct txn_conn_sk *x = (struct txn_conn_sk *)c;
+	struct txn_acc *a = &x->acc;
+
+	/* everything before the count: a flush that takes this transaction's
+	 * count (txn_take) sees its start and its sketch word, and one that
+	 * takes no count may skip the words (txn_flush) */
+	skw_add(x, np_sketch_index(lat));
+	txn_starts_add(&a->start_first_ns, &a->start_second_ns, &a->start_prev_ns, &a->start_last_ns,
+		       c->start_ns);
+	a->last_ns = c->last_ns;
+	a->pid = c->pid;
+	a->tid = c->tid;
+	a->sum.bytes_req += c->bytes_req;
+	a->sum.bytes_resp += c->bytes_resp;
+	a->sum.lat_sum_ns += lat;
+	if (c->http) {
+		a->sum.http_count++;
+		if (c->fresh) {
+			__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
+			__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
+			c->fresh = 0;
+		}
+	}
+	/* stored after the rest: x86 keeps stores in order, the barrier
+	 * keeps clang from moving them */
+	asm volatile("" ::: "memory");
+	a->sum.count++;
 }
 
 /* What of *sum this flush takes: from taken up to the value read, claimed
@@ -540,11 +547,17 @@ static __always_inline __u64 txn_take(__u64 *sum, __u64 *taken)
 	return 0;
 }
 
-/* What the socket's storage gathered goes into this CPU's map entries. */
-static __always_inline void txn_flush(struct txn_conn_sk *x)
+/* What the socket's storage gathered goes into this CPU's map entries.
+ * The sketch words are walked only when this flush took a count (a
+ * transaction stores its word before its count, so the words of every
+ * count taken earlier were there for that flush's walk): a connection
+ * without new transactions costs a few loads, not TXN_SKW. all: walk them
+ * anyway (at close, the storage's last flush). */
+static __always_inline void txn_flush(struct txn_conn_sk *x, bool all)
 {
 	struct txn_acc *a = &x->acc;
-	/* the count first: a transaction it takes has its starts in already */
+	/* the count first: a transaction it takes has its starts and its
+	 * sketch word in already */
 	__u64 count = txn_take(&a->sum.count, &a->taken.count);
 	asm volatile("" ::: "memory");
 	__u64 breq = txn_take(&a->sum.bytes_req, &a->taken.bytes_req);
@@ -584,6 +597,8 @@ static __always_inline void txn_flush(struct txn_conn_sk *x)
 			}
 		}
 	}
+	if (!count && !all)
+		return;
 	for (int i = 0; i < TXN_SKW; i++) {
 		if (!x->skw[i])
 			continue;
@@ -808,7 +823,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		if (btf && txn_buffered) {
 			struct txn_conn *old = conn_find(sk, btf);
 			if (old)
-				txn_flush((struct txn_conn_sk *)old);
+				txn_flush((struct txn_conn_sk *)old, true);
 		}
 		conn_forget(sk, btf);
 		conn_get(sk, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
@@ -825,7 +840,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		txn_finish(c, btf);
 	if (newstate == RC_TCP_CLOSE) {
 		if (btf && txn_buffered)
-			txn_flush((struct txn_conn_sk *)c);
+			txn_flush((struct txn_conn_sk *)c, true);
 		if (c->keyed)
 			stats_mark_closed(c);
 		conn_forget(sk, btf);
@@ -841,7 +856,7 @@ int txn_flush_iter(struct bpf_iter__bpf_sk_storage_map *ctx)
 	struct txn_conn_sk *x = ctx->value;
 
 	if (x)
-		txn_flush(x);
+		txn_flush(x, false);
 	return 0;
 }
 
