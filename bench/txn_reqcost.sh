@@ -19,7 +19,8 @@
 # Modes alternate in order every repetition; medians over REPS.
 # Env: NP_BUILD (build/), REPS (5), BENCH_T (3), BENCH_NS (txrq), DISPATCH_NS (62),
 # MODES ("default full nonc full_nonc", names of the option sets below; NAME_nohub:
-# with NPREC_TEST_NO_HUB=1, for per-family program figures).
+# with NPREC_TEST_NO_HUB=1, for per-family program figures; NAME_alt: the nprec
+# at NPREC_ALT instead (NAME_alt2: NPREC_ALT2), to compare builds in the same run).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -82,8 +83,19 @@ timed() {
 	/usr/bin/time -f "%U %S" -o "$TMP/time" "$@"
 	awk '{printf "%.0f\n", ($1 + $2) * 1e9}' "$TMP/time" > "$TMP/cpu_ns"
 }
+# progs_phase MODE PHASE UNITS: per program, runs and run time since the last
+# call (with NPREC_TEST_NO_HUB=1 each family's own; with the hub, the members'
+# time is in the hub head's) into $TMP/progs, and a new base
+progs_phase() {
+	[ -n "$RP" ] || return 0
+	# shellcheck disable=SC2086
+	python3 "$ROOT/bench/recprogs.py" $RP | sort > "$TMP/progs.1"
+	[ -n "$2" ] && join "$TMP/progs.1" "$TMP/progs.0" |
+		awk -v m="$1" -v ph="$2" -v n="${3:-0}" '{print m, ph, $1, $2 - $4, $3 - $5, n}' >> "$TMP/progs"
+	mv "$TMP/progs.1" "$TMP/progs.0"
+}
 rec_start() {   # MODE: the recorder of that mode, its pids in RP
-	local mode=$1 hub=0
+	local mode=$1 hub=0 bin=$NP_BUILD/nprec
 	RP=""
 	case $mode in
 	none) return 0;;
@@ -93,9 +105,11 @@ rec_start() {   # MODE: the recorder of that mode, its pids in RP
 		sleep 1; return 0;;
 	esac
 	# MODE_nohub: the same options, each family with its own programs
+	[[ $mode == *_alt ]] && { bin=$NPREC_ALT; mode=${mode%_alt}; }
+	[[ $mode == *_alt2 ]] && { bin=$NPREC_ALT2; mode=${mode%_alt2}; }
 	[[ $mode == *_nohub ]] && hub=1
 	# shellcheck disable=SC2086
-	NPREC_TEST_NO_HUB=$hub "$NP_BUILD/nprec" -q ${OPTS[${mode%_nohub}]} -o "$TMP/r.npr" 2>>"$TMP/rec.err" & RP=$!
+	NPREC_TEST_NO_HUB=$hub "$bin" -q ${OPTS[${mode%_nohub}]} -o "$TMP/r.npr" 2>>"$TMP/rec.err" & RP=$!
 	for _ in $(seq 100); do [ -s "$TMP/r.npr" ] && break; sleep 0.1; done
 }
 measure() {
@@ -110,23 +124,20 @@ measure() {
 	s1=$(snap)
 	phase "$mode" "$rep" idle 1 0 "$s0" "$s1"
 	s0=$s1
-	# shellcheck disable=SC2086
-	[ -n "$RP" ] && python3 "$ROOT/bench/recprogs.py" $RP | sort > "$TMP/progs.0"
+	progs_phase "$mode" "" 0
 	timed ip netns exec $NSA wrk -t1 -c8 -d"${T}s" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	s1=$(snap); c1=$(cat "$TMP/cpu_ns")
 	n=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
-	# per program over the saturated phase (with NPREC_TEST_NO_HUB=1 each
-	# family's own; with the hub, the members' time is in the hub head's)
-	# shellcheck disable=SC2086
-	[ -n "$RP" ] && python3 "$ROOT/bench/recprogs.py" $RP | sort | join - "$TMP/progs.0" |
-		awk -v m="$mode" -v n="${n:-0}" '{print m, $1, $2 - $4, $3 - $5, n}' >> "$TMP/progs"
+	progs_phase "$mode" wrk "$n"
 	timed ip netns exec $NSA wrk -t1 -c8 -d"${T}s" -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
 	s2=$(snap); c2=$(cat "$TMP/cpu_ns")
 	q=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
+	progs_phase "$mode" wrk_paced "$q"
 	timed ip netns exec $NSA iperf3 -c $IPB -p 5202 -t "$T" -J > "$TMP/iperf.json" 2>/dev/null
 	s3=$(snap); c3=$(cat "$TMP/cpu_ns")
 	mb=$(python3 -c 'import json,sys; print("%.0f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"]/1e6))' \
 		"$TMP/iperf.json" 2>/dev/null)
+	progs_phase "$mode" iperf3 "$mb"
 	# shellcheck disable=SC2086
 	[ -n "$RP" ] && kill -INT $RP && wait $RP
 	[ -s "$TMP/r.npr" ] && lost=$("$NP_BUILD/npreport" dump --type end "$TMP/r.npr" 2>/dev/null | python3 -c 'import json,sys
@@ -203,15 +214,16 @@ pf = sys.argv[1].replace("rows", "progs")
 progs = [l.split() for l in open(pf)] if os.path.exists(pf) else []
 if progs:
     print()
-    print("per program, saturated wrk phase: medians over repetitions of ns per run, runs and ns per request")
-    print("%-10s %-22s %9s %9s %9s" % ("mode", "program", "ns/run", "runs/req", "ns/req"))
-    for m in modes:
-        for name in sorted({x[1] for x in progs if x[0] == m}):
-            r = [x for x in progs if x[0] == m and x[1] == name and int(x[2]) > 0 and int(x[4]) > 0]
-            if not r:
-                continue
-            print("%-10s %-22s %9.0f %9.2f %9.0f" % (m, name, st.median(int(x[3]) / int(x[2]) for x in r),
-                  st.median(int(x[2]) / int(x[4]) for x in r), st.median(int(x[3]) / int(x[4]) for x in r)))
+    print("per program and phase: medians over repetitions of ns per run, runs and ns per unit (request, MB)")
+    print("%-10s %-10s %-22s %9s %9s %9s" % ("mode", "phase", "program", "ns/run", "runs/unit", "ns/unit"))
+    for ph in ("wrk", "wrk_paced", "iperf3"):
+        for m in modes:
+            for name in sorted({x[2] for x in progs if x[0] == m and x[1] == ph}):
+                r = [x for x in progs if x[0] == m and x[1] == ph and x[2] == name and int(x[3]) > 0 and int(x[5]) > 0]
+                if not r:
+                    continue
+                print("%-10s %-10s %-22s %9.0f %9.2f %9.0f" % (m, ph, name, st.median(int(x[4]) / int(x[3]) for x in r),
+                      st.median(int(x[3]) / int(x[5]) for x in r), st.median(int(x[4]) / int(x[5]) for x in r)))
 print("lost events per mode (sum over repetitions): " +
       ", ".join("%s %d" % (m, sum(int(x[3]) for x in lost if x[0] == m and x[3].isdigit())) for m in modes))
 PY

@@ -181,7 +181,7 @@ static __always_inline bool rc_filter_pid(__u32 tgid)
 
 static __always_inline bool rc_filter_task(void)
 {
-	if (!rc_filter_pid(bpf_get_current_pid_tgid() >> 32))
+	if (rc_filter_npids && !rc_filter_pid(bpf_get_current_pid_tgid() >> 32))
 		return false;
 	return !rc_filter_cgroup_id || bpf_get_current_cgroup_id() == rc_filter_cgroup_id;
 }
@@ -215,9 +215,11 @@ static __always_inline bool rc_filter_sk_cgroup(const struct sock *sk)
 	return !rc_filter_cgroup_id || rc_sk_cgroup_id(sk) == rc_filter_cgroup_id;
 }
 
+/* The helper call only under --pid: its argument would be evaluated (a
+ * helper call the verifier cannot drop) before rc_filter_pid's test. */
 static __always_inline bool rc_filter_sk_task(const struct sock *sk)
 {
-	return rc_filter_pid(bpf_get_current_pid_tgid() >> 32) && rc_filter_sk(sk);
+	return (!rc_filter_npids || rc_filter_pid(bpf_get_current_pid_tgid() >> 32)) && rc_filter_sk(sk);
 }
 
 #endif

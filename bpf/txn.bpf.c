@@ -68,12 +68,20 @@ struct {
 	__type(value, struct txn_conn);
 } txn_conns SEC(".maps");
 
-/* Completed transactions not yet in txn_stats / txn_sketch (tp_btf only).
- * Each field is added to atomically and taken with an exchange, so the
- * flush (iterator, close) and a transaction ending on another CPU never
- * lose or double an increment. */
-struct txn_acc {
+/* Sums of a connection's completed transactions (tp_btf only). */
+struct txn_sums {
 	__u64 count, bytes_req, bytes_resp, lat_sum_ns, http_count;
+};
+
+/* Completed transactions not yet in txn_stats / txn_sketch (tp_btf only).
+ * sum only grows, with plain adds by the connection's own programs (the
+ * writers of all its other state too); a flush (iterator, close) moves
+ * taken up to what it read with a compare-and-swap and adds the
+ * difference to the maps, so flushes racing each other or a transaction
+ * ending never lose or double one, and a transaction's end takes no
+ * locked instruction for them (it took five). */
+struct txn_acc {
+	struct txn_sums sum, taken;
 	__u64 last_ns;                    /* of the last completed one */
 	__u64 start_first_ns;             /* request starts of the first two completed (kept) */
 	__u64 start_second_ns;
@@ -85,16 +93,22 @@ struct txn_acc {
 };
 
 /* Pending sketch counts, direct-mapped by bucket: word bucket % TXN_SKW is
- * (bucket + 1) << 32 | count, 0 when empty. 64 words hold one octave of
- * latencies (common/sketch.h: 64 buckets per power of two) without a
- * collision; a collision moves the older bucket's count to the map. */
-#define TXN_SKW 64
+ * (bucket + 1) << TXN_SKW_CBITS | count, 0 when empty (buckets < 4096:
+ * common/npwire.h). 256 words hold four octaves of latencies (common/
+ * sketch.h: 64 buckets per power of two) without a collision; a collision
+ * moves the older bucket's count to the map. 64 words of one octave sent
+ * ~30 % of the transactions of a loaded saturated wrk to the map (a per-CPU
+ * hash update, the costliest step of a transaction's end). */
+#define TXN_SKW 256
+#define TXN_SKW_CBITS 20
+#define TXN_SKW_CMAX ((1u << TXN_SKW_CBITS) - 1)
+_Static_assert(NP_SK_NBUCKETS < (1u << (32 - TXN_SKW_CBITS)), "bucket tag does not fit a word");
 
 /* The socket's storage: the state plus what waits to be flushed. */
 struct txn_conn_sk {
 	struct txn_conn c;                /* first: a txn_conn * of tp_btf programs points here */
 	struct txn_acc acc;
-	__u64 skw[TXN_SKW];
+	__u32 skw[TXN_SKW];
 };
 
 /* Set by user space when the tp_btf programs run and the close of every
@@ -459,35 +473,13 @@ static __always_inline void finish_direct(struct txn_conn *c, __u64 lat)
 	sketch_add(c->conn, np_sketch_index(lat), 1);
 }
 
-/* Into the socket's storage (c is the first member of a txn_conn_sk). */
-static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
+/* The transaction's latency bucket b into the socket's sketch words. */
+static __always_inline void skw_add(struct txn_conn_sk *x, __u32 b)
 {
-	struct txn_conn_sk *x = (struct txn_conn_sk *)c;
-	struct txn_acc *a = &x->acc;
-	__u32 b = np_sketch_index(lat);
-	__u64 *w = &x->skw[b & (TXN_SKW - 1)];
-	__u64 tag = (__u64)(b + 1) << 32, cur = *w;
+	__u32 *w = &x->skw[b & (TXN_SKW - 1)];
+	__u32 tag = (b + 1) << TXN_SKW_CBITS, cur = *w;
 
-	/* before the count: a flush that takes this transaction's count
-	 * (an atomic exchange after the atomic add) sees its start */
-	txn_starts_add(&a->start_first_ns, &a->start_second_ns, &a->start_prev_ns, &a->start_last_ns,
-		       c->start_ns);
-	__sync_fetch_and_add(&a->count, 1);
-	__sync_fetch_and_add(&a->bytes_req, c->bytes_req);
-	__sync_fetch_and_add(&a->bytes_resp, c->bytes_resp);
-	__sync_fetch_and_add(&a->lat_sum_ns, lat);
-	a->last_ns = c->last_ns;
-	a->pid = c->pid;
-	a->tid = c->tid;
-	if (c->http) {
-		__sync_fetch_and_add(&a->http_count, 1);
-		if (c->fresh) {
-			__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
-			__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
-			c->fresh = 0;
-		}
-	}
-	if ((cur >> 32) == b + 1 && (__u32)cur != 0xffffffff) {
+	if ((cur >> TXN_SKW_CBITS) == b + 1 && (cur & TXN_SKW_CMAX) != TXN_SKW_CMAX) {
 		if (__sync_val_compare_and_swap(w, cur, cur + 1) == cur)
 			return;
 	} else if (cur == 0) {
@@ -497,22 +489,81 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 		/* another bucket (or a full count) holds the word: it goes to
 		 * the map, this one takes its place */
 		cur = __sync_lock_test_and_set(w, tag | 1);
-		if ((__u32)cur)
-			sketch_add(c->conn, (__u32)(cur >> 32) - 1, (__u32)cur);
+		if (cur & TXN_SKW_CMAX)
+			sketch_add(x->c.conn, (cur >> TXN_SKW_CBITS) - 1, cur & TXN_SKW_CMAX);
 		return;
 	}
-	sketch_add(c->conn, b, 1);        /* lost a race with a flush: directly */
+	sketch_add(x->c.conn, b, 1);      /* lost a race with a flush: directly */
 }
 
-/* What the socket's storage gathered goes into this CPU's map entries. */
-static __always_inline void txn_flush(struct txn_conn_sk *x)
+/* Into the socket's storage (c is the first member of a txn_conn_sk). */
+static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
+{
+	struct txn_conn_sk *x = (struct txn_conn_sk *)c;
+	struct txn_acc *a = &x->acc;
+
+	/* everything before the count: a flush that takes this transaction's
+	 * count (txn_take) sees its start and its sketch word, and one that
+	 * takes no count may skip the words (txn_flush) */
+	skw_add(x, np_sketch_index(lat));
+	txn_starts_add(&a->start_first_ns, &a->start_second_ns, &a->start_prev_ns, &a->start_last_ns,
+		       c->start_ns);
+	a->last_ns = c->last_ns;
+	a->pid = c->pid;
+	a->tid = c->tid;
+	a->sum.bytes_req += c->bytes_req;
+	a->sum.bytes_resp += c->bytes_resp;
+	a->sum.lat_sum_ns += lat;
+	if (c->http) {
+		a->sum.http_count++;
+		if (c->fresh) {
+			__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
+			__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
+			c->fresh = 0;
+		}
+	}
+	/* stored after the rest: x86 keeps stores in order, the barrier
+	 * keeps clang from moving them */
+	asm volatile("" ::: "memory");
+	a->sum.count++;
+}
+
+/* What of *sum this flush takes: from taken up to the value read, claimed
+ * by a compare-and-swap; one lost to another flush is retried from where
+ * that one left it (the last flush of a closing socket must take the rest). */
+static __always_inline __u64 txn_take(__u64 *sum, __u64 *taken)
+{
+	__u64 old = *(volatile __u64 *)taken;
+
+	for (int i = 0; i < 8; i++) {
+		__u64 cur = *(volatile __u64 *)sum;
+		if (cur == old)
+			return 0;
+		__u64 seen = __sync_val_compare_and_swap(taken, old, cur);
+		if (seen == old)
+			return cur - old;
+		old = seen;
+	}
+	return 0;
+}
+
+/* What the socket's storage gathered goes into this CPU's map entries.
+ * The sketch words are walked only when this flush took a count (a
+ * transaction stores its word before its count, so the words of every
+ * count taken earlier were there for that flush's walk): a connection
+ * without new transactions costs a few loads, not TXN_SKW. all: walk them
+ * anyway (at close, the storage's last flush). */
+static __always_inline void txn_flush(struct txn_conn_sk *x, bool all)
 {
 	struct txn_acc *a = &x->acc;
-	__u64 count = __sync_lock_test_and_set(&a->count, 0);
-	__u64 breq = __sync_lock_test_and_set(&a->bytes_req, 0);
-	__u64 bresp = __sync_lock_test_and_set(&a->bytes_resp, 0);
-	__u64 lat = __sync_lock_test_and_set(&a->lat_sum_ns, 0);
-	__u64 http = __sync_lock_test_and_set(&a->http_count, 0);
+	/* the count first: a transaction it takes has its starts and its
+	 * sketch word in already */
+	__u64 count = txn_take(&a->sum.count, &a->taken.count);
+	asm volatile("" ::: "memory");
+	__u64 breq = txn_take(&a->sum.bytes_req, &a->taken.bytes_req);
+	__u64 bresp = txn_take(&a->sum.bytes_resp, &a->taken.bytes_resp);
+	__u64 lat = txn_take(&a->sum.lat_sum_ns, &a->taken.lat_sum_ns);
+	__u64 http = txn_take(&a->sum.http_count, &a->taken.http_count);
 
 	if (!x->c.conn)
 		return;
@@ -546,12 +597,14 @@ static __always_inline void txn_flush(struct txn_conn_sk *x)
 			}
 		}
 	}
+	if (!count && !all)
+		return;
 	for (int i = 0; i < TXN_SKW; i++) {
 		if (!x->skw[i])
 			continue;
-		__u64 w = __sync_lock_test_and_set(&x->skw[i], 0);
-		if ((__u32)w && (w >> 32))
-			sketch_add(x->c.conn, (__u32)(w >> 32) - 1, (__u32)w);
+		__u32 w = __sync_lock_test_and_set(&x->skw[i], 0);
+		if ((w & TXN_SKW_CMAX) && (w >> TXN_SKW_CBITS))
+			sketch_add(x->c.conn, (w >> TXN_SKW_CBITS) - 1, w & TXN_SKW_CMAX);
 	}
 }
 
@@ -723,9 +776,14 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
  * the first one of a client's request counts): the client's request
  * starts here, before the data is copied and sent, as the client's own
  * clock would have it, not when the send returns. */
-static __always_inline int on_sendmsg(const struct sock *sk, bool btf)
+static __always_inline int on_sendmsg(const struct sock *sk, const struct msghdr *msg, bool btf)
 {
 	if (!sk)
+		return 0;
+	/* a later chunk of the same send (its data partly copied already):
+	 * not a request's start, out before any lookup. Every send's first
+	 * chunk has a fresh iterator at offset 0. */
+	if (btf && msg && msg->msg_iter.iov_offset)
 		return 0;
 	/* most calls are a server's responses, a request's later chunks or
 	 * bulk data: out before the filters */
@@ -765,7 +823,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		if (btf && txn_buffered) {
 			struct txn_conn *old = conn_find(sk, btf);
 			if (old)
-				txn_flush((struct txn_conn_sk *)old);
+				txn_flush((struct txn_conn_sk *)old, true);
 		}
 		conn_forget(sk, btf);
 		conn_get(sk, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
@@ -782,7 +840,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		txn_finish(c, btf);
 	if (newstate == RC_TCP_CLOSE) {
 		if (btf && txn_buffered)
-			txn_flush((struct txn_conn_sk *)c);
+			txn_flush((struct txn_conn_sk *)c, true);
 		if (c->keyed)
 			stats_mark_closed(c);
 		conn_forget(sk, btf);
@@ -798,7 +856,7 @@ int txn_flush_iter(struct bpf_iter__bpf_sk_storage_map *ctx)
 	struct txn_conn_sk *x = ctx->value;
 
 	if (x)
-		txn_flush(x);
+		txn_flush(x, false);
 	return 0;
 }
 
@@ -841,7 +899,7 @@ int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
 
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(txn_sendmsg_btf, const struct sock *sk, const struct msghdr *msg, const struct sk_buff *skb, int size_goal)
-{ return on_sendmsg(sk, true); }
+{ return on_sendmsg(sk, msg, true); }
 SEC("raw_tp/tcp_sendmsg_locked")
 int BPF_PROG(txn_sendmsg_raw, const struct sock *sk, const struct msghdr *msg, const struct sk_buff *skb, int size_goal)
-{ return on_sendmsg(sk, false); }
+{ return on_sendmsg(sk, msg, false); }
