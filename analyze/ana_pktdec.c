@@ -31,10 +31,12 @@ struct pd_cols {
  * to the host (counted here, added only when the flow is found). */
 struct pd_flow { uint64_t id; uint64_t t_min, t_max, n; };
 
-/* One record's events, ready to append: ev[i].flow indexes fl. */
+/* One record's events, ready to append: ev[i].flow indexes fl. The
+ * buffers are kept from record to record (fresh ones would be page faults
+ * for every record). */
 struct pd_evs {
 	struct ana_pev *ev;
-	size_t n;
+	size_t n, evcap;
 	struct pd_flow *fl;
 	size_t nfl, flcap;
 	uint32_t *fslot;            /* open addressing over fl, index + 1 */
@@ -56,6 +58,7 @@ struct ana_pktdec {
 	pthread_t th[PD_MAXTHREADS];
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
+	struct pd_evs inl;          /* the caller's own, for records decoded inline */
 	struct pd_job *ring;
 	size_t depth;
 	size_t head, take, tail;    /* commit <= take <= tail, counters (not wrapped) */
@@ -142,6 +145,16 @@ static void pd_evs_free(struct pd_evs *o)
 }
 
 /* The record-local number of flow id, added at its first event. */
+static void pd_evs_reset(struct pd_evs *o, const struct pd_cols *c)
+{
+	o->n = 0;
+	o->nfl = 0;
+	if (o->fslot)
+		memset(o->fslot, 0, o->fscap * sizeof(*o->fslot));
+	o->lost = c->lost; o->seen = c->seen; o->missed = c->missed;
+	o->prog_missed = c->prog_missed; o->capped = c->capped;
+}
+
 static uint32_t pd_flow_of(struct pd_evs *o, uint64_t id)
 {
 	if ((o->nfl + 1) * 2 > o->fscap) {
@@ -177,10 +190,8 @@ static uint32_t pd_flow_of(struct pd_evs *o, uint64_t id)
 static void pd_build(struct pd_evs *o, const struct pd_cols *c)
 {
 	size_t n = c->n;
-	memset(o, 0, sizeof(*o));
-	o->lost = c->lost; o->seen = c->seen; o->missed = c->missed;
-	o->prog_missed = c->prog_missed; o->capped = c->capped;
-	if (!n || !(o->ev = malloc(n * sizeof(*o->ev))))
+	pd_evs_reset(o, c);
+	if (!n || ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
 		return;
 	uint32_t last_fi = UINT32_MAX;
 	uint64_t last_flow = UINT64_MAX;
@@ -262,18 +273,16 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 		free(map);
 }
 
-static void pd_inline(struct ana_model *m, int host, const struct np_record *rec)
+static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	struct pktcols_raw body;
 	struct pd_cols c;
 	if (pktcols_raw_from_record(&body, rec))
 		return;
-	struct pd_evs o;
 	pd_decode(&c, &body);
-	pd_build(&o, &c);
+	pd_build(&d->inl, &c);
 	pd_cols_free(&c);
-	pd_commit(m, host, &o);
-	pd_evs_free(&o);
+	pd_commit(d->m, host, &d->inl);
 }
 
 static void *pd_worker(void *arg)
@@ -338,7 +347,6 @@ static void pd_commit_head(struct ana_pktdec *d)
 		pthread_cond_wait(&d->done, &d->mu);
 	pthread_mutex_unlock(&d->mu);
 	pd_commit(d->m, j->host, &j->evs);
-	pd_evs_free(&j->evs);
 	j->done = false;
 	d->head++;
 }
@@ -360,7 +368,7 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 {
 	if (!d->nthreads || !rec->raw) {
 		ana_pktdec_drain(d);
-		pd_inline(d->m, host, rec);
+		pd_inline(d, host, rec);
 		return 0;
 	}
 	if (d->tail - d->head == d->depth)
@@ -368,13 +376,16 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	uint8_t *copy = malloc(rec->raw_len ? rec->raw_len : 1);
 	if (!copy) {
 		ana_pktdec_drain(d);
-		pd_inline(d->m, host, rec);
+		pd_inline(d, host, rec);
 		return -ENOMEM;
 	}
 	memcpy(copy, rec->raw, rec->raw_len);
 	pthread_mutex_lock(&d->mu);
 	struct pd_job *j = &d->ring[d->tail % d->depth];
-	*j = (struct pd_job){ .raw = copy, .len = rec->raw_len, .host = host };
+	j->raw = copy;              /* j->evs keeps its buffers */
+	j->len = rec->raw_len;
+	j->host = host;
+	j->done = false;
 	d->tail++;
 	pthread_cond_signal(&d->work);
 	pthread_mutex_unlock(&d->mu);
@@ -406,6 +417,9 @@ void ana_pktdec_free(struct ana_pktdec *d)
 		pthread_cond_destroy(&d->work);
 		pthread_cond_destroy(&d->done);
 	}
+	for (size_t i = 0; d->ring && i < d->depth; i++)
+		pd_evs_free(&d->ring[i].evs);
+	pd_evs_free(&d->inl);
 	free(d->ring);
 	free(d);
 }
