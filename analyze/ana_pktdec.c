@@ -1,9 +1,12 @@
 /* PKT_EVENTS: columns decoded (possibly on workers), events appended in
- * record order. Decoding is pure (bytes in, arrays out); everything that
- * touches the model (host counters, flow lookup, ana_model.pev) happens in
- * pd_commit on the caller's thread, in the order the records were read. The
- * queue is bounded (PD_DEPTH jobs per worker), so at most that many record
- * bodies are copied at once. */
+ * record order. Decoding is pure (bytes in, events out): the worker builds
+ * each record's ana_pev entries with a record-local flow number (flows in
+ * order of first appearance) and per-flow time range and count. Everything
+ * that touches the model (host counters, flow lookup, ana_model.pev)
+ * happens in pd_commit on the caller's thread, in the order the records
+ * were read: one lookup per flow of the record, then a copy of the events
+ * with their flow numbers mapped. The queue is bounded (PD_DEPTH jobs per
+ * worker), so at most that many record bodies are copied at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,12 +27,29 @@ struct pd_cols {
 	uint64_t lost, seen, missed, prog_missed, capped;   /* summed over the body's "hooks" map */
 };
 
+/* A flow of one record: its id in the recording and what its events add
+ * to the host (counted here, added only when the flow is found). */
+struct pd_flow { uint64_t id; uint64_t t_min, t_max, n; };
+
+/* One record's events, ready to append: ev[i].flow indexes fl. The
+ * buffers are kept from record to record (fresh ones would be page faults
+ * for every record). */
+struct pd_evs {
+	struct ana_pev *ev;
+	size_t n, evcap;
+	struct pd_flow *fl;
+	size_t nfl, flcap;
+	uint32_t *fslot;            /* open addressing over fl, index + 1 */
+	size_t fscap;
+	uint64_t lost, seen, missed, prog_missed, capped;
+};
+
 struct pd_job {
 	uint8_t *raw;               /* copy of the body (worker mode) */
 	size_t len;
 	int host;
 	bool done;
-	struct pd_cols cols;
+	struct pd_evs evs;
 };
 
 struct ana_pktdec {
@@ -38,6 +58,7 @@ struct ana_pktdec {
 	pthread_t th[PD_MAXTHREADS];
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
+	struct pd_evs inl;          /* the caller's own, for records decoded inline */
 	struct pd_job *ring;
 	size_t depth;
 	size_t head, take, tail;    /* commit <= take <= tail, counters (not wrapped) */
@@ -117,17 +138,60 @@ static void pd_decode(struct pd_cols *c, const struct pktcols_raw *body)
 	c->n = n;
 }
 
-/* Appends one record's events to the model (the caller's thread only). */
-static void pd_commit(struct ana_model *m, int host, const struct pd_cols *c)
+static void pd_evs_free(struct pd_evs *o)
 {
-	struct ana_host *h = &m->hosts.v[host];
-	h->pkt_lost += c->lost;
-	h->pkt_seen += c->seen;
-	h->pkt_missed += c->missed;
-	h->pkt_prog_missed += c->prog_missed;
-	h->capped_events += c->capped;
+	free(o->ev); free(o->fl); free(o->fslot);
+	memset(o, 0, sizeof(*o));
+}
+
+/* The record-local number of flow id, added at its first event. */
+static void pd_evs_reset(struct pd_evs *o, const struct pd_cols *c)
+{
+	o->n = 0;
+	o->nfl = 0;
+	if (o->fslot)
+		memset(o->fslot, 0, o->fscap * sizeof(*o->fslot));
+	o->lost = c->lost; o->seen = c->seen; o->missed = c->missed;
+	o->prog_missed = c->prog_missed; o->capped = c->capped;
+}
+
+static uint32_t pd_flow_of(struct pd_evs *o, uint64_t id)
+{
+	if ((o->nfl + 1) * 2 > o->fscap) {
+		size_t nc = o->fscap ? o->fscap * 2 : 64;
+		uint32_t *ns = calloc(nc, sizeof(*ns));
+		if (!ns || ana_vec_grow((void **)&o->fl, &o->flcap, o->nfl + 1, sizeof(*o->fl))) {
+			free(ns);
+			return UINT32_MAX;
+		}
+		for (size_t f = 0; f < o->nfl; f++) {
+			size_t j = (o->fl[f].id * 0x9e3779b97f4a7c15ULL >> 32) & (nc - 1);
+			while (ns[j])
+				j = (j + 1) & (nc - 1);
+			ns[j] = (uint32_t)f + 1;
+		}
+		free(o->fslot);
+		o->fslot = ns;
+		o->fscap = nc;
+	}
+	size_t j = (id * 0x9e3779b97f4a7c15ULL >> 32) & (o->fscap - 1);
+	for (; o->fslot[j]; j = (j + 1) & (o->fscap - 1))
+		if (o->fl[o->fslot[j] - 1].id == id)
+			return o->fslot[j] - 1;
+	if (ana_vec_grow((void **)&o->fl, &o->flcap, o->nfl + 1, sizeof(*o->fl)))
+		return UINT32_MAX;
+	o->fl[o->nfl] = (struct pd_flow){ id, UINT64_MAX, 0, 0 };
+	o->fslot[j] = (uint32_t)o->nfl + 1;
+	return (uint32_t)o->nfl++;
+}
+
+/* The events of decoded columns, as pd_commit will append them (pure: the
+ * flows are numbered per record, the model is not touched). */
+static void pd_build(struct pd_evs *o, const struct pd_cols *c)
+{
 	size_t n = c->n;
-	if (!n || ana_vec_grow((void **)&m->pev.v, &m->pev.cap, m->pev.n + n, sizeof(struct ana_pev)))
+	pd_evs_reset(o, c);
+	if (!n || ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
 		return;
 	uint32_t last_fi = UINT32_MAX;
 	uint64_t last_flow = UINT64_MAX;
@@ -137,18 +201,17 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_cols *c)
 			continue;
 		if (hook == PK_HOOK_AID_TX || hook == PK_HOOK_AID_RX)
 			continue;               /* active-ID bookkeeping, not a path hook */
-		uint32_t fi = c->flow[i] == last_flow ? last_fi
-			      : ana_flow_lookup(m, (uint16_t)host, c->flow[i], true);
+		uint32_t fi = c->flow[i] == last_flow ? last_fi : pd_flow_of(o, c->flow[i]);
 		if (fi == UINT32_MAX)
 			continue;
 		last_flow = c->flow[i]; last_fi = fi;
-		struct ana_pev *e = &m->pev.v[m->pev.n++];
+		struct ana_pev *e = &o->ev[o->n++];
 		e->ts = c->ts[i];
 		e->hook = (uint8_t)hook;
 		e->flags = (uint8_t)((c->efl && c->nef == n ? c->efl[i] : 0) & 0x7);
 		if (c->tfl && c->ntf == n && (c->tfl[i] & 0x07))     /* FIN | SYN | RST */
 			e->flags |= ANA_EVF_CTL;
-		e->host = (uint16_t)host;
+		e->host = 0;                /* set by pd_commit */
 		e->flow = fi;
 		uint64_t u = c->uid && c->nu == n ? c->uid[i] : 0;
 		if (u) {                    /* UDP best-effort ID */
@@ -160,21 +223,66 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_cols *c)
 			e->ack = c->ack ? c->ack[i] : 0;
 			e->xid = c->tsv ? c->tsv[i] : 0;
 		}
-		if (e->ts < h->t_min) h->t_min = e->ts;
-		if (e->ts > h->t_max) h->t_max = e->ts;
-		h->pkt_events++;
+		struct pd_flow *f = &o->fl[fi];
+		if (e->ts < f->t_min) f->t_min = e->ts;
+		if (e->ts > f->t_max) f->t_max = e->ts;
+		f->n++;
 	}
 }
 
-static void pd_inline(struct ana_model *m, int host, const struct np_record *rec)
+/* Appends one record's events to the model (the caller's thread only).
+ * Flows are looked up (and created) in order of first appearance, as a
+ * walk over the events would; an event whose flow cannot be had is left
+ * out, as is its count. */
+static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
+{
+	struct ana_host *h = &m->hosts.v[host];
+	h->pkt_lost += o->lost;
+	h->pkt_seen += o->seen;
+	h->pkt_missed += o->missed;
+	h->pkt_prog_missed += o->prog_missed;
+	h->capped_events += o->capped;
+	uint32_t map1[64], *map = o->nfl <= 64 ? map1 : malloc(o->nfl * sizeof(*map));
+	if (!o->n || !map ||
+	    ana_vec_grow((void **)&m->pev.v, &m->pev.cap, m->pev.n + o->n, sizeof(struct ana_pev))) {
+		if (map != map1)
+			free(map);
+		return;
+	}
+	for (size_t f = 0; f < o->nfl; f++) {
+		map[f] = ana_flow_lookup(m, (uint16_t)host, o->fl[f].id, true);
+		if (map[f] == UINT32_MAX)
+			continue;
+		if (o->fl[f].t_min < h->t_min) h->t_min = o->fl[f].t_min;
+		if (o->fl[f].t_max > h->t_max) h->t_max = o->fl[f].t_max;
+		h->pkt_events += o->fl[f].n;
+	}
+	struct ana_pev *out = m->pev.v + m->pev.n;
+	size_t k = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		uint32_t fi = map[o->ev[i].flow];
+		if (fi == UINT32_MAX)
+			continue;
+		out[k] = o->ev[i];
+		out[k].flow = fi;
+		out[k].host = (uint16_t)host;
+		k++;
+	}
+	m->pev.n += k;
+	if (map != map1)
+		free(map);
+}
+
+static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	struct pktcols_raw body;
 	struct pd_cols c;
 	if (pktcols_raw_from_record(&body, rec))
 		return;
 	pd_decode(&c, &body);
-	pd_commit(m, host, &c);
+	pd_build(&d->inl, &c);
 	pd_cols_free(&c);
+	pd_commit(d->m, host, &d->inl);
 }
 
 static void *pd_worker(void *arg)
@@ -189,8 +297,11 @@ static void *pd_worker(void *arg)
 		struct pd_job *j = &d->ring[d->take++ % d->depth];
 		pthread_mutex_unlock(&d->mu);
 		struct pktcols_raw body;
+		struct pd_cols c = { 0 };
 		if (pktcols_raw_open(&body, j->raw, j->len) == 0)
-			pd_decode(&j->cols, &body);
+			pd_decode(&c, &body);
+		pd_build(&j->evs, &c);
+		pd_cols_free(&c);
 		free(j->raw);
 		j->raw = NULL;
 		pthread_mutex_lock(&d->mu);
@@ -235,8 +346,7 @@ static void pd_commit_head(struct ana_pktdec *d)
 	while (!j->done)
 		pthread_cond_wait(&d->done, &d->mu);
 	pthread_mutex_unlock(&d->mu);
-	pd_commit(d->m, j->host, &j->cols);
-	pd_cols_free(&j->cols);
+	pd_commit(d->m, j->host, &j->evs);
 	j->done = false;
 	d->head++;
 }
@@ -258,7 +368,7 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 {
 	if (!d->nthreads || !rec->raw) {
 		ana_pktdec_drain(d);
-		pd_inline(d->m, host, rec);
+		pd_inline(d, host, rec);
 		return 0;
 	}
 	if (d->tail - d->head == d->depth)
@@ -266,13 +376,16 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	uint8_t *copy = malloc(rec->raw_len ? rec->raw_len : 1);
 	if (!copy) {
 		ana_pktdec_drain(d);
-		pd_inline(d->m, host, rec);
+		pd_inline(d, host, rec);
 		return -ENOMEM;
 	}
 	memcpy(copy, rec->raw, rec->raw_len);
 	pthread_mutex_lock(&d->mu);
 	struct pd_job *j = &d->ring[d->tail % d->depth];
-	*j = (struct pd_job){ .raw = copy, .len = rec->raw_len, .host = host };
+	j->raw = copy;              /* j->evs keeps its buffers */
+	j->len = rec->raw_len;
+	j->host = host;
+	j->done = false;
 	d->tail++;
 	pthread_cond_signal(&d->work);
 	pthread_mutex_unlock(&d->mu);
@@ -304,6 +417,9 @@ void ana_pktdec_free(struct ana_pktdec *d)
 		pthread_cond_destroy(&d->work);
 		pthread_cond_destroy(&d->done);
 	}
+	for (size_t i = 0; d->ring && i < d->depth; i++)
+		pd_evs_free(&d->ring[i].evs);
+	pd_evs_free(&d->inl);
 	free(d->ring);
 	free(d);
 }
