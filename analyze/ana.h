@@ -408,6 +408,10 @@ struct ana_stream_acc {
 	double whole[ANA_NSEGS];           /* segment sums of packets with a whole path */
 	uint64_t pkts, bytes, retx, lost, copies, unrec, sent, received;
 	uint64_t negative;                 /* cross-host segments clamped to 0 */
+	uint64_t active;                   /* flows with packets, summed over windows */
+	uint64_t flows;                    /* distinct flows with packets in the run */
+	struct ana_model *run;             /* the skeleton: flow identities of the run */
+	uint8_t *flow_seen;                /* per flow of run */
 };
 /* One window: its bounds on the reference timeline, events read, counts
  * (its acc's sketches stay empty). */

@@ -1611,6 +1611,16 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 		a->lost += f->lost;
 		a->copies += f->copies;
 		a->unrec += f->unrec;
+		if (f->pkts) {
+			const struct ana_flow *fl = &d->m->flows.v[fi];
+			uint32_t gi = a->run ? ana_flow_lookup(a->run, fl->host, fl->local_id, false)
+					     : UINT32_MAX;
+			a->active++;
+			if (gi < a->run->flows.n && a->flow_seen && !a->flow_seen[gi]) {
+				a->flow_seen[gi] = 1;
+				a->flows++;
+			}
+		}
 		if (f->pkts && f->npos >= 1) {
 			uint64_t sent, recv;
 			ana_flow_sent_recv(f, &sent, &recv);
@@ -1642,7 +1652,7 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 		np_sketchrec_pack(&o->rb, "decomp", key, "latency", "ns", &a->all[s]);
 	}
 	ana_out_table(o, t);
-	enum { SW_WINDOW, SW_FROM, SW_TO, SW_EVENTS, SW_PACKETS, SW_SENT, SW_RECEIVED, SW_LOST,
+	enum { SW_WINDOW, SW_FROM, SW_TO, SW_EVENTS, SW_PACKETS, SW_COPIES, SW_FLOWS, SW_SENT, SW_RECEIVED, SW_LOST,
 	       SW_RETRANS, SW_BYTES, SW_NCOLS };
 	t = np_table_new("stream", "Streamed analysis: totals and windows", 1);
 	np_table_col_at(t, SW_WINDOW, "window", "str", "all, or the window's number");
@@ -1650,6 +1660,8 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 	np_table_col_at(t, SW_TO, "to", "time_ns", "window end (excluded)");
 	np_table_col_at(t, SW_EVENTS, "events", "count", "packet events read for the window (with its horizon)");
 	np_table_col_at(t, SW_PACKETS, "packets", "count", "packets whose first hook lies in the window");
+	np_table_col_at(t, SW_COPIES, "copies", "count", "sum of pkt_flows' packets (copies on the wire)");
+	np_table_col_at(t, SW_FLOWS, "flows", "count", "flows with packets (all: distinct over the windows)");
 	np_table_col_at(t, SW_SENT, "sent", "count", "sum of the loss table's sent");
 	np_table_col_at(t, SW_RECEIVED, "received", "count", "sum of the loss table's received");
 	np_table_col_at(t, SW_LOST, "lost", "count", "sum of the loss table's lost");
@@ -1668,6 +1680,8 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 			np_table_set_u64(t, r, SW_EVENTS, w->events);
 		}
 		np_table_set_u64(t, r, SW_PACKETS, c->pkts);
+		np_table_set_u64(t, r, SW_COPIES, c->copies);
+		np_table_set_u64(t, r, SW_FLOWS, w ? c->active : c->flows);
 		np_table_set_u64(t, r, SW_SENT, c->sent);
 		np_table_set_u64(t, r, SW_RECEIVED, c->received);
 		np_table_set_u64(t, r, SW_LOST, c->lost);

@@ -209,6 +209,7 @@ static void stream_acc_diff(struct ana_stream_acc *d, const struct ana_stream_ac
 	d->unrec = a->unrec - b->unrec;
 	d->sent = a->sent - b->sent;
 	d->received = a->received - b->received;
+	d->active = a->active - b->active;
 }
 
 /* Pass 2: each window decomposed with the run's clock. */
@@ -273,6 +274,10 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 			"window(s) of %.3f s (+%.3f s read each side)\n", (unsigned long long)st->events,
 			st->g.hosts.n, st->nwin, (double)st->window_ns / 1e9,
 			(double)ANA_STREAM_HORIZON_NS / 1e9);
+	st->acc.run = &st->g;
+	st->acc.flow_seen = calloc(st->g.flows.n ? st->g.flows.n : 1, 1);
+	if (!st->acc.flow_seen)
+		return 2;
 	struct ana_clockpts *cp = ana_clock_pts_new(&st->g);
 	rc = stream_clock_points(st, cp);
 	if (!rc) {
@@ -331,6 +336,7 @@ int ana_stream_main(struct ana_options *o, char **files, const char **aliases, i
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_free(&st.acc.all[s]);
 	free(st.win);
+	free(st.acc.flow_seen);
 	ana_model_free(&st.g);
 	return status;
 }
