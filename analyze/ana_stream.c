@@ -17,6 +17,7 @@
  * chunks through the chunk index; pass 2 assigns packets by the fitted
  * time, and the first and last windows are open-ended so none is lost. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ struct ana_stream {
 	struct ana_stream_win *win;
 	struct ana_stream_acc acc;
 	uint64_t peak_pred;            /* the largest predicted window peak */
+	size_t refused;                /* the window a refusal is about */
 	double t, tm;                  /* CPU at the last mark */
 };
 
@@ -102,6 +104,8 @@ static void stream_span(struct ana_stream *st)
 		st->lo = st->hi = 0;
 }
 
+static int stream_cut(struct ana_stream *st, uint64_t w);
+
 /* --window, or the longest window whose predicted peak stays inside
  * ANA_STREAM_MEM_SHARE of what --mem leaves after the skeleton. -1: none fits. */
 static int stream_windows(struct ana_stream *st)
@@ -117,6 +121,13 @@ static int stream_windows(struct ana_stream *st)
 			return -1;
 		w = x > (double)span ? span : (uint64_t)x;
 	}
+	return stream_cut(st, w);
+}
+
+/* Windows of w ns over the run. */
+static int stream_cut(struct ana_stream *st, uint64_t w)
+{
+	uint64_t span = (uint64_t)(st->hi - st->lo) + 1;
 	st->window_ns = w;
 	st->nwin = (size_t)((span + w - 1) / w);
 	st->win = calloc(st->nwin, sizeof(*st->win));
@@ -135,6 +146,9 @@ static int stream_window_load(struct ana_stream *st, size_t i, struct ana_model 
 			      struct ana_options *wo)
 {
 	struct ana_stream_win *x = &st->win[i];
+	/* the last window's memory back to the system: the prediction starts
+	 * from what is resident (npanalyze keeps freed memory in its heap) */
+	malloc_trim(0);
 	*wo = *st->o;
 	wo->prog = NULL;
 	wo->quiet = true;
@@ -191,7 +205,7 @@ static int stream_clock_points(struct ana_stream *st, struct ana_clockpts *cp)
 		}
 		ana_model_free(&w);
 		if (rc) {
-			stream_refuse(st, i, rc);
+			st->refused = i;
 			return rc;
 		}
 	}
@@ -280,6 +294,23 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 		return 2;
 	struct ana_clockpts *cp = ana_clock_pts_new(&st->g);
 	rc = stream_clock_points(st, cp);
+	/* --window auto: chunks are read whole (a genfix chunk spans ~1 s), so a
+	 * window over --mem is halved and pass 1 starts again */
+	while (rc == ANA_LOAD_OVER_MEM && !st->o->window_ns &&
+	       st->window_ns / 2 >= ANA_STREAM_MIN_WINDOW_NS) {
+		ana_clock_pts_free(cp);
+		cp = ana_clock_pts_new(&st->g);
+		free(st->win);
+		st->peak_pred = 0;
+		if (stream_cut(st, st->window_ns / 2))
+			break;
+		if (!st->o->quiet)
+			fprintf(stderr, "npanalyze: window over --mem: %zu window(s) of %.3f s\n",
+				st->nwin, (double)st->window_ns / 1e9);
+		rc = stream_clock_points(st, cp);
+	}
+	if (rc)
+		stream_refuse(st, st->refused, rc);
 	if (!rc) {
 		stream_mark(st, "stream pass 1 (clock points)");
 		ana_clock_run(&st->g, cp, out);

@@ -180,6 +180,7 @@ static int run_streamed(struct ana_options *opt, char **files, int n, const char
 	for (int i = 0; i < n; i++)
 		aliases[i] = alias_for(opt, files[i]);
 	opt->prog = NULL;
+	malloc_trim(0);     /* what an abandoned in-memory read held goes back */
 	opt->mem_base = ana_rss_now();
 	int rc = ana_stream_main(opt, files, aliases, n, out, stdout);
 	free(aliases);
