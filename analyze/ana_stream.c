@@ -4,7 +4,7 @@
  *
  *   skeleton  every input read once; packet events are counted and dropped
  *             (ana_model.pev_drop): hosts, flows, syncs, transactions ...
- *   pass 1    per window: its chunks read (ana_seek.c, ANA_STREAM_HORIZON_NS
+ *   pass 1    per window: its chunks read (ana_seek.c, --horizon
  *             around it), joined, the clock points of the packets it owns
  *   clock     one fit over every window's points, on the skeleton
  *   pass 2    per window again: joined and decomposed with that clock; the
@@ -27,7 +27,7 @@
 /* Read around each window: a packet's events span far less (the farthest
  * genfix hook is ~1 ms after the first), the HEADERs' wall clocks of
  * synchronised hosts agree within a few ms. */
-#define ANA_STREAM_HORIZON_NS (200 * 1000000ll)
+#define ANA_STREAM_HORIZON_NS (200 * 1000000ll)   /* --horizon default */
 #define ANA_STREAM_MIN_WINDOW_NS (10 * 1000000ll)
 /* the share of --mem the automatic window plans for (chunks are read whole,
  * event rates vary along the run) */
@@ -42,6 +42,7 @@ struct ana_stream {
 	int64_t lo, hi;                /* the run on the reference's clock (HEADER mapping) */
 	uint64_t events;               /* packet events of the whole run */
 	uint64_t window_ns;
+	int64_t horizon;               /* read around each window (--horizon) */
 	size_t nwin;
 	struct ana_stream_win *win;
 	struct ana_stream_acc acc;
@@ -116,7 +117,7 @@ static int stream_windows(struct ana_stream *st)
 		uint64_t base = ana_rss_now(), lim = st->o->mem_limit;
 		double budget = lim > base ? ANA_STREAM_MEM_SHARE * (double)(lim - base) : 0;
 		double per_ns = (double)(st->events ? st->events : 1) * ANA_MEM_PER_EVENT / (double)span;
-		double x = budget / per_ns - 2.0 * ANA_STREAM_HORIZON_NS;
+		double x = budget / per_ns - 2.0 * st->horizon;
 		if (x < ANA_STREAM_MIN_WINDOW_NS)
 			return -1;
 		w = x > (double)span ? span : (uint64_t)x;
@@ -157,7 +158,7 @@ static int stream_window_load(struct ana_stream *st, size_t i, struct ana_model 
 	wo->to_set = i + 1 < st->nwin;
 	wo->to_ns = (uint64_t)x->hi;
 	wo->from_rel = wo->to_rel = false;
-	wo->seek_margin_ns = ANA_STREAM_HORIZON_NS;
+	wo->seek_margin_ns = st->horizon;
 	wo->mem_base = ana_rss_now();
 	ana_model_init(w, wo);
 	int rc = stream_load(st, w, NULL);
@@ -262,6 +263,26 @@ static int stream_decompose(struct ana_stream *st)
 	return 0;
 }
 
+/* The windows were cut through the HEADERs' wall clocks: where the fit puts
+ * a host farther from that than a quarter of the horizon, packets at the
+ * windows' edges may have been read in part (counted twice or not at all). */
+static void stream_check_horizon(struct ana_stream *st)
+{
+	for (size_t h = 0; h < st->g.hosts.n; h++) {
+		const struct ana_host *x = &st->g.hosts.v[h];
+		if (!x->pkt_events || !ana_host_aligned(&st->g, (int)h))
+			continue;
+		int64_t d = ana_to_ref(&st->g, (int)h, x->t_min) - ((int64_t)x->t_min - x->seek_d);
+		if (d < 0)
+			d = -d;
+		if (d > st->horizon / 4)
+			ana_warn(&st->g, "%s: its clock is %.3f ms from where its HEADER's wall clock "
+				 "put it, more than a quarter of the streamed windows' horizon (%.0f ms): "
+				 "packets at the windows' edges may be counted twice or missed; use a "
+				 "larger --horizon", x->name, (double)d / 1e6, (double)st->horizon / 1e6);
+	}
+}
+
 /* Skeleton, windows, pass 1 and the clock fit (its tables into out): 0 or
  * exit status 2 (said why). */
 static int stream_prepare(struct ana_stream *st, struct ana_out *out)
@@ -287,7 +308,7 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 		fprintf(stderr, "npanalyze: %llu packet events from %zu host(s), streamed in %zu "
 			"window(s) of %.3f s (+%.3f s read each side)\n", (unsigned long long)st->events,
 			st->g.hosts.n, st->nwin, (double)st->window_ns / 1e9,
-			(double)ANA_STREAM_HORIZON_NS / 1e9);
+			(double)st->horizon / 1e9);
 	st->acc.run = &st->g;
 	st->acc.flow_seen = calloc(st->g.flows.n ? st->g.flows.n : 1, 1);
 	if (!st->acc.flow_seen)
@@ -314,6 +335,7 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 	if (!rc) {
 		stream_mark(st, "stream pass 1 (clock points)");
 		ana_clock_run(&st->g, cp, out);
+		stream_check_horizon(st);
 		stream_mark(st, "clock model");
 	}
 	ana_clock_pts_free(cp);
@@ -354,7 +376,8 @@ int ana_stream_main(struct ana_options *o, char **files, const char **aliases, i
 		    const char *out_path, FILE *summary)
 {
 	struct ana_stream st = { .o = o, .files = files, .aliases = aliases, .nfiles = nfiles,
-				 .t = ana_cpu_s(), .tm = ana_thread_cpu_s() };
+				 .t = ana_cpu_s(), .tm = ana_thread_cpu_s(),
+				 .horizon = o->horizon_ns ? (int64_t)o->horizon_ns : ANA_STREAM_HORIZON_NS };
 	struct ana_out out;
 	ana_out_init(&out);
 	ana_model_init(&st.g, o);

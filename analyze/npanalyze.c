@@ -23,7 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: npanalyze [-o OUT.npa] [--ref HOST] [--from T --to T] [--flow FILTER]\n"
 "                 [--alias FILE=NAME] [--threads N] [--mem SIZE] [--window S|auto]\n"
-"                 [-q] REC.npr..."
+"                 [--horizon S] [-q] REC.npr...\n"
 "       npanalyze patterns ...   (latency degradation patterns; --help there)\n"
 "\n"
 "Merges the recordings of several hosts (rotated sets of one host are grouped\n"
@@ -50,6 +50,9 @@ static void usage(FILE *f)
 "                      non-packet families (docs/ANALYSIS.md \"Streamed analysis\")\n"
 "      --window auto   in memory, or streamed in the longest window that fits\n"
 "                      --mem when the predicted peak passes it (needs --mem)\n"
+"      --horizon S     streamed: also read S seconds each side of a window\n"
+"                      (default 0.2): more than a packet's first-to-last hook\n"
+"                      time plus the hosts' wall-clock error (warned when not)\n"
 "  -q, --quiet         no progress on stderr\n"
 "  -h, --help, -V, --version\n"
 "\n"
@@ -197,7 +200,7 @@ int main(int argc, char **argv)
 		{ "flow", required_argument, NULL, 'f' }, { "alias", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' }, { "dry-run", no_argument, NULL, 'n' },
 		{ "threads", required_argument, NULL, 'j' }, { "mem", required_argument, NULL, 'm' },
-		{ "window", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'w' }, { "horizon", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -262,6 +265,15 @@ int main(int argc, char **argv)
 			} else if (parse_time(optarg, &opt.window_ns, &rel) || !opt.window_ns) {
 				fprintf(stderr, "npanalyze: --window %s: not a duration (seconds, or NNNns) "
 					"nor auto\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'H': {
+			bool rel;
+			if (parse_time(optarg, &opt.horizon_ns, &rel) || !opt.horizon_ns) {
+				fprintf(stderr, "npanalyze: --horizon %s: not a duration (seconds, or NNNns)\n",
+					optarg);
 				return 2;
 			}
 			break;

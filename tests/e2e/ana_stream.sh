@@ -12,7 +12,8 @@
 #  - --window auto: in memory when it fits --mem (the same bytes as without
 #    it), streamed when it does not, with the predicted and the actual peak
 #    under --mem; a --mem no window fits is refused (exit 2), and --window
-#    with --from is a usage error;
+#    with --from is a usage error; a horizon smaller than a host's
+#    wall-clock error is warned about;
 #  - with root and iperf3: a real two-namespace recording (veth, a TCP
 #    transfer, clock sync) analysed both ways, the same comparisons.
 . "$(dirname "$0")/../lib/e2e.sh"
@@ -99,6 +100,16 @@ check "--mem 20M: no window fits, exit 2 (got $rc), nothing written" \
 	sh -c "[ $rc -eq 2 ] && [ ! -e '$T/a3.npa' ] && grep -q 'no window fits' '$T/a3err'"
 "$NPANALYZE" --window 0.5 --from 0.1 -o "$T/a4.npa" "${recs[@]}" >/dev/null 2>&1; rc=$?
 check "--window with --from is a usage error (got $rc)" test $rc -eq 2
+
+# a host without HEADER (no wall clock) 3 ms off: a 4 ms horizon is warned
+# about, the default 200 ms is not
+"$GENFIX" -o "$T/nh" --packets 20000 --gap 100000 --offset 3000000 --no-header-b \
+	--chunk-events 8192 --no-truth >/dev/null 2>&1
+"$NPANALYZE" --window 0.5 --horizon 0.004 -o "$T/nh1.npa" "$T"/nh/host*.npr >"$T/nh1" 2>/dev/null; rc=$?
+check "--horizon 0.004 under a 3 ms wall-clock error: warned, exit 1 (got $rc)" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'larger --horizon' '$T/nh1'"
+"$NPANALYZE" --window 0.5 -o "$T/nh2.npa" "$T"/nh/host*.npr >"$T/nh2" 2>/dev/null
+check "default horizon: no such warning" sh -c "! grep -q 'larger --horizon' '$T/nh2'"
 
 # --- a real recording: two namespaces, veth, TCP, clock sync
 if [ "$(id -u)" -eq 0 ] && command -v iperf3 >/dev/null && [ -x "$NPREC" ] &&
