@@ -413,6 +413,8 @@ struct ana_stream_acc {
 	uint64_t flows;                    /* distinct flows with packets in the run */
 	struct ana_model *run;             /* the skeleton: flow identities of the run */
 	uint8_t *flow_seen;                /* per flow of run */
+	struct ana_stream_flow { uint64_t sent, received, lost, retx, unrec; bool pos; } *pf;
+					   /* per flow of run: the loss table's sums */
 };
 /* One window: its bounds on the reference timeline, events read, counts
  * (its acc's sketches stay empty). */

@@ -1269,6 +1269,25 @@ static void ana_dropagg_findings(struct ana_dctx *d, const struct ana_dropagg *a
 	}
 }
 
+/* columns of "loss", in the order of the np_table_col_at calls below */
+enum { LS_FLOW, LS_SENT, LS_RECEIVED, LS_LOST, LS_LOSS_RATE, LS_RETRANS, LS_WORST_HOOK,
+       LS_UNRECORDED, LS_NCOLS };
+
+static struct np_table *ana_loss_table_new(void)
+{
+	struct np_table *t = np_table_new("loss", "Loss per flow (retransmissions counted apart)", 1);
+	np_table_col_at(t, LS_FLOW, "flow", "str", NULL);
+	np_table_col_at(t, LS_SENT, "sent", "count", "packets seen at the flow's first hook");
+	np_table_col_at(t, LS_RECEIVED, "received", "count", "packets seen at the flow's last hook");
+	np_table_col_at(t, LS_LOST, "lost", "count", "packets that never reached the receiver");
+	np_table_col_at(t, LS_LOSS_RATE, "loss_rate", "ratio", "lost / sent");
+	np_table_col_at(t, LS_RETRANS, "retrans", "count", "retransmitted packets");
+	np_table_col_at(t, LS_WORST_HOOK, "worst_hook", "str", "host:hook after which most packets vanished");
+	np_table_col_at(t, LS_UNRECORDED, "unrecorded", "count",
+			"delivered (reached the receiver, never resent) but its socket-hook events missing");
+	return t;
+}
+
 /* A flow's sent (the most any egress hook of its sender saw) and received
  * (its last position) packets; f->npos >= 1. */
 static void ana_flow_sent_recv(const struct ana_fagg *f, uint64_t *sent, uint64_t *recv)
@@ -1380,19 +1399,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
 
-	/* columns of "loss", in the order of the np_table_col_at calls below */
-	enum { LS_FLOW, LS_SENT, LS_RECEIVED, LS_LOST, LS_LOSS_RATE, LS_RETRANS, LS_WORST_HOOK,
-	       LS_UNRECORDED, LS_NCOLS };
-	struct np_table *t = np_table_new("loss", "Loss per flow (retransmissions counted apart)", 1);
-	np_table_col_at(t, LS_FLOW, "flow", "str", NULL);
-	np_table_col_at(t, LS_SENT, "sent", "count", "packets seen at the flow's first hook");
-	np_table_col_at(t, LS_RECEIVED, "received", "count", "packets seen at the flow's last hook");
-	np_table_col_at(t, LS_LOST, "lost", "count", "packets that never reached the receiver");
-	np_table_col_at(t, LS_LOSS_RATE, "loss_rate", "ratio", "lost / sent");
-	np_table_col_at(t, LS_RETRANS, "retrans", "count", "retransmitted packets");
-	np_table_col_at(t, LS_WORST_HOOK, "worst_hook", "str", "host:hook after which most packets vanished");
-	np_table_col_at(t, LS_UNRECORDED, "unrecorded", "count",
-			"delivered (reached the receiver, never resent) but its socket-hook events missing");
+	struct np_table *t = ana_loss_table_new();
 	/* columns of "loss_hops", in the order of the np_table_col_at calls below */
 	enum { LH_FLOW, LH_FROM, LH_TO, LH_N_FROM, LH_N_TO, LH_LOST, LH_LOSS_RATE,
 	       LH_LOST_HERE, LH_HOP_MEAN, LH_NCOLS };
@@ -1620,15 +1627,49 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 				a->flow_seen[gi] = 1;
 				a->flows++;
 			}
-		}
-		if (f->pkts && f->npos >= 1) {
-			uint64_t sent, recv;
-			ana_flow_sent_recv(f, &sent, &recv);
-			a->sent += sent;
-			a->received += recv;
+			if (f->npos >= 1) {
+				uint64_t sent, recv;
+				ana_flow_sent_recv(f, &sent, &recv);
+				a->sent += sent;
+				a->received += recv;
+				if (gi < a->run->flows.n && a->pf) {
+					struct ana_stream_flow *x = &a->pf[gi];
+					x->sent += sent;
+					x->received += recv;
+					x->lost += f->lost;
+					x->retx += f->retx;
+					x->unrec += f->unrec;
+					x->pos = true;
+				}
+			}
 		}
 	}
 	a->negative += d->negative;
+}
+
+/* The loss table of a streamed run: each flow's per-window sums (the
+ * worst hook needs the flow's positions, which differ between windows). */
+static void ana_stream_loss_table(struct ana_model *m, const struct ana_stream_acc *a,
+				  struct ana_out *o)
+{
+	struct np_table *t = ana_loss_table_new();
+	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
+		const struct ana_stream_flow *x = &a->pf[fi];
+		if (!x->pos)
+			continue;
+		char name[160];
+		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, LS_FLOW, name);
+		np_table_set_u64(t, r, LS_SENT, x->sent);
+		np_table_set_u64(t, r, LS_RECEIVED, x->received);
+		np_table_set_u64(t, r, LS_LOST, x->lost);
+		if (x->sent)
+			np_table_set_f64(t, r, LS_LOSS_RATE, (double)x->lost / (double)x->sent);
+		np_table_set_u64(t, r, LS_RETRANS, x->retx);
+		np_table_set_u64(t, r, LS_UNRECORDED, x->unrec);
+	}
+	ana_out_table(o, t);
 }
 
 /* The streamed run's decomp rows of flow "all" (sketch columns and
@@ -1689,6 +1730,7 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 		np_table_set_u64(t, r, SW_BYTES, c->bytes);
 	}
 	ana_out_table(o, t);
+	ana_stream_loss_table(m, a, o);
 	if (a->negative)
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",
