@@ -413,8 +413,12 @@ struct ana_stream_acc {
 	uint64_t flows;                    /* distinct flows with packets in the run */
 	struct ana_model *run;             /* the skeleton: flow identities of the run */
 	uint8_t *flow_seen;                /* per flow of run */
-	struct ana_stream_flow { uint64_t sent, received, lost, retx, unrec; bool pos; } *pf;
-					   /* per flow of run: the loss table's sums */
+	struct ana_stream_flow {
+		uint64_t sent, received, lost, retx, unrec, pkts, copies, bytes;
+		int64_t first, last;
+		uint16_t snd_host, rcv_host;
+		bool pos, hosts;
+	} *pf;                             /* per flow of run: loss and pkt_flows sums */
 };
 /* One window: its bounds on the reference timeline, events read, counts
  * (its acc's sketches stay empty). */

@@ -1494,12 +1494,12 @@ static void ana_loss_tables(struct ana_dctx *d)
 
 /* ---- throughput from packet paths ---- */
 
-static void ana_pkt_flows_table(struct ana_dctx *d)
+/* columns of "pkt_flows", in the order of the np_table_col_at calls below */
+enum { PF_FLOW, PF_SENDER, PF_RECEIVER, PF_PACKETS, PF_BYTES, PF_FIRST, PF_LAST,
+       PF_THROUGHPUT, PF_NCOLS };
+
+static struct np_table *ana_pkt_flows_table_new(void)
 {
-	struct ana_model *m = d->m;
-	/* columns of "pkt_flows", in the order of the np_table_col_at calls below */
-	enum { PF_FLOW, PF_SENDER, PF_RECEIVER, PF_PACKETS, PF_BYTES, PF_FIRST, PF_LAST,
-	       PF_THROUGHPUT, PF_NCOLS };
 	struct np_table *t = np_table_new("pkt_flows", "Traced flows (from packet paths)", 1);
 	np_table_col_at(t, PF_FLOW, "flow", "str", NULL);
 	np_table_col_at(t, PF_SENDER, "sender", "str", "host");
@@ -1509,6 +1509,31 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 	np_table_col_at(t, PF_FIRST, "first", "time_ns", NULL);
 	np_table_col_at(t, PF_LAST, "last", "time_ns", NULL);
 	np_table_col_at(t, PF_THROUGHPUT, "throughput", "bps", "payload bits / (last - first)");
+	return t;
+}
+
+/* One flow's pkt_flows row; snd < 0: hosts unknown. */
+static void ana_pkt_flow_row(struct np_table *t, const struct ana_model *m, const char *name,
+			     int snd, int rcv, uint64_t copies, uint64_t bytes, int64_t first, int64_t last)
+{
+	size_t r = np_table_row(t);
+	np_table_set_str(t, r, PF_FLOW, name);
+	if (snd >= 0) {
+		np_table_set_str(t, r, PF_SENDER, m->hosts.v[snd].name);
+		np_table_set_str(t, r, PF_RECEIVER, m->hosts.v[rcv].name);
+	}
+	np_table_set_u64(t, r, PF_PACKETS, copies);
+	np_table_set_u64(t, r, PF_BYTES, bytes);
+	np_table_set_i64(t, r, PF_FIRST, first);
+	np_table_set_i64(t, r, PF_LAST, last);
+	if (last > first)
+		np_table_set_f64(t, r, PF_THROUGHPUT, (double)bytes * 8e9 / (double)(last - first));
+}
+
+static void ana_pkt_flows_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	struct np_table *t = ana_pkt_flows_table_new();
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *v = malloc(d->nint * sizeof(*v));
 	for (size_t fi = 0; fi < m->flows.n; fi++) {
@@ -1517,18 +1542,8 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 			continue;
 		char name[160];
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		size_t r = np_table_row(t);
-		np_table_set_str(t, r, PF_FLOW, name);
-		if (f->npos) {
-			np_table_set_str(t, r, PF_SENDER, m->hosts.v[f->snd_host].name);
-			np_table_set_str(t, r, PF_RECEIVER, m->hosts.v[f->rcv_host].name);
-		}
-		np_table_set_u64(t, r, PF_PACKETS, f->copies);
-		np_table_set_u64(t, r, PF_BYTES, f->bytes);
-		np_table_set_i64(t, r, PF_FIRST, f->first);
-		np_table_set_i64(t, r, PF_LAST, f->last);
-		if (f->last > f->first)
-			np_table_set_f64(t, r, PF_THROUGHPUT, (double)f->bytes * 8e9 / (double)(f->last - f->first));
+		ana_pkt_flow_row(t, m, name, f->npos ? f->snd_host : -1, f->npos ? f->rcv_host : -1,
+				 f->copies, f->bytes, f->first, f->last);
 		if (f->top < 0 || !ts || !v)
 			continue;
 		size_t k = 0;
@@ -1605,6 +1620,23 @@ static void ana_export_ivseg(struct ana_dctx *d)
 	}
 }
 
+/* Streamed: a window's flow into the run's (pkt_flows' columns). */
+static void ana_stream_flow_add(struct ana_stream_flow *x, const struct ana_fagg *f)
+{
+	x->pkts += f->pkts;
+	x->copies += f->copies;
+	x->bytes += f->bytes;
+	if (f->first && (!x->first || f->first < x->first))
+		x->first = f->first;
+	if (f->last > x->last)
+		x->last = f->last;
+	if (f->npos && !x->hosts) {
+		x->hosts = true;
+		x->snd_host = f->snd_host;
+		x->rcv_host = f->rcv_host;
+	}
+}
+
 /* Streamed: this window's sketches and counts into the run's. */
 static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 {
@@ -1623,6 +1655,8 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 			uint32_t gi = a->run ? ana_flow_lookup(a->run, fl->host, fl->local_id, false)
 					     : UINT32_MAX;
 			a->active++;
+			if (gi < a->run->flows.n && a->pf)
+				ana_stream_flow_add(&a->pf[gi], f);
 			if (gi < a->run->flows.n && a->flow_seen && !a->flow_seen[gi]) {
 				a->flow_seen[gi] = 1;
 				a->flows++;
@@ -1647,9 +1681,10 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 	a->negative += d->negative;
 }
 
-/* The loss table of a streamed run: each flow's per-window sums (the
- * worst hook needs the flow's positions, which differ between windows). */
-static void ana_stream_loss_table(struct ana_model *m, const struct ana_stream_acc *a,
+/* The loss and pkt_flows tables of a streamed run: each flow's per-window
+ * sums, first and last (the worst hook needs the flow's positions, which
+ * are numbered per window; no per-interval throughput series). */
+static void ana_stream_flow_tables(struct ana_model *m, const struct ana_stream_acc *a,
 				  struct ana_out *o)
 {
 	struct np_table *t = ana_loss_table_new();
@@ -1668,6 +1703,17 @@ static void ana_stream_loss_table(struct ana_model *m, const struct ana_stream_a
 			np_table_set_f64(t, r, LS_LOSS_RATE, (double)x->lost / (double)x->sent);
 		np_table_set_u64(t, r, LS_RETRANS, x->retx);
 		np_table_set_u64(t, r, LS_UNRECORDED, x->unrec);
+	}
+	ana_out_table(o, t);
+	t = ana_pkt_flows_table_new();
+	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
+		const struct ana_stream_flow *x = &a->pf[fi];
+		if (!x->pkts)
+			continue;
+		char name[160];
+		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
+		ana_pkt_flow_row(t, m, name, x->hosts ? x->snd_host : -1, x->hosts ? x->rcv_host : -1,
+				 x->copies, x->bytes, x->first, x->last);
 	}
 	ana_out_table(o, t);
 }
@@ -1730,7 +1776,7 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 		np_table_set_u64(t, r, SW_BYTES, c->bytes);
 	}
 	ana_out_table(o, t);
-	ana_stream_loss_table(m, a, o);
+	ana_stream_flow_tables(m, a, o);
 	if (a->negative)
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",

@@ -5,7 +5,7 @@
 #    with retransmissions and losses): the stream's packets, copies, flows,
 #    sent, received, lost and retransmitted packets equal the in-memory
 #    loss / pkt_flows tables' sums, the loss table is the same flow by flow
-#    (its worst_hook aside, not streamed); every "all" decomp row has the same
+#    (its worst_hook aside, not streamed), so is pkt_flows; every "all" decomp row has the same
 #    count and its p50/p99/max within the sketch's stated error (0.79 %
 #    each, so 1.6 % apart); the windows' packets add up to the run's; the
 #    clock offsets of the chain equal the in-memory ones within 1 us;
@@ -46,6 +46,7 @@ same_run() {
 		"$s/loss.csv" >"$s/loss-nw.csv"
 	check "$l: loss table equal flow by flow, worst_hook aside ($(wc -l <"$m/loss-nw.csv") lines)" \
 		cmp -s "$m/loss-nw.csv" "$s/loss-nw.csv"
+	check "$l: pkt_flows table equal ($(wc -l <"$m/pkt_flows.csv") lines)" cmp -s "$m/pkt_flows.csv" "$s/pkt_flows.csv"
 	local pk cp nf
 	pk=$(sumcol "$m/pkt_flows.csv" packets); cp=$(csvcol "$st" window all copies)
 	check "$l: packets on the wire equal ($pk, $cp)" test "$pk" = "$cp"
@@ -102,8 +103,8 @@ peak=$(sed -n 's/.*peak memory \([0-9]*\) MB.*/\1/p' "$T/aerr" | tail -1)
 check "predicted peak (${pred:-none} MB) and actual peak (${peak:-none} MB) under --mem 60M" \
 	sh -c "[ -n '$pred' ] && [ -n '$peak' ] && [ $pred -le 60 ] && [ $peak -le 60 ]"
 same_run auto "$T/mem.npa" "$T/a2.npa"
-"$NPANALYZE" --window auto --mem 20M -o "$T/a3.npa" "${recs[@]}" >/dev/null 2>"$T/a3err"; rc=$?
-check "--mem 20M: no window fits, exit 2 (got $rc), nothing written" \
+"$NPANALYZE" --window auto --mem 8M -o "$T/a3.npa" "${recs[@]}" >/dev/null 2>"$T/a3err"; rc=$?
+check "--mem 8M: no window fits, exit 2 (got $rc), nothing written" \
 	sh -c "[ $rc -eq 2 ] && [ ! -e '$T/a3.npa' ] && grep -q 'no window fits' '$T/a3err'"
 "$NPANALYZE" --window 0.5 --from 0.1 -o "$T/a4.npa" "${recs[@]}" >/dev/null 2>&1; rc=$?
 check "--window with --from is a usage error (got $rc)" test $rc -eq 2
