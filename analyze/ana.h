@@ -261,6 +261,7 @@ struct ana_options {
 	uint64_t mem_base;          /* resident bytes before reading (predictions add to it) */
 	uint64_t window_ns;         /* --window: streamed analysis in windows this long (ana_stream.c) */
 	int64_t seek_margin_ns;     /* chunks read around --from/--to; 0: ANA_SEEK_MARGIN_NS */
+	bool seek_first_clock;      /* --from/--to on the first input's clock, whatever --ref (streamed) */
 	uint64_t horizon_ns;        /* --horizon: read around each streamed window; 0: default */
 };
 

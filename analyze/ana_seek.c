@@ -47,6 +47,14 @@ static void ana_seek_file(struct ana_model *m, int host, struct np_reader *r)
 	np_reader_set_window(r, ana_seek_add(s->lo_m, d), ana_seek_add(s->hi_m, d), false);
 }
 
+/* --ref names the first input's host: as ana_pick_ref matches it, by what
+ * is known before the display names are made (an alias, the hostname, the
+ * file stem; a display name with a netns label leaves the seek off) */
+static bool ana_seek_is_ref(const struct ana_host *h, const char *ref)
+{
+	return !strcmp(ref, h->name) || !strcmp(ref, h->hostname) || !strcmp(ref, h->stem);
+}
+
 void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const msgpack_object *hdr)
 {
 	const struct ana_options *o = m->opt;
@@ -64,7 +72,7 @@ void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const ms
 	if (!o || !(o->from_set || o->to_set) || s->off)
 		return;
 	if (s->nfiles++ == 0) {
-		if ((o->ref && strcmp(o->ref, m->hosts.v[host].name) != 0) ||
+		if ((o->ref && !o->seek_first_clock && !ana_seek_is_ref(&m->hosts.v[host], o->ref)) ||
 		    (o->from_set && o->to_set && o->from_rel != o->to_rel)) {
 			s->off = true;
 			return;

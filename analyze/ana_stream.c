@@ -163,6 +163,7 @@ static int stream_window_load(struct ana_stream *st, size_t i, struct ana_model 
 	wo->to_ns = (uint64_t)x->hi;
 	wo->from_rel = wo->to_rel = false;
 	wo->seek_margin_ns = st->horizon;
+	wo->seek_first_clock = true;
 	wo->mem_base = ana_rss_now() + ANA_STREAM_FIXED;
 	ana_model_init(w, wo);
 	int rc = stream_load(st, w, NULL);
@@ -242,8 +243,11 @@ static int stream_decompose(struct ana_stream *st)
 			for (size_t h = 0; h < w.hosts.n; h++)
 				w.hosts.v[h] = st->g.hosts.v[h];     /* the clock, the run's span */
 			w.ref = st->g.ref;
-			w.win_lo = i ? st->win[i].lo : INT64_MIN;
-			w.win_hi = i + 1 < st->nwin ? st->win[i].hi - 1 : INT64_MAX;
+			/* the windows are on the first input's clock; the reference
+			 * (--ref) may be another host's */
+			w.win_lo = i ? ana_to_ref(&st->g, 0, (uint64_t)st->win[i].lo) : INT64_MIN;
+			w.win_hi = i + 1 < st->nwin ? ana_to_ref(&st->g, 0, (uint64_t)st->win[i].hi) - 1
+						     : INT64_MAX;
 			w.sacc = &st->acc;
 			struct ana_stream_acc before = st->acc;
 			struct ana_paths *p = ana_path_match(&w);

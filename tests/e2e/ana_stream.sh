@@ -8,7 +8,8 @@
 #    (its worst_hook aside, not streamed), so is pkt_flows; every "all" decomp row has the same
 #    count and its p50/p99/max within the sketch's stated error (0.79 %
 #    each, so 1.6 % apart); the windows' packets add up to the run's; the
-#    clock offsets of the chain equal the in-memory ones within 1 us;
+#    clock offsets of the chain equal the in-memory ones within 1 us; the
+#    same with --ref naming another host than the first input;
 #    --threads 1 and 2 write the same bytes;
 #  - --window auto: in memory when it fits --mem (the same bytes as without
 #    it), streamed when it does not, with the predicted and the actual peak
@@ -91,6 +92,15 @@ for h in p1a p1b p2a p2b; do
 	check "clock of $h: streamed offset within 1 us of in memory ($a, $b)" \
 		awk -v a="${a:-0}" -v b="${b:-x}" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(b!="x" && d<=1000)}'
 done
+
+# --ref another host: windows still cut (and chunks chosen) on the first
+# input's clock, mapped to the reference timeline after the fit
+"$NPANALYZE" --ref p1a -o "$T/mr.npa" "${recs[@]}" >/dev/null 2>&1
+"$NPANALYZE" --ref p1a --window 0.5 -o "$T/sr.npa" "${recs[@]}" >/dev/null 2>"$T/srerr"
+ev1=$(sed -n 's/^npanalyze: window 2\/[0-9]*: \([0-9]*\) events read.*/\1/p' "$T/srerr")
+check "--ref p1a streamed: window 2 reads part of the run (${ev1:-none} of 1349332 events)" \
+	sh -c "[ -n '$ev1' ] && [ '$ev1' -lt 1000000 ]"
+same_run ref "$T/mr.npa" "$T/sr.npa"
 
 # --- --window auto and --mem
 "$NPANALYZE" --threads 2 --window auto --mem 4G -o "$T/a1.npa" "${recs[@]}" >/dev/null 2>&1
