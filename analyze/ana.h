@@ -57,6 +57,7 @@ struct ana_host {
 	unsigned ncpus;
 	size_t nfiles;
 	uint64_t t_min, t_max;      /* local mono ns of everything seen */
+	int64_t seek_d;             /* this host's clock minus the reference's, by the HEADERs' wall clocks (ana_seek.c) */
 	uint64_t interval_ns;
 	uint64_t lost_events;       /* sum of LOST records */
 	uint64_t capped_events;     /* packet events dropped by the recorder's per-flow cap */
@@ -262,6 +263,10 @@ struct ana_options {
 	struct ana_progress *prog;  /* live progress line, NULL none (ana_progress.h) */
 	uint64_t mem_limit;         /* --mem bytes, 0 none */
 	uint64_t mem_base;          /* resident bytes before reading (predictions add to it) */
+	uint64_t window_ns;         /* --window: streamed analysis in windows this long (ana_stream.c) */
+	int64_t seek_margin_ns;     /* chunks read around --from/--to; 0: ANA_SEEK_MARGIN_NS */
+	bool seek_first_clock;      /* --from/--to on the first input's clock, whatever --ref (streamed) */
+	uint64_t horizon_ns;        /* --horizon: read around each streamed window; 0: default */
 };
 
 /* One probe of a recording as its last HEADER or PROBES record left it
@@ -301,8 +306,12 @@ struct ana_model {
 	int64_t win_lo, win_hi;     /* --from/--to resolved on the reference timeline (window phase) */
 	int ref;                    /* reference host index (loader) */
 	const struct ana_options *opt;
-	struct ana_seek { bool off, rel, based, has_rt0; unsigned nfiles; int64_t lo, hi, rt_off0, lo_m, hi_m; }
+	struct ana_seek { bool off, rel, based, d_based, d_has; unsigned nfiles; int64_t lo, hi, lo_m, hi_m, d_off0; }
 		seek;                   /* --from/--to: chunks read (ana_seek.c) */
+	bool pev_drop;              /* streamed skeleton: packet events counted, not kept (ana_stream.c) */
+	struct ana_stream_acc *sacc;  /* streamed: the decomposition adds its window here */
+	bool own_set;               /* streamed: clock points only of packets whose first event */
+	int64_t own_lo, own_hi;     /* (- seek_d) lies in [own_lo, own_hi) */
 	/* flow lookup (host, local id) -> index */
 	uint64_t *fl_keys; uint32_t *fl_vals; size_t fl_cap;
 };
@@ -397,6 +406,36 @@ void ana_path_free(struct ana_paths *p);
  * also fills m->ivseg and the segment sums of m->bwins. */
 void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
 
+/* Streamed analysis (ana_stream.c): what the windows' decompositions add up
+ * to. Sketches get each window's values merged in window order (bucket
+ * counts exact, the double sums in another order); counts are plain sums. */
+struct ana_stream_acc {
+	struct np_sketch all[ANA_NSEGS];   /* flow "all", as the decomp table's */
+	double whole[ANA_NSEGS];           /* segment sums of packets with a whole path */
+	uint64_t pkts, bytes, retx, lost, copies, unrec, sent, received;
+	uint64_t negative;                 /* cross-host segments clamped to 0 */
+	uint64_t active;                   /* flows with packets, summed over windows */
+	uint64_t flows;                    /* distinct flows with packets in the run */
+	struct ana_model *run;             /* the skeleton: flow identities of the run */
+	uint8_t *flow_seen;                /* per flow of run */
+	struct ana_stream_flow {
+		uint64_t sent, received, lost, retx, unrec, pkts, copies, bytes;
+		int64_t first, last;
+		uint16_t snd_host, rcv_host;
+		bool pos, hosts;
+	} *pf;                             /* per flow of run: loss and pkt_flows sums */
+};
+/* One window: its bounds on the reference timeline, events read, counts
+ * (its acc's sketches stay empty). */
+struct ana_stream_win { int64_t lo, hi; uint64_t events; struct ana_stream_acc acc; };
+/* Adds the stream's decomp rows (flow "all") and its stream table to o. */
+void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *a,
+			      const struct ana_stream_win *win, size_t nwin, struct ana_out *o);
+/* Runs the streamed analysis of files (aliases[i] or NULL) in windows of
+ * o->window_ns; writes out_path (NULL: dry run). Exit status as npanalyze's. */
+int ana_stream_main(struct ana_options *o, char **files, const char **aliases, int nfiles,
+		    const char *out_path, FILE *summary);
+
 /* ana_families.c: flows and drops, transactions, network CPU, perfmon EWMA. */
 void ana_flows_run(const struct ana_model *m, struct ana_out *o);
 void ana_txn_run(struct ana_model *m, struct ana_out *o);
@@ -462,5 +501,9 @@ double ana_cpu_s(void);         /* process CPU seconds (phase timing) */
 double ana_thread_cpu_s(void);  /* the calling thread's CPU seconds */
 /* Runs every analysis of m and writes the .npa (path NULL = no file). */
 int  ana_run(struct ana_model *m, const char *out_path, FILE *summary);
+/* The phases after the packet paths (families, bottlenecks, graph, findings). */
+void ana_run_families(struct ana_model *m, struct ana_out *o);
+/* ana_stream.c: resident bytes now (/proc/self/statm), 0 unknown. */
+uint64_t ana_rss_now(void);
 
 #endif

@@ -629,12 +629,12 @@ static void ana_dcand_emit(struct ana_out *o, const struct ana_dcand *a, int na)
 	}
 }
 
-static void ana_decomp_table(struct ana_dctx *d)
+/* columns of "decomp", in the order of the np_table_col_at calls below */
+enum { DC_FLOW, DC_SEGMENT, DC_SK, DC_SHARE_MEAN = DC_SK + ANA_SK_NCOLS, DC_SHARE_P99,
+       DC_HOST, DC_NCOLS };
+
+static struct np_table *ana_decomp_table_new(void)
 {
-	struct ana_model *m = d->m;
-	/* columns of "decomp", in the order of the np_table_col_at calls below */
-	enum { DC_FLOW, DC_SEGMENT, DC_SK, DC_SHARE_MEAN = DC_SK + ANA_SK_NCOLS, DC_SHARE_P99,
-	       DC_HOST, DC_NCOLS };
 	struct np_table *t = np_table_new("decomp", "Latency decomposition per segment", 2);
 	np_table_col_at(t, DC_FLOW, "flow", "str", "sender-side flow, or all");
 	np_table_col_at(t, DC_SEGMENT, "segment", "str", "sender_stack qdisc device wire forward_stack forward_qdisc forward_device receiver_stack receiver_app total");
@@ -642,6 +642,13 @@ static void ana_decomp_table(struct ana_dctx *d)
 	np_table_col_at(t, DC_SHARE_MEAN, "share_mean", "pct", "segment mean as % of the total mean");
 	np_table_col_at(t, DC_SHARE_P99, "share_p99", "pct", "% of the latency of the slowest 1 % of packets spent here");
 	np_table_col_at(t, DC_HOST, "host", "str", "host the segment runs on (wire: sender>receiver)");
+	return t;
+}
+
+static void ana_decomp_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	struct np_table *t = ana_decomp_table_new();
 	/* tail decomposition: per segment sums over the packets at or above the
 	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
@@ -679,6 +686,8 @@ static void ana_decomp_table(struct ana_dctx *d)
 			ntails[g]++;
 		}
 	}
+	for (int s = 0; m->sacc && s < ANA_NSEGS; s++)
+		m->sacc->whole[s] += whole[0][s];
 	for (int f = -1; f < d->ntop; f++) {
 		char name[160] = "all";
 		struct np_sketch *sk = f < 0 ? d->all : d->top[f];
@@ -1260,6 +1269,36 @@ static void ana_dropagg_findings(struct ana_dctx *d, const struct ana_dropagg *a
 	}
 }
 
+/* columns of "loss", in the order of the np_table_col_at calls below */
+enum { LS_FLOW, LS_SENT, LS_RECEIVED, LS_LOST, LS_LOSS_RATE, LS_RETRANS, LS_WORST_HOOK,
+       LS_UNRECORDED, LS_NCOLS };
+
+static struct np_table *ana_loss_table_new(void)
+{
+	struct np_table *t = np_table_new("loss", "Loss per flow (retransmissions counted apart)", 1);
+	np_table_col_at(t, LS_FLOW, "flow", "str", NULL);
+	np_table_col_at(t, LS_SENT, "sent", "count", "packets seen at the flow's first hook");
+	np_table_col_at(t, LS_RECEIVED, "received", "count", "packets seen at the flow's last hook");
+	np_table_col_at(t, LS_LOST, "lost", "count", "packets that never reached the receiver");
+	np_table_col_at(t, LS_LOSS_RATE, "loss_rate", "ratio", "lost / sent");
+	np_table_col_at(t, LS_RETRANS, "retrans", "count", "retransmitted packets");
+	np_table_col_at(t, LS_WORST_HOOK, "worst_hook", "str", "host:hook after which most packets vanished");
+	np_table_col_at(t, LS_UNRECORDED, "unrecorded", "count",
+			"delivered (reached the receiver, never resent) but its socket-hook events missing");
+	return t;
+}
+
+/* A flow's sent (the most any egress hook of its sender saw) and received
+ * (its last position) packets; f->npos >= 1. */
+static void ana_flow_sent_recv(const struct ana_fagg *f, uint64_t *sent, uint64_t *recv)
+{
+	*sent = f->sent_pos >= 0 ? 0 : f->pos[f->order[0]].n;
+	for (int i = 0; i < f->npos; i++)
+		if ((f->sent_mask & (1u << i)) && f->pos[i].n > *sent)
+			*sent = f->pos[i].n;
+	*recv = f->pos[f->order[f->npos - 1]].n;
+}
+
 static void ana_loss_tables(struct ana_dctx *d)
 {
 	struct ana_dropagg dagg[ANA_DROPAGG];
@@ -1360,19 +1399,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
 
-	/* columns of "loss", in the order of the np_table_col_at calls below */
-	enum { LS_FLOW, LS_SENT, LS_RECEIVED, LS_LOST, LS_LOSS_RATE, LS_RETRANS, LS_WORST_HOOK,
-	       LS_UNRECORDED, LS_NCOLS };
-	struct np_table *t = np_table_new("loss", "Loss per flow (retransmissions counted apart)", 1);
-	np_table_col_at(t, LS_FLOW, "flow", "str", NULL);
-	np_table_col_at(t, LS_SENT, "sent", "count", "packets seen at the flow's first hook");
-	np_table_col_at(t, LS_RECEIVED, "received", "count", "packets seen at the flow's last hook");
-	np_table_col_at(t, LS_LOST, "lost", "count", "packets that never reached the receiver");
-	np_table_col_at(t, LS_LOSS_RATE, "loss_rate", "ratio", "lost / sent");
-	np_table_col_at(t, LS_RETRANS, "retrans", "count", "retransmitted packets");
-	np_table_col_at(t, LS_WORST_HOOK, "worst_hook", "str", "host:hook after which most packets vanished");
-	np_table_col_at(t, LS_UNRECORDED, "unrecorded", "count",
-			"delivered (reached the receiver, never resent) but its socket-hook events missing");
+	struct np_table *t = ana_loss_table_new();
 	/* columns of "loss_hops", in the order of the np_table_col_at calls below */
 	enum { LH_FLOW, LH_FROM, LH_TO, LH_N_FROM, LH_N_TO, LH_LOST, LH_LOSS_RATE,
 	       LH_LOST_HERE, LH_HOP_MEAN, LH_NCOLS };
@@ -1392,11 +1419,8 @@ static void ana_loss_tables(struct ana_dctx *d)
 			continue;
 		char name[160];
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		uint64_t sent = f->sent_pos >= 0 ? 0 : f->pos[f->order[0]].n;
-		for (int i = 0; i < f->npos; i++)
-			if ((f->sent_mask & (1u << i)) && f->pos[i].n > sent)
-				sent = f->pos[i].n;
-		uint64_t recv = f->pos[f->order[f->npos - 1]].n;
+		uint64_t sent, recv;
+		ana_flow_sent_recv(f, &sent, &recv);
 		size_t r = np_table_row(t);
 		np_table_set_str(t, r, LS_FLOW, name);
 		np_table_set_u64(t, r, LS_SENT, sent);
@@ -1470,12 +1494,12 @@ static void ana_loss_tables(struct ana_dctx *d)
 
 /* ---- throughput from packet paths ---- */
 
-static void ana_pkt_flows_table(struct ana_dctx *d)
+/* columns of "pkt_flows", in the order of the np_table_col_at calls below */
+enum { PF_FLOW, PF_SENDER, PF_RECEIVER, PF_PACKETS, PF_BYTES, PF_FIRST, PF_LAST,
+       PF_THROUGHPUT, PF_NCOLS };
+
+static struct np_table *ana_pkt_flows_table_new(void)
 {
-	struct ana_model *m = d->m;
-	/* columns of "pkt_flows", in the order of the np_table_col_at calls below */
-	enum { PF_FLOW, PF_SENDER, PF_RECEIVER, PF_PACKETS, PF_BYTES, PF_FIRST, PF_LAST,
-	       PF_THROUGHPUT, PF_NCOLS };
 	struct np_table *t = np_table_new("pkt_flows", "Traced flows (from packet paths)", 1);
 	np_table_col_at(t, PF_FLOW, "flow", "str", NULL);
 	np_table_col_at(t, PF_SENDER, "sender", "str", "host");
@@ -1485,6 +1509,31 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 	np_table_col_at(t, PF_FIRST, "first", "time_ns", NULL);
 	np_table_col_at(t, PF_LAST, "last", "time_ns", NULL);
 	np_table_col_at(t, PF_THROUGHPUT, "throughput", "bps", "payload bits / (last - first)");
+	return t;
+}
+
+/* One flow's pkt_flows row; snd < 0: hosts unknown. */
+static void ana_pkt_flow_row(struct np_table *t, const struct ana_model *m, const char *name,
+			     int snd, int rcv, uint64_t copies, uint64_t bytes, int64_t first, int64_t last)
+{
+	size_t r = np_table_row(t);
+	np_table_set_str(t, r, PF_FLOW, name);
+	if (snd >= 0) {
+		np_table_set_str(t, r, PF_SENDER, m->hosts.v[snd].name);
+		np_table_set_str(t, r, PF_RECEIVER, m->hosts.v[rcv].name);
+	}
+	np_table_set_u64(t, r, PF_PACKETS, copies);
+	np_table_set_u64(t, r, PF_BYTES, bytes);
+	np_table_set_i64(t, r, PF_FIRST, first);
+	np_table_set_i64(t, r, PF_LAST, last);
+	if (last > first)
+		np_table_set_f64(t, r, PF_THROUGHPUT, (double)bytes * 8e9 / (double)(last - first));
+}
+
+static void ana_pkt_flows_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	struct np_table *t = ana_pkt_flows_table_new();
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *v = malloc(d->nint * sizeof(*v));
 	for (size_t fi = 0; fi < m->flows.n; fi++) {
@@ -1493,18 +1542,8 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 			continue;
 		char name[160];
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		size_t r = np_table_row(t);
-		np_table_set_str(t, r, PF_FLOW, name);
-		if (f->npos) {
-			np_table_set_str(t, r, PF_SENDER, m->hosts.v[f->snd_host].name);
-			np_table_set_str(t, r, PF_RECEIVER, m->hosts.v[f->rcv_host].name);
-		}
-		np_table_set_u64(t, r, PF_PACKETS, f->copies);
-		np_table_set_u64(t, r, PF_BYTES, f->bytes);
-		np_table_set_i64(t, r, PF_FIRST, f->first);
-		np_table_set_i64(t, r, PF_LAST, f->last);
-		if (f->last > f->first)
-			np_table_set_f64(t, r, PF_THROUGHPUT, (double)f->bytes * 8e9 / (double)(f->last - f->first));
+		ana_pkt_flow_row(t, m, name, f->npos ? f->snd_host : -1, f->npos ? f->rcv_host : -1,
+				 f->copies, f->bytes, f->first, f->last);
 		if (f->top < 0 || !ts || !v)
 			continue;
 		size_t k = 0;
@@ -1581,6 +1620,169 @@ static void ana_export_ivseg(struct ana_dctx *d)
 	}
 }
 
+/* Streamed: a window's flow into the run's (pkt_flows' columns). */
+static void ana_stream_flow_add(struct ana_stream_flow *x, const struct ana_fagg *f)
+{
+	x->pkts += f->pkts;
+	x->copies += f->copies;
+	x->bytes += f->bytes;
+	if (f->first && (!x->first || f->first < x->first))
+		x->first = f->first;
+	if (f->last > x->last)
+		x->last = f->last;
+	if (f->npos && !x->hosts) {
+		x->hosts = true;
+		x->snd_host = f->snd_host;
+		x->rcv_host = f->rcv_host;
+	}
+}
+
+/* Streamed: this window's sketches and counts into the run's. */
+static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
+{
+	for (int s = 0; s < ANA_NSEGS; s++)
+		np_sketch_merge(&a->all[s], &d->all[s]);
+	for (size_t fi = 0; fi < d->m->flows.n; fi++) {
+		const struct ana_fagg *f = &d->fa[fi];
+		a->pkts += f->pkts;
+		a->bytes += f->bytes;
+		a->retx += f->retx;
+		a->lost += f->lost;
+		a->copies += f->copies;
+		a->unrec += f->unrec;
+		if (f->pkts) {
+			const struct ana_flow *fl = &d->m->flows.v[fi];
+			uint32_t gi = a->run ? ana_flow_lookup(a->run, fl->host, fl->local_id, false)
+					     : UINT32_MAX;
+			a->active++;
+			if (gi < a->run->flows.n && a->pf)
+				ana_stream_flow_add(&a->pf[gi], f);
+			if (gi < a->run->flows.n && a->flow_seen && !a->flow_seen[gi]) {
+				a->flow_seen[gi] = 1;
+				a->flows++;
+			}
+			if (f->npos >= 1) {
+				uint64_t sent, recv;
+				ana_flow_sent_recv(f, &sent, &recv);
+				a->sent += sent;
+				a->received += recv;
+				if (gi < a->run->flows.n && a->pf) {
+					struct ana_stream_flow *x = &a->pf[gi];
+					x->sent += sent;
+					x->received += recv;
+					x->lost += f->lost;
+					x->retx += f->retx;
+					x->unrec += f->unrec;
+					x->pos = true;
+				}
+			}
+		}
+	}
+	a->negative += d->negative;
+}
+
+/* The loss and pkt_flows tables of a streamed run: each flow's per-window
+ * sums, first and last (the worst hook needs the flow's positions, which
+ * are numbered per window; no per-interval throughput series). */
+static void ana_stream_flow_tables(struct ana_model *m, const struct ana_stream_acc *a,
+				  struct ana_out *o)
+{
+	struct np_table *t = ana_loss_table_new();
+	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
+		const struct ana_stream_flow *x = &a->pf[fi];
+		if (!x->pos)
+			continue;
+		char name[160];
+		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, LS_FLOW, name);
+		np_table_set_u64(t, r, LS_SENT, x->sent);
+		np_table_set_u64(t, r, LS_RECEIVED, x->received);
+		np_table_set_u64(t, r, LS_LOST, x->lost);
+		if (x->sent)
+			np_table_set_f64(t, r, LS_LOSS_RATE, (double)x->lost / (double)x->sent);
+		np_table_set_u64(t, r, LS_RETRANS, x->retx);
+		np_table_set_u64(t, r, LS_UNRECORDED, x->unrec);
+	}
+	ana_out_table(o, t);
+	t = ana_pkt_flows_table_new();
+	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
+		const struct ana_stream_flow *x = &a->pf[fi];
+		if (!x->pkts)
+			continue;
+		char name[160];
+		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
+		ana_pkt_flow_row(t, m, name, x->hosts ? x->snd_host : -1, x->hosts ? x->rcv_host : -1,
+				 x->copies, x->bytes, x->first, x->last);
+	}
+	ana_out_table(o, t);
+}
+
+/* The streamed run's decomp rows of flow "all" (sketch columns and
+ * share_mean; share_p99 needs every packet's total against the run's p99,
+ * left empty) and the stream table: totals, then one row per window. */
+void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *a,
+			      const struct ana_stream_win *win, size_t nwin, struct ana_out *o)
+{
+	struct np_table *t = ana_decomp_table_new();
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		if (!a->all[s].n)
+			continue;
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, DC_FLOW, "all");
+		np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
+		ana_sketch_cells(t, r, DC_SK, &a->all[s]);
+		if (a->whole[ANA_SEG_TOTAL] > 0)
+			np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * a->whole[s] / a->whole[ANA_SEG_TOTAL]);
+		char key[64];
+		snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
+		np_sketchrec_pack(&o->rb, "decomp", key, "latency", "ns", &a->all[s]);
+	}
+	ana_out_table(o, t);
+	enum { SW_WINDOW, SW_FROM, SW_TO, SW_EVENTS, SW_PACKETS, SW_COPIES, SW_FLOWS, SW_SENT, SW_RECEIVED, SW_LOST,
+	       SW_RETRANS, SW_BYTES, SW_NCOLS };
+	t = np_table_new("stream", "Streamed analysis: totals and windows", 1);
+	np_table_col_at(t, SW_WINDOW, "window", "str", "all, or the window's number");
+	np_table_col_at(t, SW_FROM, "from", "time_ns", "window start, reference timeline");
+	np_table_col_at(t, SW_TO, "to", "time_ns", "window end (excluded)");
+	np_table_col_at(t, SW_EVENTS, "events", "count", "packet events read for the window (with its horizon)");
+	np_table_col_at(t, SW_PACKETS, "packets", "count", "packets whose first hook lies in the window");
+	np_table_col_at(t, SW_COPIES, "copies", "count", "sum of pkt_flows' packets (copies on the wire)");
+	np_table_col_at(t, SW_FLOWS, "flows", "count", "flows with packets (all: distinct over the windows)");
+	np_table_col_at(t, SW_SENT, "sent", "count", "sum of the loss table's sent");
+	np_table_col_at(t, SW_RECEIVED, "received", "count", "sum of the loss table's received");
+	np_table_col_at(t, SW_LOST, "lost", "count", "sum of the loss table's lost");
+	np_table_col_at(t, SW_RETRANS, "retrans", "count", "sum of the loss table's retrans");
+	np_table_col_at(t, SW_BYTES, "bytes", "bytes", "payload bytes of the packets");
+	for (size_t i = 0; i <= nwin; i++) {
+		const struct ana_stream_win *w = i ? &win[i - 1] : NULL;
+		const struct ana_stream_acc *c = w ? &w->acc : a;
+		size_t r = np_table_row(t);
+		char name[32];
+		snprintf(name, sizeof(name), "%zu", i - 1);
+		np_table_set_str(t, r, SW_WINDOW, w ? name : "all");
+		if (w) {
+			np_table_set_i64(t, r, SW_FROM, w->lo);
+			np_table_set_i64(t, r, SW_TO, w->hi);
+			np_table_set_u64(t, r, SW_EVENTS, w->events);
+		}
+		np_table_set_u64(t, r, SW_PACKETS, c->pkts);
+		np_table_set_u64(t, r, SW_COPIES, c->copies);
+		np_table_set_u64(t, r, SW_FLOWS, w ? c->active : c->flows);
+		np_table_set_u64(t, r, SW_SENT, c->sent);
+		np_table_set_u64(t, r, SW_RECEIVED, c->received);
+		np_table_set_u64(t, r, SW_LOST, c->lost);
+		np_table_set_u64(t, r, SW_RETRANS, c->retx);
+		np_table_set_u64(t, r, SW_BYTES, c->bytes);
+	}
+	ana_out_table(o, t);
+	ana_stream_flow_tables(m, a, o);
+	if (a->negative)
+		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
+			 "(clamped to 0): the clock error bound is larger than those segments",
+			 (unsigned long long)a->negative);
+}
+
 void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 {
 	struct ana_dctx d = { .m = m, .p = p, .o = o };
@@ -1605,6 +1807,8 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	ana_jitter_table(&d);
 	ana_loss_tables(&d);
 	ana_pkt_flows_table(&d);
+	if (m->sacc)
+		ana_stream_add(&d, m->sacc);
 out:
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_free(&d.all[s]);

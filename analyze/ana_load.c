@@ -756,6 +756,8 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	bool over = false;
 	while (more == 1 && !over) {
 		ana_load_record(c, &rec);
+		if (m->pev_drop)
+			m->pev.n = 0;       /* streamed skeleton: counted, not kept */
 		more = np_reader_next(r, &rec);
 		ana_progress_tick(prog, np_reader_stats(r)->last_good_offset, m->pev.n);
 		over = limit && ana_mem_predict(m) > limit;
@@ -765,6 +767,8 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	ana_read_free(ahead);
 	ana_pktdec_free(c->dec);
 	c->dec = NULL;
+	if (m->pev_drop)
+		m->pev.n = 0;
 	ana_seek_end(m, c->host, r);
 	if (over || (limit && ana_mem_predict(m) > limit))
 		return ANA_LOAD_OVER_MEM;

@@ -628,14 +628,28 @@ size_t ana_path_order(const struct ana_model *m, const struct ana_paths *p, size
 /* One message per host boundary of each multi-host packet: the upstream
  * host's last event to the downstream host's first. Hosts are ordered by
  * role (sender, forwarder, receiver) without sorting the whole path. */
+/* Streamed (ana_stream.c): a packet's clock points are taken in the one
+ * window its earliest event lies in, on the reference clock as the HEADERs'
+ * wall clocks map it (the fit is not known yet); an interior packet has the
+ * same events in every window that reads it, so exactly one owns it. */
+static bool ana_path_owned(const struct ana_model *m, const struct ana_pe *ev, uint32_t n)
+{
+	int64_t t = INT64_MAX;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t x = (int64_t)ev[i].ts - m->hosts.v[ev[i].host].seek_d;
+		if (x < t)
+			t = x;
+	}
+	return t >= m->own_lo && t < m->own_hi;
+}
+
 void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp)
 {
 	const struct ana_pe *ev = p->pe;
-	(void)m;
 	for (size_t k = 0; k < p->npkts; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
-		if (q->nev < 2)
+		if (q->nev < 2 || (m->own_set && !ana_path_owned(m, ev + q->head, q->nev)))
 			continue;
 		struct { uint16_t host; uint64_t first, last; uint8_t first_hook; bool eg_late;
 			 uint32_t hooks; } h[4];

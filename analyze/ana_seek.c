@@ -40,10 +40,19 @@ static bool ana_seek_rt_off(const msgpack_object *hdr, int64_t *off)
 /* This file's window, from the reference's window on its clock (lo, hi)
  * through the wall clock; without a clock pair on either side the clocks are
  * taken as one (as pipeline.c does for a host it cannot align). */
-static void ana_seek_file(const struct ana_seek *s, struct np_reader *r, bool has_off, int64_t off)
+static void ana_seek_file(struct ana_model *m, int host, struct np_reader *r)
 {
-	int64_t d = has_off && s->has_rt0 ? s->rt_off0 - off : 0;
+	const struct ana_seek *s = &m->seek;
+	int64_t d = m->hosts.v[host].seek_d;
 	np_reader_set_window(r, ana_seek_add(s->lo_m, d), ana_seek_add(s->hi_m, d), false);
+}
+
+/* --ref names the first input's host: as ana_pick_ref matches it, by what
+ * is known before the display names are made (an alias, the hostname, the
+ * file stem; a display name with a netns label leaves the seek off) */
+static bool ana_seek_is_ref(const struct ana_host *h, const char *ref)
+{
+	return !strcmp(ref, h->name) || !strcmp(ref, h->hostname) || !strcmp(ref, h->stem);
 }
 
 void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const msgpack_object *hdr)
@@ -52,24 +61,31 @@ void ana_seek_begin(struct ana_model *m, int host, struct np_reader *r, const ms
 	struct ana_seek *s = &m->seek;
 	int64_t off = 0;
 	bool has_off = ana_seek_rt_off(hdr, &off);
+	/* the streamed analysis windows every host through the first file's
+	 * clock pair, with or without --from/--to */
+	if (!s->d_based) {
+		s->d_based = true;
+		s->d_has = has_off;
+		s->d_off0 = off;
+	}
+	m->hosts.v[host].seek_d = has_off && s->d_has ? s->d_off0 - off : 0;
 	if (!o || !(o->from_set || o->to_set) || s->off)
 		return;
 	if (s->nfiles++ == 0) {
-		if ((o->ref && strcmp(o->ref, m->hosts.v[host].name) != 0) ||
+		if ((o->ref && !o->seek_first_clock && !ana_seek_is_ref(&m->hosts.v[host], o->ref)) ||
 		    (o->from_set && o->to_set && o->from_rel != o->to_rel)) {
 			s->off = true;
 			return;
 		}
 		s->rel = o->from_set ? o->from_rel : o->to_rel;
-		s->has_rt0 = has_off;
-		s->rt_off0 = off;
-		s->lo = o->from_set ? ana_seek_add((int64_t)o->from_ns, -ANA_SEEK_MARGIN_NS) : INT64_MIN;
-		s->hi = o->to_set ? ana_seek_add((int64_t)o->to_ns, ANA_SEEK_MARGIN_NS) : INT64_MAX;
+		int64_t margin = o->seek_margin_ns ? o->seek_margin_ns : ANA_SEEK_MARGIN_NS;
+		s->lo = o->from_set ? ana_seek_add((int64_t)o->from_ns, -margin) : INT64_MIN;
+		s->hi = o->to_set ? ana_seek_add((int64_t)o->to_ns, margin) : INT64_MAX;
 		np_reader_set_window(r, s->lo, s->hi, s->rel);
 		return;
 	}
 	if (s->based)
-		ana_seek_file(s, r, has_off, off);
+		ana_seek_file(m, host, r);
 }
 
 void ana_seek_end(struct ana_model *m, int host, struct np_reader *r)

@@ -22,7 +22,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: npanalyze [-o OUT.npa] [--ref HOST] [--from T --to T] [--flow FILTER]\n"
-"                 [--alias FILE=NAME] [--threads N] [--mem SIZE] [-q] REC.npr...\n"
+"                 [--alias FILE=NAME] [--threads N] [--mem SIZE] [--window S|auto]\n"
+"                 [--horizon S] [-q] REC.npr...\n"
 "       npanalyze patterns ...   (latency degradation patterns; --help there)\n"
 "\n"
 "Merges the recordings of several hosts (rotated sets of one host are grouped\n"
@@ -43,6 +44,16 @@ static void usage(FILE *f)
 "                      byte for any N\n"
 "      --mem SIZE      refuse (exit 2) when the predicted peak memory passes\n"
 "                      SIZE (e.g. 2G), checked while reading, before it is used\n"
+"      --window S      streamed analysis in windows of S seconds of the reference\n"
+"                      host's clock: memory bounded by one window, inputs read 3\n"
+"                      times; tables decomp (flow all), loss, pkt_flows, stream,\n"
+"                      clock and the non-packet families (docs/ANALYSIS.md,\n"
+"                      \"Scale\")\n"
+"      --window auto   in memory, or streamed in the longest window that fits\n"
+"                      --mem when the predicted peak passes it (needs --mem)\n"
+"      --horizon S     streamed: also read S seconds each side of a window\n"
+"                      (default 0.2): more than a packet's first-to-last hook\n"
+"                      time plus the hosts' wall-clock error (warned when not)\n"
 "  -q, --quiet         no progress on stderr\n"
 "  -h, --help, -V, --version\n"
 "\n"
@@ -88,17 +99,6 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 /* Resident bytes now (/proc/self/statm), 0 when unknown. */
-static uint64_t rss_now(void)
-{
-	unsigned long size, res;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
-		return 0;
-	int n = fscanf(f, "%lu %lu", &size, &res);
-	fclose(f);
-	return n == 2 ? (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
-}
-
 static double wall_s(void)
 {
 	struct timespec ts;
@@ -175,6 +175,22 @@ static int check_inputs(char **paths, int n)
 	return bad ? -EINVAL : 0;
 }
 
+/* --window: the streamed analysis (ana_stream.c). */
+static int run_streamed(struct ana_options *opt, char **files, int n, const char *out)
+{
+	const char **aliases = calloc((size_t)n, sizeof(*aliases));
+	if (!aliases)
+		return 2;
+	for (int i = 0; i < n; i++)
+		aliases[i] = alias_for(opt, files[i]);
+	opt->prog = NULL;
+	malloc_trim(0);     /* what an abandoned in-memory read held goes back */
+	opt->mem_base = ana_rss_now();
+	int rc = ana_stream_main(opt, files, aliases, n, out, stdout);
+	free(aliases);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "patterns"))
@@ -185,6 +201,7 @@ int main(int argc, char **argv)
 		{ "flow", required_argument, NULL, 'f' }, { "alias", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' }, { "dry-run", no_argument, NULL, 'n' },
 		{ "threads", required_argument, NULL, 'j' }, { "mem", required_argument, NULL, 'm' },
+		{ "window", required_argument, NULL, 'w' }, { "horizon", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -198,7 +215,7 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct ana_options opt = { .threads = ncpu > 0 ? (unsigned)ncpu : 1 };
 	const char *out = "analysis.npa";
-	bool dry = false;
+	bool dry = false, win_auto = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "o:qnhV", lo, NULL)) != -1) {
 		switch (c) {
@@ -242,6 +259,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'w': {
+			bool rel;
+			if (!strcmp(optarg, "auto")) {
+				win_auto = true;
+			} else if (parse_time(optarg, &opt.window_ns, &rel) || !opt.window_ns) {
+				fprintf(stderr, "npanalyze: --window %s: not a duration (seconds, or NNNns) "
+					"nor auto\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'H': {
+			bool rel;
+			if (parse_time(optarg, &opt.horizon_ns, &rel) || !opt.horizon_ns) {
+				fprintf(stderr, "npanalyze: --horizon %s: not a duration (seconds, or NNNns)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'q': opt.quiet = true; break;
 		case 'n': dry = true; break;
 		case 'h': usage(stdout); return 0;
@@ -256,6 +293,16 @@ int main(int argc, char **argv)
 	}
 	if (check_inputs(argv + optind, argc - optind))
 		return 2;
+	if ((opt.window_ns || win_auto) && (opt.from_set || opt.to_set || opt.flow_filter)) {
+		fprintf(stderr, "npanalyze: --window does not combine with --from, --to or --flow\n");
+		return 2;
+	}
+	if (win_auto && !opt.mem_limit) {
+		fprintf(stderr, "npanalyze: --window auto needs --mem\n");
+		return 2;
+	}
+	if (opt.window_ns)
+		return run_streamed(&opt, argv + optind, argc - optind, dry ? NULL : out);
 	struct ana_model m;
 	ana_model_init(&m, &opt);
 	int nread = 0;
@@ -263,13 +310,21 @@ int main(int argc, char **argv)
 	struct ana_progress prog;
 	ana_progress_init(&prog, !opt.quiet && isatty(STDERR_FILENO), argv + optind, argc - optind);
 	opt.prog = &prog;
-	opt.mem_base = rss_now();
+	opt.mem_base = ana_rss_now();
 	for (int i = optind; i < argc; i++) {
 		ana_progress_clear(&prog);
 		if (!opt.quiet)
 			fprintf(stderr, "npanalyze: reading %s (%d/%d)\n", argv[i], i - optind + 1, argc - optind);
 		ana_progress_file(&prog, i - optind + 1, argv[i]);
 		int rc = ana_load_file(&m, argv[i], alias_for(&opt, argv[i]));
+		if (rc == ANA_LOAD_OVER_MEM && win_auto) {
+			ana_progress_clear(&prog);
+			if (!opt.quiet)
+				fprintf(stderr, "npanalyze: the analysis in memory would need more than "
+					"--mem %.0f MB: streamed instead\n", (double)opt.mem_limit / 1048576);
+			ana_model_free(&m);
+			return run_streamed(&opt, argv + optind, argc - optind, dry ? NULL : out);
+		}
 		if (rc == ANA_LOAD_OVER_MEM) {
 			ana_progress_clear(&prog);
 			fprintf(stderr, "npanalyze: %s: stopped reading: the analysis would need about "

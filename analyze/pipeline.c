@@ -95,6 +95,22 @@ static void pipe_clock_findings(const struct ana_model *m, struct ana_out *o)
 					  m->hosts.v[i].name, m->hosts.v[m->ref].name);
 }
 
+void ana_run_families(struct ana_model *m, struct ana_out *o)
+{
+	/* families (ana_families.c): in the records of their family (fstats and
+	 * drops, txns, netcpu and netrx, ewma), the clock, the window; out tables */
+	ana_flows_run(m, o);
+	ana_txn_run(m, o);
+	ana_netcpu_run(m, o);
+	ana_stack_run(m, o);
+	/* bottlenecks and service graph (ana_graph.c): in m->ivseg and m->bwins of
+	 * the path phase, txns, txevs, threads, cgroups, alerts; out tables */
+	ana_bneck_run(m, o);
+	ana_graph_run(m, o);
+	pipe_clock_findings(m, o);
+	ana_out_findings(o);
+}
+
 int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 {
 	struct ana_pipe pp = { .t = ana_cpu_s(), .tm = ana_thread_cpu_s(), .tw = pipe_wall_s() };
@@ -122,18 +138,7 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 	pp.paths = NULL;
 	pipe_mark(m, &pp, "decompose, jitter, loss");
 
-	/* families (ana_families.c): in the records of their family (fstats and
-	 * drops, txns, netcpu and netrx, ewma), the clock, the window; out tables */
-	ana_flows_run(m, &pp.out);
-	ana_txn_run(m, &pp.out);
-	ana_netcpu_run(m, &pp.out);
-	ana_stack_run(m, &pp.out);
-	/* bottlenecks and service graph (ana_graph.c): in m->ivseg and m->bwins of
-	 * the path phase, txns, txevs, threads, cgroups, alerts; out tables */
-	ana_bneck_run(m, &pp.out);
-	ana_graph_run(m, &pp.out);
-	pipe_clock_findings(m, &pp.out);
-	ana_out_findings(&pp.out);
+	ana_run_families(m, &pp.out);
 	pipe_mark(m, &pp, "other families");
 
 	int rc = out_path ? ana_out_write(m, &pp.out, out_path) : 0;

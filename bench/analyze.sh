@@ -21,7 +21,15 @@
 # --threads 1 and once with --threads 2 (cmp of the two .npa). Needs about
 # 70 bytes of memory per event (7 GB at 100 M events) and ~1.3 GB of disk.
 #
-# Env: PACKETS, REPS (3), LARGE (1), LARGE_PACKETS, NP_BUILD (build/),
+# Both cases are then analysed streamed (npanalyze --window STREAM_WINDOW
+# --horizon STREAM_HORIZON, docs/ANALYSIS.md "Streamed analysis") with
+# --threads 1 and 2: CPU per pass, peak RSS, npanalyze's predicted peak,
+# and whether the two .npa are byte-identical.
+#
+# Env: PACKETS, REPS (3), LARGE (1), LARGE_PACKETS, INMEM (1; 0 skips the
+#      in-memory runs of the 10h case), STREAM_WINDOW (0.25 s),
+#      STREAM_HORIZON (0.02 s: genfix packets span < 2 ms, its HEADERs'
+#      wall clocks are exact), NP_BUILD (build/),
 #      BENCH_DIR (a temporary directory).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +38,9 @@ PACKETS=${PACKETS:-1150000}
 REPS=${REPS:-3}
 LARGE=${LARGE:-1}
 LARGE_PACKETS=${LARGE_PACKETS:-2222222}
+STREAM_WINDOW=${STREAM_WINDOW:-0.25}
+STREAM_HORIZON=${STREAM_HORIZON:-0.02}
+INMEM=${INMEM:-1}
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/np-bench-analyze.XXXXXX)}
 trap '[ -z "${BENCH_DIR:-}" ] && rm -rf "$DIR"' EXIT
 mkdir -p "$DIR" || exit 1
@@ -65,6 +76,39 @@ run() {
 		}' "$DIR/err.txt" | tee -a "$DIR/rows.txt"
 }
 
+# srun CASE THREADS OUT.npa FILES...: one streamed analysis (--window
+# STREAM_WINDOW --horizon STREAM_HORIZON), one row: CPU per pass (skeleton,
+# pass 1 = clock points, pass 2 = decomposition), CPU of all threads, wall,
+# peak RSS, npanalyze's predicted peak, windows.
+srun() {
+	local case=$1 th=$2 out=$3
+	shift 3
+	/usr/bin/time -v "$NP_BUILD/npanalyze" --threads "$th" --window "$STREAM_WINDOW" \
+		--horizon "$STREAM_HORIZON" -o "$out" "$@" > "$DIR/summary.txt" 2> "$DIR/err.txt"
+	local rc=$?
+	[ $rc -le 1 ] || { cat "$DIR/err.txt" >&2; exit 1; }
+	awk -v cs="$case" -v th="$th" '
+		function cpu(   i) { for (i = 1; i <= NF; i++) if ($i == "CPU") return $(i - 2); return 0 }
+		/packet events from .* streamed in/ { ev = $2; nw = $(NF - 9) }
+		/stream skeleton/ { sk = cpu() }
+		/stream pass 1/   { p1 = cpu() }
+		/stream pass 2/   { p2 = cpu() }
+		/predicted peak/  { for (i = 1; i <= NF; i++) if ($i == "peak" && $(i - 1) == "predicted") pp = $(i + 1) }
+		/User time/       { u = $NF }
+		/System time/     { sy = $NF }
+		/Elapsed \(wall clock\)/ { n = split($NF, p, ":"); w = 0; for (i = 1; i <= n; i++) w = w * 60 + p[i] }
+		/Maximum resident set size/ { rss = $NF / 1024 }
+		END {
+			printf "%-4s %3s %10d %5d %7.2f %7.2f %7.2f %7.2f %7.2f %8.0f %8.0f %6.0f\n", cs, th, ev, nw,
+				sk, p1, p2, u + sy, w, rss, pp, (ev > 0 ? rss * 1048576 / ev : 0)
+		}' "$DIR/err.txt" | tee -a "$DIR/srows.txt"
+}
+
+sheader() {
+	printf '%-4s %3s %10s %5s %7s %7s %7s %7s %7s %8s %8s %6s\n' case thr events wins \
+		skel_s pass1_s pass2_s cpu_s wall_s rss_MB pred_MB B/ev
+}
+
 header() {
 	printf '%-4s %3s %3s %10s %7s %7s %7s %7s %7s %7s %7s %11s %11s %8s %6s\n' case thr run events \
 		read_s match_s clock_s decomp_s cpu_s main_s wall_s analysis_M/s cpu_M/s/core rss_MB B/ev
@@ -94,6 +138,13 @@ cp=$(awk -v a="$c1" -v b="$m2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 echo "2h: CPU of 1 thread ${c1} s / main-thread CPU of 2 threads ${m2} s = ${cp}x (speed-up on idle cores if the workers keep up)"
 echo "input: $(awk -v s="$size" 'BEGIN{printf "%.1f MB", s/1e6}') compressed; machine: $(nproc) cores, $(uname -r)"
 grep -E "offset" "$DIR/summary.txt" | sed 's/^ */clock: /'
+echo "2h streamed (--window $STREAM_WINDOW --horizon $STREAM_HORIZON):"
+sheader
+for th in 1 2; do
+	srun 2h "$th" "$DIR/2hS-t$th.npa" "$DIR/2h/hosta.npr" "$DIR/2h/hostb.npr"
+done
+same=$(cmp -s "$DIR/2hS-t1.npa" "$DIR/2hS-t2.npa" && echo byte-identical || echo DIFFERENT)
+echo "2h streamed: .npa of 1 and 2 threads $same"
 
 [ "$LARGE" = 1 ] || exit 0
 echo "bench-analyze: generating 5 pairs x $LARGE_PACKETS packets into $DIR/10h" >&2
@@ -103,10 +154,20 @@ for p in 0 1 2 3 4; do
 done
 rm -rf "$DIR/2h"
 size=$(du -cb "$DIR"/10h/p*.npr | tail -1 | cut -f1)
-header
+if [ "$INMEM" = 1 ]; then
+	header
+	for th in 1 2; do
+		run 10h "$th" 1 "$DIR/10h-t$th.npa" "$DIR"/10h/p*.npr
+	done
+	same=$(cmp -s "$DIR/10h-t1.npa" "$DIR/10h-t2.npa" && echo byte-identical || echo DIFFERENT)
+	echo "10h: .npa of 1 and 2 threads $same; input $(awk -v s="$size" 'BEGIN{printf "%.1f MB", s/1e6}') compressed"
+	grep -c "accurate" "$DIR/summary.txt" | sed 's/^/10h: hosts aligned besides the reference: /'
+fi
+echo "10h streamed (--window $STREAM_WINDOW --horizon $STREAM_HORIZON):"
+sheader
 for th in 1 2; do
-	run 10h "$th" 1 "$DIR/10h-t$th.npa" "$DIR"/10h/p*.npr
+	srun 10h "$th" "$DIR/10hS-t$th.npa" "$DIR"/10h/p*.npr
 done
-same=$(cmp -s "$DIR/10h-t1.npa" "$DIR/10h-t2.npa" && echo byte-identical || echo DIFFERENT)
-echo "10h: .npa of 1 and 2 threads $same; input $(awk -v s="$size" 'BEGIN{printf "%.1f MB", s/1e6}') compressed"
-grep -c "accurate" "$DIR/summary.txt" | sed 's/^/10h: hosts aligned besides the reference: /'
+same=$(cmp -s "$DIR/10hS-t1.npa" "$DIR/10hS-t2.npa" && echo byte-identical || echo DIFFERENT)
+echo "10h streamed: .npa of 1 and 2 threads $same"
+
