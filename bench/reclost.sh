@@ -7,7 +7,9 @@
 # (which interval lost), and nprec's CPU (utime+stime from /proc) per phase.
 # Env: RUNS (10), BENCH_T (3), NP_BUILD, NPREC (binary), NPREC_ARGS,
 # IDLE_T (0: seconds of an idle phase before the load), SETTLE (1: seconds
-# between nprec's start and the first phase), PROFILE (path prefix:
+# between nprec's start and the first phase), START_LOAD (lo or veth: a
+# saturating wrk over loopback in B or over the veth, from 0.5 s before
+# nprec starts to SETTLE + 0.5 s after: what start-up loses), PROFILE (path prefix:
 # perf record -g of nprec during the paced phase, one file per run).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,13 +55,20 @@ ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
 echo "function delay() return 1 end" > "$TMP/pace.lua"
 sleep 1
-cpu_ticks() { awk '{print $14+$15}' /proc/$1/stat 2>/dev/null || echo 0; }
-HZ=$(getconf CLK_TCK)
-echo "# run lost_total per-family(lost) cpu_ms(start idle iperf3 wrk paced) gbps rps rps_paced"
+# on-CPU ns of nprec's threads: /proc/PID/schedstat, not the 10 ms ticks of utime+stime
+cpu_ticks() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{s+=$1} END {print int(s/1000)}'; }
+HZ=1000000
+echo "# run lost_total family@interval:lost events(per family) cpu_ms(start idle iperf3 wrk paced) gbps rps rps_paced"
 for r in $(seq 1 "$RUNS"); do
 	out=$TMP/r$r.npr
+	if [ -n "${START_LOAD:-}" ]; then   # a saturating wrk already running when nprec starts
+		if [ "$START_LOAD" = lo ]; then ns=$NSB; else ns=$NSA; fi
+		ip netns exec $ns taskset -c 0 wrk -t1 -c8 -d"$(( ${SETTLE:-1} + 1 ))s" "http://$IPB:8080/index.html" >/dev/null 2>&1 & wp=$!
+		sleep 0.5
+	fi
 	"$NPREC" -q ${NPREC_ARGS:-} -o "$out" 2>"$TMP/rec.err" & rp=$!
 	sleep "${SETTLE:-1}"   # programs loaded and attached (~0.5 s of CPU at start)
+	[ -n "${START_LOAD:-}" ] && wait $wp
 	c0=$(cpu_ticks $rp)
 	[ "$IDLE_T" != 0 ] && sleep "$IDLE_T"
 	c1=$(cpu_ticks $rp)
@@ -85,7 +94,8 @@ for l in sys.stdin:
         i+=1
     elif t=="end":
         end=d["body"]
-print(end["lost_total"] if end else "?", ",".join(lost) or "-", end["events_total"] if end else "?", end=" ")
+ev=",".join("%s=%d" % (f, n) for f, n in zip(end["family"], end["events"])) if end else "?"
+print(end["lost_total"] if end else "?", ",".join(lost) or "-", ev, end=" ")
 ' 2>/dev/null
 	echo "run$r cpu_ms $(( (c0)*1000/HZ )) $(( (c1-c0)*1000/HZ )) $(( (c1b-c1)*1000/HZ )) $(( (c2-c1b)*1000/HZ )) $(( (c3-c2)*1000/HZ )) gbps $gbps rps $rps $rpsp"
 	grep -v "^$" "$TMP/rec.err" | head -3
