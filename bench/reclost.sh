@@ -4,7 +4,8 @@
 # over BENCH_T s of iperf3, BENCH_T s of saturated wrk and BENCH_T s of paced wrk (nginx over
 # veth between two namespaces, as bench/record.sh sets up); per run: the
 # END record's lost_total, the per-family lost counts of the LOST records
-# (which interval lost), and nprec's CPU (utime+stime from /proc) per phase.
+# (which interval lost), and nprec's CPU (on-CPU time, /proc/PID/task/*/schedstat) per phase.
+# nginx is not pinned here (bench/txn_lib.sh); iperf3 and wrk are.
 # Env: RUNS (10), BENCH_T (3), NP_BUILD, NPREC (binary), NPREC_ARGS,
 # IDLE_T (0: seconds of an idle phase before the load), SETTLE (1: seconds
 # between nprec's start and the first phase), START_LOAD (lo or veth: a
@@ -28,31 +29,12 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add rclosta0 netns $NSA type veth peer name rclostb0 netns $NSB
-ip -n $NSA addr add $IPA/24 dev rclosta0; ip -n $NSB addr add $IPB/24 dev rclostb0
-ip -n $NSA link set rclosta0 up; ip -n $NSB link set rclostb0 up
+. "$ROOT/bench/txn_lib.sh"
+txn_setup_nginx rclost
+# RPS as bench/record.sh: data to CPU 0, ACKs to CPU 1
 ip netns exec $NSB sh -c 'echo 1 > /sys/class/net/rclostb0/queues/rx-0/rps_cpus'
 ip netns exec $NSA sh -c 'echo 2 > /sys/class/net/rclosta0/queues/rx-0/rps_cpus'
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-worker_cpu_affinity 10;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
 echo "function delay() return 1 end" > "$TMP/pace.lua"
 sleep 1
 # on-CPU ns of nprec's threads: /proc/PID/schedstat, not the 10 ms ticks of utime+stime
