@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cpuslice.h"
+#include "draintick.h"
 #include "family.h"
 #include "hookhub.h"
 #include "hostinfo.h"
@@ -36,15 +37,7 @@ enum {
 	RC_EXIT_KERNEL = 4, RC_EXIT_OUTPUT = 5,
 };
 
-/* The drain tick: RC_TICK_NS while events come, up to RC_TICK_MAX_NS
- * while few do (rc_next_tick). Each wakeup costs the loop ~20-40 us on a
- * VM, most of nprec's own CPU on an idle or lightly loaded host. */
-#define RC_TICK_NS 20000000ull
-#define RC_TICK_MAX_NS 100000000ull
-/* Records a drain may find and still let the next tick be longer: at
- * RC_TICK_MAX_NS that is ~5 k events/s, a few per cent of the smallest
- * default ring (flows' 1 MiB of drops) per tick. */
-#define RC_TICK_FEW 512
+#define RC_TICK_NS REC_TICK_NS   /* the drain tick's shortest: record/core/draintick.h */
 #define RC_MAX_FAMILIES 16
 
 static volatile sig_atomic_t rc_stop_sig, rc_hup, rc_usr1;
@@ -412,24 +405,6 @@ static int rc_interval(struct rc_run *r, uint64_t t0, uint64_t t1)
 	return rc;
 }
 
-/* The next sleep: doubled (up to RC_TICK_MAX_NS) after a tick whose
- * drains found at most RC_TICK_FEW records, back to RC_TICK_NS at once
- * after one that found more; never past the next interval's end, which
- * is then on time (a fixed tick ended intervals up to a tick late). Fixed
- * at RC_TICK_NS when a family's drain does not count (e.g. --packets at
- * hundreds of thousands of events/s, clocksync's exchange). */
-static uint64_t rc_next_tick(struct rc_run *r, uint64_t *tick, uint64_t now, uint64_t due)
-{
-	if (!r->drain_counts || r->drained > RC_TICK_FEW)
-		*tick = RC_TICK_NS;
-	else if (*tick < RC_TICK_MAX_NS)
-		*tick = *tick * 2 > RC_TICK_MAX_NS ? RC_TICK_MAX_NS : *tick * 2;
-	r->drained = 0;
-	if (due > now && due - now < *tick)
-		return due - now;
-	return *tick;
-}
-
 static void rc_sleep_tick(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
@@ -514,10 +489,16 @@ static int rc_loop(struct rc_run *r)
 	uint64_t start = r->ctx.start_mono_ns, t0 = start;
 	uint64_t next = start + r->cfg.interval_ns;
 	uint64_t end = r->cfg.duration_ns ? start + r->cfg.duration_ns : UINT64_MAX;
-	uint64_t last_t = start, last_ev = 0, tick = RC_TICK_NS, sleep = RC_TICK_NS;
+	uint64_t last_t = start, last_ev = 0, sleep = RC_TICK_NS;
+	struct rec_tick tick;
 	const char *reason = "duration";
 	int code = RC_EXIT_OK;
 
+	/* fixed when a family's drain does not count (e.g. --packets at
+	 * hundreds of thousands of events/s, clocksync's exchange); the
+	 * sleeps end at the interval's end, which is then on time (a fixed
+	 * tick ended intervals up to a tick late) */
+	rec_tick_init(&tick, !r->drain_counts);
 	rc_drain(r);   /* what came while the output opened and privileges dropped */
 	if (r->cfg.verbose)   /* ring buffers fill meanwhile: a start-up loss comes from here */
 		fprintf(stderr, "nprec: start-up: at most %.0f ms between two drains of the rings opened\n",
@@ -547,7 +528,8 @@ static int rc_loop(struct rc_run *r)
 			if (rc < 0) { reason = "output-error"; code = RC_EXIT_RUNTIME; break; }
 		}
 		rc_progress(r, now, &last_t, &last_ev);
-		sleep = rc_next_tick(r, &tick, now, next < end ? next : end);
+		sleep = rec_tick_next(&tick, r->drained, now, next < end ? next : end);
+		r->drained = 0;
 	}
 	code = rc_finish(r, t0, reason, code);
 	r->out = NULL;
