@@ -1,6 +1,6 @@
 /* A recorder family: one BPF object (bpf/NAME.bpf.c + bpf/NAME.h) and its user
  * side (record/families/NAME.c). nprec's main loop opens every family, drains their
- * ring buffers every tick (~20 ms) and asks each for its records at the end
+ * ring buffers every tick (20-100 ms) and asks each for its records at the end
  * of every snapshot interval. A family that cannot load or attach reports
  * why through rec_probe() and stays off; that never aborts the recording
  * unless the family is required by an explicit option. */
@@ -21,6 +21,10 @@ struct rec_family {
 	int  (*open)(struct rec_ctx *ctx, void **state, char *err, size_t errlen);
 	/* Consume ring buffers; called every tick and before snapshot. */
 	int  (*drain)(void *state);
+	/* drain returns the records it consumed (>= 0): while every family
+	 * with a drain says so and they are few, the loop sleeps longer
+	 * between drains (record/nprec.c rc_next_tick) */
+	bool drain_counts;
 	/* Append this interval's records (aggregates read with deltas, batched
 	 * events) to rb. t0/t1: the interval, mono ns (already shifted). */
 	int  (*snapshot)(void *state, struct rec_ctx *ctx, struct np_recbuf *rb,

@@ -64,9 +64,14 @@ int rec_prio_decide(struct rec_prio *p, uint64_t now, double cpu_pct)
 	return now < p->hold_until ? p->base : p->light;
 }
 
+void rec_prio_due(struct rec_prio *p, uint64_t sleep_ns)
+{
+	p->sleep_ns = sleep_ns;
+}
+
 bool rec_prio_tick(struct rec_prio *p, uint64_t now)
 {
-	bool late = now > p->last_tick + REC_PRIO_LATE_NS;
+	bool late = now > p->last_tick + p->sleep_ns + REC_PRIO_LATE_NS;
 	p->last_tick = now;
 	if (p->light == p->base || (!late && now < p->win_t0 + REC_PRIO_WINDOW_NS))
 		return false;

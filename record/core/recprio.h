@@ -23,10 +23,11 @@
 #define REC_PRIO_WINDOW_NS   1000000000ull
 #define REC_PRIO_BUSY_PCT    5.0
 #define REC_PRIO_HOLD_NS     2000000000ull
-/* A loop tick (20 ms) that comes this late means the niced recorder is
- * not getting the CPU it needs, whatever share it managed to get: it is
- * busy too. */
-#define REC_PRIO_LATE_NS     100000000ull
+/* A loop tick that comes this long after it was due (the sleep the loop
+ * asked for, 20-100 ms: rec_prio_due) means the niced recorder is not
+ * getting the CPU it needs, whatever share it managed to get: it is busy
+ * too. */
+#define REC_PRIO_LATE_NS     80000000ull
 
 struct rec_prio {
 	int base;                /* nice nprec was started with */
@@ -34,6 +35,7 @@ struct rec_prio {
 	int cur;                 /* nice in force */
 	uint64_t win_t0, win_cpu0;
 	uint64_t last_tick;
+	uint64_t sleep_ns;       /* the loop's sleep before the next tick (0: none said) */
 	uint64_t hold_until;
 	uint64_t boosts;         /* light -> base switches */
 	double last_pct;         /* CPU share of the last window */
@@ -50,6 +52,9 @@ int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, s
 /* Called every loop tick (a late tick counts as busy). Returns true when the priority changed
  * (p->cur says which). */
 bool rec_prio_tick(struct rec_prio *p, uint64_t now);
+
+/* The loop sleeps sleep_ns before its next tick: lateness counts from then. */
+void rec_prio_due(struct rec_prio *p, uint64_t sleep_ns);
 
 /* Pure policy, for the unit test: the nice to use after a window with
  * cpu_pct, given the state; updates hold_until and boosts. */

@@ -737,14 +737,14 @@ static uint64_t rc_flows_lost(void *state)
 static int rc_flows_drain(void *state)
 {
 	struct rc_flows *f = state;
-	int n = f->ring ? ring_buffer__consume(f->ring) : 0;
-	return n < 0 ? n : 0;
+	return f->ring ? ring_buffer__consume(f->ring) : 0;   /* records consumed (drain_counts) */
 }
 
 const struct rec_family rec_family_flows = {
 	.name = RC_FLOWS_FAMILY,
 	.open = rc_flows_open,
 	.drain = rc_flows_drain,
+	.drain_counts = true,
 	.snapshot = rc_flows_snapshot,
 	.lost = rc_flows_lost,
 	.events = rc_flows_events,

@@ -93,6 +93,19 @@ static void test_live(void)
 	CHECK(rec_prio_tick(&p, mono_ns()) && p.last_late, "late tick");
 	CHECK_EQ_U(cur_nice(), base);
 	CHECK_EQ_U(p.boosts, 2);
+	/* lateness counts from when the tick was due: after a 100 ms sleep
+	 * (nprec's longest drain tick) a tick 150 ms on is on time, one
+	 * more than REC_PRIO_LATE_NS after the sleep is late */
+	uint64_t t = mono_ns(), ms = 1000000ull;
+	p.last_tick = p.win_t0 = t;
+	p.last_late = false;
+	p.cur = p.light;   /* as if niced again: a late tick boosts (to base, where we are) */
+	rec_prio_due(&p, 100 * ms);
+	CHECK(!rec_prio_tick(&p, t + 150 * ms) && !p.last_late, "a 100 ms sleep is not a late tick");
+	rec_prio_due(&p, 100 * ms);
+	CHECK(rec_prio_tick(&p, t + 150 * ms + 100 * ms + REC_PRIO_LATE_NS + ms) && p.last_late,
+	      "late after the sleep it asked for");
+	CHECK_EQ_U(p.boosts, 3);
 	setpriority(PRIO_PROCESS, 0, base);
 }
 
