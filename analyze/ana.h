@@ -414,6 +414,7 @@ struct ana_stream_acc {
 	double whole[ANA_NSEGS];           /* segment sums of packets with a whole path */
 	uint64_t pkts, bytes, retx, lost, copies, unrec, sent, received;
 	uint64_t negative;                 /* cross-host segments clamped to 0 */
+	uint64_t unrec_pkts;               /* delivered, socket-hook events missing */
 	uint64_t active;                   /* flows with packets, summed over windows */
 	uint64_t flows;                    /* distinct flows with packets in the run */
 	struct ana_model *run;             /* the skeleton: flow identities of the run */
@@ -424,13 +425,19 @@ struct ana_stream_acc {
 		uint16_t snd_host, rcv_host;
 		bool pos, hosts;
 	} *pf;                             /* per flow of run: loss and pkt_flows sums */
+	struct ana_stream_flows *fl;       /* ana_decomp.c: per flow of run, merged positions,
+					    * sketches, jitter (the per-flow tables) */
+	struct np_table *lost_tab;         /* lost_packets, the windows' rows in window order */
+	size_t lost_rows;
 };
 /* One window: its bounds on the reference timeline, events read, counts
  * (its acc's sketches stay empty). */
 struct ana_stream_win { int64_t lo, hi; uint64_t events; struct ana_stream_acc acc; };
 /* Adds the stream's decomp rows (flow "all") and its stream table to o. */
-void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *a,
+void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 			      const struct ana_stream_win *win, size_t nwin, struct ana_out *o);
+/* Frees what the decomposition added to a (its sketches stay). */
+void ana_stream_acc_free(struct ana_stream_acc *a);
 /* Runs the streamed analysis of files (aliases[i] or NULL) in windows of
  * o->window_ns; writes out_path (NULL: dry run). Exit status as npanalyze's. */
 int ana_stream_main(struct ana_options *o, char **files, const char **aliases, int nfiles,

@@ -171,6 +171,9 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
 	int64_t sum = 0;                /* of the segments, as clamped */
+	/* streamed: a window's edge packets are read by the next window too;
+	 * only the window that owns a packet counts its hops and clamps */
+	bool own = !m->sacc || ana_in_window(m, r->t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
 		if (r->len && (e->flags & ANA_PE_NOPAY))
@@ -220,7 +223,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 				dt = -1;
 			}
 			if (dt < 0 && dt != -1) {
-				(*negative)++;
+				*negative += own;
 				dt = 0;
 			}
 			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
@@ -228,7 +231,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
 				sum = sum > INT64_MAX - dt ? INT64_MAX : sum + dt;
 			}
-			if (dt >= 0 && pos >= 0) {
+			if (dt >= 0 && pos >= 0 && own) {
 				f->pos[pos].hsum += (double)dt;
 				f->pos[pos].hn++;
 			}
@@ -645,6 +648,70 @@ static struct np_table *ana_decomp_table_new(void)
 	return t;
 }
 
+/* The decomp rows of "all" (f < 0) or of top flow f: sketches sk, segment
+ * sums wh of the packets with a whole path, tl of those at or above the
+ * total's p99 (ntail of them; tl NULL: not known, share_p99 empty). dc NULL:
+ * no findings. */
+static void ana_decomp_rows(struct ana_dctx *d, struct np_table *t, int f, const char *name,
+			    const struct np_sketch *sk, const double *wh, const double *tl, uint64_t ntail,
+			    uint64_t p99, struct ana_dcand *dc, int *ndc)
+{
+	struct ana_model *m = d->m;
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		if (!sk[s].n)
+			continue;
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, DC_FLOW, name);
+		np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
+		ana_sketch_cells(t, r, DC_SK, &sk[s]);
+		/* over the packets with a whole path: a segment seen on
+		 * packets whose other host was not aligned has no total */
+		if (wh[ANA_SEG_TOTAL] > 0)
+			np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * wh[s] / wh[ANA_SEG_TOTAL]);
+		if (tl && ntail && tl[ANA_SEG_TOTAL] > 0)
+			np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
+		if (f >= 0) {
+			const struct ana_fagg *fa = &d->fa[d->topflow[f]];
+			char hb[300];
+			if (s == ANA_SEG_WIRE || s == ANA_SEG_TOTAL)
+				snprintf(hb, sizeof(hb), "%s>%s", m->hosts.v[fa->snd_host].name,
+					 m->hosts.v[fa->rcv_host].name);
+			else if (s >= ANA_SEG_FWD_STACK && s <= ANA_SEG_FWD_DEVICE)
+				ana_forward_hosts(d, fa, hb, sizeof(hb));
+			else
+				snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
+									      : fa->rcv_host].name);
+			np_table_set_str(t, r, DC_HOST, hb);
+			int nseg = 0;
+			for (int q = 0; q < ANA_SEG_TOTAL; q++)
+				nseg += sk[q].n > 0;
+			/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
+			if (dc && s != ANA_SEG_TOTAL && wh[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
+				/* ranked by the time the segment holds of the
+				 * flow's mean latency, 5 ms scoring 1 as a 2 %
+				 * loss rate does: not by its share alone (100 %
+				 * of a 0.3 ms tail in a client's read outranked
+				 * 97 % of 17 ms in a balancer's queue), nor by its
+				 * time in the p99 (a loaded machine's rare stalls
+				 * of a reader or of a send buffer made the tail
+				 * of whatever flow they hit). The p99 of fewer
+				 * than 100 packets is one packet's latency (an
+				 * iperf3 control connection's 10). */
+				double tms = wh[s] / (double)sk[ANA_SEG_TOTAL].n / 1e6;
+				double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
+				ana_dcand_add(dc, ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
+					      .sh = 100.0 * wh[s] / wh[ANA_SEG_TOTAL],
+					      .sh99 = ntail && tl[ANA_SEG_TOTAL] > 0 ? 100.0 * tl[s] / tl[ANA_SEG_TOTAL] : NAN,
+					      .seg = s, .mean = np_sketch_mean(&sk[ANA_SEG_TOTAL]), .p99 = p99 },
+					      name, hb);
+			}
+		}
+		char key[200];
+		snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
+		np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
+	}
+}
+
 static void ana_decomp_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -690,65 +757,10 @@ static void ana_decomp_table(struct ana_dctx *d)
 		m->sacc->whole[s] += whole[0][s];
 	for (int f = -1; f < d->ntop; f++) {
 		char name[160] = "all";
-		struct np_sketch *sk = f < 0 ? d->all : d->top[f];
 		if (f >= 0)
 			ana_flow_name(m, d->topflow[f], name, sizeof(name));
-		const double *tl = tail[f + 1];
-		uint64_t ntail = ntails[f + 1], p99 = p99s[f + 1];
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			if (!sk[s].n)
-				continue;
-			size_t r = np_table_row(t);
-			np_table_set_str(t, r, DC_FLOW, name);
-			np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
-			ana_sketch_cells(t, r, DC_SK, &sk[s]);
-			/* over the packets with a whole path: a segment seen on
-			 * packets whose other host was not aligned has no total */
-			const double *wh = whole[f + 1];
-			if (wh[ANA_SEG_TOTAL] > 0)
-				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * wh[s] / wh[ANA_SEG_TOTAL]);
-			if (ntail && tl[ANA_SEG_TOTAL] > 0)
-				np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
-			if (f >= 0) {
-				const struct ana_fagg *fa = &d->fa[d->topflow[f]];
-				char hb[300];
-				if (s == ANA_SEG_WIRE || s == ANA_SEG_TOTAL)
-					snprintf(hb, sizeof(hb), "%s>%s", m->hosts.v[fa->snd_host].name,
-						 m->hosts.v[fa->rcv_host].name);
-				else if (s >= ANA_SEG_FWD_STACK && s <= ANA_SEG_FWD_DEVICE)
-					ana_forward_hosts(d, fa, hb, sizeof(hb));
-				else
-					snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
-										      : fa->rcv_host].name);
-				np_table_set_str(t, r, DC_HOST, hb);
-				int nseg = 0;
-				for (int q = 0; q < ANA_SEG_TOTAL; q++)
-					nseg += sk[q].n > 0;
-				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
-				if (s != ANA_SEG_TOTAL && wh[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
-					/* ranked by the time the segment holds of the
-					 * flow's mean latency, 5 ms scoring 1 as a 2 %
-					 * loss rate does: not by its share alone (100 %
-					 * of a 0.3 ms tail in a client's read outranked
-					 * 97 % of 17 ms in a balancer's queue), nor by its
-					 * time in the p99 (a loaded machine's rare stalls
-					 * of a reader or of a send buffer made the tail
-					 * of whatever flow they hit). The p99 of fewer
-					 * than 100 packets is one packet's latency (an
-					 * iperf3 control connection's 10). */
-					double tms = wh[s] / (double)sk[ANA_SEG_TOTAL].n / 1e6;
-					double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
-					ana_dcand_add(dc, &ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
-						      .sh = 100.0 * wh[s] / wh[ANA_SEG_TOTAL],
-						      .sh99 = ntail && tl[ANA_SEG_TOTAL] > 0 ? 100.0 * tl[s] / tl[ANA_SEG_TOTAL] : NAN,
-						      .seg = s, .mean = np_sketch_mean(&sk[ANA_SEG_TOTAL]), .p99 = p99 },
-						      name, hb);
-				}
-			}
-			char key[200];
-			snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
-			np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
-		}
+		ana_decomp_rows(d, t, f, name, f < 0 ? d->all : d->top[f], whole[f + 1], tail[f + 1],
+				ntails[f + 1], p99s[f + 1], dc, &ndc);
 	}
 	free(tail); free(whole); free(p99s); free(ntails);
 	ana_dcand_emit(d->o, dc, ndc);
@@ -780,7 +792,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 		}
 	}
 	free(ts); free(v50); free(v99); free(vn);
-	if (d->negative)
+	if (d->negative && !m->sacc)     /* streamed: summed over the windows */
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",
 			 (unsigned long long)d->negative);
@@ -900,16 +912,13 @@ out:
 	free(ts); free(p99); free(rfc); free(tmp);
 }
 
-static void ana_jitter_table(struct ana_dctx *d)
+/* columns of "jitter", in the order of the np_table_col_at calls below */
+enum { JT_FLOW, JT_PACKETS, JT_JITTER_MIN, JT_JITTER_MAX, JT_JITTER_RANGE,
+       JT_JITTER_P50_ABS, JT_JITTER_P99_ABS, JT_JITTER_RFC3550, JT_JITTER_RFC3550_MEAN,
+       JT_NCOLS };
+
+static struct np_table *ana_jitter_table_new(void)
 {
-	struct ana_model *m = d->m;
-	size_t n = 0;
-	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
-	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
-	/* columns of "jitter", in the order of the np_table_col_at calls below */
-	enum { JT_FLOW, JT_PACKETS, JT_JITTER_MIN, JT_JITTER_MAX, JT_JITTER_RANGE,
-	       JT_JITTER_P50_ABS, JT_JITTER_P99_ABS, JT_JITTER_RFC3550, JT_JITTER_RFC3550_MEAN,
-	       JT_NCOLS };
 	struct np_table *t = np_table_new("jitter", "Jitter per flow (vnettracer dT(i+1)-dT(i); RFC 3550)", 1);
 	np_table_col_at(t, JT_FLOW, "flow", "str", NULL);
 	np_table_col_at(t, JT_PACKETS, "packets", "count", "packets with a full path (first to last hook of the flow)");
@@ -920,11 +929,17 @@ static void ana_jitter_table(struct ana_dctx *d)
 	np_table_col_at(t, JT_JITTER_P99_ABS, "jitter_p99_abs", "ns", "99th percentile |dT(i+1)-dT(i)|");
 	np_table_col_at(t, JT_JITTER_RFC3550, "jitter_rfc3550", "ns", "RFC 3550 interarrival jitter at the end");
 	np_table_col_at(t, JT_JITTER_RFC3550_MEAN, "jitter_rfc3550_mean", "ns", "mean of the RFC 3550 estimate over packets");
-	if (!j || !absj)
-		goto out;
+	return t;
+}
+
+/* The packets with a full path (first to last hook of their flow) into j,
+ * by flow, then by send time; returns how many. */
+static size_t ana_jit_collect(const struct ana_dctx *d, struct ana_jit *j)
+{
+	size_t n = 0;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || !ana_in_window(m, r->t))
+		if (r->skip || r->retx || !ana_in_window(d->m, r->t))
 			continue;
 		const struct ana_fagg *f = &d->fa[r->flow];
 		if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
@@ -933,6 +948,19 @@ static void ana_jitter_table(struct ana_dctx *d)
 		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
 	}
 	ana_jit_sort(j, n, d->m->flows.n);
+	return n;
+}
+
+static void ana_jitter_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	size_t n = 0;
+	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
+	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
+	struct np_table *t = ana_jitter_table_new();
+	if (!j || !absj)
+		goto out;
+	n = ana_jit_collect(d, j);
 	for (size_t a = 0; a < n;) {
 		size_t b = a;
 		while (b < n && j[b].flow == j[a].flow)
@@ -1299,14 +1327,14 @@ static void ana_flow_sent_recv(const struct ana_fagg *f, uint64_t *sent, uint64_
 	*recv = f->pos[f->order[f->npos - 1]].n;
 }
 
-static void ana_loss_tables(struct ana_dctx *d)
+static void ana_loss_flow_tables(struct ana_dctx *d);
+
+/* columns of "lost_packets", in the order of the np_table_col_at calls below */
+enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
+       LP_NEXT_HOOK, LP_RETRANSMISSION, LP_DROP_REASON, LP_NCOLS };
+
+static struct np_table *ana_lost_table_new(void)
 {
-	struct ana_dropagg dagg[ANA_DROPAGG];
-	int ndagg = 0;
-	struct ana_model *m = d->m;
-	/* columns of "lost_packets", in the order of the np_table_col_at calls below */
-	enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
-	       LP_NEXT_HOOK, LP_RETRANSMISSION, LP_DROP_REASON, LP_NCOLS };
 	struct np_table *lp = np_table_new("lost_packets", "Every lost packet, located", 3);
 	np_table_col_at(lp, LP_FLOW, "flow", "str", NULL);
 	np_table_col_at(lp, LP_SEQ, "seq", "id", "TCP seq or UDP id");
@@ -1318,7 +1346,18 @@ static void ana_loss_tables(struct ana_dctx *d)
 	np_table_col_at(lp, LP_NEXT_HOOK, "next_hook", "str", "the hook it never reached");
 	np_table_col_at(lp, LP_RETRANSMISSION, "retransmission", "bool", "the lost packet was itself a retransmission");
 	np_table_col_at(lp, LP_DROP_REASON, "drop_reason", "str", "kernel drop reason on that host, when recorded");
-	size_t nrows = 0;
+	return lp;
+}
+
+static void ana_loss_tables(struct ana_dctx *d)
+{
+	struct ana_dropagg dagg[ANA_DROPAGG];
+	int ndagg = 0;
+	struct ana_model *m = d->m;
+	struct np_table *lp = m->sacc && m->sacc->lost_tab ? m->sacc->lost_tab : ana_lost_table_new();
+	if (m->sacc)
+		m->sacc->lost_tab = lp;
+	size_t nrows = m->sacc ? m->sacc->lost_rows : 0;
 	size_t nd = m->drops.n ? m->drops.n : 1;
 	struct ana_dropjoin dj = { calloc(nd, sizeof(uint64_t)), calloc(nd, 1), calloc(nd, sizeof(uint64_t)) };
 	if (!dj.hash || !dj.used || !dj.at) {
@@ -1390,15 +1429,26 @@ static void ana_loss_tables(struct ana_dctx *d)
 	free(dj.hash); free(dj.used); free(dj.at);
 	free(gdeliv);
 	ana_dropagg_findings(d, dagg, ndagg);
-	if (d->unrec)
+	if (d->unrec && !m->sacc)       /* streamed: summed over the windows */
 		((double)d->unrec <= ANA_MINOR_MISSED_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
 			m, "%llu packets reached their receiving host and were never resent, but "
 			 "its socket hooks recorded no event for them: counted as unrecorded "
 			 "events (loss.unrecorded), not as loss", (unsigned long long)d->unrec);
-	if (nrows >= ANA_LOST_ROWS)
+	if (nrows >= ANA_LOST_ROWS && !m->sacc)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
+	ana_loss_flow_tables(d);
+	if (m->sacc)
+		m->sacc->lost_rows = nrows;
+	else
+		ana_out_table(d->o, lp);
+}
 
+/* The loss table (every flow with packets) and loss_hops (the top flows)
+ * from the flows' counts and positions. */
+static void ana_loss_flow_tables(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
 	struct np_table *t = ana_loss_table_new();
 	/* columns of "loss_hops", in the order of the np_table_col_at calls below */
 	enum { LH_FLOW, LH_FROM, LH_TO, LH_N_FROM, LH_N_TO, LH_LOST, LH_LOSS_RATE,
@@ -1453,7 +1503,8 @@ static void ana_loss_tables(struct ana_dctx *d)
 		}
 		if (f->top < 0)
 			continue;
-		ana_loss_series(d, f->top, name);
+		if (d->ivpkts)
+			ana_loss_series(d, f->top, name);
 		for (int i = 0, j; i + 1 < f->npos; i = j) {
 			const struct ana_pos *a = &f->pos[f->order[i]];
 			j = i + 1;
@@ -1489,7 +1540,6 @@ static void ana_loss_tables(struct ana_dctx *d)
 	}
 	ana_out_table(d->o, t);
 	ana_out_table(d->o, hp);
-	ana_out_table(d->o, lp);
 }
 
 /* ---- throughput from packet paths ---- */
@@ -1544,7 +1594,7 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
 		ana_pkt_flow_row(t, m, name, f->npos ? f->snd_host : -1, f->npos ? f->rcv_host : -1,
 				 f->copies, f->bytes, f->first, f->last);
-		if (f->top < 0 || !ts || !v)
+		if (f->top < 0 || !ts || !v || !d->ivbytes)
 			continue;
 		size_t k = 0;
 		/* the flow's first and last intervals are divided by the part of
@@ -1620,6 +1670,280 @@ static void ana_export_ivseg(struct ana_dctx *d)
 	}
 }
 
+/* ---- streamed: the per-flow state of the run ---- */
+
+/* A sketch of one flow and segment kept across windows: its buckets sparse
+ * (a flow's latencies fill a few hundred of the 3 776), min, max and sum
+ * exact as np_sketch_add keeps them. */
+struct ana_ssk {
+	uint32_t n, cap;
+	uint16_t *idx;
+	uint64_t *cnt;
+	uint64_t total, min, max;
+	double sum;
+};
+
+static void ana_ssk_add(struct ana_ssk *s, uint64_t v)
+{
+	uint16_t b = (uint16_t)np_sketch_index(v);
+	uint32_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->idx[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->n || s->idx[lo] != b) {
+		if (s->n == s->cap) {
+			uint32_t cap = s->cap ? 2 * s->cap : 16;
+			uint16_t *ni = realloc(s->idx, cap * sizeof(*ni));
+			if (ni)
+				s->idx = ni;
+			uint64_t *nc = ni ? realloc(s->cnt, cap * sizeof(*nc)) : NULL;
+			if (!nc)
+				return;
+			s->cnt = nc;
+			s->cap = cap;
+		}
+		memmove(s->idx + lo + 1, s->idx + lo, (s->n - lo) * sizeof(*s->idx));
+		memmove(s->cnt + lo + 1, s->cnt + lo, (s->n - lo) * sizeof(*s->cnt));
+		s->idx[lo] = b;
+		s->cnt[lo] = 0;
+		s->n++;
+	}
+	s->cnt[lo]++;
+	if (!s->total || v < s->min) s->min = v;
+	if (!s->total || v > s->max) s->max = v;
+	s->total++;
+	s->sum += (double)v;
+}
+
+/* The dense sketch np_sketch_add would have made of the same values. */
+static void ana_ssk_dense(const struct ana_ssk *s, struct np_sketch *out)
+{
+	np_sketch_init(out);
+	for (uint32_t i = 0; i < s->n; i++)
+		np_sketch_add(out, np_sketch_bucket_lo(s->idx[i]), s->cnt[i]);
+	if (out->n) {
+		out->n = s->total;
+		out->sum = s->sum;
+		out->min = s->min;
+		out->max = s->max;
+	}
+}
+
+static void ana_ssk_free(struct ana_ssk *s)
+{
+	free(s->idx);
+	free(s->cnt);
+}
+
+/* One flow's jitter over the windows: its packets come in send order
+ * (windows partition the send times), so all but the quantiles are exact. */
+struct ana_sjit {
+	int64_t last, mn, mx;
+	double J, Jsum;
+	uint64_t pkts, na;
+	struct ana_ssk abs;               /* |dT(i+1)-dT(i)| */
+};
+
+struct ana_stream_flows {
+	size_t n;                         /* flows of the run */
+	struct ana_fagg *fa;              /* counts and positions merged */
+	struct ana_ssk (*sk)[ANA_NSEGS];
+	double (*whole)[ANA_NSEGS];       /* segment sums of packets with a whole path */
+	struct ana_sjit *jit;
+};
+
+void ana_stream_acc_free(struct ana_stream_acc *a)
+{
+	struct ana_stream_flows *x = a->fl;
+	for (size_t fi = 0; x && fi < x->n; fi++) {
+		free(x->fa[fi].pos);
+		for (int s = 0; s < ANA_NSEGS; s++)
+			ana_ssk_free(&x->sk[fi][s]);
+		ana_ssk_free(&x->jit[fi].abs);
+	}
+	if (x) {
+		free(x->fa); free(x->sk); free(x->whole); free(x->jit);
+	}
+	free(x);
+	a->fl = NULL;
+	np_table_free(a->lost_tab);
+	a->lost_tab = NULL;
+}
+
+static struct ana_stream_flows *ana_stream_flows_new(size_t n)
+{
+	struct ana_stream_flows *x = calloc(1, sizeof(*x));
+	size_t k = n ? n : 1;
+	if (!x)
+		return NULL;
+	x->n = n;
+	x->fa = calloc(k, sizeof(*x->fa));
+	x->sk = calloc(k, sizeof(*x->sk));
+	x->whole = calloc(k, sizeof(*x->whole));
+	x->jit = calloc(k, sizeof(*x->jit));
+	if (!x->fa || !x->sk || !x->whole || !x->jit) {
+		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* A window's flow f into the run's F: counts, and each position by its
+ * (host, hook); the rank sums only up to the 64 packets that fix the
+ * order in memory too. */
+static void ana_stream_fagg_add(struct ana_fagg *F, const struct ana_fagg *f)
+{
+	F->pkts += f->pkts;
+	F->bytes += f->bytes;
+	F->retx += f->retx;
+	F->lost += f->lost;
+	F->lost_why += f->lost_why;
+	F->unrec += f->unrec;
+	F->copies += f->copies;
+	if (f->first && (!F->first || f->first < F->first))
+		F->first = f->first;
+	if (f->last > F->last)
+		F->last = f->last;
+	for (int i = 0; i < f->npos; i++) {
+		const struct ana_pos *p = &f->pos[i];
+		int j;
+		for (j = 0; j < F->npos; j++)
+			if (F->pos[j].host == p->host && F->pos[j].hook == p->hook)
+				break;
+		if (j == F->npos) {
+			if (F->npos >= ANA_MAX_POS ||
+			    (!F->pos && !(F->pos = calloc(ANA_MAX_POS, sizeof(*F->pos)))))
+				continue;
+			F->pos[F->npos++] = (struct ana_pos){ .host = p->host, .hook = p->hook };
+		}
+		struct ana_pos *P = &F->pos[j];
+		P->n += p->n;
+		P->lost_here += p->lost_here;
+		P->hsum += p->hsum;
+		P->hn += p->hn;
+		if (P->rn < 64) {
+			P->rsum += p->rsum;
+			P->rn += p->rn;
+		}
+	}
+}
+
+/* The window's full-path packets, in send order per flow, continue each
+ * run flow's jitter sequence. */
+static void ana_stream_jitter_add(const struct ana_dctx *d, struct ana_stream_flows *x,
+				  const uint32_t *gmap)
+{
+	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
+	if (!j)
+		return;
+	size_t n = ana_jit_collect(d, j);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t gi = gmap[j[i].flow];
+		if (gi >= x->n)
+			continue;
+		struct ana_sjit *q = &x->jit[gi];
+		if (q->pkts) {
+			int64_t dj = j[i].lat - q->last, ab = dj < 0 ? -dj : dj;
+			if (!q->na || dj < q->mn) q->mn = dj;
+			if (!q->na || dj > q->mx) q->mx = dj;
+			ana_ssk_add(&q->abs, (uint64_t)ab);
+			q->J += ((double)ab - q->J) / 16.0;
+			q->Jsum += q->J;
+			q->na++;
+		}
+		q->last = j[i].lat;
+		q->pkts++;
+	}
+	free(j);
+}
+
+/* Streamed: the window's flows, per-flow sketches and jitter into the run's. */
+static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc *a)
+{
+	if (!a->run)
+		return;
+	if (!a->fl && !(a->fl = ana_stream_flows_new(a->run->flows.n)))
+		return;
+	struct ana_stream_flows *x = a->fl;
+	size_t nf = d->m->flows.n;
+	uint32_t *gmap = malloc((nf ? nf : 1) * sizeof(*gmap));
+	if (!gmap)
+		return;
+	for (size_t fi = 0; fi < nf; fi++) {
+		const struct ana_flow *fl = &d->m->flows.v[fi];
+		gmap[fi] = ana_flow_lookup(a->run, fl->host, fl->local_id, false);
+		if (gmap[fi] < x->n)
+			ana_stream_fagg_add(&x->fa[gmap[fi]], &d->fa[fi]);
+	}
+	/* as ana_sketch_task adds a top flow's and ana_decomp_table sums its segments */
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->retx || !ana_in_window(d->m, r->t) || gmap[r->flow] >= x->n)
+			continue;
+		uint32_t gi = gmap[r->flow];
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (r->seg[s] >= 0)
+				ana_ssk_add(&x->sk[gi][s], (uint64_t)r->seg[s]);
+		if (r->seg[ANA_SEG_TOTAL] < 0)
+			continue;
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (r->seg[s] > 0)
+				x->whole[gi][s] += (double)r->seg[s];
+	}
+	ana_stream_jitter_add(d, x, gmap);
+	free(gmap);
+}
+
+/* Streamed: the jitter rows of the run's top flows (ordered by flow, as in
+ * memory); the |jitter| quantiles from a sketch (0.79 %). */
+static void ana_stream_jitter_table(struct ana_dctx *rd, const struct ana_stream_flows *x)
+{
+	struct np_table *t = ana_jitter_table_new();
+	for (size_t fi = 0; fi < x->n; fi++) {
+		const struct ana_sjit *q = &x->jit[fi];
+		if (q->pkts < 2 || rd->fa[fi].top < 0)
+			continue;
+		char name[160];
+		ana_flow_name(rd->m, (uint32_t)fi, name, sizeof(name));
+		struct np_sketch sk;
+		ana_ssk_dense(&q->abs, &sk);
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, JT_FLOW, name);
+		np_table_set_u64(t, r, JT_PACKETS, q->pkts);
+		np_table_set_i64(t, r, JT_JITTER_MIN, q->mn);
+		np_table_set_i64(t, r, JT_JITTER_MAX, q->mx);
+		np_table_set_i64(t, r, JT_JITTER_RANGE, q->mx - q->mn);
+		np_table_set_i64(t, r, JT_JITTER_P50_ABS, (int64_t)np_sketch_quantile(&sk, 0.5));
+		np_table_set_i64(t, r, JT_JITTER_P99_ABS, (int64_t)np_sketch_quantile(&sk, 0.99));
+		np_table_set_f64(t, r, JT_JITTER_RFC3550, q->J);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, q->Jsum / (double)q->na);
+		np_sketch_free(&sk);
+	}
+	ana_out_table(rd->o, t);
+}
+
+/* Streamed: the decomp rows of the run's top flows, chosen as in memory
+ * (most packets, then the lower flow index) from the merged counts. */
+static void ana_stream_decomp_flows(struct ana_dctx *rd, const struct ana_stream_flows *x,
+				    struct np_table *t)
+{
+	for (int f = 0; f < rd->ntop; f++) {
+		uint32_t fi = rd->topflow[f];
+		struct np_sketch sk[ANA_NSEGS];
+		for (int s = 0; s < ANA_NSEGS; s++)
+			ana_ssk_dense(&x->sk[fi][s], &sk[s]);
+		char name[160];
+		ana_flow_name(rd->m, fi, name, sizeof(name));
+		ana_decomp_rows(rd, t, f, name, sk, x->whole[fi], NULL, 0, 0, NULL, NULL);
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_free(&sk[s]);
+	}
+}
+
 /* Streamed: a window's flow into the run's (pkt_flows' columns). */
 static void ana_stream_flow_add(struct ana_stream_flow *x, const struct ana_fagg *f)
 {
@@ -1679,65 +2003,26 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 		}
 	}
 	a->negative += d->negative;
-}
-
-/* The loss and pkt_flows tables of a streamed run: each flow's per-window
- * sums, first and last (the worst hook needs the flow's positions, which
- * are numbered per window; no per-interval throughput series). */
-static void ana_stream_flow_tables(struct ana_model *m, const struct ana_stream_acc *a,
-				  struct ana_out *o)
-{
-	struct np_table *t = ana_loss_table_new();
-	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
-		const struct ana_stream_flow *x = &a->pf[fi];
-		if (!x->pos)
-			continue;
-		char name[160];
-		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		size_t r = np_table_row(t);
-		np_table_set_str(t, r, LS_FLOW, name);
-		np_table_set_u64(t, r, LS_SENT, x->sent);
-		np_table_set_u64(t, r, LS_RECEIVED, x->received);
-		np_table_set_u64(t, r, LS_LOST, x->lost);
-		if (x->sent)
-			np_table_set_f64(t, r, LS_LOSS_RATE, (double)x->lost / (double)x->sent);
-		np_table_set_u64(t, r, LS_RETRANS, x->retx);
-		np_table_set_u64(t, r, LS_UNRECORDED, x->unrec);
-	}
-	ana_out_table(o, t);
-	t = ana_pkt_flows_table_new();
-	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
-		const struct ana_stream_flow *x = &a->pf[fi];
-		if (!x->pkts)
-			continue;
-		char name[160];
-		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		ana_pkt_flow_row(t, m, name, x->hosts ? x->snd_host : -1, x->hosts ? x->rcv_host : -1,
-				 x->copies, x->bytes, x->first, x->last);
-	}
-	ana_out_table(o, t);
+	a->unrec_pkts += d->unrec;
+	ana_stream_flows_add(d, a);
 }
 
 /* The streamed run's decomp rows of flow "all" (sketch columns and
  * share_mean; share_p99 needs every packet's total against the run's p99,
  * left empty) and the stream table: totals, then one row per window. */
-void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *a,
+void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 			      const struct ana_stream_win *win, size_t nwin, struct ana_out *o)
 {
-	struct np_table *t = ana_decomp_table_new();
-	for (int s = 0; s < ANA_NSEGS; s++) {
-		if (!a->all[s].n)
-			continue;
-		size_t r = np_table_row(t);
-		np_table_set_str(t, r, DC_FLOW, "all");
-		np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
-		ana_sketch_cells(t, r, DC_SK, &a->all[s]);
-		if (a->whole[ANA_SEG_TOTAL] > 0)
-			np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * a->whole[s] / a->whole[ANA_SEG_TOTAL]);
-		char key[64];
-		snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
-		np_sketchrec_pack(&o->rb, "decomp", key, "latency", "ns", &a->all[s]);
+	struct ana_stream_flows *x = a->fl;
+	struct ana_dctx rd = { .m = m, .o = o, .fa = x ? x->fa : NULL };
+	if (x) {
+		ana_flow_orders(&rd);
+		ana_pick_top(&rd);
 	}
+	struct np_table *t = ana_decomp_table_new();
+	ana_decomp_rows(&rd, t, -1, "all", a->all, a->whole, NULL, 0, 0, NULL, NULL);
+	if (x)
+		ana_stream_decomp_flows(&rd, x, t);
 	ana_out_table(o, t);
 	enum { SW_WINDOW, SW_FROM, SW_TO, SW_EVENTS, SW_PACKETS, SW_COPIES, SW_FLOWS, SW_SENT, SW_RECEIVED, SW_LOST,
 	       SW_RETRANS, SW_BYTES, SW_NCOLS };
@@ -1776,7 +2061,22 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 		np_table_set_u64(t, r, SW_BYTES, c->bytes);
 	}
 	ana_out_table(o, t);
-	ana_stream_flow_tables(m, a, o);
+	if (x) {
+		ana_stream_jitter_table(&rd, x);
+		ana_loss_flow_tables(&rd);
+	}
+	ana_out_table(o, a->lost_tab ? a->lost_tab : ana_lost_table_new());
+	a->lost_tab = NULL;
+	if (x)
+		ana_pkt_flows_table(&rd);
+	if (a->lost_rows >= ANA_LOST_ROWS)
+		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
+			 ANA_LOST_ROWS, ANA_LOST_ROWS);
+	if (a->unrec_pkts)
+		((double)a->unrec_pkts <= ANA_MINOR_MISSED_SHARE * (double)a->pkts ? ana_note : ana_warn)(
+			m, "%llu packets reached their receiving host and were never resent, but "
+			 "its socket hooks recorded no event for them: counted as unrecorded "
+			 "events (loss.unrecorded), not as loss", (unsigned long long)a->unrec_pkts);
 	if (a->negative)
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",
