@@ -712,6 +712,45 @@ static void ana_decomp_rows(struct ana_dctx *d, struct np_table *t, int f, const
 	}
 }
 
+/* An interval's count, p50 and p99 (the decomp series' values). */
+static void ana_iv_quantiles(const struct np_sketch *sk, double *q)
+{
+	q[0] = (double)sk->n;
+	q[1] = (double)np_sketch_quantile(sk, 0.5);
+	q[2] = (double)np_sketch_quantile(sk, 0.99);
+}
+
+/* The series of flow "all" per segment: q[interval][segment] = count, p50,
+ * p99; intervals without packets are left out. */
+static void ana_decomp_series(struct ana_dctx *d, double (*q)[ANA_NSEGS][3])
+{
+	uint64_t *ts = malloc(d->nint * sizeof(*ts));
+	double *v50 = malloc(d->nint * sizeof(double)), *v99 = malloc(d->nint * sizeof(double));
+	double *vn = malloc(d->nint * sizeof(double));
+	if (ts && v50 && v99 && vn) {
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			size_t k = 0;
+			for (size_t i = 0; i < d->nint; i++) {
+				if (!q[i][s][0])
+					continue;
+				ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
+				v50[k] = q[i][s][1];
+				v99[k] = q[i][s][2];
+				vn[k] = q[i][s][0];
+				k++;
+			}
+			if (!k)
+				continue;
+			char key[64];
+			snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
+			np_series_pack(&d->o->rb, "decomp", key, "p50", "ns", ts, v50, k);
+			np_series_pack(&d->o->rb, "decomp", key, "p99", "ns", ts, v99, k);
+			np_series_pack(&d->o->rb, "decomp", key, "count", "count", ts, vn, k);
+		}
+	}
+	free(ts); free(v50); free(v99); free(vn);
+}
+
 static void ana_decomp_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -767,31 +806,14 @@ static void ana_decomp_table(struct ana_dctx *d)
 	free(dc);
 	ana_out_table(d->o, t);
 	/* per-interval series of the overall decomposition */
-	uint64_t *ts = malloc(d->nint * sizeof(*ts));
-	double *v50 = malloc(d->nint * sizeof(double)), *v99 = malloc(d->nint * sizeof(double));
-	double *vn = malloc(d->nint * sizeof(double));
-	if (ts && v50 && v99 && vn) {
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			size_t k = 0;
-			for (size_t i = 0; i < d->nint; i++) {
-				if (!d->ivsk[i][s].n)
-					continue;
-				ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
-				v50[k] = (double)np_sketch_quantile(&d->ivsk[i][s], 0.5);
-				v99[k] = (double)np_sketch_quantile(&d->ivsk[i][s], 0.99);
-				vn[k] = (double)d->ivsk[i][s].n;
-				k++;
-			}
-			if (!k)
-				continue;
-			char key[64];
-			snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
-			np_series_pack(&d->o->rb, "decomp", key, "p50", "ns", ts, v50, k);
-			np_series_pack(&d->o->rb, "decomp", key, "p99", "ns", ts, v99, k);
-			np_series_pack(&d->o->rb, "decomp", key, "count", "count", ts, vn, k);
-		}
-	}
-	free(ts); free(v50); free(v99); free(vn);
+	double (*q)[ANA_NSEGS][3] = calloc(d->nint, sizeof(*q));
+	for (size_t i = 0; q && i < d->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (d->ivsk[i][s].n)
+				ana_iv_quantiles(&d->ivsk[i][s], q[i][s]);
+	if (q)
+		ana_decomp_series(d, q);
+	free(q);
 	if (d->negative && !m->sacc)     /* streamed: summed over the windows */
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",
@@ -1328,6 +1350,7 @@ static void ana_flow_sent_recv(const struct ana_fagg *f, uint64_t *sent, uint64_
 }
 
 static void ana_loss_flow_tables(struct ana_dctx *d);
+static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t);
 
 /* columns of "lost_packets", in the order of the np_table_col_at calls below */
 enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
@@ -1401,6 +1424,8 @@ static void ana_loss_tables(struct ana_dctx *d)
 				size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
 				d->ivlost[iv][f->top]++;
 			}
+			if (m->sacc)
+				ana_stream_lost_at(d, r->flow, lc[c].t);
 			if (nrows >= ANA_LOST_ROWS)
 				continue;
 			int nxt = f->rank[last] + 1 < f->npos ? f->order[f->rank[last] + 1] : -1;
@@ -1618,14 +1643,16 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
  * (matched by its port pair, either direction) and all packets. */
 static void ana_window_sums(struct ana_dctx *d)
 {
-	struct ana_model *m = d->m;
+	/* streamed: the run's windows, from the packets each window owns */
+	struct ana_model *m = d->m->sacc && d->m->sacc->run ? d->m->sacc->run : d->m;
 	if (!m->bwins.n)
 		return;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0)
+		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ||
+		    (d->m->sacc && !ana_in_window(d->m, r->t)))
 			continue;
-		const struct ana_flow *fl = &m->flows.v[r->flow];
+		const struct ana_flow *fl = &d->m->flows.v[r->flow];
 		for (size_t w = 0; w < m->bwins.n; w++) {
 			struct ana_bwres *b = &m->bwins.v[w];
 			if (r->t < b->a || r->t > b->b)
@@ -1671,6 +1698,13 @@ static void ana_export_ivseg(struct ana_dctx *d)
 }
 
 /* ---- streamed: the per-flow state of the run ---- */
+
+/* The interval of time t, the first and last holding what lies outside. */
+static size_t ana_iv_index(const struct ana_dctx *d, int64_t t)
+{
+	int64_t ii = (t - d->t_start) / d->iv;
+	return ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+}
 
 /* A sketch of one flow and segment kept across windows: its buckets sparse
  * (a flow's latencies fill a few hundred of the 3 776), min, max and sum
@@ -1746,7 +1780,17 @@ struct ana_sjit {
 	double J, Jsum;
 	uint64_t pkts, na;
 	struct ana_ssk abs;               /* |dT(i+1)-dT(i)| */
+	/* the series: one point per interval with packets (by send time), its
+	 * |jitter| sketched until the flow's next interval begins */
+	int64_t ii;                       /* the open interval */
+	struct ana_ssk cur;
+	size_t k;
+	uint64_t *ts;
+	double *p99, *rfc;
 };
+
+/* One flow's per-interval counts (throughput, loss series). */
+struct ana_sfiv { uint64_t *bytes; uint32_t *pkts, *lost; };
 
 struct ana_stream_flows {
 	size_t n;                         /* flows of the run */
@@ -1754,6 +1798,12 @@ struct ana_stream_flows {
 	struct ana_ssk (*sk)[ANA_NSEGS];
 	double (*whole)[ANA_NSEGS];       /* segment sums of packets with a whole path */
 	struct ana_sjit *jit;
+	struct ana_sfiv *iv;              /* per flow, allocated with its first packet */
+	int64_t t_start, ivlen;           /* the run's time grid (ana_time_grid) */
+	size_t nint, ivdone;              /* intervals [0, ivdone) are final */
+	struct ana_ssk (*ivsk)[ANA_NSEGS]; /* flow "all" per interval, until final */
+	double (*ivq)[ANA_NSEGS][3];      /* then its count, p50, p99 */
+	double (*ivsum)[ANA_NSEGS];       /* and its sums (m->ivseg) */
 };
 
 void ana_stream_acc_free(struct ana_stream_acc *a)
@@ -1764,9 +1814,16 @@ void ana_stream_acc_free(struct ana_stream_acc *a)
 		for (int s = 0; s < ANA_NSEGS; s++)
 			ana_ssk_free(&x->sk[fi][s]);
 		ana_ssk_free(&x->jit[fi].abs);
+		ana_ssk_free(&x->jit[fi].cur);
+		free(x->jit[fi].ts); free(x->jit[fi].p99); free(x->jit[fi].rfc);
+		free(x->iv[fi].bytes); free(x->iv[fi].pkts); free(x->iv[fi].lost);
 	}
+	for (size_t i = x ? x->ivdone : 0; x && i < x->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			ana_ssk_free(&x->ivsk[i][s]);
 	if (x) {
-		free(x->fa); free(x->sk); free(x->whole); free(x->jit);
+		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x->iv);
+		free(x->ivsk); free(x->ivq); free(x->ivsum);
 	}
 	free(x);
 	a->fl = NULL;
@@ -1774,22 +1831,79 @@ void ana_stream_acc_free(struct ana_stream_acc *a)
 	a->lost_tab = NULL;
 }
 
-static struct ana_stream_flows *ana_stream_flows_new(size_t n)
+/* The run's per-flow state, made with the first window (whose time grid
+ * is the run's: the skeleton's hosts are copied into every window). */
+static struct ana_stream_flows *ana_stream_flows_get(struct ana_stream_acc *a,
+						     const struct ana_dctx *d)
 {
+	if (a->fl || !a->run)
+		return a->fl;
 	struct ana_stream_flows *x = calloc(1, sizeof(*x));
-	size_t k = n ? n : 1;
+	size_t n = a->run->flows.n, k = n ? n : 1;
 	if (!x)
 		return NULL;
+	a->fl = x;
 	x->n = n;
+	x->t_start = d->t_start;
+	x->ivlen = d->iv;
+	x->nint = d->nint;
 	x->fa = calloc(k, sizeof(*x->fa));
 	x->sk = calloc(k, sizeof(*x->sk));
 	x->whole = calloc(k, sizeof(*x->whole));
 	x->jit = calloc(k, sizeof(*x->jit));
-	if (!x->fa || !x->sk || !x->whole || !x->jit) {
-		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x);
-		return NULL;
+	x->iv = calloc(k, sizeof(*x->iv));
+	x->ivsk = calloc(x->nint, sizeof(*x->ivsk));
+	x->ivq = calloc(x->nint, sizeof(*x->ivq));
+	x->ivsum = calloc(x->nint, sizeof(*x->ivsum));
+	if (!x->fa || !x->sk || !x->whole || !x->jit || !x->iv || !x->ivsk || !x->ivq || !x->ivsum) {
+		x->n = 0;
+		x->nint = 0;
+		ana_stream_acc_free(a);
 	}
-	return x;
+	return a->fl;
+}
+
+/* Run flow gi's interval counts, allocated with its first packet. */
+static struct ana_sfiv *ana_stream_flow_iv(struct ana_stream_flows *x, uint32_t gi)
+{
+	struct ana_sfiv *v = &x->iv[gi];
+	if (!v->bytes) {
+		v->bytes = calloc(x->nint, sizeof(*v->bytes));
+		v->pkts = calloc(x->nint, sizeof(*v->pkts));
+		v->lost = calloc(x->nint, sizeof(*v->lost));
+		if (!v->bytes || !v->pkts || !v->lost) {
+			free(v->bytes); free(v->pkts); free(v->lost);
+			*v = (struct ana_sfiv){ 0 };
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* Interval i of flow "all" is final: its values kept, its sketches freed. */
+static void ana_stream_iv_final(struct ana_stream_flows *x, size_t i)
+{
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		struct np_sketch sk;
+		ana_ssk_dense(&x->ivsk[i][s], &sk);
+		if (sk.n)
+			ana_iv_quantiles(&sk, x->ivq[i][s]);
+		x->ivsum[i][s] = x->ivsk[i][s].sum;
+		np_sketch_free(&sk);
+		ana_ssk_free(&x->ivsk[i][s]);
+	}
+}
+
+/* Streamed: a lost copy of window flow fi at t, in its run flow's interval. */
+static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t)
+{
+	struct ana_stream_acc *a = d->m->sacc;
+	struct ana_stream_flows *x = ana_stream_flows_get(a, d);
+	const struct ana_flow *fl = &d->m->flows.v[fi];
+	uint32_t gi = x ? ana_flow_lookup(a->run, fl->host, fl->local_id, false) : UINT32_MAX;
+	struct ana_sfiv *v = x && gi < x->n ? ana_stream_flow_iv(x, gi) : NULL;
+	if (v)
+		v->lost[ana_iv_index(d, t)]++;
 }
 
 /* A window's flow f into the run's F: counts, and each position by its
@@ -1832,6 +1946,32 @@ static void ana_stream_fagg_add(struct ana_fagg *F, const struct ana_fagg *f)
 	}
 }
 
+/* Flow q's jitter series: the open interval closed (its p99 |jitter| and
+ * the RFC 3550 estimate at its end) when packets of interval ii begin;
+ * ii < 0: close it (the run's end). At most nint points, as in memory. */
+static void ana_stream_jit_point(const struct ana_stream_flows *x, struct ana_sjit *q, int64_t ii)
+{
+	if (q->cur.total && ii != q->ii) {
+		if (!q->ts) {
+			q->ts = malloc(x->nint * sizeof(*q->ts));
+			q->p99 = malloc(x->nint * sizeof(double));
+			q->rfc = malloc(x->nint * sizeof(double));
+		}
+		if (q->ts && q->p99 && q->rfc && q->k < x->nint) {
+			struct np_sketch sk;
+			ana_ssk_dense(&q->cur, &sk);
+			q->ts[q->k] = (uint64_t)(x->t_start + q->ii * x->ivlen);
+			q->p99[q->k] = (double)np_sketch_quantile(&sk, 0.99);
+			q->rfc[q->k] = q->J;
+			q->k++;
+			np_sketch_free(&sk);
+		}
+		ana_ssk_free(&q->cur);
+		q->cur = (struct ana_ssk){ 0 };
+	}
+	q->ii = ii;
+}
+
 /* The window's full-path packets, in send order per flow, continue each
  * run flow's jitter sequence. */
 static void ana_stream_jitter_add(const struct ana_dctx *d, struct ana_stream_flows *x,
@@ -1848,6 +1988,8 @@ static void ana_stream_jitter_add(const struct ana_dctx *d, struct ana_stream_fl
 		struct ana_sjit *q = &x->jit[gi];
 		if (q->pkts) {
 			int64_t dj = j[i].lat - q->last, ab = dj < 0 ? -dj : dj;
+			ana_stream_jit_point(x, q, (j[i].t - x->t_start) / x->ivlen);
+			ana_ssk_add(&q->cur, (uint64_t)ab);
 			if (!q->na || dj < q->mn) q->mn = dj;
 			if (!q->na || dj > q->mx) q->mx = dj;
 			ana_ssk_add(&q->abs, (uint64_t)ab);
@@ -1864,11 +2006,9 @@ static void ana_stream_jitter_add(const struct ana_dctx *d, struct ana_stream_fl
 /* Streamed: the window's flows, per-flow sketches and jitter into the run's. */
 static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc *a)
 {
-	if (!a->run)
+	struct ana_stream_flows *x = ana_stream_flows_get(a, d);
+	if (!x)
 		return;
-	if (!a->fl && !(a->fl = ana_stream_flows_new(a->run->flows.n)))
-		return;
-	struct ana_stream_flows *x = a->fl;
 	size_t nf = d->m->flows.n;
 	uint32_t *gmap = malloc((nf ? nf : 1) * sizeof(*gmap));
 	if (!gmap)
@@ -1882,12 +2022,25 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 	/* as ana_sketch_task adds a top flow's and ana_decomp_table sums its segments */
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || !ana_in_window(d->m, r->t) || gmap[r->flow] >= x->n)
+		if (r->skip || !ana_in_window(d->m, r->t) || gmap[r->flow] >= x->n)
 			continue;
 		uint32_t gi = gmap[r->flow];
-		for (int s = 0; s < ANA_NSEGS; s++)
-			if (r->seg[s] >= 0)
-				ana_ssk_add(&x->sk[gi][s], (uint64_t)r->seg[s]);
+		size_t iv = ana_iv_index(d, r->t);
+		struct ana_sfiv *v = ana_stream_flow_iv(x, gi);
+		if (v) {
+			v->bytes[iv] += r->len;
+			if (r->posmask & d->fa[r->flow].first_hdr_bit)
+				v->pkts[iv]++;
+		}
+		if (r->retx)
+			continue;
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			if (r->seg[s] < 0)
+				continue;
+			ana_ssk_add(&x->sk[gi][s], (uint64_t)r->seg[s]);
+			if (!r->ctl && iv >= x->ivdone)
+				ana_ssk_add(&x->ivsk[iv][s], (uint64_t)r->seg[s]);
+		}
 		if (r->seg[ANA_SEG_TOTAL] < 0)
 			continue;
 		for (int s = 0; s < ANA_NSEGS; s++)
@@ -1896,6 +2049,10 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 	}
 	ana_stream_jitter_add(d, x, gmap);
 	free(gmap);
+	/* later windows own later packets only: intervals ending in this one are final */
+	while (x->ivdone + 1 < x->nint &&
+	       x->t_start + (int64_t)(x->ivdone + 1) * x->ivlen - 1 <= d->m->win_hi)
+		ana_stream_iv_final(x, x->ivdone++);
 }
 
 /* Streamed: the jitter rows of the run's top flows (ordered by flow, as in
@@ -1904,7 +2061,7 @@ static void ana_stream_jitter_table(struct ana_dctx *rd, const struct ana_stream
 {
 	struct np_table *t = ana_jitter_table_new();
 	for (size_t fi = 0; fi < x->n; fi++) {
-		const struct ana_sjit *q = &x->jit[fi];
+		struct ana_sjit *q = &x->jit[fi];
 		if (q->pkts < 2 || rd->fa[fi].top < 0)
 			continue;
 		char name[160];
@@ -1922,8 +2079,61 @@ static void ana_stream_jitter_table(struct ana_dctx *rd, const struct ana_stream
 		np_table_set_f64(t, r, JT_JITTER_RFC3550, q->J);
 		np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, q->Jsum / (double)q->na);
 		np_sketch_free(&sk);
+		ana_stream_jit_point(x, q, INT64_MIN);
+		if (q->k) {
+			np_series_pack(&rd->o->rb, "jitter", name, "jitter_p99_abs", "ns", q->ts, q->p99, q->k);
+			np_series_pack(&rd->o->rb, "jitter", name, "jitter_rfc3550", "ns", q->ts, q->rfc, q->k);
+		}
 	}
 	ana_out_table(rd->o, t);
+}
+
+/* Streamed, at the end: every interval final; the time grid, the top
+ * flows' interval counts (loss and throughput series) and m->ivseg (for
+ * the bottlenecks and the service graph) as in memory. */
+static void ana_stream_intervals(struct ana_dctx *rd, struct ana_stream_flows *x,
+				 const struct ana_stream_acc *a)
+{
+	while (x->ivdone < x->nint)
+		ana_stream_iv_final(x, x->ivdone++);
+	rd->t_start = x->t_start;
+	rd->iv = x->ivlen;
+	rd->nint = x->nint;
+	rd->ivbytes = calloc(x->nint ? x->nint : 1, sizeof(*rd->ivbytes));
+	rd->ivpkts = calloc(x->nint ? x->nint : 1, sizeof(*rd->ivpkts));
+	rd->ivlost = calloc(x->nint ? x->nint : 1, sizeof(*rd->ivlost));
+	for (int t = 0; rd->ivbytes && rd->ivpkts && rd->ivlost && t < rd->ntop; t++) {
+		const struct ana_sfiv *v = &x->iv[rd->topflow[t]];
+		for (size_t i = 0; v->bytes && i < x->nint; i++) {
+			rd->ivbytes[i][t] = v->bytes[i];
+			rd->ivpkts[i][t] = v->pkts[i];
+			rd->ivlost[i][t] = v->lost[i];
+		}
+	}
+	if (!rd->ivbytes || !rd->ivpkts || !rd->ivlost) {
+		free(rd->ivbytes); free(rd->ivpkts); free(rd->ivlost);
+		rd->ivbytes = NULL; rd->ivpkts = NULL; rd->ivlost = NULL;
+	}
+	struct ana_ivseg *g = &rd->m->ivseg;
+	free(g->sum); free(g->cnt);
+	g->n = x->nint;
+	g->t0 = x->t_start;
+	g->len = x->ivlen;
+	g->sum = calloc(x->nint * ANA_NSEGS + 1, sizeof(double));
+	g->cnt = calloc(x->nint * ANA_NSEGS + 1, sizeof(uint64_t));
+	if (!g->sum || !g->cnt) {
+		g->n = 0;
+		return;
+	}
+	for (size_t i = 0; i < x->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			g->sum[i * ANA_NSEGS + s] = x->ivsum[i][s];
+			g->cnt[i * ANA_NSEGS + s] = (uint64_t)x->ivq[i][s][0];
+		}
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		g->mean[s] = np_sketch_mean(&a->all[s]);
+		g->pmean[s] = a->all[ANA_SEG_TOTAL].n ? a->all[s].sum / (double)a->all[ANA_SEG_TOTAL].n : 0;
+	}
 }
 
 /* Streamed: the decomp rows of the run's top flows, chosen as in memory
@@ -2019,11 +2229,15 @@ void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 		ana_flow_orders(&rd);
 		ana_pick_top(&rd);
 	}
+	if (x)
+		ana_stream_intervals(&rd, x, a);
 	struct np_table *t = ana_decomp_table_new();
 	ana_decomp_rows(&rd, t, -1, "all", a->all, a->whole, NULL, 0, 0, NULL, NULL);
 	if (x)
 		ana_stream_decomp_flows(&rd, x, t);
 	ana_out_table(o, t);
+	if (x)
+		ana_decomp_series(&rd, x->ivq);
 	enum { SW_WINDOW, SW_FROM, SW_TO, SW_EVENTS, SW_PACKETS, SW_COPIES, SW_FLOWS, SW_SENT, SW_RECEIVED, SW_LOST,
 	       SW_RETRANS, SW_BYTES, SW_NCOLS };
 	t = np_table_new("stream", "Streamed analysis: totals and windows", 1);
@@ -2069,6 +2283,7 @@ void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 	a->lost_tab = NULL;
 	if (x)
 		ana_pkt_flows_table(&rd);
+	free(rd.ivbytes); free(rd.ivpkts); free(rd.ivlost);
 	if (a->lost_rows >= ANA_LOST_ROWS)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);

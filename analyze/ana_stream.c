@@ -445,10 +445,11 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 static int stream_finish(struct ana_stream *st, struct ana_out *out, const char *out_path,
 			 FILE *summary)
 {
+	/* the slow-RPC windows before pass 2, which adds their segment sums */
+	ana_bneck_windows(&st->g);
 	if (stream_decompose(st))
 		return 2;
 	stream_mark(st, "stream pass 2 (decompose)");
-	ana_bneck_windows(&st->g);
 	ana_decomp_stream_tables(&st->g, &st->acc, st->win, st->nwin, out);
 	stream_warn_emit(st);
 	ana_run_families(&st->g, out);
