@@ -1351,6 +1351,7 @@ static void ana_flow_sent_recv(const struct ana_fagg *f, uint64_t *sent, uint64_
 
 static void ana_loss_flow_tables(struct ana_dctx *d);
 static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t);
+static void ana_stream_seed(struct ana_dctx *d);
 
 /* columns of "lost_packets", in the order of the np_table_col_at calls below */
 enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
@@ -1894,6 +1895,31 @@ static void ana_stream_iv_final(struct ana_stream_flows *x, size_t i)
 	}
 }
 
+/* Streamed: each flow of the window starts with the positions the earlier
+ * windows found and their rank sums, as one run's flow goes on with its
+ * positions: the order the first 64 packets fixed holds in every window,
+ * and a window that sees only part of a path (a host stopped recording)
+ * still knows where the path ends. */
+static void ana_stream_seed(struct ana_dctx *d)
+{
+	struct ana_stream_acc *a = d->m->sacc;
+	struct ana_stream_flows *x = a->fl;
+	for (size_t fi = 0; x && fi < d->m->flows.n; fi++) {
+		const struct ana_flow *fl = &d->m->flows.v[fi];
+		uint32_t gi = ana_flow_lookup(a->run, fl->host, fl->local_id, false);
+		if (gi >= x->n || !x->fa[gi].npos)
+			continue;
+		struct ana_fagg *f = &d->fa[fi];
+		if (!(f->pos = calloc(ANA_MAX_POS, sizeof(*f->pos))))
+			continue;
+		const struct ana_fagg *F = &x->fa[gi];
+		for (int i = 0; i < F->npos; i++)
+			f->pos[i] = (struct ana_pos){ .host = F->pos[i].host, .hook = F->pos[i].hook,
+						      .rsum = F->pos[i].rsum, .rn = F->pos[i].rn };
+		f->npos = F->npos;
+	}
+}
+
 /* Streamed: a lost copy of window flow fi at t, in its run flow's interval. */
 static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t)
 {
@@ -1907,8 +1933,8 @@ static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t)
 }
 
 /* A window's flow f into the run's F: counts, and each position by its
- * (host, hook); the rank sums only up to the 64 packets that fix the
- * order in memory too. */
+ * (host, hook); the rank sums are the window's, which began with the
+ * run's. */
 static void ana_stream_fagg_add(struct ana_fagg *F, const struct ana_fagg *f)
 {
 	F->pkts += f->pkts;
@@ -1939,10 +1965,9 @@ static void ana_stream_fagg_add(struct ana_fagg *F, const struct ana_fagg *f)
 		P->lost_here += p->lost_here;
 		P->hsum += p->hsum;
 		P->hn += p->hn;
-		if (P->rn < 64) {
-			P->rsum += p->rsum;
-			P->rn += p->rn;
-		}
+		/* the window started from the run's rank sums (ana_stream_seed) */
+		P->rsum = p->rsum;
+		P->rn = p->rn;
 	}
 }
 
@@ -2310,6 +2335,8 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
 	ana_time_grid(&d);
+	if (m->sacc)
+		ana_stream_seed(&d);
 	ana_results(&d, ana_threads(m));
 	ana_retx_mark(&d);
 	ana_window_sums(&d);
