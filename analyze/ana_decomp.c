@@ -1790,6 +1790,78 @@ struct ana_sjit {
 	double *p99, *rfc;
 };
 
+/* The segment sums of one flow's packets by the sketch bucket of their
+ * total, each bucket split at its midpoint (where np_sketch_quantile reads
+ * a quantile): the packets at or above the run's p99 are then the buckets
+ * above the p99's and the upper half of its own (share_p99). */
+struct ana_stail {
+	uint32_t n, cap;
+	uint16_t *idx;
+	struct ana_tailb { double sum[2][ANA_NSEGS]; uint64_t cnt[2]; } *b;
+};
+
+static void ana_stail_add(struct ana_stail *t, const int64_t *seg)
+{
+	uint64_t tot = (uint64_t)seg[ANA_SEG_TOTAL];
+	uint16_t bk = (uint16_t)np_sketch_index(tot);
+	uint32_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (t->idx[mid] < bk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->n || t->idx[lo] != bk) {
+		if (t->n == t->cap) {
+			uint32_t cap = t->cap ? 2 * t->cap : 16;
+			uint16_t *ni = realloc(t->idx, cap * sizeof(*ni));
+			if (ni)
+				t->idx = ni;
+			struct ana_tailb *nb = ni ? realloc(t->b, cap * sizeof(*nb)) : NULL;
+			if (!nb)
+				return;
+			t->b = nb;
+			t->cap = cap;
+		}
+		memmove(t->idx + lo + 1, t->idx + lo, (t->n - lo) * sizeof(*t->idx));
+		memmove(t->b + lo + 1, t->b + lo, (t->n - lo) * sizeof(*t->b));
+		t->idx[lo] = bk;
+		memset(&t->b[lo], 0, sizeof(t->b[lo]));
+		t->n++;
+	}
+	uint64_t blo = np_sketch_bucket_lo(bk), bhi = np_sketch_bucket_hi(bk);
+	int half = tot >= blo + (bhi - blo) / 2;
+	struct ana_tailb *b = &t->b[lo];
+	for (int s = 0; s < ANA_NSEGS; s++)
+		if (seg[s] > 0)
+			b->sum[half][s] += (double)seg[s];
+	b->cnt[half]++;
+}
+
+/* The sums over the packets whose total is at least p99 (tl, their count
+ * returned). Exact when p99 is its bucket's midpoint, as the quantile of a
+ * sketch is unless clamped to the extremes; clamped to the maximum (below
+ * the midpoint) the whole bucket counts. */
+static uint64_t ana_stail_sums(const struct ana_stail *t, uint64_t p99, double *tl)
+{
+	uint16_t b99 = (uint16_t)np_sketch_index(p99);
+	uint64_t lo = np_sketch_bucket_lo(b99), hi = np_sketch_bucket_hi(b99);
+	int from = p99 >= lo + (hi - lo) / 2 ? 1 : 0;
+	uint64_t n = 0;
+	memset(tl, 0, ANA_NSEGS * sizeof(*tl));
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->idx[i] < b99)
+			continue;
+		for (int h = t->idx[i] == b99 ? from : 0; h < 2; h++) {
+			for (int s = 0; s < ANA_NSEGS; s++)
+				tl[s] += t->b[i].sum[h][s];
+			n += t->b[i].cnt[h];
+		}
+	}
+	return n;
+}
+
 /* One flow's per-interval counts (throughput, loss series). */
 struct ana_sfiv { uint64_t *bytes; uint32_t *pkts, *lost; };
 
@@ -1799,6 +1871,7 @@ struct ana_stream_flows {
 	struct ana_ssk (*sk)[ANA_NSEGS];
 	double (*whole)[ANA_NSEGS];       /* segment sums of packets with a whole path */
 	struct ana_sjit *jit;
+	struct ana_stail *tail, tail_all; /* per flow; of flow "all" (data only) */
 	struct ana_sfiv *iv;              /* per flow, allocated with its first packet */
 	int64_t t_start, ivlen;           /* the run's time grid (ana_time_grid) */
 	size_t nint, ivdone;              /* intervals [0, ivdone) are final */
@@ -1818,12 +1891,16 @@ void ana_stream_acc_free(struct ana_stream_acc *a)
 		ana_ssk_free(&x->jit[fi].cur);
 		free(x->jit[fi].ts); free(x->jit[fi].p99); free(x->jit[fi].rfc);
 		free(x->iv[fi].bytes); free(x->iv[fi].pkts); free(x->iv[fi].lost);
+		free(x->tail[fi].idx); free(x->tail[fi].b);
+	}
+	if (x) {
+		free(x->tail_all.idx); free(x->tail_all.b);
 	}
 	for (size_t i = x ? x->ivdone : 0; x && i < x->nint; i++)
 		for (int s = 0; s < ANA_NSEGS; s++)
 			ana_ssk_free(&x->ivsk[i][s]);
 	if (x) {
-		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x->iv);
+		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x->iv); free(x->tail);
 		free(x->ivsk); free(x->ivq); free(x->ivsum);
 	}
 	free(x);
@@ -1853,10 +1930,12 @@ static struct ana_stream_flows *ana_stream_flows_get(struct ana_stream_acc *a,
 	x->whole = calloc(k, sizeof(*x->whole));
 	x->jit = calloc(k, sizeof(*x->jit));
 	x->iv = calloc(k, sizeof(*x->iv));
+	x->tail = calloc(k, sizeof(*x->tail));
 	x->ivsk = calloc(x->nint, sizeof(*x->ivsk));
 	x->ivq = calloc(x->nint, sizeof(*x->ivq));
 	x->ivsum = calloc(x->nint, sizeof(*x->ivsum));
-	if (!x->fa || !x->sk || !x->whole || !x->jit || !x->iv || !x->ivsk || !x->ivq || !x->ivsum) {
+	if (!x->fa || !x->sk || !x->whole || !x->jit || !x->iv || !x->tail || !x->ivsk || !x->ivq ||
+	    !x->ivsum) {
 		x->n = 0;
 		x->nint = 0;
 		ana_stream_acc_free(a);
@@ -2071,6 +2150,9 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 		for (int s = 0; s < ANA_NSEGS; s++)
 			if (r->seg[s] > 0)
 				x->whole[gi][s] += (double)r->seg[s];
+		ana_stail_add(&x->tail[gi], r->seg);
+		if (!r->ctl)
+			ana_stail_add(&x->tail_all, r->seg);
 	}
 	ana_stream_jitter_add(d, x, gmap);
 	free(gmap);
@@ -2099,11 +2181,22 @@ static void ana_stream_jitter_table(struct ana_dctx *rd, const struct ana_stream
 		np_table_set_i64(t, r, JT_JITTER_MIN, q->mn);
 		np_table_set_i64(t, r, JT_JITTER_MAX, q->mx);
 		np_table_set_i64(t, r, JT_JITTER_RANGE, q->mx - q->mn);
+		uint64_t p99 = np_sketch_quantile(&sk, 0.99);
 		np_table_set_i64(t, r, JT_JITTER_P50_ABS, (int64_t)np_sketch_quantile(&sk, 0.5));
-		np_table_set_i64(t, r, JT_JITTER_P99_ABS, (int64_t)np_sketch_quantile(&sk, 0.99));
+		np_table_set_i64(t, r, JT_JITTER_P99_ABS, (int64_t)p99);
 		np_table_set_f64(t, r, JT_JITTER_RFC3550, q->J);
 		np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, q->Jsum / (double)q->na);
 		np_sketch_free(&sk);
+		/* the finding as in memory, from the flow's median latency */
+		struct np_sketch tot;
+		ana_ssk_dense(&x->sk[fi][ANA_SEG_TOTAL], &tot);
+		double med = (double)np_sketch_quantile(&tot, 0.5);
+		np_sketch_free(&tot);
+		if (med > 0 && (double)p99 > med * 0.5)
+			ana_out_candidate(rd->o, 0.3 * fmin((double)p99 / med, 3.0), 1, "jitter", name,
+					  "jitter_p99_abs", (double)p99,
+					  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
+					  name, (double)p99 / 1e3, med / 1e3);
 		ana_stream_jit_point(x, q, INT64_MIN);
 		if (q->k) {
 			np_series_pack(&rd->o->rb, "jitter", name, "jitter_p99_abs", "ns", q->ts, q->p99, q->k);
@@ -2164,7 +2257,7 @@ static void ana_stream_intervals(struct ana_dctx *rd, struct ana_stream_flows *x
 /* Streamed: the decomp rows of the run's top flows, chosen as in memory
  * (most packets, then the lower flow index) from the merged counts. */
 static void ana_stream_decomp_flows(struct ana_dctx *rd, const struct ana_stream_flows *x,
-				    struct np_table *t)
+				    struct np_table *t, struct ana_dcand *dc, int *ndc)
 {
 	for (int f = 0; f < rd->ntop; f++) {
 		uint32_t fi = rd->topflow[f];
@@ -2173,7 +2266,10 @@ static void ana_stream_decomp_flows(struct ana_dctx *rd, const struct ana_stream
 			ana_ssk_dense(&x->sk[fi][s], &sk[s]);
 		char name[160];
 		ana_flow_name(rd->m, fi, name, sizeof(name));
-		ana_decomp_rows(rd, t, f, name, sk, x->whole[fi], NULL, 0, 0, NULL, NULL);
+		double tl[ANA_NSEGS];
+		uint64_t p99 = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+		uint64_t ntail = ana_stail_sums(&x->tail[fi], p99, tl);
+		ana_decomp_rows(rd, t, f, name, sk, x->whole[fi], tl, ntail, p99, dc, ndc);
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&sk[s]);
 	}
@@ -2257,9 +2353,17 @@ void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 	if (x)
 		ana_stream_intervals(&rd, x, a);
 	struct np_table *t = ana_decomp_table_new();
-	ana_decomp_rows(&rd, t, -1, "all", a->all, a->whole, NULL, 0, 0, NULL, NULL);
-	if (x)
-		ana_stream_decomp_flows(&rd, x, t);
+	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
+	int ndc = 0;
+	double tl[ANA_NSEGS] = { 0 };
+	uint64_t p99 = a->all[ANA_SEG_TOTAL].n ? np_sketch_quantile(&a->all[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+	uint64_t ntail = x ? ana_stail_sums(&x->tail_all, p99, tl) : 0;
+	ana_decomp_rows(&rd, t, -1, "all", a->all, a->whole, tl, ntail, p99, NULL, NULL);
+	if (x && dc)
+		ana_stream_decomp_flows(&rd, x, t, dc, &ndc);
+	if (dc)
+		ana_dcand_emit(o, dc, ndc);
+	free(dc);
 	ana_out_table(o, t);
 	if (x)
 		ana_decomp_series(&rd, x->ivq);
