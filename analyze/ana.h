@@ -414,17 +414,10 @@ struct ana_stream_acc {
 	double whole[ANA_NSEGS];           /* segment sums of packets with a whole path */
 	uint64_t pkts, bytes, retx, lost, copies, unrec, sent, received;
 	uint64_t negative;                 /* cross-host segments clamped to 0 */
-	uint64_t unrec_pkts;               /* delivered, socket-hook events missing */
 	uint64_t active;                   /* flows with packets, summed over windows */
 	uint64_t flows;                    /* distinct flows with packets in the run */
 	struct ana_model *run;             /* the skeleton: flow identities of the run */
 	uint8_t *flow_seen;                /* per flow of run */
-	struct ana_stream_flow {
-		uint64_t sent, received, lost, retx, unrec, pkts, copies, bytes;
-		int64_t first, last;
-		uint16_t snd_host, rcv_host;
-		bool pos, hosts;
-	} *pf;                             /* per flow of run: loss and pkt_flows sums */
 	struct ana_stream_flows *fl;       /* ana_decomp.c: per flow of run, merged positions,
 					    * sketches, jitter (the per-flow tables) */
 	struct np_table *lost_tab;         /* lost_packets, the windows' rows in window order */

@@ -2275,23 +2275,6 @@ static void ana_stream_decomp_flows(struct ana_dctx *rd, const struct ana_stream
 	}
 }
 
-/* Streamed: a window's flow into the run's (pkt_flows' columns). */
-static void ana_stream_flow_add(struct ana_stream_flow *x, const struct ana_fagg *f)
-{
-	x->pkts += f->pkts;
-	x->copies += f->copies;
-	x->bytes += f->bytes;
-	if (f->first && (!x->first || f->first < x->first))
-		x->first = f->first;
-	if (f->last > x->last)
-		x->last = f->last;
-	if (f->npos && !x->hosts) {
-		x->hosts = true;
-		x->snd_host = f->snd_host;
-		x->rcv_host = f->rcv_host;
-	}
-}
-
 /* Streamed: this window's sketches and counts into the run's. */
 static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 {
@@ -2310,8 +2293,6 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 			uint32_t gi = a->run ? ana_flow_lookup(a->run, fl->host, fl->local_id, false)
 					     : UINT32_MAX;
 			a->active++;
-			if (gi < a->run->flows.n && a->pf)
-				ana_stream_flow_add(&a->pf[gi], f);
 			if (gi < a->run->flows.n && a->flow_seen && !a->flow_seen[gi]) {
 				a->flow_seen[gi] = 1;
 				a->flows++;
@@ -2321,20 +2302,10 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 				ana_flow_sent_recv(f, &sent, &recv);
 				a->sent += sent;
 				a->received += recv;
-				if (gi < a->run->flows.n && a->pf) {
-					struct ana_stream_flow *x = &a->pf[gi];
-					x->sent += sent;
-					x->received += recv;
-					x->lost += f->lost;
-					x->retx += f->retx;
-					x->unrec += f->unrec;
-					x->pos = true;
-				}
 			}
 		}
 	}
 	a->negative += d->negative;
-	a->unrec_pkts += d->unrec;
 	ana_stream_flows_add(d, a);
 }
 
@@ -2416,11 +2387,11 @@ void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 	if (a->lost_rows >= ANA_LOST_ROWS)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
-	if (a->unrec_pkts)
-		((double)a->unrec_pkts <= ANA_MINOR_MISSED_SHARE * (double)a->pkts ? ana_note : ana_warn)(
+	if (a->unrec)
+		((double)a->unrec <= ANA_MINOR_MISSED_SHARE * (double)a->pkts ? ana_note : ana_warn)(
 			m, "%llu packets reached their receiving host and were never resent, but "
 			 "its socket hooks recorded no event for them: counted as unrecorded "
-			 "events (loss.unrecorded), not as loss", (unsigned long long)a->unrec_pkts);
+			 "events (loss.unrecorded), not as loss", (unsigned long long)a->unrec);
 	if (a->negative)
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",

@@ -410,8 +410,7 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 			(double)st->horizon / 1e9);
 	st->acc.run = &st->g;
 	st->acc.flow_seen = calloc(st->g.flows.n ? st->g.flows.n : 1, 1);
-	st->acc.pf = calloc(st->g.flows.n ? st->g.flows.n : 1, sizeof(*st->acc.pf));
-	if (!st->acc.flow_seen || !st->acc.pf)
+	if (!st->acc.flow_seen)
 		return 2;
 	struct ana_clockpts *cp = ana_clock_pts_new(&st->g);
 	rc = stream_clock_points(st, cp);
@@ -493,7 +492,6 @@ int ana_stream_main(struct ana_options *o, char **files, const char **aliases, i
 		np_sketch_free(&st.acc.all[s]);
 	free(st.win);
 	free(st.acc.flow_seen);
-	free(st.acc.pf);
 	ana_stream_acc_free(&st.acc);
 	stream_warn_free(&st);
 	ana_model_free(&st.g);
