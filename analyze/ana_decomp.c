@@ -1798,6 +1798,10 @@ struct ana_stail {
 	uint32_t n, cap;
 	uint16_t *idx;
 	struct ana_tailb { double sum[2][ANA_NSEGS]; uint64_t cnt[2]; } *b;
+	/* the packets whose total is the largest so far: the p99 of a few
+	 * packets is clamped to it (below its bucket's midpoint) */
+	uint64_t max, nmax;
+	double maxsum[ANA_NSEGS];
 };
 
 static void ana_stail_add(struct ana_stail *t, const int64_t *seg)
@@ -1833,6 +1837,17 @@ static void ana_stail_add(struct ana_stail *t, const int64_t *seg)
 	uint64_t blo = np_sketch_bucket_lo(bk), bhi = np_sketch_bucket_hi(bk);
 	int half = tot >= blo + (bhi - blo) / 2;
 	struct ana_tailb *b = &t->b[lo];
+	if (!t->nmax || tot > t->max) {
+		t->max = tot;
+		t->nmax = 0;
+		memset(t->maxsum, 0, sizeof(t->maxsum));
+	}
+	if (tot == t->max) {
+		t->nmax++;
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (seg[s] > 0)
+				t->maxsum[s] += (double)seg[s];
+	}
 	for (int s = 0; s < ANA_NSEGS; s++)
 		if (seg[s] > 0)
 			b->sum[half][s] += (double)seg[s];
@@ -1840,9 +1855,9 @@ static void ana_stail_add(struct ana_stail *t, const int64_t *seg)
 }
 
 /* The sums over the packets whose total is at least p99 (tl, their count
- * returned). Exact when p99 is its bucket's midpoint, as the quantile of a
- * sketch is unless clamped to the extremes; clamped to the maximum (below
- * the midpoint) the whole bucket counts. */
+ * returned): p99 is a sketch quantile, its bucket's midpoint or clamped to
+ * the extremes (to the minimum: above the midpoint, every packet counts;
+ * to the maximum: below it, the packets at the maximum), so this is exact. */
 static uint64_t ana_stail_sums(const struct ana_stail *t, uint64_t p99, double *tl)
 {
 	uint16_t b99 = (uint16_t)np_sketch_index(p99);
@@ -1850,6 +1865,10 @@ static uint64_t ana_stail_sums(const struct ana_stail *t, uint64_t p99, double *
 	int from = p99 >= lo + (hi - lo) / 2 ? 1 : 0;
 	uint64_t n = 0;
 	memset(tl, 0, ANA_NSEGS * sizeof(*tl));
+	if (!from && t->nmax && p99 == t->max) {
+		memcpy(tl, t->maxsum, sizeof(t->maxsum));
+		return t->nmax;
+	}
 	for (uint32_t i = 0; i < t->n; i++) {
 		if (t->idx[i] < b99)
 			continue;
