@@ -1718,35 +1718,49 @@ struct ana_ssk {
 	double sum;
 };
 
-static void ana_ssk_add(struct ana_ssk *s, uint64_t v)
+/* The slot of bucket b in a sparse array sorted by bucket (idx, with
+ * values of vsize bytes in *val), made (zeroed) if absent; -1: no memory. */
+static int64_t ana_bucket_slot(uint16_t **idx, void **val, size_t vsize, uint32_t *n, uint32_t *cap,
+			       uint16_t b)
 {
-	uint16_t b = (uint16_t)np_sketch_index(v);
-	uint32_t lo = 0, hi = s->n;
+	uint32_t lo = 0, hi = *n;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
-		if (s->idx[mid] < b)
+		if ((*idx)[mid] < b)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == s->n || s->idx[lo] != b) {
-		if (s->n == s->cap) {
-			uint32_t cap = s->cap ? 2 * s->cap : 16;
-			uint16_t *ni = realloc(s->idx, cap * sizeof(*ni));
-			if (ni)
-				s->idx = ni;
-			uint64_t *nc = ni ? realloc(s->cnt, cap * sizeof(*nc)) : NULL;
-			if (!nc)
-				return;
-			s->cnt = nc;
-			s->cap = cap;
-		}
-		memmove(s->idx + lo + 1, s->idx + lo, (s->n - lo) * sizeof(*s->idx));
-		memmove(s->cnt + lo + 1, s->cnt + lo, (s->n - lo) * sizeof(*s->cnt));
-		s->idx[lo] = b;
-		s->cnt[lo] = 0;
-		s->n++;
+	if (lo < *n && (*idx)[lo] == b)
+		return lo;
+	if (*n == *cap) {
+		uint32_t c = *cap ? 2 * *cap : 16;
+		uint16_t *ni = realloc(*idx, c * sizeof(*ni));
+		if (ni)
+			*idx = ni;
+		void *nv = ni ? realloc(*val, c * vsize) : NULL;
+		if (!nv)
+			return -1;
+		*val = nv;
+		*cap = c;
 	}
+	char *v = *val;
+	memmove(*idx + lo + 1, *idx + lo, (*n - lo) * sizeof(**idx));
+	memmove(v + (lo + 1) * vsize, v + lo * vsize, (*n - lo) * vsize);
+	(*idx)[lo] = b;
+	memset(v + lo * vsize, 0, vsize);
+	(*n)++;
+	return lo;
+}
+
+static void ana_ssk_add(struct ana_ssk *s, uint64_t v)
+{
+	void *cnt = s->cnt;
+	int64_t lo = ana_bucket_slot(&s->idx, &cnt, sizeof(*s->cnt), &s->n, &s->cap,
+				     (uint16_t)np_sketch_index(v));
+	s->cnt = cnt;
+	if (lo < 0)
+		return;
 	s->cnt[lo]++;
 	if (!s->total || v < s->min) s->min = v;
 	if (!s->total || v > s->max) s->max = v;
@@ -1808,32 +1822,11 @@ static void ana_stail_add(struct ana_stail *t, const int64_t *seg)
 {
 	uint64_t tot = (uint64_t)seg[ANA_SEG_TOTAL];
 	uint16_t bk = (uint16_t)np_sketch_index(tot);
-	uint32_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (t->idx[mid] < bk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == t->n || t->idx[lo] != bk) {
-		if (t->n == t->cap) {
-			uint32_t cap = t->cap ? 2 * t->cap : 16;
-			uint16_t *ni = realloc(t->idx, cap * sizeof(*ni));
-			if (ni)
-				t->idx = ni;
-			struct ana_tailb *nb = ni ? realloc(t->b, cap * sizeof(*nb)) : NULL;
-			if (!nb)
-				return;
-			t->b = nb;
-			t->cap = cap;
-		}
-		memmove(t->idx + lo + 1, t->idx + lo, (t->n - lo) * sizeof(*t->idx));
-		memmove(t->b + lo + 1, t->b + lo, (t->n - lo) * sizeof(*t->b));
-		t->idx[lo] = bk;
-		memset(&t->b[lo], 0, sizeof(t->b[lo]));
-		t->n++;
-	}
+	void *bv = t->b;
+	int64_t lo = ana_bucket_slot(&t->idx, &bv, sizeof(*t->b), &t->n, &t->cap, bk);
+	t->b = bv;
+	if (lo < 0)
+		return;
 	uint64_t blo = np_sketch_bucket_lo(bk), bhi = np_sketch_bucket_hi(bk);
 	int half = tot >= blo + (bhi - blo) / 2;
 	struct ana_tailb *b = &t->b[lo];
