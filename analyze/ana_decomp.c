@@ -973,6 +973,8 @@ static size_t ana_jit_collect(const struct ana_dctx *d, struct ana_jit *j)
 	return n;
 }
 
+static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n);
+
 static void ana_jitter_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -983,6 +985,10 @@ static void ana_jitter_table(struct ana_dctx *d)
 	if (!j || !absj)
 		goto out;
 	n = ana_jit_collect(d, j);
+	if (m->sacc) {       /* streamed: the run's flows go on with this window's packets */
+		ana_stream_jitter_add(d, j, n);
+		goto out;
+	}
 	for (size_t a = 0; a < n;) {
 		size_t b = a;
 		while (b < n && j[b].flow == j[a].flow)
@@ -2088,17 +2094,18 @@ static void ana_stream_jit_point(const struct ana_stream_flows *x, struct ana_sj
 	q->ii = ii;
 }
 
-/* The window's full-path packets, in send order per flow, continue each
- * run flow's jitter sequence. */
-static void ana_stream_jitter_add(const struct ana_dctx *d, struct ana_stream_flows *x,
-				  const uint32_t *gmap)
+/* The window's full-path packets j (ana_jit_collect: by flow, in send
+ * order) continue each run flow's jitter sequence. */
+static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n)
 {
-	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
-	if (!j)
-		return;
-	size_t n = ana_jit_collect(d, j);
-	for (size_t i = 0; i < n; i++) {
-		uint32_t gi = gmap[j[i].flow];
+	struct ana_stream_acc *a = d->m->sacc;
+	struct ana_stream_flows *x = ana_stream_flows_get(a, d);
+	uint32_t gi = UINT32_MAX;
+	for (size_t i = 0; x && i < n; i++) {
+		if (!i || j[i].flow != j[i - 1].flow) {
+			const struct ana_flow *fl = &d->m->flows.v[j[i].flow];
+			gi = ana_flow_lookup(a->run, fl->host, fl->local_id, false);
+		}
 		if (gi >= x->n)
 			continue;
 		struct ana_sjit *q = &x->jit[gi];
@@ -2116,7 +2123,6 @@ static void ana_stream_jitter_add(const struct ana_dctx *d, struct ana_stream_fl
 		q->last = j[i].lat;
 		q->pkts++;
 	}
-	free(j);
 }
 
 /* Streamed: the window's flows, per-flow sketches and jitter into the run's. */
@@ -2166,7 +2172,6 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 		if (!r->ctl)
 			ana_stail_add(&x->tail_all, r->seg);
 	}
-	ana_stream_jitter_add(d, x, gmap);
 	free(gmap);
 	/* later windows own later packets only: intervals ending in this one are final */
 	while (x->ivdone + 1 < x->nint &&
