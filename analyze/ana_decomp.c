@@ -1774,6 +1774,26 @@ static void ana_ssk_add(struct ana_ssk *s, uint64_t v)
 	s->sum += (double)v;
 }
 
+/* A dense sketch into a sparse one (its sum added whole). */
+static void ana_ssk_merge(struct ana_ssk *s, const struct np_sketch *d)
+{
+	if (!d->n || !d->counts)
+		return;
+	for (uint32_t i = 0; i < NP_SK_NBUCKETS; i++) {
+		if (!d->counts[i])
+			continue;
+		void *cnt = s->cnt;
+		int64_t k = ana_bucket_slot(&s->idx, &cnt, sizeof(*s->cnt), &s->n, &s->cap, (uint16_t)i);
+		s->cnt = cnt;
+		if (k >= 0)
+			s->cnt[k] += d->counts[i];
+	}
+	if (!s->total || d->min < s->min) s->min = d->min;
+	if (!s->total || d->max > s->max) s->max = d->max;
+	s->total += d->n;
+	s->sum += d->sum;
+}
+
 /* The dense sketch np_sketch_add would have made of the same values. */
 static void ana_ssk_dense(const struct ana_ssk *s, struct np_sketch *out)
 {
@@ -1893,7 +1913,8 @@ struct ana_stream_flows {
 	struct ana_sfiv *iv;              /* per flow, allocated with its first packet */
 	int64_t t_start, ivlen;           /* the run's time grid (ana_time_grid) */
 	size_t nint, ivdone;              /* intervals [0, ivdone) are final */
-	struct ana_ssk (*ivsk)[ANA_NSEGS]; /* flow "all" per interval, until final */
+	struct np_sketch (*ivsk)[ANA_NSEGS]; /* flow "all" per interval until final (the
+					    * windows' merged: a window's worth of them) */
 	double (*ivq)[ANA_NSEGS][3];      /* then its count, p50, p99 */
 	double (*ivsum)[ANA_NSEGS];       /* and its sums (m->ivseg) */
 };
@@ -1916,7 +1937,7 @@ void ana_stream_acc_free(struct ana_stream_acc *a)
 	}
 	for (size_t i = x ? x->ivdone : 0; x && i < x->nint; i++)
 		for (int s = 0; s < ANA_NSEGS; s++)
-			ana_ssk_free(&x->ivsk[i][s]);
+			np_sketch_free(&x->ivsk[i][s]);
 	if (x) {
 		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x->iv); free(x->tail);
 		free(x->ivsk); free(x->ivq); free(x->ivsum);
@@ -1982,13 +2003,10 @@ static struct ana_sfiv *ana_stream_flow_iv(struct ana_stream_flows *x, uint32_t 
 static void ana_stream_iv_final(struct ana_stream_flows *x, size_t i)
 {
 	for (int s = 0; s < ANA_NSEGS; s++) {
-		struct np_sketch sk;
-		ana_ssk_dense(&x->ivsk[i][s], &sk);
-		if (sk.n)
-			ana_iv_quantiles(&sk, x->ivq[i][s]);
+		if (x->ivsk[i][s].n)
+			ana_iv_quantiles(&x->ivsk[i][s], x->ivq[i][s]);
 		x->ivsum[i][s] = x->ivsk[i][s].sum;
-		np_sketch_free(&sk);
-		ana_ssk_free(&x->ivsk[i][s]);
+		np_sketch_free(&x->ivsk[i][s]);
 	}
 }
 
@@ -2156,13 +2174,10 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 		}
 		if (r->retx)
 			continue;
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			if (r->seg[s] < 0)
-				continue;
-			ana_ssk_add(&x->sk[gi][s], (uint64_t)r->seg[s]);
-			if (!r->ctl && iv >= x->ivdone)
-				ana_ssk_add(&x->ivsk[iv][s], (uint64_t)r->seg[s]);
-		}
+		/* the window's top flows' sketches are merged whole below */
+		for (int s = 0; s < ANA_NSEGS && d->fa[r->flow].top < 0; s++)
+			if (r->seg[s] >= 0)
+				ana_ssk_add(&x->sk[gi][s], (uint64_t)r->seg[s]);
 		if (r->seg[ANA_SEG_TOTAL] < 0)
 			continue;
 		for (int s = 0; s < ANA_NSEGS; s++)
@@ -2172,6 +2187,12 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 		if (!r->ctl)
 			ana_stail_add(&x->tail_all, r->seg);
 	}
+	for (int t = 0; t < d->ntop; t++)
+		for (int s = 0; gmap[d->topflow[t]] < x->n && s < ANA_NSEGS; s++)
+			ana_ssk_merge(&x->sk[gmap[d->topflow[t]]][s], &d->top[t][s]);
+	for (size_t i = x->ivdone; i < x->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_merge(&x->ivsk[i][s], &d->ivsk[i][s]);
 	free(gmap);
 	/* later windows own later packets only: intervals ending in this one are final */
 	while (x->ivdone + 1 < x->nint &&
