@@ -418,19 +418,19 @@ struct ana_stream_acc {
 	uint64_t flows;                    /* distinct flows with packets in the run */
 	struct ana_model *run;             /* the skeleton: flow identities of the run */
 	uint8_t *flow_seen;                /* per flow of run */
-	struct ana_stream_flow {
-		uint64_t sent, received, lost, retx, unrec, pkts, copies, bytes;
-		int64_t first, last;
-		uint16_t snd_host, rcv_host;
-		bool pos, hosts;
-	} *pf;                             /* per flow of run: loss and pkt_flows sums */
+	struct ana_stream_flows *fl;       /* ana_decomp.c: per flow of run, merged positions,
+					    * sketches, jitter (the per-flow tables) */
+	struct np_table *lost_tab;         /* lost_packets, the windows' rows in window order */
+	size_t lost_rows;
 };
 /* One window: its bounds on the reference timeline, events read, counts
  * (its acc's sketches stay empty). */
 struct ana_stream_win { int64_t lo, hi; uint64_t events; struct ana_stream_acc acc; };
 /* Adds the stream's decomp rows (flow "all") and its stream table to o. */
-void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *a,
+void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 			      const struct ana_stream_win *win, size_t nwin, struct ana_out *o);
+/* Frees what the decomposition added to a (its sketches stay). */
+void ana_stream_acc_free(struct ana_stream_acc *a);
 /* Runs the streamed analysis of files (aliases[i] or NULL) in windows of
  * o->window_ns; writes out_path (NULL: dry run). Exit status as npanalyze's. */
 int ana_stream_main(struct ana_options *o, char **files, const char **aliases, int nfiles,

@@ -171,6 +171,9 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
 	int64_t sum = 0;                /* of the segments, as clamped */
+	/* streamed: a window's edge packets are read by the next window too;
+	 * only the window that owns a packet counts its hops and clamps */
+	bool own = !m->sacc || ana_in_window(m, r->t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
 		if (r->len && (e->flags & ANA_PE_NOPAY))
@@ -220,7 +223,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 				dt = -1;
 			}
 			if (dt < 0 && dt != -1) {
-				(*negative)++;
+				*negative += own;
 				dt = 0;
 			}
 			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
@@ -228,7 +231,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
 				sum = sum > INT64_MAX - dt ? INT64_MAX : sum + dt;
 			}
-			if (dt >= 0 && pos >= 0) {
+			if (dt >= 0 && pos >= 0 && own) {
 				f->pos[pos].hsum += (double)dt;
 				f->pos[pos].hn++;
 			}
@@ -645,6 +648,109 @@ static struct np_table *ana_decomp_table_new(void)
 	return t;
 }
 
+/* The decomp rows of "all" (f < 0) or of top flow f: sketches sk, segment
+ * sums wh of the packets with a whole path, tl of those at or above the
+ * total's p99 (ntail of them; tl NULL: not known, share_p99 empty). dc NULL:
+ * no findings. */
+static void ana_decomp_rows(struct ana_dctx *d, struct np_table *t, int f, const char *name,
+			    const struct np_sketch *sk, const double *wh, const double *tl, uint64_t ntail,
+			    uint64_t p99, struct ana_dcand *dc, int *ndc)
+{
+	struct ana_model *m = d->m;
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		if (!sk[s].n)
+			continue;
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, DC_FLOW, name);
+		np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
+		ana_sketch_cells(t, r, DC_SK, &sk[s]);
+		/* over the packets with a whole path: a segment seen on
+		 * packets whose other host was not aligned has no total */
+		if (wh[ANA_SEG_TOTAL] > 0)
+			np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * wh[s] / wh[ANA_SEG_TOTAL]);
+		if (tl && ntail && tl[ANA_SEG_TOTAL] > 0)
+			np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
+		if (f >= 0) {
+			const struct ana_fagg *fa = &d->fa[d->topflow[f]];
+			char hb[300];
+			if (s == ANA_SEG_WIRE || s == ANA_SEG_TOTAL)
+				snprintf(hb, sizeof(hb), "%s>%s", m->hosts.v[fa->snd_host].name,
+					 m->hosts.v[fa->rcv_host].name);
+			else if (s >= ANA_SEG_FWD_STACK && s <= ANA_SEG_FWD_DEVICE)
+				ana_forward_hosts(d, fa, hb, sizeof(hb));
+			else
+				snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
+									      : fa->rcv_host].name);
+			np_table_set_str(t, r, DC_HOST, hb);
+			int nseg = 0;
+			for (int q = 0; q < ANA_SEG_TOTAL; q++)
+				nseg += sk[q].n > 0;
+			/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
+			if (dc && s != ANA_SEG_TOTAL && wh[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
+				/* ranked by the time the segment holds of the
+				 * flow's mean latency, 5 ms scoring 1 as a 2 %
+				 * loss rate does: not by its share alone (100 %
+				 * of a 0.3 ms tail in a client's read outranked
+				 * 97 % of 17 ms in a balancer's queue), nor by its
+				 * time in the p99 (a loaded machine's rare stalls
+				 * of a reader or of a send buffer made the tail
+				 * of whatever flow they hit). The p99 of fewer
+				 * than 100 packets is one packet's latency (an
+				 * iperf3 control connection's 10). */
+				double tms = wh[s] / (double)sk[ANA_SEG_TOTAL].n / 1e6;
+				double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
+				ana_dcand_add(dc, ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
+					      .sh = 100.0 * wh[s] / wh[ANA_SEG_TOTAL],
+					      .sh99 = ntail && tl[ANA_SEG_TOTAL] > 0 ? 100.0 * tl[s] / tl[ANA_SEG_TOTAL] : NAN,
+					      .seg = s, .mean = np_sketch_mean(&sk[ANA_SEG_TOTAL]), .p99 = p99 },
+					      name, hb);
+			}
+		}
+		char key[200];
+		snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
+		np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
+	}
+}
+
+/* An interval's count, p50 and p99 (the decomp series' values). */
+static void ana_iv_quantiles(const struct np_sketch *sk, double *q)
+{
+	q[0] = (double)sk->n;
+	q[1] = (double)np_sketch_quantile(sk, 0.5);
+	q[2] = (double)np_sketch_quantile(sk, 0.99);
+}
+
+/* The series of flow "all" per segment: q[interval][segment] = count, p50,
+ * p99; intervals without packets are left out. */
+static void ana_decomp_series(struct ana_dctx *d, double (*q)[ANA_NSEGS][3])
+{
+	uint64_t *ts = malloc(d->nint * sizeof(*ts));
+	double *v50 = malloc(d->nint * sizeof(double)), *v99 = malloc(d->nint * sizeof(double));
+	double *vn = malloc(d->nint * sizeof(double));
+	if (ts && v50 && v99 && vn) {
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			size_t k = 0;
+			for (size_t i = 0; i < d->nint; i++) {
+				if (!q[i][s][0])
+					continue;
+				ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
+				v50[k] = q[i][s][1];
+				v99[k] = q[i][s][2];
+				vn[k] = q[i][s][0];
+				k++;
+			}
+			if (!k)
+				continue;
+			char key[64];
+			snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
+			np_series_pack(&d->o->rb, "decomp", key, "p50", "ns", ts, v50, k);
+			np_series_pack(&d->o->rb, "decomp", key, "p99", "ns", ts, v99, k);
+			np_series_pack(&d->o->rb, "decomp", key, "count", "count", ts, vn, k);
+		}
+	}
+	free(ts); free(v50); free(v99); free(vn);
+}
+
 static void ana_decomp_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
@@ -690,97 +796,25 @@ static void ana_decomp_table(struct ana_dctx *d)
 		m->sacc->whole[s] += whole[0][s];
 	for (int f = -1; f < d->ntop; f++) {
 		char name[160] = "all";
-		struct np_sketch *sk = f < 0 ? d->all : d->top[f];
 		if (f >= 0)
 			ana_flow_name(m, d->topflow[f], name, sizeof(name));
-		const double *tl = tail[f + 1];
-		uint64_t ntail = ntails[f + 1], p99 = p99s[f + 1];
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			if (!sk[s].n)
-				continue;
-			size_t r = np_table_row(t);
-			np_table_set_str(t, r, DC_FLOW, name);
-			np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
-			ana_sketch_cells(t, r, DC_SK, &sk[s]);
-			/* over the packets with a whole path: a segment seen on
-			 * packets whose other host was not aligned has no total */
-			const double *wh = whole[f + 1];
-			if (wh[ANA_SEG_TOTAL] > 0)
-				np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * wh[s] / wh[ANA_SEG_TOTAL]);
-			if (ntail && tl[ANA_SEG_TOTAL] > 0)
-				np_table_set_f64(t, r, DC_SHARE_P99, 100.0 * tl[s] / tl[ANA_SEG_TOTAL]);
-			if (f >= 0) {
-				const struct ana_fagg *fa = &d->fa[d->topflow[f]];
-				char hb[300];
-				if (s == ANA_SEG_WIRE || s == ANA_SEG_TOTAL)
-					snprintf(hb, sizeof(hb), "%s>%s", m->hosts.v[fa->snd_host].name,
-						 m->hosts.v[fa->rcv_host].name);
-				else if (s >= ANA_SEG_FWD_STACK && s <= ANA_SEG_FWD_DEVICE)
-					ana_forward_hosts(d, fa, hb, sizeof(hb));
-				else
-					snprintf(hb, sizeof(hb), "%s", m->hosts.v[s < ANA_SEG_WIRE ? fa->snd_host
-										      : fa->rcv_host].name);
-				np_table_set_str(t, r, DC_HOST, hb);
-				int nseg = 0;
-				for (int q = 0; q < ANA_SEG_TOTAL; q++)
-					nseg += sk[q].n > 0;
-				/* a one-segment path (e.g. pure ACKs seen at two hooks) says nothing */
-				if (s != ANA_SEG_TOTAL && wh[ANA_SEG_TOTAL] > 0 && nseg >= 2) {
-					/* ranked by the time the segment holds of the
-					 * flow's mean latency, 5 ms scoring 1 as a 2 %
-					 * loss rate does: not by its share alone (100 %
-					 * of a 0.3 ms tail in a client's read outranked
-					 * 97 % of 17 ms in a balancer's queue), nor by its
-					 * time in the p99 (a loaded machine's rare stalls
-					 * of a reader or of a send buffer made the tail
-					 * of whatever flow they hit). The p99 of fewer
-					 * than 100 packets is one packet's latency (an
-					 * iperf3 control connection's 10). */
-					double tms = wh[s] / (double)sk[ANA_SEG_TOTAL].n / 1e6;
-					double few = fmin(1.0, (double)sk[ANA_SEG_TOTAL].n / 100.0);
-					ana_dcand_add(dc, &ndc, &(struct ana_dcand){ .score = 2.0 * tms / (tms + 5.0) * few,
-						      .sh = 100.0 * wh[s] / wh[ANA_SEG_TOTAL],
-						      .sh99 = ntail && tl[ANA_SEG_TOTAL] > 0 ? 100.0 * tl[s] / tl[ANA_SEG_TOTAL] : NAN,
-						      .seg = s, .mean = np_sketch_mean(&sk[ANA_SEG_TOTAL]), .p99 = p99 },
-						      name, hb);
-				}
-			}
-			char key[200];
-			snprintf(key, sizeof(key), "%s|%s", name, ana_seg_name(s));
-			np_sketchrec_pack(&d->o->rb, "decomp", key, "latency", "ns", &sk[s]);
-		}
+		ana_decomp_rows(d, t, f, name, f < 0 ? d->all : d->top[f], whole[f + 1], tail[f + 1],
+				ntails[f + 1], p99s[f + 1], dc, &ndc);
 	}
 	free(tail); free(whole); free(p99s); free(ntails);
 	ana_dcand_emit(d->o, dc, ndc);
 	free(dc);
 	ana_out_table(d->o, t);
 	/* per-interval series of the overall decomposition */
-	uint64_t *ts = malloc(d->nint * sizeof(*ts));
-	double *v50 = malloc(d->nint * sizeof(double)), *v99 = malloc(d->nint * sizeof(double));
-	double *vn = malloc(d->nint * sizeof(double));
-	if (ts && v50 && v99 && vn) {
-		for (int s = 0; s < ANA_NSEGS; s++) {
-			size_t k = 0;
-			for (size_t i = 0; i < d->nint; i++) {
-				if (!d->ivsk[i][s].n)
-					continue;
-				ts[k] = (uint64_t)(d->t_start + (int64_t)i * d->iv);
-				v50[k] = (double)np_sketch_quantile(&d->ivsk[i][s], 0.5);
-				v99[k] = (double)np_sketch_quantile(&d->ivsk[i][s], 0.99);
-				vn[k] = (double)d->ivsk[i][s].n;
-				k++;
-			}
-			if (!k)
-				continue;
-			char key[64];
-			snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
-			np_series_pack(&d->o->rb, "decomp", key, "p50", "ns", ts, v50, k);
-			np_series_pack(&d->o->rb, "decomp", key, "p99", "ns", ts, v99, k);
-			np_series_pack(&d->o->rb, "decomp", key, "count", "count", ts, vn, k);
-		}
-	}
-	free(ts); free(v50); free(v99); free(vn);
-	if (d->negative)
+	double (*q)[ANA_NSEGS][3] = calloc(d->nint, sizeof(*q));
+	for (size_t i = 0; q && i < d->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (d->ivsk[i][s].n)
+				ana_iv_quantiles(&d->ivsk[i][s], q[i][s]);
+	if (q)
+		ana_decomp_series(d, q);
+	free(q);
+	if (d->negative && !m->sacc)     /* streamed: summed over the windows */
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",
 			 (unsigned long long)d->negative);
@@ -900,16 +934,13 @@ out:
 	free(ts); free(p99); free(rfc); free(tmp);
 }
 
-static void ana_jitter_table(struct ana_dctx *d)
+/* columns of "jitter", in the order of the np_table_col_at calls below */
+enum { JT_FLOW, JT_PACKETS, JT_JITTER_MIN, JT_JITTER_MAX, JT_JITTER_RANGE,
+       JT_JITTER_P50_ABS, JT_JITTER_P99_ABS, JT_JITTER_RFC3550, JT_JITTER_RFC3550_MEAN,
+       JT_NCOLS };
+
+static struct np_table *ana_jitter_table_new(void)
 {
-	struct ana_model *m = d->m;
-	size_t n = 0;
-	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
-	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
-	/* columns of "jitter", in the order of the np_table_col_at calls below */
-	enum { JT_FLOW, JT_PACKETS, JT_JITTER_MIN, JT_JITTER_MAX, JT_JITTER_RANGE,
-	       JT_JITTER_P50_ABS, JT_JITTER_P99_ABS, JT_JITTER_RFC3550, JT_JITTER_RFC3550_MEAN,
-	       JT_NCOLS };
 	struct np_table *t = np_table_new("jitter", "Jitter per flow (vnettracer dT(i+1)-dT(i); RFC 3550)", 1);
 	np_table_col_at(t, JT_FLOW, "flow", "str", NULL);
 	np_table_col_at(t, JT_PACKETS, "packets", "count", "packets with a full path (first to last hook of the flow)");
@@ -920,11 +951,17 @@ static void ana_jitter_table(struct ana_dctx *d)
 	np_table_col_at(t, JT_JITTER_P99_ABS, "jitter_p99_abs", "ns", "99th percentile |dT(i+1)-dT(i)|");
 	np_table_col_at(t, JT_JITTER_RFC3550, "jitter_rfc3550", "ns", "RFC 3550 interarrival jitter at the end");
 	np_table_col_at(t, JT_JITTER_RFC3550_MEAN, "jitter_rfc3550_mean", "ns", "mean of the RFC 3550 estimate over packets");
-	if (!j || !absj)
-		goto out;
+	return t;
+}
+
+/* The packets with a full path (first to last hook of their flow) into j,
+ * by flow, then by send time; returns how many. */
+static size_t ana_jit_collect(const struct ana_dctx *d, struct ana_jit *j)
+{
+	size_t n = 0;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || !ana_in_window(m, r->t))
+		if (r->skip || r->retx || !ana_in_window(d->m, r->t))
 			continue;
 		const struct ana_fagg *f = &d->fa[r->flow];
 		if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
@@ -933,6 +970,25 @@ static void ana_jitter_table(struct ana_dctx *d)
 		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
 	}
 	ana_jit_sort(j, n, d->m->flows.n);
+	return n;
+}
+
+static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n);
+
+static void ana_jitter_table(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
+	size_t n = 0;
+	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
+	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
+	struct np_table *t = ana_jitter_table_new();
+	if (!j || !absj)
+		goto out;
+	n = ana_jit_collect(d, j);
+	if (m->sacc) {       /* streamed: the run's flows go on with this window's packets */
+		ana_stream_jitter_add(d, j, n);
+		goto out;
+	}
 	for (size_t a = 0; a < n;) {
 		size_t b = a;
 		while (b < n && j[b].flow == j[a].flow)
@@ -1299,14 +1355,16 @@ static void ana_flow_sent_recv(const struct ana_fagg *f, uint64_t *sent, uint64_
 	*recv = f->pos[f->order[f->npos - 1]].n;
 }
 
-static void ana_loss_tables(struct ana_dctx *d)
+static void ana_loss_flow_tables(struct ana_dctx *d);
+static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t);
+static void ana_stream_seed(struct ana_dctx *d);
+
+/* columns of "lost_packets", in the order of the np_table_col_at calls below */
+enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
+       LP_NEXT_HOOK, LP_RETRANSMISSION, LP_DROP_REASON, LP_NCOLS };
+
+static struct np_table *ana_lost_table_new(void)
 {
-	struct ana_dropagg dagg[ANA_DROPAGG];
-	int ndagg = 0;
-	struct ana_model *m = d->m;
-	/* columns of "lost_packets", in the order of the np_table_col_at calls below */
-	enum { LP_FLOW, LP_SEQ, LP_TIME, LP_LEN, LP_LAST_HOST, LP_LAST_HOOK, LP_LOST_IN,
-	       LP_NEXT_HOOK, LP_RETRANSMISSION, LP_DROP_REASON, LP_NCOLS };
 	struct np_table *lp = np_table_new("lost_packets", "Every lost packet, located", 3);
 	np_table_col_at(lp, LP_FLOW, "flow", "str", NULL);
 	np_table_col_at(lp, LP_SEQ, "seq", "id", "TCP seq or UDP id");
@@ -1318,7 +1376,18 @@ static void ana_loss_tables(struct ana_dctx *d)
 	np_table_col_at(lp, LP_NEXT_HOOK, "next_hook", "str", "the hook it never reached");
 	np_table_col_at(lp, LP_RETRANSMISSION, "retransmission", "bool", "the lost packet was itself a retransmission");
 	np_table_col_at(lp, LP_DROP_REASON, "drop_reason", "str", "kernel drop reason on that host, when recorded");
-	size_t nrows = 0;
+	return lp;
+}
+
+static void ana_loss_tables(struct ana_dctx *d)
+{
+	struct ana_dropagg dagg[ANA_DROPAGG];
+	int ndagg = 0;
+	struct ana_model *m = d->m;
+	struct np_table *lp = m->sacc && m->sacc->lost_tab ? m->sacc->lost_tab : ana_lost_table_new();
+	if (m->sacc)
+		m->sacc->lost_tab = lp;
+	size_t nrows = m->sacc ? m->sacc->lost_rows : 0;
 	size_t nd = m->drops.n ? m->drops.n : 1;
 	struct ana_dropjoin dj = { calloc(nd, sizeof(uint64_t)), calloc(nd, 1), calloc(nd, sizeof(uint64_t)) };
 	if (!dj.hash || !dj.used || !dj.at) {
@@ -1362,6 +1431,8 @@ static void ana_loss_tables(struct ana_dctx *d)
 				size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
 				d->ivlost[iv][f->top]++;
 			}
+			if (m->sacc)
+				ana_stream_lost_at(d, r->flow, lc[c].t);
 			if (nrows >= ANA_LOST_ROWS)
 				continue;
 			int nxt = f->rank[last] + 1 < f->npos ? f->order[f->rank[last] + 1] : -1;
@@ -1390,15 +1461,26 @@ static void ana_loss_tables(struct ana_dctx *d)
 	free(dj.hash); free(dj.used); free(dj.at);
 	free(gdeliv);
 	ana_dropagg_findings(d, dagg, ndagg);
-	if (d->unrec)
+	if (d->unrec && !m->sacc)       /* streamed: summed over the windows */
 		((double)d->unrec <= ANA_MINOR_MISSED_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
 			m, "%llu packets reached their receiving host and were never resent, but "
 			 "its socket hooks recorded no event for them: counted as unrecorded "
 			 "events (loss.unrecorded), not as loss", (unsigned long long)d->unrec);
-	if (nrows >= ANA_LOST_ROWS)
+	if (nrows >= ANA_LOST_ROWS && !m->sacc)
 		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
 			 ANA_LOST_ROWS, ANA_LOST_ROWS);
+	ana_loss_flow_tables(d);
+	if (m->sacc)
+		m->sacc->lost_rows = nrows;
+	else
+		ana_out_table(d->o, lp);
+}
 
+/* The loss table (every flow with packets) and loss_hops (the top flows)
+ * from the flows' counts and positions. */
+static void ana_loss_flow_tables(struct ana_dctx *d)
+{
+	struct ana_model *m = d->m;
 	struct np_table *t = ana_loss_table_new();
 	/* columns of "loss_hops", in the order of the np_table_col_at calls below */
 	enum { LH_FLOW, LH_FROM, LH_TO, LH_N_FROM, LH_N_TO, LH_LOST, LH_LOSS_RATE,
@@ -1453,7 +1535,8 @@ static void ana_loss_tables(struct ana_dctx *d)
 		}
 		if (f->top < 0)
 			continue;
-		ana_loss_series(d, f->top, name);
+		if (d->ivpkts)
+			ana_loss_series(d, f->top, name);
 		for (int i = 0, j; i + 1 < f->npos; i = j) {
 			const struct ana_pos *a = &f->pos[f->order[i]];
 			j = i + 1;
@@ -1489,7 +1572,6 @@ static void ana_loss_tables(struct ana_dctx *d)
 	}
 	ana_out_table(d->o, t);
 	ana_out_table(d->o, hp);
-	ana_out_table(d->o, lp);
 }
 
 /* ---- throughput from packet paths ---- */
@@ -1544,7 +1626,7 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
 		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
 		ana_pkt_flow_row(t, m, name, f->npos ? f->snd_host : -1, f->npos ? f->rcv_host : -1,
 				 f->copies, f->bytes, f->first, f->last);
-		if (f->top < 0 || !ts || !v)
+		if (f->top < 0 || !ts || !v || !d->ivbytes)
 			continue;
 		size_t k = 0;
 		/* the flow's first and last intervals are divided by the part of
@@ -1568,14 +1650,16 @@ static void ana_pkt_flows_table(struct ana_dctx *d)
  * (matched by its port pair, either direction) and all packets. */
 static void ana_window_sums(struct ana_dctx *d)
 {
-	struct ana_model *m = d->m;
+	/* streamed: the run's windows, from the packets each window owns */
+	struct ana_model *m = d->m->sacc && d->m->sacc->run ? d->m->sacc->run : d->m;
 	if (!m->bwins.n)
 		return;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0)
+		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ||
+		    (d->m->sacc && !ana_in_window(d->m, r->t)))
 			continue;
-		const struct ana_flow *fl = &m->flows.v[r->flow];
+		const struct ana_flow *fl = &d->m->flows.v[r->flow];
 		for (size_t w = 0; w < m->bwins.n; w++) {
 			struct ana_bwres *b = &m->bwins.v[w];
 			if (r->t < b->a || r->t > b->b)
@@ -1620,20 +1704,612 @@ static void ana_export_ivseg(struct ana_dctx *d)
 	}
 }
 
-/* Streamed: a window's flow into the run's (pkt_flows' columns). */
-static void ana_stream_flow_add(struct ana_stream_flow *x, const struct ana_fagg *f)
+/* ---- streamed: the per-flow state of the run ---- */
+
+/* The interval of time t, the first and last holding what lies outside. */
+static size_t ana_iv_index(const struct ana_dctx *d, int64_t t)
 {
-	x->pkts += f->pkts;
-	x->copies += f->copies;
-	x->bytes += f->bytes;
-	if (f->first && (!x->first || f->first < x->first))
-		x->first = f->first;
-	if (f->last > x->last)
-		x->last = f->last;
-	if (f->npos && !x->hosts) {
-		x->hosts = true;
-		x->snd_host = f->snd_host;
-		x->rcv_host = f->rcv_host;
+	int64_t ii = (t - d->t_start) / d->iv;
+	return ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+}
+
+/* A sketch of one flow and segment kept across windows: its buckets sparse
+ * (a flow's latencies fill a few hundred of the 3 776), min, max and sum
+ * exact as np_sketch_add keeps them. */
+struct ana_ssk {
+	uint32_t n, cap;
+	uint16_t *idx;
+	uint64_t *cnt;
+	uint64_t total, min, max;
+	double sum;
+};
+
+/* The slot of bucket b in a sparse array sorted by bucket (idx, with
+ * values of vsize bytes in *val), made (zeroed) if absent; -1: no memory. */
+static int64_t ana_bucket_slot(uint16_t **idx, void **val, size_t vsize, uint32_t *n, uint32_t *cap,
+			       uint16_t b)
+{
+	uint32_t lo = 0, hi = *n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if ((*idx)[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < *n && (*idx)[lo] == b)
+		return lo;
+	if (*n == *cap) {
+		uint32_t c = *cap ? 2 * *cap : 16;
+		uint16_t *ni = realloc(*idx, c * sizeof(*ni));
+		if (ni)
+			*idx = ni;
+		void *nv = ni ? realloc(*val, c * vsize) : NULL;
+		if (!nv)
+			return -1;
+		*val = nv;
+		*cap = c;
+	}
+	char *v = *val;
+	memmove(*idx + lo + 1, *idx + lo, (*n - lo) * sizeof(**idx));
+	memmove(v + (lo + 1) * vsize, v + lo * vsize, (*n - lo) * vsize);
+	(*idx)[lo] = b;
+	memset(v + lo * vsize, 0, vsize);
+	(*n)++;
+	return lo;
+}
+
+static void ana_ssk_add(struct ana_ssk *s, uint64_t v)
+{
+	void *cnt = s->cnt;
+	int64_t lo = ana_bucket_slot(&s->idx, &cnt, sizeof(*s->cnt), &s->n, &s->cap,
+				     (uint16_t)np_sketch_index(v));
+	s->cnt = cnt;
+	if (lo < 0)
+		return;
+	s->cnt[lo]++;
+	if (!s->total || v < s->min) s->min = v;
+	if (!s->total || v > s->max) s->max = v;
+	s->total++;
+	s->sum += (double)v;
+}
+
+/* A dense sketch into a sparse one (its sum added whole). */
+static void ana_ssk_merge(struct ana_ssk *s, const struct np_sketch *d)
+{
+	if (!d->n || !d->counts)
+		return;
+	for (uint32_t i = 0; i < NP_SK_NBUCKETS; i++) {
+		if (!d->counts[i])
+			continue;
+		void *cnt = s->cnt;
+		int64_t k = ana_bucket_slot(&s->idx, &cnt, sizeof(*s->cnt), &s->n, &s->cap, (uint16_t)i);
+		s->cnt = cnt;
+		if (k >= 0)
+			s->cnt[k] += d->counts[i];
+	}
+	if (!s->total || d->min < s->min) s->min = d->min;
+	if (!s->total || d->max > s->max) s->max = d->max;
+	s->total += d->n;
+	s->sum += d->sum;
+}
+
+/* The dense sketch np_sketch_add would have made of the same values. */
+static void ana_ssk_dense(const struct ana_ssk *s, struct np_sketch *out)
+{
+	np_sketch_init(out);
+	for (uint32_t i = 0; i < s->n; i++)
+		np_sketch_add(out, np_sketch_bucket_lo(s->idx[i]), s->cnt[i]);
+	if (out->n) {
+		out->n = s->total;
+		out->sum = s->sum;
+		out->min = s->min;
+		out->max = s->max;
+	}
+}
+
+static void ana_ssk_free(struct ana_ssk *s)
+{
+	free(s->idx);
+	free(s->cnt);
+}
+
+/* One flow's jitter over the windows: its packets come in send order
+ * (windows partition the send times), so all but the quantiles are exact. */
+struct ana_sjit {
+	int64_t last, mn, mx;
+	double J, Jsum;
+	uint64_t pkts, na;
+	struct ana_ssk abs;               /* |dT(i+1)-dT(i)| */
+	/* the series: one point per interval with packets (by send time), its
+	 * |jitter| sketched until the flow's next interval begins */
+	int64_t ii;                       /* the open interval */
+	struct ana_ssk cur;
+	size_t k;
+	uint64_t *ts;
+	double *p99, *rfc;
+};
+
+/* The segment sums of one flow's packets by the sketch bucket of their
+ * total, each bucket split at its midpoint (where np_sketch_quantile reads
+ * a quantile): the packets at or above the run's p99 are then the buckets
+ * above the p99's and the upper half of its own (share_p99). */
+struct ana_stail {
+	uint32_t n, cap;
+	uint16_t *idx;
+	struct ana_tailb { double sum[2][ANA_NSEGS]; uint64_t cnt[2]; } *b;
+	/* the packets whose total is the largest so far: the p99 of a few
+	 * packets is clamped to it (below its bucket's midpoint) */
+	uint64_t max, nmax;
+	double maxsum[ANA_NSEGS];
+};
+
+static void ana_stail_add(struct ana_stail *t, const int64_t *seg)
+{
+	uint64_t tot = (uint64_t)seg[ANA_SEG_TOTAL];
+	uint16_t bk = (uint16_t)np_sketch_index(tot);
+	void *bv = t->b;
+	int64_t lo = ana_bucket_slot(&t->idx, &bv, sizeof(*t->b), &t->n, &t->cap, bk);
+	t->b = bv;
+	if (lo < 0)
+		return;
+	uint64_t blo = np_sketch_bucket_lo(bk), bhi = np_sketch_bucket_hi(bk);
+	int half = tot >= blo + (bhi - blo) / 2;
+	struct ana_tailb *b = &t->b[lo];
+	if (!t->nmax || tot > t->max) {
+		t->max = tot;
+		t->nmax = 0;
+		memset(t->maxsum, 0, sizeof(t->maxsum));
+	}
+	if (tot == t->max) {
+		t->nmax++;
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (seg[s] > 0)
+				t->maxsum[s] += (double)seg[s];
+	}
+	for (int s = 0; s < ANA_NSEGS; s++)
+		if (seg[s] > 0)
+			b->sum[half][s] += (double)seg[s];
+	b->cnt[half]++;
+}
+
+/* The sums over the packets whose total is at least p99 (tl, their count
+ * returned): p99 is a sketch quantile, its bucket's midpoint or clamped to
+ * the extremes (to the minimum: above the midpoint, every packet counts;
+ * to the maximum: below it, the packets at the maximum), so this is exact. */
+static uint64_t ana_stail_sums(const struct ana_stail *t, uint64_t p99, double *tl)
+{
+	uint16_t b99 = (uint16_t)np_sketch_index(p99);
+	uint64_t lo = np_sketch_bucket_lo(b99), hi = np_sketch_bucket_hi(b99);
+	int from = p99 >= lo + (hi - lo) / 2 ? 1 : 0;
+	uint64_t n = 0;
+	memset(tl, 0, ANA_NSEGS * sizeof(*tl));
+	if (!from && t->nmax && p99 == t->max) {
+		memcpy(tl, t->maxsum, sizeof(t->maxsum));
+		return t->nmax;
+	}
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->idx[i] < b99)
+			continue;
+		for (int h = t->idx[i] == b99 ? from : 0; h < 2; h++) {
+			for (int s = 0; s < ANA_NSEGS; s++)
+				tl[s] += t->b[i].sum[h][s];
+			n += t->b[i].cnt[h];
+		}
+	}
+	return n;
+}
+
+/* One flow's per-interval counts (throughput, loss series). */
+struct ana_sfiv { uint64_t *bytes; uint32_t *pkts, *lost; };
+
+struct ana_stream_flows {
+	size_t n;                         /* flows of the run */
+	struct ana_fagg *fa;              /* counts and positions merged */
+	struct ana_ssk (*sk)[ANA_NSEGS];
+	double (*whole)[ANA_NSEGS];       /* segment sums of packets with a whole path */
+	struct ana_sjit *jit;
+	struct ana_stail *tail, tail_all; /* per flow; of flow "all" (data only) */
+	struct ana_sfiv *iv;              /* per flow, allocated with its first packet */
+	int64_t t_start, ivlen;           /* the run's time grid (ana_time_grid) */
+	size_t nint, ivdone;              /* intervals [0, ivdone) are final */
+	struct np_sketch (*ivsk)[ANA_NSEGS]; /* flow "all" per interval until final (the
+					    * windows' merged: a window's worth of them) */
+	double (*ivq)[ANA_NSEGS][3];      /* then its count, p50, p99 */
+	double (*ivsum)[ANA_NSEGS];       /* and its sums (m->ivseg) */
+};
+
+void ana_stream_acc_free(struct ana_stream_acc *a)
+{
+	struct ana_stream_flows *x = a->fl;
+	for (size_t fi = 0; x && fi < x->n; fi++) {
+		free(x->fa[fi].pos);
+		for (int s = 0; s < ANA_NSEGS; s++)
+			ana_ssk_free(&x->sk[fi][s]);
+		ana_ssk_free(&x->jit[fi].abs);
+		ana_ssk_free(&x->jit[fi].cur);
+		free(x->jit[fi].ts); free(x->jit[fi].p99); free(x->jit[fi].rfc);
+		free(x->iv[fi].bytes); free(x->iv[fi].pkts); free(x->iv[fi].lost);
+		free(x->tail[fi].idx); free(x->tail[fi].b);
+	}
+	if (x) {
+		free(x->tail_all.idx); free(x->tail_all.b);
+	}
+	for (size_t i = x ? x->ivdone : 0; x && i < x->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_free(&x->ivsk[i][s]);
+	if (x) {
+		free(x->fa); free(x->sk); free(x->whole); free(x->jit); free(x->iv); free(x->tail);
+		free(x->ivsk); free(x->ivq); free(x->ivsum);
+	}
+	free(x);
+	a->fl = NULL;
+	np_table_free(a->lost_tab);
+	a->lost_tab = NULL;
+}
+
+/* The run's per-flow state, made with the first window (whose time grid
+ * is the run's: the skeleton's hosts are copied into every window). */
+static struct ana_stream_flows *ana_stream_flows_get(struct ana_stream_acc *a,
+						     const struct ana_dctx *d)
+{
+	if (a->fl || !a->run)
+		return a->fl;
+	struct ana_stream_flows *x = calloc(1, sizeof(*x));
+	size_t n = a->run->flows.n, k = n ? n : 1;
+	if (!x)
+		return NULL;
+	a->fl = x;
+	x->n = n;
+	x->t_start = d->t_start;
+	x->ivlen = d->iv;
+	x->nint = d->nint;
+	x->fa = calloc(k, sizeof(*x->fa));
+	x->sk = calloc(k, sizeof(*x->sk));
+	x->whole = calloc(k, sizeof(*x->whole));
+	x->jit = calloc(k, sizeof(*x->jit));
+	x->iv = calloc(k, sizeof(*x->iv));
+	x->tail = calloc(k, sizeof(*x->tail));
+	x->ivsk = calloc(x->nint, sizeof(*x->ivsk));
+	x->ivq = calloc(x->nint, sizeof(*x->ivq));
+	x->ivsum = calloc(x->nint, sizeof(*x->ivsum));
+	if (!x->fa || !x->sk || !x->whole || !x->jit || !x->iv || !x->tail || !x->ivsk || !x->ivq ||
+	    !x->ivsum) {
+		x->n = 0;
+		x->nint = 0;
+		ana_stream_acc_free(a);
+	}
+	return a->fl;
+}
+
+/* Run flow gi's interval counts, allocated with its first packet. */
+static struct ana_sfiv *ana_stream_flow_iv(struct ana_stream_flows *x, uint32_t gi)
+{
+	struct ana_sfiv *v = &x->iv[gi];
+	if (!v->bytes) {
+		v->bytes = calloc(x->nint, sizeof(*v->bytes));
+		v->pkts = calloc(x->nint, sizeof(*v->pkts));
+		v->lost = calloc(x->nint, sizeof(*v->lost));
+		if (!v->bytes || !v->pkts || !v->lost) {
+			free(v->bytes); free(v->pkts); free(v->lost);
+			*v = (struct ana_sfiv){ 0 };
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* Interval i of flow "all" is final: its values kept, its sketches freed. */
+static void ana_stream_iv_final(struct ana_stream_flows *x, size_t i)
+{
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		if (x->ivsk[i][s].n)
+			ana_iv_quantiles(&x->ivsk[i][s], x->ivq[i][s]);
+		x->ivsum[i][s] = x->ivsk[i][s].sum;
+		np_sketch_free(&x->ivsk[i][s]);
+	}
+}
+
+/* Streamed: each flow of the window starts with the positions the earlier
+ * windows found and their rank sums, as one run's flow goes on with its
+ * positions: the order the first 64 packets fixed holds in every window,
+ * and a window that sees only part of a path (a host stopped recording)
+ * still knows where the path ends. */
+static void ana_stream_seed(struct ana_dctx *d)
+{
+	struct ana_stream_acc *a = d->m->sacc;
+	struct ana_stream_flows *x = a->fl;
+	for (size_t fi = 0; x && fi < d->m->flows.n; fi++) {
+		const struct ana_flow *fl = &d->m->flows.v[fi];
+		uint32_t gi = ana_flow_lookup(a->run, fl->host, fl->local_id, false);
+		if (gi >= x->n || !x->fa[gi].npos)
+			continue;
+		struct ana_fagg *f = &d->fa[fi];
+		if (!(f->pos = calloc(ANA_MAX_POS, sizeof(*f->pos))))
+			continue;
+		const struct ana_fagg *F = &x->fa[gi];
+		for (int i = 0; i < F->npos; i++)
+			f->pos[i] = (struct ana_pos){ .host = F->pos[i].host, .hook = F->pos[i].hook,
+						      .rsum = F->pos[i].rsum, .rn = F->pos[i].rn };
+		f->npos = F->npos;
+	}
+}
+
+/* Streamed: a lost copy of window flow fi at t, in its run flow's interval. */
+static void ana_stream_lost_at(struct ana_dctx *d, uint32_t fi, int64_t t)
+{
+	struct ana_stream_acc *a = d->m->sacc;
+	struct ana_stream_flows *x = ana_stream_flows_get(a, d);
+	const struct ana_flow *fl = &d->m->flows.v[fi];
+	uint32_t gi = x ? ana_flow_lookup(a->run, fl->host, fl->local_id, false) : UINT32_MAX;
+	struct ana_sfiv *v = x && gi < x->n ? ana_stream_flow_iv(x, gi) : NULL;
+	if (v)
+		v->lost[ana_iv_index(d, t)]++;
+}
+
+/* A window's flow f into the run's F: counts, and each position by its
+ * (host, hook); the rank sums are the window's, which began with the
+ * run's. */
+static void ana_stream_fagg_add(struct ana_fagg *F, const struct ana_fagg *f)
+{
+	F->pkts += f->pkts;
+	F->bytes += f->bytes;
+	F->retx += f->retx;
+	F->lost += f->lost;
+	F->lost_why += f->lost_why;
+	F->unrec += f->unrec;
+	F->copies += f->copies;
+	if (f->first && (!F->first || f->first < F->first))
+		F->first = f->first;
+	if (f->last > F->last)
+		F->last = f->last;
+	for (int i = 0; i < f->npos; i++) {
+		const struct ana_pos *p = &f->pos[i];
+		int j;
+		for (j = 0; j < F->npos; j++)
+			if (F->pos[j].host == p->host && F->pos[j].hook == p->hook)
+				break;
+		if (j == F->npos) {
+			if (F->npos >= ANA_MAX_POS ||
+			    (!F->pos && !(F->pos = calloc(ANA_MAX_POS, sizeof(*F->pos)))))
+				continue;
+			F->pos[F->npos++] = (struct ana_pos){ .host = p->host, .hook = p->hook };
+		}
+		struct ana_pos *P = &F->pos[j];
+		P->n += p->n;
+		P->lost_here += p->lost_here;
+		P->hsum += p->hsum;
+		P->hn += p->hn;
+		/* the window started from the run's rank sums (ana_stream_seed) */
+		P->rsum = p->rsum;
+		P->rn = p->rn;
+	}
+}
+
+/* Flow q's jitter series: the open interval closed (its p99 |jitter| and
+ * the RFC 3550 estimate at its end) when packets of interval ii begin;
+ * ii < 0: close it (the run's end). At most nint points, as in memory. */
+static void ana_stream_jit_point(const struct ana_stream_flows *x, struct ana_sjit *q, int64_t ii)
+{
+	if (q->cur.total && ii != q->ii) {
+		if (!q->ts) {
+			q->ts = malloc(x->nint * sizeof(*q->ts));
+			q->p99 = malloc(x->nint * sizeof(double));
+			q->rfc = malloc(x->nint * sizeof(double));
+		}
+		if (q->ts && q->p99 && q->rfc && q->k < x->nint) {
+			struct np_sketch sk;
+			ana_ssk_dense(&q->cur, &sk);
+			q->ts[q->k] = (uint64_t)(x->t_start + q->ii * x->ivlen);
+			q->p99[q->k] = (double)np_sketch_quantile(&sk, 0.99);
+			q->rfc[q->k] = q->J;
+			q->k++;
+			np_sketch_free(&sk);
+		}
+		ana_ssk_free(&q->cur);
+		q->cur = (struct ana_ssk){ 0 };
+	}
+	q->ii = ii;
+}
+
+/* The window's full-path packets j (ana_jit_collect: by flow, in send
+ * order) continue each run flow's jitter sequence. */
+static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n)
+{
+	struct ana_stream_acc *a = d->m->sacc;
+	struct ana_stream_flows *x = ana_stream_flows_get(a, d);
+	uint32_t gi = UINT32_MAX;
+	for (size_t i = 0; x && i < n; i++) {
+		if (!i || j[i].flow != j[i - 1].flow) {
+			const struct ana_flow *fl = &d->m->flows.v[j[i].flow];
+			gi = ana_flow_lookup(a->run, fl->host, fl->local_id, false);
+		}
+		if (gi >= x->n)
+			continue;
+		struct ana_sjit *q = &x->jit[gi];
+		if (q->pkts) {
+			int64_t dj = j[i].lat - q->last, ab = dj < 0 ? -dj : dj;
+			ana_stream_jit_point(x, q, (j[i].t - x->t_start) / x->ivlen);
+			ana_ssk_add(&q->cur, (uint64_t)ab);
+			if (!q->na || dj < q->mn) q->mn = dj;
+			if (!q->na || dj > q->mx) q->mx = dj;
+			ana_ssk_add(&q->abs, (uint64_t)ab);
+			q->J += ((double)ab - q->J) / 16.0;
+			q->Jsum += q->J;
+			q->na++;
+		}
+		q->last = j[i].lat;
+		q->pkts++;
+	}
+}
+
+/* Streamed: the window's flows, per-flow sketches and jitter into the run's. */
+static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc *a)
+{
+	struct ana_stream_flows *x = ana_stream_flows_get(a, d);
+	if (!x)
+		return;
+	size_t nf = d->m->flows.n;
+	uint32_t *gmap = malloc((nf ? nf : 1) * sizeof(*gmap));
+	if (!gmap)
+		return;
+	for (size_t fi = 0; fi < nf; fi++) {
+		const struct ana_flow *fl = &d->m->flows.v[fi];
+		gmap[fi] = ana_flow_lookup(a->run, fl->host, fl->local_id, false);
+		if (gmap[fi] < x->n)
+			ana_stream_fagg_add(&x->fa[gmap[fi]], &d->fa[fi]);
+	}
+	/* as ana_sketch_task adds a top flow's and ana_decomp_table sums its segments */
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || !ana_in_window(d->m, r->t) || gmap[r->flow] >= x->n)
+			continue;
+		uint32_t gi = gmap[r->flow];
+		size_t iv = ana_iv_index(d, r->t);
+		struct ana_sfiv *v = ana_stream_flow_iv(x, gi);
+		if (v) {
+			v->bytes[iv] += r->len;
+			if (r->posmask & d->fa[r->flow].first_hdr_bit)
+				v->pkts[iv]++;
+		}
+		if (r->retx)
+			continue;
+		/* the window's top flows' sketches are merged whole below */
+		for (int s = 0; s < ANA_NSEGS && d->fa[r->flow].top < 0; s++)
+			if (r->seg[s] >= 0)
+				ana_ssk_add(&x->sk[gi][s], (uint64_t)r->seg[s]);
+		if (r->seg[ANA_SEG_TOTAL] < 0)
+			continue;
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (r->seg[s] > 0)
+				x->whole[gi][s] += (double)r->seg[s];
+		ana_stail_add(&x->tail[gi], r->seg);
+		if (!r->ctl)
+			ana_stail_add(&x->tail_all, r->seg);
+	}
+	for (int t = 0; t < d->ntop; t++)
+		for (int s = 0; gmap[d->topflow[t]] < x->n && s < ANA_NSEGS; s++)
+			ana_ssk_merge(&x->sk[gmap[d->topflow[t]]][s], &d->top[t][s]);
+	for (size_t i = x->ivdone; i < x->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_merge(&x->ivsk[i][s], &d->ivsk[i][s]);
+	free(gmap);
+	/* later windows own later packets only: intervals ending in this one are final */
+	while (x->ivdone + 1 < x->nint &&
+	       x->t_start + (int64_t)(x->ivdone + 1) * x->ivlen - 1 <= d->m->win_hi)
+		ana_stream_iv_final(x, x->ivdone++);
+}
+
+/* Streamed: the jitter rows of the run's top flows (ordered by flow, as in
+ * memory); the |jitter| quantiles from a sketch (0.79 %). */
+static void ana_stream_jitter_table(struct ana_dctx *rd, const struct ana_stream_flows *x)
+{
+	struct np_table *t = ana_jitter_table_new();
+	for (size_t fi = 0; fi < x->n; fi++) {
+		struct ana_sjit *q = &x->jit[fi];
+		if (q->pkts < 2 || rd->fa[fi].top < 0)
+			continue;
+		char name[160];
+		ana_flow_name(rd->m, (uint32_t)fi, name, sizeof(name));
+		struct np_sketch sk;
+		ana_ssk_dense(&q->abs, &sk);
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, JT_FLOW, name);
+		np_table_set_u64(t, r, JT_PACKETS, q->pkts);
+		np_table_set_i64(t, r, JT_JITTER_MIN, q->mn);
+		np_table_set_i64(t, r, JT_JITTER_MAX, q->mx);
+		np_table_set_i64(t, r, JT_JITTER_RANGE, q->mx - q->mn);
+		uint64_t p99 = np_sketch_quantile(&sk, 0.99);
+		np_table_set_i64(t, r, JT_JITTER_P50_ABS, (int64_t)np_sketch_quantile(&sk, 0.5));
+		np_table_set_i64(t, r, JT_JITTER_P99_ABS, (int64_t)p99);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550, q->J);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, q->Jsum / (double)q->na);
+		np_sketch_free(&sk);
+		/* the finding as in memory, from the flow's median latency */
+		struct np_sketch tot;
+		ana_ssk_dense(&x->sk[fi][ANA_SEG_TOTAL], &tot);
+		double med = (double)np_sketch_quantile(&tot, 0.5);
+		np_sketch_free(&tot);
+		if (med > 0 && (double)p99 > med * 0.5)
+			ana_out_candidate(rd->o, 0.3 * fmin((double)p99 / med, 3.0), 1, "jitter", name,
+					  "jitter_p99_abs", (double)p99,
+					  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
+					  name, (double)p99 / 1e3, med / 1e3);
+		ana_stream_jit_point(x, q, INT64_MIN);
+		if (q->k) {
+			np_series_pack(&rd->o->rb, "jitter", name, "jitter_p99_abs", "ns", q->ts, q->p99, q->k);
+			np_series_pack(&rd->o->rb, "jitter", name, "jitter_rfc3550", "ns", q->ts, q->rfc, q->k);
+		}
+	}
+	ana_out_table(rd->o, t);
+}
+
+/* Streamed, at the end: every interval final; the time grid, the top
+ * flows' interval counts (loss and throughput series) and m->ivseg (for
+ * the bottlenecks and the service graph) as in memory. */
+static void ana_stream_intervals(struct ana_dctx *rd, struct ana_stream_flows *x,
+				 const struct ana_stream_acc *a)
+{
+	while (x->ivdone < x->nint)
+		ana_stream_iv_final(x, x->ivdone++);
+	rd->t_start = x->t_start;
+	rd->iv = x->ivlen;
+	rd->nint = x->nint;
+	rd->ivbytes = calloc(x->nint ? x->nint : 1, sizeof(*rd->ivbytes));
+	rd->ivpkts = calloc(x->nint ? x->nint : 1, sizeof(*rd->ivpkts));
+	rd->ivlost = calloc(x->nint ? x->nint : 1, sizeof(*rd->ivlost));
+	for (int t = 0; rd->ivbytes && rd->ivpkts && rd->ivlost && t < rd->ntop; t++) {
+		const struct ana_sfiv *v = &x->iv[rd->topflow[t]];
+		for (size_t i = 0; v->bytes && i < x->nint; i++) {
+			rd->ivbytes[i][t] = v->bytes[i];
+			rd->ivpkts[i][t] = v->pkts[i];
+			rd->ivlost[i][t] = v->lost[i];
+		}
+	}
+	if (!rd->ivbytes || !rd->ivpkts || !rd->ivlost) {
+		free(rd->ivbytes); free(rd->ivpkts); free(rd->ivlost);
+		rd->ivbytes = NULL; rd->ivpkts = NULL; rd->ivlost = NULL;
+	}
+	struct ana_ivseg *g = &rd->m->ivseg;
+	free(g->sum); free(g->cnt);
+	g->n = x->nint;
+	g->t0 = x->t_start;
+	g->len = x->ivlen;
+	g->sum = calloc(x->nint * ANA_NSEGS + 1, sizeof(double));
+	g->cnt = calloc(x->nint * ANA_NSEGS + 1, sizeof(uint64_t));
+	if (!g->sum || !g->cnt) {
+		g->n = 0;
+		return;
+	}
+	for (size_t i = 0; i < x->nint; i++)
+		for (int s = 0; s < ANA_NSEGS; s++) {
+			g->sum[i * ANA_NSEGS + s] = x->ivsum[i][s];
+			g->cnt[i * ANA_NSEGS + s] = (uint64_t)x->ivq[i][s][0];
+		}
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		g->mean[s] = np_sketch_mean(&a->all[s]);
+		g->pmean[s] = a->all[ANA_SEG_TOTAL].n ? a->all[s].sum / (double)a->all[ANA_SEG_TOTAL].n : 0;
+	}
+}
+
+/* Streamed: the decomp rows of the run's top flows, chosen as in memory
+ * (most packets, then the lower flow index) from the merged counts. */
+static void ana_stream_decomp_flows(struct ana_dctx *rd, const struct ana_stream_flows *x,
+				    struct np_table *t, struct ana_dcand *dc, int *ndc)
+{
+	for (int f = 0; f < rd->ntop; f++) {
+		uint32_t fi = rd->topflow[f];
+		struct np_sketch sk[ANA_NSEGS];
+		for (int s = 0; s < ANA_NSEGS; s++)
+			ana_ssk_dense(&x->sk[fi][s], &sk[s]);
+		char name[160];
+		ana_flow_name(rd->m, fi, name, sizeof(name));
+		double tl[ANA_NSEGS];
+		uint64_t p99 = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+		uint64_t ntail = ana_stail_sums(&x->tail[fi], p99, tl);
+		ana_decomp_rows(rd, t, f, name, sk, x->whole[fi], tl, ntail, p99, dc, ndc);
+		for (int s = 0; s < ANA_NSEGS; s++)
+			np_sketch_free(&sk[s]);
 	}
 }
 
@@ -1655,8 +2331,6 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 			uint32_t gi = a->run ? ana_flow_lookup(a->run, fl->host, fl->local_id, false)
 					     : UINT32_MAX;
 			a->active++;
-			if (gi < a->run->flows.n && a->pf)
-				ana_stream_flow_add(&a->pf[gi], f);
 			if (gi < a->run->flows.n && a->flow_seen && !a->flow_seen[gi]) {
 				a->flow_seen[gi] = 1;
 				a->flows++;
@@ -1666,79 +2340,42 @@ static void ana_stream_add(struct ana_dctx *d, struct ana_stream_acc *a)
 				ana_flow_sent_recv(f, &sent, &recv);
 				a->sent += sent;
 				a->received += recv;
-				if (gi < a->run->flows.n && a->pf) {
-					struct ana_stream_flow *x = &a->pf[gi];
-					x->sent += sent;
-					x->received += recv;
-					x->lost += f->lost;
-					x->retx += f->retx;
-					x->unrec += f->unrec;
-					x->pos = true;
-				}
 			}
 		}
 	}
 	a->negative += d->negative;
-}
-
-/* The loss and pkt_flows tables of a streamed run: each flow's per-window
- * sums, first and last (the worst hook needs the flow's positions, which
- * are numbered per window; no per-interval throughput series). */
-static void ana_stream_flow_tables(struct ana_model *m, const struct ana_stream_acc *a,
-				  struct ana_out *o)
-{
-	struct np_table *t = ana_loss_table_new();
-	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
-		const struct ana_stream_flow *x = &a->pf[fi];
-		if (!x->pos)
-			continue;
-		char name[160];
-		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		size_t r = np_table_row(t);
-		np_table_set_str(t, r, LS_FLOW, name);
-		np_table_set_u64(t, r, LS_SENT, x->sent);
-		np_table_set_u64(t, r, LS_RECEIVED, x->received);
-		np_table_set_u64(t, r, LS_LOST, x->lost);
-		if (x->sent)
-			np_table_set_f64(t, r, LS_LOSS_RATE, (double)x->lost / (double)x->sent);
-		np_table_set_u64(t, r, LS_RETRANS, x->retx);
-		np_table_set_u64(t, r, LS_UNRECORDED, x->unrec);
-	}
-	ana_out_table(o, t);
-	t = ana_pkt_flows_table_new();
-	for (size_t fi = 0; a->pf && fi < m->flows.n; fi++) {
-		const struct ana_stream_flow *x = &a->pf[fi];
-		if (!x->pkts)
-			continue;
-		char name[160];
-		ana_flow_name(m, (uint32_t)fi, name, sizeof(name));
-		ana_pkt_flow_row(t, m, name, x->hosts ? x->snd_host : -1, x->hosts ? x->rcv_host : -1,
-				 x->copies, x->bytes, x->first, x->last);
-	}
-	ana_out_table(o, t);
+	ana_stream_flows_add(d, a);
 }
 
 /* The streamed run's decomp rows of flow "all" (sketch columns and
  * share_mean; share_p99 needs every packet's total against the run's p99,
  * left empty) and the stream table: totals, then one row per window. */
-void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *a,
+void ana_decomp_stream_tables(struct ana_model *m, struct ana_stream_acc *a,
 			      const struct ana_stream_win *win, size_t nwin, struct ana_out *o)
 {
-	struct np_table *t = ana_decomp_table_new();
-	for (int s = 0; s < ANA_NSEGS; s++) {
-		if (!a->all[s].n)
-			continue;
-		size_t r = np_table_row(t);
-		np_table_set_str(t, r, DC_FLOW, "all");
-		np_table_set_str(t, r, DC_SEGMENT, ana_seg_name(s));
-		ana_sketch_cells(t, r, DC_SK, &a->all[s]);
-		if (a->whole[ANA_SEG_TOTAL] > 0)
-			np_table_set_f64(t, r, DC_SHARE_MEAN, 100.0 * a->whole[s] / a->whole[ANA_SEG_TOTAL]);
-		char key[64];
-		snprintf(key, sizeof(key), "all|%s", ana_seg_name(s));
-		np_sketchrec_pack(&o->rb, "decomp", key, "latency", "ns", &a->all[s]);
+	struct ana_stream_flows *x = a->fl;
+	struct ana_dctx rd = { .m = m, .o = o, .fa = x ? x->fa : NULL };
+	if (x) {
+		ana_flow_orders(&rd);
+		ana_pick_top(&rd);
 	}
+	if (x)
+		ana_stream_intervals(&rd, x, a);
+	struct np_table *t = ana_decomp_table_new();
+	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
+	int ndc = 0;
+	double tl[ANA_NSEGS] = { 0 };
+	uint64_t p99 = a->all[ANA_SEG_TOTAL].n ? np_sketch_quantile(&a->all[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+	uint64_t ntail = x ? ana_stail_sums(&x->tail_all, p99, tl) : 0;
+	ana_decomp_rows(&rd, t, -1, "all", a->all, a->whole, tl, ntail, p99, NULL, NULL);
+	if (x && dc)
+		ana_stream_decomp_flows(&rd, x, t, dc, &ndc);
+	if (dc)
+		ana_dcand_emit(o, dc, ndc);
+	free(dc);
 	ana_out_table(o, t);
+	if (x)
+		ana_decomp_series(&rd, x->ivq);
 	enum { SW_WINDOW, SW_FROM, SW_TO, SW_EVENTS, SW_PACKETS, SW_COPIES, SW_FLOWS, SW_SENT, SW_RECEIVED, SW_LOST,
 	       SW_RETRANS, SW_BYTES, SW_NCOLS };
 	t = np_table_new("stream", "Streamed analysis: totals and windows", 1);
@@ -1776,7 +2413,23 @@ void ana_decomp_stream_tables(struct ana_model *m, const struct ana_stream_acc *
 		np_table_set_u64(t, r, SW_BYTES, c->bytes);
 	}
 	ana_out_table(o, t);
-	ana_stream_flow_tables(m, a, o);
+	if (x) {
+		ana_stream_jitter_table(&rd, x);
+		ana_loss_flow_tables(&rd);
+	}
+	ana_out_table(o, a->lost_tab ? a->lost_tab : ana_lost_table_new());
+	a->lost_tab = NULL;
+	if (x)
+		ana_pkt_flows_table(&rd);
+	free(rd.ivbytes); free(rd.ivpkts); free(rd.ivlost);
+	if (a->lost_rows >= ANA_LOST_ROWS)
+		ana_warn(m, "more than %d lost packets: lost_packets lists the first %d",
+			 ANA_LOST_ROWS, ANA_LOST_ROWS);
+	if (a->unrec)
+		((double)a->unrec <= ANA_MINOR_MISSED_SHARE * (double)a->pkts ? ana_note : ana_warn)(
+			m, "%llu packets reached their receiving host and were never resent, but "
+			 "its socket hooks recorded no event for them: counted as unrecorded "
+			 "events (loss.unrecorded), not as loss", (unsigned long long)a->unrec);
 	if (a->negative)
 		ana_warn(m, "%llu cross-host segments came out negative after clock correction "
 			 "(clamped to 0): the clock error bound is larger than those segments",
@@ -1795,6 +2448,8 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
 	ana_time_grid(&d);
+	if (m->sacc)
+		ana_stream_seed(&d);
 	ana_results(&d, ana_threads(m));
 	ana_retx_mark(&d);
 	ana_window_sums(&d);

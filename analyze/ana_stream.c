@@ -50,6 +50,12 @@ struct ana_stream {
 	size_t nwin;
 	struct ana_stream_win *win;
 	struct ana_stream_acc acc;
+	struct stream_warn {           /* the windows' warnings, by text with numbers blanked */
+		char *key, *first;     /* the first window's text */
+		size_t nwin, win0, win1;
+		bool major;            /* any window's was a warning, not a note */
+	} *warn;
+	size_t nwarn;
 	uint64_t peak_pred;            /* the largest predicted window peak */
 	size_t refused;                /* the window a refusal is about */
 	double t, tm;                  /* CPU at the last mark */
@@ -232,6 +238,88 @@ static void stream_acc_diff(struct ana_stream_acc *d, const struct ana_stream_ac
 	d->active = a->active - b->active;
 }
 
+/* text with every run of digits (and the points inside numbers) as '#':
+ * one window's "12 packets" and another's "7 packets" say the same */
+static char *stream_warn_key(const char *text)
+{
+	char *k = malloc(strlen(text) + 1), *o = k;
+	if (!k)
+		return NULL;
+	for (const char *c = text; *c; c++) {
+		if (*c >= '0' && *c <= '9') {
+			while ((c[1] >= '0' && c[1] <= '9') || (c[1] == '.' && c[2] >= '0' && c[2] <= '9'))
+				c++;
+			*o++ = '#';
+		} else
+			*o++ = *c;
+	}
+	*o = 0;
+	return k;
+}
+
+/* Window i's warnings from w.warnings[from] on, into the run's list: one
+ * entry per kind, with the windows that said it. A text the skeleton said
+ * already (a damaged chunk read again) is not repeated. */
+static void stream_warn_collect(struct ana_stream *st, const struct ana_model *w, size_t from,
+				size_t i)
+{
+	for (size_t k = from; k < w->warnings.n; k++) {
+		const char *text = w->warnings.v[k];
+		bool said = false;
+		for (size_t j = 0; j < st->g.warnings.n && !said; j++)
+			said = !strcmp(st->g.warnings.v[j], text);
+		char *key = said ? NULL : stream_warn_key(text);
+		if (!key)
+			continue;
+		size_t e;
+		for (e = 0; e < st->nwarn && strcmp(st->warn[e].key, key); e++)
+			;
+		if (e == st->nwarn) {
+			struct stream_warn *nw = realloc(st->warn, (st->nwarn + 1) * sizeof(*nw));
+			char *first = strdup(text);
+			if (!nw || !first) {
+				if (nw)
+					st->warn = nw;
+				free(key);
+				free(first);
+				continue;
+			}
+			st->warn = nw;
+			st->warn[st->nwarn++] = (struct stream_warn){ .key = key, .first = first, .win0 = i };
+		} else
+			free(key);
+		struct stream_warn *x = &st->warn[e];
+		x->nwin++;
+		x->win1 = i;
+		x->major |= !w->warn_minor.v[k];
+	}
+}
+
+/* The windows' warnings as the run's: a kind a single window said, with
+ * that window; else how many said it, the first and the last, and the
+ * first's text (its figures are that window's). */
+static void stream_warn_emit(struct ana_stream *st)
+{
+	for (size_t e = 0; e < st->nwarn; e++) {
+		const struct stream_warn *x = &st->warn[e];
+		void (*say)(struct ana_model *, const char *, ...) = x->major ? ana_warn : ana_note;
+		if (x->nwin == 1)
+			say(&st->g, "streamed window %zu/%zu: %s", x->win0 + 1, st->nwin, x->first);
+		else
+			say(&st->g, "streamed windows: %zu of %zu (%zu to %zu) said, the first's figures: %s",
+			    x->nwin, st->nwin, x->win0 + 1, x->win1 + 1, x->first);
+	}
+}
+
+static void stream_warn_free(struct ana_stream *st)
+{
+	for (size_t e = 0; e < st->nwarn; e++) {
+		free(st->warn[e].key);
+		free(st->warn[e].first);
+	}
+	free(st->warn);
+}
+
 /* Pass 2: each window decomposed with the run's clock. */
 static int stream_decompose(struct ana_stream *st)
 {
@@ -240,6 +328,8 @@ static int stream_decompose(struct ana_stream *st)
 		struct ana_options wo;
 		int rc = stream_window_load(st, i, &w, &wo);
 		if (!rc) {
+			stream_warn_collect(st, &w, 0, i);
+			size_t nw0 = w.warnings.n;
 			for (size_t h = 0; h < w.hosts.n; h++)
 				w.hosts.v[h] = st->g.hosts.v[h];     /* the clock, the run's span */
 			w.ref = st->g.ref;
@@ -257,6 +347,7 @@ static int stream_decompose(struct ana_stream *st)
 			ana_out_free(&wo_out);
 			ana_path_free(p);
 			stream_acc_diff(&st->win[i].acc, &st->acc, &before);
+			stream_warn_collect(st, &w, nw0, i);
 			if (!st->o->quiet)
 				fprintf(stderr, "npanalyze: window %zu/%zu: %llu events read, %llu packets\n",
 					i + 1, st->nwin, (unsigned long long)st->win[i].events,
@@ -319,8 +410,7 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 			(double)st->horizon / 1e9);
 	st->acc.run = &st->g;
 	st->acc.flow_seen = calloc(st->g.flows.n ? st->g.flows.n : 1, 1);
-	st->acc.pf = calloc(st->g.flows.n ? st->g.flows.n : 1, sizeof(*st->acc.pf));
-	if (!st->acc.flow_seen || !st->acc.pf)
+	if (!st->acc.flow_seen)
 		return 2;
 	struct ana_clockpts *cp = ana_clock_pts_new(&st->g);
 	rc = stream_clock_points(st, cp);
@@ -354,11 +444,13 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 static int stream_finish(struct ana_stream *st, struct ana_out *out, const char *out_path,
 			 FILE *summary)
 {
+	/* the slow-RPC windows before pass 2, which adds their segment sums */
+	ana_bneck_windows(&st->g);
 	if (stream_decompose(st))
 		return 2;
 	stream_mark(st, "stream pass 2 (decompose)");
-	ana_bneck_windows(&st->g);
 	ana_decomp_stream_tables(&st->g, &st->acc, st->win, st->nwin, out);
+	stream_warn_emit(st);
 	ana_run_families(&st->g, out);
 	stream_mark(st, "other families");
 	int rc = out_path ? ana_out_write(&st->g, out, out_path) : 0;
@@ -400,7 +492,8 @@ int ana_stream_main(struct ana_options *o, char **files, const char **aliases, i
 		np_sketch_free(&st.acc.all[s]);
 	free(st.win);
 	free(st.acc.flow_seen);
-	free(st.acc.pf);
+	ana_stream_acc_free(&st.acc);
+	stream_warn_free(&st);
 	ana_model_free(&st.g);
 	return status;
 }

@@ -4,10 +4,14 @@
 #  - genfix, 6 hosts (3 pairs, clocks chained by sync exchanges, one pair
 #    with retransmissions and losses): the stream's packets, copies, flows,
 #    sent, received, lost and retransmitted packets equal the in-memory
-#    loss / pkt_flows tables' sums, the loss table is the same flow by flow
-#    (its worst_hook aside, not streamed), so is pkt_flows; every "all" decomp row has the same
-#    count and its p50/p99/max within the sketch's stated error (0.79 %
-#    each, so 1.6 % apart); the windows' packets add up to the run's; the
+#    loss / pkt_flows tables' sums, the loss, loss_hops, pkt_flows and
+#    (sorted) lost_packets tables are the same; every decomp row, of flow
+#    "all" and of each top flow, has the same count and host and its
+#    p50 ... max within the sketch's stated error (0.79 % each, so 1.6 %
+#    apart), its mean, share_mean and share_p99 within 1e-6; the jitter rows have the
+#    same packets, min, max and RFC 3550 figures (within 1e-6) and their
+#    |jitter| p50/p99 within 1.6 %; every per-interval series point is the
+#    same (jitter p99 within 1.6 %); the windows' packets add up to the run's; the
 #    clock offsets of the chain equal the in-memory ones within 1 us; the
 #    same with --ref naming another host than the first input;
 #    --threads 1 and 2 write the same bytes;
@@ -16,6 +20,9 @@
 #    under --mem; a --mem no window fits is refused (exit 2), and --window
 #    with --from is a usage error; a horizon smaller than a host's
 #    wall-clock error is warned about;
+#  - two chunks of one input damaged: the streamed run says what the
+#    in-memory one says, and once, aggregated, that several windows read
+#    damage (not once per window);
 #  - with root and iperf3: a real two-namespace recording (veth, a TCP
 #    transfer, clock sync) analysed both ways, the same comparisons.
 . "$(dirname "$0")/../lib/e2e.sh"
@@ -26,6 +33,18 @@ GENFIX=$NP_BUILD/tools/genfix
 
 sumcol() {   # sumcol FILE COL: sum of column COL over the rows
 	awk -F, -v c="$2" 'NR==1{for(i=1;i<=NF;i++)if($i==c)ci=i;next}{s+=$ci}END{printf "%.0f\n", s}' "$1"
+}
+# rowcmp MEM.csv STREAM.csv "EXACT" "REL" "SKETCH": line by line, the
+# EXACT columns equal, REL within 1e-6 relative, SKETCH within 1.6 % (+1 ns);
+# prints "ok lines_m lines_s bad first_bad"
+rowcmp() {
+	awk -F, -v ex="$3" -v re="$4" -v sk="$5" 'NR==FNR{a[FNR]=$0;n=FNR;next}
+		{m=FNR; split(a[FNR],x,","); bad=0
+		 ne=split(ex,E," "); for(i=1;i<=ne;i++) if(x[E[i]]!=$E[i]) bad=1
+		 nr=split(re,R," "); for(i=1;i<=nr;i++){d=x[R[i]]-$R[i]; if(d<0)d=-d; v=x[R[i]]; if(v<0)v=-v; if(d>1e-6*v+1e-9) bad=1}
+		 ns=split(sk,S," "); for(i=1;i<=ns;i++){d=x[S[i]]-$S[i]; if(d<0)d=-d; if(d>0.016*x[S[i]]+1) bad=1}
+		 if(bad){nb++; if(!fb)fb=FNR}}
+		END{print (nb==0 && m==n && n>0) ? 1 : 0, n, m, nb+0, fb+0}' "$1" "$2"
 }
 # same_run LABEL MEM.npa STREAM.npa: the streamed counts and quantiles
 # against the in-memory analysis
@@ -41,12 +60,31 @@ same_run() {
 		a=$(sumcol "$m/loss.csv" $c); b=$(csvcol "$st" window all $c)
 		check "$l: $c equal ($a in memory, $b streamed)" test "$a" = "$b"
 	done
-	awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="worst_hook")w=i}{o="";for(i=1;i<=NF;i++)if(i!=w)o=o $i ",";print o}' \
-		"$m/loss.csv" >"$m/loss-nw.csv"
-	awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i=="worst_hook")w=i}{o="";for(i=1;i<=NF;i++)if(i!=w)o=o $i ",";print o}' \
-		"$s/loss.csv" >"$s/loss-nw.csv"
-	check "$l: loss table equal flow by flow, worst_hook aside ($(wc -l <"$m/loss-nw.csv") lines)" \
-		cmp -s "$m/loss-nw.csv" "$s/loss-nw.csv"
+	check "$l: loss table equal flow by flow ($(wc -l <"$m/loss.csv") lines)" cmp -s "$m/loss.csv" "$s/loss.csv"
+	local r
+	r=$(rowcmp "$m/loss_hops.csv" "$s/loss_hops.csv" "1 2 3 4 5 6 7 8" "9" "")
+	check "$l: loss_hops equal, hop_mean within 1e-6 (ok lines_m lines_s bad first: $r)" test "${r%% *}" = 1
+	check "$l: lost_packets the same rows ($(wc -l <"$m/lost_packets.csv") lines)" \
+		cmp -s <(sort "$m/lost_packets.csv") <(sort "$s/lost_packets.csv")
+	# decomp: flow segment count mean p50 p90 p99 p999 max share_mean share_p99 host
+	r=$(rowcmp "$m/decomp.csv" "$s/decomp.csv" "1 2 3 12" "4 10 11" "5 6 7 8 9")
+	check "$l: decomp rows of all and of each top flow: count, host equal, quantiles within 1.6 %, mean and shares within 1e-6 (ok lines_m lines_s bad first: $r)" \
+		test "${r%% *}" = 1
+	local nfl
+	nfl=$(awk -F, 'NR>1 && $1!="all"' "$s/decomp.csv" | wc -l)
+	check "$l: per-flow decomp rows streamed ($nfl)" gt "$nfl" 0
+	# jitter: flow packets min max range p50 p99 rfc3550 rfc3550_mean
+	r=$(rowcmp "$m/jitter.csv" "$s/jitter.csv" "1 2 3 4 5" "8 9" "6 7")
+	check "$l: jitter rows: packets, min, max, RFC 3550 equal, |jitter| p50/p99 within 1.6 % (ok lines_m lines_s bad first: $r)" \
+		test "${r%% *}" = 1
+	check "$l: series equal but jitter_p99_abs ($(wc -l <"$m/series.csv") lines)" \
+		cmp -s <(grep -v ',jitter_p99_abs,' "$m/series.csv" | sort) <(grep -v ',jitter_p99_abs,' "$s/series.csv" | sort)
+	# the p99 points ordered by key, time and value on both sides (flow keys
+	# repeat across genfix pairs): order statistics keep the 1.6 %
+	r=$(rowcmp <(grep ',jitter_p99_abs,' "$m/series.csv" | sort -t, -k2,2 -k5,5n -k6,6n) \
+		   <(grep ',jitter_p99_abs,' "$s/series.csv" | sort -t, -k2,2 -k5,5n -k6,6n) "1 2 3 5" "" "6")
+	check "$l: jitter p99 series within 1.6 % (ok lines_m lines_s bad first: $r)" \
+		sh -c "[ '${r%% *}' = 1 ] || [ \"\$(grep -c jitter_p99_abs '$m/series.csv')\" = 0 ]"
 	check "$l: pkt_flows table equal ($(wc -l <"$m/pkt_flows.csv") lines)" cmp -s "$m/pkt_flows.csv" "$s/pkt_flows.csv"
 	local pk cp nf
 	pk=$(sumcol "$m/pkt_flows.csv" packets); cp=$(csvcol "$st" window all copies)
@@ -101,6 +139,26 @@ ev1=$(sed -n 's/^npanalyze: window 2\/[0-9]*: \([0-9]*\) events read.*/\1/p' "$T
 check "--ref p1a streamed: window 2 reads part of the run (${ev1:-none} of 1349332 events)" \
 	sh -c "[ -n '$ev1' ] && [ '$ev1' -lt 1000000 ]"
 same_run ref "$T/mr.npa" "$T/sr.npa"
+
+# --- two damaged chunks of p0a (30 % and 70 % into the file): the in-memory
+# warnings, and the windows' once, with how many windows read damage
+mkdir -p "$T/dm"
+cp "${recs[@]}" "$T/dm/"
+sz=$(stat -c %s "$T/dm/p0a.npr")
+for frac in 30 70; do
+	printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' |
+		dd of="$T/dm/p0a.npr" bs=1 seek=$((sz * frac / 100)) conv=notrunc 2>/dev/null
+done
+"$NPANALYZE" -o "$T/dmm.npa" "$T"/dm/*.npr >"$T/dmm" 2>/dev/null
+"$NPANALYZE" --window 0.5 -o "$T/dms.npa" "$T"/dm/*.npr >"$T/dms" 2>/dev/null; rc=$?
+check "damaged input streamed: exit 1 (got $rc)" test $rc -eq 1
+check "damaged input: every in-memory warning in the streamed summary" \
+	sh -c "grep '^warning' '$T/dmm' | while IFS= read -r w; do grep -qxF \"\$w\" '$T/dms' || exit 1; done"
+nagg=$(grep -c '^warning: streamed windows: [0-9]* of [0-9]* (.*checksum mismatch' "$T/dms")
+nwin=$(sed -n 's/^warning: streamed windows: \([0-9]*\) of .*checksum mismatch.*/\1/p' "$T/dms")
+check "the windows' checksum warnings said once ($nagg), by ${nwin:-no} windows (2 chunks: >= 2)" \
+	sh -c "[ '$nagg' = 1 ] && [ '${nwin:-0}' -ge 2 ]"
+same_run damaged "$T/dmm.npa" "$T/dms.npa"
 
 # --- --window auto and --mem
 "$NPANALYZE" --threads 2 --window auto --mem 4G -o "$T/a1.npa" "${recs[@]}" >/dev/null 2>&1
