@@ -109,6 +109,21 @@ trap 'exit 130' INT TERM
 
 REC_PIDS=()
 rec_bg() { "$@" 2>>"$TMP/rec.err" & REC_PIDS+=($!); PIDS+=($!); }
+# Until every nprec started by the mode has set its SIGHUP and SIGUSR1
+# handlers (families attached, output open: what the tests wait for too),
+# at most 15 s: a fixed sleep let a slow start-up (the verifier, ~1 s of
+# CPU) run into the first phase's profile and count as recording cost.
+rec_wait_ready() {
+	local p i mask
+	for p in "${REC_PIDS[@]}"; do
+		for i in $(seq 150); do
+			[ "$(cat /proc/$p/comm 2>/dev/null)" = nprec ] || break
+			mask=$(awk '/^SigCgt:/ {print $2}' /proc/$p/status 2>/dev/null)
+			[ -n "$mask" ] && (( (16#$mask & 0x201) == 0x201 )) && break
+			sleep 0.1
+		done
+	done
+}
 rec_stop() {
 	local p
 	for p in "${REC_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
@@ -185,7 +200,8 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	local mode=$1 rep=$2 out="$TMP/$1.$2" results=${3:-$TMP/results} t0 t1
 	rm -f "$out".*
 	"mode_${mode//-/_}" "$out"
-	sleep 1   # recorder attached
+	rec_wait_ready
+	sleep 1   # recorder attached and settled
 	t0=$(date +%s.%N)
 	local gbps p50 p99 rps cost= prof=
 	[ "$rep" = cost ] && cost=1
