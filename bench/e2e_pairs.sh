@@ -33,7 +33,7 @@
 # ..."): nprec_batch (SCHED_BATCH), nprec_idle (SCHED_IDLE, --nice 0),
 # nprec_cpu0 (pinned to CPU 0, away from nginx), nprec_nonice (--nice 0),
 # nprec_args (NPREC_ARGS="...").
-# E2E_SCHED=1 also records the scheduler during each nprec paced phase
+# E2E_SCHED=1 also records the scheduler during each nprec phase
 # (perf sched record in a private mount namespace with its own tracefs:
 # never in the root namespace) and prints the recorder's runs per CPU and
 # the run-queue delay they caused nginx (bench/schedruns.py). It perturbs
@@ -121,20 +121,29 @@ taskset -pc 1 "$NGW" >/dev/null && taskset -pc 1 "$NGM" >/dev/null || exit 1
 echo "function delay() return $PACE_MS end" > "$TMP/pace.lua"
 sleep 1
 
-# sched_record SECONDS OUT: perf sched record of the whole machine, in a
-# private mount namespace where tracefs is mounted (perf needs it for the
-# tracepoints; the root namespace stays as it is)
-sched_record() {
-	unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
-		mount -t tracefs nodev /sys/kernel/debug/tracing || exit 1
-		exec perf sched record -q -o "$2" -- sleep "$1"' sh "$1" "$2" >/dev/null 2>>"$TMP/sched.err"
+# sched_start LABEL / sched_stop: perf sched record of the whole machine
+# during a phase, in a private mount namespace where tracefs is mounted
+# (perf needs it for the tracepoints; the root namespace stays as it is)
+sched_start() {
+	unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing || exit 1
+		exec perf sched record -q -o "$1"' sh "$TMP/sched.$1.data" >/dev/null 2>>"$TMP/sched.err" &
+	SCHED_PID=$!
+	PIDS+=($SCHED_PID)
+	sleep 0.5
+}
+# sched_stop LABEL: ends the recording; the pids to look at go beside it
+sched_stop() {
+	kill -INT "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null
+	echo "${REC_PIDS[*]};$NGW;$(cat "$TMP/wrk.pid")" > "$TMP/sched.$1.pids"
 }
 
 wrk_run() {   # wrk_run CONNS [LUA]: -> "req/s p50_us p99_us"
 	local lua=()
 	[ -n "${2:-}" ] && lua=(-s "$2")
 	ip netns exec $NSA taskset -c 0 wrk -t1 -c"$1" -d"${T}s" --latency "${lua[@]}" \
-		"http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
+		"http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1 &
+	echo $! > "$TMP/wrk.pid"
+	wait $!
 	echo "$(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out") $(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")") $(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")"
 }
 
@@ -145,16 +154,16 @@ measure() {
 	"mode_$mode" "$out"
 	rec_wait_ready
 	sleep "$SETTLE"
+	local sched=
+	[ -n "${E2E_SCHED:-}" ] && [ "${mode#nprec}" != "$mode" ] && sched=1
+	[ -n "$sched" ] && sched_start "$mode.$round.sat"
 	s0=$(rec_sched)
 	sat=$(wrk_run "$CONNS")
 	s1=$(rec_sched)
-	if [ -n "${E2E_SCHED:-}" ] && [ "${mode#nprec}" != "$mode" ]; then
-		sched_record "$((T + 1))" "$TMP/sched.$mode.$round.data" & local sp=$!
-		sleep 0.5
-	fi
+	[ -n "$sched" ] && sched_stop "$mode.$round.sat" && sched_start "$mode.$round.paced"
 	pac=$(wrk_run "$PCONNS" "$TMP/pace.lua")
 	s2=$(rec_sched)
-	[ -n "${sp:-}" ] && wait "$sp"
+	[ -n "$sched" ] && sched_stop "$mode.$round.paced"
 	rec_stop
 	for f in "$out".npr; do [ -e "$f" ] && lost=$((lost + $(npr_lost "$NPREPORT" "$f"))); done
 	[ "$mode" = tcpdump ] && lost=$(grep -ho '[0-9]* packets dropped by kernel' "$TMP/rec.err" | awk '{s+=$1} END {print s+0}')
@@ -184,9 +193,12 @@ if [ -n "${E2E_SCHED:-}" ]; then
 	for f in "$TMP"/sched.*.data; do
 		[ -e "$f" ] || continue
 		n=${f#$TMP/sched.}; n=${n%.data}
-		unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+		IFS=';' read -r rp ngw wp < "$TMP/sched.$n.pids"
+		args=(--label "$n" --victim "nginx:1:$ngw" --victim "wrk:0:$wp")
+		for p in $rp; do args+=(--rec "$p"); done
+		unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing
 			exec perf sched timehist -i "$1"' sh "$f" 2>/dev/null |
-			python3 "$ROOT/bench/schedruns.py" --label "$n" --victim nginx --cpu 1
+			python3 "$ROOT/bench/schedruns.py" "${args[@]}"
 	done
 	[ -s "$TMP/sched.err" ] && { echo "perf sched messages:"; sort -u "$TMP/sched.err" | head -5; }
 fi
