@@ -66,6 +66,7 @@ struct rc_run {
 	struct rec_selfcost self;
 	struct rec_ratectl ratectl;
 	struct rec_prio prio;
+	struct rec_aff aff;         /* NPREC_TEST_AVOID_BUSY=1: off the busiest CPU (recprio.h) */
 	struct rec_kfs kfs;
 	struct rec_progtab progs;   /* every loaded program, its skipped runs */
 	bool progress;
@@ -520,6 +521,8 @@ static int rc_loop(struct rc_run *r)
 		if (now >= next) {
 			int rc = rc_interval(r, t0, now);
 			rc_slice_update(r);
+			if (rec_aff_interval(&r->aff) && r->cfg.verbose)
+				fprintf(stderr, "nprec: avoiding CPU %d (busiest)\n", r->aff.avoided);
 			t0 = now;
 			next += r->cfg.interval_ns;
 			if (next <= now)   /* we fell behind: do not burst to catch up */
@@ -590,6 +593,10 @@ static int rc_start_opened(struct rc_run *r)
 	rec_ratectl_init(&r->ratectl, r->cfg.max_cpu_pct, r->cfg.sample_n);
 	cpuslice_set((uint64_t)r->cfg.slice_us * 1000);
 	if (rec_prio_init(&r->prio, r->cfg.nice, np_mono_ns(), err, sizeof(err)) && err[0] && r->cfg.verbose)
+		fprintf(stderr, "nprec: %s\n", err);
+	err[0] = 0;
+	const char *avoid = getenv("NPREC_TEST_AVOID_BUSY");
+	if (rec_aff_init(&r->aff, avoid && strcmp(avoid, "1") == 0, err, sizeof(err)) < 0 && r->cfg.verbose)
 		fprintf(stderr, "nprec: %s\n", err);
 	err[0] = 0;
 	np_recbuf_init(&hdr);
@@ -686,6 +693,7 @@ int main(int argc, char **argv)
 	rec_privdrop_teardown();
 	rc_close_families(r);
 	rec_progtab_free(&r->progs);
+	rec_aff_free(&r->aff);
 	np_recbuf_free(&r->rb);
 	hookhub_free(&r->ctx);
 	rc_probes_free(&r->ctx);

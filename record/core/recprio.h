@@ -9,6 +9,7 @@
 #ifndef NP_REC_RECPRIO_H
 #define NP_REC_RECPRIO_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,5 +60,41 @@ void rec_prio_due(struct rec_prio *p, uint64_t sleep_ns);
 /* Pure policy, for the unit test: the nice to use after a window with
  * cpu_pct, given the state; updates hold_until and boosts. */
 int rec_prio_decide(struct rec_prio *p, uint64_t now, double cpu_pct);
+
+/* Affinity away from the busiest CPU (issue 24; off unless
+ * NPREC_TEST_AVOID_BUSY=1, an experiment until bench/e2e_pairs.sh on a
+ * quiet machine says whether it helps). On a server whose bottleneck is
+ * one saturated CPU (a single-threaded worker, the NIC's interrupt CPU)
+ * every drain and snapshot nprec runs there is taken from the workload's
+ * throughput, while on a CPU with idle time it costs nothing the workload
+ * would have used. After every interval nprec compares the CPUs' busy
+ * shares (/proc/stat) and leaves out of its own affinity the one CPU that
+ * is both nearly saturated and clearly busier than the least busy one
+ * (never the last CPU it may use), with some hysteresis so that its own
+ * move does not flip the choice back. */
+#define REC_AFF_MAXCPU    CPU_SETSIZE
+#define REC_AFF_BUSY_PCT  90.0    /* a CPU this busy ... */
+#define REC_AFF_GAP_PCT   20.0    /* ... and this many points busier than the least busy one */
+#define REC_AFF_KEEP_PCT  10.0    /* the avoided one stays avoided until it is this much less busy, or the gap halves */
+
+struct rec_aff {
+	bool on;
+	int ncpu;                /* CPUs counted in /proc/stat */
+	cpu_set_t base;          /* the affinity nprec started with */
+	int avoided;             /* the CPU left out, -1: none */
+	uint64_t *busy, *total;  /* the previous /proc/stat counters per CPU (USER_HZ ticks) */
+	uint64_t changes;
+};
+
+/* Reads the start affinity and /proc/stat (on: false = feature off).
+ * Returns 0, or -1 with why in err (the feature then stays off). */
+int rec_aff_init(struct rec_aff *a, bool on, char *err, size_t errlen);
+/* After an interval: re-reads /proc/stat and sets the affinity. Returns
+ * true when the CPU left out changed (a->avoided says which). */
+bool rec_aff_interval(struct rec_aff *a);
+/* Pure policy, for the unit test: the CPU to leave out (-1: none) given
+ * each CPU's busy share in per cent (< 0: unknown or not allowed). */
+int rec_aff_choose(const double *pct, int n, int avoided);
+void rec_aff_free(struct rec_aff *a);
 
 #endif

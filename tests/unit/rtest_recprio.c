@@ -139,9 +139,29 @@ static void test_no_cap(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exit %d", WEXITSTATUS(st));
 }
 
+/* The busiest-CPU choice: saturated and clearly busier than the least
+ * busy one; kept with hysteresis; never with one CPU known. */
+static void test_aff_policy(void)
+{
+	double two[2] = { 40.0, 99.0 };
+	CHECK(rec_aff_choose(two, 2, -1) == 1, "saturated CPU 1 left out");
+	double close[2] = { 85.0, 99.0 };   /* both busy: nowhere better to go */
+	CHECK(rec_aff_choose(close, 2, -1) == -1, "gap below %g points: none", REC_AFF_GAP_PCT);
+	double moved[2] = { 75.0, 88.0 };   /* nprec's own move narrowed it */
+	CHECK(rec_aff_choose(moved, 2, 1) == 1, "hysteresis keeps CPU 1");
+	CHECK(rec_aff_choose(moved, 2, -1) == -1, "not chosen afresh below %g %%", REC_AFF_BUSY_PCT);
+	double calm[2] = { 20.0, 30.0 };
+	CHECK(rec_aff_choose(calm, 2, 1) == -1, "calm again: back to every CPU");
+	double one[3] = { -1.0, 99.0, -1.0 };   /* the only CPU allowed */
+	CHECK(rec_aff_choose(one, 3, -1) == -1, "one CPU known: never left out");
+	double four[4] = { 50.0, 95.0, 99.0, 10.0 };
+	CHECK(rec_aff_choose(four, 4, 1) == 2, "a busier CPU replaces the avoided one");
+}
+
 int main(void)
 {
 	test_policy();
+	test_aff_policy();
 	if (geteuid() == 0) {
 		test_live();
 		test_no_cap();
