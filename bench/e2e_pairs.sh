@@ -124,6 +124,11 @@ taskset -pc 1 "$NGW" >/dev/null && taskset -pc 1 "$NGM" >/dev/null || exit 1
 echo "function delay() return $PACE_MS end" > "$TMP/pace.lua"
 sleep 1
 
+# rec_cpus: the first recorder's CPUs allowed at the end of a phase (nprec_avoid changes them)
+rec_cpus() {
+	[ ${#REC_PIDS[@]} -gt 0 ] && awk '/^Cpus_allowed_list:/ {print $2}' /proc/${REC_PIDS[0]}/status 2>/dev/null
+}
+
 # sched_start LABEL / sched_stop: perf sched record of the whole machine
 # during a phase, in a private mount namespace where tracefs is mounted
 # (perf needs it for the tracepoints; the root namespace stays as it is)
@@ -151,9 +156,9 @@ wrk_run() {   # wrk_run CONNS [LUA]: -> "req/s p50_us p99_us"
 }
 
 # measure MODE ROUND: appends "mode round rps p50 p99 prps pp50 pp99 lost
-# run_ns wait_ns slices (saturated) run_ns wait_ns slices (paced)"
+# run_ns wait_ns slices (saturated) run_ns wait_ns slices (paced) cpus_sat cpus_paced"
 measure() {
-	local mode=$1 round=$2 out="$TMP/$1.$2" sat pac s0 s1 s2 lost=0 f l
+	local mode=$1 round=$2 out="$TMP/$1.$2" sat pac s0 s1 s2 a1 a2 lost=0 f
 	"mode_$mode" "$out"
 	rec_wait_ready
 	sleep "$SETTLE"
@@ -163,9 +168,11 @@ measure() {
 	s0=$(rec_sched)
 	sat=$(wrk_run "$CONNS")
 	s1=$(rec_sched)
+	a1=$(rec_cpus)
 	[ -n "$sched" ] && sched_stop "$mode.$round.sat" && sched_start "$mode.$round.paced"
 	pac=$(wrk_run "$PCONNS" "$TMP/pace.lua")
 	s2=$(rec_sched)
+	a2=$(rec_cpus)
 	[ -n "$sched" ] && sched_stop "$mode.$round.paced"
 	rec_stop
 	for f in "$out".npr; do [ -e "$f" ] && lost=$((lost + $(npr_lost "$NPREPORT" "$f"))); done
@@ -173,7 +180,7 @@ measure() {
 	: > "$TMP/rec.err"
 	rm -f "$out".*
 	echo "$mode $round ${sat:-0 0 0} ${pac:-0 0 0} $lost" \
-		"$(echo "${s0:-0 0 0} ${s1:-0 0 0} ${s2:-0 0 0}" | awk '{printf "%d %d %d %d %d %d", $4-$1, $5-$2, $6-$3, $7-$4, $8-$5, $9-$6}')" >> "$TMP/results"
+		"$(echo "${s0:-0 0 0} ${s1:-0 0 0} ${s2:-0 0 0}" | awk '{printf "%d %d %d %d %d %d", $4-$1, $5-$2, $6-$3, $7-$4, $8-$5, $9-$6}')" "${a1:--} ${a2:--}" >> "$TMP/results"
 }
 
 echo "e2e-pairs: $ROUNDS rounds x (${MODES[*]}), saturated wrk -t1 -c$CONNS and paced wrk -t1 -c$PCONNS" \

@@ -6,6 +6,7 @@
 usage: e2e_stats.py RESULTS MODE...  (E2E_DESC in the environment: a header line)
 A row of RESULTS: mode round rps p50 p99 prps pp50 pp99 lost
                   run_ns wait_ns slices (saturated) run_ns wait_ns slices (paced)
+                  cpus_sat cpus_paced (the recorder's allowed CPUs at the phase's end)
 """
 import math
 import os
@@ -119,7 +120,7 @@ def main():
             print("%-14s   below tcpdump's loss: %s" % (m, above(paired(rows, m, "tcpdump", RPS, False))))
     print()
     print("raw rows: mode round req/s p50 p99 paced_req/s paced_p50 paced_p99 lost"
-          " sat_run_ns sat_wait_ns sat_slices paced_run_ns paced_wait_ns paced_slices")
+          " sat_run_ns sat_wait_ns sat_slices paced_run_ns paced_wait_ns paced_slices cpus_sat cpus_paced")
     for r in sorted(rows, key=lambda x: (int(x[1]), modes.index(x[0]) if x[0] in modes else 99)):
         print(" ".join(r))
 
