@@ -83,18 +83,19 @@ def main():
     print(os.environ.get("E2E_DESC", ""))
     print()
     print("absolute medians over the rounds; recorder per measurement from /proc/PID/task/*/schedstat:")
-    print("cpu_ms = on-CPU time, wait_ms = run-queue wait, slices = times put on a CPU (~ wakeups)")
-    print("%-14s %8s %8s %8s %8s %8s %6s | %7s %7s %7s | %7s %7s %7s" % (
+    print("cpu_ms = on-CPU time, slices = times put on a CPU (wakeups and preemptions); p_ = paced phase")
+    print("%-14s %8s %8s %8s %8s %8s %6s | %7s %7s | %7s %7s" % (
         "mode", "req/s", "p99_us", "p_req/s", "p_p50us", "p_p99us", "lost",
-        "cpu_ms", "wait_ms", "slices", "p_cpu", "p_wait", "p_slc"))
+        "cpu_ms", "slices", "p_cpu", "p_slc"))
     for m in modes:
         r = [x for x in rows if x[0] == m]
         if not r:
             continue
-        md = {i: st.median(float(x[i]) for x in r) for i in range(2, 15)}
-        print("%-14s %8.0f %8.1f %8.0f %8.1f %8.1f %6.0f | %7.1f %7.1f %7.0f | %7.1f %7.1f %7.0f" % (
+        md = {i: st.median(float(x[i]) for x in r) for i in range(2, 15)}   # wait_ns: raw rows only
+
+        print("%-14s %8.0f %8.1f %8.0f %8.1f %8.1f %6.0f | %7.1f %7.0f | %7.1f %7.0f" % (
             m, md[RPS], md[P99], md[PRPS], md[PP50], md[PP99], max(float(x[LOST]) for x in r),
-            md[SRUN] / 1e6, md[SWAIT] / 1e6, md[SSLC], md[PRUN] / 1e6, md[PWAIT] / 1e6, md[PSLC]))
+            md[SRUN] / 1e6, md[SSLC], md[PRUN] / 1e6, md[PSLC]))
     print("(lost: the largest over the rounds)")
     print()
     print("paired vs none of the same round: median [95 % interval of the median] its coverage, n pairs")
