@@ -32,7 +32,9 @@
 # scheduling experiments of issue 24 (E2E_MODES="none nprec nprec_batch
 # ..."): nprec_batch (SCHED_BATCH), nprec_idle (SCHED_IDLE, --nice 0),
 # nprec_cpu0 (pinned to CPU 0, away from nginx), nprec_avoid
-# (NPREC_TEST_AVOID_BUSY=1: leaves the busiest CPU), nprec_nonice (--nice 0),
+# (NPREC_TEST_AVOID_BUSY=1: leaves the busiest CPU), nprec_lidle and
+# nprec_lbatch (NPREC_TEST_LIGHT_POLICY=idle|batch: SCHED_IDLE / SCHED_BATCH
+# only while --nice's light state holds), nprec_nonice (--nice 0),
 # nprec_args (NPREC_ARGS="...").
 # E2E_SCHED=1 also records the scheduler during each nprec phase
 # (perf sched record in a private mount namespace with its own tracefs:
@@ -93,6 +95,9 @@ mode_nprec_idle() { rec_bg chrt -i 0 "$NPREC" -q --nice 0 -o "$1.npr"; }
 mode_nprec_cpu0() { rec_bg taskset -c 0 "$NPREC" -q -o "$1.npr"; }
 # affinity away from the busiest CPU (record/core/recprio.h, rec_aff)
 mode_nprec_avoid() { NPREC_TEST_AVOID_BUSY=1 rec_bg "$NPREC" -q -o "$1.npr"; }
+# --nice's light state also as SCHED_IDLE / SCHED_BATCH, SCHED_OTHER while busy (recprio.h)
+mode_nprec_lidle() { NPREC_TEST_LIGHT_POLICY=idle rec_bg "$NPREC" -q -o "$1.npr"; }
+mode_nprec_lbatch() { NPREC_TEST_LIGHT_POLICY=batch rec_bg "$NPREC" -q -o "$1.npr"; }
 mode_nprec_nonice() { rec_bg "$NPREC" -q --nice 0 -o "$1.npr"; }
 mode_tcpdump() {
 	rec_bg ip netns exec $NSA tcpdump -q -i ${PFX}a0 -s 128 -w "$1.a.pcap"

@@ -595,6 +595,10 @@ static int rc_start_opened(struct rc_run *r)
 	if (rec_prio_init(&r->prio, r->cfg.nice, np_mono_ns(), err, sizeof(err)) && err[0] && r->cfg.verbose)
 		fprintf(stderr, "nprec: %s\n", err);
 	err[0] = 0;
+	const char *lp = getenv("NPREC_TEST_LIGHT_POLICY");   /* batch|idle: recprio.h */
+	if (lp && rec_prio_light_policy(&r->prio, !strcmp(lp, "idle") ? SCHED_IDLE :
+					 !strcmp(lp, "batch") ? SCHED_BATCH : SCHED_OTHER) < 0)
+		fprintf(stderr, "nprec: NPREC_TEST_LIGHT_POLICY=%s: %s\n", lp, strerror(errno));
 	const char *avoid = getenv("NPREC_TEST_AVOID_BUSY");
 	if (rec_aff_init(&r->aff, avoid && strcmp(avoid, "1") == 0, err, sizeof(err)) < 0 && r->cfg.verbose)
 		fprintf(stderr, "nprec: %s\n", err);

@@ -22,6 +22,27 @@ static int rp_set(int nice)
 	return setpriority(PRIO_PROCESS, 0, nice);
 }
 
+/* nice and, when a light policy is set, the policy that goes with it:
+ * leaving SCHED_IDLE needs RLIMIT_NICE to allow the current nice, so the
+ * policy changes first on the way up and last on the way down */
+static int rp_apply(const struct rec_prio *p, int nice)
+{
+	struct sched_param sp = { 0 };
+	if (p->light_policy == SCHED_OTHER)
+		return rp_set(nice);
+	if (nice == p->base)
+		return sched_setscheduler(0, SCHED_OTHER, &sp) < 0 ? -1 : rp_set(nice);
+	return rp_set(nice) < 0 ? -1 : sched_setscheduler(0, p->light_policy, &sp);
+}
+
+int rec_prio_light_policy(struct rec_prio *p, int policy)
+{
+	p->light_policy = policy;
+	if (policy == SCHED_OTHER || p->cur == p->base)
+		return 0;
+	return rp_apply(p, p->cur);
+}
+
 int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, size_t errlen)
 {
 	memset(p, 0, sizeof(*p));
@@ -84,7 +105,7 @@ bool rec_prio_tick(struct rec_prio *p, uint64_t now)
 	int want = rec_prio_decide(p, now, late ? 100.0 : pct);
 	p->last_pct = pct;
 	p->last_late = late;
-	if (want == p->cur || rp_set(want) < 0)
+	if (want == p->cur || rp_apply(p, want) < 0)
 		return false;
 	p->cur = want;
 	return true;

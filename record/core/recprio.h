@@ -39,6 +39,7 @@ struct rec_prio {
 	uint64_t sleep_ns;       /* the loop's sleep before the next tick (0: none said) */
 	uint64_t hold_until;
 	uint64_t boosts;         /* light -> base switches */
+	int light_policy;        /* scheduling policy while light (SCHED_OTHER: nice only) */
 	double last_pct;         /* CPU share of the last window */
 	bool last_late;          /* the last change came from a late tick */
 };
@@ -49,6 +50,13 @@ struct rec_prio {
  * that cannot speed up under load would lose events. Returns 0 when the
  * light priority is in force, 1 when off. */
 int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, size_t errlen);
+
+/* The light state also under SCHED_BATCH or SCHED_IDLE (issue 24's
+ * experiment, NPREC_TEST_LIGHT_POLICY=batch|idle; SCHED_OTHER = nice
+ * only, the default): the start priority goes back to SCHED_OTHER, so a
+ * busy recorder is never starved the way a SCHED_IDLE one is under a
+ * saturating load. Applied at once when light. Returns 0 or -1 (errno). */
+int rec_prio_light_policy(struct rec_prio *p, int policy);
 
 /* Called every loop tick (a late tick counts as busy). Returns true when the priority changed
  * (p->cur says which). */

@@ -139,6 +139,26 @@ static void test_no_cap(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exit %d", WEXITSTATUS(st));
 }
 
+/* --nice's light state under SCHED_IDLE: the policy with the light nice,
+ * SCHED_OTHER again with the start priority. */
+static void test_light_policy(void)
+{
+	struct rec_prio p;
+	char err[200] = "";
+	int base = cur_nice();
+	CHECK(rec_prio_init(&p, 10, mono_ns(), err, sizeof(err)) == 0, "init: %s", err);
+	CHECK(rec_prio_light_policy(&p, SCHED_IDLE) == 0, "light policy: %s", strerror(errno));
+	CHECK_EQ_U(sched_getscheduler(0), SCHED_IDLE);
+	CHECK_EQ_U(cur_nice(), base + 10);
+	usleep((REC_PRIO_LATE_NS + 50000000ull) / 1000);   /* a late tick: busy */
+	CHECK(rec_prio_tick(&p, mono_ns()) && p.cur == p.base, "late tick boosts");
+	CHECK_EQ_U(sched_getscheduler(0), SCHED_OTHER);
+	CHECK_EQ_U(cur_nice(), base);
+	struct sched_param sp = { 0 };
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	setpriority(PRIO_PROCESS, 0, base);
+}
+
 /* The busiest-CPU choice: saturated and clearly busier than the least
  * busy one; kept with hysteresis; never with one CPU known. */
 static void test_aff_policy(void)
@@ -164,6 +184,7 @@ int main(void)
 	test_aff_policy();
 	if (geteuid() == 0) {
 		test_live();
+		test_light_policy();
 		test_no_cap();
 	} else {
 		printf("# live checks need root: skipped\n");
