@@ -541,6 +541,9 @@ static int rc_loop(struct rc_run *r)
 	if (r->cfg.verbose)
 		fprintf(stderr, "nprec: --cpu-slice: %llu yields, %llu stretches over twice the slice\n",
 			(unsigned long long)cpuslice_yields(), (unsigned long long)cpuslice_overruns());
+	if (r->cfg.verbose && r->prio.no_way_back)
+		fprintf(stderr, "nprec: --nice: %llu times busy at nice %d with no way back\n",
+			(unsigned long long)r->prio.boosts_missed, r->prio.light);
 	if (!r->cfg.quiet)
 		fprintf(stderr, "nprec: stopped (%s): %llu intervals, %llu events, %llu lost\n", reason,
 			(unsigned long long)r->intervals, (unsigned long long)rc_total(r, false),
@@ -625,6 +628,9 @@ static int rc_drop_privileges(struct rc_run *r)
 	for (unsigned i = 0; i < r->nfams; i++)
 		req.tc_teardown |= !strcmp(r->fams[i].f->name, "pktpath") ||
 				   !strcmp(r->fams[i].f->name, "stackmon");
+	if (rec_prio_before_drop(&r->prio, err, sizeof(err)) && r->cfg.verbose)
+		fprintf(stderr, "nprec: %s\n", err);
+	err[0] = 0;
 	int rc = rec_privdrop_apply(&req, &res, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "nprec: %s (-Z root keeps root)\n", err);

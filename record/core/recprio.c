@@ -73,6 +73,32 @@ int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, s
 	return 0;
 }
 
+int rec_prio_before_drop(struct rec_prio *p, char *err, size_t errlen)
+{
+	if (p->light == p->base)
+		return 0;
+	int lim = 20 - p->base;
+	struct rlimit rl;
+	rlim_t want = (rlim_t)(lim < 1 ? 1 : lim > 40 ? 40 : lim);
+	if (getrlimit(RLIMIT_NICE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		struct rlimit nl = { want, want };
+		if (setrlimit(RLIMIT_NICE, &nl) < 0) {
+			int e = errno;
+			p->no_way_back = true;
+			if (p->light_policy == SCHED_IDLE) {   /* never stuck in SCHED_IDLE: starved under load */
+				struct sched_param sp = { 0 };
+				sched_setscheduler(0, SCHED_OTHER, &sp);
+				p->light_policy = SCHED_OTHER;
+			}
+			snprintf(err, errlen, "--nice: RLIMIT_NICE cannot be raised to %d (%s; needs CAP_SYS_RESOURCE): "
+				 "after the privilege drop nprec stays at nice %d even when busy",
+				 (int)want, strerror(e), p->light);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int rec_prio_decide(struct rec_prio *p, uint64_t now, double cpu_pct)
 {
 	p->last_pct = cpu_pct;
@@ -105,6 +131,10 @@ bool rec_prio_tick(struct rec_prio *p, uint64_t now)
 	int want = rec_prio_decide(p, now, late ? 100.0 : pct);
 	p->last_pct = pct;
 	p->last_late = late;
+	if (want != p->cur && want == p->base && p->no_way_back) {
+		p->boosts_missed++;
+		return false;
+	}
 	if (want == p->cur || rp_apply(p, want) < 0)
 		return false;
 	p->cur = want;

@@ -39,6 +39,8 @@ struct rec_prio {
 	uint64_t sleep_ns;       /* the loop's sleep before the next tick (0: none said) */
 	uint64_t hold_until;
 	uint64_t boosts;         /* light -> base switches */
+	bool no_way_back;        /* rec_prio_before_drop: base out of reach after the drop */
+	uint64_t boosts_missed;  /* boosts wanted while no_way_back */
 	int light_policy;        /* scheduling policy while light (SCHED_OTHER: nice only) */
 	double last_pct;         /* CPU share of the last window */
 	bool last_late;          /* the last change came from a late tick */
@@ -50,6 +52,21 @@ struct rec_prio {
  * that cannot speed up under load would lose events. Returns 0 when the
  * light priority is in force, 1 when off. */
 int rec_prio_init(struct rec_prio *p, int nice_delta, uint64_t now, char *err, size_t errlen);
+
+/* Before the privilege drop (privdrop.c then sets RLIMIT_NICE to 20 - the
+ * start nice, so that the start priority stays reachable without
+ * CAP_SYS_NICE): raising that limit's maximum needs CAP_SYS_RESOURCE,
+ * which a container's or this VM's root may lack. Without it the niced
+ * recorder can never speed up again after the drop: on the project VM
+ * every boost failed silently, so every recording since the privilege
+ * drop ran at the light nice throughout (with 0 ring-buffer losses at
+ * defaults in the benchmarks). Turning --nice off instead would change
+ * that measured behaviour without evidence (nice 0 doubled the p99 in
+ * earlier runs), so this only says so (err) and marks the boosts as
+ * impossible (no_way_back: counted in boosts_missed, not tried; a light
+ * SCHED_IDLE goes back to SCHED_OTHER now). Returns 0,
+ * or 1 when there will be no way back. */
+int rec_prio_before_drop(struct rec_prio *p, char *err, size_t errlen);
 
 /* The light state also under SCHED_BATCH or SCHED_IDLE (issue 24's
  * experiment, NPREC_TEST_LIGHT_POLICY=batch|idle; SCHED_OTHER = nice
