@@ -628,10 +628,13 @@ static int rc_drop_privileges(struct rc_run *r)
 	for (unsigned i = 0; i < r->nfams; i++)
 		req.tc_teardown |= !strcmp(r->fams[i].f->name, "pktpath") ||
 				   !strcmp(r->fams[i].f->name, "stackmon");
-	if (rec_prio_before_drop(&r->prio, err, sizeof(err)) && r->cfg.verbose)
-		fprintf(stderr, "nprec: %s\n", err);
-	err[0] = 0;
+	char nice_err[256] = "";
+	bool nice_stuck = rec_prio_before_drop(&r->prio, nice_err, sizeof(nice_err)) == 1;
 	int rc = rec_privdrop_apply(&req, &res, err, sizeof(err));
+	if (rc == 1)
+		r->prio.no_way_back = false;   /* kept root (-Z root): CAP_SYS_NICE stays */
+	else if (rc == 0 && nice_stuck && r->cfg.verbose)
+		fprintf(stderr, "nprec: %s\n", nice_err);
 	if (rc < 0) {
 		fprintf(stderr, "nprec: %s (-Z root keeps root)\n", err);
 		return rc_finish(r, r->ctx.start_mono_ns, "privileges", RC_EXIT_PRIV);
