@@ -109,27 +109,37 @@ static void test_live(void)
 	setpriority(PRIO_PROCESS, 0, base);
 }
 
+/* In a child: drops capability cap (effective and permitted) and sets
+ * RLIMIT_NICE to 0, so that a niced process cannot come back by the
+ * limit either. Returns 0 or an exit code for the child. */
+static int drop_cap(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 10;
+	d[cap / 32].effective &= ~(1u << (cap % 32));
+	d[cap / 32].permitted &= ~(1u << (cap % 32));
+	if (syscall(SYS_capset, &h, d) < 0)
+		return 11;
+	struct rlimit rl = { 0, 0 };
+	return setrlimit(RLIMIT_NICE, &rl) < 0 ? 12 : 0;
+}
+
 /* Without CAP_SYS_NICE nprec must not nice itself: it could never come
  * back under load. Checked in a child that drops the capability. */
 static void test_no_cap(void)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-		struct __user_cap_data_struct d[2];
-		if (syscall(SYS_capget, &h, d) < 0)
-			_exit(10);
-		d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
-		d[CAP_SYS_NICE / 32].permitted &= ~(1u << (CAP_SYS_NICE % 32));
-		if (syscall(SYS_capset, &h, d) < 0)
-			_exit(11);
-		struct rlimit rl = { 0, 0 };
-		setrlimit(RLIMIT_NICE, &rl);
+		int rc = drop_cap(CAP_SYS_NICE);
+		if (rc)
+			_exit(rc);
 		struct rec_prio p;
 		char err[200] = "";
 		int base = cur_nice();
-		int rc = rec_prio_init(&p, 10, mono_ns(), err, sizeof(err));
-		if (rc != 1) _exit(12);
+		rc = rec_prio_init(&p, 10, mono_ns(), err, sizeof(err));
+		if (rc != 1) _exit(15);
 		if (cur_nice() != base) _exit(13);
 		if (!strstr(err, "CAP_SYS_NICE")) _exit(14);
 		_exit(0);
@@ -147,17 +157,9 @@ static void test_before_drop(void)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-		struct __user_cap_data_struct d[2];
-		if (syscall(SYS_capget, &h, d) < 0)
-			_exit(10);
-		d[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
-		d[CAP_SYS_RESOURCE / 32].permitted &= ~(1u << (CAP_SYS_RESOURCE % 32));
-		if (syscall(SYS_capset, &h, d) < 0)
-			_exit(11);
-		struct rlimit rl = { 0, 0 };
-		if (setrlimit(RLIMIT_NICE, &rl) < 0)
-			_exit(12);
+		int rc = drop_cap(CAP_SYS_RESOURCE);
+		if (rc)
+			_exit(rc);
 		struct rec_prio p;
 		char err[300] = "";
 		int base = cur_nice();
