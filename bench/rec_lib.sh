@@ -12,11 +12,14 @@ rec_wait_ready() {
 	for p in "${REC_PIDS[@]}"; do
 		for i in $(seq 150); do
 			c=$(cat /proc/$p/comm 2>/dev/null) || break
-			case $c in tcpdump|perf) break;; esac
-			# not (yet) nprec: the shell or chrt before their exec, or another recorder
-			[ "$c" = nprec ] || { [ "$i" -le 10 ] && { sleep 0.1; continue; }; break; }
-			[ "$(ls /proc/$p/task 2>/dev/null | wc -l)" = 1 ] &&
-				ls -l /proc/$p/fd 2>/dev/null | grep -q '\.npr' && break
+			case $c in
+			nprec*)   # also a copy such as NPREC_ALT=/tmp/nprec-base
+				[ "$(ls /proc/$p/task 2>/dev/null | wc -l)" = 1 ] &&
+					ls -l /proc/$p/fd 2>/dev/null | grep -q '\.npr' && break;;
+			tcpdump|perf) break;;
+			*)   # the shell or chrt before their exec, or another recorder
+				[ "$i" -gt 10 ] && break;;
+			esac
 			sleep 0.1
 		done
 	done
