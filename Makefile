@@ -299,6 +299,10 @@ bench: all
 	@bench/run_all.sh
 bench-record: all
 	@bench/record.sh
+# req/s and p99 with a recorder in timed pairs, vs none and tcpdump (~5 min, a quiet machine)
+.PHONY: bench-e2e
+bench-e2e: all
+	@NP_BUILD=$(abspath $(O)) bash bench/e2e_pairs.sh
 # the cost of empty programs on nprec's default hooks (the floor; ~20 min)
 bench-hookfloor: all
 	@NP_BUILD=$(abspath $(O)) bench/hookfloor.sh

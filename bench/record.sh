@@ -107,23 +107,9 @@ trap cleanup EXIT
 BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 trap 'exit 130' INT TERM
 
+. "$ROOT/bench/rec_lib.sh"   # rec_wait_ready, to_us, npr_lost
 REC_PIDS=()
 rec_bg() { "$@" 2>>"$TMP/rec.err" & REC_PIDS+=($!); PIDS+=($!); }
-# Until every nprec started by the mode has set its SIGHUP and SIGUSR1
-# handlers (families attached, output open: what the tests wait for too),
-# at most 15 s: a fixed sleep let a slow start-up (the verifier, ~1 s of
-# CPU) run into the first phase's profile and count as recording cost.
-rec_wait_ready() {
-	local p i mask
-	for p in "${REC_PIDS[@]}"; do
-		for i in $(seq 150); do
-			[ "$(cat /proc/$p/comm 2>/dev/null)" = nprec ] || break
-			mask=$(awk '/^SigCgt:/ {print $2}' /proc/$p/status 2>/dev/null)
-			[ -n "$mask" ] && (( (16#$mask & 0x201) == 0x201 )) && break
-			sleep 0.1
-		done
-	done
-}
 rec_stop() {
 	local p
 	for p in "${REC_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
@@ -192,10 +178,6 @@ echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
 
 # ---- one measurement ----
-# to_us VALUE: wrk latency with unit -> microseconds
-to_us() { awk -v v="$1" 'BEGIN{ u=v; sub(/[0-9.]+/, "", u); n=v+0;
-	if (u=="ns") n/=1000; else if (u=="ms") n*=1000; else if (u=="s") n*=1e6; printf "%.1f", n }'; }
-
 measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps written_Bps lost p50paced p99paced"
 	local mode=$1 rep=$2 out="$TMP/$1.$2" results=${3:-$TMP/results} t0 t1
 	rm -f "$out".*
@@ -234,8 +216,7 @@ measure() {   # measure MODE REP [RESULTS] -> appends "mode rep gbps p50 p99 rps
 	for f in "$out".*; do [ -e "$f" ] && bytes=$((bytes + $(stat -c %s "$f"))); done
 	for f in "$out".*.npr "$out".npr; do
 		[ -e "$f" ] || continue
-		l=$("$NPREPORT" dump --type end "$f" 2>/dev/null | python3 -c 'import json,sys
-print(sum(json.loads(l)["body"].get("lost_total",0) for l in sys.stdin))' 2>/dev/null)
+		l=$(npr_lost "$NPREPORT" "$f")
 		lost=$((lost + ${l:-0}))
 	done
 	if [ "$mode" = tcpdump ]; then lost=$(grep -ho '[0-9]* packets dropped by kernel' "$TMP/rec.err" | awk '{s+=$1} END {print s+0}'); fi

@@ -66,6 +66,7 @@ struct rc_run {
 	struct rec_selfcost self;
 	struct rec_ratectl ratectl;
 	struct rec_prio prio;
+	struct rec_aff aff;         /* NPREC_TEST_AVOID_BUSY=1: off the busiest CPU (recprio.h) */
 	struct rec_kfs kfs;
 	struct rec_progtab progs;   /* every loaded program, its skipped runs */
 	bool progress;
@@ -520,6 +521,8 @@ static int rc_loop(struct rc_run *r)
 		if (now >= next) {
 			int rc = rc_interval(r, t0, now);
 			rc_slice_update(r);
+			if (rec_aff_interval(&r->aff) && r->cfg.verbose)
+				fprintf(stderr, "nprec: avoiding CPU %d (busiest)\n", r->aff.avoided);
 			t0 = now;
 			next += r->cfg.interval_ns;
 			if (next <= now)   /* we fell behind: do not burst to catch up */
@@ -538,6 +541,9 @@ static int rc_loop(struct rc_run *r)
 	if (r->cfg.verbose)
 		fprintf(stderr, "nprec: --cpu-slice: %llu yields, %llu stretches over twice the slice\n",
 			(unsigned long long)cpuslice_yields(), (unsigned long long)cpuslice_overruns());
+	if (r->cfg.verbose && r->prio.no_way_back)
+		fprintf(stderr, "nprec: --nice: %llu times busy at nice %d with no way back\n",
+			(unsigned long long)r->prio.boosts_missed, r->prio.light);
 	if (!r->cfg.quiet)
 		fprintf(stderr, "nprec: stopped (%s): %llu intervals, %llu events, %llu lost\n", reason,
 			(unsigned long long)r->intervals, (unsigned long long)rc_total(r, false),
@@ -592,6 +598,14 @@ static int rc_start_opened(struct rc_run *r)
 	if (rec_prio_init(&r->prio, r->cfg.nice, np_mono_ns(), err, sizeof(err)) && err[0] && r->cfg.verbose)
 		fprintf(stderr, "nprec: %s\n", err);
 	err[0] = 0;
+	const char *lp = getenv("NPREC_TEST_LIGHT_POLICY");   /* batch|idle: recprio.h */
+	if (lp && rec_prio_light_policy(&r->prio, !strcmp(lp, "idle") ? SCHED_IDLE :
+					 !strcmp(lp, "batch") ? SCHED_BATCH : SCHED_OTHER) < 0)
+		fprintf(stderr, "nprec: NPREC_TEST_LIGHT_POLICY=%s: %s\n", lp, strerror(errno));
+	const char *avoid = getenv("NPREC_TEST_AVOID_BUSY");
+	if (rec_aff_init(&r->aff, avoid && strcmp(avoid, "1") == 0, err, sizeof(err)) < 0 && r->cfg.verbose)
+		fprintf(stderr, "nprec: %s\n", err);
+	err[0] = 0;
 	np_recbuf_init(&hdr);
 	rc_header_build(&hdr, &r->ctx, &host, &clk);
 	int rc = rec_output_open(&r->out, &r->cfg, &hdr, err, sizeof(err));
@@ -614,7 +628,13 @@ static int rc_drop_privileges(struct rc_run *r)
 	for (unsigned i = 0; i < r->nfams; i++)
 		req.tc_teardown |= !strcmp(r->fams[i].f->name, "pktpath") ||
 				   !strcmp(r->fams[i].f->name, "stackmon");
+	char nice_err[256] = "";
+	bool nice_stuck = rec_prio_before_drop(&r->prio, nice_err, sizeof(nice_err)) == 1;
 	int rc = rec_privdrop_apply(&req, &res, err, sizeof(err));
+	if (rc == 1)
+		r->prio.no_way_back = false;   /* kept root (-Z root): CAP_SYS_NICE stays */
+	else if (rc == 0 && nice_stuck && r->cfg.verbose)
+		fprintf(stderr, "nprec: %s\n", nice_err);
 	if (rc < 0) {
 		fprintf(stderr, "nprec: %s (-Z root keeps root)\n", err);
 		return rc_finish(r, r->ctx.start_mono_ns, "privileges", RC_EXIT_PRIV);
@@ -686,6 +706,7 @@ int main(int argc, char **argv)
 	rec_privdrop_teardown();
 	rc_close_families(r);
 	rec_progtab_free(&r->progs);
+	rec_aff_free(&r->aff);
 	np_recbuf_free(&r->rb);
 	hookhub_free(&r->ctx);
 	rc_probes_free(&r->ctx);

@@ -109,27 +109,37 @@ static void test_live(void)
 	setpriority(PRIO_PROCESS, 0, base);
 }
 
+/* In a child: drops capability cap (effective and permitted) and sets
+ * RLIMIT_NICE to 0, so that a niced process cannot come back by the
+ * limit either. Returns 0 or an exit code for the child. */
+static int drop_cap(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return 10;
+	d[cap / 32].effective &= ~(1u << (cap % 32));
+	d[cap / 32].permitted &= ~(1u << (cap % 32));
+	if (syscall(SYS_capset, &h, d) < 0)
+		return 11;
+	struct rlimit rl = { 0, 0 };
+	return setrlimit(RLIMIT_NICE, &rl) < 0 ? 12 : 0;
+}
+
 /* Without CAP_SYS_NICE nprec must not nice itself: it could never come
  * back under load. Checked in a child that drops the capability. */
 static void test_no_cap(void)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-		struct __user_cap_data_struct d[2];
-		if (syscall(SYS_capget, &h, d) < 0)
-			_exit(10);
-		d[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
-		d[CAP_SYS_NICE / 32].permitted &= ~(1u << (CAP_SYS_NICE % 32));
-		if (syscall(SYS_capset, &h, d) < 0)
-			_exit(11);
-		struct rlimit rl = { 0, 0 };
-		setrlimit(RLIMIT_NICE, &rl);
+		int rc = drop_cap(CAP_SYS_NICE);
+		if (rc)
+			_exit(rc);
 		struct rec_prio p;
 		char err[200] = "";
 		int base = cur_nice();
-		int rc = rec_prio_init(&p, 10, mono_ns(), err, sizeof(err));
-		if (rc != 1) _exit(12);
+		rc = rec_prio_init(&p, 10, mono_ns(), err, sizeof(err));
+		if (rc != 1) _exit(15);
 		if (cur_nice() != base) _exit(13);
 		if (!strstr(err, "CAP_SYS_NICE")) _exit(14);
 		_exit(0);
@@ -139,11 +149,87 @@ static void test_no_cap(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child exit %d", WEXITSTATUS(st));
 }
 
+/* Before the privilege drop: without CAP_SYS_RESOURCE and with a hard
+ * RLIMIT_NICE below 20 - the start nice, the start priority is out of
+ * reach afterwards: said, and boosts are counted as missed instead of
+ * tried. (The project VM's root has no CAP_SYS_RESOURCE at all.) In a child. */
+static void test_before_drop(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int rc = drop_cap(CAP_SYS_RESOURCE);
+		if (rc)
+			_exit(rc);
+		struct rec_prio p;
+		char err[300] = "";
+		int base = cur_nice();
+		if (rec_prio_init(&p, 10, mono_ns(), err, sizeof(err)) != 0 || cur_nice() != base + 10)
+			_exit(13);   /* CAP_SYS_NICE is still there: light */
+		if (rec_prio_before_drop(&p, err, sizeof(err)) != 1 || !p.no_way_back)
+			_exit(14);
+		if (cur_nice() != base + 10 || !strstr(err, "CAP_SYS_RESOURCE"))
+			_exit(15);
+		usleep((REC_PRIO_LATE_NS + 50000000ull) / 1000);   /* a late tick: wants base */
+		if (rec_prio_tick(&p, mono_ns()) || p.boosts_missed != 1 || cur_nice() != base + 10)
+			_exit(16);
+		_exit(0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork/wait");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "before the drop, no way back: said, boost missed (child exit %d)",
+	      WEXITSTATUS(st));
+	struct rec_prio off = { .base = 0, .light = 0, .cur = 0 };
+	char err[200] = "";
+	CHECK(rec_prio_before_drop(&off, err, sizeof(err)) == 0, "feature off: nothing to do");
+}
+
+/* --nice's light state under SCHED_IDLE: the policy with the light nice,
+ * SCHED_OTHER again with the start priority. */
+static void test_light_policy(void)
+{
+	struct rec_prio p;
+	char err[200] = "";
+	int base = cur_nice();
+	CHECK(rec_prio_init(&p, 10, mono_ns(), err, sizeof(err)) == 0, "init: %s", err);
+	CHECK(rec_prio_light_policy(&p, SCHED_IDLE) == 0, "light policy: %s", strerror(errno));
+	CHECK_EQ_U(sched_getscheduler(0), SCHED_IDLE);
+	CHECK_EQ_U(cur_nice(), base + 10);
+	usleep((REC_PRIO_LATE_NS + 50000000ull) / 1000);   /* a late tick: busy */
+	CHECK(rec_prio_tick(&p, mono_ns()) && p.cur == p.base, "late tick boosts");
+	CHECK_EQ_U(sched_getscheduler(0), SCHED_OTHER);
+	CHECK_EQ_U(cur_nice(), base);
+	struct sched_param sp = { 0 };
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	setpriority(PRIO_PROCESS, 0, base);
+}
+
+/* The busiest-CPU choice: saturated and clearly busier than the least
+ * busy one; kept with hysteresis; never with one CPU known. */
+static void test_aff_policy(void)
+{
+	double two[2] = { 40.0, 99.0 };
+	CHECK(rec_aff_choose(two, 2, -1) == 1, "saturated CPU 1 left out");
+	double close[2] = { 85.0, 99.0 };   /* both busy: nowhere better to go */
+	CHECK(rec_aff_choose(close, 2, -1) == -1, "gap below %g points: none", REC_AFF_GAP_PCT);
+	double moved[2] = { 75.0, 88.0 };   /* nprec's own move narrowed it */
+	CHECK(rec_aff_choose(moved, 2, 1) == 1, "hysteresis keeps CPU 1");
+	CHECK(rec_aff_choose(moved, 2, -1) == -1, "not chosen afresh below %g %%", REC_AFF_BUSY_PCT);
+	double calm[2] = { 20.0, 30.0 };
+	CHECK(rec_aff_choose(calm, 2, 1) == -1, "calm again: back to every CPU");
+	double one[3] = { -1.0, 99.0, -1.0 };   /* the only CPU allowed */
+	CHECK(rec_aff_choose(one, 3, -1) == -1, "one CPU known: never left out");
+	double four[4] = { 50.0, 95.0, 99.0, 10.0 };
+	CHECK(rec_aff_choose(four, 4, 1) == 2, "a busier CPU replaces the avoided one");
+}
+
 int main(void)
 {
 	test_policy();
+	test_aff_policy();
 	if (geteuid() == 0) {
 		test_live();
+		test_light_policy();
+		test_before_drop();
 		test_no_cap();
 	} else {
 		printf("# live checks need root: skipped\n");
