@@ -564,6 +564,37 @@ __noinline int nc_sirq_vector(const struct nc_walk *w)
 
 #define NC_KSOFTIRQD 0x717269746f66736bULL    /* "ksoftirq", little-endian */
 
+/* &__preempt_count - &runqueues in the per-CPU section, from vmlinux BTF
+ * (record/families/netcpu.c nc_preempt_delta); 0 = unknown. Neither
+ * per-CPU variable has a kallsyms address here (no CONFIG_KALLSYMS_ALL),
+ * but this CPU's runqueue is reachable from the current task, and both
+ * live at the same distance in every CPU's copy of the section. */
+const volatile __s64 nc_pc_delta = 0;
+
+#define NC_SOFTIRQ_OFFSET 0x100     /* preempt_count: serving a softirq */
+#define NC_HARDIRQ_MASK   0xf0000
+
+/* Whether the interrupted code serves a softirq, from this CPU's
+ * preempt_count: 1 yes, 0 no, -1 unknown (no delta, or the value read
+ * lacks the hardirq count the timer interrupt we run in must have set:
+ * then the address is wrong and the walk decides). */
+static __always_inline int nc_pc_softirq(struct task_struct *t)
+{
+	struct cfs_rq *cfs;
+	struct rq *rq;
+	__u32 pc = 0;
+
+	if (!nc_pc_delta)
+		return -1;
+	cfs = t->se.cfs_rq;
+	rq = cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id() ||
+	    bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + nc_pc_delta) ||
+	    !(pc & NC_HARDIRQ_MASK))
+		return -1;
+	return (pc & NC_SOFTIRQ_OFFSET) != 0;
+}
+
 /* Whether the interrupted kernel code (stack pointer sp) cannot be in a
  * softirq, told without a walk: it runs on the current task's own stack
  * ([t->stack, its user pt_regs)), and that task is the idle task, a
@@ -594,8 +625,14 @@ static __always_inline bool nc_sirq_impossible(struct task_struct *t, __u64 sp)
 
 static __always_inline void nc_count_sirq(struct nc_cpu *c, int vec)
 {
-	if (vec >= 0 && vec < NC_SV_MAX)
-		c->smp_sirq[vec]++;
+	/* constant indexes: a checked variable one was spilled unchecked by
+	 * the compiler once (the verifier refused it) */
+	if (vec == NC_SV_RX)
+		c->smp_sirq[NC_SV_RX]++;
+	else if (vec == NC_SV_TX)
+		c->smp_sirq[NC_SV_TX]++;
+	else if (vec == NC_SV_OTHER)
+		c->smp_sirq[NC_SV_OTHER]++;
 }
 
 /* One time sample (the socket sampler's timer): in a softirq it counts
@@ -611,11 +648,16 @@ static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struc
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct nc_walk *w = NULL;
-	int vec = -1;
+	int vec = -1, sirq = nc_pc_softirq(t);
 
-	if (!nc_sirq_impossible(t, PT_REGS_SP(&ctx->regs))) {
+	if (sirq < 0)
+		c->smp_pc_unknown++;
+	if (sirq > 0 || (sirq < 0 && !nc_sirq_impossible(t, PT_REGS_SP(&ctx->regs)))) {
 		w = nc_walk_stack(ctx);
 		vec = nc_sirq_vector(w);
+		/* a softirq whose walk shows no vector action (cut short) */
+		if (sirq > 0 && vec < 0)
+			vec = NC_SV_OTHER;
 	}
 
 	nc_count_sirq(c, vec);

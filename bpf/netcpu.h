@@ -85,6 +85,8 @@ struct nc_cpu {
 				     * nc_walk_reaches_entry) */
 	__u64 smp_sirq_missed;      /* exact mode: a softirq runs (the pair) but
 				     * the walk found none */
+	__u64 smp_pc_unknown;       /* samples whose preempt_count could not be
+				     * read (bpf/netcpu.bpf.c nc_pc_softirq) */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

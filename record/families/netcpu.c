@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "family.h"
@@ -26,6 +27,7 @@
 #include "npmsg.h"
 #include "powerattr.h"
 #include "rapl.h"
+#include "rcbpf.h"
 #include "rcfilter.h"
 #include "records.h"
 
@@ -565,6 +567,28 @@ static void nc_baseline(struct nc_state *s)
 	nc_read_cpus(s, s->prev);
 }
 
+/* &__preempt_count - &runqueues: both per-CPU variables' offsets in the
+ * per-CPU data section of vmlinux BTF (bpf/netcpu.bpf.c nc_pc_softirq);
+ * 0 when either is missing (the sampler then decides by the stack). */
+static int64_t nc_preempt_delta(void)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC) : -1;
+	if (id < 0)
+		return 0;
+	const struct btf_type *sec = btf__type_by_id(btf, id);
+	const struct btf_var_secinfo *v = btf_var_secinfos(sec);
+	int64_t pc = -1, rq = -1;
+	for (unsigned i = 0; i < btf_vlen(sec) && (pc < 0 || rq < 0); i++, v++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+		if (name && strcmp(name, "__preempt_count") == 0)
+			pc = v->offset;
+		else if (name && strcmp(name, "runqueues") == 0)
+			rq = v->offset;
+	}
+	return pc < 0 || rq < 0 ? 0 : pc - rq;
+}
+
 /* nc_stack_counts' max_entries: a full map is the only way a NET_RX
  * sample's stack goes uncounted (stack_lost) besides a failed walk, so it
  * holds NC_COUNT_SPAN intervals of samples of the stack source on every
@@ -609,6 +633,7 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	memcpy((void *)s->skel->rodata->nc_entry_hi, s->entry_hi, sizeof(s->entry_hi));
 	memcpy((void *)s->skel->rodata->nc_trace_lo, s->trace_lo, sizeof(s->trace_lo));
 	memcpy((void *)s->skel->rodata->nc_trace_hi, s->trace_hi, sizeof(s->trace_hi));
+	s->skel->rodata->nc_pc_delta = nc_preempt_delta();
 	s->keys_max = nc_count_map_size(s, cfg);
 	bpf_map__set_max_entries(s->skel->maps.nc_stack_counts, (__u32)s->keys_max);
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
@@ -799,6 +824,9 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 	for (int i = 0; i < s->ncpu; i++)
 		col[i] = s->cur[i].smp_sirq_missed - s->prev[i].smp_sirq_missed;
 	nc_pack_col(pk, "sirq_missed_smp", col, s->ncpu);
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].smp_pc_unknown - s->prev[i].smp_pc_unknown;
+	nc_pack_col(pk, "pc_unknown_smp", col, s->ncpu);
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
 			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
@@ -837,7 +865,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 11 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 12 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
