@@ -584,7 +584,9 @@ static __always_inline int nc_pc_softirq(struct task_struct *t)
 	struct rq *rq;
 	__u32 pc = 0;
 
-	if (!nc_pc_delta)
+	/* cfs_rq.rq exists with CONFIG_FAIR_GROUP_SCHED only */
+	if (!nc_pc_delta || !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, cpu))
 		return -1;
 	cfs = t->se.cfs_rq;
 	rq = cfs ? BPF_CORE_READ(cfs, rq) : NULL;
