@@ -963,7 +963,8 @@ static size_t nc_take_counts(struct nc_state *s)
 		bpf_map__delete_elem(cm, &e->k, sizeof(e->k), 0);
 		nc_cut_outside_netrx(s, &e->k);
 	}
-	qsort(s->keys, nk, sizeof(*s->keys), nc_key_cmp);
+	if (nk > 1)     /* keys is NULL until the first count */
+		qsort(s->keys, nk, sizeof(*s->keys), nc_key_cmp);
 	return nk;
 }
 
