@@ -9,7 +9,8 @@
 # Env: BENCH_T (seconds of transfer, 5), NP_BUILD (build/), NC_ARGS (more
 # nprec options, e.g. "--sample-hz 10000"), NPREC_ALT (another build dir:
 # measured after NP_BUILD on the same veth pair, ROUNDS times each in
-# turn, 1 by default).
+# turn, 1 by default), IPERF_ARGS (more iperf3 client options, e.g. "-b 200M":
+# a paced transfer, CPUs mostly idle).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -64,7 +65,8 @@ measure() {
 	}
 	snap > "$TMP/s0"
 	T0=$(date +%s%N)
-	ip netns exec nc-pc-a iperf3 -c 10.78.8.2 -p 5401 -t "$T" >/dev/null
+	# shellcheck disable=SC2086
+	ip netns exec nc-pc-a iperf3 -c 10.78.8.2 -p 5401 -t "$T" ${IPERF_ARGS:-} >/dev/null
 	T1=$(date +%s%N)
 	snap > "$TMP/s1"
 	kill -INT "$P"; wait "$P"

@@ -52,15 +52,13 @@ struct {
 	__type(value, struct nc_task);
 } nc_tasks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 8192);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, NC_STACK_DEPTH * sizeof(__u64));
-} nc_stacks SEC(".maps");
-
+/* NET_RX stack counts keyed by the stack itself. Not preallocated (a
+ * key is 520 bytes); user space sizes it for two intervals of samples
+ * (record/families/netcpu.c nc_count_map_size), so at the sampling rate
+ * asked for an insert does not fail for want of room. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct nc_stack_key);
 	__type(value, __u64);
@@ -494,9 +492,12 @@ const volatile __u64 nc_trace_hi[NC_TRACE_RANGES] = {};
 #define NC_WALK_DEPTH 127
 
 struct nc_walk {
+	__u32 cpu, slot;            /* with ips[0..NC_STACK_DEPTH): a struct nc_stack_key */
 	__u64 ips[NC_WALK_DEPTH];
 	long len;                   /* bytes bpf_get_stack filled, <= 0 none */
 };
+_Static_assert(__builtin_offsetof(struct nc_walk, ips) == __builtin_offsetof(struct nc_stack_key, ips),
+	       "struct nc_walk must start with a struct nc_stack_key");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -515,7 +516,10 @@ static __always_inline struct nc_walk *nc_walk_stack(void *ctx)
 	return w;
 }
 
-static __always_inline bool nc_in_tracer(const struct nc_walk *w)
+/* The three scans of a walk are global functions: verified once each,
+ * not once per call site and path (nc_sample, with every path, went over
+ * the verifier's 1 M instructions when they were inlined). */
+__noinline int nc_in_tracer(const struct nc_walk *w)
 {
 	if (!w || !nc_trace_lo[0] || w->len <= 0)
 		return false;
@@ -544,7 +548,7 @@ const volatile __u64 nc_vec_hi[NC_VEC_RANGES] = {};
 const volatile __u32 nc_sirq_clock = 1;
 
 /* enum nc_sirq_vec of the walked stack, -1 outside softirq */
-static __always_inline int nc_sirq_vector(const struct nc_walk *w)
+__noinline int nc_sirq_vector(const struct nc_walk *w)
 {
 	if (!w || w->len <= 0)
 		return -1;
@@ -558,22 +562,105 @@ static __always_inline int nc_sirq_vector(const struct nc_walk *w)
 	return -1;
 }
 
+#define NC_KSOFTIRQD 0x717269746f66736bULL    /* "ksoftirq", little-endian */
+
+/* &__preempt_count - &runqueues in the per-CPU section, from vmlinux BTF
+ * (record/families/netcpu.c nc_preempt_delta); 0 = unknown. Neither
+ * per-CPU variable has a kallsyms address here (no CONFIG_KALLSYMS_ALL),
+ * but this CPU's runqueue is reachable from the current task, and both
+ * live at the same distance in every CPU's copy of the section. */
+const volatile __s64 nc_pc_delta = 0;
+
+#define NC_SOFTIRQ_OFFSET 0x100     /* preempt_count: serving a softirq */
+#define NC_HARDIRQ_MASK   0xf0000
+
+/* Whether the interrupted code serves a softirq, from this CPU's
+ * preempt_count: 1 yes, 0 no, -1 unknown (no delta, or the value read
+ * lacks the hardirq count the timer interrupt we run in must have set:
+ * then the address is wrong and the walk decides). */
+static __always_inline int nc_pc_softirq(struct task_struct *t)
+{
+	struct cfs_rq *cfs;
+	struct rq *rq;
+	__u32 pc = 0;
+
+	/* cfs_rq.rq exists with CONFIG_FAIR_GROUP_SCHED only */
+	if (!nc_pc_delta || !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, cpu))
+		return -1;
+	cfs = t->se.cfs_rq;
+	rq = cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id() ||
+	    bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + nc_pc_delta) ||
+	    !(pc & NC_HARDIRQ_MASK))
+		return -1;
+	return (pc & NC_SOFTIRQ_OFFSET) != 0;
+}
+
+/* Whether the interrupted kernel code (stack pointer sp) cannot be in a
+ * softirq, told without a walk: it runs on the current task's own stack
+ * ([t->stack, its user pt_regs)), and that task is the idle task, a
+ * kthread other than ksoftirqd, or a user task inside a syscall. On
+ * x86_64 a softirq runs on the per-CPU irq stack when it comes from an
+ * interrupt's exit in kernel mode or from local_bh_enable
+ * (do_softirq_own_stack), and on the task stack only in ksoftirqd or at
+ * the exit of an interrupt from user mode (then the task's orig_ax is -1,
+ * no syscall). A walk costs ~3.5 us plus ~1.5 us a frame on the project
+ * VM; most samples of idle and busy-but-not-networking CPUs need none.
+ * False (walk) whenever unsure. The exact pair's cross-check counts what
+ * this misses (smp_sirq_missed). */
+static __always_inline bool nc_sirq_impossible(struct task_struct *t, __u64 sp)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 comm = 0;
+
+	if (!regs || sp < (__u64)t->stack || sp >= (__u64)regs)
+		return false;
+	if (!t->pid)
+		return true;
+	if (t->flags & NC_PF_KTHREAD) {
+		bpf_probe_read_kernel(&comm, sizeof(comm), t->comm);
+		return comm != NC_KSOFTIRQD;
+	}
+	return (__s64)regs->orig_ax >= 0;
+}
+
 static __always_inline void nc_count_sirq(struct nc_cpu *c, int vec)
 {
-	if (vec >= 0 && vec < NC_SV_MAX)
-		c->smp_sirq[vec]++;
+	/* constant indexes: a checked variable one was spilled unchecked by
+	 * the compiler once (the verifier refused it) */
+	if (vec == NC_SV_RX)
+		c->smp_sirq[NC_SV_RX]++;
+	else if (vec == NC_SV_TX)
+		c->smp_sirq[NC_SV_TX]++;
+	else if (vec == NC_SV_OTHER)
+		c->smp_sirq[NC_SV_OTHER]++;
 }
 
 /* One time sample (the socket sampler's timer): in a softirq it counts
  * for the vector the walk found (in exact mode too: the cross-check of the
  * estimate), outside for socket time. With the exact pair running, the
  * pair says whether a softirq runs (as it stops the exact socket clock). */
-static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cpu *c, __u64 ip);
+static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
+					   struct task_struct *t, __u64 ip);
 
-static __always_inline int nc_time_sample(void *ctx, struct nc_cpu *c, __u64 ip)
+/* *wp gets the walk if one was taken (NULL: none was needed). */
+static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struct nc_cpu *c,
+					  struct nc_walk **wp)
 {
-	struct nc_walk *w = nc_walk_stack(ctx);
-	int vec = nc_sirq_vector(w);
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct nc_walk *w = NULL;
+	int vec = -1, sirq = nc_pc_softirq(t);
+
+	if (sirq < 0)
+		c->smp_pc_unknown++;
+	if (sirq > 0 || (sirq < 0 && !nc_sirq_impossible(t, PT_REGS_SP(&ctx->regs)))) {
+		w = nc_walk_stack(ctx);
+		vec = nc_sirq_vector(w);
+		/* a softirq whose walk shows no vector action (cut short) */
+		if (sirq > 0 && vec < 0)
+			vec = NC_SV_OTHER;
+	}
 
 	nc_count_sirq(c, vec);
 	/* exact mode, the cross-check's counts: inside the exact NET_RX
@@ -596,7 +683,8 @@ static __always_inline int nc_time_sample(void *ctx, struct nc_cpu *c, __u64 ip)
 			c->smp_sirq_missed++;
 	}
 	if (nc_sirq_clock ? !c->sirq_any : vec < 0)
-		nc_sample_sock(w, c, ip);
+		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs));
+	*wp = w;
 	return vec;
 }
 
@@ -604,7 +692,7 @@ static __always_inline int nc_time_sample(void *ctx, struct nc_cpu *c, __u64 ip)
  * cut short (the unwinder stops in some BPF programs, e.g. at their
  * prologue) cannot show the tracer frames nc_in_tracer looks for, so
  * such a sample is not counted as socket time (smp_sock_cut). */
-static __always_inline bool nc_walk_reaches_entry(const struct nc_walk *w)
+__noinline int nc_walk_reaches_entry(const struct nc_walk *w)
 {
 	if (!nc_entry_lo[0])
 		return true;
@@ -619,9 +707,10 @@ static __always_inline bool nc_walk_reaches_entry(const struct nc_walk *w)
 	return false;
 }
 
-static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cpu *c, __u64 ip)
+static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
+					   struct task_struct *t, __u64 ip)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct nc_walk *w = *wp;
 	struct pt_regs *regs;
 	struct sock *sk;
 	__u64 nr;
@@ -638,7 +727,12 @@ static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cp
 	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id))
 		return;
 	sk = nc_fd_sock(t, regs->di);
-	if (!sk || !rc_filter_sk(sk) || nc_in_tracer(w))
+	if (!sk || !rc_filter_sk(sk))
+		return;
+	/* the walk is taken here when the softirq test needed none */
+	if (!w)
+		*wp = w = nc_walk_stack(ctx);
+	if (nc_in_tracer(w))
 		return;
 	if (!nc_walk_reaches_entry(w)) {
 		c->smp_sock_cut[nc_syscall_is_send(nr) ? 0 : 1]++;
@@ -652,68 +746,63 @@ static __always_inline void nc_sample_sock(const struct nc_walk *w, struct nc_cp
  * source (nc_tick is then not loaded). */
 const volatile __u64 nc_tick_fn = 0;
 
-#define NC_EEXIST 17
-
-/* A stack whose bucket in nc_stacks holds another stack fails with -EEXIST
- * (the stack map keeps no chain). That was the only failure a debug build
- * counted, and it lost 1-15 samples in 3 of 12 loopback iperf3 recordings
- * at defaults (the LOST figure the benchmark showed). On the tick the top frames are the timer interrupt's own,
- * which user space cuts anyway (nc_strip_irq_frames): the same stack taken
- * a frame or two shorter hashes to another bucket. A cpu-clock sample's
- * top frame is the interrupted code, which classifies it: no retry there. */
-static __always_inline long nc_stackid(void *ctx, bool tick)
+/* Counts the NET_RX sample's stack (the walk w: bpf_get_stack zero-fills
+ * past the frames it found, so the first NC_STACK_DEPTH are the key) in
+ * this interval's slot. User space cuts the frames outside net_rx_action,
+ * which only split the counts (record/families/netcpu.c nc_take_counts). */
+static __always_inline void nc_count_stack(struct nc_cpu *c, struct nc_walk *w)
 {
-	long id = bpf_get_stackid(ctx, &nc_stacks, 0);
+	__u64 one = 1, *cnt;
 
-	for (__u64 skip = 1; tick && id == -NC_EEXIST && skip <= 2; skip++)
-		id = bpf_get_stackid(ctx, &nc_stacks, skip & BPF_F_SKIP_FIELD_MASK);
-	return id;
+	if (!w || w->len <= 0) {
+		c->stack_lost++;
+		return;
+	}
+	w->cpu = bpf_get_smp_processor_id();
+	w->slot = nc_slot & 1;
+	cnt = bpf_map_lookup_elem(&nc_stack_counts, w);
+	if (cnt) {
+		__sync_fetch_and_add(cnt, 1);
+		return;
+	}
+	/* no other CPU inserts this key (its cpu field differs), and the
+	 * two timers that call this do not nest: only a full map (or no
+	 * memory) fails here */
+	if (bpf_map_update_elem(&nc_stack_counts, w, &one, BPF_NOEXIST))
+		c->stack_lost++;
 }
 
 /* One sample of this CPU: counted always, its kernel stack taken and
  * counted when NET_RX runs; with sock, a socket-time sample otherwise. Shared by both sampling sources; ctx is the
- * program's context, which bpf_get_stackid walks from (the interrupted
+ * program's context, which bpf_get_stack walks from (the interrupted
  * context for perf_event, the tracepoint's own frames for tp_btf, stripped
  * in user space: record/families/netrxcat.c nc_strip_irq). */
 static __always_inline int nc_sample_body(void *ctx, bool sock)
 {
 	struct nc_cpu *c = nc_this_cpu();
-	struct nc_stack_key key = {};
-	__u64 one = 1, *cnt;
+	struct nc_walk *w = NULL;
 	int vec = -1;
 	bool rx;
 
 	if (!c)
 		return 0;
 	c->samples++;
-	/* the tick with the exact pair needs no walk: the pair says NET_RX */
-	if (sock)
-		vec = nc_time_sample(ctx, c, PT_REGS_IP((struct pt_regs *)&((struct bpf_perf_event_data *)ctx)->regs));
-	else if (!nc_sirq_clock)
-		vec = nc_sirq_vector(nc_walk_stack(ctx));
+	/* the tick with the exact pair needs no walk to decide: the pair
+	 * says NET_RX */
+	if (sock) {
+		vec = nc_time_sample(ctx, c, &w);
+	} else if (!nc_sirq_clock) {
+		w = nc_walk_stack(ctx);
+		vec = nc_sirq_vector(w);
+	}
 	rx = nc_sirq_clock ? c->sirq_ts && c->sirq_vec == NC_VEC_NET_RX : vec == NC_SV_RX;
 	if (!rx)
 		return 0;
 	c->samples_netrx++;
-	key.stackid = nc_stackid(ctx, !sock);
-	if (key.stackid < 0) {
-		c->stack_lost++;
-		return 0;
-	}
-	key.cpu = bpf_get_smp_processor_id();
-	key.slot = nc_slot & 1;
-	cnt = bpf_map_lookup_elem(&nc_stack_counts, &key);
-	if (cnt) {
-		__sync_fetch_and_add(cnt, 1);
-		return 0;
-	}
-	if (bpf_map_update_elem(&nc_stack_counts, &key, &one, BPF_NOEXIST)) {
-		cnt = bpf_map_lookup_elem(&nc_stack_counts, &key);
-		if (cnt)
-			__sync_fetch_and_add(cnt, 1);
-		else
-			c->stack_lost++;
-	}
+	/* the exact pair's NET_RX where no walk was needed to decide */
+	if (!w)
+		w = nc_walk_stack(ctx);
+	nc_count_stack(c, w);
 	return 0;
 }
 
@@ -743,12 +832,13 @@ SEC("perf_event")
 int nc_sock_sample(struct bpf_perf_event_data *ctx)
 {
 	struct nc_cpu *c;
+	struct nc_walk *w;
 
 	if (nc_sock_stacks)
 		return nc_sample_body(ctx, true);
 	c = nc_this_cpu();
 	if (c)
-		nc_time_sample(ctx, c, PT_REGS_IP((struct pt_regs *)&ctx->regs));
+		nc_time_sample(ctx, c, &w);
 	return 0;
 }
 

@@ -42,7 +42,8 @@ struct nc_cpu {
 	__u32 pad0;
 	__u64 samples;              /* samples (tick or cpu-clock) seen on this CPU */
 	__u64 samples_netrx;        /* ... of which inside NET_RX */
-	__u64 stack_lost;           /* bpf_get_stackid / count update failures */
+	__u64 stack_lost;           /* NET_RX samples whose stack was not counted:
+				     * walk failed, or the count map full */
 	__u64 nested_ns;            /* NET_RX/TX ns taken out of socket ops */
 	/* the op (possibly) in flight of the current task: stamped at syscall
 	 * entry, charged at sock_*_length; op_tid 0 = none */
@@ -84,6 +85,8 @@ struct nc_cpu {
 				     * nc_walk_reaches_entry) */
 	__u64 smp_sirq_missed;      /* exact mode: a softirq runs (the pair) but
 				     * the walk found none */
+	__u64 smp_pc_unknown;       /* samples whose preempt_count could not be
+				     * read (bpf/netcpu.bpf.c nc_pc_softirq) */
 };
 
 /* A socket op whose task was switched out (task storage, created on the
@@ -101,13 +104,15 @@ struct nc_task {
 	__u64 start;                /* its syscall entry (nc_cpu.op_start) */
 };
 
-/* Key of the sampled-stack count map: the user side flips `slot` every
- * interval and drains the other one (deep-mon's selector). */
+/* Key of the sampled-stack count map: the stack itself (the walk the
+ * sampler already took, cut after net_rx_action's frame and zero-filled),
+ * so no stack map with its bucket collisions sits in between. The user
+ * side flips `slot` every interval and drains the other one (deep-mon's
+ * selector). bpf/netcpu.bpf.c's struct nc_walk starts with this layout. */
 struct nc_stack_key {
-	__s32 stackid;
 	__u32 cpu;
 	__u32 slot;
-	__u32 pad;
+	__u64 ips[NC_STACK_DEPTH];  /* ips[0] innermost, 0 after the last */
 };
 
 #endif

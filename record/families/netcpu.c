@@ -13,6 +13,7 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "family.h"
@@ -26,13 +27,19 @@
 #include "npmsg.h"
 #include "powerattr.h"
 #include "rapl.h"
+#include "rcbpf.h"
 #include "rcfilter.h"
 #include "records.h"
 
 #define NC_REC_VERSION 1
 #define NC_TOP_STACKS 5
 #define NC_TOP_FRAMES 16
-#define NC_MAX_COUNT_KEYS 16384
+/* nc_stack_counts' size: room for NC_COUNT_SPAN intervals of NET_RX
+ * samples at the stack source's rate on every CPU (two slots, one of
+ * them drained late), within these bounds; not preallocated */
+#define NC_COUNT_KEYS_MIN 16384
+#define NC_COUNT_KEYS_MAX (1u << 20)
+#define NC_COUNT_SPAN 3
 #define NC_SYS_TPS 10            /* entry of the 10 syscalls that can be socket ops */
 #define NC_SYS_SEC "tracepoint/syscalls/"
 
@@ -69,9 +76,14 @@ static const char *const nc_tick_syms[] = { "tick_nohz_handler", "tick_sched_tim
 
 struct nc_top {
 	uint64_t samples;
-	int32_t stackid;
 	int cat;
 	uint64_t ips[NC_STACK_DEPTH];
+};
+
+/* One count of the drained slot: its key, cut to NET_RX's own frames. */
+struct nc_count {
+	struct nc_stack_key k;
+	uint64_t n;
 };
 
 enum { NC_HUB_SEND, NC_HUB_RECV, NC_HUB_SWITCH, NC_HUB_N };
@@ -108,13 +120,14 @@ struct nc_state {
 	char rapl_why[160];
 	uint64_t events, lost;
 	struct bpf_link *sys_links[NC_SYS_TPS];   /* classic syscall tracepoints */
-	/* scratch for stack draining */
-	struct nc_stack_key *keys;
+	/* scratch for stack draining, grown up to nc_stack_counts' size */
+	struct nc_count *keys;
+	size_t keys_cap, keys_max;
 	uint64_t *cpu_cat;               /* ncpu x NC_CAT_MAX */
 };
 
 static void nc_close(void *state);
-static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt);
+static size_t nc_take_counts(struct nc_state *s);
 
 static int nc_perf_open(unsigned hz, int cpu)
 {
@@ -213,8 +226,7 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		s->prev = calloc(s->ncpu, sizeof(struct nc_cpu));
 		s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
 	}
-	s->keys = calloc(NC_MAX_COUNT_KEYS, sizeof(*s->keys));
-	if (!s->cur || !s->prev || !s->keys || !s->cpu_cat) {
+	if (!s->cur || !s->prev || !s->cpu_cat) {
 		nc_close(s);
 		return NULL;
 	}
@@ -549,14 +561,46 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 static void nc_baseline(struct nc_state *s)
 {
 	if (s->sampling) {
-		uint64_t *tmp = calloc(NC_MAX_COUNT_KEYS, sizeof(uint64_t));
-		if (tmp) {
-			nc_take_counts(s, tmp);    /* both slots */
-			nc_take_counts(s, tmp);
-		}
-		free(tmp);
+		nc_take_counts(s);    /* both slots */
+		nc_take_counts(s);
 	}
 	nc_read_cpus(s, s->prev);
+}
+
+/* &__preempt_count - &runqueues: both per-CPU variables' offsets in the
+ * per-CPU data section of vmlinux BTF (bpf/netcpu.bpf.c nc_pc_softirq);
+ * 0 when either is missing (the sampler then decides by the stack). */
+static int64_t nc_preempt_delta(void)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC) : -1;
+	if (id < 0)
+		return 0;
+	const struct btf_type *sec = btf__type_by_id(btf, id);
+	const struct btf_var_secinfo *v = btf_var_secinfos(sec);
+	int64_t pc = -1, rq = -1;
+	for (unsigned i = 0; i < btf_vlen(sec) && (pc < 0 || rq < 0); i++, v++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+		if (name && strcmp(name, "__preempt_count") == 0)
+			pc = v->offset;
+		else if (name && strcmp(name, "runqueues") == 0)
+			rq = v->offset;
+	}
+	return pc < 0 || rq < 0 ? 0 : pc - rq;
+}
+
+/* nc_stack_counts' max_entries: a full map is the only way a NET_RX
+ * sample's stack goes uncounted (stack_lost) besides a failed walk, so it
+ * holds NC_COUNT_SPAN intervals of samples of the stack source on every
+ * CPU; beyond NC_COUNT_KEYS_MAX (e.g. --sample-hz 10000 on 64 CPUs) an
+ * interval can still lose some. */
+static size_t nc_count_map_size(const struct nc_state *s, const struct rec_config *cfg)
+{
+	uint64_t hz = s->src == NC_SRC_TICK ? (s->kernel_hz ? s->kernel_hz : 1000)
+		    : s->src == NC_SRC_CLOCK ? s->sample_hz : s->sock_hz;
+	uint64_t secs = (cfg->interval_ns + 999999999ull) / 1000000000ull;
+	uint64_t n = NC_COUNT_SPAN * hz * (uint64_t)(s->ncpu > 0 ? s->ncpu : 1) * (secs ? secs : 1);
+	return n < NC_COUNT_KEYS_MIN ? NC_COUNT_KEYS_MIN : n > NC_COUNT_KEYS_MAX ? NC_COUNT_KEYS_MAX : n;
 }
 
 /* Opens and loads the object; sys_tps false leaves the per-syscall
@@ -589,6 +633,9 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	memcpy((void *)s->skel->rodata->nc_entry_hi, s->entry_hi, sizeof(s->entry_hi));
 	memcpy((void *)s->skel->rodata->nc_trace_lo, s->trace_lo, sizeof(s->trace_lo));
 	memcpy((void *)s->skel->rodata->nc_trace_hi, s->trace_hi, sizeof(s->trace_hi));
+	s->skel->rodata->nc_pc_delta = nc_preempt_delta();
+	s->keys_max = nc_count_map_size(s, cfg);
+	bpf_map__set_max_entries(s->skel->maps.nc_stack_counts, (__u32)s->keys_max);
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
 	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
@@ -777,6 +824,9 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 	for (int i = 0; i < s->ncpu; i++)
 		col[i] = s->cur[i].smp_sirq_missed - s->prev[i].smp_sirq_missed;
 	nc_pack_col(pk, "sirq_missed_smp", col, s->ncpu);
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->cur[i].smp_pc_unknown - s->prev[i].smp_pc_unknown;
+	nc_pack_col(pk, "pc_unknown_smp", col, s->ncpu);
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
 			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
@@ -815,7 +865,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 11 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 12 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
@@ -849,18 +899,47 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	free(col);
 }
 
+/* Doubles the drain scratch, up to the map size. */
+static bool nc_keys_grow(struct nc_state *s)
+{
+	size_t n = s->keys_cap ? 2 * s->keys_cap : 256;
+	if (n > s->keys_max)
+		n = s->keys_max;
+	if (n <= s->keys_cap)
+		return false;
+	struct nc_count *k = realloc(s->keys, n * sizeof(*k));
+	if (!k)
+		return false;
+	s->keys = k;
+	s->keys_cap = n;
+	return true;
+}
+
 static int nc_key_cmp(const void *a, const void *b)
 {
-	const struct nc_stack_key *x = a, *y = b;
-	if (x->stackid != y->stackid)
-		return x->stackid < y->stackid ? -1 : 1;
+	const struct nc_stack_key *x = &((const struct nc_count *)a)->k, *y = &((const struct nc_count *)b)->k;
+	int d = memcmp(x->ips, y->ips, sizeof(x->ips));
+	if (d)
+		return d;
 	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/* Zeroes the frames outside net_rx_action (the interrupted context under
+ * it), which the kernel side keeps to save itself a loop. */
+static void nc_cut_outside_netrx(const struct nc_state *s, struct nc_stack_key *k)
+{
+	for (size_t f = 0; s->vec_lo[0] && f < NC_STACK_DEPTH && k->ips[f]; f++)
+		if (k->ips[f] >= s->vec_lo[0] && k->ips[f] < s->vec_hi[0]) {
+			memset(&k->ips[f + 1], 0, (NC_STACK_DEPTH - f - 1) * sizeof(k->ips[0]));
+			return;
+		}
 }
 
 /* Flips the selector, then takes (and deletes) every count of the old
  * slot. Keys are collected first: deleting while walking would restart
- * get_next_key. Returns the number of keys; counts go to cnt[]. */
-static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt)
+ * get_next_key. Returns the number of counts in s->keys, cut to NET_RX's
+ * frames and sorted by stack. */
+static size_t nc_take_counts(struct nc_state *s)
 {
 	struct bpf_map *cm = s->skel->maps.nc_stack_counts;
 	__u32 old = s->skel->bss->nc_slot & 1;
@@ -868,21 +947,24 @@ static size_t nc_take_counts(struct nc_state *s, uint64_t *cnt)
 	struct nc_stack_key cur, next;
 	const void *prevp = NULL;
 	size_t nk = 0;
-	while (nk < NC_MAX_COUNT_KEYS &&
+	while (nk < s->keys_max &&
 	       bpf_map__get_next_key(cm, prevp, &next, sizeof(next)) == 0) {
 		cpuslice_point();
-		if (next.slot == old)
-			s->keys[nk++] = next;
+		if (next.slot == old && (nk < s->keys_cap || nc_keys_grow(s)))
+			s->keys[nk++].k = next;
 		cur = next;
 		prevp = &cur;
 	}
-	qsort(s->keys, nk, sizeof(*s->keys), nc_key_cmp);
 	for (size_t i = 0; i < nk; i++) {
-		cnt[i] = 0;
+		struct nc_count *e = &s->keys[i];
+		e->n = 0;
 		cpuslice_point();
-		bpf_map__lookup_elem(cm, &s->keys[i], sizeof(s->keys[i]), &cnt[i], sizeof(cnt[i]), 0);
-		bpf_map__delete_elem(cm, &s->keys[i], sizeof(s->keys[i]), 0);
+		bpf_map__lookup_elem(cm, &e->k, sizeof(e->k), &e->n, sizeof(e->n), 0);
+		bpf_map__delete_elem(cm, &e->k, sizeof(e->k), 0);
+		nc_cut_outside_netrx(s, &e->k);
 	}
+	if (nk > 1)     /* keys is NULL until the first count */
+		qsort(s->keys, nk, sizeof(*s->keys), nc_key_cmp);
 	return nk;
 }
 
@@ -907,33 +989,30 @@ struct nc_stack_sum {
 	unsigned ntop;
 };
 
-/* Resolves every stack id once, charges its counts to its category per CPU. */
-static void nc_classify(struct nc_state *s, size_t nk, const uint64_t *cnt, struct nc_stack_sum *sum)
+/* Resolves every distinct stack once (keys sorted by stack), charges its
+ * counts to its category per CPU. */
+static void nc_classify(struct nc_state *s, size_t nk, struct nc_stack_sum *sum)
 {
-	struct bpf_map *sm = s->skel->maps.nc_stacks;
 	memset(s->cpu_cat, 0, (size_t)s->ncpu * NC_CAT_MAX * sizeof(uint64_t));
 	for (size_t i = 0; i < nk;) {
 		size_t j = i;
-		struct nc_top t = { .stackid = s->keys[i].stackid };
+		struct nc_top t = { 0 };
 		cpuslice_point();
-		while (j < nk && s->keys[j].stackid == t.stackid)
-			t.samples += cnt[j++];
-		__u32 id = (__u32)t.stackid;
-		bool ok = bpf_map__lookup_elem(sm, &id, sizeof(id), t.ips, sizeof(t.ips), 0) == 0;
-		if (ok && s->ksyms && s->src == NC_SRC_TICK)
+		while (j < nk && memcmp(s->keys[j].k.ips, s->keys[i].k.ips, sizeof(t.ips)) == 0)
+			t.samples += s->keys[j++].n;
+		memcpy(t.ips, s->keys[i].k.ips, sizeof(t.ips));
+		if (s->ksyms && s->src == NC_SRC_TICK)
 			nc_strip_irq_frames(s->ksyms, t.ips, NC_STACK_DEPTH);
-		if (ok && s->ksyms) {
+		if (s->ksyms) {
 			t.cat = nc_cat_of_stack(s->ksyms, t.ips, NC_STACK_DEPTH, NULL);
 			for (size_t x = i; x < j; x++)
-				if ((int)s->keys[x].cpu < s->ncpu)
-					s->cpu_cat[s->keys[x].cpu * NC_CAT_MAX + t.cat] += cnt[x];
+				if ((int)s->keys[x].k.cpu < s->ncpu)
+					s->cpu_cat[s->keys[x].k.cpu * NC_CAT_MAX + t.cat] += s->keys[x].n;
 			sum->cat[t.cat] += t.samples;
 			nc_top_insert(sum->top, &sum->ntop, &t);
 		} else {
 			sum->unresolved += t.samples;
 		}
-		/* the id is re-created if sampled again; keeps the map from filling */
-		bpf_map__delete_elem(sm, &id, sizeof(id), 0);
 		i = j;
 	}
 }
@@ -974,15 +1053,11 @@ static void nc_pack_top(struct nc_state *s, msgpack_packer *pk, const struct nc_
  * NET_RX ns each category is estimated to hold, and the top stacks. */
 static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
 {
-	uint64_t *cnt = calloc(NC_MAX_COUNT_KEYS, sizeof(uint64_t));
 	struct nc_stack_sum *sum = calloc(1, sizeof(*sum));
-	if (!cnt || !sum) {
-		free(cnt);
-		free(sum);
+	if (!sum)
 		return;
-	}
-	size_t nk = nc_take_counts(s, cnt);
-	nc_classify(s, nk, cnt, sum);
+	size_t nk = nc_take_counts(s);
+	nc_classify(s, nk, sum);
 
 	uint64_t samples = 0, netrx = 0, lost = 0, est[NC_CAT_MAX] = { 0 };
 	for (int c = 0; c < s->ncpu; c++) {
@@ -1022,7 +1097,6 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	np_pack_kv_u64(pk, "ncpu", (uint64_t)s->ncpu);
 	np_pack_kv_u64_array(pk, "cpu_cat_samples", s->cpu_cat, (size_t)s->ncpu * NC_CAT_MAX);
 	nc_pack_top(s, pk, sum);
-	free(cnt);
 	free(sum);
 }
 

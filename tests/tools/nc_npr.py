@@ -17,6 +17,7 @@ JSON lines on stdin and prints one line of key=value tokens.
                           NET_RX window outside net_rx_action), netrx_stray_smp=N
                           (walk in net_rx_action outside it), sirq_other_smp=N,
                           sirq_missed_smp=N (a softirq ran, the walk found none),
+                          pc_unknown_smp=N (preempt_count unreadable: the walk decided),
                           send_cut_smp, recv_cut_smp (left out: walk cut short)
                           and netrx_win_*
                           (the same figures for netrx_smp + netrx_probe_smp)
@@ -122,7 +123,7 @@ def est_tokens(c, n, ex, period, z):
 def sockest(z):
     classes = (("netrx", "sirq"), ("nettx", "sirq"), ("send", "sock"), ("recv", "sock"))
     acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0, "sirq_other_smp": 0, "sirq_missed_smp": 0,
-           "send_cut_smp": 0, "recv_cut_smp": 0}
+           "send_cut_smp": 0, "recv_cut_smp": 0, "pc_unknown_smp": 0}
     for c, _ in classes:
         acc[c + "_ns"] = acc[c + "_smp"] = 0
     period, mode = 0, {"sock": "?", "sirq": "?"}
@@ -137,7 +138,8 @@ def sockest(z):
         ex = acc[c + "_ns"] if mode[m] == "exact" else 0
         out += est_tokens(c, acc[c + "_smp"], ex, period, z)
     out += ["%s=%d" % (k, acc[k]) for k in ("netrx_probe_smp", "netrx_stray_smp", "sirq_other_smp",
-                                            "sirq_missed_smp", "send_cut_smp", "recv_cut_smp")]
+                                            "sirq_missed_smp", "send_cut_smp", "recv_cut_smp",
+                                            "pc_unknown_smp")]
     ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
     out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
     print(" ".join(out))

@@ -379,7 +379,7 @@ static void tick_run(void)
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
-	uint64_t netrx = 0, tcp_ip = 0, cat = 0, unres = 0, samples_hz = 0;
+	uint64_t netrx = 0, tcp_ip = 0, cat = 0, unres = 0, lost = 0, samples_hz = 0;
 	char source[16] = "";
 	int rounds = 0;
 	pin();
@@ -394,6 +394,7 @@ static void tick_run(void)
 		tcp_ip += r.cat_tcp_ip;
 		cat += r.cat_sum;
 		unres += r.unresolved;
+		lost += r.lost;
 		samples_hz = r.hz;
 		snprintf(source, sizeof(source), "%s", r.source);
 		rec_free(&r);
@@ -405,6 +406,9 @@ static void tick_run(void)
 	      (unsigned long long)netrx);
 	CHECK(cat + unres <= netrx + 5, "categorised %llu + %llu > %llu", (unsigned long long)cat,
 	      (unsigned long long)unres, (unsigned long long)netrx);
+	CHECK(lost == 0, "%llu NET_RX stacks lost on the tick", (unsigned long long)lost);
+	CHECK(cat + unres + 5 * (uint64_t)rounds >= netrx, "categorised %llu + %llu < %llu",
+	      (unsigned long long)cat, (unsigned long long)unres, (unsigned long long)netrx);
 	fprintf(stderr, "  tick: %d transfers, hz %llu, netrx samples %llu, classified %llu "
 		"(tcp+ip %llu)\n", rounds, (unsigned long long)samples_hz, (unsigned long long)netrx,
 		(unsigned long long)cat, (unsigned long long)tcp_ip);
@@ -514,6 +518,13 @@ static void run(bool per_call)
 	CHECK(r.stacks_found, "no NETRX_STACKS record");
 	CHECK(r.samples_netrx > 0, "no sample inside NET_RX");
 	CHECK(r.cat_sum + r.unresolved <= r.samples_netrx + 5, "categorised %llu + %llu > %llu",
+	      (unsigned long long)r.cat_sum, (unsigned long long)r.unresolved,
+	      (unsigned long long)r.samples_netrx);
+	/* every NET_RX sample's stack is counted (keyed by the stack itself:
+	 * no stack-map bucket to collide in; the old 8192-bucket stack map
+	 * lost some at 1 kHz), up to the few that straddle the snapshot */
+	CHECK(r.lost == 0, "%llu NET_RX stacks lost", (unsigned long long)r.lost);
+	CHECK(r.cat_sum + r.unresolved + 5 >= r.samples_netrx, "categorised %llu + %llu < %llu",
 	      (unsigned long long)r.cat_sum, (unsigned long long)r.unresolved,
 	      (unsigned long long)r.samples_netrx);
 	CHECK(r.cat_tcp_ip > 0, "no tcp/ip samples in loopback NET_RX");
