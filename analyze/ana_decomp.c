@@ -500,12 +500,14 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
 			if (r->seg[s] < 0)
 				continue;
+			uint64_t v = (uint64_t)r->seg[s];
+			uint32_t bi = np_sketch_index_fast(v);
 			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
-				np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
+				np_sketch_add_one(&d->all[s], v, bi);
+				np_sketch_add_one(&d->ivsk[iv][s], v, bi);
 			}
 			if (f->top >= 0)
-				np_sketch_add(&d->top[f->top][s], (uint64_t)r->seg[s], 1);
+				np_sketch_add_one(&d->top[f->top][s], v, bi);
 		}
 	}
 }
