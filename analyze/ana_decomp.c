@@ -21,11 +21,13 @@ struct ana_pres {                 /* one packet's result */
 	uint32_t len;
 	uint32_t posmask;             /* positions of the flow seen */
 	uint16_t first_host, last_host;
-	uint8_t last_hook, last_pos, retx, skip;
-	uint8_t resent;               /* a hook seen twice on the sender: re-sent with the same key */
-	uint8_t ctl;                  /* no payload or SYN/FIN/RST: not expected at the socket */
-	uint8_t dup;                  /* some hook saw the packet's key more than once */
-	uint8_t nhosts;
+	uint8_t last_hook, last_pos, nhosts;
+	uint8_t retx : 1, skip : 1;
+	uint8_t resent : 1;           /* a hook seen twice on the sender: re-sent with the same key */
+	uint8_t ctl : 1;              /* no payload or SYN/FIN/RST: not expected at the socket */
+	uint8_t dup : 1;              /* some hook saw the packet's key more than once */
+	uint8_t copies_later : 1;     /* maybe more than one copy: counted once the flow's
+				       * sending hooks are known (ana_copies) */
 	uint32_t seq;
 	int64_t transit;              /* last local ts - first header event's local ts
 				       * (mixed clocks; sock_send byte ranges are
@@ -155,6 +157,28 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 	return n;
 }
 
+/* Packet r into its flow's counts (sums, extremes: any order of the flow's
+ * packets gives the same, except f->first's 0-as-unset, kept as the packet
+ * order has it); multi: some hook may have seen more than one copy. */
+static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, struct ana_fagg *f,
+			     bool multi)
+{
+	if (!ana_in_window(m, r->t))
+		return;
+	f->pkts++;
+	if (multi)
+		r->copies_later = 1;
+	else
+		f->copies++;
+	f->bytes += r->len;
+	if (r->resent && !r->ctl)       /* a re-sent pure ACK is a dup ACK */
+		f->retx++;                  /* the other retransmissions: ana_retx_mark */
+	if (!f->first || r->t < f->first) f->first = r->t;
+	if (r->t > f->last) f->last = r->t;
+	for (uint32_t b = r->posmask; b; b &= b - 1)
+		f->pos[__builtin_ctz(b)].n++;
+}
+
 /* The rest of packet k's result: segments, positions of its flow (the
  * flow's state: packets of one flow go through here in packet order);
  * cross-host segments clamped from below zero are counted in *negative. */
@@ -166,7 +190,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	struct ana_pres *r = &d->res[k];
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	struct ana_fagg *f = &d->fa[r->flow];
-	uint32_t seenpos = 0;
+	uint32_t seenpos = 0, seencopy = 0;
+	bool multi = n != d->p->pkts[k].nev;    /* not all its events in the path */
 	int hostord = 0, inhost = 0;
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
@@ -199,6 +224,10 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 		 * with FIN stays control. */
 		if ((e->flags & ANA_EVF_CTL) && r->len <= 1)
 			r->ctl = 1;
+		if (pos >= 0 && !(e->flags & ANA_EVF_RANGE)) {   /* as ana_copies counts */
+			multi |= (seencopy >> pos) & 1;
+			seencopy |= 1u << pos;
+		}
 		if (pos >= 0) {
 			if (seenpos & (1u << pos)) {
 				r->dup = 1;
@@ -252,6 +281,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+	ana_packet_count(m, r, f, multi);
 }
 
 /* Pass 1 of the parallel results: the heads of packets [lo, hi). */
@@ -322,9 +352,14 @@ static void ana_retx_mark(struct ana_dctx *d)
 	for (size_t k = 0; k < p->npkts; k++)
 		if (p->pkts[k].ngroup && d->res[k].t < gmin[p->pkts[k].group])
 			gmin[p->pkts[k].group] = d->res[k].t;
-	for (size_t k = 0; k < p->npkts; k++)
-		if (p->pkts[k].ngroup && d->res[k].t > gmin[p->pkts[k].group])
-			d->res[k].retx = 1;
+	for (size_t k = 0; k < p->npkts; k++) {
+		struct ana_pres *r = &d->res[k];
+		if (!p->pkts[k].ngroup || r->t <= gmin[p->pkts[k].group])
+			continue;
+		r->retx = 1;
+		if (!r->skip && !(r->resent && !r->ctl) && ana_in_window(d->m, r->t))
+			d->fa[r->flow].retx++;      /* the others: ana_packet_count */
+	}
 	free(gmin);
 }
 
@@ -475,7 +510,8 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
 
 /* Task t adds the segments s with s % nt == t of every packet to the
  * sketches (each sketch gets its values in packet order, as with one
- * thread); task 0 also counts the interval bytes and packets. */
+ * thread); task 0 also counts the interval bytes and packets, and the
+ * copies of the packets that may have more than one. */
 struct ana_sktask { struct ana_dctx *d; unsigned nt; };
 
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
@@ -487,9 +523,11 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(d->m, r->t))
 			continue;
-		const struct ana_fagg *f = &d->fa[r->flow];
+		struct ana_fagg *f = &d->fa[r->flow];
 		int64_t ii = (r->t - d->t_start) / d->iv;
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+		if (t == 0 && r->copies_later)
+			f->copies += ana_copies(d, k);   /* task 0 alone writes copies */
 		if (t == 0 && f->top >= 0) {
 			d->ivbytes[iv][f->top] += r->len;
 			if (r->posmask & f->first_hdr_bit)
@@ -512,36 +550,9 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	}
 }
 
-/* Task t counts the packets of the flows with flow % nt == t (sums,
- * minima and maxima: any order gives the same). */
-static void ana_count_task(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	const struct ana_sktask *st = ctx;
-	struct ana_dctx *d = st->d;
-	for (size_t k = 0; k < d->p->npkts; k++) {
-		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->flow % st->nt != t || !ana_in_window(d->m, r->t))
-			continue;
-		struct ana_fagg *f = &d->fa[r->flow];
-		f->pkts++;
-		f->copies += ana_copies(d, k);
-		f->bytes += r->len;
-		if (r->retx || (r->resent && !r->ctl))   /* a re-sent pure ACK is a dup ACK */
-			f->retx++;
-		if (!f->first || r->t < f->first) f->first = r->t;
-		if (r->t > f->last) f->last = r->t;
-		for (int i = 0; i < f->npos && i < ANA_MAX_POS; i++)
-			if (r->posmask & (1u << i))
-				f->pos[i].n++;
-	}
-}
-
 static void ana_accumulate(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
-	struct ana_sktask ct = { d, p->npkts < 65536 ? 1 : ana_threads(d->m) };
-	ana_par_tasks(ct.nt, ana_count_task, &ct);
 	ana_pick_top(d);
 	d->top = calloc(d->ntop ? d->ntop : 1, sizeof(*d->top));
 	d->ivsk = calloc(d->nint, sizeof(*d->ivsk));
