@@ -844,26 +844,11 @@ static int ana_jit_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* Packets by flow (counting sort, stable), then by send time within a flow:
- * packets are created nearly in time order, so insertion sort is linear;
- * a badly ordered flow falls back to qsort. */
-static void ana_jit_sort(struct ana_jit *j, size_t n, size_t nflows)
+/* Packets grouped by flow (each in packet order), by send time within a
+ * flow: packets are created nearly in time order, so insertion sort is
+ * linear; a badly ordered flow falls back to qsort. */
+static void ana_jit_sort(struct ana_jit *j, size_t n)
 {
-	size_t *start = calloc(nflows + 1, sizeof(size_t));
-	struct ana_jit *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	if (!start || !tmp) {
-		free(start); free(tmp);
-		qsort(j, n, sizeof(*j), ana_jit_cmp);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		start[j[i].flow + 1]++;
-	for (size_t f = 0; f < nflows; f++)
-		start[f + 1] += start[f];
-	for (size_t i = 0; i < n; i++)
-		tmp[start[j[i].flow]++] = j[i];
-	memcpy(j, tmp, n * sizeof(*j));
-	free(tmp); free(start);
 	for (size_t a = 0; a < n;) {
 		size_t b = a, moves = 0;
 		while (b < n && j[b].flow == j[a].flow)
@@ -968,21 +953,39 @@ static struct np_table *ana_jitter_table_new(void)
 }
 
 /* The packets with a full path (first to last hook of their flow) into j,
- * by flow, then by send time; returns how many. */
+ * by flow, then by send time; returns how many. In memory only the top
+ * flows' (the others make no row). Each flow's packets go straight to its
+ * part of j, sized by the flow's packet count (a bound: those are the
+ * flow's packets in the window), then the parts are closed up. */
 static size_t ana_jit_collect(const struct ana_dctx *d, struct ana_jit *j)
 {
-	size_t n = 0;
+	size_t nf = d->m->flows.n, n = 0;
+	size_t *at = malloc(2 * (nf + 1) * sizeof(*at)), *end = at + nf + 1;
+	if (!at)
+		return 0;
+	for (size_t fi = 0; fi < nf; fi++) {
+		at[fi] = end[fi] = n;
+		if (d->m->sacc || d->fa[fi].top >= 0)
+			n += d->fa[fi].pkts;
+	}
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->retx || !ana_in_window(d->m, r->t))
 			continue;
 		const struct ana_fagg *f = &d->fa[r->flow];
 		if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
-		    !(r->posmask & (1u << f->order[f->npos - 1])))
+		    !(r->posmask & (1u << f->order[f->npos - 1])) || (!d->m->sacc && f->top < 0))
 			continue;
-		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
+		j[end[r->flow]++] = (struct ana_jit){ r->flow, r->t, r->transit };
 	}
-	ana_jit_sort(j, n, d->m->flows.n);
+	n = 0;
+	for (size_t fi = 0; fi < nf; fi++) {
+		if (n != at[fi])
+			memmove(j + n, j + at[fi], (end[fi] - at[fi]) * sizeof(*j));
+		n += end[fi] - at[fi];
+	}
+	free(at);
+	ana_jit_sort(j, n);
 	return n;
 }
 
