@@ -74,6 +74,12 @@ struct ana_dctx {
 	uint32_t (*ivpkts)[ANA_TOP_FLOWS], (*ivlost)[ANA_TOP_FLOWS];
 	uint64_t negative;
 	uint64_t unrec;               /* sum of the flows' unrec */
+	double (*whole)[ANA_NSEGS];   /* segment sums of the packets with a whole path:
+				       * flow all (0) and the top flows (1 + top) */
+	uint8_t *gdeliv;              /* retransmission groups with a member that reached the socket */
+	uint32_t *lcand;              /* packets that may have lost copies, in packet order */
+	size_t nlcand, lccap;
+	bool lcand_full;              /* no memory for the list: every packet is a candidate */
 };
 
 static unsigned ana_threads(const struct ana_model *m)
@@ -514,6 +520,31 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
  * copies of the packets that may have more than one. */
 struct ana_sktask { struct ana_dctx *d; unsigned nt; };
 
+static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r);
+
+/* Task 0's per-packet part besides the sketches: retransmission groups
+ * delivered (every packet, window or not) and the loss candidates (for
+ * ana_loss_tables, which looks at these only). */
+static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r,
+			  const struct ana_fagg *f)
+{
+	if (d->gdeliv && (r->posmask & f->recv_mask))
+		d->gdeliv[d->p->pkts[k].group] = 1;
+	if (d->lcand_full || !ana_in_window(d->m, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
+		return;
+	if (d->nlcand == d->lccap) {
+		size_t nc = d->lccap ? 2 * d->lccap : 4096;
+		uint32_t *v = realloc(d->lcand, nc * sizeof(*v));
+		if (!v) {
+			d->lcand_full = true;
+			return;
+		}
+		d->lcand = v;
+		d->lccap = nc;
+	}
+	d->lcand[d->nlcand++] = (uint32_t)k;
+}
+
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -521,9 +552,13 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	struct ana_dctx *d = st->d;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || !ana_in_window(d->m, r->t))
+		if (r->skip)
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
+		if (t == 0)
+			ana_loss_prep(d, k, r, f);
+		if (!ana_in_window(d->m, r->t))
+			continue;
 		int64_t ii = (r->t - d->t_start) / d->iv;
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
 		if (t == 0 && r->copies_later)
@@ -535,9 +570,15 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
+		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[0];
+		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[f->top + 1];
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
 			if (r->seg[s] < 0)
 				continue;
+			if (wh0 && r->seg[s] > 0)
+				wh0[s] += (double)r->seg[s];
+			if (wht && r->seg[s] > 0)
+				wht[s] += (double)r->seg[s];
 			uint64_t v = (uint64_t)r->seg[s];
 			uint32_t bi = np_sketch_index_fast(v);
 			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
@@ -559,7 +600,9 @@ static void ana_accumulate(struct ana_dctx *d)
 	d->ivbytes = calloc(d->nint, sizeof(*d->ivbytes));
 	d->ivpkts = calloc(d->nint, sizeof(*d->ivpkts));
 	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
-	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost)
+	d->whole = calloc((size_t)d->ntop + 1, sizeof(*d->whole));
+	d->gdeliv = calloc(p->npkts ? p->npkts : 1, 1);
+	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
 	struct ana_sktask st = { d, ana_threads(d->m) };
 	if (st.nt > ANA_NSEGS)
@@ -771,12 +814,12 @@ static void ana_decomp_table(struct ana_dctx *d)
 	/* tail decomposition: per segment sums over the packets at or above the
 	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
-	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = calloc(ng, sizeof(*whole));
+	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = d->whole;
 	uint64_t *p99s = calloc(ng, sizeof(uint64_t)), *ntails = calloc(ng, sizeof(uint64_t));
 	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
 	int ndc = 0;
-	if (!tail || !whole || !p99s || !ntails || !dc) {
-		free(tail); free(whole); free(p99s); free(ntails); free(dc);
+	if (!tail || !p99s || !ntails || !dc) {
+		free(tail); free(p99s); free(ntails); free(dc);
 		return;
 	}
 	for (size_t g = 0; g < ng; g++) {
@@ -794,9 +837,6 @@ static void ana_decomp_table(struct ana_dctx *d)
 			size_t g = gs[q];
 			if (g == 0 && r->ctl)
 				continue;
-			for (int s = 0; s < ANA_NSEGS; s++)
-				if (r->seg[s] > 0)
-					whole[g][s] += (double)r->seg[s];
 			if (tot < p99s[g])
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
@@ -814,7 +854,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 		ana_decomp_rows(d, t, f, name, f < 0 ? d->all : d->top[f], whole[f + 1], tail[f + 1],
 				ntails[f + 1], p99s[f + 1], dc, &ndc);
 	}
-	free(tail); free(whole); free(p99s); free(ntails);
+	free(tail); free(p99s); free(ntails);
 	ana_dcand_emit(d->o, dc, ndc);
 	free(dc);
 	ana_out_table(d->o, t);
@@ -1141,6 +1181,22 @@ static bool ana_dup_discard(const char *why)
 	       !strcmp(why, "TCP_OFODROP");
 }
 
+/* Whether packet r of flow f may have lost copies: its sender's device
+ * path saw it and either some copy missed the delivery hooks or (control
+ * packets) it never left the sending host. */
+static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r)
+{
+	if (f->npos < 2 || !(r->posmask & f->sent_mask))
+		return false;
+	if (!r->dup && (r->posmask & f->recv_mask))
+		return false;
+	/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
+	 * judged only up to the receiving host */
+	if (r->ctl && (r->nhosts > 1 || (r->posmask & f->recv_mask)))
+		return false;
+	return true;
+}
+
 /* One lost copy of a packet: where it was last seen and when. */
 struct ana_lcopy {
 	int pos;                      /* the flow's position it reached last */
@@ -1166,13 +1222,7 @@ static int ana_lost_copies(struct ana_dctx *d, size_t k, const uint8_t *gdeliv, 
 {
 	const struct ana_pres *r = &d->res[k];
 	const struct ana_fagg *f = &d->fa[r->flow];
-	if (f->npos < 2 || !(r->posmask & f->sent_mask))
-		return 0;
-	if (!r->dup && (r->posmask & f->recv_mask))
-		return 0;
-	/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
-	 * judged only up to the receiving host */
-	if (r->ctl && (r->nhosts > 1 || (r->posmask & f->recv_mask)))
+	if (!ana_maybe_lost(f, r))
 		return 0;
 	const struct ana_pe *ev = d->p->pe;
 	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
@@ -1413,12 +1463,10 @@ static void ana_loss_tables(struct ana_dctx *d)
 	for (size_t i = 0; dj.hash && i < m->drops.n; i++)
 		dj.hash[i] = ana_str_hash(m->drops.v[i].flowkey);
 	uint32_t idx[ANA_PATH_MAXEV];
-	/* retransmission groups with a member that reached the socket */
-	uint8_t *gdeliv = calloc(d->p->npkts ? d->p->npkts : 1, 1);
-	for (size_t k = 0; gdeliv && k < d->p->npkts; k++)
-		if (d->res[k].posmask & d->fa[d->res[k].flow].recv_mask)
-			gdeliv[d->p->pkts[k].group] = 1;
-	for (size_t k = 0; k < d->p->npkts; k++) {
+	const uint8_t *gdeliv = d->gdeliv;
+	size_t nk = d->lcand_full ? d->p->npkts : d->nlcand;
+	for (size_t c = 0; c < nk; c++) {
+		size_t k = d->lcand_full ? c : d->lcand[c];
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(m, r->t) || r->t > d->t_end_cut)
 			continue;
@@ -1475,7 +1523,6 @@ static void ana_loss_tables(struct ana_dctx *d)
 		}
 	}
 	free(dj.hash); free(dj.used); free(dj.at);
-	free(gdeliv);
 	ana_dropagg_findings(d, dagg, ndagg);
 	if (d->unrec && !m->sacc)       /* streamed: summed over the windows */
 		((double)d->unrec <= ANA_MINOR_MISSED_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
@@ -2471,7 +2518,7 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	ana_window_sums(&d);
 	ana_flow_orders(&d);
 	ana_accumulate(&d);
-	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost)
+	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost || !d.whole)
 		goto out;
 	ana_export_ivseg(&d);
 	ana_decomp_table(&d);
@@ -2490,6 +2537,7 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
+	free(d.whole); free(d.gdeliv); free(d.lcand);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	free(d.res); free(d.fa);
