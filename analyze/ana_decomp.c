@@ -17,18 +17,15 @@ struct ana_pres {                 /* one packet's result */
 	int64_t t;                    /* first event, reference timeline */
 	int64_t seg[ANA_NSEGS];       /* -1: not observed */
 	uint32_t flow;                /* sender's flow */
-	uint32_t last_flow;           /* flow id at the last hook seen */
 	uint32_t len;
 	uint32_t posmask;             /* positions of the flow seen */
-	uint16_t first_host, last_host;
-	uint8_t last_hook, last_pos, nhosts;
+	uint8_t nhosts;
 	uint8_t retx : 1, skip : 1;
 	uint8_t resent : 1;           /* a hook seen twice on the sender: re-sent with the same key */
 	uint8_t ctl : 1;              /* no payload or SYN/FIN/RST: not expected at the socket */
 	uint8_t dup : 1;              /* some hook saw the packet's key more than once */
 	uint8_t copies_later : 1;     /* maybe more than one copy: counted once the flow's
 				       * sending hooks are known (ana_copies) */
-	uint32_t seq;
 	int64_t transit;              /* last local ts - first header event's local ts
 				       * (mixed clocks; sock_send byte ranges are
 				       * attached to a few packets only: not counted) */
@@ -57,8 +54,14 @@ struct ana_fagg {                 /* per flow */
 	int sent_pos;                 /* the first of them in path order, -1 if none */
 };
 
+/* A host's clock as ana_to_ref reads it (aligned or not), for the per-event
+ * conversions of the results pass. */
+struct ana_dclk { uint64_t t0; double a, b; bool ok; };
+
 struct ana_dctx {
 	struct ana_model *m;
+	struct ana_dclk *clk;         /* per host */
+	size_t nclk;
 	struct ana_paths *p;
 	struct ana_out *o;
 	struct ana_pres *res;
@@ -81,6 +84,37 @@ struct ana_dctx {
 	size_t nlcand, lccap;
 	bool lcand_full;              /* no memory for the list: every packet is a candidate */
 };
+
+/* ana_to_ref(m, h, t) inline, bit for bit: fmin/fmax as compares (a NaN
+ * goes to the lower bound as fmax sends it there) and llround as truncation
+ * plus the half away from zero (exact: |v| <= 2^61, its fraction exact). */
+static inline int64_t ana_dc_ref(const struct ana_dctx *d, uint16_t h, uint64_t t)
+{
+	const struct ana_dclk *c = &d->clk[h];
+	double x = (double)(int64_t)(t - c->t0);
+	double v = c->a * x + c->b;
+	v = v > -0x1p61 ? v : -0x1p61;
+	v = v < 0x1p61 ? v : 0x1p61;
+	int64_t i = (int64_t)v;
+	double f = v - (double)i;
+	return i + (f >= 0.5) - (f <= -0.5);
+}
+
+static inline bool ana_dc_ok(const struct ana_dctx *d, uint16_t h)
+{
+	return h < d->nclk && d->clk[h].ok;
+}
+
+/* The clocks of the hosts (NULL: no memory). */
+static struct ana_dclk *ana_dc_clocks(const struct ana_model *m)
+{
+	struct ana_dclk *c = calloc(m->hosts.n ? m->hosts.n : 1, sizeof(*c));
+	for (size_t h = 0; c && h < m->hosts.n; h++) {
+		const struct ana_host *x = &m->hosts.v[h];
+		c[h] = (struct ana_dclk){ x->t0, x->clk_a, x->clk_b, ana_host_aligned(m, (int)h) };
+	}
+	return c;
+}
 
 static unsigned ana_threads(const struct ana_model *m)
 {
@@ -150,9 +184,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	r->flow = e0->flow;
-	r->first_host = e0->host;
-	r->seq = d->p->pkts[k].seq;
-	r->t = ana_host_aligned(m, e0->host) ? ana_to_ref(m, e0->host, e0->ts) : (int64_t)e0->ts;
+	r->t = ana_dc_ok(d, e0->host) ? ana_dc_ref(d, e0->host, e0->ts) : (int64_t)e0->ts;
 	r->nhosts = 1;
 	if (!r->len && !d->p->pkts[k].udp)
 		r->ctl = 1;
@@ -251,8 +283,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 			int64_t dt;
 			if (!newhost)
 				dt = (int64_t)(e->ts - prev->ts);
-			else if (ana_host_aligned(m, e->host) && ana_host_aligned(m, prev->host))
-				dt = ana_to_ref(m, e->host, e->ts) - ana_to_ref(m, prev->host, prev->ts);
+			else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
+				dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
 			else {
 				cross_ok = false;
 				dt = -1;
@@ -274,10 +306,6 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 		prev = e;
 		if (!hdr0 && e->hook != PK_HOOK_SOCK_SEND)
 			hdr0 = e;
-		r->last_host = e->host;
-		r->last_hook = e->hook;
-		r->last_flow = e->flow;
-		r->last_pos = pos >= 0 ? (uint8_t)pos : 0;
 	}
 	r->posmask = seenpos;
 	r->transit = (int64_t)(prev->ts - (hdr0 ? hdr0 : e0)->ts);
@@ -1505,7 +1533,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 			size_t row = np_table_row(lp);
 			nrows++;
 			np_table_set_str(lp, row, LP_FLOW, name);
-			np_table_set_u64(lp, row, LP_SEQ, r->seq);
+			np_table_set_u64(lp, row, LP_SEQ, d->p->pkts[k].seq);
 			np_table_set_i64(lp, row, LP_TIME, lc[c].t);
 			np_table_set_u64(lp, row, LP_LEN, r->len);
 			np_table_set_str(lp, row, LP_LAST_HOST, m->hosts.v[lp_->host].name);
@@ -2506,7 +2534,9 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 		return;
 	d.res = malloc(p->npkts * sizeof(*d.res));
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
-	if (!d.res || !d.fa)
+	d.clk = ana_dc_clocks(m);
+	d.nclk = m->hosts.n;
+	if (!d.res || !d.fa || !d.clk)
 		goto out;
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
@@ -2537,7 +2567,7 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
-	free(d.whole); free(d.gdeliv); free(d.lcand);
+	free(d.whole); free(d.gdeliv); free(d.lcand); free(d.clk);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	free(d.res); free(d.fa);
