@@ -2,6 +2,7 @@
  * Tables: decomp, jitter, loss, loss_hops, lost_packets, pkt_flows (see
  * docs/ANALYSIS.md). */
 #include <math.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
@@ -65,6 +66,7 @@ struct ana_dctx {
 	struct ana_paths *p;
 	struct ana_out *o;
 	struct ana_pres *res;
+	size_t res_len;               /* bytes mapped for res */
 	struct ana_fagg *fa;
 	struct np_sketch all[ANA_NSEGS];
 	struct np_sketch (*top)[ANA_NSEGS];
@@ -319,10 +321,31 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 }
 
 /* Pass 1 of the parallel results: the heads of packets [lo, hi). */
+/* The results array: a mapping of its own, so that its pages can be made
+ * present in one call per packet range (ana_res_populate) rather than
+ * faulted in 4 KB at a time (~60 000 faults on the 10 M case). */
+static struct ana_pres *ana_res_alloc(size_t n, size_t *len)
+{
+	*len = n * sizeof(struct ana_pres);
+	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Pages of res[lo, hi) made present and writable (Linux 5.14; without it,
+ * or out of memory, they fault in as they are written). */
+static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
+{
+	uintptr_t pg = 4096, a = (uintptr_t)(d->res + lo) & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)(d->res + hi) + pg - 1) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
 static void ana_heads_range(void *ctx, size_t lo, size_t hi)
 {
 	struct ana_dctx *d = ctx;
 	uint32_t idx[ANA_PATH_MAXEV];
+	ana_res_populate(d, lo, hi);
 	for (size_t k = lo; k < hi; k++)
 		ana_packet_head(d, k, idx);
 }
@@ -355,6 +378,7 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 	size_t npk = d->p->npkts;
 	if (threads <= 1 || npk < 65536) {
 		uint32_t idx[ANA_PATH_MAXEV];
+		ana_res_populate(d, 0, npk);
 		for (size_t k = 0; k < npk; k++) {
 			size_t n = ana_packet_head(d, k, idx);
 			if (n)
@@ -2532,7 +2556,7 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	struct ana_dctx d = { .m = m, .p = p, .o = o };
 	if (!p || !p->npkts)
 		return;
-	d.res = malloc(p->npkts * sizeof(*d.res));
+	d.res = ana_res_alloc(p->npkts, &d.res_len);
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
 	d.clk = ana_dc_clocks(m);
 	d.nclk = m->hosts.n;
@@ -2570,5 +2594,7 @@ out:
 	free(d.whole); free(d.gdeliv); free(d.lcand); free(d.clk);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
-	free(d.res); free(d.fa);
+	if (d.res)
+		munmap(d.res, d.res_len);
+	free(d.fa);
 }
