@@ -984,11 +984,22 @@ static void ana_select(int64_t *v, size_t n, size_t k)
 	}
 }
 
+/* One top flow's jitter: its packets j[a, b), the table's figures and the
+ * series (ana_jitter_flow, on a thread), written out in flow order. */
+struct ana_jres {
+	size_t a, b, na;
+	int64_t mn, mx, p50, p99;
+	double J, Jsum;
+	size_t nser;                  /* series points */
+	uint64_t *ts;
+	double *sp99, *rfc;
+};
+
 /* Per interval (by send time) of one flow: p99 |jitter| and the RFC 3550
- * estimate at the interval's end. absj[i] belongs to packet j[i + 1]; both
- * are in send order. */
-static void ana_jitter_series(struct ana_dctx *d, const struct ana_jit *j, size_t nj,
-			      const int64_t *absj, size_t na, const char *name)
+ * estimate at the interval's end, into x. absj[i] belongs to packet
+ * j[i + 1]; both are in send order. */
+static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j, size_t nj,
+			      const int64_t *absj, size_t na, struct ana_jres *x)
 {
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *p99 = malloc(d->nint * sizeof(double)), *rfc = malloc(d->nint * sizeof(double));
@@ -1016,12 +1027,67 @@ static void ana_jitter_series(struct ana_dctx *d, const struct ana_jit *j, size_
 		}
 		a = b;
 	}
-	if (k) {
-		np_series_pack(&d->o->rb, "jitter", name, "jitter_p99_abs", "ns", ts, p99, k);
-		np_series_pack(&d->o->rb, "jitter", name, "jitter_rfc3550", "ns", ts, rfc, k);
-	}
 out:
-	free(ts); free(p99); free(rfc); free(tmp);
+	free(tmp);
+	if (!k) {
+		free(ts); free(p99); free(rfc);
+		ts = NULL; p99 = rfc = NULL;
+	}
+	x->nser = k;
+	x->ts = ts;
+	x->sp99 = p99;
+	x->rfc = rfc;
+}
+
+/* Flow x's jitter from its packets j[x->a, x->b) (at least 2), with
+ * absj[x->a ..] as its scratch. */
+static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, int64_t *absj,
+			    struct ana_jres *x)
+{
+	int64_t mn = INT64_MAX, mx = INT64_MIN;
+	double J = 0, Jsum = 0;
+	size_t na = 0;
+	absj += x->a;
+	for (size_t i = x->a + 1; i < x->b; i++) {
+		int64_t dj = j[i].lat - j[i - 1].lat;
+		if (dj < mn) mn = dj;
+		if (dj > mx) mx = dj;
+		absj[na++] = dj < 0 ? -dj : dj;
+		J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
+		Jsum += J;
+	}
+	ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, x);
+	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
+	ana_select(absj, na, i99);
+	ana_select(absj, i99 + 1, i50);
+	x->na = na;
+	x->mn = mn;
+	x->mx = mx;
+	x->p50 = absj[i50];
+	x->p99 = absj[i99];
+	x->J = J;
+	x->Jsum = Jsum;
+}
+
+/* Tasks take the flows one at a time (flows differ in size). */
+struct ana_jtask {
+	const struct ana_dctx *d;
+	const struct ana_jit *j;
+	int64_t *absj;
+	struct ana_jres *v;
+	size_t nv, next;
+};
+
+static void ana_jitter_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t; (void)t1;
+	struct ana_jtask *jt = ctx;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
+		if (i >= jt->nv)
+			break;
+		ana_jitter_flow(jt->d, jt->j, jt->absj, &jt->v[i]);
+	}
 }
 
 /* columns of "jitter", in the order of the np_table_col_at calls below */
@@ -1097,47 +1163,50 @@ static void ana_jitter_table(struct ana_dctx *d)
 		ana_stream_jitter_add(d, j, n);
 		goto out;
 	}
-	for (size_t a = 0; a < n;) {
+	/* the top flows with 2 packets or more, computed on threads */
+	struct ana_jres *v = calloc(d->ntop ? d->ntop : 1, sizeof(*v));
+	size_t nv = 0;
+	for (size_t a = 0; v && a < n;) {
 		size_t b = a;
 		while (b < n && j[b].flow == j[a].flow)
 			b++;
-		if (b - a >= 2 && d->fa[j[a].flow].top >= 0) {
-			int64_t mn = INT64_MAX, mx = INT64_MIN;
-			double J = 0, Jsum = 0;
-			size_t na = 0;
-			for (size_t i = a + 1; i < b; i++) {
-				int64_t dj = j[i].lat - j[i - 1].lat;
-				if (dj < mn) mn = dj;
-				if (dj > mx) mx = dj;
-				absj[na++] = dj < 0 ? -dj : dj;
-				J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
-				Jsum += J;
-			}
-			char name[160];
-			ana_flow_name(m, j[a].flow, name, sizeof(name));
-			ana_jitter_series(d, j + a, b - a, absj, na, name);
-			size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
-			ana_select(absj, na, i99);
-			ana_select(absj, i99 + 1, i50);
-			size_t r = np_table_row(t);
-			np_table_set_str(t, r, JT_FLOW, name);
-			np_table_set_u64(t, r, JT_PACKETS, b - a);
-			np_table_set_i64(t, r, JT_JITTER_MIN, mn);
-			np_table_set_i64(t, r, JT_JITTER_MAX, mx);
-			np_table_set_i64(t, r, JT_JITTER_RANGE, mx - mn);
-			np_table_set_i64(t, r, JT_JITTER_P50_ABS, absj[i50]);
-			np_table_set_i64(t, r, JT_JITTER_P99_ABS, absj[i99]);
-			np_table_set_f64(t, r, JT_JITTER_RFC3550, J);
-			np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, Jsum / (double)na);
-			double med = (double)np_sketch_quantile(&d->top[d->fa[j[a].flow].top][ANA_SEG_TOTAL], 0.5);
-			if (med > 0 && (double)absj[i99] > med * 0.5)
-				ana_out_candidate(d->o, 0.3 * fmin((double)absj[i99] / med, 3.0), 1, "jitter", name,
-						  "jitter_p99_abs", (double)absj[i99],
-						  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
-						  name, (double)absj[i99] / 1e3, med / 1e3);
-		}
+		if (b - a >= 2 && d->fa[j[a].flow].top >= 0 && nv < (size_t)d->ntop)
+			v[nv++] = (struct ana_jres){ .a = a, .b = b };
 		a = b;
 	}
+	struct ana_jtask jt = { d, j, absj, v, nv, 0 };
+	unsigned nt = n < 65536 ? 1 : ana_threads(m);
+	ana_par_tasks(nt < nv ? nt : (unsigned)nv, ana_jitter_task, &jt);
+	for (size_t i = 0; i < nv; i++) {
+		const struct ana_jres *x = &v[i];
+		uint32_t fl = j[x->a].flow;
+		char name[160];
+		ana_flow_name(m, fl, name, sizeof(name));
+		if (x->nser) {
+			np_series_pack(&d->o->rb, "jitter", name, "jitter_p99_abs", "ns", x->ts, x->sp99, x->nser);
+			np_series_pack(&d->o->rb, "jitter", name, "jitter_rfc3550", "ns", x->ts, x->rfc, x->nser);
+		}
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, JT_FLOW, name);
+		np_table_set_u64(t, r, JT_PACKETS, x->b - x->a);
+		np_table_set_i64(t, r, JT_JITTER_MIN, x->mn);
+		np_table_set_i64(t, r, JT_JITTER_MAX, x->mx);
+		np_table_set_i64(t, r, JT_JITTER_RANGE, x->mx - x->mn);
+		np_table_set_i64(t, r, JT_JITTER_P50_ABS, x->p50);
+		np_table_set_i64(t, r, JT_JITTER_P99_ABS, x->p99);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550, x->J);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, x->Jsum / (double)x->na);
+		double med = (double)np_sketch_quantile(&d->top[d->fa[fl].top][ANA_SEG_TOTAL], 0.5);
+		if (med > 0 && (double)x->p99 > med * 0.5)
+			ana_out_candidate(d->o, 0.3 * fmin((double)x->p99 / med, 3.0), 1, "jitter", name,
+					  "jitter_p99_abs", (double)x->p99,
+					  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
+					  name, (double)x->p99 / 1e3, med / 1e3);
+	}
+	for (size_t i = 0; i < nv; i++) {
+		free(v[i].ts); free(v[i].sp99); free(v[i].rfc);
+	}
+	free(v);
 out:
 	ana_out_table(d->o, t);
 	free(j); free(absj);
