@@ -55,6 +55,8 @@ struct ana_fagg {                 /* per flow */
 	int sent_pos;                 /* the first of them in path order, -1 if none */
 };
 
+struct ana_jit { uint32_t flow; int64_t t, lat; };   /* a packet for jitter */
+
 /* A host's clock as ana_to_ref reads it (aligned or not), for the per-event
  * conversions of the results pass. */
 struct ana_dclk { uint64_t t0; double a, b; bool ok; };
@@ -85,6 +87,8 @@ struct ana_dctx {
 	uint32_t *lcand;              /* packets that may have lost copies, in packet order */
 	size_t nlcand, lccap;
 	bool lcand_full;              /* no memory for the list: every packet is a candidate */
+	struct ana_jit *jit;          /* jitter: full-path packets, each flow's from jat[flow] */
+	size_t *jat, *jend;
 };
 
 /* ana_to_ref(m, h, t) inline, bit for bit: fmin/fmax as compares (a NaN
@@ -572,6 +576,40 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
  * copies of the packets that may have more than one. */
 struct ana_sktask { struct ana_dctx *d; unsigned nt; };
 
+/* Jitter's packets: those with a full path (first to last hook of their
+ * flow), in memory only the top flows' (the others make no row). Each
+ * flow's go straight to its part of d->jit, sized by the flow's packet
+ * count (a bound: those are its packets in the window); ana_jit_close
+ * closes the parts up. d->jit NULL: no memory, no jitter. */
+static void ana_jit_prep(struct ana_dctx *d)
+{
+	size_t nf = d->m->flows.n, n = 0;
+	d->jit = malloc((d->p->npkts + 1) * sizeof(*d->jit));
+	d->jat = malloc(2 * (nf + 1) * sizeof(*d->jat));
+	if (!d->jit || !d->jat) {
+		free(d->jit); free(d->jat);
+		d->jit = NULL;
+		d->jat = NULL;
+		return;
+	}
+	d->jend = d->jat + nf + 1;
+	for (size_t fi = 0; fi < nf; fi++) {
+		d->jat[fi] = d->jend[fi] = n;
+		if (d->m->sacc || d->fa[fi].top >= 0)
+			n += d->fa[fi].pkts;
+	}
+}
+
+/* Packet r (not skipped nor retransmitted, in the window) for jitter. */
+static void ana_jit_put(struct ana_dctx *d, const struct ana_pres *r)
+{
+	const struct ana_fagg *f = &d->fa[r->flow];
+	if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
+	    !(r->posmask & (1u << f->order[f->npos - 1])) || (!d->m->sacc && f->top < 0))
+		return;
+	d->jit[d->jend[r->flow]++] = (struct ana_jit){ r->flow, r->t, r->transit };
+}
+
 static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r);
 
 /* Task 0's per-packet part besides the sketches: retransmission groups
@@ -622,6 +660,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
+		if (t == st->nt - 1 && d->jit)
+			ana_jit_put(d, r);
 		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[0];
 		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[f->top + 1];
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
@@ -656,6 +696,7 @@ static void ana_accumulate(struct ana_dctx *d)
 	d->gdeliv = calloc(p->npkts ? p->npkts : 1, 1);
 	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
+	ana_jit_prep(d);
 	struct ana_sktask st = { d, ana_threads(d->m) };
 	if (st.nt > ANA_NSEGS)
 		st.nt = ANA_NSEGS;
@@ -927,7 +968,6 @@ static void ana_decomp_table(struct ana_dctx *d)
 
 /* ---- jitter ---- */
 
-struct ana_jit { uint32_t flow; int64_t t, lat; };
 
 static int ana_jit_cmp(const void *a, const void *b)
 {
@@ -1110,39 +1150,16 @@ static struct np_table *ana_jitter_table_new(void)
 	return t;
 }
 
-/* The packets with a full path (first to last hook of their flow) into j,
- * by flow, then by send time; returns how many. In memory only the top
- * flows' (the others make no row). Each flow's packets go straight to its
- * part of j, sized by the flow's packet count (a bound: those are the
- * flow's packets in the window), then the parts are closed up. */
-static size_t ana_jit_collect(const struct ana_dctx *d, struct ana_jit *j)
+/* d->jit by flow, then by send time; returns how many. */
+static size_t ana_jit_close(struct ana_dctx *d)
 {
-	size_t nf = d->m->flows.n, n = 0;
-	size_t *at = malloc(2 * (nf + 1) * sizeof(*at)), *end = at + nf + 1;
-	if (!at)
-		return 0;
-	for (size_t fi = 0; fi < nf; fi++) {
-		at[fi] = end[fi] = n;
-		if (d->m->sacc || d->fa[fi].top >= 0)
-			n += d->fa[fi].pkts;
+	size_t n = 0;
+	struct ana_jit *j = d->jit;
+	for (size_t fi = 0; fi < d->m->flows.n; fi++) {
+		if (n != d->jat[fi])
+			memmove(j + n, j + d->jat[fi], (d->jend[fi] - d->jat[fi]) * sizeof(*j));
+		n += d->jend[fi] - d->jat[fi];
 	}
-	for (size_t k = 0; k < d->p->npkts; k++) {
-		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || !ana_in_window(d->m, r->t))
-			continue;
-		const struct ana_fagg *f = &d->fa[r->flow];
-		if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
-		    !(r->posmask & (1u << f->order[f->npos - 1])) || (!d->m->sacc && f->top < 0))
-			continue;
-		j[end[r->flow]++] = (struct ana_jit){ r->flow, r->t, r->transit };
-	}
-	n = 0;
-	for (size_t fi = 0; fi < nf; fi++) {
-		if (n != at[fi])
-			memmove(j + n, j + at[fi], (end[fi] - at[fi]) * sizeof(*j));
-		n += end[fi] - at[fi];
-	}
-	free(at);
 	ana_jit_sort(j, n);
 	return n;
 }
@@ -1153,12 +1170,12 @@ static void ana_jitter_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
 	size_t n = 0;
-	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
+	struct ana_jit *j = d->jit;
 	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
 	struct np_table *t = ana_jitter_table_new();
 	if (!j || !absj)
 		goto out;
-	n = ana_jit_collect(d, j);
+	n = ana_jit_close(d);
 	if (m->sacc) {       /* streamed: the run's flows go on with this window's packets */
 		ana_stream_jitter_add(d, j, n);
 		goto out;
@@ -1209,7 +1226,7 @@ static void ana_jitter_table(struct ana_dctx *d)
 	free(v);
 out:
 	ana_out_table(d->o, t);
-	free(j); free(absj);
+	free(absj);
 }
 
 /* ---- loss ---- */
@@ -2296,7 +2313,7 @@ static void ana_stream_jit_point(const struct ana_stream_flows *x, struct ana_sj
 	q->ii = ii;
 }
 
-/* The window's full-path packets j (ana_jit_collect: by flow, in send
+/* The window's full-path packets j (ana_jit_close: by flow, in send
  * order) continue each run flow's jitter sequence. */
 static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n)
 {
@@ -2660,7 +2677,7 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
-	free(d.whole); free(d.gdeliv); free(d.lcand); free(d.clk);
+	free(d.whole); free(d.gdeliv); free(d.lcand); free(d.clk); free(d.jit); free(d.jat);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	if (d.res)
