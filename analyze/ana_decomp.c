@@ -2,6 +2,7 @@
  * Tables: decomp, jitter, loss, loss_hops, lost_packets, pkt_flows (see
  * docs/ANALYSIS.md). */
 #include <math.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
@@ -17,16 +18,15 @@ struct ana_pres {                 /* one packet's result */
 	int64_t t;                    /* first event, reference timeline */
 	int64_t seg[ANA_NSEGS];       /* -1: not observed */
 	uint32_t flow;                /* sender's flow */
-	uint32_t last_flow;           /* flow id at the last hook seen */
 	uint32_t len;
 	uint32_t posmask;             /* positions of the flow seen */
-	uint16_t first_host, last_host;
-	uint8_t last_hook, last_pos, retx, skip;
-	uint8_t resent;               /* a hook seen twice on the sender: re-sent with the same key */
-	uint8_t ctl;                  /* no payload or SYN/FIN/RST: not expected at the socket */
-	uint8_t dup;                  /* some hook saw the packet's key more than once */
 	uint8_t nhosts;
-	uint32_t seq;
+	uint8_t retx : 1, skip : 1;
+	uint8_t resent : 1;           /* a hook seen twice on the sender: re-sent with the same key */
+	uint8_t ctl : 1;              /* no payload or SYN/FIN/RST: not expected at the socket */
+	uint8_t dup : 1;              /* some hook saw the packet's key more than once */
+	uint8_t copies_later : 1;     /* maybe more than one copy: counted once the flow's
+				       * sending hooks are known (ana_copies) */
 	int64_t transit;              /* last local ts - first header event's local ts
 				       * (mixed clocks; sock_send byte ranges are
 				       * attached to a few packets only: not counted) */
@@ -55,11 +55,20 @@ struct ana_fagg {                 /* per flow */
 	int sent_pos;                 /* the first of them in path order, -1 if none */
 };
 
+struct ana_jit { uint32_t flow; int64_t t, lat; };   /* a packet for jitter */
+
+/* A host's clock as ana_to_ref reads it (aligned or not), for the per-event
+ * conversions of the results pass. */
+struct ana_dclk { uint64_t t0; double a, b; bool ok; };
+
 struct ana_dctx {
 	struct ana_model *m;
+	struct ana_dclk *clk;         /* per host */
+	size_t nclk;
 	struct ana_paths *p;
 	struct ana_out *o;
 	struct ana_pres *res;
+	size_t res_len;               /* bytes mapped for res */
 	struct ana_fagg *fa;
 	struct np_sketch all[ANA_NSEGS];
 	struct np_sketch (*top)[ANA_NSEGS];
@@ -72,7 +81,46 @@ struct ana_dctx {
 	uint32_t (*ivpkts)[ANA_TOP_FLOWS], (*ivlost)[ANA_TOP_FLOWS];
 	uint64_t negative;
 	uint64_t unrec;               /* sum of the flows' unrec */
+	double (*whole)[ANA_NSEGS];   /* segment sums of the packets with a whole path:
+				       * flow all (0) and the top flows (1 + top) */
+	uint8_t *gdeliv;              /* retransmission groups with a member that reached the socket */
+	uint32_t *lcand;              /* packets that may have lost copies, in packet order */
+	size_t nlcand, lccap;
+	bool lcand_full;              /* no memory for the list: every packet is a candidate */
+	struct ana_jit *jit;          /* jitter: full-path packets, each flow's from jat[flow] */
+	size_t *jat, *jend;
 };
+
+/* ana_to_ref(m, h, t) inline, bit for bit: fmin/fmax as compares (a NaN
+ * goes to the lower bound as fmax sends it there) and llround as truncation
+ * plus the half away from zero (exact: |v| <= 2^61, its fraction exact). */
+static inline int64_t ana_dc_ref(const struct ana_dctx *d, uint16_t h, uint64_t t)
+{
+	const struct ana_dclk *c = &d->clk[h];
+	double x = (double)(int64_t)(t - c->t0);
+	double v = c->a * x + c->b;
+	v = v > -0x1p61 ? v : -0x1p61;
+	v = v < 0x1p61 ? v : 0x1p61;
+	int64_t i = (int64_t)v;
+	double f = v - (double)i;
+	return i + (f >= 0.5) - (f <= -0.5);
+}
+
+static inline bool ana_dc_ok(const struct ana_dctx *d, uint16_t h)
+{
+	return h < d->nclk && d->clk[h].ok;
+}
+
+/* The clocks of the hosts (NULL: no memory). */
+static struct ana_dclk *ana_dc_clocks(const struct ana_model *m)
+{
+	struct ana_dclk *c = calloc(m->hosts.n ? m->hosts.n : 1, sizeof(*c));
+	for (size_t h = 0; c && h < m->hosts.n; h++) {
+		const struct ana_host *x = &m->hosts.v[h];
+		c[h] = (struct ana_dclk){ x->t0, x->clk_a, x->clk_b, ana_host_aligned(m, (int)h) };
+	}
+	return c;
+}
 
 static unsigned ana_threads(const struct ana_model *m)
 {
@@ -142,9 +190,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	r->flow = e0->flow;
-	r->first_host = e0->host;
-	r->seq = d->p->pkts[k].seq;
-	r->t = ana_host_aligned(m, e0->host) ? ana_to_ref(m, e0->host, e0->ts) : (int64_t)e0->ts;
+	r->t = ana_dc_ok(d, e0->host) ? ana_dc_ref(d, e0->host, e0->ts) : (int64_t)e0->ts;
 	r->nhosts = 1;
 	if (!r->len && !d->p->pkts[k].udp)
 		r->ctl = 1;
@@ -153,6 +199,28 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 		return 0;
 	}
 	return n;
+}
+
+/* Packet r into its flow's counts (sums, extremes: any order of the flow's
+ * packets gives the same, except f->first's 0-as-unset, kept as the packet
+ * order has it); multi: some hook may have seen more than one copy. */
+static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, struct ana_fagg *f,
+			     bool multi)
+{
+	if (!ana_in_window(m, r->t))
+		return;
+	f->pkts++;
+	if (multi)
+		r->copies_later = 1;
+	else
+		f->copies++;
+	f->bytes += r->len;
+	if (r->resent && !r->ctl)       /* a re-sent pure ACK is a dup ACK */
+		f->retx++;                  /* the other retransmissions: ana_retx_mark */
+	if (!f->first || r->t < f->first) f->first = r->t;
+	if (r->t > f->last) f->last = r->t;
+	for (uint32_t b = r->posmask; b; b &= b - 1)
+		f->pos[__builtin_ctz(b)].n++;
 }
 
 /* The rest of packet k's result: segments, positions of its flow (the
@@ -166,7 +234,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	struct ana_pres *r = &d->res[k];
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	struct ana_fagg *f = &d->fa[r->flow];
-	uint32_t seenpos = 0;
+	uint32_t seenpos = 0, seencopy = 0;
+	bool multi = n != d->p->pkts[k].nev;    /* not all its events in the path */
 	int hostord = 0, inhost = 0;
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
@@ -199,6 +268,10 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 		 * with FIN stays control. */
 		if ((e->flags & ANA_EVF_CTL) && r->len <= 1)
 			r->ctl = 1;
+		if (pos >= 0 && !(e->flags & ANA_EVF_RANGE)) {   /* as ana_copies counts */
+			multi |= (seencopy >> pos) & 1;
+			seencopy |= 1u << pos;
+		}
 		if (pos >= 0) {
 			if (seenpos & (1u << pos)) {
 				r->dup = 1;
@@ -216,8 +289,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 			int64_t dt;
 			if (!newhost)
 				dt = (int64_t)(e->ts - prev->ts);
-			else if (ana_host_aligned(m, e->host) && ana_host_aligned(m, prev->host))
-				dt = ana_to_ref(m, e->host, e->ts) - ana_to_ref(m, prev->host, prev->ts);
+			else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
+				dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
 			else {
 				cross_ok = false;
 				dt = -1;
@@ -239,10 +312,6 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 		prev = e;
 		if (!hdr0 && e->hook != PK_HOOK_SOCK_SEND)
 			hdr0 = e;
-		r->last_host = e->host;
-		r->last_hook = e->hook;
-		r->last_flow = e->flow;
-		r->last_pos = pos >= 0 ? (uint8_t)pos : 0;
 	}
 	r->posmask = seenpos;
 	r->transit = (int64_t)(prev->ts - (hdr0 ? hdr0 : e0)->ts);
@@ -252,13 +321,35 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+	ana_packet_count(m, r, f, multi);
 }
 
 /* Pass 1 of the parallel results: the heads of packets [lo, hi). */
+/* The results array: a mapping of its own, so that its pages can be made
+ * present in one call per packet range (ana_res_populate) rather than
+ * faulted in 4 KB at a time (~60 000 faults on the 10 M case). */
+static struct ana_pres *ana_res_alloc(size_t n, size_t *len)
+{
+	*len = n * sizeof(struct ana_pres);
+	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Pages of res[lo, hi) made present and writable (Linux 5.14; without it,
+ * or out of memory, they fault in as they are written). */
+static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
+{
+	uintptr_t pg = 4096, a = (uintptr_t)(d->res + lo) & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)(d->res + hi) + pg - 1) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
 static void ana_heads_range(void *ctx, size_t lo, size_t hi)
 {
 	struct ana_dctx *d = ctx;
 	uint32_t idx[ANA_PATH_MAXEV];
+	ana_res_populate(d, lo, hi);
 	for (size_t k = lo; k < hi; k++)
 		ana_packet_head(d, k, idx);
 }
@@ -291,6 +382,7 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 	size_t npk = d->p->npkts;
 	if (threads <= 1 || npk < 65536) {
 		uint32_t idx[ANA_PATH_MAXEV];
+		ana_res_populate(d, 0, npk);
 		for (size_t k = 0; k < npk; k++) {
 			size_t n = ana_packet_head(d, k, idx);
 			if (n)
@@ -322,9 +414,14 @@ static void ana_retx_mark(struct ana_dctx *d)
 	for (size_t k = 0; k < p->npkts; k++)
 		if (p->pkts[k].ngroup && d->res[k].t < gmin[p->pkts[k].group])
 			gmin[p->pkts[k].group] = d->res[k].t;
-	for (size_t k = 0; k < p->npkts; k++)
-		if (p->pkts[k].ngroup && d->res[k].t > gmin[p->pkts[k].group])
-			d->res[k].retx = 1;
+	for (size_t k = 0; k < p->npkts; k++) {
+		struct ana_pres *r = &d->res[k];
+		if (!p->pkts[k].ngroup || r->t <= gmin[p->pkts[k].group])
+			continue;
+		r->retx = 1;
+		if (!r->skip && !(r->resent && !r->ctl) && ana_in_window(d->m, r->t))
+			d->fa[r->flow].retx++;      /* the others: ana_packet_count */
+	}
 	free(gmin);
 }
 
@@ -475,8 +572,68 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
 
 /* Task t adds the segments s with s % nt == t of every packet to the
  * sketches (each sketch gets its values in packet order, as with one
- * thread); task 0 also counts the interval bytes and packets. */
+ * thread); task 0 also counts the interval bytes and packets, and the
+ * copies of the packets that may have more than one. */
 struct ana_sktask { struct ana_dctx *d; unsigned nt; };
+
+/* Jitter's packets: those with a full path (first to last hook of their
+ * flow), in memory only the top flows' (the others make no row). Each
+ * flow's go straight to its part of d->jit, sized by the flow's packet
+ * count (a bound: those are its packets in the window); ana_jit_close
+ * closes the parts up. d->jit NULL: no memory, no jitter. */
+static void ana_jit_prep(struct ana_dctx *d)
+{
+	size_t nf = d->m->flows.n, n = 0;
+	d->jit = malloc((d->p->npkts + 1) * sizeof(*d->jit));
+	d->jat = malloc(2 * (nf + 1) * sizeof(*d->jat));
+	if (!d->jit || !d->jat) {
+		free(d->jit); free(d->jat);
+		d->jit = NULL;
+		d->jat = NULL;
+		return;
+	}
+	d->jend = d->jat + nf + 1;
+	for (size_t fi = 0; fi < nf; fi++) {
+		d->jat[fi] = d->jend[fi] = n;
+		if (d->m->sacc || d->fa[fi].top >= 0)
+			n += d->fa[fi].pkts;
+	}
+}
+
+/* Packet r (not skipped nor retransmitted, in the window) for jitter. */
+static void ana_jit_put(struct ana_dctx *d, const struct ana_pres *r)
+{
+	const struct ana_fagg *f = &d->fa[r->flow];
+	if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
+	    !(r->posmask & (1u << f->order[f->npos - 1])) || (!d->m->sacc && f->top < 0))
+		return;
+	d->jit[d->jend[r->flow]++] = (struct ana_jit){ r->flow, r->t, r->transit };
+}
+
+static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r);
+
+/* Task 0's per-packet part besides the sketches: retransmission groups
+ * delivered (every packet, window or not) and the loss candidates (for
+ * ana_loss_tables, which looks at these only). */
+static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r,
+			  const struct ana_fagg *f)
+{
+	if (d->gdeliv && (r->posmask & f->recv_mask))
+		d->gdeliv[d->p->pkts[k].group] = 1;
+	if (d->lcand_full || !ana_in_window(d->m, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
+		return;
+	if (d->nlcand == d->lccap) {
+		size_t nc = d->lccap ? 2 * d->lccap : 4096;
+		uint32_t *v = realloc(d->lcand, nc * sizeof(*v));
+		if (!v) {
+			d->lcand_full = true;
+			return;
+		}
+		d->lcand = v;
+		d->lccap = nc;
+	}
+	d->lcand[d->nlcand++] = (uint32_t)k;
+}
 
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
@@ -485,11 +642,17 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	struct ana_dctx *d = st->d;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || !ana_in_window(d->m, r->t))
+		if (r->skip)
 			continue;
-		const struct ana_fagg *f = &d->fa[r->flow];
+		struct ana_fagg *f = &d->fa[r->flow];
+		if (t == 0)
+			ana_loss_prep(d, k, r, f);
+		if (!ana_in_window(d->m, r->t))
+			continue;
 		int64_t ii = (r->t - d->t_start) / d->iv;
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
+		if (t == 0 && r->copies_later)
+			f->copies += ana_copies(d, k);   /* task 0 alone writes copies */
 		if (t == 0 && f->top >= 0) {
 			d->ivbytes[iv][f->top] += r->len;
 			if (r->posmask & f->first_hdr_bit)
@@ -497,57 +660,43 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
+		if (t == st->nt - 1 && d->jit)
+			ana_jit_put(d, r);
+		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[0];
+		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[f->top + 1];
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
 			if (r->seg[s] < 0)
 				continue;
+			if (wh0 && r->seg[s] > 0)
+				wh0[s] += (double)r->seg[s];
+			if (wht && r->seg[s] > 0)
+				wht[s] += (double)r->seg[s];
+			uint64_t v = (uint64_t)r->seg[s];
+			uint32_t bi = np_sketch_index_fast(v);
 			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add(&d->all[s], (uint64_t)r->seg[s], 1);
-				np_sketch_add(&d->ivsk[iv][s], (uint64_t)r->seg[s], 1);
+				np_sketch_add_one(&d->all[s], v, bi);
+				np_sketch_add_one(&d->ivsk[iv][s], v, bi);
 			}
 			if (f->top >= 0)
-				np_sketch_add(&d->top[f->top][s], (uint64_t)r->seg[s], 1);
+				np_sketch_add_one(&d->top[f->top][s], v, bi);
 		}
-	}
-}
-
-/* Task t counts the packets of the flows with flow % nt == t (sums,
- * minima and maxima: any order gives the same). */
-static void ana_count_task(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	const struct ana_sktask *st = ctx;
-	struct ana_dctx *d = st->d;
-	for (size_t k = 0; k < d->p->npkts; k++) {
-		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->flow % st->nt != t || !ana_in_window(d->m, r->t))
-			continue;
-		struct ana_fagg *f = &d->fa[r->flow];
-		f->pkts++;
-		f->copies += ana_copies(d, k);
-		f->bytes += r->len;
-		if (r->retx || (r->resent && !r->ctl))   /* a re-sent pure ACK is a dup ACK */
-			f->retx++;
-		if (!f->first || r->t < f->first) f->first = r->t;
-		if (r->t > f->last) f->last = r->t;
-		for (int i = 0; i < f->npos && i < ANA_MAX_POS; i++)
-			if (r->posmask & (1u << i))
-				f->pos[i].n++;
 	}
 }
 
 static void ana_accumulate(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
-	struct ana_sktask ct = { d, p->npkts < 65536 ? 1 : ana_threads(d->m) };
-	ana_par_tasks(ct.nt, ana_count_task, &ct);
 	ana_pick_top(d);
 	d->top = calloc(d->ntop ? d->ntop : 1, sizeof(*d->top));
 	d->ivsk = calloc(d->nint, sizeof(*d->ivsk));
 	d->ivbytes = calloc(d->nint, sizeof(*d->ivbytes));
 	d->ivpkts = calloc(d->nint, sizeof(*d->ivpkts));
 	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
-	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost)
+	d->whole = calloc((size_t)d->ntop + 1, sizeof(*d->whole));
+	d->gdeliv = calloc(p->npkts ? p->npkts : 1, 1);
+	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
+	ana_jit_prep(d);
 	struct ana_sktask st = { d, ana_threads(d->m) };
 	if (st.nt > ANA_NSEGS)
 		st.nt = ANA_NSEGS;
@@ -758,12 +907,12 @@ static void ana_decomp_table(struct ana_dctx *d)
 	/* tail decomposition: per segment sums over the packets at or above the
 	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
-	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = calloc(ng, sizeof(*whole));
+	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = d->whole;
 	uint64_t *p99s = calloc(ng, sizeof(uint64_t)), *ntails = calloc(ng, sizeof(uint64_t));
 	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
 	int ndc = 0;
-	if (!tail || !whole || !p99s || !ntails || !dc) {
-		free(tail); free(whole); free(p99s); free(ntails); free(dc);
+	if (!tail || !p99s || !ntails || !dc) {
+		free(tail); free(p99s); free(ntails); free(dc);
 		return;
 	}
 	for (size_t g = 0; g < ng; g++) {
@@ -781,9 +930,6 @@ static void ana_decomp_table(struct ana_dctx *d)
 			size_t g = gs[q];
 			if (g == 0 && r->ctl)
 				continue;
-			for (int s = 0; s < ANA_NSEGS; s++)
-				if (r->seg[s] > 0)
-					whole[g][s] += (double)r->seg[s];
 			if (tot < p99s[g])
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
@@ -801,7 +947,7 @@ static void ana_decomp_table(struct ana_dctx *d)
 		ana_decomp_rows(d, t, f, name, f < 0 ? d->all : d->top[f], whole[f + 1], tail[f + 1],
 				ntails[f + 1], p99s[f + 1], dc, &ndc);
 	}
-	free(tail); free(whole); free(p99s); free(ntails);
+	free(tail); free(p99s); free(ntails);
 	ana_dcand_emit(d->o, dc, ndc);
 	free(dc);
 	ana_out_table(d->o, t);
@@ -822,7 +968,6 @@ static void ana_decomp_table(struct ana_dctx *d)
 
 /* ---- jitter ---- */
 
-struct ana_jit { uint32_t flow; int64_t t, lat; };
 
 static int ana_jit_cmp(const void *a, const void *b)
 {
@@ -831,26 +976,11 @@ static int ana_jit_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* Packets by flow (counting sort, stable), then by send time within a flow:
- * packets are created nearly in time order, so insertion sort is linear;
- * a badly ordered flow falls back to qsort. */
-static void ana_jit_sort(struct ana_jit *j, size_t n, size_t nflows)
+/* Packets grouped by flow (each in packet order), by send time within a
+ * flow: packets are created nearly in time order, so insertion sort is
+ * linear; a badly ordered flow falls back to qsort. */
+static void ana_jit_sort(struct ana_jit *j, size_t n)
 {
-	size_t *start = calloc(nflows + 1, sizeof(size_t));
-	struct ana_jit *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	if (!start || !tmp) {
-		free(start); free(tmp);
-		qsort(j, n, sizeof(*j), ana_jit_cmp);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		start[j[i].flow + 1]++;
-	for (size_t f = 0; f < nflows; f++)
-		start[f + 1] += start[f];
-	for (size_t i = 0; i < n; i++)
-		tmp[start[j[i].flow]++] = j[i];
-	memcpy(j, tmp, n * sizeof(*j));
-	free(tmp); free(start);
 	for (size_t a = 0; a < n;) {
 		size_t b = a, moves = 0;
 		while (b < n && j[b].flow == j[a].flow)
@@ -894,11 +1024,22 @@ static void ana_select(int64_t *v, size_t n, size_t k)
 	}
 }
 
+/* One top flow's jitter: its packets j[a, b), the table's figures and the
+ * series (ana_jitter_flow, on a thread), written out in flow order. */
+struct ana_jres {
+	size_t a, b, na;
+	int64_t mn, mx, p50, p99;
+	double J, Jsum;
+	size_t nser;                  /* series points */
+	uint64_t *ts;
+	double *sp99, *rfc;
+};
+
 /* Per interval (by send time) of one flow: p99 |jitter| and the RFC 3550
- * estimate at the interval's end. absj[i] belongs to packet j[i + 1]; both
- * are in send order. */
-static void ana_jitter_series(struct ana_dctx *d, const struct ana_jit *j, size_t nj,
-			      const int64_t *absj, size_t na, const char *name)
+ * estimate at the interval's end, into x. absj[i] belongs to packet
+ * j[i + 1]; both are in send order. */
+static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j, size_t nj,
+			      const int64_t *absj, size_t na, struct ana_jres *x)
 {
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *p99 = malloc(d->nint * sizeof(double)), *rfc = malloc(d->nint * sizeof(double));
@@ -926,12 +1067,67 @@ static void ana_jitter_series(struct ana_dctx *d, const struct ana_jit *j, size_
 		}
 		a = b;
 	}
-	if (k) {
-		np_series_pack(&d->o->rb, "jitter", name, "jitter_p99_abs", "ns", ts, p99, k);
-		np_series_pack(&d->o->rb, "jitter", name, "jitter_rfc3550", "ns", ts, rfc, k);
-	}
 out:
-	free(ts); free(p99); free(rfc); free(tmp);
+	free(tmp);
+	if (!k) {
+		free(ts); free(p99); free(rfc);
+		ts = NULL; p99 = rfc = NULL;
+	}
+	x->nser = k;
+	x->ts = ts;
+	x->sp99 = p99;
+	x->rfc = rfc;
+}
+
+/* Flow x's jitter from its packets j[x->a, x->b) (at least 2), with
+ * absj[x->a ..] as its scratch. */
+static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, int64_t *absj,
+			    struct ana_jres *x)
+{
+	int64_t mn = INT64_MAX, mx = INT64_MIN;
+	double J = 0, Jsum = 0;
+	size_t na = 0;
+	absj += x->a;
+	for (size_t i = x->a + 1; i < x->b; i++) {
+		int64_t dj = j[i].lat - j[i - 1].lat;
+		if (dj < mn) mn = dj;
+		if (dj > mx) mx = dj;
+		absj[na++] = dj < 0 ? -dj : dj;
+		J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
+		Jsum += J;
+	}
+	ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, x);
+	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
+	ana_select(absj, na, i99);
+	ana_select(absj, i99 + 1, i50);
+	x->na = na;
+	x->mn = mn;
+	x->mx = mx;
+	x->p50 = absj[i50];
+	x->p99 = absj[i99];
+	x->J = J;
+	x->Jsum = Jsum;
+}
+
+/* Tasks take the flows one at a time (flows differ in size). */
+struct ana_jtask {
+	const struct ana_dctx *d;
+	const struct ana_jit *j;
+	int64_t *absj;
+	struct ana_jres *v;
+	size_t nv, next;
+};
+
+static void ana_jitter_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t; (void)t1;
+	struct ana_jtask *jt = ctx;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
+		if (i >= jt->nv)
+			break;
+		ana_jitter_flow(jt->d, jt->j, jt->absj, &jt->v[i]);
+	}
 }
 
 /* columns of "jitter", in the order of the np_table_col_at calls below */
@@ -954,22 +1150,17 @@ static struct np_table *ana_jitter_table_new(void)
 	return t;
 }
 
-/* The packets with a full path (first to last hook of their flow) into j,
- * by flow, then by send time; returns how many. */
-static size_t ana_jit_collect(const struct ana_dctx *d, struct ana_jit *j)
+/* d->jit by flow, then by send time; returns how many. */
+static size_t ana_jit_close(struct ana_dctx *d)
 {
 	size_t n = 0;
-	for (size_t k = 0; k < d->p->npkts; k++) {
-		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || !ana_in_window(d->m, r->t))
-			continue;
-		const struct ana_fagg *f = &d->fa[r->flow];
-		if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
-		    !(r->posmask & (1u << f->order[f->npos - 1])))
-			continue;
-		j[n++] = (struct ana_jit){ r->flow, r->t, r->transit };
+	struct ana_jit *j = d->jit;
+	for (size_t fi = 0; fi < d->m->flows.n; fi++) {
+		if (n != d->jat[fi])
+			memmove(j + n, j + d->jat[fi], (d->jend[fi] - d->jat[fi]) * sizeof(*j));
+		n += d->jend[fi] - d->jat[fi];
 	}
-	ana_jit_sort(j, n, d->m->flows.n);
+	ana_jit_sort(j, n);
 	return n;
 }
 
@@ -979,60 +1170,63 @@ static void ana_jitter_table(struct ana_dctx *d)
 {
 	struct ana_model *m = d->m;
 	size_t n = 0;
-	struct ana_jit *j = malloc((d->p->npkts + 1) * sizeof(*j));
+	struct ana_jit *j = d->jit;
 	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
 	struct np_table *t = ana_jitter_table_new();
 	if (!j || !absj)
 		goto out;
-	n = ana_jit_collect(d, j);
+	n = ana_jit_close(d);
 	if (m->sacc) {       /* streamed: the run's flows go on with this window's packets */
 		ana_stream_jitter_add(d, j, n);
 		goto out;
 	}
-	for (size_t a = 0; a < n;) {
+	/* the top flows with 2 packets or more, computed on threads */
+	struct ana_jres *v = calloc(d->ntop ? d->ntop : 1, sizeof(*v));
+	size_t nv = 0;
+	for (size_t a = 0; v && a < n;) {
 		size_t b = a;
 		while (b < n && j[b].flow == j[a].flow)
 			b++;
-		if (b - a >= 2 && d->fa[j[a].flow].top >= 0) {
-			int64_t mn = INT64_MAX, mx = INT64_MIN;
-			double J = 0, Jsum = 0;
-			size_t na = 0;
-			for (size_t i = a + 1; i < b; i++) {
-				int64_t dj = j[i].lat - j[i - 1].lat;
-				if (dj < mn) mn = dj;
-				if (dj > mx) mx = dj;
-				absj[na++] = dj < 0 ? -dj : dj;
-				J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
-				Jsum += J;
-			}
-			char name[160];
-			ana_flow_name(m, j[a].flow, name, sizeof(name));
-			ana_jitter_series(d, j + a, b - a, absj, na, name);
-			size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
-			ana_select(absj, na, i99);
-			ana_select(absj, i99 + 1, i50);
-			size_t r = np_table_row(t);
-			np_table_set_str(t, r, JT_FLOW, name);
-			np_table_set_u64(t, r, JT_PACKETS, b - a);
-			np_table_set_i64(t, r, JT_JITTER_MIN, mn);
-			np_table_set_i64(t, r, JT_JITTER_MAX, mx);
-			np_table_set_i64(t, r, JT_JITTER_RANGE, mx - mn);
-			np_table_set_i64(t, r, JT_JITTER_P50_ABS, absj[i50]);
-			np_table_set_i64(t, r, JT_JITTER_P99_ABS, absj[i99]);
-			np_table_set_f64(t, r, JT_JITTER_RFC3550, J);
-			np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, Jsum / (double)na);
-			double med = (double)np_sketch_quantile(&d->top[d->fa[j[a].flow].top][ANA_SEG_TOTAL], 0.5);
-			if (med > 0 && (double)absj[i99] > med * 0.5)
-				ana_out_candidate(d->o, 0.3 * fmin((double)absj[i99] / med, 3.0), 1, "jitter", name,
-						  "jitter_p99_abs", (double)absj[i99],
-						  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
-						  name, (double)absj[i99] / 1e3, med / 1e3);
-		}
+		if (b - a >= 2 && d->fa[j[a].flow].top >= 0 && nv < (size_t)d->ntop)
+			v[nv++] = (struct ana_jres){ .a = a, .b = b };
 		a = b;
 	}
+	struct ana_jtask jt = { d, j, absj, v, nv, 0 };
+	unsigned nt = n < 65536 ? 1 : ana_threads(m);
+	ana_par_tasks(nt < nv ? nt : (unsigned)nv, ana_jitter_task, &jt);
+	for (size_t i = 0; i < nv; i++) {
+		const struct ana_jres *x = &v[i];
+		uint32_t fl = j[x->a].flow;
+		char name[160];
+		ana_flow_name(m, fl, name, sizeof(name));
+		if (x->nser) {
+			np_series_pack(&d->o->rb, "jitter", name, "jitter_p99_abs", "ns", x->ts, x->sp99, x->nser);
+			np_series_pack(&d->o->rb, "jitter", name, "jitter_rfc3550", "ns", x->ts, x->rfc, x->nser);
+		}
+		size_t r = np_table_row(t);
+		np_table_set_str(t, r, JT_FLOW, name);
+		np_table_set_u64(t, r, JT_PACKETS, x->b - x->a);
+		np_table_set_i64(t, r, JT_JITTER_MIN, x->mn);
+		np_table_set_i64(t, r, JT_JITTER_MAX, x->mx);
+		np_table_set_i64(t, r, JT_JITTER_RANGE, x->mx - x->mn);
+		np_table_set_i64(t, r, JT_JITTER_P50_ABS, x->p50);
+		np_table_set_i64(t, r, JT_JITTER_P99_ABS, x->p99);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550, x->J);
+		np_table_set_f64(t, r, JT_JITTER_RFC3550_MEAN, x->Jsum / (double)x->na);
+		double med = (double)np_sketch_quantile(&d->top[d->fa[fl].top][ANA_SEG_TOTAL], 0.5);
+		if (med > 0 && (double)x->p99 > med * 0.5)
+			ana_out_candidate(d->o, 0.3 * fmin((double)x->p99 / med, 3.0), 1, "jitter", name,
+					  "jitter_p99_abs", (double)x->p99,
+					  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
+					  name, (double)x->p99 / 1e3, med / 1e3);
+	}
+	for (size_t i = 0; i < nv; i++) {
+		free(v[i].ts); free(v[i].sp99); free(v[i].rfc);
+	}
+	free(v);
 out:
 	ana_out_table(d->o, t);
-	free(j); free(absj);
+	free(absj);
 }
 
 /* ---- loss ---- */
@@ -1125,6 +1319,22 @@ static bool ana_dup_discard(const char *why)
 	       !strcmp(why, "TCP_OFODROP");
 }
 
+/* Whether packet r of flow f may have lost copies: its sender's device
+ * path saw it and either some copy missed the delivery hooks or (control
+ * packets) it never left the sending host. */
+static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r)
+{
+	if (f->npos < 2 || !(r->posmask & f->sent_mask))
+		return false;
+	if (!r->dup && (r->posmask & f->recv_mask))
+		return false;
+	/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
+	 * judged only up to the receiving host */
+	if (r->ctl && (r->nhosts > 1 || (r->posmask & f->recv_mask)))
+		return false;
+	return true;
+}
+
 /* One lost copy of a packet: where it was last seen and when. */
 struct ana_lcopy {
 	int pos;                      /* the flow's position it reached last */
@@ -1150,13 +1360,7 @@ static int ana_lost_copies(struct ana_dctx *d, size_t k, const uint8_t *gdeliv, 
 {
 	const struct ana_pres *r = &d->res[k];
 	const struct ana_fagg *f = &d->fa[r->flow];
-	if (f->npos < 2 || !(r->posmask & f->sent_mask))
-		return 0;
-	if (!r->dup && (r->posmask & f->recv_mask))
-		return 0;
-	/* ACK-only, SYN, FIN, RST: the socket hooks may never see them;
-	 * judged only up to the receiving host */
-	if (r->ctl && (r->nhosts > 1 || (r->posmask & f->recv_mask)))
+	if (!ana_maybe_lost(f, r))
 		return 0;
 	const struct ana_pe *ev = d->p->pe;
 	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
@@ -1397,12 +1601,10 @@ static void ana_loss_tables(struct ana_dctx *d)
 	for (size_t i = 0; dj.hash && i < m->drops.n; i++)
 		dj.hash[i] = ana_str_hash(m->drops.v[i].flowkey);
 	uint32_t idx[ANA_PATH_MAXEV];
-	/* retransmission groups with a member that reached the socket */
-	uint8_t *gdeliv = calloc(d->p->npkts ? d->p->npkts : 1, 1);
-	for (size_t k = 0; gdeliv && k < d->p->npkts; k++)
-		if (d->res[k].posmask & d->fa[d->res[k].flow].recv_mask)
-			gdeliv[d->p->pkts[k].group] = 1;
-	for (size_t k = 0; k < d->p->npkts; k++) {
+	const uint8_t *gdeliv = d->gdeliv;
+	size_t nk = d->lcand_full ? d->p->npkts : d->nlcand;
+	for (size_t c = 0; c < nk; c++) {
+		size_t k = d->lcand_full ? c : d->lcand[c];
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(m, r->t) || r->t > d->t_end_cut)
 			continue;
@@ -1441,7 +1643,7 @@ static void ana_loss_tables(struct ana_dctx *d)
 			size_t row = np_table_row(lp);
 			nrows++;
 			np_table_set_str(lp, row, LP_FLOW, name);
-			np_table_set_u64(lp, row, LP_SEQ, r->seq);
+			np_table_set_u64(lp, row, LP_SEQ, d->p->pkts[k].seq);
 			np_table_set_i64(lp, row, LP_TIME, lc[c].t);
 			np_table_set_u64(lp, row, LP_LEN, r->len);
 			np_table_set_str(lp, row, LP_LAST_HOST, m->hosts.v[lp_->host].name);
@@ -1459,7 +1661,6 @@ static void ana_loss_tables(struct ana_dctx *d)
 		}
 	}
 	free(dj.hash); free(dj.used); free(dj.at);
-	free(gdeliv);
 	ana_dropagg_findings(d, dagg, ndagg);
 	if (d->unrec && !m->sacc)       /* streamed: summed over the windows */
 		((double)d->unrec <= ANA_MINOR_MISSED_SHARE * (double)d->p->npkts ? ana_note : ana_warn)(
@@ -2112,7 +2313,7 @@ static void ana_stream_jit_point(const struct ana_stream_flows *x, struct ana_sj
 	q->ii = ii;
 }
 
-/* The window's full-path packets j (ana_jit_collect: by flow, in send
+/* The window's full-path packets j (ana_jit_close: by flow, in send
  * order) continue each run flow's jitter sequence. */
 static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n)
 {
@@ -2441,9 +2642,11 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	struct ana_dctx d = { .m = m, .p = p, .o = o };
 	if (!p || !p->npkts)
 		return;
-	d.res = malloc(p->npkts * sizeof(*d.res));
+	d.res = ana_res_alloc(p->npkts, &d.res_len);
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
-	if (!d.res || !d.fa)
+	d.clk = ana_dc_clocks(m);
+	d.nclk = m->hosts.n;
+	if (!d.res || !d.fa || !d.clk)
 		goto out;
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
@@ -2455,7 +2658,7 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	ana_window_sums(&d);
 	ana_flow_orders(&d);
 	ana_accumulate(&d);
-	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost)
+	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost || !d.whole)
 		goto out;
 	ana_export_ivseg(&d);
 	ana_decomp_table(&d);
@@ -2474,7 +2677,10 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
+	free(d.whole); free(d.gdeliv); free(d.lcand); free(d.clk); free(d.jit); free(d.jat);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
-	free(d.res); free(d.fa);
+	if (d.res)
+		munmap(d.res, d.res_len);
+	free(d.fa);
 }

@@ -29,6 +29,33 @@ void np_sketch_reset(struct np_sketch *s);
 void np_sketch_add(struct np_sketch *s, uint64_t v, uint64_t count);
 void np_sketch_add_bucket(struct np_sketch *s, uint32_t idx, uint64_t count);
 void np_sketch_merge(struct np_sketch *dst, const struct np_sketch *src);
+/* np_sketch_index with the CPU's leading-zero count: the same bucket. */
+static inline uint32_t np_sketch_index_fast(uint64_t v)
+{
+	if (v < NP_SK_SUB)
+		return (uint32_t)v;
+	unsigned shift = 63 - (unsigned)__builtin_clzll(v) - NP_SK_SUB_BITS;
+	return (shift + 1) * NP_SK_SUB + (uint32_t)((v >> shift) & (NP_SK_SUB - 1));
+}
+
+/* np_sketch_add(s, v, 1) with v's bucket idx known (np_sketch_index_fast),
+ * inline: the decomposition adds each latency to three sketches, tens of
+ * millions of adds per run. The same counts, extremes and sum. */
+static inline void np_sketch_add_one(struct np_sketch *s, uint64_t v, uint32_t idx)
+{
+	if (!s->counts) {            /* the first add allocates */
+		np_sketch_add(s, v, 1);
+		return;
+	}
+	if (s->n == 0 || v < s->min)
+		s->min = v;
+	if (s->n == 0 || v > s->max)
+		s->max = v;
+	s->counts[idx]++;
+	s->n++;
+	s->sum += (double)v;
+}
+
 /* q in [0,1]; 0 if empty. Exact for min (q=0) and max (q=1). */
 uint64_t np_sketch_quantile(const struct np_sketch *s, double q);
 double   np_sketch_mean(const struct np_sketch *s);

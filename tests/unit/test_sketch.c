@@ -165,6 +165,37 @@ static void test_merge(void)
 	np_sketch_free(&empty);
 }
 
+/* The inline add the decomposition uses equals np_sketch_add bit for bit:
+ * index, counts, extremes and the double sum (checked with ==, not near). */
+static void test_add_one(void)
+{
+	size_t badidx = 0;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t v = rng() >> (rng() % 64);
+		badidx += np_sketch_index_fast(v) != np_sketch_index(v);
+	}
+	for (uint64_t v = 0; v < 4096; v++)
+		badidx += np_sketch_index_fast(v) != np_sketch_index(v);
+	badidx += np_sketch_index_fast(UINT64_MAX) != np_sketch_index(UINT64_MAX);
+	CHECK_EQ_U(badidx, 0);
+	struct np_sketch a, b;
+	np_sketch_init(&a);
+	np_sketch_init(&b);
+	for (int i = 0; i < 100000; i++) {
+		/* large values too: sums past 2^53 round, in the same order */
+		uint64_t v = i % 1000 == 7 ? rng() : (uint64_t)(300.0 * exp(urand() * 12));
+		np_sketch_add(&a, v, 1);
+		np_sketch_add_one(&b, v, np_sketch_index_fast(v));
+	}
+	size_t diff = a.n != b.n || a.min != b.min || a.max != b.max || a.sum != b.sum;
+	for (uint32_t i = 0; i < NP_SK_NBUCKETS; i++)
+		diff += a.counts[i] != b.counts[i];
+	CHECK_EQ_U(diff, 0);
+	CHECK(a.sum > 0x1p53, "sum went past 2^53 (rounding exercised)");
+	np_sketch_free(&a);
+	np_sketch_free(&b);
+}
+
 static int unpack_bytes(struct np_sketch *s, const char *data, size_t len)
 {
 	msgpack_unpacked u;
@@ -237,6 +268,7 @@ int main(void)
 	test_buckets();
 	test_accuracy();
 	test_merge();
+	test_add_one();
 	test_pack();
 	return tap_done();
 }
