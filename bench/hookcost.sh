@@ -115,6 +115,24 @@ rec_wait_ready() {
 	done
 	return 1
 }
+# The signal handlers are set before every family has loaded (seen here:
+# txn's programs appeared seconds after, under load): until the set of
+# nprec's programs is the same for 1 s, at most 30 s.
+rec_wait_loaded() {
+	local i same=0 prev= cur
+	for i in $(seq 120); do
+		[ -e /proc/$REC ] || return 1
+		cur=$(grep -h '^prog_id:' /proc/"$REC"/fdinfo/* 2>/dev/null | sort -u | tr -d '\n')
+		if [ -n "$cur" ] && [ "$cur" = "$prev" ]; then
+			same=$((same + 1)); (( same >= 4 )) && return 0
+		else
+			same=0
+		fi
+		prev=$cur
+		sleep 0.25
+	done
+	return 1
+}
 # "name run_time_ns run_cnt" of this nprec's programs
 snap() {
 	local ids
@@ -138,8 +156,7 @@ measure() {   # measure MODELINE
 	done
 	env "${envs[@]}" "$build/nprec" -q "${args[@]}" -o "$TMP/rec.npr" 2>>"$TMP/rec.err" & REC=$!
 	PIDS+=($REC)
-	rec_wait_ready || { echo "hookcost: $label: nprec did not start" >&2; tail -3 "$TMP/rec.err" >&2; exit 1; }
-	sleep 0.5
+	rec_wait_ready && rec_wait_loaded || { echo "hookcost: $label: nprec did not start" >&2; tail -3 "$TMP/rec.err" >&2; exit 1; }
 	local ph i=0
 	snap > "$TMP/s0"
 	for ph in $PHASES; do
@@ -153,6 +170,7 @@ measure() {   # measure MODELINE
 		delta "$label" "$ph" "$TMP/s$i" "$TMP/s$((i + 1))" >> "$TMP/results"
 		i=$((i + 1))
 	done
+	[ -n "${HC_DEBUGDIR:-}" ] && cp "$TMP"/s[0-9] "$HC_DEBUGDIR"/
 	kill -INT $REC; wait $REC 2>/dev/null; REC=
 	rm -f "$TMP"/rec.npr*
 }
@@ -168,6 +186,7 @@ for rep in $(seq "$REPS"); do
 	echo "hookcost: repetition $rep done" >&2
 done
 L1=$(cut -d' ' -f1-3 /proc/loadavg)
+[ -n "${HC_RAW:-}" ] && cp "$TMP/results" "$HC_RAW" && cp "$TMP/rec.err" "$HC_RAW.err"   # every repetition's rows
 
 echo "hookcost: $REPS repetitions, $(cd "$ROOT" && git log --oneline -1 | cut -c1-50); load average at start $L0, at end $L1"
 for m in "${MODES[@]}"; do echo "  mode: $m"; done
