@@ -27,7 +27,6 @@ NP_BUILD=${NP_BUILD:-$ROOT/build}
 T=${BENCH_T:-3}
 REPS=${REPS:-4}
 NSA=${BENCH_NS:-hc}-a NSB=${BENCH_NS:-hc}-b
-IFA=hcva0 IFB=hcvb0
 IPA=10.77.31.1 IPB=10.77.31.2
 MODES_TXT=${HC_MODES:-"def $NP_BUILD"}
 PHASES=${HC_PHASES:-iperf3 wrk rr}
@@ -58,31 +57,12 @@ python3 "$ROOT/bench/bpfstats_hold.py" "$TMP/stats.ready" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/stats.ready" ] && break; sleep 0.1; done
 [ -e "$TMP/stats.ready" ] || { echo "hookcost: cannot enable BPF statistics" >&2; exit 1; }
 
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add $IFA netns $NSA type veth peer name $IFB netns $NSB
-ip -n $NSA addr add $IPA/24 dev $IFA; ip -n $NSB addr add $IPB/24 dev $IFB
-ip -n $NSA link set $IFA up; ip -n $NSB link set $IFB up
-# as bench/record.sh: data to CPU 0, ACKs to CPU 1 (no reordering)
-ip netns exec $NSB sh -c "echo 1 > /sys/class/net/$IFB/queues/rx-0/rps_cpus"
-ip netns exec $NSA sh -c "echo 2 > /sys/class/net/$IFA/queues/rx-0/rps_cpus"
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-worker_cpu_affinity 10;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+# namespaces, veth, nginx in B (bench/txn_lib.sh); then as bench/record.sh:
+# data to CPU 0, ACKs to CPU 1 (no reordering), the nginx worker on CPU 1
+source "$ROOT/bench/txn_lib.sh"
+txn_setup_nginx hcv
+ip netns exec $NSB sh -c "echo 1 > /sys/class/net/hcvb0/queues/rx-0/rps_cpus"
+ip netns exec $NSA sh -c "echo 2 > /sys/class/net/hcva0/queues/rx-0/rps_cpus"
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 # rr: HC_RR request/response pairs (100 B request, 4 KiB response) on one
 # loopback TCP connection, one thread pinned to CPU 0: four socket calls a
@@ -103,6 +83,7 @@ for _ in range(n):
     while got < len(resp): got += len(c.recv(65536))
 PY
 sleep 1
+for p in $(pgrep -P "$NGM"); do taskset -pc 1 "$p" >/dev/null; done
 
 # until nprec set its SIGHUP and SIGUSR1 handlers (attached, output open)
 rec_wait_ready() {
