@@ -908,10 +908,14 @@ static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 			/* the rest of a column of scalars, without the generic step */
 			if (top) {
 				uint64_t l = left[top - 1], l0 = l;
+				bool runs = true;
 				while (l > 1 && pos < len) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-					/* eight bytes at a time while they are all fixints */
-					if (l > 8 && len - pos >= 8) {
+					/* eight bytes at a time while they are all
+					 * fixints; a column that mixes in wider
+					 * integers is stepped by the table alone (its
+					 * forms come at random: no branch on them) */
+					if (runs && l > 8 && len - pos >= 8) {
 						uint64_t x;
 						memcpy(&x, p + pos, 8);
 						x &= 0x8080808080808080ull;
@@ -920,17 +924,13 @@ static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 						l -= k;
 						if (k == 8)
 							continue;
+						runs = false;
 					}
 #endif
-					uint8_t c = p[pos];
-					if (c <= 0x7f) {          /* predictable: most values */
-						pos++;
-					} else {
-						f = mp_fixed[c];
-						if (!f || f > len - pos)
-							break;
-						pos += f;
-					}
+					f = mp_fixed[p[pos]];
+					if (!f || f > len - pos)
+						break;
+					pos += f;
 					l--;
 				}
 				nobj += l0 - l;
