@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "ana_pktdec.h"
 #include "pktcols.h"
 #include "records.h"
@@ -272,6 +274,26 @@ static int pd_open(const struct pktcols_raw *body, struct pktcols_col *col, stru
 	return 0;
 }
 
+/* Fresh pages of the event array are mapped in one call, not one page
+ * fault each (the faults were ~0.15 s of reading 10 M events); the
+ * contents are not touched and a failure is harmless (faults instead). */
+static void pd_prefault(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	static long pg;
+	if (!pg)
+		pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0 || len < (size_t)pg)
+		return;
+	uintptr_t a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1),
+		  e = ((uintptr_t)p + len) & ~((uintptr_t)pg - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+	(void)p; (void)len;
+#endif
+}
+
 /* The events of one PKT_EVENTS body, as pd_commit will append them, into
  * *v from index off on (grown to hold every event of the body: the
  * reading thread decodes straight into the model's array). A column found
@@ -293,6 +315,7 @@ again:
 	    ana_vec_grow((void **)v, cap, off + n, sizeof(**v)))
 		return;
 	struct ana_pev *out = *v + off;
+	pd_prefault(out, n * sizeof(*out));
 	has &= ~drop;
 	/* ids as written by no recorder: the deltas are left as they are */
 	bool undelta = maxid < (1u << 24);

@@ -723,6 +723,25 @@ static uint64_t chunk_end(const struct np_reader *r, uint64_t off)
 
 uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off)
 {
+	if (r->seek == NP_SEEK_INDEX) {
+		/* the window's next chunk after the indexed one at off, as
+		 * load_chunk will go (the index and the window are fixed once
+		 * np_reader_set_window chose the index; entries ascend) */
+		size_t lo = 0, hi = r->ix.n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (r->ix.v[mid].off < off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo >= r->ix.n || r->ix.v[lo].off != off)
+			return 0;
+		for (size_t i = lo + 1; i < r->ix.n; i++)
+			if (np_span_wanted(&r->ix.v[i], r->win_lo, r->win_hi))
+				return r->ix.v[i].off;
+		return 0;
+	}
 	uint64_t end = chunk_end(r, off);
 	return end < r->size ? end : 0;
 }
