@@ -5,14 +5,14 @@
  * that touches the model (host counters, flow lookup, ana_model.pev)
  * happens in pd_commit on the caller's thread, in the order the records
  * were read: one lookup per flow of the record, then a copy of the events
- * with their flow numbers mapped. The queue is bounded (PD_DEPTH jobs per
- * worker), so at most that many record bodies are copied at once. */
+ * with their flow numbers mapped. Columns are decoded in
+ * pieces of PD_BLOCK events that stay in cache, not into whole-record
+ * arrays. The queue is bounded (PD_DEPTH jobs per worker), so at most that
+ * many record bodies are copied at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include "ana_pktdec.h"
 #include "pktcols.h"
 #include "records.h"
@@ -210,9 +210,9 @@ static void pd_undelta(struct pd_evs *o, struct pd_piece *pc, const uint32_t *pr
 	}
 }
 
-/* Appends the piece's path events to out[o->n...] (pure: the flows are
- * numbered per record, the model is not touched). */
-static void pd_emit(struct pd_evs *o, struct ana_pev *out, const struct pd_piece *pc,
+/* Appends the piece's path events to o->ev (pure: the flows are numbered
+ * per record, the model is not touched). */
+static void pd_emit(struct pd_evs *o, const struct pd_piece *pc,
 		    const uint32_t *pre, size_t k, unsigned has)
 {
 	for (size_t i = 0; i < k; i++) {
@@ -226,7 +226,7 @@ static void pd_emit(struct pd_evs *o, struct ana_pev *out, const struct pd_piece
 			fi = o->ploc[pre[i]] = (uint32_t)o->nfl;
 			o->fl[o->nfl++] = (struct pd_flow){ o->pid[pre[i]], UINT64_MAX, 0, 0 };
 		}
-		struct ana_pev *e = &out[o->n++];
+		struct ana_pev *e = &o->ev[o->n++];
 		e->ts = ts;
 		e->hook = (uint8_t)hook;
 		e->flags = (uint8_t)((has & 1u << PD_C_EFL ? pc->v[PD_C_EFL][i] : 0) & 0x7);
@@ -274,33 +274,11 @@ static int pd_open(const struct pktcols_raw *body, struct pktcols_col *col, stru
 	return 0;
 }
 
-/* Fresh pages of the event array are mapped in one call, not one page
- * fault each (the faults were ~0.15 s of reading 10 M events); the
- * contents are not touched and a failure is harmless (faults instead). */
-static void pd_prefault(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-	static long pg;
-	if (!pg)
-		pg = sysconf(_SC_PAGESIZE);
-	if (pg <= 0 || len < (size_t)pg)
-		return;
-	uintptr_t a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1),
-		  e = ((uintptr_t)p + len) & ~((uintptr_t)pg - 1);
-	if (e > a)
-		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#else
-	(void)p; (void)len;
-#endif
-}
-
-/* The events of one PKT_EVENTS body, as pd_commit will append them, into
- * *v from index off on (grown to hold every event of the body: the
- * reading thread decodes straight into the model's array). A column found
- * malformed half-way is unusable as a whole: the build starts again
- * without it (ts_d, hook, flow: the record has no events). */
-static void pd_build(struct pd_evs *o, const struct pktcols_raw *body, struct ana_pev **v,
-		     size_t *cap, size_t off)
+/* The events of one PKT_EVENTS body into o->ev, as pd_commit will append
+ * them. A column found malformed half-way is unusable as a whole: the
+ * build starts again without it (ts_d, hook, flow: the record has no
+ * events). */
+static void pd_build(struct pd_evs *o, const struct pktcols_raw *body)
 {
 	struct pktcols_col col[PD_NCOL], flow;
 	struct pd_piece pc;
@@ -312,10 +290,8 @@ again:
 	o->n = 0;
 	o->nfl = 0;
 	if (pd_open(body, col, &flow, &n, &has) || !n || pd_number_flows(o, &flow, n, &maxid) ||
-	    ana_vec_grow((void **)v, cap, off + n, sizeof(**v)))
+	    ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
 		return;
-	struct ana_pev *out = *v + off;
-	pd_prefault(out, n * sizeof(*out));
 	has &= ~drop;
 	/* ids as written by no recorder: the deltas are left as they are */
 	bool undelta = maxid < (1u << 24);
@@ -334,16 +310,16 @@ again:
 		}
 		if (undelta)
 			pd_undelta(o, &pc, o->pre + b, k, has);
-		pd_emit(o, out, &pc, o->pre + b, k, has);
+		pd_emit(o, &pc, o->pre + b, k, has);
 	}
 }
-/* Appends one record's events (src: o->ev, or the model's array where
- * the reading thread decoded them) to the model (the caller's thread
- * only). Flows are looked up (and created) in order of first appearance,
- * as a walk over the events would; an event whose flow cannot be had is
- * left out, as is its count. */
-static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o, const struct ana_pev *src)
+/* Appends one record's events to the model (the caller's thread only).
+ * Flows are looked up (and created) in order of first appearance, as a
+ * walk over the events would; an event whose flow cannot be had is left
+ * out, as is its count. */
+static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 {
+	const struct ana_pev *src = o->ev;
 	struct ana_host *h = &m->hosts.v[host];
 	h->pkt_lost += o->lost;
 	h->pkt_seen += o->seen;
@@ -367,7 +343,7 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o, con
 	}
 	struct ana_pev *out = m->pev.v + m->pev.n;
 	size_t k = 0;
-	for (size_t i = 0; i < o->n; i++) {     /* out may be src: k <= i */
+	for (size_t i = 0; i < o->n; i++) {
 		uint32_t fi = map[src[i].flow];
 		if (fi == UINT32_MAX)
 			continue;
@@ -381,15 +357,13 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o, con
 		free(map);
 }
 
-/* Decoded on the reading thread straight into the model's event array. */
 static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	struct pktcols_raw body;
-	struct ana_model *m = d->m;
 	if (pktcols_raw_from_record(&body, rec))
 		return;
-	pd_build(&d->inl, &body, &m->pev.v, &m->pev.cap, m->pev.n);
-	pd_commit(m, host, &d->inl, m->pev.v ? m->pev.v + m->pev.n : NULL);
+	pd_build(&d->inl, &body);
+	pd_commit(d->m, host, &d->inl);
 }
 
 static void *pd_worker(void *arg)
@@ -405,7 +379,7 @@ static void *pd_worker(void *arg)
 		pthread_mutex_unlock(&d->mu);
 		struct pktcols_raw body;
 		if (pktcols_raw_open(&body, j->raw, j->len) == 0)
-			pd_build(&j->evs, &body, &j->evs.ev, &j->evs.evcap, 0);
+			pd_build(&j->evs, &body);
 		else
 			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
 				j->evs.prog_missed = j->evs.capped = 0;
@@ -453,7 +427,7 @@ static void pd_commit_head(struct ana_pktdec *d)
 	while (!j->done)
 		pthread_cond_wait(&d->done, &d->mu);
 	pthread_mutex_unlock(&d->mu);
-	pd_commit(d->m, j->host, &j->evs, j->evs.ev);
+	pd_commit(d->m, j->host, &j->evs);
 	j->done = false;
 	d->head++;
 }
