@@ -747,10 +747,9 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	c->dec = ana_pktdec_new(m, threads);
 	if (!c->dec)
 		return -ENOMEM;
-	/* decompression ahead of the reader; not through an index, where the
-	 * window skips chunks */
-	struct ana_read *ahead = threads > 1 && np_reader_seek_mode(r) != NP_SEEK_INDEX
-				 ? ana_read_new(r, threads - 1) : NULL;
+	/* decompression ahead of the reader (through an index: the window's
+	 * chunks only, np_reader_next_chunk) */
+	struct ana_read *ahead = threads > 1 ? ana_read_new(r, threads - 1) : NULL;
 	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
 	bool over = false;

@@ -5,8 +5,10 @@
  * that touches the model (host counters, flow lookup, ana_model.pev)
  * happens in pd_commit on the caller's thread, in the order the records
  * were read: one lookup per flow of the record, then a copy of the events
- * with their flow numbers mapped. The queue is bounded (PD_DEPTH jobs per
- * worker), so at most that many record bodies are copied at once. */
+ * with their flow numbers mapped. Columns are decoded in
+ * pieces of PD_BLOCK events that stay in cache, not into whole-record
+ * arrays. The queue is bounded (PD_DEPTH jobs per worker), so at most that
+ * many record bodies are copied at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,18 +20,14 @@
 #define PD_DEPTH 4              /* jobs in flight per worker */
 #define PD_MAXTHREADS 64
 
-/* One record's columns after decoding. */
-struct pd_cols {
-	size_t n;                   /* 0: unusable (a column missing or of another length) */
-	uint64_t *ts, *hook, *flow, *slen, *uid, *tfl, *efl;
-	size_t nsl, nu, ntf, nef;
-	uint32_t *seq, *ack, *tsv;
-	uint64_t lost, seen, missed, prog_missed, capped;   /* summed over the body's "hooks" map */
-};
+#define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
 
 /* A flow of one record: its id in the recording and what its events add
  * to the host (counted here, added only when the flow is found). */
 struct pd_flow { uint64_t id; uint64_t t_min, t_max, n; };
+
+/* Per-flow delta state of seq_fd/ack_fd/tsval_fd. */
+struct pd_prev { uint32_t seq, ack, tsv; };
 
 /* One record's events, ready to append: ev[i].flow indexes fl. The
  * buffers are kept from record to record (fresh ones would be page faults
@@ -37,11 +35,22 @@ struct pd_flow { uint64_t id; uint64_t t_min, t_max, n; };
 struct pd_evs {
 	struct ana_pev *ev;
 	size_t n, evcap;
-	struct pd_flow *fl;
+	struct pd_flow *fl;         /* flows of kept events, in order of first appearance */
 	size_t nfl, flcap;
-	uint32_t *fslot;            /* open addressing over fl, index + 1 */
-	size_t fscap;
-	uint64_t lost, seen, missed, prog_missed, capped;
+	/* every flow id of the record's flow column, numbered in order of
+	 * first appearance among all events (kept or not: the per-flow deltas
+	 * run over all), and its number in fl (UINT32_MAX: none yet) */
+	uint32_t *pre;              /* per event */
+	size_t precap;
+	uint64_t *pid;
+	size_t npre, pcap;
+	uint32_t *ploc;
+	size_t plcap;
+	struct pd_prev *prev;
+	size_t pvcap;
+	uint32_t *pslot;            /* open addressing over pid, index + 1 */
+	size_t pscap;
+	uint64_t lost, seen, missed, prog_missed, capped;   /* summed over the body's "hooks" map */
 };
 
 struct pd_job {
@@ -65,30 +74,12 @@ struct ana_pktdec {
 	bool stop;
 };
 
-/* Undoes the per-flow delta encoding of seq_fd/ack_fd/tsval_fd in place. */
-static void pd_undelta_flow(uint32_t *v, const uint64_t *flow, size_t n)
-{
-	uint64_t maxf = 0;
-	for (size_t i = 0; i < n; i++)
-		if (flow[i] > maxf)
-			maxf = flow[i];
-	if (maxf >= (1u << 24))
-		return;
-	uint32_t *prev = calloc(maxf + 1, sizeof(*prev));
-	if (!prev)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		prev[flow[i]] += v[i];
-		v[i] = prev[flow[i]];
-	}
-	free(prev);
-}
-
-static void pd_lost(struct pd_cols *c, const struct pktcols_raw *body)
+static void pd_lost(struct pd_evs *o, const struct pktcols_raw *body)
 {
 	struct pktcols_mapit it;
 	size_t hl, kl, vl;
 	const uint8_t *hk = pktcols_raw_get(body, "hooks", &hl), *k, *v;
+	o->lost = o->seen = o->missed = o->prog_missed = o->capped = 0;
 	if (!hk || pktcols_map_begin(&it, hk, hl))
 		return;
 	while (pktcols_map_next(&it, &k, &kl, &v, &vl) == 1) {
@@ -96,146 +87,239 @@ static void pd_lost(struct pd_cols *c, const struct pktcols_raw *body)
 		uint64_t x;
 		if (pktcols_raw_open(&one, v, vl))
 			continue;
-		if (pktcols_raw_u64(&one, "lost", &x) == 0) c->lost += x;
-		if (pktcols_raw_u64(&one, "seen", &x) == 0) c->seen += x;
-		if (pktcols_raw_u64(&one, "missed", &x) == 0) c->missed += x;
-		if (pktcols_raw_u64(&one, "prog_missed", &x) == 0) c->prog_missed += x;
-		if (pktcols_raw_u64(&one, "capped", &x) == 0) c->capped += x;
+		if (pktcols_raw_u64(&one, "lost", &x) == 0) o->lost += x;
+		if (pktcols_raw_u64(&one, "seen", &x) == 0) o->seen += x;
+		if (pktcols_raw_u64(&one, "missed", &x) == 0) o->missed += x;
+		if (pktcols_raw_u64(&one, "prog_missed", &x) == 0) o->prog_missed += x;
+		if (pktcols_raw_u64(&one, "capped", &x) == 0) o->capped += x;
 	}
-}
-
-static void pd_cols_free(struct pd_cols *c)
-{
-	free(c->ts); free(c->hook); free(c->flow); free(c->slen); free(c->uid); free(c->tfl);
-	free(c->efl); free(c->seq); free(c->ack); free(c->tsv);
-	memset(c, 0, sizeof(*c));
-}
-
-static void pd_decode(struct pd_cols *c, const struct pktcols_raw *body)
-{
-	uint64_t n64 = 0;
-	size_t nts = 0, nh = 0, nf = 0;
-	memset(c, 0, sizeof(*c));
-	pd_lost(c, body);
-	c->ts = pktcols_raw_u64_delta(body, "ts_d", &nts);
-	c->hook = pktcols_raw_u64_array(body, "hook", &nh);
-	c->flow = pktcols_raw_u64_array(body, "flow", &nf);
-	c->slen = pktcols_raw_u64_array(body, "slen", &c->nsl);
-	c->uid = pktcols_raw_u64_array(body, "uid", &c->nu);
-	c->tfl = pktcols_raw_u64_array(body, "tcpflags", &c->ntf);
-	c->efl = pktcols_raw_u64_array(body, "evflags", &c->nef);
-	size_t n = nts;
-	if (pktcols_raw_u64(body, "n", &n64) == 0 && n64 != n)
-		n = 0;
-	if (!c->ts || !c->hook || !c->flow || nh != n || nf != n)
-		return;
-	c->seq = pktcols_raw_u32_mod(body, "seq_fd", n);
-	c->ack = pktcols_raw_u32_mod(body, "ack_fd", n);
-	c->tsv = pktcols_raw_u32_mod(body, "tsval_fd", n);
-	if (c->seq) pd_undelta_flow(c->seq, c->flow, n);
-	if (c->ack) pd_undelta_flow(c->ack, c->flow, n);
-	if (c->tsv) pd_undelta_flow(c->tsv, c->flow, n);
-	c->n = n;
 }
 
 static void pd_evs_free(struct pd_evs *o)
 {
-	free(o->ev); free(o->fl); free(o->fslot);
+	free(o->ev); free(o->fl); free(o->pre); free(o->pid); free(o->ploc);
+	free(o->prev); free(o->pslot);
 	memset(o, 0, sizeof(*o));
 }
 
-/* The record-local number of flow id, added at its first event. */
-static void pd_evs_reset(struct pd_evs *o, const struct pd_cols *c)
+/* The record's number of flow id (pd_evs.pre), added at its first event;
+ * UINT32_MAX when out of memory. */
+static uint32_t pd_pre_of(struct pd_evs *o, uint64_t id)
 {
-	o->n = 0;
-	o->nfl = 0;
-	if (o->fslot)
-		memset(o->fslot, 0, o->fscap * sizeof(*o->fslot));
-	o->lost = c->lost; o->seen = c->seen; o->missed = c->missed;
-	o->prog_missed = c->prog_missed; o->capped = c->capped;
-}
-
-static uint32_t pd_flow_of(struct pd_evs *o, uint64_t id)
-{
-	if ((o->nfl + 1) * 2 > o->fscap) {
-		size_t nc = o->fscap ? o->fscap * 2 : 64;
+	if ((o->npre + 1) * 2 > o->pscap) {
+		size_t nc = o->pscap ? o->pscap * 2 : 64;
 		uint32_t *ns = calloc(nc, sizeof(*ns));
-		if (!ns || ana_vec_grow((void **)&o->fl, &o->flcap, o->nfl + 1, sizeof(*o->fl))) {
-			free(ns);
+		if (!ns)
 			return UINT32_MAX;
-		}
-		for (size_t f = 0; f < o->nfl; f++) {
-			size_t j = (o->fl[f].id * 0x9e3779b97f4a7c15ULL >> 32) & (nc - 1);
+		for (size_t f = 0; f < o->npre; f++) {
+			size_t j = (o->pid[f] * 0x9e3779b97f4a7c15ULL >> 32) & (nc - 1);
 			while (ns[j])
 				j = (j + 1) & (nc - 1);
 			ns[j] = (uint32_t)f + 1;
 		}
-		free(o->fslot);
-		o->fslot = ns;
-		o->fscap = nc;
+		free(o->pslot);
+		o->pslot = ns;
+		o->pscap = nc;
 	}
-	size_t j = (id * 0x9e3779b97f4a7c15ULL >> 32) & (o->fscap - 1);
-	for (; o->fslot[j]; j = (j + 1) & (o->fscap - 1))
-		if (o->fl[o->fslot[j] - 1].id == id)
-			return o->fslot[j] - 1;
-	if (ana_vec_grow((void **)&o->fl, &o->flcap, o->nfl + 1, sizeof(*o->fl)))
+	size_t j = (id * 0x9e3779b97f4a7c15ULL >> 32) & (o->pscap - 1);
+	for (; o->pslot[j]; j = (j + 1) & (o->pscap - 1))
+		if (o->pid[o->pslot[j] - 1] == id)
+			return o->pslot[j] - 1;
+	if (ana_vec_grow((void **)&o->pid, &o->pcap, o->npre + 1, sizeof(*o->pid)))
 		return UINT32_MAX;
-	o->fl[o->nfl] = (struct pd_flow){ id, UINT64_MAX, 0, 0 };
-	o->fslot[j] = (uint32_t)o->nfl + 1;
-	return (uint32_t)o->nfl++;
+	o->pid[o->npre] = id;
+	o->pslot[j] = (uint32_t)o->npre + 1;
+	return (uint32_t)o->npre++;
 }
 
-/* The events of decoded columns, as pd_commit will append them (pure: the
- * flows are numbered per record, the model is not touched). */
-static void pd_build(struct pd_evs *o, const struct pd_cols *c)
+/* Numbers the flow column (pd_evs.pre); its largest id in *maxid. */
+static int pd_number_flows(struct pd_evs *o, struct pktcols_col *col, size_t n, uint64_t *maxid)
 {
-	size_t n = c->n;
-	pd_evs_reset(o, c);
-	if (!n || ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
-		return;
-	uint32_t last_fi = UINT32_MAX;
-	uint64_t last_flow = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t hook = c->hook[i];
-		if (!c->ts[i] || hook == 0 || hook >= ANA_NHOOKS)
+	uint64_t id[PD_BLOCK], last = 0;
+	uint32_t last_pre = UINT32_MAX;
+	o->npre = 0;
+	if (o->pslot)
+		memset(o->pslot, 0, o->pscap * sizeof(*o->pslot));
+	*maxid = 0;
+	if (ana_vec_grow((void **)&o->pre, &o->precap, n, sizeof(*o->pre)))
+		return -1;
+	for (size_t b = 0; b < n; b += PD_BLOCK) {
+		size_t k = n - b < PD_BLOCK ? n - b : PD_BLOCK;
+		if (pktcols_col_u64(col, id, k))
+			return -1;
+		for (size_t i = 0; i < k; i++) {
+			if (id[i] != last || last_pre == UINT32_MAX) {
+				if ((last_pre = pd_pre_of(o, id[i])) == UINT32_MAX)
+					return -1;
+				last = id[i];
+				if (id[i] > *maxid)
+					*maxid = id[i];
+			}
+			o->pre[b + i] = last_pre;
+		}
+	}
+	if (ana_vec_grow((void **)&o->ploc, &o->plcap, o->npre, sizeof(*o->ploc)) ||
+	    ana_vec_grow((void **)&o->prev, &o->pvcap, o->npre, sizeof(*o->prev)) ||
+	    ana_vec_grow((void **)&o->fl, &o->flcap, o->npre, sizeof(*o->fl)))
+		return -1;
+	return 0;
+}
+
+/* The columns of one record (PD_C_*), each read piece by piece. */
+enum { PD_C_TS, PD_C_HOOK, PD_C_SLEN, PD_C_UID, PD_C_TFL, PD_C_EFL,
+       PD_C_SEQ, PD_C_ACK, PD_C_TSV, PD_NCOL };
+static const char *const pd_keys[PD_NCOL] = {
+	"ts_d", "hook", "slen", "uid", "tcpflags", "evflags", "seq_fd", "ack_fd", "tsval_fd" };
+
+/* One piece of the columns; a column not in `has` reads as 0. */
+struct pd_piece {
+	uint64_t v[PD_C_EFL + 1][PD_BLOCK];
+	uint32_t w[3][PD_BLOCK];    /* seq, ack, tsval */
+};
+
+/* Decodes the next k values of every column in has. -1 and the column in
+ * *bad when one is malformed. */
+static int pd_read_piece(struct pktcols_col *col, unsigned has, struct pd_piece *pc, size_t k, int *bad)
+{
+	for (int c = 0; c < PD_NCOL; c++) {
+		if (!(has & 1u << c))
+			continue;
+		int rc = c == PD_C_TS ? pktcols_col_delta(&col[c], pc->v[c], k)
+		       : c < PD_C_SEQ ? pktcols_col_u64(&col[c], pc->v[c], k)
+		       : pktcols_col_u32(&col[c], pc->w[c - PD_C_SEQ], k);
+		if (rc) {
+			*bad = c;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Undoes the per-flow delta encoding of seq_fd/ack_fd/tsval_fd in a piece. */
+static void pd_undelta(struct pd_evs *o, struct pd_piece *pc, const uint32_t *pre, size_t k, unsigned has)
+{
+	for (int c = PD_C_SEQ; c < PD_NCOL; c++) {
+		if (!(has & 1u << c))
+			continue;
+		uint32_t *v = pc->w[c - PD_C_SEQ];
+		for (size_t i = 0; i < k; i++) {
+			struct pd_prev *p = &o->prev[pre[i]];
+			uint32_t *acc = c == PD_C_SEQ ? &p->seq : c == PD_C_ACK ? &p->ack : &p->tsv;
+			v[i] = *acc += v[i];
+		}
+	}
+}
+
+/* Appends the piece's path events to o->ev (pure: the flows are numbered
+ * per record, the model is not touched). */
+static void pd_emit(struct pd_evs *o, const struct pd_piece *pc,
+		    const uint32_t *pre, size_t k, unsigned has)
+{
+	for (size_t i = 0; i < k; i++) {
+		uint64_t ts = pc->v[PD_C_TS][i], hook = pc->v[PD_C_HOOK][i];
+		if (!ts || hook == 0 || hook >= ANA_NHOOKS)
 			continue;
 		if (hook == PK_HOOK_AID_TX || hook == PK_HOOK_AID_RX)
 			continue;               /* active-ID bookkeeping, not a path hook */
-		uint32_t fi = c->flow[i] == last_flow ? last_fi : pd_flow_of(o, c->flow[i]);
-		if (fi == UINT32_MAX)
-			continue;
-		last_flow = c->flow[i]; last_fi = fi;
+		uint32_t fi = o->ploc[pre[i]];
+		if (fi == UINT32_MAX) {
+			fi = o->ploc[pre[i]] = (uint32_t)o->nfl;
+			o->fl[o->nfl++] = (struct pd_flow){ o->pid[pre[i]], UINT64_MAX, 0, 0 };
+		}
 		struct ana_pev *e = &o->ev[o->n++];
-		e->ts = c->ts[i];
+		e->ts = ts;
 		e->hook = (uint8_t)hook;
-		e->flags = (uint8_t)((c->efl && c->nef == n ? c->efl[i] : 0) & 0x7);
-		if (c->tfl && c->ntf == n && (c->tfl[i] & 0x07))     /* FIN | SYN | RST */
+		e->flags = (uint8_t)((has & 1u << PD_C_EFL ? pc->v[PD_C_EFL][i] : 0) & 0x7);
+		if (has & 1u << PD_C_TFL && (pc->v[PD_C_TFL][i] & 0x07))     /* FIN | SYN | RST */
 			e->flags |= ANA_EVF_CTL;
 		e->host = 0;                /* set by pd_commit */
 		e->flow = fi;
-		uint64_t u = c->uid && c->nu == n ? c->uid[i] : 0;
+		uint64_t u = has & 1u << PD_C_UID ? pc->v[PD_C_UID][i] : 0;
 		if (u) {                    /* UDP best-effort ID */
 			e->seq = (uint32_t)u;
 			e->len = 0; e->ack = 0; e->xid = 0;
 		} else {
-			e->seq = c->seq ? c->seq[i] : 0;
-			e->len = c->slen && c->nsl == n ? (uint32_t)c->slen[i] : 0;
-			e->ack = c->ack ? c->ack[i] : 0;
-			e->xid = c->tsv ? c->tsv[i] : 0;
+			e->seq = has & 1u << PD_C_SEQ ? pc->w[0][i] : 0;
+			e->len = has & 1u << PD_C_SLEN ? (uint32_t)pc->v[PD_C_SLEN][i] : 0;
+			e->ack = has & 1u << PD_C_ACK ? pc->w[1][i] : 0;
+			e->xid = has & 1u << PD_C_TSV ? pc->w[2][i] : 0;
 		}
 		struct pd_flow *f = &o->fl[fi];
-		if (e->ts < f->t_min) f->t_min = e->ts;
-		if (e->ts > f->t_max) f->t_max = e->ts;
+		if (ts < f->t_min) f->t_min = ts;
+		if (ts > f->t_max) f->t_max = ts;
 		f->n++;
 	}
 }
 
+/* Opens the columns: ts_d, hook and flow must hold n values (n from
+ * ts_d, and "n" when present), the others are left out (read as 0) when
+ * missing or of another length. 0, or -1: the record has no usable events. */
+static int pd_open(const struct pktcols_raw *body, struct pktcols_col *col, struct pktcols_col *flow,
+		   size_t *n, unsigned *has)
+{
+	uint64_t cnt[PD_NCOL], nf, n64;
+	*has = 0;
+	for (int c = 0; c < PD_NCOL; c++)
+		if (pktcols_col_open(&col[c], body, pd_keys[c], &cnt[c]) == 0)
+			*has |= 1u << c;
+	if (!(*has & 1u << PD_C_TS) || !(*has & 1u << PD_C_HOOK) ||
+	    pktcols_col_open(flow, body, "flow", &nf))
+		return -1;
+	*n = cnt[PD_C_TS];
+	if ((pktcols_raw_u64(body, "n", &n64) == 0 && n64 != *n) || cnt[PD_C_HOOK] != *n || nf != *n)
+		return -1;
+	for (int c = PD_C_SLEN; c < PD_NCOL; c++)
+		if (cnt[c] != *n)
+			*has &= ~(1u << c);
+	return 0;
+}
+
+/* The events of one PKT_EVENTS body into o->ev, as pd_commit will append
+ * them. A column found malformed half-way is unusable as a whole: the
+ * build starts again without it (ts_d, hook, flow: the record has no
+ * events). */
+static void pd_build(struct pd_evs *o, const struct pktcols_raw *body)
+{
+	struct pktcols_col col[PD_NCOL], flow;
+	struct pd_piece pc;
+	unsigned has, drop = 0;
+	size_t n;
+	uint64_t maxid;
+	pd_lost(o, body);
+again:
+	o->n = 0;
+	o->nfl = 0;
+	if (pd_open(body, col, &flow, &n, &has) || !n || pd_number_flows(o, &flow, n, &maxid) ||
+	    ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
+		return;
+	has &= ~drop;
+	/* ids as written by no recorder: the deltas are left as they are */
+	bool undelta = maxid < (1u << 24);
+	memset(o->ploc, 0xff, o->npre * sizeof(*o->ploc));
+	memset(o->prev, 0, o->npre * sizeof(*o->prev));
+	for (size_t b = 0; b < n; b += PD_BLOCK) {
+		size_t k = n - b < PD_BLOCK ? n - b : PD_BLOCK;
+		int bad;
+		if (pd_read_piece(col, has, &pc, k, &bad)) {
+			o->n = 0;
+			o->nfl = 0;
+			if (bad <= PD_C_HOOK)
+				return;
+			drop |= 1u << bad;
+			goto again;
+		}
+		if (undelta)
+			pd_undelta(o, &pc, o->pre + b, k, has);
+		pd_emit(o, &pc, o->pre + b, k, has);
+	}
+}
 /* Appends one record's events to the model (the caller's thread only).
  * Flows are looked up (and created) in order of first appearance, as a
  * walk over the events would; an event whose flow cannot be had is left
  * out, as is its count. */
 static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 {
+	const struct ana_pev *src = o->ev;
 	struct ana_host *h = &m->hosts.v[host];
 	h->pkt_lost += o->lost;
 	h->pkt_seen += o->seen;
@@ -260,10 +344,10 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 	struct ana_pev *out = m->pev.v + m->pev.n;
 	size_t k = 0;
 	for (size_t i = 0; i < o->n; i++) {
-		uint32_t fi = map[o->ev[i].flow];
+		uint32_t fi = map[src[i].flow];
 		if (fi == UINT32_MAX)
 			continue;
-		out[k] = o->ev[i];
+		out[k] = src[i];
 		out[k].flow = fi;
 		out[k].host = (uint16_t)host;
 		k++;
@@ -276,12 +360,9 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	struct pktcols_raw body;
-	struct pd_cols c;
 	if (pktcols_raw_from_record(&body, rec))
 		return;
-	pd_decode(&c, &body);
-	pd_build(&d->inl, &c);
-	pd_cols_free(&c);
+	pd_build(&d->inl, &body);
 	pd_commit(d->m, host, &d->inl);
 }
 
@@ -297,11 +378,11 @@ static void *pd_worker(void *arg)
 		struct pd_job *j = &d->ring[d->take++ % d->depth];
 		pthread_mutex_unlock(&d->mu);
 		struct pktcols_raw body;
-		struct pd_cols c = { 0 };
 		if (pktcols_raw_open(&body, j->raw, j->len) == 0)
-			pd_decode(&c, &body);
-		pd_build(&j->evs, &c);
-		pd_cols_free(&c);
+			pd_build(&j->evs, &body);
+		else
+			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
+				j->evs.prog_missed = j->evs.capped = 0;
 		free(j->raw);
 		j->raw = NULL;
 		pthread_mutex_lock(&d->mu);

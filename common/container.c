@@ -723,6 +723,25 @@ static uint64_t chunk_end(const struct np_reader *r, uint64_t off)
 
 uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off)
 {
+	if (r->seek == NP_SEEK_INDEX) {
+		/* the window's next chunk after the indexed one at off, as
+		 * load_chunk will go (the index and the window are fixed once
+		 * np_reader_set_window chose the index; entries ascend) */
+		size_t lo = 0, hi = r->ix.n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (r->ix.v[mid].off < off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo >= r->ix.n || r->ix.v[lo].off != off)
+			return 0;
+		for (size_t i = lo + 1; i < r->ix.n; i++)
+			if (np_span_wanted(&r->ix.v[i], r->win_lo, r->win_hi))
+				return r->ix.v[i].off;
+		return 0;
+	}
 	uint64_t end = chunk_end(r, off);
 	return end < r->size ? end : 0;
 }
@@ -908,10 +927,14 @@ static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 			/* the rest of a column of scalars, without the generic step */
 			if (top) {
 				uint64_t l = left[top - 1], l0 = l;
+				bool runs = true;
 				while (l > 1 && pos < len) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-					/* eight bytes at a time while they are all fixints */
-					if (l > 8 && len - pos >= 8) {
+					/* eight bytes at a time while they are all
+					 * fixints; a column that mixes in wider
+					 * integers is stepped by the table alone (its
+					 * forms come at random: no branch on them) */
+					if (runs && l > 8 && len - pos >= 8) {
 						uint64_t x;
 						memcpy(&x, p + pos, 8);
 						x &= 0x8080808080808080ull;
@@ -920,17 +943,13 @@ static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 						l -= k;
 						if (k == 8)
 							continue;
+						runs = false;
 					}
 #endif
-					uint8_t c = p[pos];
-					if (c <= 0x7f) {          /* predictable: most values */
-						pos++;
-					} else {
-						f = mp_fixed[c];
-						if (!f || f > len - pos)
-							break;
-						pos += f;
-					}
+					f = mp_fixed[p[pos]];
+					if (!f || f > len - pos)
+						break;
+					pos += f;
 					l--;
 				}
 				nobj += l0 - l;

@@ -249,7 +249,9 @@ void np_chunkbuf_free(struct np_chunkbuf *cb);
 int  np_reader_decode_at(const struct np_reader *r, uint64_t off, struct np_chunkbuf *cb);
 /* Where the chunk after the one at off starts when that one's header is good
  * and it ends inside the file: the reader's next position if the chunk at
- * off is good. 0 otherwise (and at the end of the file). Thread-safe too. */
+ * off is good. 0 otherwise (and at the end of the file). Through a chunk
+ * index (NP_SEEK_INDEX): the next indexed chunk the window wants after the
+ * one at off, 0 after the window's last. Thread-safe too. */
 uint64_t np_reader_next_chunk(const struct np_reader *r, uint64_t off);
 /* Asked by np_reader_next for each chunk whose header it found good, with
  * the chunk's offset: 1 after swapping into *cb the payload

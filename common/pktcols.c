@@ -514,73 +514,146 @@ static const uint8_t *pr_array(const struct pktcols_raw *m, const char *key, uin
 /* What to make of each integer of a column. */
 enum pr_col { PR_U64, PR_DELTA, PR_U32 };
 
-/* The loop, inlined once per kind so the kind is no per-value branch. */
-static inline __attribute__((always_inline))
-void *pr_column_of(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
+int pktcols_col_open(struct pktcols_col *c, const struct pktcols_raw *m, const char *key, uint64_t *n)
 {
-	const uint8_t *end, *p;
+	memset(c, 0, sizeof(*c));
+	if (!(c->p = pr_array(m, key, &c->left, &c->end)))
+		return -1;
+	*n = c->left;
+	return 0;
+}
+
+/* Per first byte: an integer whose value is in its first 5 bytes, read as
+ * one big-endian word x: len bytes, value (x << sh1) >> sh2, the shift
+ * arithmetic when sgn. len 0: any other byte (pr_int decides). */
+struct pr_fastint { uint8_t len, sh1, sh2, sgn; };
+static const struct pr_fastint pr_fast[256] = {
+	[0x00 ... 0x7f] = { 1, 0, 56, 0 },  [0xe0 ... 0xff] = { 1, 0, 56, 1 },
+	[0xcc] = { 2, 8, 56, 0 }, [0xcd] = { 3, 8, 48, 0 }, [0xce] = { 5, 8, 32, 0 },
+	[0xd0] = { 2, 8, 56, 1 }, [0xd1] = { 3, 8, 48, 1 }, [0xd2] = { 5, 8, 32, 1 },
+};
+
+/* The next k values of a column; the loop inlined once per kind so the
+ * kind is no per-value branch. The delta's sum and the index (its first
+ * value must not be negative) carry over from piece to piece. */
+static inline __attribute__((always_inline))
+int pr_piece(struct pktcols_col *c, enum pr_col how, void *out, size_t k)
+{
+	if (k > c->left)
+		return -1;
+	const uint8_t *p = c->p, *end = c->end;
+	uint64_t *o64 = out, acc = c->acc;
+	uint32_t *o32 = out;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t v;
+		bool neg;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (how == PR_U32 && end - p >= 8) {
+			/* the per-flow delta columns mix fixints and wider
+			 * integers at random: no branch on the form */
+			const struct pr_fastint *f = &pr_fast[*p];
+			if (f->len) {
+				uint64_t x;
+				memcpy(&x, p, 8);
+				x = __builtin_bswap64(x) << f->sh1;
+				o32[i] = (uint32_t)(f->sgn ? (uint64_t)((int64_t)x >> f->sh2) : x >> f->sh2);
+				p += f->len;
+				continue;
+			}
+		} else if (end - p >= 8) {
+			uint64_t x;
+			memcpy(&x, p, 8);
+			/* a run of positive fixints (most values of most columns),
+			 * up to eight at once */
+			uint64_t hi = x & 0x8080808080808080ull;
+			size_t run = hi ? (size_t)__builtin_ctzll(hi) >> 3 : 8;
+			if (run > k - i)
+				run = k - i;
+			for (size_t j = 0; j < run; j++) {
+				if (how == PR_U64)
+					o64[i + j] = p[j];
+				else if (how == PR_DELTA)
+					o64[i + j] = acc += p[j];
+				else
+					o32[i + j] = p[j];
+			}
+			p += run;
+			i += run;
+			if (i == k)
+				break;
+			if (run == 8 || end - p < 8) {
+				i--;
+				continue;
+			}
+			/* then one integer of another form, without branching on it */
+			const struct pr_fastint *f = &pr_fast[*p];
+			if (f->len) {
+				memcpy(&x, p, 8);
+				x = __builtin_bswap64(x) << f->sh1;
+				v = f->sgn ? (uint64_t)((int64_t)x >> f->sh2) : x >> f->sh2;
+				neg = (int64_t)v < 0 && f->sgn;
+				p += f->len;
+				goto have;
+			}
+		}
+#endif
+		if (pr_int(&p, end, &v, &neg))
+			return -1;
+	have:
+		if (how == PR_U64) {
+			if (neg)
+				return -1;
+			o64[i] = v;
+		} else if (how == PR_DELTA) {
+			if (neg && c->i + i == 0)
+				return -1;
+			o64[i] = acc += v;     /* acc starts at 0: the first value as is */
+		} else
+			o32[i] = (uint32_t)v;
+	}
+	c->p = p;
+	c->acc = acc;
+	c->i += k;
+	c->left -= k;
+	return 0;
+}
+
+int pktcols_col_u64(struct pktcols_col *c, uint64_t *out, size_t k)
+{
+	return pr_piece(c, PR_U64, out, k);
+}
+
+int pktcols_col_delta(struct pktcols_col *c, uint64_t *out, size_t k)
+{
+	return pr_piece(c, PR_DELTA, out, k);
+}
+
+int pktcols_col_u32(struct pktcols_col *c, uint32_t *out, size_t k)
+{
+	return pr_piece(c, PR_U32, out, k);
+}
+
+/* A whole column in a new array. */
+static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
+{
+	struct pktcols_col c;
 	uint64_t n;
 	*nout = 0;
-	if (!(p = pr_array(m, key, &n, &end)))
+	if (pktcols_col_open(&c, m, key, &n))
 		return NULL;
 	/* n <= the bytes of the value (pr_head): the allocation is bounded by
 	 * input actually present */
 	void *out = malloc((n ? n : 1) * (how == PR_U32 ? sizeof(uint32_t) : sizeof(uint64_t)));
 	if (!out)
 		return NULL;
-	uint64_t *o64 = out, acc = 0;
-	uint32_t *o32 = out;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t v;
-		bool neg;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* eight positive fixints at once: most values of most columns */
-		if (n - i >= 8 && end - p >= 8) {
-			uint64_t x;
-			memcpy(&x, p, 8);
-			if (!(x & 0x8080808080808080ull)) {
-				for (unsigned k = 0; k < 8; k++) {
-					if (how == PR_U64)
-						o64[i + k] = p[k];
-					else if (how == PR_DELTA)
-						o64[i + k] = acc = i + k ? acc + p[k] : p[k];
-					else
-						o32[i + k] = p[k];
-				}
-				p += 8;
-				i += 7;
-				continue;
-			}
-		}
-#endif
-		if (pr_int(&p, end, &v, &neg))
-			goto bad;
-		if (how == PR_U64) {
-			if (neg)
-				goto bad;
-			o64[i] = v;
-		} else if (how == PR_DELTA) {
-			if (neg && i == 0)
-				goto bad;
-			acc = i ? acc + v : v;
-			o64[i] = acc;
-		} else
-			o32[i] = (uint32_t)v;
+	int rc = how == PR_U64 ? pktcols_col_u64(&c, out, n)
+	       : how == PR_DELTA ? pktcols_col_delta(&c, out, n) : pktcols_col_u32(&c, out, n);
+	if (rc) {
+		free(out);
+		return NULL;
 	}
 	*nout = (size_t)n;
 	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
-static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
-{
-	switch (how) {
-	case PR_U64:   return pr_column_of(m, key, PR_U64, nout);
-	case PR_DELTA: return pr_column_of(m, key, PR_DELTA, nout);
-	default:       return pr_column_of(m, key, PR_U32, nout);
-	}
 }
 
 uint64_t *pktcols_raw_u64_array(const struct pktcols_raw *m, const char *key, size_t *n)

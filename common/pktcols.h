@@ -84,6 +84,21 @@ uint64_t *pktcols_raw_u64_delta(const struct pktcols_raw *m, const char *key, si
  * delta columns); NULL when absent, of another length or malformed. */
 uint32_t *pktcols_raw_u32_mod(const struct pktcols_raw *m, const char *key, size_t n);
 
+/* A column decoded piece by piece into the caller's buffers (no
+ * allocation; npanalyze decodes a record in blocks that stay in cache):
+ * open gives the element count, each call decodes the next k values with
+ * the semantics of the array functions above (u64: non-negative; delta:
+ * running sum, first value non-negative; u32: modulo 2^32). -1: missing,
+ * malformed or fewer than k values left; the column is then unusable. */
+struct pktcols_col {
+	const uint8_t *p, *end;
+	uint64_t left, i, acc;
+};
+int pktcols_col_open(struct pktcols_col *c, const struct pktcols_raw *m, const char *key, uint64_t *n);
+int pktcols_col_u64(struct pktcols_col *c, uint64_t *out, size_t k);
+int pktcols_col_delta(struct pktcols_col *c, uint64_t *out, size_t k);
+int pktcols_col_u32(struct pktcols_col *c, uint32_t *out, size_t k);
+
 /* Pairs of a map in order: begin 0 / -1 (not a map); next 1 = a pair,
  * 0 = end, -1 = malformed. */
 struct pktcols_mapit {

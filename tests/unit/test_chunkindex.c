@@ -3,13 +3,16 @@
  * times the test wrote; a window read through the index, by scanning the
  * same file without it, with a damaged or lying index, and on the old
  * fixture (format version 1) all returning the chunks the test knows
- * overlap the window; hostile INDEX bodies refused. */
+ * overlap the window; the same window read with chunks decoded ahead on
+ * threads (ana_read.c) returning the same records and warnings, also with
+ * a damaged chunk inside it; hostile INDEX bodies refused. */
 #include "tap.h"
 #include "tfile.h"
 #include "chunkindex.h"
 #include "container.h"
 #include "npmsg.h"
 #include "records.h"
+#include "ana_read.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -473,6 +476,92 @@ static void test_old_fixture(void)
 	      (unsigned long long)a.chunks);
 }
 
+/* Records (chunk, offset, type) and warnings of a window read, serially
+ * (workers 0) or with chunks decoded ahead through the index. */
+static void ahead_warn(void *ctx, const char *msg)
+{
+	char *log = ctx;
+	size_t n = strlen(log);
+	snprintf(log + n, 8192 - n, "W %s\n", msg);
+}
+
+static void read_ahead_log(const char *path, int64_t lo, int64_t hi, unsigned workers, char *log,
+			   enum np_seek_mode *mode)
+{
+	struct np_reader *r;
+	struct np_record rec;
+	log[0] = 0;
+	if (np_reader_open(&r, path, ahead_warn, log))
+		return;
+	np_reader_set_window(r, lo, hi, false);
+	*mode = np_reader_seek_mode(r);
+	struct ana_read *a = workers ? ana_read_new(r, workers) : NULL;
+	while (np_reader_next(r, &rec) == 1) {
+		size_t n = strlen(log);
+		snprintf(log + n, 8192 - n, "R %llu %llu %u\n", (unsigned long long)rec.chunk_index,
+			 (unsigned long long)rec.file_offset, rec.type);
+	}
+	const struct np_reader_stats *st = np_reader_stats(r);
+	size_t n = strlen(log);
+	snprintf(log + n, 8192 - n, "S %llu %llu\n", (unsigned long long)st->chunks_ok,
+		 (unsigned long long)st->chunks_bad);
+	ana_read_free(a);
+	np_reader_close(r);
+}
+
+static void test_window_read_ahead(void)
+{
+	struct layout L;
+	const char *p = tpath("ahead.npr");
+	CHECK(write_rec(p, true, &L) == 0, "write with index");
+	static char ref[8192], got[8192];
+	enum np_seek_mode mode = NP_SEEK_NONE;
+	int same = 0, tries = 0;
+	for (int dmg = 0; dmg < 2; dmg++) {
+		if (dmg) {              /* a payload byte of interval 9's chunk */
+			FILE *f = fopen(p, "r+b");
+			size_t c = 0;
+			while (c < L.nchunks && L.lo[c] != T0 + 9 * SEC)
+				c++;
+			CHECK(f && c < L.nchunks, "chunk of interval 9 (%zu)", c);
+			if (f) {
+				fseek(f, (long)(L.off[c] + NP_CHUNK_HDR_LEN + 3), SEEK_SET);
+				int b = fgetc(f);
+				fseek(f, (long)(L.off[c] + NP_CHUNK_HDR_LEN + 3), SEEK_SET);
+				fputc(b ^ 0x40, f);
+				fclose(f);
+			}
+		}
+		for (int w = 0; w < 4; w++) {
+			uint64_t lo = T0 + (uint64_t)(3 + 2 * w) * SEC, hi = lo + (uint64_t)(2 + 3 * w) * SEC;
+			read_ahead_log(p, (int64_t)lo, (int64_t)hi, 0, ref, &mode);
+			CHECK(mode == NP_SEEK_INDEX, "window read through the index");
+			for (unsigned k = 1; k <= 3; k += 2) {
+				read_ahead_log(p, (int64_t)lo, (int64_t)hi, k, got, &mode);
+				same += strcmp(ref, got) == 0;
+				tries++;
+			}
+			if (dmg && w == 2)
+				CHECK(strstr(ref, "W ") && strstr(ref, "checksum"), "damaged chunk in the window warned");
+		}
+	}
+	CHECK_EQ_U(same, tries);
+	/* the chunk after one, through the index: the window's next only */
+	struct np_reader *r;
+	CHECK(np_reader_open(&r, p, NULL, NULL) == 0, "open");
+	np_reader_set_window(r, (int64_t)(T0 + 3 * SEC + SEC / 2), (int64_t)(T0 + 4 * SEC + SEC / 2), false);
+	uint64_t exp = expected_chunks(&L, T0 + 3 * SEC + SEC / 2, T0 + 4 * SEC + SEC / 2);
+	size_t first = 1;
+	while (first < L.nchunks && !(exp >> first & 1))
+		first++;
+	uint64_t at = L.off[first], n = 1;
+	while ((at = np_reader_next_chunk(r, at)) != 0)
+		n++;
+	CHECK(n == (uint64_t)__builtin_popcountll(exp) - 1, "next_chunk walks the window's %llu chunks",
+	      (unsigned long long)n);
+	np_reader_close(r);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -485,6 +574,7 @@ int main(void)
 	test_damaged_index();
 	test_hostile_bodies();
 	test_old_fixture();
+	test_window_read_ahead();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (!getenv("KEEP") && system(cmd) != 0)

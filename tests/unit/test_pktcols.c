@@ -144,6 +144,41 @@ static void test_raw_columns(void)
 	CHECK(w && w[0] == 4 && w[1] == 5, "column past the index found");
 	free(w);
 
+	/* the same columns read piece by piece (pktcols_col_*), any piece size */
+	int same = 0, tries = 0;
+	for (size_t piece = 1; piece <= 14; piece++) {
+		static const char *const ck[] = { "ints", "pos", "delta", "negfirst", "badtype" };
+		for (size_t k = 0; k < 5; k++) {
+			for (int how = 0; how < 3; how++) {
+				size_t nw = 0;
+				uint64_t cnt, *whole = how == 0 ? pktcols_raw_u64_array(&m, ck[k], &nw)
+					: how == 1 ? pktcols_raw_u64_delta(&m, ck[k], &nw) : NULL;
+				uint32_t *w32 = how == 2 ? pktcols_raw_u32_mod(&m, ck[k], ck[k][0] == 'i' ? 14
+					: ck[k][0] == 'p' ? 5 : ck[k][0] == 'd' ? 4 : 2) : NULL;
+				struct pktcols_col c;
+				uint64_t v64[14];
+				uint32_t v32[14];
+				bool ok = pktcols_col_open(&c, &m, ck[k], &cnt) == 0;
+				for (size_t at = 0; ok && at < cnt; at += piece) {
+					size_t n1 = cnt - at < piece ? cnt - at : piece;
+					ok = (how == 0 ? pktcols_col_u64(&c, v64 + at, n1)
+					      : how == 1 ? pktcols_col_delta(&c, v64 + at, n1)
+					      : pktcols_col_u32(&c, v32 + at, n1)) == 0;
+				}
+				bool wok = how == 2 ? w32 != NULL : whole != NULL;
+				same += ok == wok && (!ok || (how == 2 ? !memcmp(v32, w32, cnt * 4)
+								: !memcmp(v64, whole, cnt * 8)));
+				tries++;
+				free(whole);
+				free(w32);
+			}
+		}
+	}
+	CHECK_EQ_U(same, tries);
+	struct pktcols_col c;
+	CHECK(pktcols_col_open(&c, &m, "delta", &v) == 0 && pktcols_col_u64(&c, (uint64_t[5]){ 0 }, 5) != 0,
+	      "more values asked than the column holds refused");
+
 	/* every cut of the body: never reads past it, refuses what is short */
 	int refused = 0;
 	for (size_t cut = 0; cut < sb.size; cut++) {
