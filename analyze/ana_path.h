@@ -47,12 +47,14 @@ struct ana_paths {
 	uint32_t *order;            /* event indices grouped by packet (during the join) */
 	struct ana_pe *pe;          /* events grouped by packet: pkts[k].head .. + nev */
 	size_t norder;
+	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 
-/* The key join (ana_pjoin.c): fills p->pkts (keys, minlen), p->npkts and
- * p->evpkt for the events in visit order vis, on threads threads; the same
- * result for any count. 0 or -1 (no memory). */
+/* The key join (ana_pjoin.c): fills p->pkts (keys, minlen, retransmission
+ * group, events joined in nev), p->npkts, p->super and p->evpkt for the
+ * events in visit order vis, on threads threads; the same result for any
+ * count. 0 or -1 (no memory). */
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
 	      unsigned threads);
 
