@@ -138,10 +138,6 @@ static void ana_attach(struct ana_paths *p, uint32_t pkt, uint32_t ev)
 	p->nextra++;
 }
 
-static bool ana_is_egress(int hook)
-{
-	return hook >= PK_HOOK_DEV_QUEUE && hook <= PK_HOOK_DEV_XMIT;
-}
 
 /* Super-packet events also belong to the packets starting inside them. */
 static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t nev)
@@ -175,7 +171,7 @@ static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t
 /* sock_send byte ranges carry no header: while joining in time order they
  * wait per flow until the egress packets built from them pass a hook on
  * the same host (same flow index = same host), and are attached there. */
-static void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t i)
+void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t i)
 {
 	struct ana_pending *pd = p->pending[e->flow];
 	int slot = 0;
@@ -190,17 +186,16 @@ static void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t 
 	pd[slot] = (struct ana_pending){ e->seq, e->seq + (e->len ? e->len : 1), (uint32_t)i };
 }
 
-static void ana_range_use(struct ana_paths *p, const struct ana_pev *e, uint32_t k)
+void ana_range_take(struct ana_paths *p, const struct ana_pev *e, uint32_t k, uint32_t *range_ev)
 {
-	struct ana_pkt *q = &p->pkts[k];
-	if (q->range_ev != UINT32_MAX)
+	if (*range_ev != UINT32_MAX)
 		return;
 	struct ana_pending *pd = p->pending[e->flow];
 	for (int j = 0; j < ANA_PENDING; j++) {
 		if (pd[j].end == pd[j].seq || (int32_t)(e->seq - pd[j].seq) < 0 ||
 		    (int32_t)(pd[j].end - e->seq) <= 0)
 			continue;
-		q->range_ev = pd[j].ev;
+		*range_ev = pd[j].ev;
 		ana_attach(p, k, pd[j].ev);
 		if ((int32_t)(pd[j].end - (e->seq + e->len)) <= 0)
 			pd[j].end = pd[j].seq;       /* fully sent: close */
@@ -220,7 +215,7 @@ static void ana_ranges(const struct ana_model *m, struct ana_paths *p, const uin
 		if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
 			ana_range_open(p, e, i);
 		else if (p->evpkt[i] != UINT32_MAX && e->len && ana_is_egress(e->hook))
-			ana_range_use(p, e, p->evpkt[i]);
+			ana_range_take(p, e, p->evpkt[i], &p->pkts[p->evpkt[i]].range_ev);
 	}
 }
 
@@ -413,7 +408,8 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		ana_path_free(p);
 		return NULL;
 	}
-	ana_ranges(m, p, vis, n);
+	if (!p->ranges_done)
+		ana_ranges(m, p, vis, n);
 	free(p->pending);
 	p->pending = NULL;
 	if (p->super) {

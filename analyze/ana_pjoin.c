@@ -11,7 +11,9 @@
  * start, another TSval) lands with its original: each thread also finds its
  * partition's retransmission groups, and counts each packet's events and
  * whether any packet has events of two lengths (super-packets), which
- * spares ana_path_match a pass over every event when none has. */
+ * spares ana_path_match a pass over every event when none has. On one
+ * thread the sock_send ranges are taken in the same pass (ana_ranges's
+ * steps, in the same visit order). */
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
@@ -44,6 +46,9 @@ struct pj_part {
 	uint32_t *slot;             /* open addressing, packet index + 1 */
 	size_t scap;
 	struct { uint32_t seq, ack, xid, idx1; uint8_t udp; } cache[PJ_CACHE];
+	struct ana_paths *paths;    /* one partition: the sock_send ranges too */
+	uint32_t *rng;              /* then each packet's range event */
+	size_t nrng, rngcap;
 	struct pj_retx *retx;       /* in local packet order */
 	size_t nretx, retxcap;
 	bool super;                 /* a packet has events of two payload lengths */
@@ -183,6 +188,19 @@ static void pj_groups(struct pj_part *p)
 	}
 }
 
+/* ana_ranges's step for a joined event, in the same (visit) order. */
+static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
+{
+	if (k == p->nrng) {
+		if (ana_vec_grow((void **)&p->rng, &p->rngcap, k + 1, sizeof(*p->rng)))
+			return -1;
+		p->rng[p->nrng++] = UINT32_MAX;
+	}
+	if (e->len && ana_is_egress(e->hook))
+		ana_range_take(p->paths, e, k, &p->rng[k]);
+	return 0;
+}
+
 static void pj_run(struct pj_part *p)
 {
 	const struct ana_pev *ev = p->ev;
@@ -202,7 +220,12 @@ static void pj_run(struct pj_part *p)
 				__builtin_prefetch(&p->slot[pj_hpkt(fh, f->xid, fl[f->flow].proto == 17) &
 							    (p->scap - 1)]);
 		}
-		if (!pj_keyed(e) || pj_part_of(hk, p->nt) != p->t)
+		if (!pj_keyed(e)) {
+			if (p->rng)
+				ana_range_open(p->paths, e, i);
+			continue;
+		}
+		if (pj_part_of(hk, p->nt) != p->t)
 			continue;
 		uint8_t udp = fl[e->flow].proto == 17;
 		uint32_t k = pj_get(p, pj_hpkt(hk, e->xid, udp), e->seq, e->ack, e->xid, udp,
@@ -212,6 +235,10 @@ static void pj_run(struct pj_part *p)
 			continue;
 		}
 		p->evpkt[i] = k;
+		if (p->rng && pj_range(p, e, k)) {
+			p->err = -1;
+			continue;
+		}
 		struct pj_pkt *q = &p->pk[k];
 		q->nev++;
 		if (e->len) {
@@ -272,7 +299,10 @@ static int pj_take(struct ana_paths *p, struct pj_part *part)
 	for (size_t g = n; g-- > 0;) {
 		struct pj_pkt s = part->pk[g];
 		out[g] = pj_pkt_out(&s, (uint32_t)g);
+		if (part->rng)
+			out[g].range_ev = part->rng[g];
 	}
+	p->ranges_done = part->rng != NULL;
 	free(p->pkts);
 	p->pkts = out;
 	p->pkcap = need / sizeof(struct ana_pkt);
@@ -354,6 +384,13 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 		part[t].pk = malloc(part[t].cap * sizeof(*part[t].pk));
 		if (!part[t].slot || !part[t].pk)
 			goto out;
+		if (nt == 1 && p->pending) {
+			part[t].paths = p;
+			part[t].rngcap = part[t].cap;
+			part[t].rng = malloc(part[t].rngcap * sizeof(*part[t].rng));
+			if (!part[t].rng)
+				goto out;
+		}
 	}
 	ana_par_tasks(nt, pj_task, part);
 	for (unsigned t = 0; t < nt; t++)
@@ -374,6 +411,7 @@ out:
 		free(part[t].slot);
 		free(part[t].pk);
 		free(part[t].retx);
+		free(part[t].rng);
 		free(gmap[t]);
 	}
 	free(part);
