@@ -14,8 +14,10 @@
  * spares ana_path_match a pass over every event when none has. On one
  * thread the sock_send ranges are taken in the same pass (ana_ranges's
  * steps, in the same visit order). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "ana.h"
 #include "ana_par.h"
 #include "ana_path.h"
@@ -313,17 +315,33 @@ static int pj_take(struct ana_paths *p, struct pj_part *part)
 	return 0;
 }
 
+#define PJ_RELEASE (1u << 20)   /* bytes of merged packets given back at a time */
+
+/* Gives the pages of part's packets before local index `upto` (merged, not
+ * read again) back to the system: the merged copy grows while the
+ * partitions shrink, so the packets are not held twice. Whole pages inside
+ * the block only; the free() after writes its own header, faulting at most
+ * a fresh zero page. */
+static void pj_release(struct pj_part *part, size_t upto, uintptr_t *done)
+{
+	uintptr_t pg = 4096, lo = ((uintptr_t)part->pk + pg - 1) & ~(pg - 1);
+	uintptr_t hi = (uintptr_t)(part->pk + upto) & ~(pg - 1);
+	if (*done < lo)
+		*done = lo;
+	if (hi < *done + PJ_RELEASE)
+		return;
+	madvise((void *)*done, hi - *done, MADV_DONTNEED);
+	*done = hi;
+}
+
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
  * is the global index. */
 static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap)
 {
 	size_t total = 0, at[PJ_MAXT] = { 0 };
-	for (unsigned t = 0; t < nt; t++) {
+	uintptr_t done[PJ_MAXT] = { 0 };
+	for (unsigned t = 0; t < nt; t++)
 		total += part[t].n;
-		gmap[t] = malloc((part[t].n ? part[t].n : 1) * sizeof(uint32_t));
-		if (!gmap[t])
-			return -1;
-	}
 	if (total >= UINT32_MAX ||
 	    ana_vec_grow((void **)&p->pkts, &p->pkcap, total ? total : 1, sizeof(struct ana_pkt)))
 		return -1;
@@ -337,6 +355,8 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 			}
 		gmap[best][at[best]] = (uint32_t)g;
 		p->pkts[g] = pj_pkt_out(&part[best].pk[at[best]++], (uint32_t)g);
+		if (!(at[best] & 4095))
+			pj_release(&part[best], at[best], &done[best]);
 	}
 	p->npkts = total;
 	for (unsigned t = 0; t < nt; t++) {
@@ -360,12 +380,87 @@ static void pj_remap_range(void *ctx, size_t lo, size_t hi)
 	}
 }
 
+/* Several partitions: after their joins, the merge and (with p->pending)
+ * the sock_send ranges run side by side. The ranges take the events in
+ * visit order as ana_ranges would, naming each packet by its partition's
+ * base + its local index (id), as the global numbers are not known yet;
+ * gall maps ids to global numbers after. Each packet takes at most one
+ * range, so p->extra holds them all: a bit per packet says which have one. */
+struct pj_after {
+	const struct ana_model *m;
+	struct ana_paths *p;
+	struct pj_part *part;
+	unsigned nt;
+	uint32_t *gmap[PJ_MAXT];    /* into gall */
+	size_t base[PJ_MAXT], total;
+	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
+	int rc;
+};
+
+static void pj_ranges_by_id(struct pj_after *a)
+{
+	const struct ana_pev *ev = a->m->pev.v;
+	const uint32_t *vis = a->part[0].vis;
+	for (size_t j = 0; j < a->part[0].nvis; j++) {
+		uint32_t i = vis[j];
+		const struct ana_pev *e = &ev[i];
+		if (!pj_keyed(e)) {
+			ana_range_open(a->p, e, i);
+			continue;
+		}
+		uint32_t l = a->p->evpkt[i];
+		if (l == UINT32_MAX || !e->len || !ana_is_egress(e->hook))
+			continue;
+		size_t id = a->base[pj_part_of(pj_hkey_ev(e), a->nt)] + l;
+		uint64_t bit = 1ULL << (id & 63);
+		uint32_t rng = a->has_rng[id >> 6] & bit ? 0 : UINT32_MAX;
+		ana_range_take(a->p, e, (uint32_t)id, &rng);
+		if (rng != UINT32_MAX)
+			a->has_rng[id >> 6] |= bit;
+	}
+}
+
+static void pj_after_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct pj_after *a = ctx;
+	if (t == 0) {
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap);
+		for (unsigned u = 0; u < a->nt; u++) {
+			free(a->part[u].pk);
+			a->part[u].pk = NULL;
+		}
+	} else
+		pj_ranges_by_id(a);
+}
+
+/* Merge, ranges, then every packet number to its global one. */
+static int pj_finish(struct pj_after *a, uint32_t *gall)
+{
+	struct ana_paths *p = a->p;
+	ana_par_tasks(a->has_rng ? 2 : 1, pj_after_task, a);
+	if (a->rc)
+		return -1;
+	struct pj_remap rm = { a->m, p->evpkt, a->gmap, a->nt };
+	ana_par_for(a->m->pev.n, a->nt, pj_remap_range, &rm);
+	if (!a->has_rng)
+		return 0;
+	for (size_t j = 0; j < p->nextra; j++) {
+		uint32_t k = gall[p->extra[j].pkt];
+		p->extra[j].pkt = k;
+		p->pkts[k].range_ev = p->extra[j].ev;
+	}
+	p->ranges_done = true;
+	return 0;
+}
+
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
 	      unsigned threads)
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
-	uint32_t *gmap[PJ_MAXT] = { NULL };
+	struct pj_after a = { .m = m, .p = p, .part = part, .nt = nt };
+	uint32_t *gall = NULL;
 	int rc = -1;
 	if (!part)
 		return -1;
@@ -400,10 +495,18 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 		if (pj_take(p, &part[0]))
 			goto out;
 	} else {
-		if (pj_merge(p, part, nt, gmap))
+		for (unsigned t = 0; t < nt; t++) {
+			a.base[t] = a.total;
+			a.total += part[t].n;
+		}
+		gall = malloc((a.total ? a.total : 1) * sizeof(*gall));
+		a.has_rng = p->pending ? calloc(a.total / 64 + 1, sizeof(*a.has_rng)) : NULL;
+		if (!gall || (p->pending && !a.has_rng))
 			goto out;
-		struct pj_remap rm = { m, p->evpkt, gmap, nt };
-		ana_par_for(m->pev.n, nt, pj_remap_range, &rm);
+		for (unsigned t = 0; t < nt; t++)
+			a.gmap[t] = gall + a.base[t];
+		if (pj_finish(&a, gall))
+			goto out;
 	}
 	rc = 0;
 out:
@@ -412,8 +515,9 @@ out:
 		free(part[t].pk);
 		free(part[t].retx);
 		free(part[t].rng);
-		free(gmap[t]);
 	}
 	free(part);
+	free(gall);
+	free(a.has_rng);
 	return rc;
 }
