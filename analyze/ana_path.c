@@ -321,23 +321,32 @@ static struct ana_pe *ana_pe_compact(struct ana_model *m)
 	return (struct ana_pe *)m->pev.v;
 }
 
-/* The events as ana_pe in packet order (order[0 .. total)) into p->pe; the
- * 32-byte events are gone after. When every membership is an event's own
- * (total <= n, no super-packet pieces), within the events' own block: the
- * events shrink into its upper half, backwards (event i's record lands at
+/* When every membership is an event's own (total <= n, no super-packet
+ * pieces), the events are put in packet order within their own block: they
+ * shrink into its upper half here, backwards (event i's record lands at
  * 16 n + 16 i, past every event not read yet: 16 n + 16 (i + 1) >= 32 i +
- * 32), and are gathered into its lower half, then the block is cut to
- * size: no fresh pages to fault in, and no second array beside it. */
-static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_t *order,
-			 size_t total, unsigned threads)
+ * 32), and ana_pe_gather gathers them into its lower half and cuts the
+ * block to size: no fresh pages to fault in, and no second array beside
+ * it. */
+static struct ana_pe *ana_pe_upper(struct ana_model *m)
 {
 	size_t n = m->pev.n;
+	struct ana_pev *ev = m->pev.v;
+	struct ana_pe *upper = (struct ana_pe *)(void *)ev + n;
+	for (size_t i = n; i-- > 0;)
+		upper[i] = ana_pe_of(m, ev[i]);
+	return upper;
+}
+
+/* The events as ana_pe in packet order (order[0 .. total)) into p->pe, from
+ * the upper half of their block (ana_pe_upper) or else a compacted copy;
+ * the 32-byte events are gone after. */
+static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_t *order,
+			 size_t total, unsigned threads, const struct ana_pe *upper)
+{
 	struct ana_gather g = { .order = order };
-	if (total <= n && n) {
+	if (upper) {
 		struct ana_pev *ev = m->pev.v;
-		struct ana_pe *upper = (struct ana_pe *)(void *)ev + n;
-		for (size_t i = n; i-- > 0;)
-			upper[i] = ana_pe_of(m, ev[i]);
 		g.out = (struct ana_pe *)(void *)ev;
 		g.in = upper;
 		ana_par_for(total, threads, ana_gather_range, &g);
@@ -386,6 +395,28 @@ static uint32_t *ana_group_order(struct ana_paths *p, size_t n, uint32_t *buf, s
 	return order;
 }
 
+/* The packet order and the events' shrinking into the upper half of their
+ * block read and write disjoint data: side by side on two threads. */
+struct ana_sort {
+	struct ana_model *m;
+	struct ana_paths *p;
+	uint32_t *vis;
+	size_t n;
+	bool in_place;              /* ana_pe_upper */
+	uint32_t *order;
+	struct ana_pe *upper;
+};
+
+static void ana_sort_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_sort *s = ctx;
+	if (t == 0)                 /* the visit order is done with: its array takes the packet order */
+		s->order = ana_group_order(s->p, s->n, s->vis, s->n);
+	else if (s->in_place)
+		s->upper = ana_pe_upper(s->m);
+}
+
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -420,14 +451,21 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		}
 		ana_walk_super(p, ev, n);
 	}
-	/* the visit order is done with: its array takes the packet order */
-	p->order = ana_group_order(p, n, vis, n);
+	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
+			       .in_place = n && p->njoined + p->nextra <= n };
+	if (threads > 1 && so.in_place && n >= (1u << 16))
+		ana_par_tasks(2, ana_sort_task, &so);
+	else {
+		ana_sort_task(&so, 0, 1);
+		ana_sort_task(&so, 1, 2);
+	}
+	p->order = so.order;
 	if (p->order != vis)
 		free(vis);
 	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
 	free(p->tab.slot); p->tab.slot = NULL;
 	free(p->evpkt); p->evpkt = NULL;
-	if (!p->order || ana_pe_gather(m, p, p->order, p->norder, threads)) {
+	if (!p->order || ana_pe_gather(m, p, p->order, p->norder, threads, so.upper)) {
 		ana_path_free(p);
 		return NULL;
 	}

@@ -49,6 +49,7 @@ struct ana_paths {
 	size_t norder;
 	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
 	bool ranges_done;           /* ana_pjoin took the sock_send ranges too */
+	size_t njoined;             /* events joined by key (evpkt set) */
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 

@@ -54,6 +54,7 @@ struct pj_part {
 	struct pj_retx *retx;       /* in local packet order */
 	size_t nretx, retxcap;
 	bool super;                 /* a packet has events of two payload lengths */
+	size_t njoined;
 	int err;
 };
 
@@ -237,6 +238,7 @@ static void pj_run(struct pj_part *p)
 			continue;
 		}
 		p->evpkt[i] = k;
+		p->njoined++;
 		if (p->rng && pj_range(p, e, k)) {
 			p->err = -1;
 			continue;
@@ -310,6 +312,7 @@ static int pj_take(struct ana_paths *p, struct pj_part *part)
 	p->pkcap = need / sizeof(struct ana_pkt);
 	p->npkts = n;
 	p->super = part->super;
+	p->njoined = part->njoined;
 	part->pk = NULL;
 	pj_set_groups(p, part, NULL);
 	return 0;
@@ -362,6 +365,7 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 	for (unsigned t = 0; t < nt; t++) {
 		pj_set_groups(p, &part[t], gmap[t]);
 		p->super |= part[t].super;
+		p->njoined += part[t].njoined;
 	}
 	return 0;
 }
