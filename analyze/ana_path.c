@@ -339,21 +339,19 @@ static struct ana_pe *ana_pe_upper(struct ana_model *m)
 }
 
 /* The events as ana_pe in packet order (order[0 .. total)) into p->pe, from
- * the upper half of their block (ana_pe_upper) or else a compacted copy;
- * the 32-byte events are gone after. */
+ * in: the upper half of their block (ana_pe_upper, in_place) or their
+ * compacted copy (ana_pe_compact); the 32-byte events are gone after. */
 static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_t *order,
-			 size_t total, unsigned threads, const struct ana_pe *upper)
+			 size_t total, unsigned threads, const struct ana_pe *in, bool in_place)
 {
-	struct ana_gather g = { .order = order };
-	if (upper) {
+	struct ana_gather g = { .order = order, .in = in };
+	if (in_place) {
 		struct ana_pev *ev = m->pev.v;
 		g.out = (struct ana_pe *)(void *)ev;
-		g.in = upper;
 		ana_par_for(total, threads, ana_gather_range, &g);
 		void *shrunk = realloc(ev, (total ? total : 1) * sizeof(struct ana_pe));
 		p->pe = shrunk ? shrunk : (void *)ev;
 	} else {
-		g.in = ana_pe_compact(m);
 		g.out = p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
 		if (!p->pe)
 			return -1;
@@ -395,16 +393,17 @@ static uint32_t *ana_group_order(struct ana_paths *p, size_t n, uint32_t *buf, s
 	return order;
 }
 
-/* The packet order and the events' shrinking into the upper half of their
- * block read and write disjoint data: side by side on two threads. */
+/* The packet order and the events' shrinking (into the upper half of their
+ * block, or compacted) read and write disjoint data: side by side on two
+ * threads. */
 struct ana_sort {
 	struct ana_model *m;
 	struct ana_paths *p;
 	uint32_t *vis;
 	size_t n;
-	bool in_place;              /* ana_pe_upper */
+	bool in_place;              /* ana_pe_upper, else ana_pe_compact */
 	uint32_t *order;
-	struct ana_pe *upper;
+	struct ana_pe *pe;          /* the shrunk events */
 };
 
 static void ana_sort_task(void *ctx, size_t t, size_t t1)
@@ -413,8 +412,8 @@ static void ana_sort_task(void *ctx, size_t t, size_t t1)
 	struct ana_sort *s = ctx;
 	if (t == 0)                 /* the visit order is done with: its array takes the packet order */
 		s->order = ana_group_order(s->p, s->n, s->vis, s->n);
-	else if (s->in_place)
-		s->upper = ana_pe_upper(s->m);
+	else
+		s->pe = s->in_place ? ana_pe_upper(s->m) : ana_pe_compact(s->m);
 }
 
 struct ana_paths *ana_path_match(struct ana_model *m)
@@ -451,9 +450,12 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		}
 		ana_walk_super(p, ev, n);
 	}
+	/* in place on one thread only: with 2 threads the streamed analysis
+	 * (ana_stream.c, a window at a time) peaked at 150-170 MB instead of
+	 * 124 MB in about half the runs (10 M genfix case, not understood) */
 	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
-			       .in_place = n && p->njoined + p->nextra <= n };
-	if (threads > 1 && so.in_place && n >= (1u << 16))
+			       .in_place = threads == 1 && n && p->njoined + p->nextra <= n };
+	if (threads > 1 && n >= (1u << 16))
 		ana_par_tasks(2, ana_sort_task, &so);
 	else {
 		ana_sort_task(&so, 0, 1);
@@ -465,7 +467,7 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
 	free(p->tab.slot); p->tab.slot = NULL;
 	free(p->evpkt); p->evpkt = NULL;
-	if (!p->order || ana_pe_gather(m, p, p->order, p->norder, threads, so.upper)) {
+	if (!p->order || ana_pe_gather(m, p, p->order, p->norder, threads, so.pe, so.in_place)) {
 		ana_path_free(p);
 		return NULL;
 	}
