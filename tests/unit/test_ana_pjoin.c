@@ -83,6 +83,22 @@ static struct counts count(const struct ana_paths *p)
 	return c;
 }
 
+/* d joined with threads 1, 2 and 3 into j[0..2]. */
+static void join3(struct joined *j, const char *d)
+{
+	for (unsigned t = 0; t < 3; t++)
+		join(&j[t], d, t + 1);
+}
+
+/* j[1] and j[2] against j[0], then all dropped. */
+static void compare_drop(struct joined *j)
+{
+	for (unsigned t = 1; t < 3; t++)
+		same_paths(&j[0], &j[t], t + 1);
+	for (unsigned t = 0; t < 3; t++)
+		drop(&j[t]);
+}
+
 static int gen(const char *genfix, const char *dir, const char *sub, const char *args, char *out)
 {
 	char cmd[4 * DIRN];
@@ -99,8 +115,7 @@ static void test_retx(const char *genfix, const char *dir)
 	CHECK(gen(genfix, dir, "retx", "--packets 10000 --flows 2 --loss 50 --retx --seed 11", d) == 0,
 	      "genfix retx");
 	struct joined j[3];
-	for (unsigned t = 0; t < 3; t++)
-		join(&j[t], d, t + 1);
+	join3(j, d);
 	if (j[0].p) {
 		struct counts c = count(j[0].p);
 		CHECK(c.data == 10200, "10 000 data packets + 200 resent: %zu", c.data);
@@ -109,10 +124,7 @@ static void test_retx(const char *genfix, const char *dir)
 		CHECK(c.ranged == 10000, "each first send attached to its sock_send: %zu", c.ranged);
 		CHECK(!j[0].p->super, "no super-packet");
 	}
-	for (unsigned t = 1; t < 3; t++)
-		same_paths(&j[0], &j[t], t + 1);
-	for (unsigned t = 0; t < 3; t++)
-		drop(&j[t]);
+	compare_drop(j);
 }
 
 /* 16 000 segments sent as 4 000 GSO super-packets of 4: the receiver sees
@@ -124,8 +136,7 @@ static void test_gso(const char *genfix, const char *dir)
 	CHECK(gen(genfix, dir, "gso", "--packets 16000 --flows 2 --gso 4 --seed 5", d) == 0,
 	      "genfix gso");
 	struct joined j[3];
-	for (unsigned t = 0; t < 3; t++)
-		join(&j[t], d, t + 1);
+	join3(j, d);
 	if (j[0].p) {
 		struct counts c = count(j[0].p);
 		CHECK(c.data == 16000, "16 000 data packets: %zu", c.data);
@@ -133,10 +144,7 @@ static void test_gso(const char *genfix, const char *dir)
 		CHECK(c.ranged == 16000, "every piece attached to the send: %zu", c.ranged);
 		CHECK(j[0].p->super, "super-packets seen");
 	}
-	for (unsigned t = 1; t < 3; t++)
-		same_paths(&j[0], &j[t], t + 1);
-	for (unsigned t = 0; t < 3; t++)
-		drop(&j[t]);
+	compare_drop(j);
 }
 
 int main(int argc, char **argv)
