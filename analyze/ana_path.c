@@ -129,49 +129,6 @@ static uint32_t ana_pkt_find(struct ana_paths *p, uint64_t hv, uint32_t seq, uin
 	return (uint32_t)(p->npkts - 1);
 }
 
-/* u64 key -> packet index, for the retransmission groups. */
-struct ana_stab { uint64_t *key; uint32_t *val; size_t cap, n; };
-
-static void ana_stab_put(struct ana_stab *t, uint64_t key, uint32_t val)
-{
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 4096;
-		uint64_t *k = calloc(nc, sizeof(*k));
-		uint32_t *v = calloc(nc, sizeof(*v));
-		if (!k || !v) { free(k); free(v); return; }
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->key[i])
-				continue;
-			size_t j = ana_h64(t->key[i]) & (nc - 1);
-			while (k[j])
-				j = (j + 1) & (nc - 1);
-			k[j] = t->key[i]; v[j] = t->val[i];
-		}
-		free(t->key); free(t->val);
-		t->key = k; t->val = v; t->cap = nc;
-	}
-	size_t j = ana_h64(key) & (t->cap - 1);
-	while (t->key[j]) {
-		if (t->key[j] == key)
-			return;             /* first packet with that start wins */
-		j = (j + 1) & (t->cap - 1);
-	}
-	t->key[j] = key; t->val[j] = val; t->n++;
-}
-
-static uint32_t ana_stab_get(const struct ana_stab *t, uint64_t key)
-{
-	if (!t->cap)
-		return UINT32_MAX;
-	size_t j = ana_h64(key) & (t->cap - 1);
-	while (t->key[j]) {
-		if (t->key[j] == key)
-			return t->val[j];
-		j = (j + 1) & (t->cap - 1);
-	}
-	return UINT32_MAX;
-}
-
 static void ana_attach(struct ana_paths *p, uint32_t pkt, uint32_t ev)
 {
 	if (ana_vec_grow((void **)&p->extra, &p->excap, p->nextra + 1, sizeof(*p->extra)))
@@ -181,10 +138,6 @@ static void ana_attach(struct ana_paths *p, uint32_t pkt, uint32_t ev)
 	p->nextra++;
 }
 
-static bool ana_is_egress(int hook)
-{
-	return hook >= PK_HOOK_DEV_QUEUE && hook <= PK_HOOK_DEV_XMIT;
-}
 
 /* Super-packet events also belong to the packets starting inside them. */
 static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t nev)
@@ -215,50 +168,10 @@ static void ana_walk_super(struct ana_paths *p, const struct ana_pev *ev, size_t
 	}
 }
 
-static void ana_stab_init(struct ana_stab *t, size_t expect)
-{
-	memset(t, 0, sizeof(*t));
-	size_t cap = 4096;
-	while (cap < expect * 2)
-		cap <<= 1;
-	t->key = calloc(cap, sizeof(*t->key));
-	t->val = calloc(cap, sizeof(*t->val));
-	if (!t->key || !t->val) {
-		free(t->key); free(t->val);
-		t->key = NULL; t->val = NULL;
-		return;
-	}
-	t->cap = cap;
-}
-
-/* Retransmission groups: data packets with the same (seq, ack) but another
- * TSval; the earliest is the original. */
-static void ana_retx_groups(struct ana_paths *p)
-{
-	struct ana_stab st;
-	ana_stab_init(&st, p->npkts);
-	for (size_t k = 0; k < p->npkts; k++) {
-		struct ana_pkt *q = &p->pkts[k];
-		q->group = (uint32_t)k;
-		if (q->udp || q->minlen == UINT32_MAX || q->minlen == 0)
-			continue;
-		uint64_t key = (((uint64_t)q->seq << 32) | q->ack) | 1;
-		uint32_t g = ana_stab_get(&st, key);
-		if (g == UINT32_MAX)
-			ana_stab_put(&st, key, (uint32_t)k);
-		else {
-			q->group = g;
-			p->pkts[g].ngroup = 1;
-			q->ngroup = 1;
-		}
-	}
-	free(st.key); free(st.val);
-}
-
 /* sock_send byte ranges carry no header: while joining in time order they
  * wait per flow until the egress packets built from them pass a hook on
  * the same host (same flow index = same host), and are attached there. */
-static void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t i)
+void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t i)
 {
 	struct ana_pending *pd = p->pending[e->flow];
 	int slot = 0;
@@ -273,17 +186,16 @@ static void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t 
 	pd[slot] = (struct ana_pending){ e->seq, e->seq + (e->len ? e->len : 1), (uint32_t)i };
 }
 
-static void ana_range_use(struct ana_paths *p, const struct ana_pev *e, uint32_t k)
+void ana_range_take(struct ana_paths *p, const struct ana_pev *e, uint32_t k, uint32_t *range_ev)
 {
-	struct ana_pkt *q = &p->pkts[k];
-	if (q->range_ev != UINT32_MAX)
+	if (*range_ev != UINT32_MAX)
 		return;
 	struct ana_pending *pd = p->pending[e->flow];
 	for (int j = 0; j < ANA_PENDING; j++) {
 		if (pd[j].end == pd[j].seq || (int32_t)(e->seq - pd[j].seq) < 0 ||
 		    (int32_t)(pd[j].end - e->seq) <= 0)
 			continue;
-		q->range_ev = pd[j].ev;
+		*range_ev = pd[j].ev;
 		ana_attach(p, k, pd[j].ev);
 		if ((int32_t)(pd[j].end - (e->seq + e->len)) <= 0)
 			pd[j].end = pd[j].seq;       /* fully sent: close */
@@ -303,23 +215,14 @@ static void ana_ranges(const struct ana_model *m, struct ana_paths *p, const uin
 		if ((e->flags & ANA_RANGE_FLAG) || e->hook == PK_HOOK_SOCK_SEND)
 			ana_range_open(p, e, i);
 		else if (p->evpkt[i] != UINT32_MAX && e->len && ana_is_egress(e->hook))
-			ana_range_use(p, e, p->evpkt[i]);
+			ana_range_take(p, e, p->evpkt[i], &p->pkts[p->evpkt[i]].range_ev);
 	}
 }
 
-/* The packet table for the lookups of the super-packet walk, when an event
- * covers more than its packet's smallest piece. */
-static int ana_ptab_fill(struct ana_paths *p, const struct ana_pev *ev, size_t n)
+/* The packet table for the lookups of the super-packet walk (when an event
+ * covers more than its packet's smallest piece: p->super). */
+static int ana_ptab_fill(struct ana_paths *p)
 {
-	size_t i;
-	for (i = 0; i < n; i++) {
-		uint32_t k = p->evpkt[i];
-		if (k != UINT32_MAX && ev[i].len && p->pkts[k].minlen != UINT32_MAX &&
-		    p->pkts[k].minlen && ev[i].len > p->pkts[k].minlen)
-			break;
-	}
-	if (i == n)
-		return 0;
 	if (ana_ptab_init(&p->tab, p->npkts))
 		return -1;
 	for (size_t k = 0; k < p->npkts; k++) {
@@ -394,6 +297,13 @@ static void ana_gather_range(void *ctx, size_t lo, size_t hi)
 		g->out[j] = g->in[g->order[j]];
 }
 
+static inline struct ana_pe ana_pe_of(const struct ana_model *m, struct ana_pev e)
+{
+	uint8_t nopay = !e.len && m->flows.v[e.flow].proto != 17 ? ANA_PE_NOPAY : 0;
+	return (struct ana_pe){ .ts = e.ts, .flow = e.flow, .host = e.host, .hook = e.hook,
+				.flags = (uint8_t)(e.flags | nopay) };
+}
+
 /* Rewrites m->pev in place as 16-byte ana_pe (event i's record lands in
  * bytes the loop has read already: 16 * i + 16 <= 32 * i for i >= 1, and
  * event 0 is read before it is written) and gives the tail back. */
@@ -402,17 +312,108 @@ static struct ana_pe *ana_pe_compact(struct ana_model *m)
 	size_t n = m->pev.n;
 	struct ana_pev *ev = m->pev.v;
 	struct ana_pe *out = (struct ana_pe *)(void *)ev;
-	for (size_t i = 0; i < n; i++) {
-		struct ana_pev e = ev[i];
-		uint8_t nopay = !e.len && m->flows.v[e.flow].proto != 17 ? ANA_PE_NOPAY : 0;
-		out[i] = (struct ana_pe){ .ts = e.ts, .flow = e.flow, .host = e.host,
-					  .hook = e.hook, .flags = (uint8_t)(e.flags | nopay) };
-	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = ana_pe_of(m, ev[i]);
 	void *shrunk = realloc(ev, (n ? n : 1) * sizeof(struct ana_pe));
 	if (shrunk)
 		m->pev.v = shrunk;
 	m->pev.cap = 0;             /* no longer an array of ana_pev */
 	return (struct ana_pe *)m->pev.v;
+}
+
+/* When every membership is an event's own (total <= n, no super-packet
+ * pieces), the events are put in packet order within their own block: they
+ * shrink into its upper half here, backwards (event i's record lands at
+ * 16 n + 16 i, past every event not read yet: 16 n + 16 (i + 1) >= 32 i +
+ * 32), and ana_pe_gather gathers them into its lower half and cuts the
+ * block to size: no fresh pages to fault in, and no second array beside
+ * it. */
+static struct ana_pe *ana_pe_upper(struct ana_model *m)
+{
+	size_t n = m->pev.n;
+	struct ana_pev *ev = m->pev.v;
+	struct ana_pe *upper = (struct ana_pe *)(void *)ev + n;
+	for (size_t i = n; i-- > 0;)
+		upper[i] = ana_pe_of(m, ev[i]);
+	return upper;
+}
+
+/* The events as ana_pe in packet order (order[0 .. total)) into p->pe, from
+ * in: the upper half of their block (ana_pe_upper, in_place) or their
+ * compacted copy (ana_pe_compact); the 32-byte events are gone after. */
+static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_t *order,
+			 size_t total, unsigned threads, const struct ana_pe *in, bool in_place)
+{
+	struct ana_gather g = { .order = order, .in = in };
+	if (in_place) {
+		struct ana_pev *ev = m->pev.v;
+		g.out = (struct ana_pe *)(void *)ev;
+		ana_par_for(total, threads, ana_gather_range, &g);
+		void *shrunk = realloc(ev, (total ? total : 1) * sizeof(struct ana_pe));
+		p->pe = shrunk ? shrunk : (void *)ev;
+	} else {
+		g.out = p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
+		if (!p->pe)
+			return -1;
+		ana_par_for(total, threads, ana_gather_range, &g);
+		free(m->pev.v);
+	}
+	m->pev.v = NULL;                /* the raw events are not needed any more */
+	m->pev.n = m->pev.cap = 0;
+	return 0;
+}
+
+/* Counting sort of the (packet, event) memberships: the join counted each
+ * packet's own events; the extra ones (sock_send ranges, super-packet
+ * pieces) follow them. Into buf when it holds them (size cap), else a new
+ * array; NULL on no memory. */
+static uint32_t *ana_group_order(struct ana_paths *p, size_t n, uint32_t *buf, size_t cap)
+{
+	for (size_t j = 0; j < p->nextra; j++)
+		p->pkts[p->extra[j].pkt].nev++;
+	size_t acc = 0;
+	for (size_t k = 0; k < p->npkts; k++) {
+		p->pkts[k].head = (uint32_t)acc;
+		acc += p->pkts[k].nev;
+		p->pkts[k].nev = 0;
+	}
+	uint32_t *order = acc <= cap ? buf : malloc(acc * sizeof(uint32_t));
+	if (!order)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = p->evpkt[i];
+		if (k != UINT32_MAX)
+			order[p->pkts[k].head + p->pkts[k].nev++] = (uint32_t)i;
+	}
+	for (size_t j = 0; j < p->nextra; j++) {
+		struct ana_pkt *q = &p->pkts[p->extra[j].pkt];
+		order[q->head + q->nev++] = p->extra[j].ev;
+	}
+	p->norder = acc;
+	return order;
+}
+
+/* The packet order and the events' shrinking (into the upper half of their
+ * block, or compacted) read and write disjoint data: side by side on two
+ * threads. */
+struct ana_sort {
+	struct ana_model *m;
+	struct ana_paths *p;
+	uint32_t *vis;
+	size_t n;
+	bool in_place;              /* ana_pe_upper, else ana_pe_compact */
+	uint32_t *order;
+	struct ana_pe *pe;          /* the shrunk events */
+};
+
+static void ana_sort_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_sort *s = ctx;
+	if (t == 0)                 /* the visit order is done with: its array takes the packet order */
+		s->order = ana_group_order(s->p, s->n, s->vis, s->n);
+	else
+		s->pe = s->in_place ? ana_pe_upper(s->m) : ana_pe_compact(s->m);
 }
 
 struct ana_paths *ana_path_match(struct ana_model *m)
@@ -422,6 +423,7 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		return NULL;
 	size_t n = m->pev.n;
 	const struct ana_pev *ev = m->pev.v;
+	unsigned threads = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
 	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
 	if (!p->evpkt) {
 		ana_path_free(p);
@@ -431,73 +433,45 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		p->evpkt[i] = UINT32_MAX;
 	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
 	uint32_t *vis = n < UINT32_MAX ? ana_visit_order(m) : NULL;
-	if (!vis || ana_pjoin(m, p, vis, n, m->opt && m->opt->threads > 1 ? m->opt->threads : 1)) {
+	if (!vis || ana_pjoin(m, p, vis, n, threads)) {
 		free(vis);
 		ana_path_free(p);
 		return NULL;
 	}
-	ana_ranges(m, p, vis, n);
-	free(vis);
-	for (size_t k = 0; k < p->npkts; k++)
-		if (p->pkts[k].minlen == UINT32_MAX && p->pkts[k].udp)
-			p->pkts[k].minlen = 0;
+	if (!p->ranges_done)
+		ana_ranges(m, p, vis, n);
 	free(p->pending);
 	p->pending = NULL;
-	if (ana_ptab_fill(p, ev, n)) {
-		ana_path_free(p);
-		return NULL;
-	}
-	ana_walk_super(p, ev, n);
-	ana_retx_groups(p);
-
-	/* counting sort of (packet, event) memberships */
-	size_t total = p->nextra;
-	for (size_t i = 0; i < n; i++)
-		if (p->evpkt[i] != UINT32_MAX) {
-			p->pkts[p->evpkt[i]].nev++;
-			total++;
+	if (p->super) {
+		if (ana_ptab_fill(p)) {
+			free(vis);
+			ana_path_free(p);
+			return NULL;
 		}
-	for (size_t j = 0; j < p->nextra; j++)
-		p->pkts[p->extra[j].pkt].nev++;
-	p->order = malloc((total ? total : 1) * sizeof(uint32_t));
-	if (!p->order) {
-		ana_path_free(p);
-		return NULL;
+		ana_walk_super(p, ev, n);
 	}
-	uint32_t acc = 0;
-	for (size_t k = 0; k < p->npkts; k++) {
-		p->pkts[k].head = acc;
-		acc += p->pkts[k].nev;
-		p->pkts[k].nev = 0;
+	/* in place on one thread only: with 2 threads the streamed analysis
+	 * (ana_stream.c, a window at a time) peaked at 150-170 MB instead of
+	 * 124 MB in about half the runs (10 M genfix case, not understood) */
+	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
+			       .in_place = threads == 1 && n && p->njoined + p->nextra <= n };
+	if (threads > 1 && n >= (1u << 16))
+		ana_par_tasks(2, ana_sort_task, &so);
+	else {
+		ana_sort_task(&so, 0, 1);
+		ana_sort_task(&so, 1, 2);
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k = p->evpkt[i];
-		if (k != UINT32_MAX)
-			p->order[p->pkts[k].head + p->pkts[k].nev++] = (uint32_t)i;
-	}
-	for (size_t j = 0; j < p->nextra; j++) {
-		struct ana_pkt *q = &p->pkts[p->extra[j].pkt];
-		p->order[q->head + q->nev++] = p->extra[j].ev;
-	}
-	p->norder = total;
+	p->order = so.order;
+	if (p->order != vis)
+		free(vis);
 	free(p->extra); p->extra = NULL; p->nextra = p->excap = 0;
 	free(p->tab.slot); p->tab.slot = NULL;
 	free(p->evpkt); p->evpkt = NULL;
-	/* the 32-byte events shrink in place to what the later passes read
-	 * (16 bytes), the rest is unmapped; then one gather into packet order,
-	 * so every later pass reads sequentially */
-	struct ana_pe *pev16 = ana_pe_compact(m);
-	p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
-	if (!p->pe) {
+	if (!p->order || ana_pe_gather(m, p, p->order, p->norder, threads, so.pe, so.in_place)) {
 		ana_path_free(p);
 		return NULL;
 	}
-	struct ana_gather g = { p->pe, pev16, p->order };
-	ana_par_for(total, m->opt && m->opt->threads > 1 ? m->opt->threads : 1, ana_gather_range, &g);
 	free(p->order); p->order = NULL;
-	free(m->pev.v);                 /* the raw events are not needed any more */
-	m->pev.v = NULL;
-	m->pev.n = m->pev.cap = 0;
 	/* hand the join's freed tables back (the heap keeps them otherwise, and
 	 * the decomposition's peak would sit on top of them) */
 	malloc_trim(0);

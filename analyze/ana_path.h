@@ -47,14 +47,31 @@ struct ana_paths {
 	uint32_t *order;            /* event indices grouped by packet (during the join) */
 	struct ana_pe *pe;          /* events grouped by packet: pkts[k].head .. + nev */
 	size_t norder;
+	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
+	bool ranges_done;           /* ana_pjoin took the sock_send ranges too */
+	size_t njoined;             /* events joined by key (evpkt set) */
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 
-/* The key join (ana_pjoin.c): fills p->pkts (keys, minlen), p->npkts and
- * p->evpkt for the events in visit order vis, on threads threads; the same
- * result for any count. 0 or -1 (no memory). */
+/* The key join (ana_pjoin.c): fills p->pkts (keys, minlen, retransmission
+ * group, events joined in nev), p->npkts, p->super and p->evpkt for the
+ * events in visit order vis, on threads threads; the same result for any
+ * count. On one thread, with p->pending, also the sock_send ranges
+ * (p->ranges_done). 0 or -1 (no memory). */
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
 	      unsigned threads);
+
+static inline bool ana_is_egress(int hook)
+{
+	return hook >= PK_HOOK_DEV_QUEUE && hook <= PK_HOOK_DEV_XMIT;
+}
+
+/* sock_send ranges (ana_path.c), taken in visit order: event i (a range)
+ * opens one for its flow; e, an egress event with payload of packet k,
+ * attaches k to the open range of its flow holding its first byte unless
+ * the packet has one (*range_ev, set then). */
+void ana_range_open(struct ana_paths *p, const struct ana_pev *e, size_t i);
+void ana_range_take(struct ana_paths *p, const struct ana_pev *e, uint32_t k, uint32_t *range_ev);
 
 /* Writes the packet's event indices (into p->pe) in path order into out;
  * returns n. */

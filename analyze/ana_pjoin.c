@@ -5,9 +5,19 @@
  * visit order into packets of its own, remembering where in vis each packet
  * was first seen. A single join numbers packets by first sight, so the
  * partitions' packets merged by first sight get exactly those numbers:
- * pkts, npkts and evpkt come out the same for any T. */
+ * pkts, npkts and evpkt come out the same for any T.
+ *
+ * Keys are partitioned by (seq, ack | 1) only, so a retransmission (same
+ * start, another TSval) lands with its original: each thread also finds its
+ * partition's retransmission groups, and counts each packet's events and
+ * whether any packet has events of two lengths (super-packets), which
+ * spares ana_path_match a pass over every event when none has. On one
+ * thread the sock_send ranges are taken in the same pass (ana_ranges's
+ * steps, in the same visit order). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "ana.h"
 #include "ana_par.h"
 #include "ana_path.h"
@@ -15,7 +25,16 @@
 #define PJ_MAXT 64
 #define PJ_CACHE 4096           /* recent packets per partition (power of 2) */
 
-struct pj_pkt { uint32_t seq, ack, xid, minlen; uint32_t first; uint8_t udp; };
+struct pj_pkt {
+	uint32_t seq, ack, xid, minlen;
+	uint32_t first;             /* visit position of its first event */
+	uint32_t nev;               /* events joined */
+	uint8_t udp;
+};
+
+/* A retransmission: local packet l belongs to the group of local packet
+ * head (< l). Rare, so a list, not a field of every packet. */
+struct pj_retx { uint32_t l, head; };
 
 struct pj_part {
 	const struct ana_model *m;
@@ -29,6 +48,13 @@ struct pj_part {
 	uint32_t *slot;             /* open addressing, packet index + 1 */
 	size_t scap;
 	struct { uint32_t seq, ack, xid, idx1; uint8_t udp; } cache[PJ_CACHE];
+	struct ana_paths *paths;    /* one partition: the sock_send ranges too */
+	uint32_t *rng;              /* then each packet's range event */
+	size_t nrng, rngcap;
+	struct pj_retx *retx;       /* in local packet order */
+	size_t nretx, retxcap;
+	bool super;                 /* a packet has events of two payload lengths */
+	size_t njoined;
 	int err;
 };
 
@@ -40,11 +66,24 @@ static inline uint64_t pj_h64(uint64_t x)
 	return x;
 }
 
-/* Same hash as ana_path.c's table; the partition takes the top bits, the
- * table the low ones, the cache the middle. */
+/* Hash of the retransmission key (seq, ack | 1: ana_retx_groups's key,
+ * whose low ack bit was its empty-slot marker): the partition takes its top
+ * bits. */
+static inline uint64_t pj_hkey(uint32_t seq, uint32_t ack)
+{
+	return pj_h64((uint64_t)seq << 32 | (ack | 1));
+}
+
+/* The packet key's table hash from the retransmission key's: the table
+ * takes the low bits, the cache the middle ones. */
+static inline uint64_t pj_hpkt(uint64_t hk, uint32_t xid, uint8_t udp)
+{
+	return hk ^ ((uint64_t)xid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)udp << 63);
+}
+
 static inline uint64_t pj_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t udp)
 {
-	return pj_h64(((uint64_t)seq << 32 | ack) ^ ((uint64_t)xid << 17) ^ ((uint64_t)udp << 63));
+	return pj_hpkt(pj_hkey(seq, ack), xid, udp);
 }
 
 /* Bits 40..63 scaled to [0, nt) (a multiply, not a division: it runs
@@ -106,7 +145,8 @@ static uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ac
 	if (r == UINT32_MAX) {
 		if (ana_vec_grow((void **)&p->pk, &p->cap, p->n + 1, sizeof(*p->pk)))
 			return UINT32_MAX;
-		p->pk[p->n] = (struct pj_pkt){ seq, ack, xid, UINT32_MAX, pos, udp };
+		p->pk[p->n] = (struct pj_pkt){ .seq = seq, .ack = ack, .xid = xid,
+					       .minlen = UINT32_MAX, .first = pos, .udp = udp };
 		r = (uint32_t)p->n++;
 		p->slot[j] = r + 1;
 	}
@@ -116,40 +156,104 @@ static uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ac
 
 #define PJ_AHEAD 8              /* events between a probe's prefetch and its use */
 
-static inline uint64_t pj_hash_ev(const struct ana_pev *e, const struct ana_flow *fl)
+static inline uint64_t pj_hkey_ev(const struct ana_pev *e)
 {
-	return pj_hash(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
+	return pj_hkey(e->seq, e->ack);
+}
+
+/* Retransmission groups of the partition (ana_path.c's rule: data packets
+ * with the same (seq, ack | 1), the first seen is the original), in the
+ * join's emptied slot table, which holds p->n at half load. */
+static void pj_groups(struct pj_part *p)
+{
+	size_t mask = p->scap - 1;
+	memset(p->slot, 0, p->scap * sizeof(*p->slot));
+	for (size_t l = 0; l < p->n; l++) {
+		const struct pj_pkt *q = &p->pk[l];
+		if (q->udp || q->minlen == UINT32_MAX || q->minlen == 0)
+			continue;
+		for (size_t j = pj_hkey(q->seq, q->ack) & mask;; j = (j + 1) & mask) {
+			uint32_t v = p->slot[j];
+			if (!v) {
+				p->slot[j] = (uint32_t)l + 1;
+				break;
+			}
+			const struct pj_pkt *g = &p->pk[v - 1];
+			if (g->seq == q->seq && (g->ack | 1) == (q->ack | 1)) {
+				if (ana_vec_grow((void **)&p->retx, &p->retxcap, p->nretx + 1,
+						 sizeof(*p->retx)))
+					p->err = -1;
+				else
+					p->retx[p->nretx++] = (struct pj_retx){ (uint32_t)l, v - 1 };
+				break;
+			}
+		}
+	}
+}
+
+/* ana_ranges's step for a joined event, in the same (visit) order. */
+static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
+{
+	if (k == p->nrng) {
+		if (ana_vec_grow((void **)&p->rng, &p->rngcap, k + 1, sizeof(*p->rng)))
+			return -1;
+		p->rng[p->nrng++] = UINT32_MAX;
+	}
+	if (e->len && ana_is_egress(e->hook))
+		ana_range_take(p->paths, e, k, &p->rng[k]);
+	return 0;
 }
 
 static void pj_run(struct pj_part *p)
 {
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
-	uint64_t ahead[PJ_AHEAD];      /* hashes of events j .. j + PJ_AHEAD - 1 */
+	uint64_t ahead[PJ_AHEAD];      /* key hashes of events j .. j + PJ_AHEAD - 1 */
 	for (size_t j = 0; j < PJ_AHEAD && j < p->nvis; j++)
-		ahead[j] = pj_hash_ev(&ev[p->vis[j]], fl);
+		ahead[j] = pj_hkey_ev(&ev[p->vis[j]]);
 	for (size_t j = 0; j < p->nvis; j++) {
 		uint32_t i = p->vis[j];
 		const struct ana_pev *e = &ev[i];
-		uint64_t hv = ahead[j % PJ_AHEAD];
+		uint64_t hk = ahead[j % PJ_AHEAD];
 		if (j + PJ_AHEAD < p->nvis) {   /* the table probe is a cache miss: start it early */
-			uint64_t fh = pj_hash_ev(&ev[p->vis[j + PJ_AHEAD]], fl);
+			const struct ana_pev *f = &ev[p->vis[j + PJ_AHEAD]];
+			uint64_t fh = pj_hkey_ev(f);
 			ahead[j % PJ_AHEAD] = fh;
 			if (pj_part_of(fh, p->nt) == p->t)
-				__builtin_prefetch(&p->slot[fh & (p->scap - 1)]);
+				__builtin_prefetch(&p->slot[pj_hpkt(fh, f->xid, fl[f->flow].proto == 17) &
+							    (p->scap - 1)]);
 		}
-		if (!pj_keyed(e) || pj_part_of(hv, p->nt) != p->t)
+		if (!pj_keyed(e)) {
+			if (p->rng)
+				ana_range_open(p->paths, e, i);
+			continue;
+		}
+		if (pj_part_of(hk, p->nt) != p->t)
 			continue;
 		uint8_t udp = fl[e->flow].proto == 17;
-		uint32_t k = pj_get(p, hv, e->seq, e->ack, e->xid, udp, (uint32_t)j);
+		uint32_t k = pj_get(p, pj_hpkt(hk, e->xid, udp), e->seq, e->ack, e->xid, udp,
+				    (uint32_t)j);
 		if (k == UINT32_MAX) {
 			p->err = -1;
 			continue;
 		}
 		p->evpkt[i] = k;
-		if (e->len && e->len < p->pk[k].minlen)
-			p->pk[k].minlen = e->len;
+		p->njoined++;
+		if (p->rng && pj_range(p, e, k)) {
+			p->err = -1;
+			continue;
+		}
+		struct pj_pkt *q = &p->pk[k];
+		q->nev++;
+		if (e->len) {
+			/* two lengths in one packet: the longer is a super-packet */
+			if (q->minlen != UINT32_MAX && e->len != q->minlen)
+				p->super = true;
+			if (e->len < q->minlen)
+				q->minlen = e->len;
+		}
 	}
+	pj_groups(p);
 	free(p->slot);
 	p->slot = NULL;
 }
@@ -160,17 +264,87 @@ static void pj_task(void *ctx, size_t t, size_t t1)
 	pj_run(&((struct pj_part *)ctx)[t]);
 }
 
+static struct ana_pkt pj_pkt_out(const struct pj_pkt *s, uint32_t g)
+{
+	return (struct ana_pkt){ .seq = s->seq, .ack = s->ack, .xid = s->xid,
+				 .minlen = s->minlen == UINT32_MAX && s->udp ? 0 : s->minlen,
+				 .nev = s->nev, .group = g, .range_ev = UINT32_MAX, .udp = s->udp };
+}
+
+/* Retransmission groups onto the numbered packets: gmap NULL when local
+ * numbers are global. */
+static void pj_set_groups(struct ana_paths *p, const struct pj_part *part, const uint32_t *gmap)
+{
+	for (size_t r = 0; r < part->nretx; r++) {
+		uint32_t k = part->retx[r].l, g = part->retx[r].head;
+		if (gmap) {
+			k = gmap[k];
+			g = gmap[g];
+		}
+		p->pkts[k].group = g;
+		p->pkts[k].ngroup = p->pkts[g].ngroup = 1;
+	}
+}
+
+/* One partition: its packets are numbered already; they become p->pkts in
+ * their own block, converted backwards (packet g's 36 bytes land at or
+ * past the 28 of packets not converted yet), so the packets are not held
+ * twice or faulted in twice. */
+static int pj_take(struct ana_paths *p, struct pj_part *part)
+{
+	size_t n = part->n, need = (n ? n : 1) * sizeof(struct ana_pkt);
+	if (need > part->cap * sizeof(struct pj_pkt)) {
+		void *v = realloc(part->pk, need);
+		if (!v)
+			return -1;
+		part->pk = v;
+	}
+	struct ana_pkt *out = (struct ana_pkt *)(void *)part->pk;
+	for (size_t g = n; g-- > 0;) {
+		struct pj_pkt s = part->pk[g];
+		out[g] = pj_pkt_out(&s, (uint32_t)g);
+		if (part->rng)
+			out[g].range_ev = part->rng[g];
+	}
+	p->ranges_done = part->rng != NULL;
+	free(p->pkts);
+	p->pkts = out;
+	p->pkcap = need / sizeof(struct ana_pkt);
+	p->npkts = n;
+	p->super = part->super;
+	p->njoined = part->njoined;
+	part->pk = NULL;
+	pj_set_groups(p, part, NULL);
+	return 0;
+}
+
+#define PJ_RELEASE (1u << 20)   /* bytes of merged packets given back at a time */
+
+/* Gives the pages of part's packets before local index `upto` (merged, not
+ * read again) back to the system: the merged copy grows while the
+ * partitions shrink, so the packets are not held twice. Whole pages inside
+ * the block only; the free() after writes its own header, faulting at most
+ * a fresh zero page. */
+static void pj_release(struct pj_part *part, size_t upto, uintptr_t *done)
+{
+	uintptr_t pg = 4096, lo = ((uintptr_t)part->pk + pg - 1) & ~(pg - 1);
+	uintptr_t hi = (uintptr_t)(part->pk + upto) & ~(pg - 1);
+	if (*done < lo)
+		*done = lo;
+	if (hi < *done + PJ_RELEASE)
+		return;
+	madvise((void *)*done, hi - *done, MADV_DONTNEED);
+	*done = hi;
+}
+
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
  * is the global index. */
 static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap)
 {
 	size_t total = 0, at[PJ_MAXT] = { 0 };
-	for (unsigned t = 0; t < nt; t++) {
+	uintptr_t done[PJ_MAXT] = { 0 };
+	for (unsigned t = 0; t < nt; t++)
 		total += part[t].n;
-		gmap[t] = malloc((part[t].n ? part[t].n : 1) * sizeof(uint32_t));
-		if (!gmap[t])
-			return -1;
-	}
 	if (total >= UINT32_MAX ||
 	    ana_vec_grow((void **)&p->pkts, &p->pkcap, total ? total : 1, sizeof(struct ana_pkt)))
 		return -1;
@@ -182,13 +356,17 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 				bf = part[t].pk[at[t]].first;
 				best = t;
 			}
-		const struct pj_pkt *s = &part[best].pk[at[best]];
-		gmap[best][at[best]++] = (uint32_t)g;
-		p->pkts[g] = (struct ana_pkt){ .seq = s->seq, .ack = s->ack, .xid = s->xid,
-					       .minlen = s->minlen, .udp = s->udp,
-					       .range_ev = UINT32_MAX };
+		gmap[best][at[best]] = (uint32_t)g;
+		p->pkts[g] = pj_pkt_out(&part[best].pk[at[best]++], (uint32_t)g);
+		if (!(at[best] & 4095))
+			pj_release(&part[best], at[best], &done[best]);
 	}
 	p->npkts = total;
+	for (unsigned t = 0; t < nt; t++) {
+		pj_set_groups(p, &part[t], gmap[t]);
+		p->super |= part[t].super;
+		p->njoined += part[t].njoined;
+	}
 	return 0;
 }
 
@@ -198,13 +376,86 @@ struct pj_remap { const struct ana_model *m; uint32_t *evpkt; uint32_t *const *g
 static void pj_remap_range(void *ctx, size_t lo, size_t hi)
 {
 	const struct pj_remap *r = ctx;
-	const struct ana_flow *fl = r->m->flows.v;
 	for (size_t i = lo; i < hi; i++) {
 		if (r->evpkt[i] == UINT32_MAX)
 			continue;
 		const struct ana_pev *e = &r->m->pev.v[i];
-		r->evpkt[i] = r->gmap[pj_part_of(pj_hash_ev(e, fl), r->nt)][r->evpkt[i]];
+		r->evpkt[i] = r->gmap[pj_part_of(pj_hkey_ev(e), r->nt)][r->evpkt[i]];
 	}
+}
+
+/* Several partitions: after their joins, the merge and (with p->pending)
+ * the sock_send ranges run side by side. The ranges take the events in
+ * visit order as ana_ranges would, naming each packet by its partition's
+ * base + its local index (id), as the global numbers are not known yet;
+ * gall maps ids to global numbers after. Each packet takes at most one
+ * range, so p->extra holds them all: a bit per packet says which have one. */
+struct pj_after {
+	const struct ana_model *m;
+	struct ana_paths *p;
+	struct pj_part *part;
+	unsigned nt;
+	uint32_t *gmap[PJ_MAXT];    /* into gall */
+	size_t base[PJ_MAXT], total;
+	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
+	int rc;
+};
+
+static void pj_ranges_by_id(struct pj_after *a)
+{
+	const struct ana_pev *ev = a->m->pev.v;
+	const uint32_t *vis = a->part[0].vis;
+	for (size_t j = 0; j < a->part[0].nvis; j++) {
+		uint32_t i = vis[j];
+		const struct ana_pev *e = &ev[i];
+		if (!pj_keyed(e)) {
+			ana_range_open(a->p, e, i);
+			continue;
+		}
+		uint32_t l = a->p->evpkt[i];
+		if (l == UINT32_MAX || !e->len || !ana_is_egress(e->hook))
+			continue;
+		size_t id = a->base[pj_part_of(pj_hkey_ev(e), a->nt)] + l;
+		uint64_t bit = 1ULL << (id & 63);
+		uint32_t rng = a->has_rng[id >> 6] & bit ? 0 : UINT32_MAX;
+		ana_range_take(a->p, e, (uint32_t)id, &rng);
+		if (rng != UINT32_MAX)
+			a->has_rng[id >> 6] |= bit;
+	}
+}
+
+static void pj_after_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct pj_after *a = ctx;
+	if (t == 0) {
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap);
+		for (unsigned u = 0; u < a->nt; u++) {
+			free(a->part[u].pk);
+			a->part[u].pk = NULL;
+		}
+	} else
+		pj_ranges_by_id(a);
+}
+
+/* Merge, ranges, then every packet number to its global one. */
+static int pj_finish(struct pj_after *a, uint32_t *gall)
+{
+	struct ana_paths *p = a->p;
+	ana_par_tasks(a->has_rng ? 2 : 1, pj_after_task, a);
+	if (a->rc)
+		return -1;
+	struct pj_remap rm = { a->m, p->evpkt, a->gmap, a->nt };
+	ana_par_for(a->m->pev.n, a->nt, pj_remap_range, &rm);
+	if (!a->has_rng)
+		return 0;
+	for (size_t j = 0; j < p->nextra; j++) {
+		uint32_t k = gall[p->extra[j].pkt];
+		p->extra[j].pkt = k;
+		p->pkts[k].range_ev = p->extra[j].ev;
+	}
+	p->ranges_done = true;
+	return 0;
 }
 
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
@@ -212,7 +463,8 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
-	uint32_t *gmap[PJ_MAXT] = { NULL };
+	struct pj_after a = { .m = m, .p = p, .part = part, .nt = nt };
+	uint32_t *gall = NULL;
 	int rc = -1;
 	if (!part)
 		return -1;
@@ -231,22 +483,45 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 		part[t].pk = malloc(part[t].cap * sizeof(*part[t].pk));
 		if (!part[t].slot || !part[t].pk)
 			goto out;
+		if (nt == 1 && p->pending) {
+			part[t].paths = p;
+			part[t].rngcap = part[t].cap;
+			part[t].rng = malloc(part[t].rngcap * sizeof(*part[t].rng));
+			if (!part[t].rng)
+				goto out;
+		}
 	}
 	ana_par_tasks(nt, pj_task, part);
 	for (unsigned t = 0; t < nt; t++)
 		if (part[t].err)
 			goto out;
-	if (pj_merge(p, part, nt, gmap))
-		goto out;
-	struct pj_remap rm = { m, p->evpkt, gmap, nt };
-	ana_par_for(m->pev.n, nt, pj_remap_range, &rm);
+	if (nt == 1) {
+		if (pj_take(p, &part[0]))
+			goto out;
+	} else {
+		for (unsigned t = 0; t < nt; t++) {
+			a.base[t] = a.total;
+			a.total += part[t].n;
+		}
+		gall = malloc((a.total ? a.total : 1) * sizeof(*gall));
+		a.has_rng = p->pending ? calloc(a.total / 64 + 1, sizeof(*a.has_rng)) : NULL;
+		if (!gall || (p->pending && !a.has_rng))
+			goto out;
+		for (unsigned t = 0; t < nt; t++)
+			a.gmap[t] = gall + a.base[t];
+		if (pj_finish(&a, gall))
+			goto out;
+	}
 	rc = 0;
 out:
 	for (unsigned t = 0; t < nt; t++) {
 		free(part[t].slot);
 		free(part[t].pk);
-		free(gmap[t]);
+		free(part[t].retx);
+		free(part[t].rng);
 	}
 	free(part);
+	free(gall);
+	free(a.has_rng);
 	return rc;
 }

@@ -1,0 +1,165 @@
+/* The packet join (analyze/ana_pjoin.c, ana_path.c) on genfix recordings
+ * with known truth: every data packet becomes one packet with its 7 hook
+ * events plus its sock_send range, every lost packet that genfix resent
+ * forms a retransmission group of two, GSO super-packets are attached to
+ * their pieces; and --threads 1, 2 and 3 give the same packets and the same
+ * events in packet order, byte for byte. Enough events (> 65 536) that the
+ * parallel passes run. */
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ana.h"
+#include "ana_path.h"
+#include "tap.h"
+
+#define DIRN 512
+
+struct joined { struct ana_options o; struct ana_model m; struct ana_paths *p; };
+
+static void join(struct joined *j, const char *dir, unsigned threads)
+{
+	char a[DIRN + 32], b[DIRN + 32];
+	memset(j, 0, sizeof(*j));
+	j->o.quiet = true;
+	j->o.threads = threads;
+	snprintf(a, sizeof(a), "%s/hosta.npr", dir);
+	snprintf(b, sizeof(b), "%s/hostb.npr", dir);
+	ana_model_init(&j->m, &j->o);
+	CHECK(ana_load_file(&j->m, a, NULL) == 0, "load %s, threads %u", a, threads);
+	CHECK(ana_load_file(&j->m, b, NULL) == 0, "load %s, threads %u", b, threads);
+	j->p = ana_path_match(&j->m);
+	CHECK(j->p != NULL, "match, threads %u", threads);
+}
+
+static void drop(struct joined *j)
+{
+	ana_path_free(j->p);
+	ana_model_free(&j->m);
+}
+
+static bool same_pkt(const struct ana_pkt *x, const struct ana_pkt *y)
+{
+	return x->seq == y->seq && x->ack == y->ack && x->xid == y->xid && x->minlen == y->minlen &&
+	       x->head == y->head && x->nev == y->nev && x->group == y->group &&
+	       x->range_ev == y->range_ev && x->udp == y->udp && x->ngroup == y->ngroup;
+}
+
+static void same_paths(const struct joined *x, const struct joined *y, unsigned ty)
+{
+	if (!x->p || !y->p)
+		return;
+	CHECK(x->p->npkts == y->p->npkts, "threads %u: %zu packets, 1 thread %zu", ty, y->p->npkts,
+	      x->p->npkts);
+	CHECK(x->p->norder == y->p->norder, "threads %u: %zu memberships, 1 thread %zu", ty,
+	      y->p->norder, x->p->norder);
+	size_t bad = 0;
+	for (size_t k = 0; k < x->p->npkts && k < y->p->npkts; k++)
+		bad += !same_pkt(&x->p->pkts[k], &y->p->pkts[k]);
+	CHECK(bad == 0, "threads %u: %zu packets differ from 1 thread's", ty, bad);
+	CHECK(x->p->norder == y->p->norder &&
+	      !memcmp(x->p->pe, y->p->pe, x->p->norder * sizeof(*x->p->pe)),
+	      "threads %u: events in packet order differ from 1 thread's", ty);
+}
+
+/* Data packets (some payload), how many are retransmissions of an earlier
+ * one, how many carry a sock_send range. */
+struct counts { size_t data, resent, grouped, ranged, acks; };
+
+static struct counts count(const struct ana_paths *p)
+{
+	struct counts c = { 0 };
+	for (size_t k = 0; k < p->npkts; k++) {
+		const struct ana_pkt *q = &p->pkts[k];
+		if (q->minlen == UINT32_MAX) {
+			c.acks++;
+			continue;
+		}
+		c.data++;
+		c.resent += q->group != k;
+		c.grouped += q->ngroup;
+		c.ranged += q->range_ev != UINT32_MAX;
+	}
+	return c;
+}
+
+/* d joined with threads 1, 2 and 3 into j[0..2]. */
+static void join3(struct joined *j, const char *d)
+{
+	for (unsigned t = 0; t < 3; t++)
+		join(&j[t], d, t + 1);
+}
+
+/* j[1] and j[2] against j[0], then all dropped. */
+static void compare_drop(struct joined *j)
+{
+	for (unsigned t = 1; t < 3; t++)
+		same_paths(&j[0], &j[t], t + 1);
+	for (unsigned t = 0; t < 3; t++)
+		drop(&j[t]);
+}
+
+static int gen(const char *genfix, const char *dir, const char *sub, const char *args, char *out)
+{
+	char cmd[4 * DIRN];
+	snprintf(out, DIRN, "%s/%s", dir, sub);
+	snprintf(cmd, sizeof(cmd), "%s -o %s %s --no-truth", genfix, out, args);
+	return system(cmd);
+}
+
+/* 10 000 packets on 2 flows, every 50th lost at one hop and resent 200 ms
+ * later with a new TSval: 200 groups of two. */
+static void test_retx(const char *genfix, const char *dir)
+{
+	char d[DIRN];
+	CHECK(gen(genfix, dir, "retx", "--packets 10000 --flows 2 --loss 50 --retx --seed 11", d) == 0,
+	      "genfix retx");
+	struct joined j[3];
+	join3(j, d);
+	if (j[0].p) {
+		struct counts c = count(j[0].p);
+		CHECK(c.data == 10200, "10 000 data packets + 200 resent: %zu", c.data);
+		CHECK(c.resent == 200, "200 retransmissions in a group: %zu", c.resent);
+		CHECK(c.grouped == 400, "200 groups of two: %zu packets flagged", c.grouped);
+		CHECK(c.ranged == 10000, "each first send attached to its sock_send: %zu", c.ranged);
+		CHECK(!j[0].p->super, "no super-packet");
+	}
+	compare_drop(j);
+}
+
+/* 16 000 segments sent as 4 000 GSO super-packets of 4: the receiver sees
+ * 16 000 packets; the sender's super-packet events (and its send range)
+ * are attached to the 3 later pieces of each too. */
+static void test_gso(const char *genfix, const char *dir)
+{
+	char d[DIRN];
+	CHECK(gen(genfix, dir, "gso", "--packets 16000 --flows 2 --gso 4 --seed 5", d) == 0,
+	      "genfix gso");
+	struct joined j[3];
+	join3(j, d);
+	if (j[0].p) {
+		struct counts c = count(j[0].p);
+		CHECK(c.data == 16000, "16 000 data packets: %zu", c.data);
+		CHECK(c.resent == 0, "no retransmission: %zu", c.resent);
+		CHECK(c.ranged == 16000, "every piece attached to the send: %zu", c.ranged);
+		CHECK(j[0].p->super, "super-packets seen");
+	}
+	compare_drop(j);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	char self[DIRN], genfix[DIRN + 32], dir[] = "/tmp/np-test-pjoin.XXXXXX", cmd[DIRN + 16];
+	snprintf(self, sizeof(self), "%.400s", argv[0]);
+	snprintf(genfix, sizeof(genfix), "%.400s/../tools/genfix", dirname(self));
+	if (access(genfix, X_OK) || !mkdtemp(dir)) {
+		CHECK(0, "genfix not found at %s (make tools)", genfix);
+		return tap_done();
+	}
+	test_retx(genfix, dir);
+	test_gso(genfix, dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "%s", cmd);
+	return tap_done();
+}
