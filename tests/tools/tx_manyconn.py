@@ -2,15 +2,18 @@
 """tx_manyconn: N keep-alive HTTP/1.1 connections over loopback, K requests
 each, responses after a random delay of up to 4 ms (latencies over many
 sketch buckets per connection), server and clients in this one process.
-Prints the number of completed requests. Used by tests/e2e/txn_manyconn.sh:
-thousands of connections with new transactions at one snapshot are more
-than txn's flush iterator output holds in one buffer.
-usage: tx_manyconn.py PORT N K"""
+With "churn": N connections at a time, each making K requests on a new
+connection apiece (connect, one request, close). Prints the number of
+completed requests. Used by tests/e2e/txn_manyconn.sh: thousands of
+connections with new transactions at one snapshot are more than txn's
+flush iterator output holds in one buffer; and by bench/txn_abpair.sh.
+usage: tx_manyconn.py PORT N K [churn]"""
 import asyncio
 import random
 import sys
 
 PORT, N, K = (int(a) for a in sys.argv[1:4])
+CHURN = sys.argv[4:5] == ["churn"]
 done = 0
 
 
@@ -41,9 +44,23 @@ async def client():
     w.close()
 
 
+async def churner():
+    global done
+    for _ in range(K):
+        r, w = await asyncio.open_connection("127.0.0.1", PORT)
+        w.write(b"GET /churn HTTP/1.1\r\nHost: t\r\n\r\n")
+        await w.drain()
+        while (await r.readline()) != b"\r\n":
+            pass
+        await r.readexactly(2)
+        done += 1
+        w.close()
+        await w.wait_closed()
+
+
 async def main():
     srv = await asyncio.start_server(serve, "127.0.0.1", PORT, backlog=4096)
-    await asyncio.gather(*(client() for _ in range(N)))
+    await asyncio.gather(*((churner if CHURN else client)() for _ in range(N)))
     srv.close()
     print(done)
 
