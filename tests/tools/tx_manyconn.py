@@ -4,9 +4,9 @@ each, responses after a random delay of up to 4 ms (latencies over many
 sketch buckets per connection), server and clients in this one process.
 With "churn": N connections at a time, each making K requests on a new
 connection apiece (connect, one request, close). Prints the number of
-completed requests. Used by tests/e2e/txn_manyconn.sh: thousands of
-connections with new transactions at one snapshot are more than txn's
-flush iterator output holds in one buffer; and by bench/txn_abpair.sh.
+completed requests. Used by tests/e2e/txn_manyconn.sh (thousands of
+connections with new transactions at every snapshot) and by
+bench/txn_abpair.sh.
 usage: tx_manyconn.py PORT N K [churn]"""
 import asyncio
 import random
