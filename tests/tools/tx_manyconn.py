@@ -30,30 +30,29 @@ async def serve(r, w):
     w.close()
 
 
-async def client():
+async def request(r, w, path):
+    """One GET and its 2-byte response."""
     global done
+    w.write(b"GET " + path + b" HTTP/1.1\r\nHost: t\r\n\r\n")
+    await w.drain()
+    while (await r.readline()) != b"\r\n":
+        pass
+    await r.readexactly(2)
+    done += 1
+
+
+async def client():
     r, w = await asyncio.open_connection("127.0.0.1", PORT)
     for _ in range(K):
-        w.write(b"GET /many HTTP/1.1\r\nHost: t\r\n\r\n")
-        await w.drain()
-        while (await r.readline()) != b"\r\n":
-            pass
-        await r.readexactly(2)
-        done += 1
+        await request(r, w, b"/many")
         await asyncio.sleep(random.random() * 0.05)
     w.close()
 
 
 async def churner():
-    global done
     for _ in range(K):
         r, w = await asyncio.open_connection("127.0.0.1", PORT)
-        w.write(b"GET /churn HTTP/1.1\r\nHost: t\r\n\r\n")
-        await w.drain()
-        while (await r.readline()) != b"\r\n":
-            pass
-        await r.readexactly(2)
-        done += 1
+        await request(r, w, b"/churn")
         w.close()
         await w.wait_closed()
 
