@@ -52,8 +52,15 @@ for _ in $(seq 50); do ip netns exec $NSB ss -ltn | grep -q 10.77.$SUB.2:8080 &&
 # wait_file FILE: nprec has written its header (probes attached)
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
-WORKER=$(pgrep -f "nginx: worker process" | while read -r p; do
-	[ "$(readlink /proc/$p/ns/net)" = "$(ip netns exec $NSB readlink /proc/self/ns/net)" ] && echo $p; done | head -1)
+# nginx listens before it forks its worker: wait for the worker too (one
+# run at load 8 found none and checked --pid with an empty pid)
+NSB_NET=$(ip netns exec $NSB readlink /proc/self/ns/net)
+for _ in $(seq 50); do
+	WORKER=$(pgrep -f "nginx: worker process" | while read -r p; do
+		[ "$(readlink /proc/$p/ns/net)" = "$NSB_NET" ] && echo $p; done | head -1)
+	[ -n "$WORKER" ] && break
+	sleep 0.1
+done
 # every event (the default keeps 1 in 16 connections' once they pass 2000/s)
 bg "$NPREC" -q --txn-events all --netns $NSA -o "$E2E_TMP/a.npr"; PA=$BG_PID
 bg "$NPREC" -q --txn-events all --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
