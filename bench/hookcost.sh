@@ -29,7 +29,7 @@ REPS=${REPS:-4}
 NSA=${BENCH_NS:-hc}-a NSB=${BENCH_NS:-hc}-b
 IPA=10.77.31.1 IPB=10.77.31.2
 MODES_TXT=${HC_MODES:-"def $NP_BUILD"}
-PHASES=${HC_PHASES:-iperf3 wrk rr}
+PHASES=${HC_PHASES:-iperf3 wrk rr}   # also: paced (wrk with PACE_MS, 1, between requests)
 TMP=$(mktemp -d /tmp/np-bench-hookcost.XXXXXX)
 PIDS=()
 REC=
@@ -82,6 +82,7 @@ for _ in range(n):
     got = 0
     while got < len(resp): got += len(c.recv(65536))
 PY
+echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
 for p in $(pgrep -P "$NGM"); do taskset -pc 1 "$p" >/dev/null; done
 
@@ -144,6 +145,8 @@ measure() {   # measure MODELINE
 		case $ph in
 		iperf3) ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" -A 0,1 >/dev/null 2>&1 ;;
 		wrk) ip netns exec $NSA taskset -c 0 wrk -t1 -c8 -d"${T}s" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1 ;;
+		# paced as bench/record.sh: every connection waits PACE_MS between requests
+		paced) ip netns exec $NSA taskset -c 0 wrk -t1 -c8 -d"${T}s" -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1 ;;
 		rr) ip netns exec $NSA taskset -c 0 python3 "$TMP/rr.py" "${HC_RR:-100000}" ;;
 		*) echo "hookcost: unknown phase $ph" >&2; exit 1 ;;
 		esac

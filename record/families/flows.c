@@ -10,6 +10,7 @@
  * event makes a new flow), and one interval later, when every program that
  * still saw the old owner has finished, read once more, zeroed and freed. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -40,8 +41,10 @@
 #define RC_FLOW_IDLE_IVS 2
 
 _Static_assert(sizeof(struct rc_flow_meta) == 192, "flow_meta: three cache lines");
+_Static_assert(offsetof(struct rc_flow_meta, gen) + sizeof(uint64_t) == 64,
+	       "flow_meta: a send/recv's fields in the first cache line");
 
-/* Cumulative counters of a slot (per-CPU values folded). */
+/* Cumulative counters of a slot (the shared ones and the per-CPU ones folded). */
 struct rc_flow_prev {
 	uint64_t tx_bytes, rx_bytes, tx_calls, rx_calls, retrans, srtt_sum, srtt_n;
 	uint64_t segs_in, segs_out, total_retrans;
@@ -275,16 +278,15 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k);
 
 /* The slot's per-CPU counters (in f->vbuf) folded into s->c and the
- * srtt extremes. */
+ * srtt extremes; the shared ones (s->c.tx_bytes ... rx_calls) kept. */
 static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
 {
 	size_t stride = rc_pcpu_stride(sizeof(struct rc_flow_ctr));
-	memset(&s->c, 0, sizeof(s->c));
+	s->c.retrans = s->c.srtt_sum = s->c.srtt_n = 0;
+	s->c.segs_in = s->c.segs_out = s->c.total_retrans = 0;
 	s->srtt_min = s->srtt_max = 0;
 	for (int c = 0; c < f->ncpus; c++) {
 		const struct rc_flow_ctr *v = (const void *)((char *)f->vbuf + (size_t)c * stride);
-		s->c.tx_bytes += v->tx_bytes;  s->c.rx_bytes += v->rx_bytes;
-		s->c.tx_calls += v->tx_calls;  s->c.rx_calls += v->rx_calls;
 		s->c.retrans += v->retrans;
 		s->c.srtt_sum += v->srtt_sum_us;  s->c.srtt_n += v->srtt_n;
 		if (v->segs_in > s->c.segs_in) s->c.segs_in = v->segs_in;
@@ -295,11 +297,16 @@ static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
 	}
 }
 
-/* The shared record of a slot (written by the kernel meanwhile: a copy). */
-static void rc_flow_meta_copy(const volatile struct rc_flow_meta *m, struct rc_flow_row *r)
+/* The shared record of a slot (written by the kernel meanwhile: a copy;
+ * the counters it adds to atomically read whole). */
+static void rc_flow_meta_copy(struct rc_flow_meta *m, struct rc_flow_row *r)
 {
 	struct rc_flow_meta c;
-	memcpy(&c, (const void *)m, sizeof(c));
+	memcpy(&c, m, sizeof(c));
+	r->s.c.tx_bytes = __atomic_load_n(&m->tx_bytes, __ATOMIC_RELAXED);
+	r->s.c.rx_bytes = __atomic_load_n(&m->rx_bytes, __ATOMIC_RELAXED);
+	r->s.c.tx_calls = __atomic_load_n(&m->tx_calls, __ATOMIC_RELAXED);
+	r->s.c.rx_calls = __atomic_load_n(&m->rx_calls, __ATOMIC_RELAXED);
 	r->k = c.k;
 	r->s.srtt_last = c.srtt_last_us;
 	r->s.cwnd = c.cwnd_last;
