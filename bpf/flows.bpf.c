@@ -434,6 +434,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 			return 0;
 		m->close_ns = bpf_ktime_get_ns();
 		tcp_counters(sk, btf, c);
+		count_ev(FLOWS_EV_CLOSED);
 	} else {
 		return 0;
 	}

@@ -19,6 +19,7 @@
 #define FLOWS_SK_RELEASING 1ULL
 /* flow_events indexes (per-CPU counters) */
 #define FLOWS_EV_HANDLED 0             /* events handled (events/s) */
+#define FLOWS_EV_CLOSED 1              /* TCP flows closed (user space gives their slots back early) */
 #define FLOWS_EV_DROPS_FULL 2          /* drop events that found the ring buffer full */
 #define FLOWS_EV_NO_SLOT 3             /* events lost: no free slot for a new flow */
 #define FLOWS_EV_N 4
