@@ -1,5 +1,5 @@
 /* Flows family, user side: loads bpf/flows.bpf.c, and every interval turns
- * the cumulative per-CPU counters of every flow slot into per-interval
+ * the cumulative counters of every flow slot into per-interval
  * deltas (NP_REC_FLOWS); drops come one by one through a ring buffer, plus
  * the per-tuple counts of those that found it full (NP_REC_DROPS).
  *
@@ -7,8 +7,10 @@
  * space gives it back, in two steps so that no update is lost: a closed
  * flow after its last report, an idle one when the table fills up, is
  * first taken from its socket (sk FLOWS_SK_RELEASING: the socket's next
- * event makes a new flow), and one interval later, when every program that
- * still saw the old owner has finished, read once more, zeroed and freed. */
+ * event makes a new flow), and at least RC_FLOW_GRACE_NS later (the next
+ * interval, or a drain for the closed flows rc_flows_reclaim gives back
+ * early), when every program that still saw the old owner has finished,
+ * read once more, zeroed and freed. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
