@@ -29,7 +29,7 @@ REPS=${REPS:-4}
 NSA=${BENCH_NS:-hc}-a NSB=${BENCH_NS:-hc}-b
 IPA=10.77.31.1 IPB=10.77.31.2
 MODES_TXT=${HC_MODES:-"def $NP_BUILD"}
-PHASES=${HC_PHASES:-iperf3 wrk rr}
+PHASES=${HC_PHASES:-iperf3 wrk rr}   # also: paced (wrk with PACE_MS, 1, between requests), cold (below)
 TMP=$(mktemp -d /tmp/np-bench-hookcost.XXXXXX)
 PIDS=()
 REC=
@@ -82,6 +82,41 @@ for _ in range(n):
     got = 0
     while got < len(resp): got += len(c.recv(65536))
 PY
+# cold: rr's calls with the cache made cold in between, as an application's
+# own copies make it under load, but reproducibly: HC_COLD rounds (20000) of
+# a 100 B send and its recv on one of HC_NCONN (16) loopback connections in
+# turn, a HC_SWEEP_KIB (4096) KiB memory walk before each, pinned to CPU 0
+cat > "$TMP/cold.c" <<'C'
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+int main(int argc, char **argv)
+{
+	int n = atoi(argv[1]), sweep = atoi(argv[2]) * 1024, nc = atoi(argv[3]), one = 1, c[256], s[256];
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (nc < 1 || nc > 256 || bind(ls, (void *)&a, sizeof(a)) || listen(ls, 256) || getsockname(ls, (void *)&a, &al))
+		return 1;
+	for (int i = 0; i < nc; i++) {
+		c[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(c[i], (void *)&a, sizeof(a)) || (s[i] = accept(ls, NULL, NULL)) < 0)
+			return 1;
+	}
+	volatile char *buf = calloc(1, (size_t)sweep + 64);
+	char msg[100] = { 0 }, in[200];
+	for (int r = 0; r < n; r++) {
+		for (int k = 0; k < sweep; k += 64)
+			buf[k]++;
+		if (send(c[r % nc], msg, sizeof(msg), 0) != sizeof(msg) || recv(s[r % nc], in, sizeof(in), 0) <= 0)
+			return 2;
+	}
+	return 0;
+}
+C
+cc -O2 -o "$TMP/cold" "$TMP/cold.c" || exit 1
+echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
 for p in $(pgrep -P "$NGM"); do taskset -pc 1 "$p" >/dev/null; done
 
@@ -144,7 +179,10 @@ measure() {   # measure MODELINE
 		case $ph in
 		iperf3) ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" -A 0,1 >/dev/null 2>&1 ;;
 		wrk) ip netns exec $NSA taskset -c 0 wrk -t1 -c8 -d"${T}s" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1 ;;
+		# paced as bench/record.sh: every connection waits PACE_MS between requests
+		paced) ip netns exec $NSA taskset -c 0 wrk -t1 -c8 -d"${T}s" -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1 ;;
 		rr) ip netns exec $NSA taskset -c 0 python3 "$TMP/rr.py" "${HC_RR:-100000}" ;;
+		cold) ip netns exec $NSA taskset -c 0 "$TMP/cold" "${HC_COLD:-20000}" "${HC_SWEEP_KIB:-4096}" "${HC_NCONN:-16}" ;;
 		*) echo "hookcost: unknown phase $ph" >&2; exit 1 ;;
 		esac
 		snap > "$TMP/s$((i + 1))"

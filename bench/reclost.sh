@@ -10,7 +10,9 @@
 # IDLE_T (0: seconds of an idle phase before the load), SETTLE (1: seconds
 # between nprec's start and the first phase), START_LOAD (lo or veth: a
 # saturating wrk over loopback in B or over the veth, from 0.5 s before
-# nprec starts to SETTLE + 0.5 s after: what start-up loses), PROFILE (path prefix:
+# nprec starts to SETTLE + 0.5 s after: what start-up loses; churn: CHURN_RATE
+# (2000) short loopback TCP connections a second in B over the same time, each
+# a new flow on both ends), PROFILE (path prefix:
 # perf record -g of nprec during the paced phase, one file per run).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +38,22 @@ ip netns exec $NSB sh -c 'echo 1 > /sys/class/net/rclostb0/queues/rx-0/rps_cpus'
 ip netns exec $NSA sh -c 'echo 2 > /sys/class/net/rclosta0/queues/rx-0/rps_cpus'
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 echo "function delay() return 1 end" > "$TMP/pace.lua"
+cat > "$TMP/churn.py" <<'PY'
+import socket, sys, threading, time
+T, rate = float(sys.argv[1]), float(sys.argv[2])
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1024)
+def srv():
+    while True:
+        s, _ = ls.accept(); s.sendall(s.recv(200)); s.close()
+threading.Thread(target=srv, daemon=True).start()
+n, t0 = 0, time.time()
+while time.time() < t0 + T:
+    if n > (time.time() - t0) * rate:
+        time.sleep(0.001); continue
+    c = socket.create_connection(ls.getsockname())
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")   # RST: no TIME_WAIT
+    c.sendall(b"q" * 100); c.recv(200); c.close(); n += 1
+PY
 sleep 1
 # on-CPU ns of nprec's threads: /proc/PID/schedstat, not the 10 ms ticks of utime+stime
 cpu_ticks() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{s+=$1} END {print int(s/1000)}'; }
@@ -44,8 +62,12 @@ echo "# run lost_total family@interval:lost events(per family) cpu_ms(start idle
 for r in $(seq 1 "$RUNS"); do
 	out=$TMP/r$r.npr
 	if [ -n "${START_LOAD:-}" ]; then   # a saturating wrk already running when nprec starts
-		if [ "$START_LOAD" = lo ]; then ns=$NSB; else ns=$NSA; fi
-		ip netns exec $ns taskset -c 0 wrk -t1 -c8 -d"$(( ${SETTLE:-1} + 1 ))s" "http://$IPB:8080/index.html" >/dev/null 2>&1 & wp=$!
+		if [ "$START_LOAD" = churn ]; then
+			ip netns exec $NSB python3 "$TMP/churn.py" "$(( ${SETTLE:-1} + 1 ))" "${CHURN_RATE:-2000}" & wp=$!
+		else
+			if [ "$START_LOAD" = lo ]; then ns=$NSB; else ns=$NSA; fi
+			ip netns exec $ns taskset -c 0 wrk -t1 -c8 -d"$(( ${SETTLE:-1} + 1 ))s" "http://$IPB:8080/index.html" >/dev/null 2>&1 & wp=$!
+		fi
 		sleep 0.5
 	fi
 	"$NPREC" -q ${NPREC_ARGS:-} -o "$out" 2>"$TMP/rec.err" & rp=$!

@@ -26,7 +26,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_ETH_P_IP 0x0800
 #define RC_ETH_P_IPV6 0x86DD
 
-/* Per-flow counters by slot and CPU; who the flow is, by slot (see flows.h). */
+/* Per-flow counters by slot and CPU that the send/recv hot path does not
+ * touch; who the flow is and its byte/call counters, by slot (flows.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FLOWS_MAX_ENTRIES);
@@ -251,10 +252,10 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, con
 	return NULL;
 }
 
-/* The socket's flow: its slot's counters on this CPU and its shared
- * record (*mp); NULL when the socket is not recorded. */
-static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool btf, bool create, bool task,
-						    struct rc_flow_meta **mp)
+/* The socket's flow: its shared record and slot (*slotp); NULL when the
+ * socket is not recorded. */
+static __always_inline struct rc_flow_meta *flow_get(const struct sock *sk, bool btf, bool create, bool task,
+						     __u32 *slotp)
 {
 	struct sk_ident x;
 	sk_ident(sk, btf, &x);
@@ -262,19 +263,27 @@ static __always_inline struct rc_flow_ctr *flow_get(const struct sock *sk, bool 
 	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
 	if (!m)
 		return NULL;
-	if (!meta_is(m, &x, sk, btf)) {
-		m = flow_slow(sk, &x, slot, btf, create, task, &slot);
-		if (!m)
-			return NULL;
-	}
-	*mp = m;
-	return bpf_map_lookup_elem(&flow_ctr, &slot);
+	if (!meta_is(m, &x, sk, btf))
+		return flow_slow(sk, &x, slot, btf, create, task, slotp);
+	*slotp = slot;
+	return m;
+}
+
+/* The socket's flow and its counters on this CPU (*cp). */
+static __always_inline struct rc_flow_meta *flow_get_ctr(const struct sock *sk, bool btf, bool create,
+							 struct rc_flow_ctr **cp)
+{
+	__u32 slot;
+	struct rc_flow_meta *m = flow_get(sk, btf, create, false, &slot);
+	if (!m || !(*cp = bpf_map_lookup_elem(&flow_ctr, &slot)))
+		return NULL;
+	return m;
 }
 
 /* A TCP socket's flow at close, whatever its tuple became (by then its
  * local port may be released already): the slot it registered. */
-static __always_inline struct rc_flow_ctr *flow_find_closing(const struct sock *sk, bool btf,
-							     struct rc_flow_meta **mp)
+static __always_inline struct rc_flow_meta *flow_find_closing(const struct sock *sk, bool btf,
+							      struct rc_flow_ctr **cp)
 {
 	__u64 skid = sk_id(sk, btf);
 	struct rc_flow_at *at = bpf_map_lookup_elem(&flow_tcp_slot, &skid);
@@ -284,10 +293,9 @@ static __always_inline struct rc_flow_ctr *flow_find_closing(const struct sock *
 	__u64 gen = at->gen;
 	bpf_map_delete_elem(&flow_tcp_slot, &skid);
 	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
-	if (!m || m->sk != skid || m->gen != gen)
+	if (!m || m->sk != skid || m->gen != gen || !(*cp = bpf_map_lookup_elem(&flow_ctr, &slot)))
 		return NULL;
-	*mp = m;
-	return bpf_map_lookup_elem(&flow_ctr, &slot);
+	return m;
 }
 
 /* ---- tcp_sock reads ---- */
@@ -347,11 +355,28 @@ static __always_inline void tcp_sample(const struct sock *sk, bool btf, struct r
 
 /* ---- hooks ---- */
 
-/* The owner (pid, comm, cgroup) is checked when the flow is created and on
- * the sampled calls only: one helper call less on every other one. */
+/* The sampled call: the owner (pid, comm, cgroup) and TCP's srtt/cwnd and
+ * segment counters, into this CPU's counters of the slot. */
+static __always_inline void io_sample(const struct sock *sk, bool btf, struct rc_flow_meta *m, __u32 slot)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	if ((__u32)id != m->tid)
+		flow_owner(m, id);
+	if (m->proto != RC_IPPROTO_TCP)
+		return;
+	struct rc_flow_ctr *c = bpf_map_lookup_elem(&flow_ctr, &slot);
+	if (c)
+		tcp_sample(sk, btf, c, m);
+}
+
+/* A send/recv touches the first line of its slot only (flows.h), but on 1
+ * call in FLOWS_SAMPLE_EVERY of the flow (read before the add: two CPUs
+ * racing may both sample or both skip, which only moves a sample). The
+ * owner is checked when the flow is created and on the sampled calls
+ * only: one helper call less on every other one. */
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
-	struct rc_flow_meta *m;
+	__u32 slot;
 	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)) || !sk)
 		return 0;
 	/* AF_UNIX and the like pass here too: out before any lookup */
@@ -360,29 +385,26 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		return 0;
 	if (rc_filter_npids && !rc_filter_pid(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	struct rc_flow_ctr *c = flow_get(sk, btf, true, true, &m);
-	if (!c)
+	struct rc_flow_meta *m = flow_get(sk, btf, true, true, &slot);
+	if (!m)
 		return 0;
 	/* no count_ev: user space counts these events from tx/rx_calls */
-	if ((c->tx_calls + c->rx_calls) % FLOWS_SAMPLE_EVERY == 0) {
-		__u64 id = bpf_get_current_pid_tgid();
-		if ((__u32)id != m->tid)
-			flow_owner(m, id);
-		if (m->proto == RC_IPPROTO_TCP)
-			tcp_sample(sk, btf, c, m);
+	if ((m->tx_calls + m->rx_calls) % FLOWS_SAMPLE_EVERY == 0)
+		io_sample(sk, btf, m, slot);
+	if (tx) {
+		__sync_fetch_and_add(&m->tx_bytes, ret);
+		__sync_fetch_and_add(&m->tx_calls, 1);
+	} else {
+		__sync_fetch_and_add(&m->rx_bytes, ret);
+		__sync_fetch_and_add(&m->rx_calls, 1);
 	}
-	if (tx) { c->tx_bytes += ret; c->tx_calls++; }
-	else    { c->rx_bytes += ret; c->rx_calls++; }
 	return 0;
 }
 
 static __always_inline int on_retrans(const struct sock *sk, bool btf)
 {
-	struct rc_flow_meta *m;
-	if (!sk)
-		return 0;
-	struct rc_flow_ctr *c = flow_get(sk, btf, !rc_task_filter, false, &m);
-	if (!c)
+	struct rc_flow_ctr *c;
+	if (!sk || !flow_get_ctr(sk, btf, !rc_task_filter, &c))
 		return 0;
 	count_ev(FLOWS_EV_HANDLED);
 	c->retrans++;
@@ -399,18 +421,20 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (newstate == RC_TCP_ESTABLISHED) {
 		if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
 			return 0;
-		c = flow_get(sk, btf, !rc_task_filter, false, &m);
-		if (!c)
+		__u32 slot;
+		m = flow_get(sk, btf, !rc_task_filter, false, &slot);
+		if (!m)
 			return 0;
 		m->open_ns = bpf_ktime_get_ns();
 	} else if (newstate == RC_TCP_CLOSE) {
 		/* by now the port may be released (inet_put_port): the
 		 * socket's own slot, not its tuple */
-		c = flow_find_closing(sk, btf, &m);
-		if (!c)
+		m = flow_find_closing(sk, btf, &c);
+		if (!m)
 			return 0;
 		m->close_ns = bpf_ktime_get_ns();
 		tcp_counters(sk, btf, c);
+		count_ev(FLOWS_EV_CLOSED);
 	} else {
 		return 0;
 	}

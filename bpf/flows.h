@@ -11,14 +11,15 @@
 #define DROPS_RING_BYTES (1u << 20)
 /* a socket's flow is in one of the FLOWS_PROBES slots from its hash */
 #define FLOWS_PROBES 8
-/* srtt/cwnd and the tcp_sock segment counters are read on 1 send/recv in
- * FLOWS_SAMPLE_EVERY of a flow on a CPU (the first one included) */
+/* srtt/cwnd, the tcp_sock segment counters and the owner are read on 1
+ * send/recv in FLOWS_SAMPLE_EVERY of a flow (the first one included) */
 #define FLOWS_SAMPLE_EVERY 16
 /* rc_flow_meta.sk of a slot user space is giving back: matches no socket,
  * and is not free (0) yet */
 #define FLOWS_SK_RELEASING 1ULL
 /* flow_events indexes (per-CPU counters) */
 #define FLOWS_EV_HANDLED 0             /* events handled (events/s) */
+#define FLOWS_EV_CLOSED 1              /* TCP flows closed (user space gives their slots back early) */
 #define FLOWS_EV_DROPS_FULL 2          /* drop events that found the ring buffer full */
 #define FLOWS_EV_NO_SLOT 3             /* events lost: no free slot for a new flow */
 #define FLOWS_EV_N 4
@@ -37,17 +38,18 @@ struct rc_flow_key {
 
 /* Flows live in slots of two arrays, found from the socket's address and
  * its tuple as they are in struct sock (hashed with one multiplication,
- * FLOWS_PROBES slots probed): an event costs two inlined array lookups
+ * FLOWS_PROBES slots probed): an event costs an inlined array lookup
  * instead of hashing a 5-tuple key in a hash map, or a helper call.
  *
- * Per slot and CPU (flow_ctr), cumulative since the slot was claimed: user
- * space sums the CPUs and subtracts what it read last interval, so nothing
- * is reset under a writer and no update between two reads is lost. User
- * space zeroes a slot only after taking it away from its socket
- * (FLOWS_SK_RELEASING) and before freeing it. */
+ * Counters are cumulative since the slot was claimed: user space
+ * subtracts what it read last interval, so nothing is reset under a
+ * writer and no update between two reads is lost. User space zeroes a
+ * slot only after taking it away from its socket (FLOWS_SK_RELEASING) and
+ * before freeing it.
+ *
+ * Per slot and CPU (flow_ctr): what the sampled calls, retransmissions
+ * and state changes add, which the send/recv hot path does not touch. */
 struct rc_flow_ctr {
-	__u64 tx_bytes, rx_bytes;      /* payload, from sock_send/recv_length */
-	__u64 tx_calls, rx_calls;      /* send/recv operations (UDP datagrams) */
 	__u64 retrans;                 /* tcp_retransmit_skb calls */
 	__u64 srtt_sum_us, srtt_n;     /* samples read at send/recv */
 	__u32 srtt_min_us, srtt_max_us;
@@ -57,25 +59,32 @@ struct rc_flow_ctr {
 
 /* Per slot, shared by the CPUs (flow_meta, mmapped by user space). sk is
  * claimed with a compare-and-swap from 0; the claimer writes the rest and
- * gen last. The first cache line is what every event reads: the owner
+ * gen last. The first cache line is all a send/recv touches: the owner
  * socket and the tuple it had when it claimed the slot (a UDP socket that
  * connects elsewhere, or a new socket at a freed one's address with
- * another tuple, is another flow). */
+ * another tuple, is another flow), and the byte and call counters, added
+ * to atomically (exact when CPUs share a socket). Under load that line is
+ * cache-cold at most calls (the application's copies evict it): one miss
+ * per call instead of three with per-CPU counters (their pointer and
+ * value lines). */
 struct rc_flow_meta {
 	__u64 sk;                      /* owner socket's address; 0 free */
 	__u64 addrpair;                /* skc_addrpair */
 	__u32 portpair;                /* skc_portpair */
+	__u8  proto, pad0[3];
+	__u64 tx_bytes, rx_bytes;      /* payload, from sock_send/recv_length */
+	__u64 tx_calls, rx_calls;      /* send/recv operations (UDP datagrams) */
+	__u64 gen;                     /* flow generation, 0 until the slot is filled */
+	/* second line: an AF_INET6 socket's identity, the sampled calls */
 	__u32 v6daddr[4];              /* AF_INET6: skc_v6_daddr */
 	__u32 tid, pid;                /* owner: the last task that sent or received */
 	__u32 srtt_last_us, cwnd_last; /* the last sample */
-	__u8  proto, pad0[3];
-	__u64 gen;                     /* flow generation, 0 until the slot is filled */
 	/* written once per flow (close_ns, owner: when they change) */
-	struct rc_flow_key k;
 	__u64 open_ns, close_ns;       /* ESTABLISHED / first seen, CLOSE */
 	__u64 cgroup_id;
+	struct rc_flow_key k;
 	char  comm[16];
-	__u8  pad1[40];                /* 192 bytes: three cache lines */
+	__u8  pad1[8];                 /* 192 bytes: three cache lines */
 };
 
 /* A drop: the packet's own addresses (src -> dst, not local/remote). */

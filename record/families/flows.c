@@ -1,5 +1,5 @@
 /* Flows family, user side: loads bpf/flows.bpf.c, and every interval turns
- * the cumulative per-CPU counters of every flow slot into per-interval
+ * the cumulative counters of every flow slot into per-interval
  * deltas (NP_REC_FLOWS); drops come one by one through a ring buffer, plus
  * the per-tuple counts of those that found it full (NP_REC_DROPS).
  *
@@ -7,12 +7,16 @@
  * space gives it back, in two steps so that no update is lost: a closed
  * flow after its last report, an idle one when the table fills up, is
  * first taken from its socket (sk FLOWS_SK_RELEASING: the socket's next
- * event makes a new flow), and one interval later, when every program that
- * still saw the old owner has finished, read once more, zeroed and freed. */
+ * event makes a new flow), and at least RC_FLOW_GRACE_NS later (the next
+ * interval, or a drain for the closed flows rc_flows_reclaim gives back
+ * early), when every program that still saw the old owner has finished,
+ * read once more, zeroed and freed. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -38,10 +42,16 @@
  * new flow) go back after this many intervals without activity; their
  * socket's next event makes a new flow */
 #define RC_FLOW_IDLE_IVS 2
+/* a slot taken from its socket is zeroed and freed this long after, when
+ * every program that still saw the old owner has long finished (they run
+ * for microseconds) */
+#define RC_FLOW_GRACE_NS 100000000ULL
 
 _Static_assert(sizeof(struct rc_flow_meta) == 192, "flow_meta: three cache lines");
+_Static_assert(offsetof(struct rc_flow_meta, gen) + sizeof(uint64_t) == 64,
+	       "flow_meta: a send/recv's fields in the first cache line");
 
-/* Cumulative counters of a slot (per-CPU values folded). */
+/* Cumulative counters of a slot (the shared ones and the per-CPU ones folded). */
 struct rc_flow_prev {
 	uint64_t tx_bytes, rx_bytes, tx_calls, rx_calls, retrans, srtt_sum, srtt_n;
 	uint64_t segs_in, segs_out, total_retrans;
@@ -62,6 +72,7 @@ struct rc_flow_slot {
 	struct rc_flow_prev prev;
 	uint32_t idle;                  /* intervals without activity */
 	bool releasing;                 /* sk set to FLOWS_SK_RELEASING by us */
+	uint64_t taken_ns;              /* when (CLOCK_MONOTONIC) */
 };
 
 struct rc_flow_row {
@@ -86,6 +97,10 @@ struct rc_flows {
 	size_t nrows, caprows;
 	uint64_t evicted;               /* user space: drop-count entries evicted, no memory */
 	uint64_t noslot_seen;           /* FLOWS_EV_NO_SLOT at the last read */
+	uint64_t noslot_reclaim;        /* ... at the last early give-back */
+	uint64_t closed_seen;           /* FLOWS_EV_CLOSED at the last early give-back */
+	uint32_t *taken;                /* slots given back early, in their grace time */
+	size_t ntaken;
 	uint64_t io_events;             /* send/recv events read so far (the kernel does not count them) */
 	struct ring_buffer *ring;       /* drop_events */
 	struct rc_drop_event *dev;      /* this interval's drop events */
@@ -163,6 +178,7 @@ static void rc_flows_close(void *state)
 	free(f->vbuf);
 	free(f->zbuf);
 	free(f->slots);
+	free(f->taken);
 	free(f->rows);
 	free(f);
 }
@@ -221,7 +237,8 @@ static int rc_flows_map_slots(struct rc_flows *f, char *err, size_t errlen)
 	}
 	f->meta = p;
 	f->slots = calloc(f->nslots, sizeof(*f->slots));
-	return f->slots ? 0 : -ENOMEM;
+	f->taken = calloc(f->nslots, sizeof(*f->taken));
+	return f->slots && f->taken ? 0 : -ENOMEM;
 }
 
 static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
@@ -275,16 +292,15 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k);
 
 /* The slot's per-CPU counters (in f->vbuf) folded into s->c and the
- * srtt extremes. */
+ * srtt extremes; the shared ones (s->c.tx_bytes ... rx_calls) kept. */
 static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
 {
 	size_t stride = rc_pcpu_stride(sizeof(struct rc_flow_ctr));
-	memset(&s->c, 0, sizeof(s->c));
+	s->c.retrans = s->c.srtt_sum = s->c.srtt_n = 0;
+	s->c.segs_in = s->c.segs_out = s->c.total_retrans = 0;
 	s->srtt_min = s->srtt_max = 0;
 	for (int c = 0; c < f->ncpus; c++) {
 		const struct rc_flow_ctr *v = (const void *)((char *)f->vbuf + (size_t)c * stride);
-		s->c.tx_bytes += v->tx_bytes;  s->c.rx_bytes += v->rx_bytes;
-		s->c.tx_calls += v->tx_calls;  s->c.rx_calls += v->rx_calls;
 		s->c.retrans += v->retrans;
 		s->c.srtt_sum += v->srtt_sum_us;  s->c.srtt_n += v->srtt_n;
 		if (v->segs_in > s->c.segs_in) s->c.segs_in = v->segs_in;
@@ -295,11 +311,16 @@ static void rc_flow_fold(struct rc_flows *f, struct rc_flow_sum *s)
 	}
 }
 
-/* The shared record of a slot (written by the kernel meanwhile: a copy). */
-static void rc_flow_meta_copy(const volatile struct rc_flow_meta *m, struct rc_flow_row *r)
+/* The shared record of a slot (written by the kernel meanwhile: a copy;
+ * the counters it adds to atomically read whole). */
+static void rc_flow_meta_copy(struct rc_flow_meta *m, struct rc_flow_row *r)
 {
 	struct rc_flow_meta c;
-	memcpy(&c, (const void *)m, sizeof(c));
+	memcpy(&c, m, sizeof(c));
+	r->s.c.tx_bytes = __atomic_load_n(&m->tx_bytes, __ATOMIC_RELAXED);
+	r->s.c.rx_bytes = __atomic_load_n(&m->rx_bytes, __ATOMIC_RELAXED);
+	r->s.c.tx_calls = __atomic_load_n(&m->tx_calls, __ATOMIC_RELAXED);
+	r->s.c.rx_calls = __atomic_load_n(&m->rx_calls, __ATOMIC_RELAXED);
 	r->k = c.k;
 	r->s.srtt_last = c.srtt_last_us;
 	r->s.cwnd = c.cwnd_last;
@@ -354,10 +375,18 @@ static bool rc_flow_active(const struct rc_flow_row *r)
 	return r->d.tx_calls || r->d.rx_calls || r->d.retrans || r->d.srtt_n || r->d.segs_in || r->d.segs_out;
 }
 
-static void rc_flow_take(struct rc_flows *f, uint32_t i)
+static uint64_t rc_flows_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void rc_flow_take(struct rc_flows *f, uint32_t i, uint64_t now)
 {
 	__atomic_store_n(&f->meta[i].sk, FLOWS_SK_RELEASING, __ATOMIC_RELEASE);
 	f->slots[i].releasing = true;
+	f->slots[i].taken_ns = now;
 }
 
 /* Second step of giving slot i back: updates that raced with the first
@@ -417,18 +446,20 @@ static int rc_flows_merge(struct rc_flows *f)
 	return 0;
 }
 
-/* Rows of the flows that changed (or opened/closed) since the last read. */
+/* Rows of the flows that changed (or opened/closed) since the last read,
+ * after those rc_flows_reclaim made meanwhile. */
 static int rc_flows_collect(struct rc_flows *f)
 {
 	uint32_t live = 0;
-	f->nrows = 0;
+	uint64_t now = rc_flows_now();
 	for (uint32_t i = 0; i < f->nslots; i++) {
 		volatile struct rc_flow_meta *m = &f->meta[i];
 		struct rc_flow_slot *ps = &f->slots[i];
 		if ((i & 4095) == 4095)
 			cpuslice_point();
 		if (ps->releasing) {
-			rc_flow_release(f, i);
+			if (now - ps->taken_ns >= RC_FLOW_GRACE_NS)
+				rc_flow_release(f, i);
 			continue;
 		}
 		uint64_t sk = __atomic_load_n(&m->sk, __ATOMIC_ACQUIRE);
@@ -446,7 +477,7 @@ static int rc_flows_collect(struct rc_flows *f)
 		ps->gen = g;
 		ps->prev = r->s.c;
 		if (r->s.close_ns)
-			rc_flow_take(f, i);      /* reported now, for the last time */
+			rc_flow_take(f, i, now);      /* reported now, for the last time */
 		if (!changed)
 			f->nrows--;
 	}
@@ -458,13 +489,62 @@ static int rc_flows_collect(struct rc_flows *f)
 	if (tight)
 		for (uint32_t i = 0; i < f->nslots; i++)
 			if (f->slots[i].gen && !f->slots[i].releasing && f->slots[i].idle >= RC_FLOW_IDLE_IVS)
-				rc_flow_take(f, i);
+				rc_flow_take(f, i, now);
 	int rc = rc_flows_merge(f);
 	for (size_t i = 0; i < f->nrows; i++) {
 		rc_format_addr(f->rows[i].k.laddr, f->rows[i].la, sizeof(f->rows[i].la));
 		rc_format_addr(f->rows[i].k.raddr, f->rows[i].ra, sizeof(f->rows[i].ra));
 	}
 	return rc;
+}
+
+/* Between two intervals, once many TCP flows closed (an eighth of the
+ * table) or a new flow found no free slot: the closed flows' rows are
+ * made now (reported with the interval's), their slots taken, and freed
+ * RC_FLOW_GRACE_NS later, instead of an interval for each step. Under
+ * connection churn, and at start-up (slow under load: no interval runs
+ * until every family has loaded, but drains do), a table that waits for
+ * the intervals fills up and new flows find no slot (lost). Called at
+ * every drain; a scan reads the whole table (~1 ms), only when due.
+ * Returns the flows given back (the drain tick shortens while many are). */
+static size_t rc_flows_reclaim(struct rc_flows *f)
+{
+	uint64_t now = rc_flows_now();
+	size_t keep = 0;
+	for (size_t j = 0; j < f->ntaken; j++) {
+		uint32_t i = f->taken[j];
+		if (!f->slots[i].releasing)
+			continue;       /* freed by an interval's read meanwhile */
+		if (now - f->slots[i].taken_ns >= RC_FLOW_GRACE_NS)
+			rc_flow_release(f, i);
+		else
+			f->taken[keep++] = i;
+	}
+	f->ntaken = keep;
+	uint64_t closed = rc_flows_counter(f, FLOWS_EV_CLOSED);
+	uint64_t noslot = rc_flows_counter(f, FLOWS_EV_NO_SLOT);
+	if (closed - f->closed_seen < f->nslots / 8 && noslot == f->noslot_reclaim)
+		return 0;
+	f->closed_seen = closed;
+	f->noslot_reclaim = noslot;
+	for (uint32_t i = 0; i < f->nslots && f->ntaken < f->nslots; i++) {
+		struct rc_flow_meta *m = &f->meta[i];
+		struct rc_flow_slot *ps = &f->slots[i];
+		struct rc_flow_row *r;
+		if (ps->releasing || !__atomic_load_n(&m->close_ns, __ATOMIC_ACQUIRE))
+			continue;
+		uint64_t sk = __atomic_load_n(&m->sk, __ATOMIC_ACQUIRE);
+		uint64_t g = __atomic_load_n(&m->gen, __ATOMIC_ACQUIRE);
+		if (!sk || sk == FLOWS_SK_RELEASING || !g)
+			continue;
+		if (!rc_flow_read(f, i, ps->gen == g ? &ps->prev : NULL, &r))
+			continue;
+		ps->gen = g;
+		ps->prev = r->s.c;
+		rc_flow_take(f, i, now);
+		f->taken[f->ntaken++] = i;
+	}
+	return f->ntaken - keep;
 }
 
 /* ---- packing ---- */
@@ -690,6 +770,7 @@ static int rc_flows_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf 
 	int rc = rc_flows_collect(f);
 	if (!rc)
 		rc = rc_flows_pack(f, ctx, rb, t0, t1);
+	f->nrows = 0;
 	int rc2 = rc_drops_snapshot(f, ctx, rb, t0, t1);
 	return rc ? rc : rc2;
 }
@@ -737,7 +818,9 @@ static uint64_t rc_flows_lost(void *state)
 static int rc_flows_drain(void *state)
 {
 	struct rc_flows *f = state;
-	return f->ring ? ring_buffer__consume(f->ring) : 0;   /* records consumed (drain_counts) */
+	int n = (int)rc_flows_reclaim(f);
+	int rc = f->ring ? ring_buffer__consume(f->ring) : 0;
+	return rc < 0 ? rc : rc + n;   /* records consumed and flows given back (drain_counts) */
 }
 
 const struct rec_family rec_family_flows = {

@@ -11,7 +11,10 @@
 #     NETFILTER_DROP, and bytes are still exact;
 #  4. filters: traffic in another namespace and on another port is absent;
 #  5. 200 short connections of 1000 bytes each: 200 flows on each side,
-#     bytes exact (flow slots claimed, given back after close and reused).
+#     bytes exact (flow slots claimed, given back after close and reused);
+#     3000 of 100 bytes as fast as they go: more closes than an eighth of
+#     the table, so closed flows are given back between intervals too
+#     (record/families/flows.c rc_flows_reclaim): every flow, bytes exact.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_flows
 # per-run names: a concurrent run of the same test must not share namespaces
@@ -81,6 +84,27 @@ NSHORT=200
 bg ip netns exec $NSB socat -u TCP-LISTEN:5008,reuseaddr,fork OPEN:/dev/null
 wait_listen $NSB 5008
 ip netns exec $NSA bash -c "for i in \$(seq $NSHORT); do head -c 1000 /dev/zero > /dev/tcp/10.77.2.2/5008; done"
+
+# 1e. connection churn: NCHURN connections of 100 bytes, back to back
+NCHURN=3000
+cat > "$E2E_TMP/churn.py" <<'PY'
+import socket, sys, threading
+role, n = sys.argv[1], int(sys.argv[2])
+if role == "server":
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("10.77.2.2", 5009)); ls.listen(1024)
+    for _ in range(n):
+        s, _ = ls.accept()
+        while s.recv(4096): pass
+        s.close()
+else:
+    for _ in range(n):
+        c = socket.create_connection(("10.77.2.2", 5009)); c.sendall(b"c" * 100); c.close()
+PY
+bg ip netns exec $NSB python3 "$E2E_TMP/churn.py" server $NCHURN; PCH=$BG_PID
+wait_listen $NSB 5009
+ip netns exec $NSA python3 "$E2E_TMP/churn.py" client $NCHURN
+wait $PCH
 
 # 2. UDP datagrams (sender side is exact; the receiver may drop)
 bg ip netns exec $NSB socat -u UDP-RECV:5002 OPEN:/dev/null
@@ -154,6 +178,10 @@ check "short connections: $NSHORT sender flows, $((NSHORT * 1000)) bytes" \
 	[ "$(awk '$4==5008 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/a.flows")" = "$NSHORT $((NSHORT * 1000))" ]
 check "short connections: $NSHORT receiver flows, $((NSHORT * 1000)) bytes" \
 	[ "$(awk '$2==5008 && $5==6 {n++; b+=$7} END {print n+0, b+0}' "$E2E_TMP/b.flows")" = "$NSHORT $((NSHORT * 1000))" ]
+check "churn: $NCHURN sender flows, $((NCHURN * 100)) bytes" \
+	[ "$(awk '$4==5009 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/a.flows")" = "$NCHURN $((NCHURN * 100))" ]
+check "churn: $NCHURN receiver flows, $((NCHURN * 100)) bytes" \
+	[ "$(awk '$2==5009 && $5==6 {n++; b+=$7} END {print n+0, b+0}' "$E2E_TMP/b.flows")" = "$NCHURN $((NCHURN * 100))" ]
 check "--netns: $NSB loopback flow absent from $NSA recording" bash -c "! grep -q ' 5004 ' '$E2E_TMP/a.flows'"
 check "--netns: $NSB loopback flow present in $NSB recording" grep -q "127.0.0.1 5004 " "$E2E_TMP/b.flows"
 "$NPREPORT" dump "$E2E_TMP/p.npr" | $NPR flows > "$E2E_TMP/p.flows"
