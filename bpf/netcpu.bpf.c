@@ -757,9 +757,16 @@ __noinline int nc_walk_reaches_entry(const struct nc_walk *w)
  * figure holds and the sampled one, like --netcpu sample that has no such
  * probes, does not. Counted apart so the cross-check compares the same
  * time (at --netcpu sample no slot is ever stamped: 0). */
+const volatile __u32 nc_sock_clock = 0;    /* the exact socket clock runs (--netcpu exact) */
+
+static __always_inline bool nc_exact_runs(struct nc_cpu *c, struct task_struct *t, __u64 nr)
+{
+	return c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr;
+}
+
 static __always_inline void nc_count_probe(struct nc_cpu *c, struct task_struct *t, __u64 nr)
 {
-	if (c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr)
+	if (nc_sock_clock && nc_exact_runs(c, t, nr))
 		c->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
@@ -798,6 +805,10 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 		return;
 	}
 	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
+	/* the converse of a probe sample: the sampler's time that the exact
+	 * clock does not hold (exact mode's cross-check only) */
+	if (nc_sock_clock && !nc_exact_runs(c, t, nr))
+		c->smp_sock_outside[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
 /* Address of the scheduler tick's hrtimer function (tick_nohz_handler,

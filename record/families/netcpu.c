@@ -645,6 +645,7 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_program__set_autoload(s->skel->progs.nc_softirq_entry, s->sirq_clock);
 	bpf_program__set_autoload(s->skel->progs.nc_softirq_exit, s->sirq_clock);
 	s->skel->rodata->nc_sirq_clock = s->sirq_clock;
+	s->skel->rodata->nc_sock_clock = s->exact;
 	memcpy((void *)s->skel->rodata->nc_vec_lo, s->vec_lo, sizeof(s->vec_lo));
 	memcpy((void *)s->skel->rodata->nc_vec_hi, s->vec_hi, sizeof(s->vec_hi));
 	RC_FILTER_SET(s->skel->rodata, cfg);
@@ -858,6 +859,11 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 			col[i] = s->cur[i].smp_sock_probe[k] - s->prev[i].smp_sock_probe[k];
 		nc_pack_col(pk, k ? "recv_probe_smp" : "send_probe_smp", col, s->ncpu);
 	}
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = s->cur[i].smp_sock_outside[k] - s->prev[i].smp_sock_outside[k];
+		nc_pack_col(pk, k ? "recv_outside_smp" : "send_outside_smp", col, s->ncpu);
+	}
 	np_pack_kv_u64(pk, "smp_period_ns", period);
 }
 
@@ -891,7 +897,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 14 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 16 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)

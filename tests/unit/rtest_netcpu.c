@@ -247,6 +247,7 @@ struct netcpu_rec {
 	char sock[16];                  /* exact | sampled | none */
 	uint64_t *smp[2];               /* send_smp, recv_smp */
 	uint64_t *probe[2];             /* send_probe_smp, recv_probe_smp */
+	uint64_t *outside[2];           /* send_outside_smp, recv_outside_smp */
 	uint64_t period_ns;
 	char sirq[16];                  /* exact | sampled | none */
 	uint64_t *rx_smp;               /* netrx_smp */
@@ -311,6 +312,8 @@ static void parse(const struct np_recbuf *rb, struct netcpu_rec *r)
 		r->smp[1] = np_get_u64_array(body, "recv_smp", &r->ncpu);
 		r->probe[0] = np_get_u64_array(body, "send_probe_smp", &r->ncpu);
 		r->probe[1] = np_get_u64_array(body, "recv_probe_smp", &r->ncpu);
+		r->outside[0] = np_get_u64_array(body, "send_outside_smp", &r->ncpu);
+		r->outside[1] = np_get_u64_array(body, "recv_outside_smp", &r->ncpu);
 		np_get_u64(body, "smp_period_ns", &r->period_ns);
 		np_get_strbuf(body, "sirq", r->sirq, sizeof(r->sirq));
 		r->rx_smp = np_get_u64_array(body, "netrx_smp", &r->ncpu);
@@ -329,6 +332,8 @@ static void rec_free(struct netcpu_rec *r)
 	free(r->smp[1]);
 	free(r->probe[0]);
 	free(r->probe[1]);
+	free(r->outside[0]);
+	free(r->outside[1]);
 	free(r->rx_smp);
 }
 
@@ -719,22 +724,20 @@ static void sampled_default(void)
  * --netcpu exact keeps the socket sampler as a cross-check, so one run
  * gives both. Transfers repeat (a bounded count, no time limit) until each
  * class has the samples for a 99.9 % interval of at most +-10 %. Then the
- * estimate must lie within its own interval of the exact ns, derived from
- * its sample count (the Poisson score interval at 99.99 %, relative
- * half-width ~3.9/sqrt(n)), widened by XC_BIAS, a systematic allowance:
- * beyond the counting error the two figures differ by a bias that moves
- * with the machine's state and is not understood (docs/NETCPU.md "Sampled
- * socket time": send 0.93-1.15, receive 0.79-1.09 in most runs, 0.71 and
- * 1.27 once each in fresh-clone make test runs), so the interval alone
- * (the issue's target) would fail as often as that bias shows; the run
- * prints whether it covered exact. The sampler runs at 4999 Hz (the
+ * estimate's own interval, derived from its sample count (the Poisson
+ * score interval at 99.99 %, relative half-width ~3.9/sqrt(n)), must cover
+ * the exact ns: no systematic allowance (issue 24's target). Until
+ * 2026-11-26 the test needed +0.30 for a bias of the exact clock at
+ * context switches (docs/NETCPU.md "Sampled against exact"): it timed a
+ * switch at the sched_switch tracepoint, a timer sampler at __schedule()'s
+ * entry. Printed, not asserted: the two counts that the figures' remaining
+ * definitions differ by (probe: samples in the exact clock's own programs;
+ * outside: sampled socket time the exact clock does not hold, the syscall
+ * tail after sock_*_length). The sampler runs at 4999 Hz (the
  * default's 97 Hz would need fifty times the transfers); what is tested is
  * that a sample in a socket call stands for one period of socket time,
  * which the rate does not change. Sender and receiver run on different
- * CPUs, as a client and a server do: pinned to one CPU they switch to each
- * other at every blocking call, and the timer interrupts held back while
- * the switch runs with interrupts off land in the next task's call
- * (receive read 1.14-1.27 x exact that way). */
+ * CPUs, as a client and a server do. */
 #define XC_Z 3.29         /* enough samples: 99.9 % interval <= +-10 % */
 #define XC_ZCOVER 3.89    /* the asserted interval: 99.99 % */
 #define XC_RES 0.10       /* samples enough to resolve +-10 % (99.9 %) */
@@ -747,24 +750,22 @@ static bool xc_enough(uint64_t n)
 	return n && (hi - lo) / 2 <= XC_RES * (double)n;
 }
 
-/* est / exact within the ratios the interval allows, XC_BIAS wider */
-static void xc_check(const char *cls, uint64_t exact, uint64_t smp, uint64_t probe, uint64_t period)
+/* est / exact within the ratios the interval of its count allows */
+static void xc_check(const char *cls, uint64_t exact, uint64_t n, uint64_t probe, uint64_t outside,
+		     uint64_t period)
 {
-	uint64_t n = smp + probe;
 	double lo, hi, est = (double)n * (double)period;
 	np_poisson_ci(n, XC_ZCOVER, &lo, &hi);
 	/* the interval covers exact exactly when est/exact lies in [n/hi, n/lo] */
 	double rlo = hi > 0 ? (double)n / hi : 0, rhi = lo > 0 ? (double)n / lo : 1e9;
 	double r = exact ? est / (double)exact : 0;
-	bool covered = (double)exact >= lo * (double)period && (double)exact <= hi * (double)period;
 	CHECK(xc_enough(n), "%s: %llu samples after %d transfers", cls, (unsigned long long)n, XC_ROUNDS);
 	CHECK(exact > 0 && r >= rlo && r <= rhi,
 	      "%s: sampled %.0f ns vs exact %llu ns (%.3f) outside [%.3f, %.3f]", cls, est,
 	      (unsigned long long)exact, r, rlo, rhi);
-	fprintf(stderr, "  %s: exact %llu ns, %llu + %llu probe samples -> %.0f ns (%.3f; without probe %.3f), "
-		"99.99 %% [%.0f, %.0f]: %s\n", cls, (unsigned long long)exact, (unsigned long long)smp,
-		(unsigned long long)probe, est, r, exact ? (double)smp * (double)period / (double)exact : 0, lo * (double)period,
-		hi * (double)period, covered ? "covers exact" : "does not cover exact");
+	fprintf(stderr, "  %s: exact %llu ns, %llu samples -> %.0f ns (%.3f), 99.99 %% [%.3f, %.3f]; "
+		"probe %llu, outside %llu\n", cls, (unsigned long long)exact, (unsigned long long)n, est, r,
+		rlo, rhi, (unsigned long long)probe, (unsigned long long)outside);
 }
 
 static void sampled_vs_exact(void)
@@ -786,7 +787,7 @@ static void sampled_vs_exact(void)
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
-	uint64_t ex[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, period = 0;
+	uint64_t ex[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 }, period = 0;
 	int rounds = 0;
 	pin();
 	recv_cpu = !cpu_pin;    /* 0 when there is one CPU: the same as the sender */
@@ -800,6 +801,7 @@ static void sampled_vs_exact(void)
 			ex[k] += col_sum(r.ns[2 + k], r.ncpu);
 			n[k] += col_sum(r.smp[k], r.ncpu);
 			pr[k] += col_sum(r.probe[k], r.ncpu);
+			out[k] += col_sum(r.outside[k], r.ncpu);
 		}
 		period = r.period_ns;
 		rounds++;
@@ -808,8 +810,8 @@ static void sampled_vs_exact(void)
 	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
-	xc_check("send", ex[0], n[0], pr[0], period);
-	xc_check("recv", ex[1], n[1], pr[1], period);
+	xc_check("send", ex[0], n[0], pr[0], out[0], period);
+	xc_check("recv", ex[1], n[1], pr[1], out[1], period);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
