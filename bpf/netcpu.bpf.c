@@ -164,6 +164,10 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 
 	if (!c || !c->op_tid)
 		return 0;
+	/* the op's end, read before this program's own checks: the exact
+	 * clock holds as little of its own probes as it can (the sampler
+	 * leaves them out, bpf/netcpu.bpf.c nc_count_probe) */
+	now = bpf_ktime_get_ns();
 	t = bpf_get_current_task_btf();
 	if (c->op_tid != (__u32)t->pid)
 		return 0;
@@ -182,7 +186,6 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 		nc_slot_clear(c);
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
 	nc_charge(c, kind, now);
 	if (c->op_nr == NC_NR_SENDMMSG || c->op_nr == NC_NR_RECVMMSG) {
 		/* more messages may follow in this call: go on from here */

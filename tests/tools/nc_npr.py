@@ -144,6 +144,10 @@ def sockest(z):
                                             "send_outside_smp", "recv_outside_smp")]
     ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
     out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
+    # socket samples plus those in the exact clock's own programs (probe)
+    for c in ("send", "recv"):
+        ex = acc[c + "_ns"] if mode["sock"] == "exact" else 0
+        out += est_tokens(c + "_win", acc[c + "_smp"] + acc[c + "_probe_smp"], ex, period, z)
     print(" ".join(out))
 
 
