@@ -756,8 +756,8 @@ static bool xc_enough(uint64_t n)
  * with the exact clock's own programs added (what exact holds beyond the
  * socket time the sampler counts). Prints whether the bare interval of n
  * covered exact. */
-static void xc_check(const char *cls, uint64_t exact, uint64_t n, uint64_t probe, uint64_t outside,
-		     uint64_t period)
+static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n, uint64_t probe,
+		     uint64_t outside, uint64_t period)
 {
 	double lo, hi, plo, phi, p = (double)period, est = (double)n * p;
 	np_poisson_ci(n, XC_ZCOVER, &lo, &hi);
@@ -768,9 +768,10 @@ static void xc_check(const char *cls, uint64_t exact, uint64_t n, uint64_t probe
 	CHECK(exact > 0 && (double)exact >= lo * p && (double)exact <= phi * p,
 	      "%s: exact %llu ns outside [%.0f, %.0f] (sampled %.3f, with probe %.3f)", cls,
 	      (unsigned long long)exact, lo * p, phi * p, r, rp);
-	fprintf(stderr, "  %s: exact %llu ns, %llu samples -> %.3f (99.99 %% %s exact), + %llu probe -> %.3f; "
-		"outside %llu\n", cls, (unsigned long long)exact, (unsigned long long)n, r,
-		bare ? "covers" : "does not cover", (unsigned long long)probe, rp, (unsigned long long)outside);
+	fprintf(stderr, "  %s: exact %llu ns in %llu calls, %llu samples -> %.3f (99.99 %% %s exact), "
+		"+ %llu probe -> %.3f; outside %llu\n", cls, (unsigned long long)exact,
+		(unsigned long long)calls, (unsigned long long)n, r, bare ? "covers" : "does not cover",
+		(unsigned long long)probe, rp, (unsigned long long)outside);
 }
 
 static void sampled_vs_exact(void)
@@ -792,7 +793,7 @@ static void sampled_vs_exact(void)
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
-	uint64_t ex[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 }, period = 0;
+	uint64_t ex[2] = { 0 }, calls[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 }, period = 0;
 	int rounds = 0;
 	pin();
 	recv_cpu = !cpu_pin;    /* 0 when there is one CPU: the same as the sender */
@@ -804,6 +805,7 @@ static void sampled_vs_exact(void)
 		parse(&rb, &r);
 		for (int k = 0; k < 2; k++) {
 			ex[k] += col_sum(r.ns[2 + k], r.ncpu);
+			calls[k] += col_sum(r.n[2 + k], r.ncpu);
 			n[k] += col_sum(r.smp[k], r.ncpu);
 			pr[k] += col_sum(r.probe[k], r.ncpu);
 			out[k] += col_sum(r.outside[k], r.ncpu);
@@ -815,8 +817,8 @@ static void sampled_vs_exact(void)
 	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
-	xc_check("send", ex[0], n[0], pr[0], out[0], period);
-	xc_check("recv", ex[1], n[1], pr[1], out[1], period);
+	xc_check("send", ex[0], calls[0], n[0], pr[0], out[0], period);
+	xc_check("recv", ex[1], calls[1], n[1], pr[1], out[1], period);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
