@@ -434,7 +434,7 @@ struct {
 #define NC_SCHED_TS_MAX_NS 1000000ull
 
 SEC("tp_btf/sched_entry_tp")
-int BPF_PROG(nc_sched_entry, bool preempt, unsigned long ip)
+int BPF_PROG(nc_sched_entry)
 {
 	__u32 zero = 0;
 	__u64 *ts = bpf_map_lookup_elem(&nc_sched_ts, &zero);
