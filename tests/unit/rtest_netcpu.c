@@ -729,7 +729,10 @@ static void sampled_default(void)
  * the low end of the sampled figure's interval to the high end of the
  * interval of the sampled count plus the samples in the exact clock's own
  * programs (probe), which the exact figure holds and the sampled one, as
- * at --netcpu sample, has not. No fixed allowance: until 2026-11-26 the
+ * at --netcpu sample, has not; or, where it is wider, the issue's +-10 %
+ * band around the sampled figure (send's interval, from about twice the
+ * samples, is ~+-8 %: on a machine without other tracers both classes
+ * read 1.04-1.10 with nothing found to explain it). No other allowance: until 2026-11-26 the
  * test needed +0.30 (docs/NETCPU.md "Sampled against exact": the exact
  * clock timed a switch at the sched_switch tracepoint, a timer sampler at
  * __schedule()'s entry; its own programs were 4-16 % of a class). Printed:
@@ -754,8 +757,10 @@ static bool xc_enough(uint64_t n)
 /* exact within [lo(n), hi(n + probe)] x period: the low end of the sampled
  * figure's 99.99 % interval and the high end of the interval of the count
  * with the exact clock's own programs added (what exact holds beyond the
- * socket time the sampler counts). Prints whether the bare interval of n
- * covered exact. */
+ * socket time the sampler counts); where the issue's +-10 % band around
+ * the sampled figure is wider (send gets about twice receive's samples,
+ * so its interval is ~+-8 %), the band. Prints whether the bare interval
+ * of n covered exact. */
 static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n, uint64_t probe,
 		     uint64_t outside, uint64_t period)
 {
@@ -765,9 +770,11 @@ static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n
 	double r = exact ? est / (double)exact : 0, rp = exact ? (double)(n + probe) * p / (double)exact : 0;
 	bool bare = (double)exact >= lo * p && (double)exact <= hi * p;
 	CHECK(xc_enough(n), "%s: %llu samples after %d transfers", cls, (unsigned long long)n, XC_ROUNDS);
-	CHECK(exact > 0 && (double)exact >= lo * p && (double)exact <= phi * p,
+	double elo = lo * p < est / (1 + XC_RES) ? lo * p : est / (1 + XC_RES);
+	double ehi = phi * p > est / (1 - XC_RES) ? phi * p : est / (1 - XC_RES);
+	CHECK(exact > 0 && (double)exact >= elo && (double)exact <= ehi,
 	      "%s: exact %llu ns outside [%.0f, %.0f] (sampled %.3f, with probe %.3f)", cls,
-	      (unsigned long long)exact, lo * p, phi * p, r, rp);
+	      (unsigned long long)exact, elo, ehi, r, rp);
 	fprintf(stderr, "  %s: exact %llu ns in %llu calls, %llu samples -> %.3f (99.99 %% %s exact), "
 		"+ %llu probe -> %.3f; outside %llu\n", cls, (unsigned long long)exact,
 		(unsigned long long)calls, (unsigned long long)n, r, bare ? "covers" : "does not cover",
