@@ -10,7 +10,11 @@
 # sample count, the estimate/exact ratio and whether the 95 % interval
 # covers the exact value; cut: the samples left out because their stack
 # walk stopped short of do_syscall_64, and the ratio had they counted (the
-# figure before that check). Not a test: figures for docs/NETCPU.md.
+# figure before that check); probe: the samples in the exact clock's own
+# programs (and other tracers' on its hooks), which the exact figure holds
+# and the sampled one has not, and the ratio with them (docs/NETCPU.md
+# "Sampled against exact"); outside: sampled time the exact clock does not
+# hold (the syscall tail). Not a test: figures for docs/NETCPU.md.
 # Env: BENCH_T (seconds per workload, 5), REPS (2), NP_BUILD (build/), SOCK_HZ
 # (the socket sampler's rate, 997: the default 97 Hz gives ~10x fewer samples),
 # NC_ARGS (more nprec options, e.g. "--sample-hz 1000"; default: the
@@ -76,7 +80,7 @@ workload() {
 }
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS:-}'"
-printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut"
+printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside
 for rep in $(seq "$REPS"); do
 	for w in iperf3 wrk paced; do
 		# shellcheck disable=SC2086
@@ -95,8 +99,10 @@ for c in ("send", "recv"):
     lo, hi = int(kv[c + "_lo_ns"]), int(kv[c + "_hi_ns"])
     cut = int(kv.get(c + "_cut_smp", 0))
     p = int(kv["period_ns"])
-    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %7.3f" % (sys.argv[1], c, sys.argv[2], x, n, e,
-          e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0))' "$w" "$rep"
+    pr, out = int(kv.get(c + "_probe_smp", 0)), int(kv.get(c + "_outside_smp", 0))
+    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %d" % (sys.argv[1], c, sys.argv[2], x, n, e,
+          e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0,
+          pr, (e + pr * p) / x if x else 0, out))' "$w" "$rep"
 		rm -f "$TMP/$w.npr"
 	done
 done

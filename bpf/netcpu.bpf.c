@@ -164,6 +164,10 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 
 	if (!c || !c->op_tid)
 		return 0;
+	/* the op's end, read before this program's own checks: the exact
+	 * clock holds as little of its own probes as it can (the sampler
+	 * leaves them out, bpf/netcpu.bpf.c nc_count_probe) */
+	now = bpf_ktime_get_ns();
 	t = bpf_get_current_task_btf();
 	if (c->op_tid != (__u32)t->pid)
 		return 0;
@@ -182,7 +186,6 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 		nc_slot_clear(c);
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
 	nc_charge(c, kind, now);
 	if (c->op_nr == NC_NR_SENDMMSG || c->op_nr == NC_NR_RECVMMSG) {
 		/* more messages may follow in this call: go on from here */
@@ -407,6 +410,50 @@ static __always_inline void nc_unpark(struct nc_cpu *c, struct task_struct *next
 	c->op_tid = next->pid;
 }
 
+/* When this CPU's __schedule() began (sched_entry_tp, kernel 6.16+; 0
+ * without it): the switch's time boundary. __schedule() disables
+ * interrupts right after it and the next task enables them again in
+ * finish_task_switch(), so a timer that expires in between is taken in
+ * the next task: a sampler charges the whole switch (for a CPU going
+ * idle the newidle balancing too) to the task switched in. The exact
+ * clock draws the line where the sampler does: prev's op stops at this
+ * stamp instead of at the sched_switch tracepoint, next's op starts at
+ * it. Without it prev's op kept the switch's irqs-off part, which no
+ * timer sample can land in, and next's op lacked prev's part, where
+ * samples land (1.7-2 us a switch here; docs/NETCPU.md "Sampled against
+ * exact"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} nc_sched_ts SEC(".maps");
+
+/* A stamp older than this is no stamp of the running __schedule() (its
+ * program was skipped): the tracepoint's own time is used then. */
+#define NC_SCHED_TS_MAX_NS 1000000ull
+
+SEC("tp_btf/sched_entry_tp")
+int BPF_PROG(nc_sched_entry)
+{
+	__u32 zero = 0;
+	__u64 *ts = bpf_map_lookup_elem(&nc_sched_ts, &zero);
+
+	if (ts)
+		*ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline __u64 nc_switch_time(void)
+{
+	__u32 zero = 0;
+	__u64 *ts = bpf_map_lookup_elem(&nc_sched_ts, &zero), now = bpf_ktime_get_ns();
+
+	if (ts && *ts && *ts <= now && now - *ts < NC_SCHED_TS_MAX_NS)
+		return *ts;
+	return now;
+}
+
 static __always_inline void nc_switch(struct task_struct *prev, struct task_struct *next)
 {
 	struct nc_cpu *c = nc_this_cpu();
@@ -416,12 +463,12 @@ static __always_inline void nc_switch(struct task_struct *prev, struct task_stru
 		return;
 	/* common case: no op in flight on this CPU and none parked anywhere */
 	if (c->op_tid) {
-		now = bpf_ktime_get_ns();
+		now = nc_switch_time();
 		nc_park(c, prev, now);
 	}
 	if (nc_parked > 0) {
 		if (!now)
-			now = bpf_ktime_get_ns();
+			now = nc_switch_time();
 		nc_unpark(c, next, now);
 	}
 }
@@ -707,6 +754,26 @@ __noinline int nc_walk_reaches_entry(const struct nc_walk *w)
 	return false;
 }
 
+/* Exact mode: a socket sample left out (in a tracer, or a walk cut short
+ * in a BPF program) while the exact clock runs for the task is the exact
+ * clock's own probes (the stamp program after its clock read, the
+ * sock_*_length dispatch and end program before it): time the exact
+ * figure holds and the sampled one, like --netcpu sample that has no such
+ * probes, does not. Counted apart so the cross-check compares the same
+ * time (at --netcpu sample no slot is ever stamped: 0). */
+const volatile __u32 nc_sock_clock = 0;    /* the exact socket clock runs (--netcpu exact) */
+
+static __always_inline bool nc_exact_runs(struct nc_cpu *c, struct task_struct *t, __u64 nr)
+{
+	return c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr;
+}
+
+static __always_inline void nc_count_probe(struct nc_cpu *c, struct task_struct *t, __u64 nr)
+{
+	if (nc_sock_clock && nc_exact_runs(c, t, nr))
+		c->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
+}
+
 static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
 					   struct task_struct *t, __u64 ip)
 {
@@ -732,13 +799,20 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	/* the walk is taken here when the softirq test needed none */
 	if (!w)
 		*wp = w = nc_walk_stack(ctx);
-	if (nc_in_tracer(w))
+	if (nc_in_tracer(w)) {
+		nc_count_probe(c, t, nr);
 		return;
+	}
 	if (!nc_walk_reaches_entry(w)) {
 		c->smp_sock_cut[nc_syscall_is_send(nr) ? 0 : 1]++;
+		nc_count_probe(c, t, nr);
 		return;
 	}
 	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
+	/* the converse of a probe sample: the sampler's time that the exact
+	 * clock does not hold (exact mode's cross-check only) */
+	if (nc_sock_clock && !nc_exact_runs(c, t, nr))
+		c->smp_sock_outside[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
 /* Address of the scheduler tick's hrtimer function (tick_nohz_handler,

@@ -87,6 +87,13 @@ struct nc_cpu {
 				     * the walk found none */
 	__u64 smp_pc_unknown;       /* samples whose preempt_count could not be
 				     * read (bpf/netcpu.bpf.c nc_pc_softirq) */
+	__u64 smp_sock_probe[2];    /* exact mode: socket samples left out as a
+				     * tracer's (or cut) while the exact clock
+				     * ran for the task: its own probes' time */
+	__u64 smp_sock_outside[2];  /* exact mode: socket samples (counted in
+				     * smp_sock) while the exact clock did not
+				     * run for the task: the syscall's tail
+				     * after sock_*_length, lost exact time */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

@@ -114,6 +114,7 @@ struct nc_state {
 	bool sampling;
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
+	bool sched_entry;                /* exact: the kernel has sched_entry_tp (6.16+) */
 	struct ksyms *ksyms;
 	struct rapl rapl;
 	bool have_rapl;
@@ -322,7 +323,7 @@ static void nc_skip_per_call(struct rec_ctx *ctx)
 {
 	static const char *const probes[] = { "tp_btf/sys_enter", NC_SYS_SEC "sys_enter_<socket calls>",
 					      "tp_btf/sock_send_length", "tp_btf/sock_recv_length",
-					      "tp_btf/sched_switch" };
+					      "tp_btf/sched_switch", "tp_btf/sched_entry_tp" };
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
 		rec_probe(ctx, "netcpu", probes[i], REC_PROBE_SKIPPED,
 			  "--netcpu sample: socket time from the stack sampler");
@@ -359,6 +360,13 @@ static bool nc_attach_tracepoints(struct rec_ctx *ctx, struct nc_state *s)
 	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_RECV], k->progs.nc_recv_len, &k->links.nc_recv_len);
 	hub_member_attach(ctx, "netcpu", &s->hub[NC_HUB_SWITCH], k->progs.nc_sched_switch,
 			  &k->links.nc_sched_switch);
+	/* without it a switch's boundary is the sched_switch tracepoint
+	 * (bpf/netcpu.bpf.c nc_switch_time) */
+	if (s->sched_entry)
+		nc_attach_one(ctx, k->progs.nc_sched_entry, &k->links.nc_sched_entry, "tp_btf/sched_entry_tp");
+	else
+		rec_probe(ctx, "netcpu", "tp_btf/sched_entry_tp", REC_PROBE_FAILED,
+			  "not in this kernel (6.16+): a switch is timed at sched_switch");
 	return sirq;
 }
 
@@ -603,6 +611,17 @@ static size_t nc_count_map_size(const struct nc_state *s, const struct rec_confi
 	return n < NC_COUNT_KEYS_MIN ? NC_COUNT_KEYS_MIN : n > NC_COUNT_KEYS_MAX ? NC_COUNT_KEYS_MAX : n;
 }
 
+/* Whether vmlinux BTF has the raw tracepoint name (tp_btf needs its
+ * btf_trace_ typedef). */
+static bool nc_have_tp_btf(const char *name)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	char t[128];
+
+	snprintf(t, sizeof(t), "btf_trace_%s", name);
+	return btf && btf__find_by_name_kind(btf, t, BTF_KIND_TYPEDEF) > 0;
+}
+
 /* Opens and loads the object; sys_tps false leaves the per-syscall
  * tracepoint programs out (fallback). tp_btf/sys_enter is loaded either
  * way: it is the fallback when one of them does not attach. 0 or -errno. */
@@ -621,9 +640,12 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 				 s->skel->maps.hub_sched_switch);
 	}
 	nc_per_call_autoload(s->skel, s->exact);
+	s->sched_entry = s->exact && nc_have_tp_btf("sched_entry_tp");
+	bpf_program__set_autoload(s->skel->progs.nc_sched_entry, s->sched_entry);
 	bpf_program__set_autoload(s->skel->progs.nc_softirq_entry, s->sirq_clock);
 	bpf_program__set_autoload(s->skel->progs.nc_softirq_exit, s->sirq_clock);
 	s->skel->rodata->nc_sirq_clock = s->sirq_clock;
+	s->skel->rodata->nc_sock_clock = s->exact;
 	memcpy((void *)s->skel->rodata->nc_vec_lo, s->vec_lo, sizeof(s->vec_lo));
 	memcpy((void *)s->skel->rodata->nc_vec_hi, s->vec_hi, sizeof(s->vec_hi));
 	RC_FILTER_SET(s->skel->rodata, cfg);
@@ -832,6 +854,16 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
 		nc_pack_col(pk, k ? "recv_cut_smp" : "send_cut_smp", col, s->ncpu);
 	}
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = s->cur[i].smp_sock_probe[k] - s->prev[i].smp_sock_probe[k];
+		nc_pack_col(pk, k ? "recv_probe_smp" : "send_probe_smp", col, s->ncpu);
+	}
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = s->cur[i].smp_sock_outside[k] - s->prev[i].smp_sock_outside[k];
+		nc_pack_col(pk, k ? "recv_outside_smp" : "send_outside_smp", col, s->ncpu);
+	}
 	np_pack_kv_u64(pk, "smp_period_ns", period);
 }
 
@@ -865,7 +897,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 12 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 16 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)

@@ -123,7 +123,8 @@ def est_tokens(c, n, ex, period, z):
 def sockest(z):
     classes = (("netrx", "sirq"), ("nettx", "sirq"), ("send", "sock"), ("recv", "sock"))
     acc = {"netrx_probe_smp": 0, "netrx_stray_smp": 0, "sirq_other_smp": 0, "sirq_missed_smp": 0,
-           "send_cut_smp": 0, "recv_cut_smp": 0, "pc_unknown_smp": 0}
+           "send_cut_smp": 0, "recv_cut_smp": 0, "pc_unknown_smp": 0,
+           "send_probe_smp": 0, "recv_probe_smp": 0, "send_outside_smp": 0, "recv_outside_smp": 0}
     for c, _ in classes:
         acc[c + "_ns"] = acc[c + "_smp"] = 0
     period, mode = 0, {"sock": "?", "sirq": "?"}
@@ -139,9 +140,14 @@ def sockest(z):
         out += est_tokens(c, acc[c + "_smp"], ex, period, z)
     out += ["%s=%d" % (k, acc[k]) for k in ("netrx_probe_smp", "netrx_stray_smp", "sirq_other_smp",
                                             "sirq_missed_smp", "send_cut_smp", "recv_cut_smp",
-                                            "pc_unknown_smp")]
+                                            "pc_unknown_smp", "send_probe_smp", "recv_probe_smp",
+                                            "send_outside_smp", "recv_outside_smp")]
     ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
     out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
+    # socket samples plus those in the exact clock's own programs (probe)
+    for c in ("send", "recv"):
+        ex = acc[c + "_ns"] if mode["sock"] == "exact" else 0
+        out += est_tokens(c + "_win", acc[c + "_smp"] + acc[c + "_probe_smp"], ex, period, z)
     print(" ".join(out))
 
 

@@ -246,6 +246,8 @@ struct netcpu_rec {
 	char source[16];
 	char sock[16];                  /* exact | sampled | none */
 	uint64_t *smp[2];               /* send_smp, recv_smp */
+	uint64_t *probe[2];             /* send_probe_smp, recv_probe_smp */
+	uint64_t *outside[2];           /* send_outside_smp, recv_outside_smp */
 	uint64_t period_ns;
 	char sirq[16];                  /* exact | sampled | none */
 	uint64_t *rx_smp;               /* netrx_smp */
@@ -308,6 +310,10 @@ static void parse(const struct np_recbuf *rb, struct netcpu_rec *r)
 		np_get_strbuf(body, "sock", r->sock, sizeof(r->sock));
 		r->smp[0] = np_get_u64_array(body, "send_smp", &r->ncpu);
 		r->smp[1] = np_get_u64_array(body, "recv_smp", &r->ncpu);
+		r->probe[0] = np_get_u64_array(body, "send_probe_smp", &r->ncpu);
+		r->probe[1] = np_get_u64_array(body, "recv_probe_smp", &r->ncpu);
+		r->outside[0] = np_get_u64_array(body, "send_outside_smp", &r->ncpu);
+		r->outside[1] = np_get_u64_array(body, "recv_outside_smp", &r->ncpu);
 		np_get_u64(body, "smp_period_ns", &r->period_ns);
 		np_get_strbuf(body, "sirq", r->sirq, sizeof(r->sirq));
 		r->rx_smp = np_get_u64_array(body, "netrx_smp", &r->ncpu);
@@ -324,6 +330,10 @@ static void rec_free(struct netcpu_rec *r)
 	free(r->nested);
 	free(r->smp[0]);
 	free(r->smp[1]);
+	free(r->probe[0]);
+	free(r->probe[1]);
+	free(r->outside[0]);
+	free(r->outside[1]);
 	free(r->rx_smp);
 }
 
@@ -713,27 +723,30 @@ static void sampled_default(void)
 /* The sampled estimate against the exact clock over the same socket calls:
  * --netcpu exact keeps the socket sampler as a cross-check, so one run
  * gives both. Transfers repeat (a bounded count, no time limit) until each
- * class has the samples for a 99.9 % interval of at most +-10 %. Then the
- * estimate must lie within its own interval of the exact ns, derived from
- * its sample count (the Poisson score interval at 99.99 %, relative
- * half-width ~3.9/sqrt(n)), widened by XC_BIAS, a systematic allowance:
- * beyond the counting error the two figures differ by a bias that moves
- * with the machine's state and is not understood (docs/NETCPU.md "Sampled
- * socket time": send 0.93-1.15, receive 0.79-1.09 in most runs, 0.71 and
- * 1.27 once each in fresh-clone make test runs), so the interval alone
- * (the issue's target) would fail as often as that bias shows; the run
- * prints whether it covered exact. The sampler runs at 4999 Hz (the
+ * class has the samples for a 99.9 % interval of at most +-10 %. Then
+ * exact must not exceed the high end of the 99.99 % interval (Poisson
+ * score interval, relative half-width ~3.9/sqrt(n)) of the sampled count
+ * plus the samples in the exact clock's own programs (probe), which the
+ * exact figure holds and the sampled one, as at --netcpu sample, has not:
+ * no allowance on that side (docs/NETCPU.md "Sampled against exact"; it
+ * explains the low readings, 0.49-0.88 bare, up to 25 % probe share when
+ * other tracers run on the same hooks). On the other side the sampled
+ * figure may exceed its interval's high ratio by XC_EXCESS (was +0.30 on
+ * both sides): on a machine without other tracers send read 1.12-1.14 x
+ * exact here (3 of 6 runs outside the bare interval) and 1.12-1.20 in
+ * quiet runs before, receive 1.04-1.07; that excess lies in samples taken
+ * while the exact clock runs and is not explained. Each run prints the
+ * bare ratio, whether the bare interval covered exact (issue 24's target),
+ * the ratio with probe and the samples outside the exact clock (the
+ * syscall tail after sock_*_length). The sampler runs at 4999 Hz (the
  * default's 97 Hz would need fifty times the transfers); what is tested is
  * that a sample in a socket call stands for one period of socket time,
  * which the rate does not change. Sender and receiver run on different
- * CPUs, as a client and a server do: pinned to one CPU they switch to each
- * other at every blocking call, and the timer interrupts held back while
- * the switch runs with interrupts off land in the next task's call
- * (receive read 1.14-1.27 x exact that way). */
+ * CPUs, as a client and a server do. */
 #define XC_Z 3.29         /* enough samples: 99.9 % interval <= +-10 % */
 #define XC_ZCOVER 3.89    /* the asserted interval: 99.99 % */
 #define XC_RES 0.10       /* samples enough to resolve +-10 % (99.9 %) */
-#define XC_BIAS 0.30      /* the systematic allowance, see above */
+#define XC_EXCESS 0.20    /* the sampled figure's unexplained excess, see above */
 #define XC_ROUNDS 60
 #define XC_HZ 4999
 static bool xc_enough(uint64_t n)
@@ -743,22 +756,31 @@ static bool xc_enough(uint64_t n)
 	return n && (hi - lo) / 2 <= XC_RES * (double)n;
 }
 
-/* est / exact within the ratios the interval allows, XC_BIAS wider */
-static void xc_check(const char *cls, uint64_t exact, uint64_t n, uint64_t period)
+/* exact at most hi(n + probe) x period: the high end of the interval of the
+ * count with the exact clock's own programs added (what exact holds beyond
+ * the socket time the sampler counts); at least the sampled figure over
+ * its interval's high ratio plus XC_EXCESS. Prints whether the bare
+ * interval of n covered exact. */
+static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n, uint64_t probe,
+		     uint64_t outside, uint64_t period)
 {
-	double lo, hi, est = (double)n * (double)period;
+	double lo, hi, plo, phi, p = (double)period, est = (double)n * p;
 	np_poisson_ci(n, XC_ZCOVER, &lo, &hi);
-	/* the interval covers exact exactly when est/exact lies in [n/hi, n/lo] */
-	double rlo = hi > 0 ? (double)n / hi : 0, rhi = lo > 0 ? (double)n / lo : 1e9;
-	double r = exact ? est / (double)exact : 0;
-	bool covered = (double)exact >= lo * (double)period && (double)exact <= hi * (double)period;
+	np_poisson_ci(n + probe, XC_ZCOVER, &plo, &phi);
+	double r = exact ? est / (double)exact : 0, rp = exact ? (double)(n + probe) * p / (double)exact : 0;
+	bool bare = (double)exact >= lo * p && (double)exact <= hi * p;
 	CHECK(xc_enough(n), "%s: %llu samples after %d transfers", cls, (unsigned long long)n, XC_ROUNDS);
-	CHECK(exact > 0 && r >= rlo - XC_BIAS && r <= rhi + XC_BIAS,
-	      "%s: sampled %.0f ns vs exact %llu ns (%.3f) outside [%.3f, %.3f] + %.2f", cls, est,
-	      (unsigned long long)exact, r, rlo, rhi, XC_BIAS);
-	fprintf(stderr, "  %s: exact %llu ns, %llu samples -> %.0f ns (%.3f), 99.99 %% [%.0f, %.0f]: %s\n", cls,
-		(unsigned long long)exact, (unsigned long long)n, est, r, lo * (double)period,
-		hi * (double)period, covered ? "covers exact" : "does not cover exact");
+	/* the sampled figure may exceed exact by XC_EXCESS beyond its
+	 * interval's high ratio (an excess not explained, see above) */
+	double elo = est / (lo > 0 ? (double)n / lo + XC_EXCESS : 1e9);
+	double ehi = phi * p;
+	CHECK(exact > 0 && (double)exact >= elo && (double)exact <= ehi,
+	      "%s: exact %llu ns outside [%.0f, %.0f] (sampled %.3f, with probe %.3f)", cls,
+	      (unsigned long long)exact, elo, ehi, r, rp);
+	fprintf(stderr, "  %s: exact %llu ns in %llu calls, %llu samples -> %.3f (99.99 %% %s exact), "
+		"+ %llu probe -> %.3f; outside %llu\n", cls, (unsigned long long)exact,
+		(unsigned long long)calls, (unsigned long long)n, r, bare ? "covers" : "does not cover",
+		(unsigned long long)probe, rp, (unsigned long long)outside);
 }
 
 static void sampled_vs_exact(void)
@@ -780,7 +802,7 @@ static void sampled_vs_exact(void)
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
-	uint64_t ex[2] = { 0 }, n[2] = { 0 }, period = 0;
+	uint64_t ex[2] = { 0 }, calls[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 }, period = 0;
 	int rounds = 0;
 	pin();
 	recv_cpu = !cpu_pin;    /* 0 when there is one CPU: the same as the sender */
@@ -792,7 +814,10 @@ static void sampled_vs_exact(void)
 		parse(&rb, &r);
 		for (int k = 0; k < 2; k++) {
 			ex[k] += col_sum(r.ns[2 + k], r.ncpu);
+			calls[k] += col_sum(r.n[2 + k], r.ncpu);
 			n[k] += col_sum(r.smp[k], r.ncpu);
+			pr[k] += col_sum(r.probe[k], r.ncpu);
+			out[k] += col_sum(r.outside[k], r.ncpu);
 		}
 		period = r.period_ns;
 		rounds++;
@@ -801,8 +826,8 @@ static void sampled_vs_exact(void)
 	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
-	xc_check("send", ex[0], n[0], period);
-	xc_check("recv", ex[1], n[1], period);
+	xc_check("send", ex[0], calls[0], n[0], pr[0], out[0], period);
+	xc_check("recv", ex[1], calls[1], n[1], pr[1], out[1], period);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
