@@ -54,8 +54,16 @@ struct pd_evs {
 };
 
 struct pd_job {
-	uint8_t *raw;               /* copy of the body (worker mode) */
-	size_t len;
+	uint8_t *raw;               /* copy of the body (worker mode), kept from
+				     * record to record as evs is: a fresh one
+				     * faulted in new pages whenever malloc had
+				     * trimmed the heap */
+	size_t len, rawcap;
+	/* the reader's pairs moved onto the copy (the body is not walked
+	 * again); indexed false: the worker walks it (more than
+	 * NP_RAW_PAIRS pairs) */
+	struct pktcols_raw body;
+	bool indexed;
 	int host;
 	bool done;
 	struct pd_evs evs;
@@ -377,14 +385,11 @@ static void *pd_worker(void *arg)
 			break;
 		struct pd_job *j = &d->ring[d->take++ % d->depth];
 		pthread_mutex_unlock(&d->mu);
-		struct pktcols_raw body;
-		if (pktcols_raw_open(&body, j->raw, j->len) == 0)
-			pd_build(&j->evs, &body);
+		if (j->indexed || pktcols_raw_open(&j->body, j->raw, j->len) == 0)
+			pd_build(&j->evs, &j->body);
 		else
 			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
 				j->evs.prog_missed = j->evs.capped = 0;
-		free(j->raw);
-		j->raw = NULL;
 		pthread_mutex_lock(&d->mu);
 		j->done = true;
 		pthread_cond_broadcast(&d->done);
@@ -445,6 +450,23 @@ static void pd_commit_ready(struct ana_pktdec *d)
 	}
 }
 
+/* The pairs the reader's walk found, pointing into copy (of rec->raw);
+ * false when the walk left none (the worker walks the copy). */
+static bool pd_index_copy(struct pktcols_raw *m, const struct np_record *rec, const uint8_t *copy)
+{
+	if (!rec->raw_pairs || rec->raw_npairs > PKTCOLS_RAW_KEYS || pktcols_raw_from_record(m, rec))
+		return false;
+	const uint8_t *from = rec->raw;
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (m->kv[i].key)
+			m->kv[i].key = copy + (m->kv[i].key - from);
+		m->kv[i].val = copy + (m->kv[i].val - from);
+	}
+	m->rest = copy + (m->rest - from);
+	m->end = copy + (m->end - from);
+	return true;
+}
+
 int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	if (!d->nthreads || !rec->raw) {
@@ -454,17 +476,17 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	}
 	if (d->tail - d->head == d->depth)
 		pd_commit_head(d);
-	uint8_t *copy = malloc(rec->raw_len ? rec->raw_len : 1);
-	if (!copy) {
+	/* the slot at tail is committed: no worker uses its buffers */
+	struct pd_job *j = &d->ring[d->tail % d->depth];
+	if (ana_vec_grow((void **)&j->raw, &j->rawcap, rec->raw_len ? rec->raw_len : 1, 1)) {
 		ana_pktdec_drain(d);
 		pd_inline(d, host, rec);
 		return -ENOMEM;
 	}
-	memcpy(copy, rec->raw, rec->raw_len);
-	pthread_mutex_lock(&d->mu);
-	struct pd_job *j = &d->ring[d->tail % d->depth];
-	j->raw = copy;              /* j->evs keeps its buffers */
+	memcpy(j->raw, rec->raw, rec->raw_len);
 	j->len = rec->raw_len;
+	j->indexed = pd_index_copy(&j->body, rec, j->raw);
+	pthread_mutex_lock(&d->mu);
 	j->host = host;
 	j->done = false;
 	d->tail++;
@@ -498,8 +520,10 @@ void ana_pktdec_free(struct ana_pktdec *d)
 		pthread_cond_destroy(&d->work);
 		pthread_cond_destroy(&d->done);
 	}
-	for (size_t i = 0; d->ring && i < d->depth; i++)
+	for (size_t i = 0; d->ring && i < d->depth; i++) {
 		pd_evs_free(&d->ring[i].evs);
+		free(d->ring[i].raw);
+	}
 	pd_evs_free(&d->inl);
 	free(d->ring);
 	free(d);
