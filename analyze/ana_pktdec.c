@@ -189,9 +189,32 @@ struct pd_piece {
  * *bad when one is malformed. */
 static int pd_read_piece(struct pktcols_col *col, unsigned has, struct pd_piece *pc, size_t k, int *bad)
 {
+	const unsigned w3 = 1u << PD_C_SEQ | 1u << PD_C_ACK | 1u << PD_C_TSV;
 	for (int c = 0; c < PD_NCOL; c++) {
 		if (!(has & 1u << c))
 			continue;
+		if (c == PD_C_SEQ && (has & w3) == w3) {
+			/* the three together: their decode chains overlap */
+			uint32_t *const out[3] = { pc->w[0], pc->w[1], pc->w[2] };
+			int j;
+			if (pktcols_col_u32_3(&col[PD_C_SEQ], out, k, &j)) {
+				*bad = PD_C_SEQ + j;
+				return -1;
+			}
+			c = PD_C_TSV;
+			continue;
+		}
+		if (c == PD_C_TS && has & 1u << PD_C_SLEN) {
+			int j;
+			if (pktcols_col_delta_u64(&col[PD_C_TS], &col[PD_C_SLEN], pc->v[PD_C_TS],
+						  pc->v[PD_C_SLEN], k, &j)) {
+				*bad = j ? PD_C_SLEN : PD_C_TS;
+				return -1;
+			}
+			continue;
+		}
+		if (c == PD_C_SLEN && has & 1u << PD_C_TS)
+			continue;           /* decoded with ts_d */
 		int rc = c == PD_C_TS ? pktcols_col_delta(&col[c], pc->v[c], k)
 		       : c < PD_C_SEQ ? pktcols_col_u64(&col[c], pc->v[c], k)
 		       : pktcols_col_u32(&col[c], pc->w[c - PD_C_SEQ], k);
