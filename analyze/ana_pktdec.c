@@ -54,11 +54,8 @@ struct pd_evs {
 };
 
 struct pd_job {
-	uint8_t *raw;               /* copy of the body (worker mode), kept from
-				     * record to record as evs is: a fresh one
-				     * faulted in new pages whenever malloc had
-				     * trimmed the heap */
-	size_t len, rawcap;
+	uint8_t *raw;               /* copy of the body (worker mode) */
+	size_t len;
 	/* the reader's pairs moved onto the copy (the body is not walked
 	 * again); indexed false: the worker walks it (more than
 	 * NP_RAW_PAIRS pairs) */
@@ -413,6 +410,8 @@ static void *pd_worker(void *arg)
 		else
 			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
 				j->evs.prog_missed = j->evs.capped = 0;
+		free(j->raw);               /* not kept: the slots' copies would add to the peak */
+		j->raw = NULL;
 		pthread_mutex_lock(&d->mu);
 		j->done = true;
 		pthread_cond_broadcast(&d->done);
@@ -499,9 +498,8 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	}
 	if (d->tail - d->head == d->depth)
 		pd_commit_head(d);
-	/* the slot at tail is committed: no worker uses its buffers */
 	struct pd_job *j = &d->ring[d->tail % d->depth];
-	if (ana_vec_grow((void **)&j->raw, &j->rawcap, rec->raw_len ? rec->raw_len : 1, 1)) {
+	if (!(j->raw = malloc(rec->raw_len ? rec->raw_len : 1))) {
 		ana_pktdec_drain(d);
 		pd_inline(d, host, rec);
 		return -ENOMEM;
@@ -543,10 +541,8 @@ void ana_pktdec_free(struct ana_pktdec *d)
 		pthread_cond_destroy(&d->work);
 		pthread_cond_destroy(&d->done);
 	}
-	for (size_t i = 0; d->ring && i < d->depth; i++) {
+	for (size_t i = 0; d->ring && i < d->depth; i++)
 		pd_evs_free(&d->ring[i].evs);
-		free(d->ring[i].raw);
-	}
 	pd_evs_free(&d->inl);
 	free(d->ring);
 	free(d);
