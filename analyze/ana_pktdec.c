@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "ana_pktdec.h"
 #include "pktcols.h"
 #include "records.h"
@@ -21,6 +22,7 @@
 #define PD_MAXTHREADS 64
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
+#define PD_AHEAD (1u << 21)    /* bytes of the event array made present ahead of the reader */
 
 /* A flow of one record: its id in the recording and what its events add
  * to the host (counted here, added only when the flow is found). */
@@ -77,6 +79,18 @@ struct ana_pktdec {
 	size_t depth;
 	size_t head, take, tail;    /* commit <= take <= tail, counters (not wrapped) */
 	bool stop;
+	/* Pages of the model's event array just past its end, made present
+	 * by a worker (MADV_POPULATE_WRITE) before the reading thread
+	 * appends there: clearing fresh pages was a large part of that
+	 * thread's time. pop: the range handed to a worker (under mu; stale
+	 * once the array moved, which is harmless: populating changes no
+	 * data); popped: the end of what was handed out (reading thread).
+	 * In memory without --mem only: streamed windows and --mem keep
+	 * their predicted peak, which these pages are not in. */
+	bool ahead;
+	uint8_t *pop;
+	size_t npop;
+	uint8_t *popped;
 };
 
 static void pd_lost(struct pd_evs *o, const struct pktcols_raw *body)
@@ -410,8 +424,17 @@ static void *pd_worker(void *arg)
 	struct ana_pktdec *d = arg;
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
-		while (!d->stop && d->take == d->tail)
+		while (!d->stop && d->take == d->tail && !d->npop)
 			pthread_cond_wait(&d->work, &d->mu);
+		if (d->npop) {
+			uint8_t *a = d->pop;
+			size_t n = d->npop;
+			d->npop = 0;
+			pthread_mutex_unlock(&d->mu);
+			(void)madvise(a, n, MADV_POPULATE_WRITE);   /* Linux 5.14; else pages fault in */
+			pthread_mutex_lock(&d->mu);
+			continue;
+		}
 		if (d->take == d->tail)
 			break;
 		struct pd_job *j = &d->ring[d->take++ % d->depth];
@@ -441,6 +464,7 @@ struct ana_pktdec *ana_pktdec_new(struct ana_model *m, unsigned threads)
 		return d;
 	if (threads > PD_MAXTHREADS)
 		threads = PD_MAXTHREADS;
+	d->ahead = m->opt && !m->opt->mem_limit && !m->opt->window_ns;
 	d->depth = PD_DEPTH * threads;
 	d->ring = calloc(d->depth, sizeof(*d->ring));
 	if (!d->ring)
@@ -457,6 +481,30 @@ struct ana_pktdec *ana_pktdec_new(struct ana_model *m, unsigned threads)
 	return d;
 }
 
+/* Hands the pages from the event array's end to PD_AHEAD bytes past it
+ * (within its capacity) not handed out yet to a worker. */
+static void pd_populate_ahead(struct ana_pktdec *d)
+{
+	const struct ana_model *m = d->m;
+	if (!d->ahead)
+		return;
+	uintptr_t pg = 4096;
+	uint8_t *v = (uint8_t *)m->pev.v, *end = v + m->pev.n * sizeof(struct ana_pev);
+	uint8_t *cap = v + m->pev.cap * sizeof(struct ana_pev);
+	uint8_t *a = (uint8_t *)(((uintptr_t)end + pg - 1) & ~(pg - 1));
+	uint8_t *b = (uint8_t *)(((uintptr_t)(cap - end > PD_AHEAD ? end + PD_AHEAD : cap)) & ~(pg - 1));
+	if (d->popped > a && d->popped <= b)
+		a = d->popped;      /* the array did not move: the rest of the range only */
+	if (!v || b <= a || b - a < PD_AHEAD / 4)
+		return;
+	d->popped = b;
+	pthread_mutex_lock(&d->mu);
+	d->pop = a;
+	d->npop = (size_t)(b - a);
+	pthread_cond_signal(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
 /* Appends the oldest job once a worker finished it. */
 static void pd_commit_head(struct ana_pktdec *d)
 {
@@ -468,6 +516,7 @@ static void pd_commit_head(struct ana_pktdec *d)
 	pd_commit(d->m, j->host, &j->evs);
 	j->done = false;
 	d->head++;
+	pd_populate_ahead(d);
 }
 
 /* Appends finished jobs at the head without waiting. */
