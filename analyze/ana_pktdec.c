@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "ana_pktdec.h"
 #include "pktcols.h"
 #include "records.h"
@@ -21,6 +22,7 @@
 #define PD_MAXTHREADS 64
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
+#define PD_AHEAD (1u << 21)    /* bytes of the event array made present ahead of the reader */
 
 /* A flow of one record: its id in the recording and what its events add
  * to the host (counted here, added only when the flow is found). */
@@ -56,6 +58,11 @@ struct pd_evs {
 struct pd_job {
 	uint8_t *raw;               /* copy of the body (worker mode) */
 	size_t len;
+	/* the reader's pairs moved onto the copy (the body is not walked
+	 * again); indexed false: the worker walks it (more than
+	 * NP_RAW_PAIRS pairs) */
+	struct pktcols_raw body;
+	bool indexed;
 	int host;
 	bool done;
 	struct pd_evs evs;
@@ -72,6 +79,18 @@ struct ana_pktdec {
 	size_t depth;
 	size_t head, take, tail;    /* commit <= take <= tail, counters (not wrapped) */
 	bool stop;
+	/* Pages of the model's event array just past its end, made present
+	 * by a worker (MADV_POPULATE_WRITE) before the reading thread
+	 * appends there: clearing fresh pages was a large part of that
+	 * thread's time. pop: the range handed to a worker (under mu; stale
+	 * once the array moved, which is harmless: populating changes no
+	 * data); popped: the end of what was handed out (reading thread).
+	 * In memory without --mem only: streamed windows and --mem keep
+	 * their predicted peak, which these pages are not in. */
+	bool ahead;
+	uint8_t *pop;
+	size_t npop;
+	uint8_t *popped;
 };
 
 static void pd_lost(struct pd_evs *o, const struct pktcols_raw *body)
@@ -181,9 +200,32 @@ struct pd_piece {
  * *bad when one is malformed. */
 static int pd_read_piece(struct pktcols_col *col, unsigned has, struct pd_piece *pc, size_t k, int *bad)
 {
+	const unsigned w3 = 1u << PD_C_SEQ | 1u << PD_C_ACK | 1u << PD_C_TSV;
 	for (int c = 0; c < PD_NCOL; c++) {
 		if (!(has & 1u << c))
 			continue;
+		if (c == PD_C_SEQ && (has & w3) == w3) {
+			/* the three together: their decode chains overlap */
+			uint32_t *const out[3] = { pc->w[0], pc->w[1], pc->w[2] };
+			int j;
+			if (pktcols_col_u32_3(&col[PD_C_SEQ], out, k, &j)) {
+				*bad = PD_C_SEQ + j;
+				return -1;
+			}
+			c = PD_C_TSV;
+			continue;
+		}
+		if (c == PD_C_TS && has & 1u << PD_C_SLEN) {
+			int j;
+			if (pktcols_col_delta_u64(&col[PD_C_TS], &col[PD_C_SLEN], pc->v[PD_C_TS],
+						  pc->v[PD_C_SLEN], k, &j)) {
+				*bad = j ? PD_C_SLEN : PD_C_TS;
+				return -1;
+			}
+			continue;
+		}
+		if (c == PD_C_SLEN && has & 1u << PD_C_TS)
+			continue;           /* decoded with ts_d */
 		int rc = c == PD_C_TS ? pktcols_col_delta(&col[c], pc->v[c], k)
 		       : c < PD_C_SEQ ? pktcols_col_u64(&col[c], pc->v[c], k)
 		       : pktcols_col_u32(&col[c], pc->w[c - PD_C_SEQ], k);
@@ -198,6 +240,17 @@ static int pd_read_piece(struct pktcols_col *col, unsigned has, struct pd_piece 
 /* Undoes the per-flow delta encoding of seq_fd/ack_fd/tsval_fd in a piece. */
 static void pd_undelta(struct pd_evs *o, struct pd_piece *pc, const uint32_t *pre, size_t k, unsigned has)
 {
+	if ((has >> PD_C_SEQ & 7) == 7) {
+		/* the three in one loop: a flow's sums are chains through
+		 * memory, the three chains overlap */
+		for (size_t i = 0; i < k; i++) {
+			struct pd_prev *p = &o->prev[pre[i]];
+			pc->w[0][i] = p->seq += pc->w[0][i];
+			pc->w[1][i] = p->ack += pc->w[1][i];
+			pc->w[2][i] = p->tsv += pc->w[2][i];
+		}
+		return;
+	}
 	for (int c = PD_C_SEQ; c < PD_NCOL; c++) {
 		if (!(has & 1u << c))
 			continue;
@@ -371,19 +424,27 @@ static void *pd_worker(void *arg)
 	struct ana_pktdec *d = arg;
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
-		while (!d->stop && d->take == d->tail)
+		while (!d->stop && d->take == d->tail && !d->npop)
 			pthread_cond_wait(&d->work, &d->mu);
+		if (d->npop) {
+			uint8_t *a = d->pop;
+			size_t n = d->npop;
+			d->npop = 0;
+			pthread_mutex_unlock(&d->mu);
+			(void)madvise(a, n, MADV_POPULATE_WRITE);   /* Linux 5.14; else pages fault in */
+			pthread_mutex_lock(&d->mu);
+			continue;
+		}
 		if (d->take == d->tail)
 			break;
 		struct pd_job *j = &d->ring[d->take++ % d->depth];
 		pthread_mutex_unlock(&d->mu);
-		struct pktcols_raw body;
-		if (pktcols_raw_open(&body, j->raw, j->len) == 0)
-			pd_build(&j->evs, &body);
+		if (j->indexed || pktcols_raw_open(&j->body, j->raw, j->len) == 0)
+			pd_build(&j->evs, &j->body);
 		else
 			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
 				j->evs.prog_missed = j->evs.capped = 0;
-		free(j->raw);
+		free(j->raw);               /* not kept: the slots' copies would add to the peak */
 		j->raw = NULL;
 		pthread_mutex_lock(&d->mu);
 		j->done = true;
@@ -403,6 +464,7 @@ struct ana_pktdec *ana_pktdec_new(struct ana_model *m, unsigned threads)
 		return d;
 	if (threads > PD_MAXTHREADS)
 		threads = PD_MAXTHREADS;
+	d->ahead = m->opt && !m->opt->mem_limit && !m->opt->window_ns;
 	d->depth = PD_DEPTH * threads;
 	d->ring = calloc(d->depth, sizeof(*d->ring));
 	if (!d->ring)
@@ -419,6 +481,30 @@ struct ana_pktdec *ana_pktdec_new(struct ana_model *m, unsigned threads)
 	return d;
 }
 
+/* Hands the pages from the event array's end to PD_AHEAD bytes past it
+ * (within its capacity) not handed out yet to a worker. */
+static void pd_populate_ahead(struct ana_pktdec *d)
+{
+	const struct ana_model *m = d->m;
+	if (!d->ahead)
+		return;
+	uintptr_t pg = 4096;
+	uint8_t *v = (uint8_t *)m->pev.v, *end = v + m->pev.n * sizeof(struct ana_pev);
+	uint8_t *cap = v + m->pev.cap * sizeof(struct ana_pev);
+	uint8_t *a = (uint8_t *)(((uintptr_t)end + pg - 1) & ~(pg - 1));
+	uint8_t *b = (uint8_t *)(((uintptr_t)(cap - end > PD_AHEAD ? end + PD_AHEAD : cap)) & ~(pg - 1));
+	if (d->popped > a && d->popped <= b)
+		a = d->popped;      /* the array did not move: the rest of the range only */
+	if (!v || b <= a || b - a < PD_AHEAD / 4)
+		return;
+	d->popped = b;
+	pthread_mutex_lock(&d->mu);
+	d->pop = a;
+	d->npop = (size_t)(b - a);
+	pthread_cond_signal(&d->work);
+	pthread_mutex_unlock(&d->mu);
+}
+
 /* Appends the oldest job once a worker finished it. */
 static void pd_commit_head(struct ana_pktdec *d)
 {
@@ -430,6 +516,7 @@ static void pd_commit_head(struct ana_pktdec *d)
 	pd_commit(d->m, j->host, &j->evs);
 	j->done = false;
 	d->head++;
+	pd_populate_ahead(d);
 }
 
 /* Appends finished jobs at the head without waiting. */
@@ -445,6 +532,23 @@ static void pd_commit_ready(struct ana_pktdec *d)
 	}
 }
 
+/* The pairs the reader's walk found, pointing into copy (of rec->raw);
+ * false when the walk left none (the worker walks the copy). */
+static bool pd_index_copy(struct pktcols_raw *m, const struct np_record *rec, const uint8_t *copy)
+{
+	if (!rec->raw_pairs || rec->raw_npairs > PKTCOLS_RAW_KEYS || pktcols_raw_from_record(m, rec))
+		return false;
+	const uint8_t *from = rec->raw;
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (m->kv[i].key)
+			m->kv[i].key = copy + (m->kv[i].key - from);
+		m->kv[i].val = copy + (m->kv[i].val - from);
+	}
+	m->rest = copy + (m->rest - from);
+	m->end = copy + (m->end - from);
+	return true;
+}
+
 int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	if (!d->nthreads || !rec->raw) {
@@ -454,17 +558,16 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	}
 	if (d->tail - d->head == d->depth)
 		pd_commit_head(d);
-	uint8_t *copy = malloc(rec->raw_len ? rec->raw_len : 1);
-	if (!copy) {
+	struct pd_job *j = &d->ring[d->tail % d->depth];
+	if (!(j->raw = malloc(rec->raw_len ? rec->raw_len : 1))) {
 		ana_pktdec_drain(d);
 		pd_inline(d, host, rec);
 		return -ENOMEM;
 	}
-	memcpy(copy, rec->raw, rec->raw_len);
-	pthread_mutex_lock(&d->mu);
-	struct pd_job *j = &d->ring[d->tail % d->depth];
-	j->raw = copy;              /* j->evs keeps its buffers */
+	memcpy(j->raw, rec->raw, rec->raw_len);
 	j->len = rec->raw_len;
+	j->indexed = pd_index_copy(&j->body, rec, j->raw);
+	pthread_mutex_lock(&d->mu);
 	j->host = host;
 	j->done = false;
 	d->tail++;

@@ -633,6 +633,116 @@ int pktcols_col_u32(struct pktcols_col *c, uint32_t *out, size_t k)
 	return pr_piece(c, PR_U32, out, k);
 }
 
+/* One integer of the fast forms at p (pr_fast), modulo 2^32; p moves on. */
+/* An integer of the fast forms at p (pr_fast), sign- or zero-extended;
+ * *neg when it is below zero. */
+static inline uint64_t pr_fast_val(const uint8_t *p, const struct pr_fastint *f, bool *neg)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	x = __builtin_bswap64(x) << f->sh1;
+	uint64_t v = f->sgn ? (uint64_t)((int64_t)x >> f->sh2) : x >> f->sh2;
+	*neg = f->sgn && (int64_t)v < 0;
+	return v;
+}
+
+/* The first values of a piece of several columns, decoded in one loop
+ * while every column's next integer is of a fast form with 8 bytes to
+ * read and its kind takes it: how many (each column moved on by that
+ * many). The caller decodes the rest column by column with pr_piece, in
+ * order, so results and the first refusing column are as pr_piece's. */
+static size_t pr_fast_u32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k)
+{
+	size_t i = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint8_t *p0 = c[0].p, *p1 = c[1].p, *p2 = c[2].p;
+	for (; i < k; i++) {
+		if (c[0].end - p0 < 8 || c[1].end - p1 < 8 || c[2].end - p2 < 8)
+			break;
+		const struct pr_fastint *f0 = &pr_fast[*p0], *f1 = &pr_fast[*p1], *f2 = &pr_fast[*p2];
+		if (!f0->len || !f1->len || !f2->len)
+			break;
+		bool neg;
+		out[0][i] = (uint32_t)pr_fast_val(p0, f0, &neg);
+		out[1][i] = (uint32_t)pr_fast_val(p1, f1, &neg);
+		out[2][i] = (uint32_t)pr_fast_val(p2, f2, &neg);
+		p0 += f0->len;
+		p1 += f1->len;
+		p2 += f2->len;
+	}
+	c[0].p = p0;
+	c[1].p = p1;
+	c[2].p = p2;
+	for (int j = 0; j < 3; j++) {
+		c[j].i += i;
+		c[j].left -= i;
+	}
+#endif
+	return i;
+}
+
+int pktcols_col_u32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k, int *bad)
+{
+	/* a column shorter than k: one by one, so an earlier column's
+	 * error is found first */
+	size_t i = k <= c[0].left && k <= c[1].left && k <= c[2].left ? pr_fast_u32_3(c, out, k) : 0;
+	for (int j = 0; j < 3 && i < k; j++)
+		if (pr_piece(&c[j], PR_U32, out[j] + i, k - i)) {
+			*bad = j;
+			return -1;
+		}
+	return 0;
+}
+
+/* pr_fast_u32_3 for a delta column and a u64 column. */
+static size_t pr_fast_delta_u64(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint64_t *ou,
+				size_t k)
+{
+	size_t i = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint8_t *pd = cd->p, *pu = cu->p;
+	uint64_t acc = cd->acc;
+	for (; i < k; i++) {
+		if (cd->end - pd < 8 || cu->end - pu < 8)
+			break;
+		const struct pr_fastint *fd = &pr_fast[*pd], *fu = &pr_fast[*pu];
+		if (!fd->len || !fu->len)
+			break;
+		bool nd, nu;
+		uint64_t vd = pr_fast_val(pd, fd, &nd), vu = pr_fast_val(pu, fu, &nu);
+		if ((nd && cd->i + i == 0) || nu)
+			break;              /* refused: pr_piece says so */
+		od[i] = acc += vd;
+		ou[i] = vu;
+		pd += fd->len;
+		pu += fu->len;
+	}
+	cd->p = pd;
+	cd->acc = acc;
+	cu->p = pu;
+	cd->i += i;
+	cd->left -= i;
+	cu->i += i;
+	cu->left -= i;
+#endif
+	return i;
+}
+
+int pktcols_col_delta_u64(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint64_t *ou,
+			  size_t k, int *bad)
+{
+	size_t i = k <= cd->left && k <= cu->left ? pr_fast_delta_u64(cd, cu, od, ou, k) : 0;
+	if (i < k && pr_piece(cd, PR_DELTA, od + i, k - i)) {
+		*bad = 0;
+		return -1;
+	}
+	if (i < k && pr_piece(cu, PR_U64, ou + i, k - i)) {
+		*bad = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /* A whole column in a new array. */
 static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
 {

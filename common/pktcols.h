@@ -98,6 +98,15 @@ int pktcols_col_open(struct pktcols_col *c, const struct pktcols_raw *m, const c
 int pktcols_col_u64(struct pktcols_col *c, uint64_t *out, size_t k);
 int pktcols_col_delta(struct pktcols_col *c, uint64_t *out, size_t k);
 int pktcols_col_u32(struct pktcols_col *c, uint32_t *out, size_t k);
+/* pktcols_col_u32 of three columns at once, the same values: their
+ * integers are decoded in one loop, so the chains of each column (a
+ * value's first byte says where the next begins) overlap. -1 and the
+ * first failing column (0..2, in order) in *bad. */
+int pktcols_col_u32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k, int *bad);
+/* pktcols_col_delta of cd and pktcols_col_u64 of cu at once, alike
+ * (*bad: 0 cd, 1 cu). */
+int pktcols_col_delta_u64(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint64_t *ou,
+			  size_t k, int *bad);
 
 /* Pairs of a map in order: begin 0 / -1 (not a map); next 1 = a pair,
  * 0 = end, -1 = malformed. */

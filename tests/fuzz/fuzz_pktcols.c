@@ -14,6 +14,58 @@ static bool fz_same(const void *a, size_t na, const void *b, size_t nb, size_t e
 	return !a == !b && na == nb && (!a || !memcmp(a, b, na * elem));
 }
 
+/* Piece by piece (7 values) into out, the fused decoders (fused) or one
+ * column at a time: 0, or 1 + the first refusing column. u32: three
+ * columns; else a delta column and a u64 one. */
+static int fz_pieces(struct pktcols_col *c, bool u32, bool fused, uint64_t n, uint32_t *o32, uint64_t *o64)
+{
+	for (uint64_t at = 0; at < n; at += 7) {
+		size_t k = n - at < 7 ? (size_t)(n - at) : 7;
+		int bad = -1;
+		if (fused && u32) {
+			uint32_t *const o[3] = { o32 + at, o32 + n + at, o32 + 2 * n + at };
+			if (pktcols_col_u32_3(c, o, k, &bad))
+				return 1 + bad;
+		} else if (fused) {
+			if (pktcols_col_delta_u64(&c[0], &c[1], o64 + at, o64 + n + at, k, &bad))
+				return 1 + bad;
+		} else
+			for (int j = 0; j < (u32 ? 3 : 2); j++)
+				if (u32 ? pktcols_col_u32(&c[j], o32 + j * n + at, k)
+				    : j ? pktcols_col_u64(&c[j], o64 + n + at, k)
+				    : pktcols_col_delta(&c[j], o64 + at, k))
+					return 1 + j;
+	}
+	return 0;
+}
+
+/* The fused decoders give what the single-column ones give (values and
+ * the first refusing column) on the columns of keys a, b, c. */
+static void fz_fused(const struct pktcols_raw *m, const char *a, const char *b, const char *c)
+{
+	const char *key[3] = { a, b, c };
+	struct pktcols_col col[3], one[3];
+	uint64_t n, cnt;
+	for (int j = 0; j < 3; j++)
+		if (pktcols_col_open(&col[j], m, key[j], j ? &cnt : &n))
+			return;
+	if (n > 4096)
+		return;
+	uint32_t *f32 = calloc(3 * n + 1, 4), *s32 = calloc(3 * n + 1, 4);
+	uint64_t *f64 = calloc(2 * n + 1, 8), *s64 = calloc(2 * n + 1, 8);
+	if (!f32 || !s32 || !f64 || !s64)
+		abort();
+	for (int u32 = 0; u32 < 2; u32++) {
+		memcpy(one, col, sizeof(one));
+		int rs = fz_pieces(one, u32, false, n, s32, s64);
+		memcpy(one, col, sizeof(one));
+		int rf = fz_pieces(one, u32, true, n, f32, f64);
+		if (rs != rf || (!rs && (memcmp(s32, f32, 3 * n * 4) || memcmp(s64, f64, 2 * n * 8))))
+			abort();
+	}
+	free(f32); free(s32); free(f64); free(s64);
+}
+
 /* Differential: raw decoders vs tree getters for every string key. */
 static void fz_raw_vs_tree(const msgpack_object *map, const uint8_t *bytes, size_t len)
 {
@@ -30,6 +82,20 @@ static void fz_raw_vs_tree(const msgpack_object *map, const uint8_t *bytes, size
 		key[k->via.str.size] = 0;
 		if (strlen(key) != k->via.str.size)
 			continue;    /* embedded NUL: not a C key */
+		/* with the indexed keys after it (any key, the same one too) */
+		const char *next[2] = { key, key };
+		for (uint32_t j = 1; j <= 2 && j < m.n; j++)
+			if (m.kv[j].key && m.kv[j].klen < 64)
+				next[j - 1] = NULL;
+		char k1[64], k2[64];
+		char *kk[2] = { k1, k2 };
+		for (int j = 0; j < 2; j++)
+			if (!next[j]) {
+				memcpy(kk[j], m.kv[j + 1].key, m.kv[j + 1].klen);
+				kk[j][m.kv[j + 1].klen] = 0;
+				next[j] = strlen(kk[j]) == m.kv[j + 1].klen ? kk[j] : key;
+			}
+		fz_fused(&m, key, next[0], next[1]);
 		size_t n1, n2;
 		uint64_t *a = np_get_u64_array(map, key, &n1), *b = pktcols_raw_u64_array(&m, key, &n2);
 		if (!fz_same(a, n1, b, n2, 8))

@@ -202,6 +202,96 @@ static void test_raw_columns(void)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* One column of n integers of every form the recorder writes (mostly
+ * fixints and 2-5 byte ints, now and then 9 bytes), `spoil` at index bad:
+ * 'f' a float, '-' a negative integer. */
+static void fc_column(msgpack_packer *pk, const char *key, size_t n, unsigned seed, char spoil, size_t bad)
+{
+	np_pack_str(pk, key);
+	msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		unsigned r = seed >> 16;
+		if (i == bad && spoil == 'f')
+			msgpack_pack_double(pk, 1.5);
+		else if (i == bad && spoil == '-')
+			msgpack_pack_int(pk, -(int)(r % 70000) - 1);
+		else if (r % 97 == 0)
+			msgpack_pack_fix_uint64(pk, 1ull << 40 | r);
+		else if (r % 5 == 0)
+			msgpack_pack_fix_int32(pk, (int32_t)(r % 200000));      /* signed form, >= 0 */
+		else if (r % 3 == 0)
+			msgpack_pack_uint32(pk, r * 977u);
+		else
+			msgpack_pack_uint32(pk, r % 128);
+	}
+}
+
+/* pktcols_col_u32_3 and pktcols_col_delta_u64 give what the single
+ * column calls give: the values, the refusal and which column refused. */
+static void test_fused_columns(void)
+{
+	static const char spoils[] = { 0, 'f', '-' };
+	static const size_t pieces[] = { 1, 7, 512, 3000 };
+	enum { N = 3000 };
+	static uint64_t a64[2][N], b64[2][N];
+	static uint32_t a32[3][N], b32[3][N];
+	int same = 0, tries = 0, refusals = 0;
+	for (int col = 0; col < 3; col++)
+		for (size_t sp = 0; sp < sizeof(spoils); sp++)
+			for (size_t bad = 0; bad < N; bad += 1499) {
+				msgpack_sbuffer sb;
+				msgpack_sbuffer_init(&sb);
+				msgpack_packer pk;
+				msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+				msgpack_pack_map(&pk, 5);
+				static const char *const k[] = { "c0", "c1", "c2" };
+				for (int j = 0; j < 3; j++)
+					fc_column(&pk, k[j], j == 2 && bad == 0 ? N - 1 : N, 7u + (unsigned)j,
+						  j == col ? spoils[sp] : 0, bad + (size_t)j);
+				fc_column(&pk, "d", N, 3, col == 0 ? spoils[sp] : 0, bad);
+				fc_column(&pk, "u", N, 5, col == 1 ? spoils[sp] : 0, bad + 1);
+				struct pktcols_raw m;
+				CHECK(pktcols_raw_open(&m, sb.data, sb.size) == 0, "fused: raw open");
+				for (size_t pi = 0; pi < sizeof(pieces) / sizeof(pieces[0]); pi++) {
+					size_t piece = pieces[pi];
+					struct pktcols_col f[3], g[3], fd, fu, gd, gu;
+					uint64_t n;
+					for (int j = 0; j < 3; j++) {
+						pktcols_col_open(&f[j], &m, k[j], &n);
+						g[j] = f[j];
+					}
+					pktcols_col_open(&fd, &m, "d", &n);
+					pktcols_col_open(&fu, &m, "u", &n);
+					gd = fd, gu = fu;
+					int rf = 0, rg = 0, jf = -1, jg = -1, rf2 = 0, rg2 = 0, jf2 = -1, jg2 = -1;
+					for (size_t at = 0; at < N && !rf && !rg; at += piece) {
+						size_t kk = N - at < piece ? N - at : piece;
+						uint32_t *const o[3] = { a32[0] + at, a32[1] + at, a32[2] + at };
+						rf = pktcols_col_u32_3(f, o, kk, &jf);
+						for (int j = 0; j < 3 && !rg; j++)
+							if ((rg = pktcols_col_u32(&g[j], b32[j] + at, kk)))
+								jg = j;
+					}
+					for (size_t at = 0; at < N && !rf2 && !rg2; at += piece) {
+						size_t kk = N - at < piece ? N - at : piece;
+						rf2 = pktcols_col_delta_u64(&fd, &fu, a64[0] + at, a64[1] + at, kk, &jf2);
+						if ((rg2 = pktcols_col_delta(&gd, b64[0] + at, kk)))
+							jg2 = 0;
+						else if ((rg2 = pktcols_col_u64(&gu, b64[1] + at, kk)))
+							jg2 = 1;
+					}
+					refusals += (rf != 0) + (rf2 != 0);
+					same += rf == rg && jf == jg && (rf || !memcmp(a32, b32, sizeof(a32)));
+					same += rf2 == rg2 && jf2 == jg2 && (rf2 || !memcmp(a64, b64, sizeof(a64)));
+					tries += 2;
+				}
+				msgpack_sbuffer_destroy(&sb);
+			}
+	CHECK_EQ_U(same, tries);
+	CHECK(refusals >= 30, "fused: refusals seen (%d)", refusals);
+}
+
 int main(void)
 {
 	enum { N = 300 };
@@ -284,5 +374,6 @@ int main(void)
 	      "hook names");
 	CHECK(pktcols_hook_name(200) == NULL, "unknown hook");
 	test_raw_columns();
+	test_fused_columns();
 	return tap_done();
 }
