@@ -373,7 +373,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	t->quiet = ctx->cfg->quiet;
 	t->ncpus = rc_ncpus();
 	t->vbuf = calloc((size_t)t->ncpus, rc_pcpu_stride(sizeof(struct rc_txn_stats)));
-	if (!t->vbuf || rc_dtab_init(&t->prev, sizeof(struct rc_txn_ckey), sizeof(struct rc_txn_prev))) {
+	if (!t->vbuf || rc_dtab_init(&t->prev, sizeof(uint64_t), sizeof(struct rc_txn_prev))) {
 		rc_txn_close(t);
 		return -ENOMEM;
 	}
