@@ -17,16 +17,8 @@ A=${NPREC_A:?NPREC_A=<the other nprec>} B=${NPREC_B:-$NP_BUILD/nprec}
 T=${BENCH_T:-8} ROUNDS=${ROUNDS:-4}
 NSA=txcp$$-a NSB=txcp$$-b IPA=10.77.13.1 IPB=10.77.13.2
 TMP=$(mktemp -d /tmp/np-txcp.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
 . "$ROOT/bench/txn_lib.sh"
+txn_traps
 txn_setup_nginx txcp
 echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
