@@ -763,7 +763,8 @@ static size_t rc_row_of(const struct rc_txn *t, uint64_t conn)
 }
 
 /* One entry per bucket in a row's sorted run: a bucket's counts can come
- * from the flush iterator's output and from the map (spilled, closed). */
+ * from the flush iterator's output, from the map (spilled, closed) and
+ * from an earlier snapshot (carried). */
 static void rc_txn_merge_run(struct rc_txn *t, struct rc_txn_row *r)
 {
 	struct rc_txn_bucket *b = t->sk + r->sk_first;
@@ -986,7 +987,6 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 	rc = rc_txn_join(t);
 	if (rc)
 		return rc;
-
 	uint64_t *col = calloc(t->nrows ? t->nrows : 1, sizeof(uint64_t));
 	if (!col)
 		return -ENOMEM;
