@@ -1,5 +1,7 @@
-# Sourced by bench/txn_usercost.sh and bench/txn_reqcost.sh: the setup of
-# bench/record.sh in small. txn_setup_nginx IFPREFIX: namespaces $NSA and
+# Sourced by bench/txn_usercost.sh, bench/txn_reqcost.sh and
+# bench/txn_cpupair.sh: the setup of bench/record.sh in small.
+# txn_traps: on exit, PIDS killed, namespaces $NSA and $NSB and $TMP
+# removed; needs root. txn_setup_nginx IFPREFIX: namespaces $NSA and
 # $NSB joined by veth IFPREFIXa0 ($IPA) <-> IFPREFIXb0 ($IPB), nginx (one
 # worker, keep-alive, 4 KiB index.html under $TMP) listening on $IPB:8080
 # in $NSB; its master's pid in NGM and in PIDS.
@@ -20,4 +22,16 @@ http { access_log off; client_body_temp_path $TMP/logs; proxy_temp_path $TMP/log
 CONF
 	ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & NGM=$!
 	PIDS+=($NGM)
+}
+
+txn_traps() {
+	PIDS=()
+	txn_cleanup() {
+		for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+		for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
+		rm -rf "$TMP"
+	}
+	trap txn_cleanup EXIT
+	trap 'exit 130' INT TERM
+	[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
 }

@@ -30,18 +30,11 @@ DISP=${DISPATCH_NS:-62}
 NSA=${BENCH_NS:-txrq}-a NSB=${BENCH_NS:-txrq}-b
 IPA=10.77.12.1 IPB=10.77.12.2
 TMP=$(mktemp -d /tmp/np-bench-txrq.XXXXXX)
-PIDS=()
 declare -A OPTS=([default]="" [full]="--full" [nonc]="--no-netcpu" [full_nonc]="--full --no-netcpu")
 # modes none (no recorder) and tcpdump (-w -s 128 on both veth ends) as well
 MODES=(${MODES:-default full nonc full_nonc})
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
+. "$ROOT/bench/txn_lib.sh"
+txn_traps
 for t in wrk nginx iperf3; do command -v $t >/dev/null || { echo "$t missing" >&2; exit 1; }; done
 [ -x "$NP_BUILD/nprec" ] || { echo "$NP_BUILD/nprec not built" >&2; exit 1; }
 
@@ -49,7 +42,6 @@ python3 "$ROOT/bench/bpfstats_hold.py" "$TMP/stats.ready" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/stats.ready" ] && break; sleep 0.1; done
 [ -e "$TMP/stats.ready" ] || { echo "cannot enable BPF statistics" >&2; exit 1; }
 
-. "$ROOT/bench/txn_lib.sh"
 txn_setup_nginx txrq
 ip netns exec $NSB iperf3 -s -p 5202 >/dev/null 2>&1 & IPS=$!; PIDS+=($IPS)
 echo "function delay() return 1 end" > "$TMP/pace.lua"

@@ -13,18 +13,10 @@ T=${BENCH_T:-6}
 NSA=${BENCH_NS:-tx-uc}-a NSB=${BENCH_NS:-tx-uc}-b
 IPA=10.77.11.1 IPB=10.77.11.2
 TMP=$(mktemp -d /tmp/np-bench-txuc.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
+. "$ROOT/bench/txn_lib.sh"
+txn_traps
 [ -x "$NP_BUILD/nprec" ] || { echo "$NP_BUILD/nprec not built" >&2; exit 1; }
 
-. "$ROOT/bench/txn_lib.sh"
 txn_setup_nginx txuch
 sleep 1
 

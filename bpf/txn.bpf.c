@@ -93,15 +93,12 @@ struct txn_acc {
 };
 
 /* Pending sketch counts, direct-mapped by bucket: word bucket % TXN_SKW is
- * (bucket + 1) << TXN_SKW_CBITS | count, 0 when empty (buckets < 4096:
+ * (bucket + 1) << TXN_SKW_CBITS | count (txn.h), 0 when empty (buckets < 4096:
  * common/npwire.h). 256 words hold four octaves of latencies (common/
  * sketch.h: 64 buckets per power of two) without a collision; a collision
  * moves the older bucket's count to the map. 64 words of one octave sent
  * ~30 % of the transactions of a loaded saturated wrk to the map (a per-CPU
  * hash update, the costliest step of a transaction's end). */
-#define TXN_SKW 256
-#define TXN_SKW_CBITS 20
-#define TXN_SKW_CMAX ((1u << TXN_SKW_CBITS) - 1)
 _Static_assert(NP_SK_NBUCKETS < (1u << (32 - TXN_SKW_CBITS)), "bucket tag does not fit a word");
 
 /* The socket's storage: the state plus what waits to be flushed. */
@@ -136,8 +133,10 @@ struct {
 	__type(value, struct rc_txn_stats);
 } txn_stats SEC(".maps");
 
+/* Not an LRU: a count that finds no room is counted lost (TXN_CNT_SK_LOST),
+ * not evicted unseen; entries live one interval (txn.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, TXN_SKETCH_MAX);
 	__type(key, struct rc_txn_skey);
 	__type(value, __u64);
@@ -148,10 +147,12 @@ struct {
 	__uint(max_entries, TXN_RINGBUF_SIZE);
 } txn_events SEC(".maps");
 
-/* [0] I/O events handled, [1] ring buffer reserves that failed */
+/* TXN_CNT_IO: I/O events handled; TXN_CNT_RB_LOST: ring buffer reserves
+ * that failed; TXN_CNT_SK_LOST: sketch counts (transactions) that found
+ * no room in txn_sketch */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, TXN_CNT_N);
 	__type(key, __u32);
 	__type(value, __u64);
 } txn_counters SEC(".maps");
@@ -180,15 +181,22 @@ struct {
 
 __u64 txn_next_conn = 0;
 
+/* The sketch slot programs write (bit 0; user space flips it) and how many
+ * programs are writing each slot now (rc_txn_skey in txn.h). */
+__u32 txn_sk_epoch = 0;
+__u32 txn_sk_busy[2] = {};
+
 static const struct rc_txn_stats zero_stats;
 static const struct txn_conn zero_conn;
 
-static __always_inline void counter_add(__u32 idx)
+static __always_inline void counter_addn(__u32 idx, __u64 v)
 {
 	__u64 *n = bpf_map_lookup_elem(&txn_counters, &idx);
 	if (n)
-		(*n)++;
+		*n += v;
 }
+
+static __always_inline void counter_add(__u32 idx) { counter_addn(idx, 1); }
 
 /* netcpu's per-CPU op slots (bpf/netcpu.bpf.h), the same map: user space
  * makes netcpu reuse this one. With txn_nc_start the start of a client's
@@ -421,10 +429,37 @@ static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c)
 	return s;
 }
 
-/* n transactions of latency bucket b into this CPU's sketch counts. */
-static __always_inline void sketch_add(__u64 conn, __u32 b, __u64 n)
+/* Enters the sketch slot in force: counted busy, then the epoch read
+ * again (the locked add orders the two), so user space, which flips the
+ * epoch and then waits for the old slot's busy count to reach zero, either
+ * sees this writer busy or this writer sees the new epoch and moves to it.
+ * A flip happens once a snapshot: the second try always holds. */
+static __always_inline __u32 sk_slot_enter(void)
 {
-	struct rc_txn_skey sk = { .conn = conn, .bucket = b };
+	__u32 e;
+
+	for (int i = 0; i < 2; i++) {
+		e = *(volatile __u32 *)&txn_sk_epoch & 1;
+		__sync_fetch_and_add(&txn_sk_busy[e], 1);
+		if ((*(volatile __u32 *)&txn_sk_epoch & 1) == e)
+			return e;
+		__sync_fetch_and_add(&txn_sk_busy[e], -1);
+	}
+	e = *(volatile __u32 *)&txn_sk_epoch & 1;
+	__sync_fetch_and_add(&txn_sk_busy[e], 1);
+	return e;
+}
+
+static __always_inline void sk_slot_exit(__u32 e)
+{
+	__sync_fetch_and_add(&txn_sk_busy[e & 1], -1);
+}
+
+/* n transactions of latency bucket b into this CPU's sketch counts of
+ * slot e (entered: sk_slot_enter). */
+static __always_inline void sketch_add_in(__u32 e, __u64 conn, __u32 b, __u64 n)
+{
+	struct rc_txn_skey sk = { .conn = conn, .bucket = b, .slot = e };
 	__u64 *v = bpf_map_lookup_elem(&txn_sketch, &sk);
 	if (!v && bpf_map_update_elem(&txn_sketch, &sk, &n, BPF_NOEXIST) == 0)
 		return;
@@ -432,8 +467,19 @@ static __always_inline void sketch_add(__u64 conn, __u32 b, __u64 n)
 	 * carry many transactions: not one to lose) */
 	if (!v)
 		v = bpf_map_lookup_elem(&txn_sketch, &sk);
+	/* locked: a softirq's flush (a close) may interrupt a process's
+	 * program adding to the same entry of this CPU */
 	if (v)
-		*v += n;
+		__sync_fetch_and_add(v, n);
+	else
+		counter_addn(TXN_CNT_SK_LOST, n);
+}
+
+static __always_inline void sketch_add(__u64 conn, __u32 b, __u64 n)
+{
+	__u32 e = sk_slot_enter();
+	sketch_add_in(e, conn, b, n);
+	sk_slot_exit(e);
 }
 
 /* A completed transaction's request start into the first two and last
@@ -547,15 +593,26 @@ static __always_inline __u64 txn_take(__u64 *sum, __u64 *taken)
 	return 0;
 }
 
-/* One sketch word into the map (and out of the storage). */
-static __always_inline void skw_move(struct txn_conn_sk *x, __u32 i)
+struct skw_walk {
+	struct txn_conn_sk *x;
+	struct rc_txn_skw_out *o;   /* NULL: into the map */
+	__u32 slot;                 /* entered for the whole walk (map) */
+};
+
+/* One sketch word out of the storage: into the map, or appended to o. */
+static __always_inline void skw_move(struct skw_walk *k, __u32 i)
 {
-	__u32 *p = &x->skw[i & (TXN_SKW - 1)];
+	__u32 *p = &k->x->skw[i & (TXN_SKW - 1)];
 	if (!*p)
 		return;
 	__u32 w = __sync_lock_test_and_set(p, 0);
-	if ((w & TXN_SKW_CMAX) && (w >> TXN_SKW_CBITS))
-		sketch_add(x->c.conn, (w >> TXN_SKW_CBITS) - 1, w & TXN_SKW_CMAX);
+	if (!(w & TXN_SKW_CMAX) || !(w >> TXN_SKW_CBITS))
+		return;
+	struct rc_txn_skw_out *o = k->o;
+	if (o)
+		o->w[o->n++ & (TXN_SKW - 1)] = w;
+	else
+		sketch_add_in(k->slot, k->x->c.conn, (w >> TXN_SKW_CBITS) - 1, w & TXN_SKW_CMAX);
 }
 
 #define TXN_SKW_STEP 4      /* words a bpf_loop step looks at: one 16-byte test */
@@ -564,18 +621,29 @@ static __always_inline void skw_move(struct txn_conn_sk *x, __u32 i)
  * are empty (most are: a connection's latencies fill a few octaves). */
 static long skw_move_step(__u32 i, void *ctx)
 {
-	struct txn_conn_sk *x = *(struct txn_conn_sk **)ctx;
+	struct skw_walk *k = ctx;
 	__u32 at = (i * TXN_SKW_STEP) & (TXN_SKW - 1);
-	__u64 *q = (__u64 *)&x->skw[at];
+	__u64 *q = (__u64 *)&k->x->skw[at];
 
 	if (!(q[0] | q[1]))
 		return 0;
 	for (int j = 0; j < TXN_SKW_STEP; j++)
-		skw_move(x, at + j);
+		skw_move(k, at + j);
 	return 0;
 }
 
-/* Every sketch word of x into the map. A global function, verified once
+/* A word of o into the map (its record found no room in the output). */
+static long skw_out_step(__u32 i, void *ctx)
+{
+	struct skw_walk *k = ctx;
+	__u32 w = k->o->w[i & (TXN_SKW - 1)];
+
+	sketch_add_in(k->slot, k->o->conn, (w >> TXN_SKW_CBITS) - 1, w & TXN_SKW_CMAX);
+	return 0;
+}
+
+/* Every sketch word of x into the map, or with o into o->w (o->n of them,
+ * returned). A global function, verified once
  * for itself (x: any txn_conn_sk or NULL), not once per call site, and a
  * bpf_loop, whose step is verified once, not TXN_SKW times: the unrolled
  * walk at its three inlined call sites was ~600 k instructions to
@@ -583,12 +651,69 @@ static long skw_move_step(__u32 i, void *ctx)
  * function also turns the iterator's buffer into a plain memory pointer,
  * which the step may index (the iterator's buffer cannot be indexed by a
  * variable). */
-__noinline int txn_skw_flush(struct txn_conn_sk *x)
+__noinline int txn_skw_flush(struct txn_conn_sk *x, struct rc_txn_skw_out *o)
 {
 	if (!x)
 		return 0;
-	bpf_loop(TXN_SKW / TXN_SKW_STEP, skw_move_step, &x, 0);
+	struct skw_walk k = { .x = x, .o = o };
+
+	if (o) {
+		o->n = 0;
+		bpf_loop(TXN_SKW / TXN_SKW_STEP, skw_move_step, &k, 0);
+		return o->n;
+	}
+	k.slot = sk_slot_enter();
+	bpf_loop(TXN_SKW / TXN_SKW_STEP, skw_move_step, &k, 0);
+	sk_slot_exit(k.slot);
 	return 0;
+}
+
+/* o's n words into the map. */
+__noinline int txn_skw_out_to_map(struct rc_txn_skw_out *o)
+{
+	if (!o)
+		return 0;
+	struct skw_walk k = { .o = o, .slot = sk_slot_enter() };
+
+	bpf_loop(o->n < TXN_SKW ? o->n : TXN_SKW, skw_out_step, &k, 0);
+	sk_slot_exit(k.slot);
+	return 0;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rc_txn_skw_out);
+} txn_skw_outbuf SEC(".maps");
+
+const volatile bool txn_test_seq_full = false;   /* NPREC_TEST_TXN_SEQFULL=1 (tests) */
+
+/* The flush iterator's sketch words go to user space in its output
+ * (rc_txn_skw_out records), not into the map: a snapshot then neither
+ * inserts nor reads nor deletes a map entry per changed bucket. A record
+ * that does not fit the output buffer goes into the map instead: the
+ * iterator shows this connection again for the next read, and then finds
+ * nothing left to take (so nothing is counted twice). */
+static __always_inline void skw_to_seq(struct txn_conn_sk *x, struct seq_file *seq)
+{
+	__u32 zero = 0;
+	struct rc_txn_skw_out *o = bpf_map_lookup_elem(&txn_skw_outbuf, &zero);
+	if (!o) {
+		txn_skw_flush(x, NULL);
+		return;
+	}
+	__u32 n = txn_skw_flush(x, o);
+	if (!n)
+		return;
+	if (n > TXN_SKW)
+		n = TXN_SKW;
+	o->conn = x->c.conn;
+	o->n = n;
+	/* txn_test_seq_full: odd connections as if their record found no room */
+	if ((txn_test_seq_full && (o->conn & 1)) ||
+	    bpf_seq_write(seq, o, offsetof(struct rc_txn_skw_out, w) + n * sizeof(__u32)))
+		txn_skw_out_to_map(o);
 }
 
 /* What the socket's storage gathered goes into this CPU's map entries.
@@ -597,7 +722,7 @@ __noinline int txn_skw_flush(struct txn_conn_sk *x)
  * count taken earlier were there for that flush's walk): a connection
  * without new transactions costs a few loads, not TXN_SKW. all: walk them
  * anyway (at close, the storage's last flush). */
-static __always_inline void txn_flush(struct txn_conn_sk *x, bool all)
+static __always_inline void txn_flush_to(struct txn_conn_sk *x, bool all, struct seq_file *seq)
 {
 	struct txn_acc *a = &x->acc;
 	/* the count first: a transaction it takes has its starts and its
@@ -643,7 +768,16 @@ static __always_inline void txn_flush(struct txn_conn_sk *x, bool all)
 	}
 	if (!count && !all)
 		return;
-	txn_skw_flush(x);
+	if (seq)
+		skw_to_seq(x, seq);
+	else
+		txn_skw_flush(x, NULL);
+}
+
+/* Into the maps only (program hooks: no iterator output). */
+static __always_inline void txn_flush(struct txn_conn_sk *x, bool all)
+{
+	txn_flush_to(x, all, NULL);
 }
 
 /* btf: the tp_btf programs, whose connection state is socket storage */
@@ -661,7 +795,7 @@ static __always_inline void txn_finish(struct txn_conn *c, bool btf)
 	}
 	struct rc_txn_event *e = bpf_ringbuf_reserve(&txn_events, sizeof(*e), 0);
 	if (!e) {
-		counter_add(1);
+		counter_add(TXN_CNT_RB_LOST);
 	} else {
 		e->conn = c->conn;
 		e->start_ns = c->start_ns;
@@ -776,7 +910,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	struct txn_conn *c = conn_get(sk, tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
 	if (!c)
 		return 0;
-	counter_add(0);
+	counter_add(TXN_CNT_IO);
 	if (!c->keyed)
 		conn_key(c, sk);
 	__u64 now = bpf_ktime_get_ns();
@@ -903,7 +1037,7 @@ int txn_flush_iter(struct bpf_iter__bpf_sk_storage_map *ctx)
 	struct txn_conn_sk *x = ctx->value;
 
 	if (x)
-		txn_flush(x, false);
+		txn_flush_to(x, false, ctx->meta->seq);
 	return 0;
 }
 

@@ -81,11 +81,34 @@ struct rc_txn_stats {
 	char  path[TXN_PATH_LEN];
 };
 
+/* Sketch counts since the slot was last taken: programs add into the
+ * slot txn_sk_epoch & 1 selects, user space flips it at a snapshot, waits
+ * until no program still writes the other one (txn_sk_busy) and takes
+ * (reads and deletes) that one's entries: a snapshot reads the buckets
+ * that changed, not every bucket of every open connection. */
 struct rc_txn_skey {
 	__u64 conn;
 	__u32 bucket;               /* np_sketch_index(latency ns) */
-	__u32 pad;
+	__u32 slot;                 /* 0 or 1 */
 };
+
+/* Pending sketch counts of a connection's socket storage (bpf/txn.bpf.c):
+ * word bucket % TXN_SKW is (bucket + 1) << TXN_SKW_CBITS | count. */
+#define TXN_SKW 256
+#define TXN_SKW_CBITS 20
+#define TXN_SKW_CMAX ((1u << TXN_SKW_CBITS) - 1)
+
+/* What the flush iterator writes to its output per connection with new
+ * sketch counts: the header and n words (not the whole array). */
+struct rc_txn_skw_out {
+	__u64 conn;
+	__u32 n;
+	__u32 pad;
+	__u32 w[TXN_SKW];
+};
+
+/* txn_counters */
+enum { TXN_CNT_IO = 0, TXN_CNT_RB_LOST = 1, TXN_CNT_SK_LOST = 2, TXN_CNT_N };
 
 /* One completed transaction (ring buffer). */
 struct rc_txn_event {

@@ -11,8 +11,11 @@
  * record's keys and copies those bytes. The per-connection maps are read
  * with batched lookups (a few syscalls, not two per key). */
 #include <errno.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "cpuslice.h"
@@ -54,7 +57,12 @@ struct rc_txn_row {
 	size_t sk_first, sk_n;        /* this row's buckets in rc_txn.sk */
 };
 
-struct rc_txn_bucket { uint64_t conn; uint32_t bucket; uint64_t count; };
+/* age: snapshots it has waited for its connection's row (rc_txn_join) */
+struct rc_txn_bucket { uint64_t conn; uint32_t bucket, age; uint64_t count; };
+/* Snapshots a bucket without its connection's row is carried before it is
+ * counted lost: its row comes one snapshot later when the connection
+ * closed between the stats read and the slot flip (rc_txn_sk_flip). */
+#define RC_TXN_CARRY_MAX 4
 
 /* One column of TXN_EVENTS: its values, msgpack-encoded back to back. */
 struct rc_col { uint8_t *p; size_t n, cap; };
@@ -79,16 +87,21 @@ struct rc_txn {
 	uint64_t flush_failed;          /* snapshots whose flush failed (counted as lost) */
 	int ncpus;
 	void *vbuf;
-	struct rc_dtab prev, sk_prev;
+	struct rc_dtab prev;
 	struct rc_mapdump st, skd;
+	uint8_t *iob; size_t iocap;     /* the flush iterator's output */
 	struct rc_txn_row *rows; size_t nrows, caprows;
 	struct rc_txn_bucket *sk; size_t nsk, capsk;
+	struct rc_txn_bucket *carry; size_t ncarry, capcarry;   /* waiting for their row */
+	uint64_t sk_orphan;             /* sketch counts whose row never came (counted lost) */
+	uint32_t sk_old;                /* the slot retired at this snapshot's flip */
+	unsigned test_flipwait_ms;      /* NPREC_TEST_TXN_FLIPWAIT: ms between stats read and flip */
 	struct rc_col col[EC_N];        /* this interval's events, packed */
 	size_t nev;
 	unsigned slice_ctr;
 	uint64_t start0, start_prev;    /* first event's start (absolute), the last one's */
 	uint64_t ev_lost;               /* events that found no memory to be packed in */
-	uint64_t evicted;               /* entries the full LRU maps evicted */
+	uint64_t evicted;               /* entries the full txn_stats LRU map evicted */
 	bool ev_auto;                   /* --txn-events auto: may still lower ev_keep */
 	bool quiet;                     /* -q: no note when it does */
 	uint32_t ev_keep;               /* txn_ev_keep in force this interval */
@@ -266,6 +279,13 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	/* netcpu stamps syscalls only with --netcpu exact (issue 24) */
 	t->nc_start = !ctx->cfg->no_netcpu && ctx->cfg->netcpu_exact && !(keep && *keep == '1');
 	t->skel->rodata->txn_nc_start = t->nc_start;
+	/* the flush's fallback into the map for half the connections (rec_txn.sh) */
+	const char *sf = getenv("NPREC_TEST_TXN_SEQFULL");
+	t->skel->rodata->txn_test_seq_full = sf && *sf == '1';
+	/* a wide window for closes between the stats read and the slot flip
+	 * (rec_txn.sh: their rows come a snapshot after their buckets) */
+	const char *fw = getenv("NPREC_TEST_TXN_FLIPWAIT");
+	t->test_flipwait_ms = fw ? (unsigned)atoi(fw) : 0;
 	uint32_t n = ctx->cfg->txn_events_n;
 	t->ev_auto = n == 0;
 	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
@@ -305,7 +325,6 @@ static void rc_txn_close(void *state)
 	rc_tp_detach(t->tps, t->ntps);
 	txn_bpf__destroy(t->skel);
 	rc_dtab_free(&t->prev);
-	rc_dtab_free(&t->sk_prev);
 	rc_pathkey_wipe(&t->pathkey);
 	free(t->vbuf);
 	free(t->rows);
@@ -314,6 +333,8 @@ static void rc_txn_close(void *state)
 	free(t->st.vals);
 	free(t->skd.keys);
 	free(t->skd.vals);
+	free(t->iob);
+	free(t->carry);
 	for (int i = 0; i < EC_N; i++)
 		free(t->col[i].p);
 	free(t);
@@ -352,8 +373,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	t->quiet = ctx->cfg->quiet;
 	t->ncpus = rc_ncpus();
 	t->vbuf = calloc((size_t)t->ncpus, rc_pcpu_stride(sizeof(struct rc_txn_stats)));
-	if (!t->vbuf || rc_dtab_init(&t->prev, sizeof(struct rc_txn_ckey), sizeof(struct rc_txn_prev)) ||
-	    rc_dtab_init(&t->sk_prev, sizeof(struct rc_txn_skey), sizeof(uint64_t))) {
+	if (!t->vbuf || rc_dtab_init(&t->prev, sizeof(uint64_t), sizeof(struct rc_txn_prev))) {
 		rc_txn_close(t);
 		return -ENOMEM;
 	}
@@ -520,9 +540,31 @@ static void rc_txn_fold(struct rc_txn *t, struct rc_txn_row *r, const void *vals
 	rc_txn_fold_starts(t, r, vals);
 }
 
+/* Flips the sketch slot programs write and waits until none writes the
+ * old one any more (sk_slot_enter in bpf/txn.bpf.c: a program holds it
+ * for a few microseconds, with preemption off). Returns the old slot;
+ * *late: gave up waiting (a count may then be written after the read). */
+static uint32_t rc_txn_sk_flip(struct rc_txn *t, bool *late)
+{
+	struct txn_bpf__bss *b = t->skel->bss;
+	uint32_t old = __atomic_load_n(&b->txn_sk_epoch, __ATOMIC_RELAXED) & 1;
+
+	__atomic_store_n(&b->txn_sk_epoch, old ^ 1, __ATOMIC_SEQ_CST);
+	*late = false;
+	for (long i = 0; __atomic_load_n(&b->txn_sk_busy[old], __ATOMIC_SEQ_CST); i++) {
+		if (i == 100000) {
+			*late = true;
+			break;
+		}
+		if (i > 100)
+			sched_yield();
+	}
+	return old;
+}
+
 /* Per-connection rows with transactions (or a close) since the last read;
- * closed connections go into *closed to have their buckets removed too. */
-static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
+ * closed connections' entries are deleted. */
+static int rc_txn_collect_stats(struct rc_txn *t)
 {
 	struct rc_dtab next;
 	int fd = bpf_map__fd(t->skel->maps.txn_stats);
@@ -530,6 +572,15 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 	int rc = rc_map_dump(fd, sizeof(uint64_t), vsz, &t->st);
 	if (rc)
 		return rc;
+	/* The sketch slot flips right after the stats are read, not after
+	 * they are worked through: a connection closing in between has its
+	 * close's buckets read now and its row next time (rc_txn_join carries
+	 * them), and the shorter that window the fewer wait. */
+	bool late;
+	if (t->test_flipwait_ms)
+		usleep(t->test_flipwait_ms * 1000u);
+	t->sk_old = rc_txn_sk_flip(t, &late);
+	t->flush_failed += late;
 	if (rc_dtab_init_for(&next, sizeof(uint64_t), sizeof(struct rc_txn_prev), t->st.n))
 		return -ENOMEM;
 	t->nrows = 0;
@@ -556,7 +607,6 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 		r->start_lo = r->d.count == r->tot.count ? r->start_first : p ? p->start_last : 0;
 		if (r->close_ns) {
 			((uint64_t *)t->st.keys)[ndel++] = key;
-			rc_dtab_put(closed, &key);
 		} else {
 			struct rc_txn_prev *n = rc_dtab_put(&next, &key);
 			if (n)
@@ -584,57 +634,105 @@ static int rc_txn_collect_stats(struct rc_txn *t, struct rc_dtab *closed)
 	return 0;
 }
 
-static int rc_txn_collect_sketch(struct rc_txn *t, const struct rc_dtab *closed)
+/* The buckets of one rc_txn_skw_out record into this interval's. */
+static int rc_txn_take_words(struct rc_txn *t, const struct rc_txn_skw_out *o)
 {
-	struct rc_dtab next;
+	for (uint32_t i = 0; i < o->n; i++) {
+		uint32_t w = o->w[i];
+		struct rc_txn_bucket *b = rc_push((void **)&t->sk, &t->nsk, &t->capsk, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		*b = (struct rc_txn_bucket){ .conn = o->conn, .bucket = (w >> TXN_SKW_CBITS) - 1,
+					     .count = w & TXN_SKW_CMAX };
+	}
+	return 0;
+}
+
+/* Runs the flush iterator (every connection's gathered transactions into
+ * the maps) and takes the sketch words it writes to its output. */
+static int rc_txn_flush(struct rc_txn *t)
+{
+	int fd = bpf_iter_create(bpf_link__fd(t->skel->links.txn_flush_iter));
+	size_t len = 0;
+	ssize_t n = 0;
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (t->iocap - len < 64 * 1024) {
+			size_t nc = t->iocap ? t->iocap * 2 : 256 * 1024;
+			uint8_t *p = realloc(t->iob, nc);
+			if (!p) {
+				n = -1;
+				errno = ENOMEM;
+				break;
+			}
+			t->iob = p;
+			t->iocap = nc;
+		}
+		n = read(fd, t->iob + len, t->iocap - len);
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			break;
+		if (n > 0)
+			len += (size_t)n;
+	}
+	int rc = n < 0 ? -errno : 0;
+	close(fd);
+	/* what was read before a failure was taken from the storages: kept */
+	const size_t hdr = offsetof(struct rc_txn_skw_out, w);
+	for (size_t off = 0; off + hdr <= len;) {
+		const struct rc_txn_skw_out *o = (const void *)(t->iob + off);
+		size_t sz = hdr + (size_t)o->n * sizeof(uint32_t);
+		if (o->n > TXN_SKW || off + sz > len)
+			return -EPROTO;
+		int rc2 = rc_txn_take_words(t, o);
+		if (rc2)
+			return rc2;
+		off += sz;
+	}
+	return rc;
+}
+
+/* This interval's sketch counts: the entries of the slot just retired,
+ * read and deleted. Every entry is the counts added since its slot was
+ * last taken, so a snapshot reads the buckets that changed, not every
+ * bucket of every open connection (~1 us an entry in the kernel); a
+ * closed connection's buckets go with the rest. */
+static int rc_txn_collect_sketch(struct rc_txn *t)
+{
 	int fd = bpf_map__fd(t->skel->maps.txn_sketch);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), vsz = stride * (size_t)t->ncpus, matched = 0;
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), vsz = stride * (size_t)t->ncpus;
+	uint32_t slot = t->sk_old;
 	int rc = rc_map_dump(fd, sizeof(struct rc_txn_skey), vsz, &t->skd);
 	if (rc)
 		return rc;
-	if (rc_dtab_init_for(&next, sizeof(struct rc_txn_skey), sizeof(uint64_t), t->skd.n))
-		return -ENOMEM;
-	t->nsk = 0;
-	size_t ndel = 0;    /* closed connections' keys, moved to the front of skd.keys */
+	size_t ndel = 0;    /* the slot's keys, moved to the front of skd.keys */
 	for (size_t i = 0; i < t->skd.n; i++) {
 		const struct rc_txn_skey key = ((const struct rc_txn_skey *)t->skd.keys)[i];
 		if ((i & 255) == 255)
 			cpuslice_point();
+		if (key.slot != slot)
+			continue;       /* written since the flip: the next interval's */
+		((struct rc_txn_skey *)t->skd.keys)[ndel++] = key;
 		const char *v = (const char *)t->skd.vals + i * vsz;
-		uint64_t tot = 0;
+		uint64_t d = 0;
 		for (int c = 0; c < t->ncpus; c++)
-			tot += *(const uint64_t *)(v + (size_t)c * stride);
-		const uint64_t *p = rc_dtab_find(&t->sk_prev, &key);
-		matched += p != NULL;
-		uint64_t d = tot - (p ? *p : 0);
-		if (closed->n && rc_dtab_find(closed, &key.conn)) {
-			((struct rc_txn_skey *)t->skd.keys)[ndel++] = key;
-		} else {
-			uint64_t *n = rc_dtab_put(&next, &key);
-			if (n)
-				*n = tot;
-		}
+			d += *(const uint64_t *)(v + (size_t)c * stride);
 		if (!d)
 			continue;
 		struct rc_txn_bucket *b = rc_push((void **)&t->sk, &t->nsk, &t->capsk, sizeof(*b));
-		if (!b)
+		if (!b) {
+			rc = -ENOMEM;
 			break;
-		b->conn = key.conn;
-		b->bucket = key.bucket;
-		b->count = d;
+		}
+		*b = (struct rc_txn_bucket){ .conn = key.conn, .bucket = key.bucket, .count = d };
 	}
 	if (ndel) {
-		/* one syscall for all of them (a closed connection has hundreds) */
 		__u32 cnt = (__u32)ndel;
 		if (bpf_map_delete_batch(fd, t->skd.keys, &cnt, NULL))
 			for (size_t i = cnt; i < ndel; i++)   /* cnt: deleted before the failure */
 				bpf_map_delete_elem(fd, (struct rc_txn_skey *)t->skd.keys + i);
 	}
-	if (t->sk_prev.n > matched)
-		t->evicted += t->sk_prev.n - matched;
-	rc_dtab_swap(&t->sk_prev, &next);
-	rc_dtab_free(&next);
-	return 0;
+	return rc;
 }
 
 static int rc_cmp_row(const void *a, const void *b)
@@ -664,14 +762,37 @@ static size_t rc_row_of(const struct rc_txn *t, uint64_t conn)
 	return lo < t->nrows && t->rows[lo].conn == conn ? lo : t->nrows;
 }
 
+/* One entry per bucket in a row's sorted run: a bucket's counts can come
+ * from the flush iterator's output, from the map (spilled, closed) and
+ * from an earlier snapshot (carried). */
+static void rc_txn_merge_run(struct rc_txn *t, struct rc_txn_row *r)
+{
+	struct rc_txn_bucket *b = t->sk + r->sk_first;
+	size_t n = 0;
+	for (size_t i = 0; i < r->sk_n; i++) {
+		if (n && b[n - 1].bucket == b[i].bucket)
+			b[n - 1].count += b[i].count;
+		else
+			b[n++] = b[i];
+	}
+	r->sk_n = n;
+}
+
 /* Points every row at its run of buckets, the runs in row (connection)
  * order and each sorted by bucket. Grouped with a counting pass and
  * sorted row by row rather than with one sort of every bucket: thousands
  * of buckets in one qsort were one of the longest uncut stretches of a
- * snapshot (--cpu-slice). Buckets of connections without a row (none
- * this interval) are dropped. */
+ * snapshot (--cpu-slice). Buckets of a connection without a row wait
+ * for it in t->carry (RC_TXN_CARRY_MAX). */
 static int rc_txn_join(struct rc_txn *t)
 {
+	for (size_t i = 0; i < t->ncarry; i++) {
+		struct rc_txn_bucket *b = rc_push((void **)&t->sk, &t->nsk, &t->capsk, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		*b = t->carry[i];
+	}
+	t->ncarry = 0;
 	if (t->nrows)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), rc_cmp_row);
 	for (size_t i = 0; i < t->nrows; i++)
@@ -698,8 +819,18 @@ static int rc_txn_join(struct rc_txn *t)
 	}
 	for (size_t i = 0; i < t->nsk; i++) {
 		struct rc_txn_row *r = row[i] < t->nrows ? &t->rows[row[i]] : NULL;
-		if (r)
+		if (r) {
 			out[r->sk_first + r->sk_n++] = t->sk[i];
+			continue;
+		}
+		struct rc_txn_bucket *c = t->sk[i].age + 1 < RC_TXN_CARRY_MAX ?
+			rc_push((void **)&t->carry, &t->ncarry, &t->capcarry, sizeof(*c)) : NULL;
+		if (c) {
+			*c = t->sk[i];
+			c->age++;
+		} else {
+			t->sk_orphan += t->sk[i].count;
+		}
 	}
 	free(row);
 	free(t->sk);
@@ -709,6 +840,7 @@ static int rc_txn_join(struct rc_txn *t)
 	for (size_t i = 0; i < t->nrows; i++) {
 		cpuslice_point();
 		qsort(t->sk + t->rows[i].sk_first, t->rows[i].sk_n, sizeof(*t->sk), rc_cmp_bucket);
+		rc_txn_merge_run(t, &t->rows[i]);
 	}
 	return 0;
 }
@@ -841,22 +973,15 @@ static int rc_txn_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *r
 			   uint64_t t0, uint64_t t1)
 {
 	struct rc_txn *t = state;
-	struct rc_dtab closed;
 	rc_txn_drain(t);
-	/* the flush iterator: every connection's gathered transactions into the maps */
-	if (t->buffered && rc_iter_run(t->skel->links.txn_flush_iter) < 0)
-		t->flush_failed++;
-	if (rc_dtab_init(&closed, sizeof(uint64_t), 1))
-		return -ENOMEM;
-	int rc = rc_txn_collect_stats(t, &closed);
-	/* A bucket only grows with its connection's count and goes with its
-	 * close: no row, no new bucket counts, so the dump (~1 us a bucket
-	 * of every open connection, most of an idle recorder's snapshot) is
-	 * skipped; what came since is read as a difference next time. */
 	t->nsk = 0;
-	if (!rc && t->nrows)
-		rc = rc_txn_collect_sketch(t, &closed);
-	rc_dtab_free(&closed);
+	if (t->buffered && rc_txn_flush(t) < 0)
+		t->flush_failed++;
+	/* the slot flips in there, so it is read every time (an empty one is
+	 * one system call) */
+	int rc = rc_txn_collect_stats(t);
+	if (!rc)
+		rc = rc_txn_collect_sketch(t);
 	if (rc)
 		return rc;
 	rc = rc_txn_join(t);
@@ -885,13 +1010,15 @@ static uint64_t rc_txn_counter(struct rc_txn *t, uint32_t idx)
 	return tot;
 }
 
-static uint64_t rc_txn_events(void *state) { return rc_txn_counter(state, 0); }
-/* ring buffer reserves that failed + entries full LRU maps evicted + no memory
- * + snapshots whose flush failed */
+static uint64_t rc_txn_events(void *state) { return rc_txn_counter(state, TXN_CNT_IO); }
+/* ring buffer reserves that failed + sketch counts without room + entries
+ * the full LRU map evicted + no memory
+ * + snapshots whose flush failed + sketch counts whose row never came */
 static uint64_t rc_txn_lost(void *state)
 {
 	struct rc_txn *t = state;
-	return rc_txn_counter(t, 1) + t->evicted + t->ev_lost + t->flush_failed;
+	return rc_txn_counter(t, TXN_CNT_RB_LOST) + rc_txn_counter(t, TXN_CNT_SK_LOST) + t->evicted + t->ev_lost + t->flush_failed +
+	       t->sk_orphan;
 }
 
 const struct rec_family rec_family_txn = {

@@ -15,7 +15,10 @@ e2e_need_root
 # the tp_btf recursion guard (bpf_prog_info recursion_misses 54 in such a
 # run) lose closes, and with them what the connection gathered since the
 # last snapshot (notes/j24i.md). A suite that fails at random helps no
-# one; a test weakened to pass would hide the loss.
+# one; a test weakened to pass would hide the loss. (The other kind, counts
+# exact and both sketches short, was the snapshot dropping the buckets of
+# connections that closed between its counter read and its sketch read:
+# fixed, notes/j24m.md; rec_txn.sh's churn check reproduces it.)
 [ "${NP_E2E_STRESS:-0}" = 1 ] || e2e_skip "a stress test: NP_E2E_STRESS=1 runs it"
 [ -x "$NPREC" ] || e2e_skip "nprec not built"
 NPR="python3 $E2E_ROOT/tests/tools/rc_npr.py"
@@ -39,5 +42,8 @@ check "client role: ${CC:-none} transactions = requests" [ "${CC:-0}" = "${DONE:
 check "server role: ${SC:-none} transactions = requests" [ "${SC:-0}" = "${DONE:-x}" ]
 check "client sketch holds every transaction (${CSK:-none})" [ "${CSK:-0}" = "${DONE:-x}" ]
 check "server sketch holds every transaction (${SSK:-none})" [ "${SSK:-0}" = "${DONE:-x}" ]
-echo "txn lost: $("$NPREPORT" dump "$E2E_TMP/m.npr" | $NPR lost txn)" >&2
+# sketch counts that waited for their connection's row in vain, a full
+# sketch map, a failed flush: all counted lost, none expected here
+TL=$("$NPREPORT" dump "$E2E_TMP/m.npr" | $NPR lost txn)
+check "txn lost ${TL:-?}" [ "${TL:-x}" = 0 ]
 e2e_finish
