@@ -635,11 +635,63 @@ static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r
 	d->lcand[d->nlcand++] = (uint32_t)k;
 }
 
+/* Where a task adds its segments: with several tasks a private copy of
+ * the headers and sums (segment s of packet k and segment s + 1 sit in one
+ * cache line: shared, every add of one task would take the line from the
+ * other), copied back for the task's segments at the end. */
+struct ana_sksink {
+	struct np_sketch *all, allbuf[ANA_NSEGS];
+	struct np_sketch (*top)[ANA_NSEGS], (*ivsk)[ANA_NSEGS];
+	double (*whole)[ANA_NSEGS];
+};
+
+static int ana_sksink_open(struct ana_sksink *k, struct ana_dctx *d, bool priv)
+{
+	size_t ntop = d->ntop ? (size_t)d->ntop : 1;
+	if (!priv) {
+		*k = (struct ana_sksink){ .all = d->all, .top = d->top, .ivsk = d->ivsk,
+					  .whole = d->whole };
+		return 0;
+	}
+	memcpy(k->allbuf, d->all, sizeof(k->allbuf));
+	k->all = k->allbuf;
+	k->top = malloc(ntop * sizeof(*k->top));
+	k->ivsk = malloc(d->nint * sizeof(*k->ivsk));
+	k->whole = malloc(((size_t)d->ntop + 1) * sizeof(*k->whole));
+	if (!k->top || !k->ivsk || !k->whole) {
+		free(k->top); free(k->ivsk); free(k->whole);
+		return -1;
+	}
+	memcpy(k->top, d->top, ntop * sizeof(*k->top));
+	memcpy(k->ivsk, d->ivsk, d->nint * sizeof(*k->ivsk));
+	memcpy(k->whole, d->whole, ((size_t)d->ntop + 1) * sizeof(*k->whole));
+	return 0;
+}
+
+static void ana_sksink_close(struct ana_sksink *k, struct ana_dctx *d, size_t t, size_t nt)
+{
+	if (k->top == d->top)
+		return;
+	for (size_t s = t; s < ANA_NSEGS; s += nt) {
+		d->all[s] = k->allbuf[s];
+		for (int f = 0; f < d->ntop; f++)
+			d->top[f][s] = k->top[f][s];
+		for (size_t i = 0; i < d->nint; i++)
+			d->ivsk[i][s] = k->ivsk[i][s];
+		for (int f = 0; f <= d->ntop; f++)
+			d->whole[f][s] = k->whole[f][s];
+	}
+	free(k->top); free(k->ivsk); free(k->whole);
+}
+
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
 	const struct ana_sktask *st = ctx;
 	struct ana_dctx *d = st->d;
+	struct ana_sksink sk;
+	if (ana_sksink_open(&sk, d, st->nt > 1) && ana_sksink_open(&sk, d, false))
+		return;
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
@@ -662,8 +714,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 			continue;                       /* retransmissions: separate, not in latency */
 		if (t == st->nt - 1 && d->jit)
 			ana_jit_put(d, r);
-		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[0];
-		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[f->top + 1];
+		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[0];
+		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[f->top + 1];
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
 			if (r->seg[s] < 0)
 				continue;
@@ -674,13 +726,14 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 			uint64_t v = (uint64_t)r->seg[s];
 			uint32_t bi = np_sketch_index_fast(v);
 			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add_one(&d->all[s], v, bi);
-				np_sketch_add_one(&d->ivsk[iv][s], v, bi);
+				np_sketch_add_one(&sk.all[s], v, bi);
+				np_sketch_add_one(&sk.ivsk[iv][s], v, bi);
 			}
 			if (f->top >= 0)
-				np_sketch_add_one(&d->top[f->top][s], v, bi);
+				np_sketch_add_one(&sk.top[f->top][s], v, bi);
 		}
 	}
+	ana_sksink_close(&sk, d, t, st->nt);
 }
 
 static void ana_accumulate(struct ana_dctx *d)
