@@ -424,13 +424,6 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	size_t n = m->pev.n;
 	const struct ana_pev *ev = m->pev.v;
 	unsigned threads = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
-	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!p->evpkt) {
-		ana_path_free(p);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		p->evpkt[i] = UINT32_MAX;
 	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
 	uint32_t *vis = n < UINT32_MAX ? ana_visit_order(m) : NULL;
 	if (!vis || ana_pjoin(m, p, vis, n, threads)) {
