@@ -21,6 +21,7 @@ struct ana_pres {                 /* one packet's result */
 	uint32_t len;
 	uint32_t posmask;             /* positions of the flow seen */
 	uint8_t nhosts;
+	uint8_t npath;                /* path order kept in ana_dctx.porder (0: not kept) */
 	uint8_t retx : 1, skip : 1;
 	uint8_t resent : 1;           /* a hook seen twice on the sender: re-sent with the same key */
 	uint8_t ctl : 1;              /* no payload or SYN/FIN/RST: not expected at the socket */
@@ -69,6 +70,8 @@ struct ana_dctx {
 	struct ana_out *o;
 	struct ana_pres *res;
 	size_t res_len;               /* bytes mapped for res */
+	uint8_t *porder;              /* threads: packet k's path order, offsets from its
+				       * head, at porder[head ..] (res[k].npath of them) */
 	struct ana_fagg *fa;
 	struct np_sketch all[ANA_NSEGS];
 	struct np_sketch (*top)[ANA_NSEGS];
@@ -345,20 +348,30 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
+/* Pass 1: the heads of packets [lo, hi), their path orders kept as byte
+ * offsets (a packet's events are ordered within its own events: one byte
+ * per event instead of 256 per packet) for pass 2. */
 static void ana_heads_range(void *ctx, size_t lo, size_t hi)
 {
 	struct ana_dctx *d = ctx;
 	uint32_t idx[ANA_PATH_MAXEV];
 	ana_res_populate(d, lo, hi);
-	for (size_t k = lo; k < hi; k++)
-		ana_packet_head(d, k, idx);
+	for (size_t k = lo; k < hi; k++) {
+		size_t n = ana_packet_head(d, k, idx);
+		uint32_t head = d->p->pkts[k].head;
+		if (!n || !d->porder || d->p->pkts[k].nev > 256)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			d->porder[head + i] = (uint8_t)(idx[i] - head);
+		d->res[k].npath = (uint8_t)n;
+	}
 }
 
 struct ana_bodies { struct ana_dctx *d; unsigned nt; uint64_t negative[ANA_PAR_MAXT]; };
 
 /* Pass 2: task t finishes the packets of the flows with flow % nt == t, in
- * packet order (the path order is taken again: keeping it would cost
- * 256 bytes per packet). */
+ * packet order, with the path orders pass 1 kept (taken again for a packet
+ * of more than 256 events). */
 static void ana_bodies_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -369,7 +382,13 @@ static void ana_bodies_task(void *ctx, size_t t, size_t t1)
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->flow % b->nt != t)
 			continue;
-		size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+		size_t n = r->npath;
+		uint32_t head = d->p->pkts[k].head;
+		if (n)
+			for (size_t i = 0; i < n; i++)
+				idx[i] = head + d->porder[head + i];
+		else
+			n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
 		ana_packet_body(d, k, idx, n, &b->negative[t]);
 	}
 }
@@ -390,9 +409,12 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 		}
 		return;
 	}
+	d->porder = malloc(d->p->norder ? d->p->norder : 1);
 	ana_par_for(npk, threads, ana_heads_range, d);
 	struct ana_bodies b = { .d = d, .nt = threads };
 	ana_par_tasks(threads, ana_bodies_task, &b);
+	free(d->porder);
+	d->porder = NULL;
 	for (unsigned t = 0; t < threads; t++)
 		d->negative += b.negative[t];
 }
