@@ -610,11 +610,11 @@ static bool ana_path_owned(const struct ana_model *m, const struct ana_pe *ev, u
 	return t >= m->own_lo && t < m->own_hi;
 }
 
-void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
-			   struct ana_clockpts *cp)
+static void ana_cpts_range(const struct ana_model *m, const struct ana_paths *p,
+			   struct ana_clockpts *cp, size_t lo, size_t hi)
 {
 	const struct ana_pe *ev = p->pe;
-	for (size_t k = 0; k < p->npkts; k++) {
+	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2 || (m->own_set && !ana_path_owned(m, ev + q->head, q->nev)))
 			continue;
@@ -669,4 +669,30 @@ void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			ana_clock_add(cp, h[ord[j - 1]].host, h[ord[j - 1]].last, h[ord[j]].host,
 				      h[ord[j]].first);
 	}
+}
+
+/* Threads: packet ranges into sets of their own, merged in range order. */
+struct ana_cpts { const struct ana_model *m; const struct ana_paths *p; unsigned nt;
+		  struct ana_clockpts *cp[ANA_PAR_MAXT]; };
+
+static void ana_cpts_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	const struct ana_cpts *c = ctx;
+	size_t n = c->p->npkts;
+	ana_cpts_range(c->m, c->p, c->cp[t], n * t / c->nt, n * (t + 1) / c->nt);
+}
+
+void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
+			   struct ana_clockpts *cp)
+{
+	struct ana_cpts c = { .m = m, .p = p, .nt = 1, .cp = { cp } };
+	unsigned want = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
+	if (want > ANA_PAR_MAXT)
+		want = ANA_PAR_MAXT;
+	while (cp && p->npkts >= 65536 && c.nt < want && (c.cp[c.nt] = ana_clock_pts_like(cp)))
+		c.nt++;
+	ana_par_tasks(c.nt, ana_cpts_task, &c);
+	for (unsigned t = 1; t < c.nt; t++)
+		ana_clock_pts_merge(cp, c.cp[t]);
 }
