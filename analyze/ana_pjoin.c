@@ -287,9 +287,13 @@ struct pj_split {
 	unsigned nt;
 	int err;
 	size_t lo[PJ_MAXT + 1];     /* range r: vis[lo[r], lo[r + 1]) */
+	uint8_t *pb;                /* per visit position: partition | PJ_EGRESS, or PJ_UNKEYED */
 	uint32_t *list[PJ_MAXT][PJ_MAXT];   /* [r][t] */
 	size_t cnt[PJ_MAXT][PJ_MAXT], cap[PJ_MAXT][PJ_MAXT];
 };
+
+#define PJ_UNKEYED 0xff         /* a sock_send range: opens one */
+#define PJ_EGRESS  0x80         /* keyed, egress with payload: may take a range */
 
 static inline uint32_t *pj_list(const struct pj_split *s, unsigned r, unsigned t)
 {
@@ -317,9 +321,12 @@ static void pj_split_task(void *ctx, size_t r, size_t r1)
 	size_t n[PJ_MAXT] = { 0 };
 	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
 		const struct ana_pev *e = &ev[s->vis[j]];
-		if (!pj_keyed(e))
+		if (!pj_keyed(e)) {
+			s->pb[j] = PJ_UNKEYED;
 			continue;
+		}
 		unsigned t = pj_part_of(pj_hkey_ev(e), s->nt);
+		s->pb[j] = (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
 		if (n[t] == s->cap[r][t] && pj_list_grow(s, r, t)) {
 			s->err = -1;
 			return;
@@ -504,38 +511,29 @@ static void pj_cursor(const struct pj_split *s, unsigned r, uint32_t **li)
 		li[t] = pj_list(s, r, t);
 }
 
-/* Event e's partition (nt: not keyed) and, keyed, its local packet in *l. */
-static inline unsigned pj_step(const struct pj_split *s, uint32_t **li, const struct ana_pev *e,
-			       uint32_t *l)
-{
-	if (!pj_keyed(e))
-		return s->nt;
-	unsigned t = pj_part_of(pj_hkey_ev(e), s->nt);
-	*l = *li[t]++;
-	return t;
-}
-
+/* The ranges in visit order, reading only the events that open or may
+ * take one (the partition bytes say which); the others just move their
+ * list's cursor. */
 static void pj_ranges_by_id(struct pj_after *a)
 {
 	const struct pj_split *s = a->split;
 	const struct ana_pev *ev = a->m->pev.v;
-	uint32_t *li[PJ_MAXT], l = 0;
+	uint32_t *li[PJ_MAXT];
 	for (unsigned r = 0; r < a->nt; r++) {
 		pj_cursor(s, r, li);
 		for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
-			uint32_t i = s->vis[j];
-			const struct ana_pev *e = &ev[i];
-			unsigned t = pj_step(s, li, e, &l);
-			if (t == a->nt) {
-				ana_range_open(a->p, e, i);
+			uint8_t b = s->pb[j];
+			if (b == PJ_UNKEYED) {
+				ana_range_open(a->p, &ev[s->vis[j]], s->vis[j]);
 				continue;
 			}
-			if (!e->len || !ana_is_egress(e->hook))
+			uint32_t l = *li[b & ~PJ_EGRESS]++;
+			if (!(b & PJ_EGRESS))
 				continue;
-			size_t id = a->base[t] + l;
+			size_t id = a->base[b & ~PJ_EGRESS] + l;
 			uint64_t bit = 1ULL << (id & 63);
 			uint32_t rng = a->has_rng[id >> 6] & bit ? 0 : UINT32_MAX;
-			ana_range_take(a->p, e, (uint32_t)id, &rng);
+			ana_range_take(a->p, &ev[s->vis[j]], (uint32_t)id, &rng);
 			if (rng != UINT32_MAX)
 				a->has_rng[id >> 6] |= bit;
 		}
@@ -564,14 +562,12 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 	(void)r1;
 	struct pj_after *a = ctx;
 	const struct pj_split *s = a->split;
-	const struct ana_pev *ev = a->m->pev.v;
-	uint32_t *evpkt = a->p->evpkt, *li[PJ_MAXT], l = 0;
+	uint32_t *evpkt = a->p->evpkt, *li[PJ_MAXT];
 	uintptr_t done[PJ_MAXT] = { 0 };
 	pj_cursor(s, (unsigned)r, li);
 	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
-		uint32_t i = s->vis[j];
-		unsigned t = pj_step(s, li, &ev[i], &l);
-		evpkt[i] = t == a->nt ? UINT32_MAX : a->gmap[t][l];
+		unsigned t = s->pb[j] & ~PJ_EGRESS;
+		evpkt[s->vis[j]] = s->pb[j] == PJ_UNKEYED ? UINT32_MAX : a->gmap[t][*li[t]++];
 		if (!(j & 0xffff))
 			for (unsigned u = 0; u < a->nt; u++)
 				pj_release(pj_list(s, (unsigned)r, u), li[u], &done[u]);
@@ -610,6 +606,8 @@ static int pj_split_init(struct pj_split *s, const struct ana_model *m, const ui
 	s->nt = nt;
 	for (unsigned r = 0; r <= nt; r++)
 		s->lo[r] = nvis * r / nt;
+	if (!(s->pb = malloc(nvis ? nvis : 1)))
+		return -1;
 	for (unsigned r = 0; r < nt; r++)
 		for (unsigned t = 0; t < nt; t++) {
 			size_t len = s->lo[r + 1] - s->lo[r];
@@ -623,6 +621,7 @@ static int pj_split_init(struct pj_split *s, const struct ana_model *m, const ui
 
 static void pj_split_free(struct pj_split *s)
 {
+	free(s->pb);
 	for (unsigned r = 0; r < s->nt; r++)
 		for (unsigned t = 0; t < s->nt; t++)
 			free(s->list[r][t]);
