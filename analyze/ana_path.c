@@ -416,6 +416,20 @@ static void ana_sort_task(void *ctx, size_t t, size_t t1)
 		s->pe = s->in_place ? ana_pe_upper(s->m) : ana_pe_compact(s->m);
 }
 
+/* The visit order and, beside it on threads, the join's partition byte of
+ * every event (both only read the events). */
+struct ana_prep { const struct ana_model *m; unsigned threads; uint32_t *vis; uint8_t *evb; };
+
+static void ana_prep_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_prep *pr = ctx;
+	if (t == 0)
+		pr->vis = ana_visit_order(pr->m);
+	else
+		pr->evb = ana_pjoin_bytes(pr->m, pr->threads);
+}
+
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -425,8 +439,13 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	const struct ana_pev *ev = m->pev.v;
 	unsigned threads = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
 	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
-	uint32_t *vis = n < UINT32_MAX ? ana_visit_order(m) : NULL;
-	if (!vis || ana_pjoin(m, p, vis, n, threads)) {
+	struct ana_prep pr = { .m = m, .threads = threads };
+	if (n < UINT32_MAX)
+		ana_par_tasks(threads > 1 && n >= (1u << 16) ? 2 : 1, ana_prep_task, &pr);
+	uint32_t *vis = pr.vis;
+	int rc = vis ? ana_pjoin(m, p, vis, n, threads, pr.evb) : -1;
+	free(pr.evb);
+	if (rc) {
 		free(vis);
 		ana_path_free(p);
 		return NULL;

@@ -288,6 +288,7 @@ struct pj_split {
 	int err;
 	size_t lo[PJ_MAXT + 1];     /* range r: vis[lo[r], lo[r + 1]) */
 	uint8_t *pb;                /* per visit position: partition | PJ_EGRESS, or PJ_UNKEYED */
+	const uint8_t *evb;         /* the same per event (ana_pjoin_bytes), or NULL */
 	uint32_t *list[PJ_MAXT][PJ_MAXT];   /* [r][t] */
 	size_t cnt[PJ_MAXT][PJ_MAXT], cap[PJ_MAXT][PJ_MAXT];
 };
@@ -313,6 +314,24 @@ static int pj_list_grow(struct pj_split *s, size_t r, unsigned t)
 	return 0;
 }
 
+/* Event e's partition byte. */
+static inline uint8_t pj_byte(const struct ana_pev *e, unsigned nt)
+{
+	if (!pj_keyed(e))
+		return PJ_UNKEYED;
+	unsigned t = pj_part_of(pj_hkey_ev(e), nt);
+	return (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
+}
+
+uint8_t *ana_pjoin_bytes(const struct ana_model *m, unsigned threads)
+{
+	unsigned nt = threads > PJ_MAXT ? PJ_MAXT : threads;
+	uint8_t *b = nt > 1 ? malloc(m->pev.n ? m->pev.n : 1) : NULL;
+	for (size_t i = 0; b && i < m->pev.n; i++)
+		b[i] = pj_byte(&m->pev.v[i], nt);
+	return b;
+}
+
 static void pj_split_task(void *ctx, size_t r, size_t r1)
 {
 	(void)r1;
@@ -320,13 +339,11 @@ static void pj_split_task(void *ctx, size_t r, size_t r1)
 	const struct ana_pev *ev = s->m->pev.v;
 	size_t n[PJ_MAXT] = { 0 };
 	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
-		const struct ana_pev *e = &ev[s->vis[j]];
-		if (!pj_keyed(e)) {
-			s->pb[j] = PJ_UNKEYED;
+		uint8_t b = s->evb ? s->evb[s->vis[j]] : pj_byte(&ev[s->vis[j]], s->nt);
+		s->pb[j] = b;
+		if (b == PJ_UNKEYED)
 			continue;
-		}
-		unsigned t = pj_part_of(pj_hkey_ev(e), s->nt);
-		s->pb[j] = (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
+		unsigned t = b & ~PJ_EGRESS;
 		if (n[t] == s->cap[r][t] && pj_list_grow(s, r, t)) {
 			s->err = -1;
 			return;
@@ -599,10 +616,11 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 /* The lists' room: a partition's share of the range and an eighth more
  * (keys hash evenly), grown when short. */
 static int pj_split_init(struct pj_split *s, const struct ana_model *m, const uint32_t *vis,
-			 size_t nvis, unsigned nt)
+			 size_t nvis, unsigned nt, const uint8_t *evb)
 {
 	s->m = m;
 	s->vis = vis;
+	s->evb = evb;
 	s->nt = nt;
 	for (unsigned r = 0; r <= nt; r++)
 		s->lo[r] = nvis * r / nt;
@@ -628,7 +646,7 @@ static void pj_split_free(struct pj_split *s)
 }
 
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
-	      unsigned threads)
+	      unsigned threads, const uint8_t *evb)
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
@@ -669,7 +687,7 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 				goto out;
 		}
 	}
-	if (split && pj_split_init(split, m, vis, nvis, nt))
+	if (split && pj_split_init(split, m, vis, nvis, nt, evb))
 		goto out;
 	ana_par_tasks(nt, pj_task, part);
 	for (unsigned t = 0; t < nt; t++)
