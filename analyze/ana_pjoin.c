@@ -207,7 +207,7 @@ static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
 
 /* Event e (keyed, of this partition, at visit position j) into its packet:
  * the packet's local index, UINT32_MAX on no memory (p->err set). */
-static inline uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, uint64_t hk,
+static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, uint64_t hk,
 				   uint32_t j)
 {
 	uint8_t udp = p->m->flows.v[e->flow].proto == 17;
