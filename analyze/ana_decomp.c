@@ -667,42 +667,54 @@ struct ana_sksink {
 	double (*whole)[ANA_NSEGS];
 };
 
-static int ana_sksink_open(struct ana_sksink *k, struct ana_dctx *d, bool priv)
+/* Segments t, t + nt, ... of every sketch and sum from src to dst (the
+ * other task's segments are neither read nor written). */
+static void ana_sksink_copy(const struct ana_dctx *d, const struct ana_sksink *dst,
+			    const struct ana_sksink *src, size_t t, size_t nt)
 {
-	size_t ntop = d->ntop ? (size_t)d->ntop : 1;
-	if (!priv) {
-		*k = (struct ana_sksink){ .all = d->all, .top = d->top, .ivsk = d->ivsk,
-					  .whole = d->whole };
-		return 0;
+	for (size_t s = t; s < ANA_NSEGS; s += nt) {
+		dst->all[s] = src->all[s];
+		for (int f = 0; f < d->ntop; f++)
+			dst->top[f][s] = src->top[f][s];
+		for (size_t i = 0; i < d->nint; i++)
+			dst->ivsk[i][s] = src->ivsk[i][s];
+		for (int f = 0; f <= d->ntop; f++)
+			dst->whole[f][s] = src->whole[f][s];
 	}
-	memcpy(k->allbuf, d->all, sizeof(k->allbuf));
+}
+
+static void ana_sksink_shared(struct ana_sksink *k, struct ana_dctx *d)
+{
+	*k = (struct ana_sksink){ .all = d->all, .top = d->top, .ivsk = d->ivsk, .whole = d->whole };
+}
+
+/* Task t's private sink (the shared one when there is no memory for it). */
+static void ana_sksink_open(struct ana_sksink *k, struct ana_dctx *d, size_t t, size_t nt)
+{
+	struct ana_sksink sh;
+	ana_sksink_shared(&sh, d);
+	ana_sksink_shared(k, d);
+	if (nt <= 1)
+		return;
+	struct np_sketch (*top)[ANA_NSEGS] = calloc(d->ntop ? (size_t)d->ntop : 1, sizeof(*top));
+	struct np_sketch (*ivsk)[ANA_NSEGS] = calloc(d->nint ? d->nint : 1, sizeof(*ivsk));
+	double (*whole)[ANA_NSEGS] = calloc((size_t)d->ntop + 1, sizeof(*whole));
+	if (!top || !ivsk || !whole) {
+		free(top); free(ivsk); free(whole);
+		return;
+	}
+	*k = (struct ana_sksink){ .top = top, .ivsk = ivsk, .whole = whole };
 	k->all = k->allbuf;
-	k->top = malloc(ntop * sizeof(*k->top));
-	k->ivsk = malloc(d->nint * sizeof(*k->ivsk));
-	k->whole = malloc(((size_t)d->ntop + 1) * sizeof(*k->whole));
-	if (!k->top || !k->ivsk || !k->whole) {
-		free(k->top); free(k->ivsk); free(k->whole);
-		return -1;
-	}
-	memcpy(k->top, d->top, ntop * sizeof(*k->top));
-	memcpy(k->ivsk, d->ivsk, d->nint * sizeof(*k->ivsk));
-	memcpy(k->whole, d->whole, ((size_t)d->ntop + 1) * sizeof(*k->whole));
-	return 0;
+	ana_sksink_copy(d, k, &sh, t, nt);
 }
 
 static void ana_sksink_close(struct ana_sksink *k, struct ana_dctx *d, size_t t, size_t nt)
 {
 	if (k->top == d->top)
 		return;
-	for (size_t s = t; s < ANA_NSEGS; s += nt) {
-		d->all[s] = k->allbuf[s];
-		for (int f = 0; f < d->ntop; f++)
-			d->top[f][s] = k->top[f][s];
-		for (size_t i = 0; i < d->nint; i++)
-			d->ivsk[i][s] = k->ivsk[i][s];
-		for (int f = 0; f <= d->ntop; f++)
-			d->whole[f][s] = k->whole[f][s];
-	}
+	struct ana_sksink sh;
+	ana_sksink_shared(&sh, d);
+	ana_sksink_copy(d, &sh, k, t, nt);
 	free(k->top); free(k->ivsk); free(k->whole);
 }
 
@@ -712,8 +724,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	const struct ana_sktask *st = ctx;
 	struct ana_dctx *d = st->d;
 	struct ana_sksink sk;
-	if (ana_sksink_open(&sk, d, st->nt > 1) && ana_sksink_open(&sk, d, false))
-		return;
+	ana_sksink_open(&sk, d, t, st->nt);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
