@@ -390,6 +390,10 @@ struct ana_clockpts *ana_clock_pts_new(const struct ana_model *m);
 /* One message from host s (sent at local ts) to host r (received at local tr). */
 void ana_clock_add(struct ana_clockpts *cp, int s, uint64_t ts, int r, uint64_t tr);
 void ana_clock_pts_free(struct ana_clockpts *cp);
+/* Threads: an empty set for cp's hosts, and one merged into another
+ * (after it, as if added later; src freed). */
+struct ana_clockpts *ana_clock_pts_like(const struct ana_clockpts *cp);
+void ana_clock_pts_merge(struct ana_clockpts *dst, struct ana_clockpts *src);
 /* Adds the sync exchanges, fits every host pair, aligns every host it can
  * onto the reference, writes tables "clock" and "clock_pairs". */
 void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o);

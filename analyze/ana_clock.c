@@ -65,6 +65,59 @@ void ana_clock_pts_free(struct ana_clockpts *cp)
 	free(cp);
 }
 
+/* An empty set of points for the same hosts as cp (a thread's share). */
+struct ana_clockpts *ana_clock_pts_like(const struct ana_clockpts *cp)
+{
+	struct ana_clockpts *c = calloc(1, sizeof(*c));
+	size_t n = cp->nhosts;
+	if (!c)
+		return NULL;
+	c->nhosts = n;
+	c->t0 = malloc((n ? n : 1) * sizeof(uint64_t));
+	c->span = malloc((n ? n : 1) * sizeof(uint64_t));
+	c->p = calloc(n ? n * n : 1, sizeof(*c->p));
+	if (!c->t0 || !c->span || !c->p) {
+		ana_clock_pts_free(c);
+		return NULL;
+	}
+	memcpy(c->t0, cp->t0, n * sizeof(uint64_t));
+	memcpy(c->span, cp->span, n * sizeof(uint64_t));
+	return c;
+}
+
+/* Bin by bin, src's point replaces dst's only when strictly closer to the
+ * line, as ana_clock_add keeps the first of equals: src's points added
+ * after dst's give what adding them one by one would. */
+static void ana_pair_merge(struct ana_pairpts *d, const struct ana_pairpts *s)
+{
+	if (!d->nbins) {
+		d->nbins = s->nbins;
+		d->binw = s->binw;
+	}
+	for (int dir = 0; dir < 2; dir++) {
+		d->n[dir] += s->n[dir];
+		if (!s->b[dir])
+			continue;
+		if (!d->b[dir] && !(d->b[dir] = calloc(d->nbins, sizeof(struct ana_bin))))
+			continue;
+		for (size_t k = 0; k < d->nbins; k++) {
+			const struct ana_bin *x = &s->b[dir][k];
+			struct ana_bin *y = &d->b[dir][k];
+			if (x->set && (!y->set || (dir == 0 ? x->y - x->x < y->y - y->x
+							    : x->y - x->x > y->y - y->x)))
+				*y = *x;
+		}
+	}
+}
+
+void ana_clock_pts_merge(struct ana_clockpts *dst, struct ana_clockpts *src)
+{
+	for (size_t i = 0; i < dst->nhosts * dst->nhosts; i++)
+		if (src->p[i].nbins)
+			ana_pair_merge(&dst->p[i], &src->p[i]);
+	ana_clock_pts_free(src);
+}
+
 /* Keeps per time bin the point closest to the line (minimum one-way delay):
  * only those can be hull vertices for any slope near 1. */
 void ana_clock_add(struct ana_clockpts *cp, int s, uint64_t ts, int r, uint64_t tr)

@@ -21,6 +21,7 @@ struct ana_pres {                 /* one packet's result */
 	uint32_t len;
 	uint32_t posmask;             /* positions of the flow seen */
 	uint8_t nhosts;
+	uint8_t npath;                /* path order kept in ana_dctx.porder (0: not kept) */
 	uint8_t retx : 1, skip : 1;
 	uint8_t resent : 1;           /* a hook seen twice on the sender: re-sent with the same key */
 	uint8_t ctl : 1;              /* no payload or SYN/FIN/RST: not expected at the socket */
@@ -69,6 +70,8 @@ struct ana_dctx {
 	struct ana_out *o;
 	struct ana_pres *res;
 	size_t res_len;               /* bytes mapped for res */
+	uint8_t *porder;              /* threads: packet k's path order, offsets from its
+				       * head, at porder[head ..] (res[k].npath of them) */
 	struct ana_fagg *fa;
 	struct np_sketch all[ANA_NSEGS];
 	struct np_sketch (*top)[ANA_NSEGS];
@@ -345,20 +348,30 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
+/* Pass 1: the heads of packets [lo, hi), their path orders kept as byte
+ * offsets (a packet's events are ordered within its own events: one byte
+ * per event instead of 256 per packet) for pass 2. */
 static void ana_heads_range(void *ctx, size_t lo, size_t hi)
 {
 	struct ana_dctx *d = ctx;
 	uint32_t idx[ANA_PATH_MAXEV];
 	ana_res_populate(d, lo, hi);
-	for (size_t k = lo; k < hi; k++)
-		ana_packet_head(d, k, idx);
+	for (size_t k = lo; k < hi; k++) {
+		size_t n = ana_packet_head(d, k, idx);
+		uint32_t head = d->p->pkts[k].head;
+		if (!n || !d->porder || d->p->pkts[k].nev > 256)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			d->porder[head + i] = (uint8_t)(idx[i] - head);
+		d->res[k].npath = (uint8_t)n;
+	}
 }
 
 struct ana_bodies { struct ana_dctx *d; unsigned nt; uint64_t negative[ANA_PAR_MAXT]; };
 
 /* Pass 2: task t finishes the packets of the flows with flow % nt == t, in
- * packet order (the path order is taken again: keeping it would cost
- * 256 bytes per packet). */
+ * packet order, with the path orders pass 1 kept (taken again for a packet
+ * of more than 256 events). */
 static void ana_bodies_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -369,7 +382,13 @@ static void ana_bodies_task(void *ctx, size_t t, size_t t1)
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->flow % b->nt != t)
 			continue;
-		size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+		size_t n = r->npath;
+		uint32_t head = d->p->pkts[k].head;
+		if (n)
+			for (size_t i = 0; i < n; i++)
+				idx[i] = head + d->porder[head + i];
+		else
+			n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
 		ana_packet_body(d, k, idx, n, &b->negative[t]);
 	}
 }
@@ -390,9 +409,12 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 		}
 		return;
 	}
+	d->porder = malloc(d->p->norder ? d->p->norder : 1);
 	ana_par_for(npk, threads, ana_heads_range, d);
 	struct ana_bodies b = { .d = d, .nt = threads };
 	ana_par_tasks(threads, ana_bodies_task, &b);
+	free(d->porder);
+	d->porder = NULL;
 	for (unsigned t = 0; t < threads; t++)
 		d->negative += b.negative[t];
 }
@@ -635,11 +657,74 @@ static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r
 	d->lcand[d->nlcand++] = (uint32_t)k;
 }
 
+/* Where a task adds its segments: with several tasks a private copy of
+ * the headers and sums (segment s of packet k and segment s + 1 sit in one
+ * cache line: shared, every add of one task would take the line from the
+ * other), copied back for the task's segments at the end. */
+struct ana_sksink {
+	struct np_sketch *all, allbuf[ANA_NSEGS];
+	struct np_sketch (*top)[ANA_NSEGS], (*ivsk)[ANA_NSEGS];
+	double (*whole)[ANA_NSEGS];
+};
+
+/* Segments t, t + nt, ... of every sketch and sum from src to dst (the
+ * other task's segments are neither read nor written). */
+static void ana_sksink_copy(const struct ana_dctx *d, const struct ana_sksink *dst,
+			    const struct ana_sksink *src, size_t t, size_t nt)
+{
+	for (size_t s = t; s < ANA_NSEGS; s += nt) {
+		dst->all[s] = src->all[s];
+		for (int f = 0; f < d->ntop; f++)
+			dst->top[f][s] = src->top[f][s];
+		for (size_t i = 0; i < d->nint; i++)
+			dst->ivsk[i][s] = src->ivsk[i][s];
+		for (int f = 0; f <= d->ntop; f++)
+			dst->whole[f][s] = src->whole[f][s];
+	}
+}
+
+static void ana_sksink_shared(struct ana_sksink *k, struct ana_dctx *d)
+{
+	*k = (struct ana_sksink){ .all = d->all, .top = d->top, .ivsk = d->ivsk, .whole = d->whole };
+}
+
+/* Task t's private sink (the shared one when there is no memory for it). */
+static void ana_sksink_open(struct ana_sksink *k, struct ana_dctx *d, size_t t, size_t nt)
+{
+	struct ana_sksink sh;
+	ana_sksink_shared(&sh, d);
+	ana_sksink_shared(k, d);
+	if (nt <= 1)
+		return;
+	struct np_sketch (*top)[ANA_NSEGS] = calloc(d->ntop ? (size_t)d->ntop : 1, sizeof(*top));
+	struct np_sketch (*ivsk)[ANA_NSEGS] = calloc(d->nint ? d->nint : 1, sizeof(*ivsk));
+	double (*whole)[ANA_NSEGS] = calloc((size_t)d->ntop + 1, sizeof(*whole));
+	if (!top || !ivsk || !whole) {
+		free(top); free(ivsk); free(whole);
+		return;
+	}
+	*k = (struct ana_sksink){ .top = top, .ivsk = ivsk, .whole = whole };
+	k->all = k->allbuf;
+	ana_sksink_copy(d, k, &sh, t, nt);
+}
+
+static void ana_sksink_close(struct ana_sksink *k, struct ana_dctx *d, size_t t, size_t nt)
+{
+	if (k->top == d->top)
+		return;
+	struct ana_sksink sh;
+	ana_sksink_shared(&sh, d);
+	ana_sksink_copy(d, &sh, k, t, nt);
+	free(k->top); free(k->ivsk); free(k->whole);
+}
+
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
 	const struct ana_sktask *st = ctx;
 	struct ana_dctx *d = st->d;
+	struct ana_sksink sk;
+	ana_sksink_open(&sk, d, t, st->nt);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
@@ -662,8 +747,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 			continue;                       /* retransmissions: separate, not in latency */
 		if (t == st->nt - 1 && d->jit)
 			ana_jit_put(d, r);
-		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[0];
-		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : d->whole[f->top + 1];
+		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[0];
+		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[f->top + 1];
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
 			if (r->seg[s] < 0)
 				continue;
@@ -674,13 +759,14 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 			uint64_t v = (uint64_t)r->seg[s];
 			uint32_t bi = np_sketch_index_fast(v);
 			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add_one(&d->all[s], v, bi);
-				np_sketch_add_one(&d->ivsk[iv][s], v, bi);
+				np_sketch_add_one(&sk.all[s], v, bi);
+				np_sketch_add_one(&sk.ivsk[iv][s], v, bi);
 			}
 			if (f->top >= 0)
-				np_sketch_add_one(&d->top[f->top][s], v, bi);
+				np_sketch_add_one(&sk.top[f->top][s], v, bi);
 		}
 	}
+	ana_sksink_close(&sk, d, t, st->nt);
 }
 
 static void ana_accumulate(struct ana_dctx *d)

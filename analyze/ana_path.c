@@ -416,6 +416,20 @@ static void ana_sort_task(void *ctx, size_t t, size_t t1)
 		s->pe = s->in_place ? ana_pe_upper(s->m) : ana_pe_compact(s->m);
 }
 
+/* The visit order and, beside it on threads, the join's partition byte of
+ * every event (both only read the events). */
+struct ana_prep { const struct ana_model *m; unsigned threads; uint32_t *vis; uint8_t *evb; };
+
+static void ana_prep_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_prep *pr = ctx;
+	if (t == 0)
+		pr->vis = ana_visit_order(pr->m);
+	else
+		pr->evb = ana_pjoin_bytes(pr->m, pr->threads);
+}
+
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -424,16 +438,14 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	size_t n = m->pev.n;
 	const struct ana_pev *ev = m->pev.v;
 	unsigned threads = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
-	p->evpkt = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!p->evpkt) {
-		ana_path_free(p);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		p->evpkt[i] = UINT32_MAX;
 	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
-	uint32_t *vis = n < UINT32_MAX ? ana_visit_order(m) : NULL;
-	if (!vis || ana_pjoin(m, p, vis, n, threads)) {
+	struct ana_prep pr = { .m = m, .threads = threads };
+	if (n < UINT32_MAX)
+		ana_par_tasks(threads > 1 && n >= (1u << 16) ? 2 : 1, ana_prep_task, &pr);
+	uint32_t *vis = pr.vis;
+	int rc = vis ? ana_pjoin(m, p, vis, n, threads, pr.evb) : -1;
+	free(pr.evb);
+	if (rc) {
 		free(vis);
 		ana_path_free(p);
 		return NULL;
@@ -617,11 +629,11 @@ static bool ana_path_owned(const struct ana_model *m, const struct ana_pe *ev, u
 	return t >= m->own_lo && t < m->own_hi;
 }
 
-void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
-			   struct ana_clockpts *cp)
+static void ana_cpts_range(const struct ana_model *m, const struct ana_paths *p,
+			   struct ana_clockpts *cp, size_t lo, size_t hi)
 {
 	const struct ana_pe *ev = p->pe;
-	for (size_t k = 0; k < p->npkts; k++) {
+	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2 || (m->own_set && !ana_path_owned(m, ev + q->head, q->nev)))
 			continue;
@@ -676,4 +688,30 @@ void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
 			ana_clock_add(cp, h[ord[j - 1]].host, h[ord[j - 1]].last, h[ord[j]].host,
 				      h[ord[j]].first);
 	}
+}
+
+/* Threads: packet ranges into sets of their own, merged in range order. */
+struct ana_cpts { const struct ana_model *m; const struct ana_paths *p; unsigned nt;
+		  struct ana_clockpts *cp[ANA_PAR_MAXT]; };
+
+static void ana_cpts_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	const struct ana_cpts *c = ctx;
+	size_t n = c->p->npkts;
+	ana_cpts_range(c->m, c->p, c->cp[t], n * t / c->nt, n * (t + 1) / c->nt);
+}
+
+void ana_path_clock_points(const struct ana_model *m, const struct ana_paths *p,
+			   struct ana_clockpts *cp)
+{
+	struct ana_cpts c = { .m = m, .p = p, .nt = 1, .cp = { cp } };
+	unsigned want = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
+	if (want > ANA_PAR_MAXT)
+		want = ANA_PAR_MAXT;
+	while (cp && p->npkts >= 65536 && c.nt < want && (c.cp[c.nt] = ana_clock_pts_like(cp)))
+		c.nt++;
+	ana_par_tasks(c.nt, ana_cpts_task, &c);
+	for (unsigned t = 1; t < c.nt; t++)
+		ana_clock_pts_merge(cp, c.cp[t]);
 }

@@ -54,12 +54,18 @@ struct ana_paths {
 };
 
 /* The key join (ana_pjoin.c): fills p->pkts (keys, minlen, retransmission
- * group, events joined in nev), p->npkts, p->super and p->evpkt for the
- * events in visit order vis, on threads threads; the same result for any
+ * group, events joined in nev), p->npkts, p->super and allocates p->evpkt
+ * (every event's packet, UINT32_MAX none) for the events in visit order vis
+ * (every event of m once), on threads threads; the same result for any
  * count. On one thread, with p->pending, also the sock_send ranges
- * (p->ranges_done). 0 or -1 (no memory). */
+ * (p->ranges_done). 0 or -1 (no memory). evb: see ana_pjoin_bytes. */
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
-	      unsigned threads);
+	      unsigned threads, const uint8_t *evb);
+/* evb for ana_pjoin on threads (> 1; else NULL): a byte per event saying
+ * its partition, made beside the visit order so that the split of it reads
+ * a byte per event instead of the event. NULL: no memory (ana_pjoin then
+ * reads the events). */
+uint8_t *ana_pjoin_bytes(const struct ana_model *m, unsigned threads);
 
 static inline bool ana_is_egress(int hook)
 {

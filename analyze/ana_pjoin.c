@@ -41,7 +41,7 @@ struct pj_part {
 	const struct ana_pev *ev;
 	const uint32_t *vis;
 	size_t nvis;
-	uint32_t *evpkt;            /* shared: each event written by its partition only */
+	uint32_t *evpkt;            /* one partition: each event's packet */
 	unsigned t, nt;
 	struct pj_pkt *pk;
 	size_t n, cap;
@@ -51,6 +51,7 @@ struct pj_part {
 	struct ana_paths *paths;    /* one partition: the sock_send ranges too */
 	uint32_t *rng;              /* then each packet's range event */
 	size_t nrng, rngcap;
+	const struct pj_split *split;   /* several partitions: the lists to join */
 	struct pj_retx *retx;       /* in local packet order */
 	size_t nretx, retxcap;
 	bool super;                 /* a packet has events of two payload lengths */
@@ -121,7 +122,7 @@ static int pj_grow_slots(struct pj_part *p)
 	return 0;
 }
 
-static uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ack, uint32_t xid,
+static inline __attribute__((always_inline)) uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ack, uint32_t xid,
 		       uint8_t udp, uint32_t pos)
 {
 	__typeof__(p->cache[0]) *c = &p->cache[(hv >> 24) & (PJ_CACHE - 1)];
@@ -204,6 +205,38 @@ static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
 	return 0;
 }
 
+/* Event e (keyed, of this partition, at visit position j) into its packet:
+ * the packet's local index, UINT32_MAX on no memory (p->err set). */
+static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, uint64_t hk,
+				   uint32_t j)
+{
+	uint8_t udp = p->m->flows.v[e->flow].proto == 17;
+	uint32_t k = pj_get(p, pj_hpkt(hk, e->xid, udp), e->seq, e->ack, e->xid, udp, j);
+	if (k == UINT32_MAX) {
+		p->err = -1;
+		return k;
+	}
+	p->njoined++;
+	struct pj_pkt *q = &p->pk[k];
+	q->nev++;
+	if (e->len) {
+		/* two lengths in one packet: the longer is a super-packet */
+		if (q->minlen != UINT32_MAX && e->len != q->minlen)
+			p->super = true;
+		if (e->len < q->minlen)
+			q->minlen = e->len;
+	}
+	return k;
+}
+
+/* The table probe of event f (key hash fh) is a cache miss: started
+ * PJ_AHEAD events early. */
+#define PJ_PREFETCH(p, fl, f, fh) \
+	__builtin_prefetch(&(p)->slot[pj_hpkt((fh), (f)->xid, (fl)[(f)->flow].proto == 17) & \
+				      ((p)->scap - 1)])
+
+/* One partition: every event in visit order, each event's packet (or
+ * UINT32_MAX) into evpkt, and the sock_send ranges with p->rng. */
 static void pj_run(struct pj_part *p)
 {
 	const struct ana_pev *ev = p->ev;
@@ -215,42 +248,137 @@ static void pj_run(struct pj_part *p)
 		uint32_t i = p->vis[j];
 		const struct ana_pev *e = &ev[i];
 		uint64_t hk = ahead[j % PJ_AHEAD];
-		if (j + PJ_AHEAD < p->nvis) {   /* the table probe is a cache miss: start it early */
+		if (j + PJ_AHEAD < p->nvis) {
 			const struct ana_pev *f = &ev[p->vis[j + PJ_AHEAD]];
 			uint64_t fh = pj_hkey_ev(f);
 			ahead[j % PJ_AHEAD] = fh;
-			if (pj_part_of(fh, p->nt) == p->t)
-				__builtin_prefetch(&p->slot[pj_hpkt(fh, f->xid, fl[f->flow].proto == 17) &
-							    (p->scap - 1)]);
+			PJ_PREFETCH(p, fl, f, fh);
 		}
+		p->evpkt[i] = UINT32_MAX;
 		if (!pj_keyed(e)) {
 			if (p->rng)
 				ana_range_open(p->paths, e, i);
 			continue;
 		}
-		if (pj_part_of(hk, p->nt) != p->t)
+		uint32_t k = pj_join_one(p, e, hk, (uint32_t)j);
+		if (k == UINT32_MAX)
 			continue;
-		uint8_t udp = fl[e->flow].proto == 17;
-		uint32_t k = pj_get(p, pj_hpkt(hk, e->xid, udp), e->seq, e->ack, e->xid, udp,
-				    (uint32_t)j);
-		if (k == UINT32_MAX) {
-			p->err = -1;
-			continue;
-		}
 		p->evpkt[i] = k;
-		p->njoined++;
-		if (p->rng && pj_range(p, e, k)) {
+		if (p->rng && pj_range(p, e, k))
 			p->err = -1;
+	}
+	pj_groups(p);
+	free(p->slot);
+	p->slot = NULL;
+}
+
+/* Several partitions: the visit order is split once, not scanned by every
+ * partition. Task r takes range r of it (vis[lo, hi)) and lists the visit
+ * positions of its keyed events per partition t, in order, in list (r, t).
+ * Partition t joins its lists in range order, so it sees its events in
+ * visit order and no other's, and writes each event's local packet over
+ * its entry: the lists then name the packet of every keyed event. Each
+ * task writes only its own lists (no event's evpkt is written by two
+ * threads in one cache line); evpkt is filled after the merge, range by
+ * range. */
+struct pj_split {
+	const struct ana_model *m;
+	const uint32_t *vis;
+	unsigned nt;
+	int err;
+	size_t lo[PJ_MAXT + 1];     /* range r: vis[lo[r], lo[r + 1]) */
+	uint8_t *pb;                /* per visit position: partition | PJ_EGRESS, or PJ_UNKEYED */
+	const uint8_t *evb;         /* the same per event (ana_pjoin_bytes), or NULL */
+	uint32_t *list[PJ_MAXT][PJ_MAXT];   /* [r][t] */
+	size_t cnt[PJ_MAXT][PJ_MAXT], cap[PJ_MAXT][PJ_MAXT];
+};
+
+#define PJ_UNKEYED 0xff         /* a sock_send range: opens one */
+#define PJ_EGRESS  0x80         /* keyed, egress with payload: may take a range */
+
+static inline uint32_t *pj_list(const struct pj_split *s, unsigned r, unsigned t)
+{
+	return s->list[r][t];
+}
+
+/* A list found too short (keys skewed to one partition: a storm of one
+ * packet's copies): half as much room again. */
+static int pj_list_grow(struct pj_split *s, size_t r, unsigned t)
+{
+	size_t nc = s->cap[r][t] + s->cap[r][t] / 2 + 1024;
+	uint32_t *v = realloc(s->list[r][t], nc * sizeof(*v));
+	if (!v)
+		return -1;
+	s->list[r][t] = v;
+	s->cap[r][t] = nc;
+	return 0;
+}
+
+/* Event e's partition byte. */
+static inline uint8_t pj_byte(const struct ana_pev *e, unsigned nt)
+{
+	if (!pj_keyed(e))
+		return PJ_UNKEYED;
+	unsigned t = pj_part_of(pj_hkey_ev(e), nt);
+	return (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
+}
+
+uint8_t *ana_pjoin_bytes(const struct ana_model *m, unsigned threads)
+{
+	unsigned nt = threads > PJ_MAXT ? PJ_MAXT : threads;
+	uint8_t *b = nt > 1 ? malloc(m->pev.n ? m->pev.n : 1) : NULL;
+	for (size_t i = 0; b && i < m->pev.n; i++)
+		b[i] = pj_byte(&m->pev.v[i], nt);
+	return b;
+}
+
+static void pj_split_task(void *ctx, size_t r, size_t r1)
+{
+	(void)r1;
+	struct pj_split *s = ctx;
+	const struct ana_pev *ev = s->m->pev.v;
+	size_t n[PJ_MAXT] = { 0 };
+	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
+		uint8_t b = s->evb ? s->evb[s->vis[j]] : pj_byte(&ev[s->vis[j]], s->nt);
+		s->pb[j] = b;
+		if (b == PJ_UNKEYED)
 			continue;
+		unsigned t = b & ~PJ_EGRESS;
+		if (n[t] == s->cap[r][t] && pj_list_grow(s, r, t)) {
+			s->err = -1;
+			return;
 		}
-		struct pj_pkt *q = &p->pk[k];
-		q->nev++;
-		if (e->len) {
-			/* two lengths in one packet: the longer is a super-packet */
-			if (q->minlen != UINT32_MAX && e->len != q->minlen)
-				p->super = true;
-			if (e->len < q->minlen)
-				q->minlen = e->len;
+		s->list[r][t][n[t]++] = (uint32_t)j;
+	}
+	for (unsigned t = 0; t < s->nt; t++)
+		s->cnt[r][t] = n[t];
+}
+
+/* Partition p's lists, one range after the other (the prefetch ring
+ * restarts at each: nt times per partition). */
+static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
+{
+	const struct ana_pev *ev = p->ev;
+	const struct ana_flow *fl = p->m->flows.v;
+	for (unsigned r = 0; r < s->nt; r++) {
+		uint32_t *en = pj_list(s, r, p->t);
+		size_t n = s->cnt[r][p->t];
+		uint64_t ahead[PJ_AHEAD];
+		for (size_t x = 0; x < PJ_AHEAD && x < n; x++)
+			ahead[x] = pj_hkey_ev(&ev[p->vis[en[x]]]);
+		for (size_t x = 0; x < n; x++) {
+			uint32_t j = en[x];
+			const struct ana_pev *e = &ev[p->vis[j]];
+			uint64_t hk = ahead[x % PJ_AHEAD];
+			if (x + 2 * PJ_AHEAD < n)
+				__builtin_prefetch(&ev[p->vis[en[x + 2 * PJ_AHEAD]]]);
+			if (x + PJ_AHEAD < n) {
+				const struct ana_pev *f = &ev[p->vis[en[x + PJ_AHEAD]]];
+				uint64_t fh = pj_hkey_ev(f);
+				ahead[x % PJ_AHEAD] = fh;
+				PJ_PREFETCH(p, fl, f, fh);
+			}
+			en[x] = pj_join_one(p, e, hk, j);
 		}
 	}
 	pj_groups(p);
@@ -261,7 +389,11 @@ static void pj_run(struct pj_part *p)
 static void pj_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
-	pj_run(&((struct pj_part *)ctx)[t]);
+	struct pj_part *p = &((struct pj_part *)ctx)[t];
+	if (p->split)
+		pj_run_lists(p, p->split);
+	else
+		pj_run(p);
 }
 
 static struct ana_pkt pj_pkt_out(const struct pj_pkt *s, uint32_t g)
@@ -320,15 +452,15 @@ static int pj_take(struct ana_paths *p, struct pj_part *part)
 
 #define PJ_RELEASE (1u << 20)   /* bytes of merged packets given back at a time */
 
-/* Gives the pages of part's packets before local index `upto` (merged, not
- * read again) back to the system: the merged copy grows while the
- * partitions shrink, so the packets are not held twice. Whole pages inside
- * the block only; the free() after writes its own header, faulting at most
- * a fresh zero page. */
-static void pj_release(struct pj_part *part, size_t upto, uintptr_t *done)
+/* Gives the pages of [base, upto) (read, not read again) back to the
+ * system, a megabyte or more at a time: the next array grows while this one
+ * shrinks, so the two are not resident in full at once. Whole pages inside
+ * the block only; a free() after writes its own header, faulting at most a
+ * fresh zero page. */
+static void pj_release(const void *base, const void *upto, uintptr_t *done)
 {
-	uintptr_t pg = 4096, lo = ((uintptr_t)part->pk + pg - 1) & ~(pg - 1);
-	uintptr_t hi = (uintptr_t)(part->pk + upto) & ~(pg - 1);
+	uintptr_t pg = 4096, lo = ((uintptr_t)base + pg - 1) & ~(pg - 1);
+	uintptr_t hi = (uintptr_t)upto & ~(pg - 1);
 	if (*done < lo)
 		*done = lo;
 	if (hi < *done + PJ_RELEASE)
@@ -359,7 +491,7 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 		gmap[best][at[best]] = (uint32_t)g;
 		p->pkts[g] = pj_pkt_out(&part[best].pk[at[best]++], (uint32_t)g);
 		if (!(at[best] & 4095))
-			pj_release(&part[best], at[best], &done[best]);
+			pj_release(part[best].pk, part[best].pk + at[best], &done[best]);
 	}
 	p->npkts = total;
 	for (unsigned t = 0; t < nt; t++) {
@@ -368,20 +500,6 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 		p->njoined += part[t].njoined;
 	}
 	return 0;
-}
-
-/* Partition-local packet indices of events [lo, hi) to global ones. */
-struct pj_remap { const struct ana_model *m; uint32_t *evpkt; uint32_t *const *gmap; unsigned nt; };
-
-static void pj_remap_range(void *ctx, size_t lo, size_t hi)
-{
-	const struct pj_remap *r = ctx;
-	for (size_t i = lo; i < hi; i++) {
-		if (r->evpkt[i] == UINT32_MAX)
-			continue;
-		const struct ana_pev *e = &r->m->pev.v[i];
-		r->evpkt[i] = r->gmap[pj_part_of(pj_hkey_ev(e), r->nt)][r->evpkt[i]];
-	}
 }
 
 /* Several partitions: after their joins, the merge and (with p->pending)
@@ -394,6 +512,7 @@ struct pj_after {
 	const struct ana_model *m;
 	struct ana_paths *p;
 	struct pj_part *part;
+	struct pj_split *split;
 	unsigned nt;
 	uint32_t *gmap[PJ_MAXT];    /* into gall */
 	size_t base[PJ_MAXT], total;
@@ -401,26 +520,40 @@ struct pj_after {
 	int rc;
 };
 
+/* Range r's lists read along the visit order: li[t] is partition t's next
+ * entry. */
+static void pj_cursor(const struct pj_split *s, unsigned r, uint32_t **li)
+{
+	for (unsigned t = 0; t < s->nt; t++)
+		li[t] = pj_list(s, r, t);
+}
+
+/* The ranges in visit order, reading only the events that open or may
+ * take one (the partition bytes say which); the others just move their
+ * list's cursor. */
 static void pj_ranges_by_id(struct pj_after *a)
 {
+	const struct pj_split *s = a->split;
 	const struct ana_pev *ev = a->m->pev.v;
-	const uint32_t *vis = a->part[0].vis;
-	for (size_t j = 0; j < a->part[0].nvis; j++) {
-		uint32_t i = vis[j];
-		const struct ana_pev *e = &ev[i];
-		if (!pj_keyed(e)) {
-			ana_range_open(a->p, e, i);
-			continue;
+	uint32_t *li[PJ_MAXT];
+	for (unsigned r = 0; r < a->nt; r++) {
+		pj_cursor(s, r, li);
+		for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
+			uint8_t b = s->pb[j];
+			if (b == PJ_UNKEYED) {
+				ana_range_open(a->p, &ev[s->vis[j]], s->vis[j]);
+				continue;
+			}
+			uint32_t l = *li[b & ~PJ_EGRESS]++;
+			if (!(b & PJ_EGRESS))
+				continue;
+			size_t id = a->base[b & ~PJ_EGRESS] + l;
+			uint64_t bit = 1ULL << (id & 63);
+			uint32_t rng = a->has_rng[id >> 6] & bit ? 0 : UINT32_MAX;
+			ana_range_take(a->p, &ev[s->vis[j]], (uint32_t)id, &rng);
+			if (rng != UINT32_MAX)
+				a->has_rng[id >> 6] |= bit;
 		}
-		uint32_t l = a->p->evpkt[i];
-		if (l == UINT32_MAX || !e->len || !ana_is_egress(e->hook))
-			continue;
-		size_t id = a->base[pj_part_of(pj_hkey_ev(e), a->nt)] + l;
-		uint64_t bit = 1ULL << (id & 63);
-		uint32_t rng = a->has_rng[id >> 6] & bit ? 0 : UINT32_MAX;
-		ana_range_take(a->p, e, (uint32_t)id, &rng);
-		if (rng != UINT32_MAX)
-			a->has_rng[id >> 6] |= bit;
 	}
 }
 
@@ -438,15 +571,37 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 		pj_ranges_by_id(a);
 }
 
-/* Merge, ranges, then every packet number to its global one. */
+/* evpkt of the events of range r (every one: it was not set before); the
+ * range's lists are handed back as they are read, so that they and evpkt
+ * are not resident in full at once. */
+static void pj_remap_task(void *ctx, size_t r, size_t r1)
+{
+	(void)r1;
+	struct pj_after *a = ctx;
+	const struct pj_split *s = a->split;
+	uint32_t *evpkt = a->p->evpkt, *li[PJ_MAXT];
+	uintptr_t done[PJ_MAXT] = { 0 };
+	pj_cursor(s, (unsigned)r, li);
+	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
+		unsigned t = s->pb[j] & ~PJ_EGRESS;
+		evpkt[s->vis[j]] = s->pb[j] == PJ_UNKEYED ? UINT32_MAX : a->gmap[t][*li[t]++];
+		if (!(j & 0xffff))
+			for (unsigned u = 0; u < a->nt; u++)
+				pj_release(pj_list(s, (unsigned)r, u), li[u], &done[u]);
+	}
+}
+
+/* Merge, ranges, then every event's packet number. */
 static int pj_finish(struct pj_after *a, uint32_t *gall)
 {
 	struct ana_paths *p = a->p;
 	ana_par_tasks(a->has_rng ? 2 : 1, pj_after_task, a);
 	if (a->rc)
 		return -1;
-	struct pj_remap rm = { a->m, p->evpkt, a->gmap, a->nt };
-	ana_par_for(a->m->pev.n, a->nt, pj_remap_range, &rm);
+	/* only now: in the heap pages the partitions' packets gave back */
+	if (!(p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t))))
+		return -1;
+	ana_par_tasks(a->nt, pj_remap_task, a);
 	if (!a->has_rng)
 		return 0;
 	for (size_t j = 0; j < p->nextra; j++) {
@@ -458,19 +613,60 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 	return 0;
 }
 
+/* The lists' room: a partition's share of the range and an eighth more
+ * (keys hash evenly), grown when short. */
+static int pj_split_init(struct pj_split *s, const struct ana_model *m, const uint32_t *vis,
+			 size_t nvis, unsigned nt, const uint8_t *evb)
+{
+	s->m = m;
+	s->vis = vis;
+	s->evb = evb;
+	s->nt = nt;
+	for (unsigned r = 0; r <= nt; r++)
+		s->lo[r] = nvis * r / nt;
+	if (!(s->pb = malloc(nvis ? nvis : 1)))
+		return -1;
+	for (unsigned r = 0; r < nt; r++)
+		for (unsigned t = 0; t < nt; t++) {
+			size_t len = s->lo[r + 1] - s->lo[r];
+			s->cap[r][t] = len / nt + len / 8 + 1024;
+			if (!(s->list[r][t] = malloc(s->cap[r][t] * sizeof(uint32_t))))
+				return -1;
+		}
+	ana_par_tasks(nt, pj_split_task, s);
+	return s->err;
+}
+
+static void pj_split_free(struct pj_split *s)
+{
+	free(s->pb);
+	for (unsigned r = 0; r < s->nt; r++)
+		for (unsigned t = 0; t < s->nt; t++)
+			free(s->list[r][t]);
+}
+
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
-	      unsigned threads)
+	      unsigned threads, const uint8_t *evb)
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
-	struct pj_after a = { .m = m, .p = p, .part = part, .nt = nt };
+	struct pj_split *split = nt > 1 ? calloc(1, sizeof(*split)) : NULL;
+	struct pj_after a = { .m = m, .p = p, .part = part, .split = split, .nt = nt };
 	uint32_t *gall = NULL;
 	int rc = -1;
-	if (!part)
+	if (!part || (nt > 1 && !split)) {
+		free(part);
+		free(split);
 		return -1;
+	}
+	/* one partition writes every event's packet as it goes (before the
+	 * tables: in this order the join ran fastest) */
+	if (nt == 1 && !(p->evpkt = malloc((nvis ? nvis : 1) * sizeof(uint32_t))))
+		goto out;
 	for (unsigned t = 0; t < nt; t++) {
 		part[t] = (struct pj_part){ .m = m, .ev = m->pev.v, .vis = vis, .nvis = nvis,
-					    .evpkt = p->evpkt, .t = t, .nt = nt };
+					    .evpkt = p->evpkt,
+					    .split = split, .t = t, .nt = nt };
 		/* sized for the expected packets: about one per 4 events */
 		part[t].scap = 1024;
 		while (part[t].scap < nvis / 2 / nt)
@@ -491,6 +687,8 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 				goto out;
 		}
 	}
+	if (split && pj_split_init(split, m, vis, nvis, nt, evb))
+		goto out;
 	ana_par_tasks(nt, pj_task, part);
 	for (unsigned t = 0; t < nt; t++)
 		if (part[t].err)
@@ -521,6 +719,10 @@ out:
 		free(part[t].rng);
 	}
 	free(part);
+	if (split) {
+		pj_split_free(split);
+		free(split);
+	}
 	free(gall);
 	free(a.has_rng);
 	return rc;
