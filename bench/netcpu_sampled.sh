@@ -27,17 +27,8 @@ T=${BENCH_T:-5}
 REPS=${REPS:-2}
 NSA=ncs-bench-a NSB=ncs-bench-b IPA=10.78.19.1 IPB=10.78.19.2
 TMP=$(mktemp -d /tmp/np-bench-ncsampled.XXXXXX)
-PIDS=()
-
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-[ "$(id -u)" -eq 0 ] || { echo "bench/netcpu_sampled.sh: needs root" >&2; exit 1; }
+. "$ROOT/bench/txn_lib.sh"   # txn_traps: PIDS, namespaces and $TMP cleaned on exit
+txn_traps
 for t in iperf3 wrk nginx; do
 	command -v $t >/dev/null || { echo "bench/netcpu_sampled.sh: $t missing" >&2; exit 1; }
 done

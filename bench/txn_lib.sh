@@ -1,5 +1,5 @@
-# Sourced by bench/txn_usercost.sh, bench/txn_reqcost.sh and
-# bench/txn_cpupair.sh: the setup of bench/record.sh in small.
+# Sourced by bench/txn_usercost.sh, bench/txn_reqcost.sh,
+# bench/txn_cpupair.sh and bench/netcpu_sampled.sh (txn_traps only): the setup of bench/record.sh in small.
 # txn_traps: on exit, PIDS killed, namespaces $NSA and $NSB and $TMP
 # removed; needs root. txn_setup_nginx IFPREFIX: namespaces $NSA and
 # $NSB joined by veth IFPREFIXa0 ($IPA) <-> IFPREFIXb0 ($IPB), nginx (one
