@@ -31,18 +31,9 @@ IPA=10.77.31.1 IPB=10.77.31.2
 MODES_TXT=${HC_MODES:-"def $NP_BUILD"}
 PHASES=${HC_PHASES:-iperf3 wrk rr}   # also: paced (wrk with PACE_MS, 1, between requests), cold (below)
 TMP=$(mktemp -d /tmp/np-bench-hookcost.XXXXXX)
-PIDS=()
 REC=
-
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-[ "$(id -u)" -eq 0 ] || { echo "hookcost: needs root" >&2; exit 1; }
+. "$ROOT/bench/txn_lib.sh"
+txn_traps   # PIDS killed, namespaces and $TMP removed on exit; needs root
 for t in iperf3 wrk nginx taskset bpftool python3; do
 	command -v $t >/dev/null || { echo "hookcost: $t missing (make deps)" >&2; exit 1; }
 done
@@ -59,7 +50,6 @@ for _ in $(seq 50); do [ -e "$TMP/stats.ready" ] && break; sleep 0.1; done
 
 # namespaces, veth, nginx in B (bench/txn_lib.sh); then as bench/record.sh:
 # data to CPU 0, ACKs to CPU 1 (no reordering), the nginx worker on CPU 1
-source "$ROOT/bench/txn_lib.sh"
 txn_setup_nginx hcv
 ip netns exec $NSB sh -c "echo 1 > /sys/class/net/hcvb0/queues/rx-0/rps_cpus"
 ip netns exec $NSA sh -c "echo 2 > /sys/class/net/hcva0/queues/rx-0/rps_cpus"

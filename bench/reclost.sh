@@ -22,16 +22,8 @@ NPREPORT=$NP_BUILD/npreport
 T=${BENCH_T:-3} RUNS=${RUNS:-10} IDLE_T=${IDLE_T:-0}
 NSA=rclost-a NSB=rclost-b IPA=10.77.19.1 IPB=10.77.19.2
 TMP=$(mktemp -d /tmp/np-reclost.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 . "$ROOT/bench/txn_lib.sh"
+txn_traps   # PIDS killed, namespaces and $TMP removed on exit; needs root
 txn_setup_nginx rclost
 # RPS as bench/record.sh: data to CPU 0, ACKs to CPU 1
 ip netns exec $NSB sh -c 'echo 1 > /sys/class/net/rclostb0/queues/rx-0/rps_cpus'

@@ -1,4 +1,5 @@
-# Sourced by bench/txn_usercost.sh, bench/txn_reqcost.sh,
+# Sourced by bench/txn_usercost.sh, bench/txn_reqcost.sh, bench/reclost.sh,
+# bench/hookcost.sh,
 # bench/txn_cpupair.sh and bench/netcpu_sampled.sh (txn_traps only): the setup of bench/record.sh in small.
 # txn_traps: on exit, PIDS killed, namespaces $NSA and $NSB and $TMP
 # removed; needs root. txn_setup_nginx IFPREFIX: namespaces $NSA and
@@ -28,6 +29,7 @@ txn_traps() {
 	PIDS=()
 	txn_cleanup() {
 		for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+		sleep 0.3
 		for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
 		rm -rf "$TMP"
 	}
