@@ -727,14 +727,12 @@ static void sampled_default(void)
  * exact must not exceed the high end of the 99.99 % interval (Poisson
  * score interval, relative half-width ~3.9/sqrt(n)) of the sampled count
  * plus the samples in the exact clock's own programs (probe), which the
- * exact figure holds and the sampled one, as at --netcpu sample, has not:
- * no allowance on that side (docs/NETCPU.md "Sampled against exact"; it
- * explains the low readings, 0.49-0.88 bare, up to 25 % probe share when
- * other tracers run on the same hooks). On the other side the sampled
- * figure may exceed its interval's high ratio by XC_EXCESS (was +0.30 on
- * both sides): on a machine without other tracers send read 1.12-1.14 x
- * exact here (3 of 6 runs outside the bare interval) and 1.12-1.20 in
- * quiet runs before, receive 1.04-1.07; that excess lies in samples taken
+ * exact figure holds and the sampled one, as at --netcpu sample, has not
+ * (docs/NETCPU.md "Sampled against exact": up to 25 % probe share when
+ * other tracers run on the same hooks), with an allowance XC_SHORT on the
+ * ratio. On the other side the sampled figure may exceed its interval's
+ * high ratio by XC_EXCESS: on the quiet machine send read 1.12-1.27 x
+ * exact (16 runs, never inside the bare interval); that excess lies in samples taken
  * while the exact clock runs and is not explained. Each run prints the
  * bare ratio, whether the bare interval covered exact (issue 24's target),
  * the ratio with probe and the samples outside the exact clock (the
