@@ -275,6 +275,38 @@ static __always_inline __u64 req_start(__u64 now)
 	return now;
 }
 
+/* When the first segment of a client's request left, from its socket:
+ * TCP stamps first_tx_mstamp (us, the transmit clock: CLOCK_MONOTONIC as
+ * bpf_ktime_get_ns) when it transmits a segment with nothing in flight,
+ * which a request after a complete response is (the response acked the
+ * previous request). That is the send's copy plus ~a microsecond after
+ * its entry, and it replaces a program on tcp:tcp_sendmsg_locked, which
+ * ran on every segment-sized chunk of every TCP send of the machine
+ * (~150-300 ns each, issue 24). A stamp from before lo (the previous
+ * response's last receive, or the handshake's end; 0: neither seen) is
+ * another window's (the request is not transmitted yet, or pipelined
+ * behind unacked data): then the end of the send (now). The stamp's us
+ * truncation may put it up to 1 us before lo. */
+static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, __u64 now, bool btf)
+{
+	__u64 us;
+
+	if (!lo)
+		return now;
+	if (btf) {
+		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (!tp)
+			return now;
+		us = tp->first_tx_mstamp;
+	} else {
+		us = BPF_CORE_READ((const struct tcp_sock *)sk, first_tx_mstamp);
+	}
+	__u64 t = us * 1000;
+	if (t + 1000 <= lo || t > now)
+		return now;
+	return t < lo ? lo : t;
+}
+
 /* ---- HTTP/1.x request line ---- */
 
 static __always_inline bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
@@ -916,11 +948,14 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	__u64 now = bpf_ktime_get_ns();
 	bool req = (c->k.role == TXN_ROLE_CLIENT) == tx;
 	if (req) {
-		/* a client's request normally began at its send's start (the
-		 * syscall entry netcpu stamped, or txn_sendmsg); without
-		 * either, here. A server's, when it received it. */
+		/* a client's request began at its send's start (the syscall
+		 * entry netcpu stamped), or when its first segment left (the
+		 * socket's stamp), or at txn_sendmsg (NPREC_TEST_TXN_SENDMSG=1:
+		 * the phase is PH_REQ already); without any, here. A
+		 * server's, when it received it. */
 		if (c->phase != PH_REQ)
-			req_begin(c, tx && txn_nc_start ? req_start(now) : now, btf);
+			req_begin(c, !tx ? now : txn_nc_start ? req_start(now) : sk_tx_start(sk, c->last_ns, now, btf),
+				  btf);
 		if (c->parse) {
 			c->parse = 0;
 			c->path_due = 0;
@@ -999,6 +1034,14 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		}
 		conn_forget(sk, btf);
 		conn_get(sk, newstate == RC_TCP_SYN_SENT ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
+		return 0;
+	}
+	if (newstate == RC_TCP_ESTABLISHED && oldstate == RC_TCP_SYN_SENT) {
+		/* a client's handshake is over: the lower bound of its first
+		 * request's start (sk_tx_start; the SYN's stamp is older) */
+		struct txn_conn *c = conn_find(sk, btf);
+		if (c && c->phase == PH_IDLE)
+			c->last_ns = bpf_ktime_get_ns();
 		return 0;
 	}
 	if (newstate != RC_TCP_FIN_WAIT1 && newstate != RC_TCP_LAST_ACK && newstate != RC_TCP_CLOSE)

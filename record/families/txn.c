@@ -83,7 +83,8 @@ struct rc_txn {
 	struct rc_pathkey pathkey;      /* path_hash: keyed with --redact-paths (pathhash.h) */
 	bool buffered;                  /* txn_buffered: flush by txn_flush_iter at snapshots */
 	bool nc_start;                  /* txn_nc_start: request starts from netcpu's stamps */
-	size_t ntps;                    /* tps in use (without tcp_sendmsg_locked when nc_start) */
+	bool sendmsg;                   /* tcp_sendmsg_locked hooked (NPREC_TEST_TXN_SENDMSG=1) */
+	size_t ntps;                    /* tps in use (without tcp_sendmsg_locked unless sendmsg) */
 	uint64_t flush_failed;          /* snapshots whose flush failed (counted as lost) */
 	int ncpus;
 	void *vbuf;
@@ -255,7 +256,7 @@ static void rc_txn_tps(struct rc_txn *t)
 		  .hub_hook = HUB_SOCK_RECV, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_recv },
 		[RC_TXN_TP_STATE] = { .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
 		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_state },
-		/* the client's start time: without it, the end of its first send */
+		/* the client's start time, with NPREC_TEST_TXN_SENDMSG=1 only */
 		[RC_TXN_TP_SENDMSG] = { .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
 	};
 	memcpy(t->tps, v, sizeof(v));
@@ -273,11 +274,14 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	rc_size_pcpu_map(t->skel->maps.txn_sketch, t->ncpus);
 	rc_txn_tps(t);
 	/* a client request's start: the syscall entry netcpu stamps (its
-	 * programs run anyway) instead of a program on tcp_sendmsg_locked.
-	 * NPREC_TEST_TXN_SENDMSG=1 keeps the hook (bench A/B, tests). */
+	 * programs run anyway; netcpu stamps syscalls only with --netcpu
+	 * exact), else its first segment's transmit stamp in the socket
+	 * (bpf/txn.bpf.c sk_tx_start), instead of a program on every chunk
+	 * of every TCP send (tcp_sendmsg_locked, issue 24).
+	 * NPREC_TEST_TXN_SENDMSG=1 hooks it again (bench A/B, tests). */
 	const char *keep = getenv("NPREC_TEST_TXN_SENDMSG");
-	/* netcpu stamps syscalls only with --netcpu exact (issue 24) */
-	t->nc_start = !ctx->cfg->no_netcpu && ctx->cfg->netcpu_exact && !(keep && *keep == '1');
+	t->sendmsg = keep && *keep == '1';
+	t->nc_start = !ctx->cfg->no_netcpu && ctx->cfg->netcpu_exact && !t->sendmsg;
 	t->skel->rodata->txn_nc_start = t->nc_start;
 	/* the flush's fallback into the map for half the connections (rec_txn.sh) */
 	const char *sf = getenv("NPREC_TEST_TXN_SEQFULL");
@@ -290,8 +294,8 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	t->ev_auto = n == 0;
 	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
 	t->skel->data->txn_ev_keep = t->ev_keep;
-	t->ntps = t->nc_start ? RC_TXN_TP_SENDMSG : RC_TXN_NTP;
-	if (t->nc_start) {
+	t->ntps = t->sendmsg ? RC_TXN_NTP : RC_TXN_TP_SENDMSG;
+	if (!t->sendmsg) {
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].raw_prog, false);
 	}
@@ -400,10 +404,13 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 		rc_txn_close(t);
 		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;   /* no such tracepoint: family off */
 	}
-	if (t->nc_start) {
+	if (!t->sendmsg)
 		rec_probe(ctx, RC_TXN_FAMILY, "tcp_sendmsg_locked", REC_PROBE_SKIPPED,
-			  "not needed: a client request starts at its send syscall's entry, "
-			  "from netcpu's stamps (at the send's end where there is none)");
+			  t->nc_start ? "not needed: a client request starts at its send syscall's entry, "
+					"from netcpu's stamps (at the send's end where there is none)"
+				      : "not needed: a client request starts when its first segment "
+					"is transmitted, from the socket's stamp (at the send's end where there is none)");
+	if (t->nc_start) {
 		/* netcpu loads with this copy of its per-CPU op slots instead of its own */
 		int rc2 = rec_shared_map_put(ctx, "nc_cpus", bpf_map__fd(t->skel->maps.nc_cpus));
 		if (rc2) {

@@ -64,11 +64,15 @@ done
 # every event (the default keeps 1 in 16 connections' once they pass 2000/s)
 bg "$NPREC" -q --txn-events all --netns $NSA -o "$E2E_TMP/a.npr"; PA=$BG_PID
 bg "$NPREC" -q --txn-events all --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
-for f in a b; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
+# the client's request starts as tcp:tcp_sendmsg_locked saw them (the hook
+# the defaults no longer load), to pair with a.npr's below
+NPREC_TEST_TXN_SENDMSG=1 bg "$NPREC" -q --txn-events all --no-flows --no-netcpu --no-threads \
+	--netns $NSA -o "$E2E_TMP/sm.npr"; PSM=$BG_PID
+for f in a b sm; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
 OUT=$(ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$K" -c 4 -u /index.html)
 echo "client: $OUT" >&2
 sleep 1.2   # let one snapshot interval pass so the close is seen
-kill -INT $PA $PB; wait $PA; RA=$?; wait $PB; RB=$?
+kill -INT $PA $PB $PSM; wait $PA; RA=$?; wait $PB; RB=$?; wait $PSM
 check "nprec (client ns) exit 0" [ "$RA" -eq 0 ]
 check "nprec (server ns) exit 0" [ "$RB" -eq 0 ]
 
@@ -101,6 +105,42 @@ check "p50 recorded ${AP50:-?} ns within 5% of client ${CP50} ns" within "${AP50
 check "p99 recorded ${AP99:-?} ns within 5% or 50 us of client ${CP99} ns" \
 	awk -v a="${AP99:-0}" -v b="$CP99" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=b*0.05 || d<=50000)}'
 check "no lost transaction events" [ "$("$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR lost txn)" -eq 0 ]
+# The defaults take a client request's start from its socket's stamp of
+# the first segment's transmission, tcp_sendmsg_locked's recorder at the
+# send's start before the copy: the same transactions (paired by their
+# end, the same hook in both) must start within 2 % of the client's own
+# p50 of each other (the stamp is ~1 us later; the send's end, where a
+# stamp that is not this request's leaves it, is >10 us later here: the
+# server's receive runs inside the client's send on veth). Prints the
+# paired start difference (a - sm): median, p10, p90.
+"$NPREPORT" dump "$E2E_TMP/sm.npr" > "$E2E_TMP/sm.dump"
+"$NPREPORT" dump "$E2E_TMP/a.npr" > "$E2E_TMP/a.dump"
+read -r SMN SMD SMD10 SMD90 < <(python3 - "$E2E_TMP/a.dump" "$E2E_TMP/sm.dump" <<'PY'
+import json, sys
+def ev(path):
+    out = []
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("type") != "txn_events":
+            continue
+        b, t = r["body"], 0
+        for i in range(b["n"]):
+            t += b["start_ns_d"][i]
+            if b["role"][i] == 1:
+                out.append((t + b["dur_ns"][i], t))
+    return sorted(out)
+a, s = ev(sys.argv[1]), ev(sys.argv[2])
+d = sorted(x[1] - y[1] for x, y in zip(a, s) if abs(x[0] - y[0]) < 20000)
+q = lambda f: d[int(f * (len(d) - 1))] if d else 0
+print(len(d), q(0.5), q(0.1), q(0.9))
+PY
+)
+echo "request start, socket stamp - tcp_sendmsg_locked, $SMN paired: median $SMD ns, p10 $SMD10, p90 $SMD90" >&2
+check "tcp_sendmsg_locked recorder: $EXP client transactions" \
+	[ "$($NPR txn < "$E2E_TMP/sm.dump" | awk '$1 == "client" {print $2}')" = "$EXP" ]
+check "paired starts: >= 95 % of $EXP paired ($SMN)" [ "${SMN:-0}" -ge $((EXP * 95 / 100)) ]
+check "request start from the socket's stamp within 2 % of p50 ($CP50 ns) of tcp_sendmsg_locked's (median ${SMD:-?} ns)" \
+	awk -v d="${SMD:-1e18}" -v p="$CP50" 'BEGIN{if(d<0)d=-d; exit !(d <= p*0.02)}'
 
 # Phase 2 (after the latency measurement, which runs with one recorder per
 # namespace as in real use): filters and the raw_tp fallback on K2 requests.
@@ -112,7 +152,7 @@ bg "$NPREC" -q --no-flows --pid "${WORKER:-1}" -o "$E2E_TMP/fpid.npr"; PF1=$BG_P
 bg "$NPREC" -q --no-flows --pid 1 -o "$E2E_TMP/fnone.npr"; PF2=$BG_PID
 bg "$NPREC" -q --no-flows --host 10.77.$SUB.99 -o "$E2E_TMP/fhost.npr"; PF3=$BG_PID
 NPREC_TEST_FORCE_RAW_TP=1 bg "$NPREC" -q --no-flows --netns $NSA -o "$E2E_TMP/raw.npr"; PF4=$BG_PID
-# without netcpu a client request's start comes from tcp_sendmsg_locked
+# without netcpu a client request's start comes from the socket's stamp
 bg "$NPREC" -q --no-flows --no-netcpu --netns $NSA -o "$E2E_TMP/nonc.npr"; PF6=$BG_PID
 bg "$NPREC" -q --no-flows --host 10.77.$SUB.2 -o "$E2E_TMP/fhost2.npr"; PF5=$BG_PID
 for f in fpid fnone fhost raw fhost2 nonc; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
@@ -129,12 +169,15 @@ check "--host 10.77.$SUB.2: $K2 client and $K2 server transactions" \
 	[ "$(role_count "$E2E_TMP/fhost2.npr" client)" = "$K2" -a "$(role_count "$E2E_TMP/fhost2.npr" server)" = "$K2" ]
 check "raw_tp fallback: $K2 client transactions" [ "$(role_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
 check "--no-netcpu: $K2 client transactions" [ "$(role_count "$E2E_TMP/nonc.npr" client)" = "$K2" ]
-check "--no-netcpu: request starts from tcp_sendmsg_locked (hooked)" \
-	bash -c "'$NPREPORT' dump '$E2E_TMP/nonc.npr' | $NPR probes | grep -q '^txn tp_btf/tcp_sendmsg_locked attached'"
+check "--no-netcpu: request starts from the socket's stamp (tcp_sendmsg_locked not hooked)" \
+	bash -c "'$NPREPORT' dump '$E2E_TMP/nonc.npr' | $NPR probes | grep -q '^txn tcp_sendmsg_locked skipped.*socket.s stamp'"
 # netcpu stamps syscalls only with --netcpu exact (issue 24): at defaults
-# txn hooks tcp_sendmsg_locked itself
-check "defaults: request starts from tcp_sendmsg_locked (netcpu sampled, no stamps)" \
-	bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep -q '^txn tp_btf/tcp_sendmsg_locked attached'"
+# neither its stamps nor tcp_sendmsg_locked (issue 24: a program on every
+# chunk of every TCP send)
+check "defaults: request starts from the socket's stamp (netcpu sampled, no stamps)" \
+	grep -q '^txn tcp_sendmsg_locked skipped.*socket.s stamp' < <($NPR probes < "$E2E_TMP/a.dump")
+check "NPREC_TEST_TXN_SENDMSG=1: tcp_sendmsg_locked hooked" \
+	grep -q '^txn tp_btf/tcp_sendmsg_locked attached' < <($NPR probes < "$E2E_TMP/sm.dump")
 sk_count() { "$NPREPORT" dump "$1" | $NPR txn | awk -v r="$2" '$1==r {print $9}'; }
 check "raw_tp fallback: sketch holds $K2" [ "$(sk_count "$E2E_TMP/raw.npr" client)" = "$K2" ]
 
