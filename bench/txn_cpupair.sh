@@ -23,25 +23,15 @@ txn_setup_nginx txcp
 echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
 
-# on-CPU time of all its threads (schedstat: ns, not clock ticks)
-cpu_ms() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.1f", s / 1e6}'; }
-# wait until nprec has written its file and its start-up is over (its
-# CPU stops growing)
-ready() {
-	local c0 c1
-	for _ in $(seq 100); do [ -s "$2" ] && break; sleep 0.1; done
-	c1=$(cpu_ms "$1")
-	for _ in $(seq 30); do sleep 0.5; c0=$c1; c1=$(cpu_ms "$1"); awk -v a="$c0" -v b="$c1" 'BEGIN {exit !(b - a < 5)}' && break; done
-}
 round() {   # round FIRST SECOND -> "cpu_first cpu_second req/s"
 	"$1" -q ${NPREC_ARGS:-} -o "$TMP/1.npr" 2>/dev/null & local p1=$!; PIDS+=($p1)
-	ready $p1 "$TMP/1.npr"
+	txn_ready $p1 "$TMP/1.npr"
 	"$2" -q ${NPREC_ARGS:-} -o "$TMP/2.npr" 2>/dev/null & local p2=$!; PIDS+=($p2)
-	ready $p2 "$TMP/2.npr"
+	txn_ready $p2 "$TMP/2.npr"
 	local a0 b0 a1 b1
-	a0=$(cpu_ms $p1) b0=$(cpu_ms $p2)
+	a0=$(txn_cpu_ms $p1) b0=$(txn_cpu_ms $p2)
 	ip netns exec $NSA wrk -t1 -c8 -d"${T}s" -s "$TMP/pace.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1
-	a1=$(cpu_ms $p1) b1=$(cpu_ms $p2)
+	a1=$(txn_cpu_ms $p1) b1=$(txn_cpu_ms $p2)
 	kill -INT $p1 $p2; wait $p1 $p2 2>/dev/null
 	echo "$(awk -v x="$a0" -v y="$a1" 'BEGIN {print y - x}') $(awk -v x="$b0" -v y="$b1" 'BEGIN {print y - x}') $(awk '/^Requests\/sec/ {printf "%.0f", $2}' "$TMP/wrk.out")"
 }

@@ -5,7 +5,9 @@
 # removed; needs root. txn_setup_nginx IFPREFIX: namespaces $NSA and
 # $NSB joined by veth IFPREFIXa0 ($IPA) <-> IFPREFIXb0 ($IPB), nginx (one
 # worker, keep-alive, 4 KiB index.html under $TMP) listening on $IPB:8080
-# in $NSB; its master's pid in NGM and in PIDS.
+# in $NSB; its master's pid in NGM and in PIDS. txn_cpu_ms PID: on-CPU ms
+# of all its threads; txn_ready PID FILE: nprec has written FILE and its
+# start-up is over (its CPU stopped growing).
 txn_setup_nginx() {
 	local a=${1}a0 b=${1}b0 ns
 	for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
@@ -36,4 +38,13 @@ txn_traps() {
 	trap txn_cleanup EXIT
 	trap 'exit 130' INT TERM
 	[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
+}
+
+# on-CPU time of all its threads (schedstat: ns, not clock ticks)
+txn_cpu_ms() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.1f", s / 1e6}'; }
+txn_ready() {
+	local c0 c1
+	for _ in $(seq 100); do [ -s "$2" ] && break; sleep 0.1; done
+	c1=$(txn_cpu_ms "$1")
+	for _ in $(seq 30); do sleep 0.5; c0=$c1; c1=$(txn_cpu_ms "$1"); awk -v a="$c0" -v b="$c1" 'BEGIN {exit !(b - a < 5)}' && break; done
 }
