@@ -44,13 +44,14 @@ const volatile bool txn_http = true;       /* read request lines for method + pa
  * user space lowers it while recording (--txn-events auto). */
 __u32 txn_ev_keep = TXN_EV_ALL;
 
-/* Per socket: where the current transaction is. */
-/* The first 48 bytes are all a send/recv that starts no request touches:
- * in socket storage they share one cache line with the storage's map
- * pointer that the lookup reads (the data begins 8 or 16 bytes into a
- * line), instead of two lines (issue 24: under paced load the hooks run
- * cache-cold, and their misses, not their instructions, are the cost). A
- * request's start also touches the line after the pad. */
+/* Per socket: where the current transaction is. The first 48 bytes are
+ * all a send/recv that starts no request touches: in socket storage they
+ * share one cache line with the storage's map pointer that the lookup
+ * reads (the element's data part is line-aligned, the data 8 bytes in;
+ * 48 bytes would fit 16 bytes in too), instead of two lines (issue 24:
+ * under paced load the hooks run cache-cold, and their misses, not their
+ * instructions, are the cost). A request's start also touches the line
+ * after the pad. */
 struct txn_conn {
 	__u8  role;                 /* k.role, for the hot path */
 	__u8  phase, keyed;
