@@ -23,6 +23,8 @@
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
 #define PD_AHEAD (1u << 21)    /* bytes of the event array made present ahead of the reader */
+#define PD_PEV_SMALL (1u << 16) /* events the event array holds before it is reserved large */
+#define PD_PEV_RESERVE (1u << 24) /* events reserved then (512 MB of address space, not of memory) */
 
 /* A flow of one record: its id in the recording and what its events add
  * to the host (counted here, added only when the flow is found). */
@@ -366,6 +368,33 @@ again:
 		pd_emit(o, &pc, o->pre + b, k, has);
 	}
 }
+/* Room for need events in the model's event array. Past PD_PEV_SMALL the
+ * array is reserved at PD_PEV_RESERVE events at once: a block that large
+ * is its own mapping in malloc (over M_MMAP_THRESHOLD, which npanalyze
+ * sets to 256 MB), so it grows by mremap afterwards instead of being
+ * copied (a block in the heap is copied whenever it is not the heap's
+ * last, and the step past 256 MB copied it into a fresh mapping: ~0.1 s
+ * of the 10 M-event case), and untouched pages of it are neither memory
+ * nor counted. Not marked for transparent huge pages: on the VMs measured
+ * (free page reporting to the host) a fresh huge page cost more to clear
+ * than the 512 faults it saves (docs/BENCHMARKS.md). 0, or -ENOMEM. */
+static int pd_pev_grow(struct ana_model *m, size_t need)
+{
+	if (need <= m->pev.cap)
+		return 0;
+	size_t nc = m->pev.cap ? m->pev.cap : 16;
+	while (nc < need)
+		nc *= 2;
+	if (nc > PD_PEV_SMALL && nc < PD_PEV_RESERVE)
+		nc = PD_PEV_RESERVE;
+	void *p = realloc(m->pev.v, nc * sizeof(struct ana_pev));
+	if (!p)
+		return -ENOMEM;
+	m->pev.v = p;
+	m->pev.cap = nc;
+	return 0;
+}
+
 /* Appends one record's events to the model (the caller's thread only).
  * Flows are looked up (and created) in order of first appearance, as a
  * walk over the events would; an event whose flow cannot be had is left
@@ -381,7 +410,7 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 	h->capped_events += o->capped;
 	uint32_t map1[64], *map = o->nfl <= 64 ? map1 : malloc(o->nfl * sizeof(*map));
 	if (!o->n || !map ||
-	    ana_vec_grow((void **)&m->pev.v, &m->pev.cap, m->pev.n + o->n, sizeof(struct ana_pev))) {
+	    pd_pev_grow(m, m->pev.n + o->n)) {
 		if (map != map1)
 			free(map);
 		return;
