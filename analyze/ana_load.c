@@ -749,9 +749,10 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 		return -ENOMEM;
 	/* decompression ahead of the reader (through an index: the window's
 	 * chunks only, np_reader_next_chunk) */
-	struct ana_read *ahead = threads > 1 ? ana_read_new(r, threads - 1) : NULL;
-	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
+	bool bounded = limit || (m->opt && m->opt->window_ns);
+	struct ana_read *ahead = threads > 1 ? ana_read_new(r, threads - 1, bounded) : NULL;
+	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	bool over = false;
 	while (more == 1 && !over) {
 		ana_load_record(c, &rec);

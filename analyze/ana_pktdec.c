@@ -22,7 +22,7 @@
 #define PD_MAXTHREADS 64
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
-#define PD_AHEAD (1u << 21)    /* bytes of the event array made present ahead of the reader */
+#define PD_AHEAD (1u << 23)    /* bytes of the event array made present ahead of the reader */
 #define PD_PEV_SMALL (1u << 16) /* events the event array holds before it is reserved large */
 #define PD_PEV_RESERVE (1u << 24) /* events reserved then (512 MB of address space, not of memory) */
 
@@ -448,6 +448,25 @@ static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *re
 	pd_commit(d->m, host, &d->inl);
 }
 
+/* Decodes the oldest job no thread took yet (mu held, released while
+ * decoding). Run by the workers, and by the reading thread instead of
+ * waiting for a worker to finish the job it appends next. */
+static void pd_run_next(struct ana_pktdec *d)
+{
+	struct pd_job *j = &d->ring[d->take++ % d->depth];
+	pthread_mutex_unlock(&d->mu);
+	if (j->indexed || pktcols_raw_open(&j->body, j->raw, j->len) == 0)
+		pd_build(&j->evs, &j->body);
+	else
+		j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
+			j->evs.prog_missed = j->evs.capped = 0;
+	free(j->raw);               /* not kept: the slots' copies would add to the peak */
+	j->raw = NULL;
+	pthread_mutex_lock(&d->mu);
+	j->done = true;
+	pthread_cond_broadcast(&d->done);
+}
+
 static void *pd_worker(void *arg)
 {
 	struct ana_pktdec *d = arg;
@@ -466,18 +485,7 @@ static void *pd_worker(void *arg)
 		}
 		if (d->take == d->tail)
 			break;
-		struct pd_job *j = &d->ring[d->take++ % d->depth];
-		pthread_mutex_unlock(&d->mu);
-		if (j->indexed || pktcols_raw_open(&j->body, j->raw, j->len) == 0)
-			pd_build(&j->evs, &j->body);
-		else
-			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
-				j->evs.prog_missed = j->evs.capped = 0;
-		free(j->raw);               /* not kept: the slots' copies would add to the peak */
-		j->raw = NULL;
-		pthread_mutex_lock(&d->mu);
-		j->done = true;
-		pthread_cond_broadcast(&d->done);
+		pd_run_next(d);
 	}
 	pthread_mutex_unlock(&d->mu);
 	return NULL;
@@ -524,7 +532,7 @@ static void pd_populate_ahead(struct ana_pktdec *d)
 	uint8_t *b = (uint8_t *)(((uintptr_t)(cap - end > PD_AHEAD ? end + PD_AHEAD : cap)) & ~(pg - 1));
 	if (d->popped > a && d->popped <= b)
 		a = d->popped;      /* the array did not move: the rest of the range only */
-	if (!v || b <= a || b - a < PD_AHEAD / 4)
+	if (!v || b <= a || b - a < PD_AHEAD / 8)
 		return;
 	d->popped = b;
 	pthread_mutex_lock(&d->mu);
@@ -539,8 +547,12 @@ static void pd_commit_head(struct ana_pktdec *d)
 {
 	struct pd_job *j = &d->ring[d->head % d->depth];
 	pthread_mutex_lock(&d->mu);
-	while (!j->done)
-		pthread_cond_wait(&d->done, &d->mu);
+	while (!j->done) {
+		if (d->take < d->tail)
+			pd_run_next(d);     /* a later job, while a worker finishes this one */
+		else
+			pthread_cond_wait(&d->done, &d->mu);
+	}
 	pthread_mutex_unlock(&d->mu);
 	pd_commit(d->m, j->host, &j->evs);
 	j->done = false;
