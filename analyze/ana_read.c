@@ -7,7 +7,8 @@
  * does not ask for (it resynchronised past damage) is dropped, and a
  * request the queue does not hold restarts the chain there. A chunk the
  * workers found damaged is left to the reader, which reports it as it
- * always did. */
+ * always did. While the chunk it asks for is still being decoded, the
+ * reader decodes the next one itself (ar_run_next, as a worker would). */
 #include <pthread.h>
 #include <stdlib.h>
 #include "ana_read.h"
