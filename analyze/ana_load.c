@@ -744,14 +744,19 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 		ana_warn(m, "%s: is an analysis file, not a recording", path);
 	ana_seek_begin(m, c->host, r, more == 1 && rec.type == NP_REC_HEADER ? rec.body : NULL);
 	unsigned threads = m->opt ? m->opt->threads : 1;
-	c->dec = ana_pktdec_new(m, threads);
+	/* threads - 1: at --threads 2 this thread decodes the columns itself
+	 * (no copy of each body, no events handed between cores) while the
+	 * read-ahead worker decompresses and walks the chunks; the two halves
+	 * weigh about the same (docs/BENCHMARKS.md) */
+	c->dec = ana_pktdec_new(m, threads > 1 ? threads - 1 : 1);
 	if (!c->dec)
 		return -ENOMEM;
 	/* decompression ahead of the reader (through an index: the window's
 	 * chunks only, np_reader_next_chunk) */
-	struct ana_read *ahead = threads > 1 ? ana_read_new(r, threads - 1) : NULL;
-	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
+	bool bounded = limit || (m->opt && m->opt->window_ns);
+	struct ana_read *ahead = threads > 1 ? ana_read_new(r, threads - 1, bounded) : NULL;
+	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	bool over = false;
 	while (more == 1 && !over) {
 		ana_load_record(c, &rec);

@@ -22,7 +22,9 @@
 #define PD_MAXTHREADS 64
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
-#define PD_AHEAD (1u << 21)    /* bytes of the event array made present ahead of the reader */
+#define PD_AHEAD (1u << 23)    /* bytes of the event array made present ahead of the reader */
+#define PD_PEV_SMALL (1u << 16) /* events the event array holds before it is reserved large */
+#define PD_PEV_RESERVE (1u << 24) /* events reserved then (512 MB of address space, not of memory) */
 
 /* A flow of one record: its id in the recording and what its events add
  * to the host (counted here, added only when the flow is found). */
@@ -366,6 +368,33 @@ again:
 		pd_emit(o, &pc, o->pre + b, k, has);
 	}
 }
+/* Room for need events in the model's event array. Past PD_PEV_SMALL the
+ * array is reserved at PD_PEV_RESERVE events at once: a block that large
+ * is its own mapping in malloc (over M_MMAP_THRESHOLD, which npanalyze
+ * sets to 256 MB), so it grows by mremap afterwards instead of being
+ * copied (a block in the heap is copied whenever it is not the heap's
+ * last, and the step past 256 MB copied it into a fresh mapping: ~0.1 s
+ * of the 10 M-event case), and untouched pages of it are neither memory
+ * nor counted. Not marked for transparent huge pages: on the VMs measured
+ * (free page reporting to the host) a fresh huge page cost more to clear
+ * than the 512 faults it saves (docs/BENCHMARKS.md). 0, or -ENOMEM. */
+static int pd_pev_grow(struct ana_model *m, size_t need)
+{
+	if (need <= m->pev.cap)
+		return 0;
+	size_t nc = m->pev.cap ? m->pev.cap : 16;
+	while (nc < need)
+		nc *= 2;
+	if (nc > PD_PEV_SMALL && nc < PD_PEV_RESERVE)
+		nc = PD_PEV_RESERVE;
+	void *p = realloc(m->pev.v, nc * sizeof(struct ana_pev));
+	if (!p)
+		return -ENOMEM;
+	m->pev.v = p;
+	m->pev.cap = nc;
+	return 0;
+}
+
 /* Appends one record's events to the model (the caller's thread only).
  * Flows are looked up (and created) in order of first appearance, as a
  * walk over the events would; an event whose flow cannot be had is left
@@ -381,7 +410,7 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 	h->capped_events += o->capped;
 	uint32_t map1[64], *map = o->nfl <= 64 ? map1 : malloc(o->nfl * sizeof(*map));
 	if (!o->n || !map ||
-	    ana_vec_grow((void **)&m->pev.v, &m->pev.cap, m->pev.n + o->n, sizeof(struct ana_pev))) {
+	    pd_pev_grow(m, m->pev.n + o->n)) {
 		if (map != map1)
 			free(map);
 		return;
@@ -419,6 +448,25 @@ static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *re
 	pd_commit(d->m, host, &d->inl);
 }
 
+/* Decodes the oldest job no thread took yet (mu held, released while
+ * decoding). Run by the workers, and by the reading thread instead of
+ * waiting for a worker to finish the job it appends next. */
+static void pd_run_next(struct ana_pktdec *d)
+{
+	struct pd_job *j = &d->ring[d->take++ % d->depth];
+	pthread_mutex_unlock(&d->mu);
+	if (j->indexed || pktcols_raw_open(&j->body, j->raw, j->len) == 0)
+		pd_build(&j->evs, &j->body);
+	else
+		j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
+			j->evs.prog_missed = j->evs.capped = 0;
+	free(j->raw);               /* not kept: the slots' copies would add to the peak */
+	j->raw = NULL;
+	pthread_mutex_lock(&d->mu);
+	j->done = true;
+	pthread_cond_broadcast(&d->done);
+}
+
 static void *pd_worker(void *arg)
 {
 	struct ana_pktdec *d = arg;
@@ -437,18 +485,7 @@ static void *pd_worker(void *arg)
 		}
 		if (d->take == d->tail)
 			break;
-		struct pd_job *j = &d->ring[d->take++ % d->depth];
-		pthread_mutex_unlock(&d->mu);
-		if (j->indexed || pktcols_raw_open(&j->body, j->raw, j->len) == 0)
-			pd_build(&j->evs, &j->body);
-		else
-			j->evs.n = j->evs.nfl = 0, j->evs.lost = j->evs.seen = j->evs.missed =
-				j->evs.prog_missed = j->evs.capped = 0;
-		free(j->raw);               /* not kept: the slots' copies would add to the peak */
-		j->raw = NULL;
-		pthread_mutex_lock(&d->mu);
-		j->done = true;
-		pthread_cond_broadcast(&d->done);
+		pd_run_next(d);
 	}
 	pthread_mutex_unlock(&d->mu);
 	return NULL;
@@ -495,7 +532,7 @@ static void pd_populate_ahead(struct ana_pktdec *d)
 	uint8_t *b = (uint8_t *)(((uintptr_t)(cap - end > PD_AHEAD ? end + PD_AHEAD : cap)) & ~(pg - 1));
 	if (d->popped > a && d->popped <= b)
 		a = d->popped;      /* the array did not move: the rest of the range only */
-	if (!v || b <= a || b - a < PD_AHEAD / 4)
+	if (!v || b <= a || b - a < PD_AHEAD / 8)
 		return;
 	d->popped = b;
 	pthread_mutex_lock(&d->mu);
@@ -510,8 +547,12 @@ static void pd_commit_head(struct ana_pktdec *d)
 {
 	struct pd_job *j = &d->ring[d->head % d->depth];
 	pthread_mutex_lock(&d->mu);
-	while (!j->done)
-		pthread_cond_wait(&d->done, &d->mu);
+	while (!j->done) {
+		if (d->take < d->tail)
+			pd_run_next(d);     /* a later job, while a worker finishes this one */
+		else
+			pthread_cond_wait(&d->done, &d->mu);
+	}
 	pthread_mutex_unlock(&d->mu);
 	pd_commit(d->m, j->host, &j->evs);
 	j->done = false;

@@ -7,13 +7,15 @@
  * does not ask for (it resynchronised past damage) is dropped, and a
  * request the queue does not hold restarts the chain there. A chunk the
  * workers found damaged is left to the reader, which reports it as it
- * always did. */
+ * always did. While the chunk it asks for is still being decoded, the
+ * reader decodes the next one itself (ar_run_next, as a worker would). */
 #include <pthread.h>
 #include <stdlib.h>
 #include "ana_read.h"
 #include "ana_par.h"
 
 #define AR_PER_WORKER 2          /* decoded chunks waiting per worker */
+#define AR_READER 2              /* and for the reader's own decoding (unbounded memory only) */
 
 enum ar_state { AR_BUSY, AR_GOOD, AR_BAD };
 
@@ -36,37 +38,58 @@ struct ana_read {
 	bool stop;
 };
 
+/* Whether a chunk can be handed out (mu held). */
+static bool ar_can_start(const struct ana_read *a)
+{
+	return a->tail - a->head < a->depth && a->next_off;
+}
+
+/* Decodes the next chunk into a fresh slot (mu held, released while
+ * decoding). Run by the workers, and by the reader instead of waiting for
+ * a worker to finish an earlier chunk: with N threads the reader is one of
+ * them, so no core idles while a chunk can be started. */
+static void ar_run_next(struct ana_read *a)
+{
+	struct ar_slot *s = &a->ring[a->tail++ % a->depth];
+	s->off = a->next_off;
+	s->state = AR_BUSY;
+	a->next_off = np_reader_next_chunk(a->r, s->off);
+	if (a->next_off)
+		pthread_cond_broadcast(&a->cv);  /* another worker can start the next */
+	pthread_mutex_unlock(&a->mu);
+	int rc = np_reader_decode_at(a->r, s->off, &s->cb);
+	pthread_mutex_lock(&a->mu);
+	s->state = rc == 0 ? AR_GOOD : AR_BAD;
+	pthread_cond_broadcast(&a->cv);
+}
+
 static void *ar_worker(void *arg)
 {
 	struct ana_read *a = arg;
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
-		while (!a->stop && (a->tail - a->head == a->depth || !a->next_off))
+		while (!a->stop && !ar_can_start(a))
 			pthread_cond_wait(&a->cv, &a->mu);
 		if (a->stop)
 			break;
-		struct ar_slot *s = &a->ring[a->tail++ % a->depth];
-		s->off = a->next_off;
-		s->state = AR_BUSY;
-		a->next_off = np_reader_next_chunk(a->r, s->off);
-		if (a->next_off)
-			pthread_cond_broadcast(&a->cv);  /* another worker can start the next */
-		pthread_mutex_unlock(&a->mu);
-		int rc = np_reader_decode_at(a->r, s->off, &s->cb);
-		pthread_mutex_lock(&a->mu);
-		s->state = rc == 0 ? AR_GOOD : AR_BAD;
-		pthread_cond_broadcast(&a->cv);
+		ar_run_next(a);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return NULL;
 }
 
-/* The head slot once no worker writes it (mu held). */
-static struct ar_slot *ar_head(struct ana_read *a)
+/* The head slot once no worker writes it (mu held). help: the reader
+ * wants this chunk, and decodes later ones meanwhile (not when it passes
+ * slots over: what it would start there may be dropped too). */
+static struct ar_slot *ar_head(struct ana_read *a, bool help)
 {
 	struct ar_slot *s = &a->ring[a->head % a->depth];
-	while (s->state == AR_BUSY)
-		pthread_cond_wait(&a->cv, &a->mu);
+	while (s->state == AR_BUSY) {
+		if (help && ar_can_start(a))
+			ar_run_next(a);
+		else
+			pthread_cond_wait(&a->cv, &a->mu);
+	}
 	return s;
 }
 
@@ -77,11 +100,11 @@ static int ar_take(void *ctx, uint64_t off, struct np_chunkbuf *cb)
 	int got = 0;
 	pthread_mutex_lock(&a->mu);
 	while (a->head < a->tail && a->ring[a->head % a->depth].off < off) {
-		ar_head(a);              /* passed over by the reader */
+		ar_head(a, false);       /* passed over by the reader */
 		a->head++;
 	}
 	if (a->head < a->tail && a->ring[a->head % a->depth].off == off) {
-		struct ar_slot *s = ar_head(a);
+		struct ar_slot *s = ar_head(a, true);
 		if (s->state == AR_GOOD) {
 			struct np_chunkbuf old = *cb;
 			*cb = s->cb;
@@ -93,7 +116,7 @@ static int ar_take(void *ctx, uint64_t off, struct np_chunkbuf *cb)
 		/* not handed out: drop what is (all beyond off) and go on
 		 * from the chunk after off, which the reader decodes itself */
 		while (a->head < a->tail) {
-			ar_head(a);
+			ar_head(a, false);
 			a->head++;
 		}
 		a->next_off = np_reader_next_chunk(a->r, off);
@@ -103,7 +126,7 @@ static int ar_take(void *ctx, uint64_t off, struct np_chunkbuf *cb)
 	return got;
 }
 
-struct ana_read *ana_read_new(struct np_reader *r, unsigned workers)
+struct ana_read *ana_read_new(struct np_reader *r, unsigned workers, bool bounded)
 {
 	if (workers < 1)
 		return NULL;
@@ -113,7 +136,7 @@ struct ana_read *ana_read_new(struct np_reader *r, unsigned workers)
 	if (!a)
 		return NULL;
 	a->r = r;
-	a->depth = (size_t)AR_PER_WORKER * workers;
+	a->depth = (size_t)AR_PER_WORKER * workers + (bounded ? 0 : AR_READER);
 	a->ring = calloc(a->depth, sizeof(*a->ring));
 	if (!a->ring) {
 		free(a);

@@ -5,14 +5,17 @@
 #ifndef NP_ANA_READ_H
 #define NP_ANA_READ_H
 
+#include <stdbool.h>
 #include "container.h"
 
 struct ana_read;
 
 /* workers >= 1 threads decoding for r, at most 2 chunks per worker ahead of
- * it; NULL when they cannot start (r then reads alone). Attaches itself to
- * r: ana_read_free before np_reader_close. */
-struct ana_read *ana_read_new(struct np_reader *r, unsigned workers);
+ * it (2 more, decoded by the reader while it waits for a worker, unless
+ * bounded: streamed windows and --mem count on the fewer buffers); NULL
+ * when they cannot start (r then reads alone). Attaches itself to r:
+ * ana_read_free before np_reader_close. */
+struct ana_read *ana_read_new(struct np_reader *r, unsigned workers, bool bounded);
 /* Stops the workers and detaches from the reader. NULL is fine. */
 void ana_read_free(struct ana_read *a);
 

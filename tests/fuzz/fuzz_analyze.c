@@ -1,7 +1,7 @@
 /* libFuzzer target: the analyzer's whole decode and analysis path on
  * arbitrary bytes. The input is split at a 0xff 'N' 'P' marker (if any) into
  * two recordings of two hosts, so the cross-host code (sync pairing, clock
- * fit, matching) runs too. Nothing is written. */
+ * fit, matching) runs too, on 1-3 threads. Nothing is written. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ana_options opt = { .quiet = true };
+	/* 1-3 threads by the input's length: the read-ahead and decoding
+	 * workers, and the reading thread's own decoding while it waits, see
+	 * damaged input too */
+	struct ana_options opt = { .quiet = true, .threads = 1 + (unsigned)(size % 3) };
 	struct ana_model m;
 	ana_model_init(&m, &opt);
 	size_t cut = size;

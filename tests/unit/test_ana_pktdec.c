@@ -1,6 +1,6 @@
 /* PKT_EVENTS decoding on workers (analyze/ana_pktdec.c): a genfix recording
  * (known packet count, 9 hook events per data packet and its ACK) read with
- * --threads 1 and 3 gives the events genfix wrote, and the same model
+ * --threads 1, 2 and 3 gives the events genfix wrote, and the same model
  * (events, flows, host counters) byte for byte. Small records
  * (--chunk-events) so that many jobs are in flight and their buffers are
  * reused across records of different sizes. */
@@ -87,13 +87,17 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "%s -o %s --packets %d --flows 5 --chunk-events 700 --no-truth",
 		 genfix, dir, PACKETS);
 	CHECK(system(cmd) == 0, "%s", cmd);
-	struct loaded one, three;
+	struct loaded one, two, three;
 	load(&one, dir, 1);
-	load(&three, dir, 3);
+	load(&two, dir, 2);         /* read-ahead worker, columns on the reading thread */
+	load(&three, dir, 3);       /* and a decoding worker */
 	check_truth(&one.m, 1);
+	check_truth(&two.m, 2);
 	check_truth(&three.m, 3);
+	same_model(&one.m, &two.m);
 	same_model(&one.m, &three.m);
 	ana_model_free(&one.m);
+	ana_model_free(&two.m);
 	ana_model_free(&three.m);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "%s", cmd);

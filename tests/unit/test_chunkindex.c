@@ -495,7 +495,7 @@ static void read_ahead_log(const char *path, int64_t lo, int64_t hi, unsigned wo
 		return;
 	np_reader_set_window(r, lo, hi, false);
 	*mode = np_reader_seek_mode(r);
-	struct ana_read *a = workers ? ana_read_new(r, workers) : NULL;
+	struct ana_read *a = workers ? ana_read_new(r, workers, false) : NULL;
 	while (np_reader_next(r, &rec) == 1) {
 		size_t n = strlen(log);
 		snprintf(log + n, 8192 - n, "R %llu %llu %u\n", (unsigned long long)rec.chunk_index,

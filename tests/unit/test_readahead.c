@@ -108,7 +108,7 @@ static int sync_take(void *ctx, uint64_t off, struct np_chunkbuf *cb)
 	return 1;
 }
 
-/* mode 0 serial, 1 synchronous prefetch, 2 and 4: ana_read with 1 and 3 workers */
+/* mode 0 serial, 1 synchronous prefetch, 2 and 4: ana_read with 1 (bounded) and 3 workers */
 static void read_log(const uint8_t *data, size_t len, int mode, struct log *l)
 {
 	struct np_reader *r;
@@ -123,7 +123,7 @@ static void read_log(const uint8_t *data, size_t len, int mode, struct log *l)
 		s.r = r;
 		np_reader_set_prefetch(r, sync_take, &s);
 	} else if (mode >= 2) {
-		a = ana_read_new(r, (unsigned)mode - 1);
+		a = ana_read_new(r, (unsigned)mode - 1, mode == 2);   /* 4: the reader's slots too */
 	}
 	while (np_reader_next(r, &rec) == 1) {
 		logf_(l, "R %u %u c%llu o%llu len %zu crc %08x", rec.type, rec.version,
