@@ -527,7 +527,7 @@ static __always_inline bool nc_in_entry_work(__u64 ip)
  * 1.07-1.27 x the exact one (rtest_netcpu); excluding every tracepoint
  * program instead (also those inside the socket layer, which the exact
  * clock counts) made it 0.80-0.91 x. */
-#define NC_TRACE_RANGES 5
+#define NC_TRACE_RANGES 7
 #define NC_SMP_DEPTH 32     /* deep enough for a helper called from a program (12 let txn's storage helpers through) */
 const volatile __u64 nc_trace_lo[NC_TRACE_RANGES] = {};
 const volatile __u64 nc_trace_hi[NC_TRACE_RANGES] = {};

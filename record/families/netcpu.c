@@ -58,8 +58,15 @@ static const char *const nc_entry_syms[] = { "do_syscall_64" };
  * with their programs (nprec's own, any other tracer's), and the entry
  * slow path: the sampler leaves samples whose stack passes through them
  * out (bpf/netcpu.bpf.c nc_in_tracer). */
+/* The tracepoint iterators are on the stack only while two or more probes
+ * share the tracepoint: with one (nprec's hub alone on the machine, the
+ * usual case) the static call jumps straight to the probe. net/socket.c's
+ * noinline wrappers around the sock_*_length tracepoints are on the stack
+ * either way (j24q: samples in the programs there were counted as socket
+ * time whenever no other recorder shared the hooks). */
 static const char *const nc_trace_syms[] = { "__traceiter_sock_send_length", "__traceiter_sock_recv_length",
-					      "__traceiter_sys_enter", "syscall_trace_enter", "perf_syscall_enter" };
+					      "__traceiter_sys_enter", "syscall_trace_enter", "perf_syscall_enter",
+					      "call_trace_sock_send_length", "call_trace_sock_recv_length" };
 
 /* What the time sampler looks for on the stack (bpf/netcpu.bpf.c
  * nc_sirq_vector): the NET_RX and NET_TX actions, then the softirq loop
@@ -108,7 +115,7 @@ struct nc_state {
 	unsigned kernel_hz;              /* CONFIG_HZ, 0 if unreadable */
 	uint64_t tick_fn;                /* the tick's hrtimer function */
 	uint64_t entry_lo[1], entry_hi[1];   /* nc_entry_syms' text, 0 if absent */
-	uint64_t trace_lo[5], trace_hi[5];   /* nc_trace_syms' */
+	uint64_t trace_lo[7], trace_hi[7];   /* nc_trace_syms' */
 	uint64_t vec_lo[4], vec_hi[4];       /* nc_vec_syms' */
 	bool sirq_clock;                 /* the exact softirq pair is loaded */
 	bool sampling;
@@ -425,9 +432,22 @@ static void nc_tick_fallback(struct rec_ctx *ctx, struct nc_state *s, enum rec_p
 
 /* [lo, hi) of the function at name: hi where the next symbol starts (a
  * function is at most 64 KiB here). */
+/* name as in kallsyms, or with a suffix the compiler gave a local copy */
+static uint64_t nc_sym_addr(const struct ksyms *k, const char *name)
+{
+	static const char *const sfx[] = { "", ".constprop.0", ".isra.0" };
+	char buf[128];
+	uint64_t a = 0;
+	for (size_t i = 0; !a && i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s%s", name, sfx[i]);
+		a = ksyms_addr(k, buf);
+	}
+	return a;
+}
+
 static void nc_sym_range(const struct ksyms *k, const char *name, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t a = ksyms_addr(k, name), start = 0, ip = a;
+	uint64_t a = nc_sym_addr(k, name), start = 0, ip = a;
 	*lo = *hi = 0;
 	if (!a)
 		return;
@@ -653,6 +673,7 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	s->skel->rodata->nc_tick_fn = s->tick_fn;
 	memcpy((void *)s->skel->rodata->nc_entry_lo, s->entry_lo, sizeof(s->entry_lo));
 	memcpy((void *)s->skel->rodata->nc_entry_hi, s->entry_hi, sizeof(s->entry_hi));
+	_Static_assert(sizeof(s->skel->rodata->nc_trace_lo) == sizeof(s->trace_lo), "NC_TRACE_RANGES vs nc_trace_syms");
 	memcpy((void *)s->skel->rodata->nc_trace_lo, s->trace_lo, sizeof(s->trace_lo));
 	memcpy((void *)s->skel->rodata->nc_trace_hi, s->trace_hi, sizeof(s->trace_hi));
 	s->skel->rodata->nc_pc_delta = nc_preempt_delta();

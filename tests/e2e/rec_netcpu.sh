@@ -132,12 +132,20 @@ check "client sends counted" gt "$(sum "$BUSY_A" send_n)" 100
 check "server receives counted" gt "$(sum "$BUSY_B" recv_n)" 100
 
 # sampled vs exact over the same calls (client sends on CPU 0, server
-# receives on CPU 1): sampled/exact within the ratios of the sampled
-# figure's 99.99 % interval (from its sample count) widened by an
-# allowance B (below); the samples in the exact clock's own programs
-# (probe; docs/NETCPU.md "Sampled against exact") are printed. Whether the bare interval covered exact
-# (the issue's target) is printed, and the samples outside the exact clock.
-Z=3.89
+# receives on CPU 1): the tolerance is the 99.99 % interval of the sample
+# count, widened on each side by an allowance for the systematic error the
+# count cannot shrink (the largest excess seen beyond the interval, plus a
+# margin). Low side: the count plus the samples in the exact clock's own
+# programs (probe; docs/NETCPU.md "Sampled against exact"), which exact
+# holds and the sampled figure has not, over the exact figure, at least its
+# interval's low ratio - B_LO: the fresh-clone CI run of 3f6adf3 (quiet)
+# read recv 0.736 with probe (about 570 samples), 0.11 below it; 0.95-1.01 in 5
+# quiet runs. High side: the bare ratio at most its interval's high ratio +
+# B_HI: no run has yet exceeded the interval alone here (bulk calls; the
+# short calls of rtest_netcpu read up to 0.18 above it on a quiet machine).
+# Whether the bare interval covered exact (the issue's target) is printed,
+# and the samples outside the exact clock.
+Z=3.89 B_LO=0.20 B_HI=0.10
 for x in A:send B:recv; do
 	f=busy_${x%%:*}; c=${x#*:}
 	SE=$(dump "$T/${f,,}.npr" | $NC sockest $Z)
@@ -148,14 +156,13 @@ for x in A:send B:recv; do
 		"with probe $(val "$SE" ${c}_win_ratio) (probe $(val "$SE" ${c}_probe_smp)), outside $(val "$SE" ${c}_outside_smp)," \
 		"cut $(val "$SE" ${c}_cut_smp)" >&2
 	check "$c: sampler cross-check present" gt "$N" 0
-	# an allowance B as before j24o's change: in the CI run of 3f6adf3
-	# (quiet) recv read 0.677 bare, 0.736 with probe (528 samples), outside
-	# the interval alone; 0.96-0.98 in 3 quiet runs just before
-	B=0.30 EST=$(val "$SE" ${c}_est_ns)
-	RLO=$(awk -v s="$EST" -v h="$HI" -v b=$B 'BEGIN{printf "%.4f", (h > 0 ? s / h : 0) - b}')
-	RHI=$(awk -v s="$EST" -v l="$LO" -v b=$B 'BEGIN{printf "%.4f", (l > 0 ? s / l : 1e9) + b}')
-	check "$c: sampled/exact within its 99.99 % interval +- $B ($RLO..$RHI)" \
-		within_bounds "$(val "$SE" ${c}_ratio)" "$RLO" "$RHI"
+	RLO=$(awk -v s="$(val "$SE" ${c}_win_est_ns)" -v h="$(val "$SE" ${c}_win_hi_ns)" -v b=$B_LO \
+		'BEGIN{printf "%.4f", (h > 0 ? s / h : 0) - b}')
+	RHI=$(awk -v s="$(val "$SE" ${c}_est_ns)" -v l="$LO" -v b=$B_HI 'BEGIN{printf "%.4f", (l > 0 ? s / l : 1e9) + b}')
+	check "$c: sampled+probe/exact >= its 99.99 % interval's low ratio - $B_LO ($RLO)" \
+		ge "$(val "$SE" ${c}_win_ratio)" "$RLO"
+	check "$c: sampled/exact <= its 99.99 % interval's high ratio + $B_HI ($RHI)" \
+		le "$(val "$SE" ${c}_ratio)" "$RHI"
 done
 
 # NET_RX sampled vs the exact pair, same recording (CPU 0 and 1 summed)
