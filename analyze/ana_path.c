@@ -236,56 +236,40 @@ static int ana_ptab_fill(struct ana_paths *p)
 	return 0;
 }
 
-/* The order events are joined in: the hosts' event runs merged by time
- * since each host's start, so both hosts' hooks of a packet come close
- * together and hit the recent-packet cache (a locality heuristic only: any
- * order gives the same packets, and this one is fixed). */
-static uint32_t *ana_visit_order(const struct ana_model *m)
+/* The hosts' event runs, in order; a run past the 64th extends the last. */
+void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v)
 {
 	size_t n = m->pev.n;
 	const struct ana_pev *ev = m->pev.v;
-	uint32_t *vis = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!vis)
-		return NULL;
-	struct { size_t at, end; uint64_t base; } run[64];
-	size_t nrun = 0, nv = 0;
+	v->n = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		while (j < n && ev[j].host == ev[i].host)
 			j++;
-		if (nrun == 64) {
-			run[nrun - 1].end = j;
+		if (v->n == ANA_VRUNS) {
+			v->end[v->n - 1] = j;
 		} else {
-			run[nrun].at = i; run[nrun].end = j;
-			run[nrun].base = m->hosts.v[ev[i].host].t_min;
-			nrun++;
+			v->at[v->n] = i;
+			v->end[v->n] = j;
+			v->base[v->n] = m->hosts.v[ev[i].host].t_min;
+			v->n++;
 		}
 		i = j;
 	}
-	for (;;) {
-		size_t best = SIZE_MAX;
-		uint64_t bt = UINT64_MAX;
-		for (size_t r = 0; r < nrun; r++)
-			if (run[r].at < run[r].end && ev[run[r].at].ts - run[r].base < bt) {
-				bt = ev[run[r].at].ts - run[r].base;
-				best = r;
-			}
-		if (best == SIZE_MAX)
-			break;
-		/* take a stretch of this run while it stays the earliest */
-		size_t i = run[best].at;
-		uint64_t limit = UINT64_MAX;
-		for (size_t r = 0; r < nrun; r++)
-			if (r != best && run[r].at < run[r].end && ev[run[r].at].ts - run[r].base < limit)
-				limit = ev[run[r].at].ts - run[r].base;
-		size_t stop = i + 1;
-		while (stop < run[best].end && stop - i < 256 && ev[stop].ts - run[best].base <= limit)
-			stop++;
-		run[best].at = stop;
-		for (; i < stop; i++)
+}
+
+/* The order events are joined in: the hosts' event runs merged by time
+ * since each host's start, so both hosts' hooks of a packet come close
+ * together and hit the recent-packet cache (a locality heuristic only: any
+ * order gives the same packets, and this one is fixed). */
+void ana_visit_fill(const struct ana_model *m, uint32_t *vis)
+{
+	struct ana_vruns v;
+	size_t nv = 0, lo, hi;
+	ana_vruns_find(m, &v);
+	while ((hi = ana_vstep(m->pev.v, &v, &lo)))
+		for (size_t i = lo; i < hi; i++)
 			vis[nv++] = (uint32_t)i;
-	}
-	return vis;
 }
 
 struct ana_gather { struct ana_pe *out; const struct ana_pe *in; const uint32_t *order; };
@@ -416,20 +400,6 @@ static void ana_sort_task(void *ctx, size_t t, size_t t1)
 		s->pe = s->in_place ? ana_pe_upper(s->m) : ana_pe_compact(s->m);
 }
 
-/* The visit order and, beside it on threads, the join's partition byte of
- * every event (both only read the events). */
-struct ana_prep { const struct ana_model *m; unsigned threads; uint32_t *vis; uint8_t *evb; };
-
-static void ana_prep_task(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	struct ana_prep *pr = ctx;
-	if (t == 0)
-		pr->vis = ana_visit_order(pr->m);
-	else
-		pr->evb = ana_pjoin_bytes(pr->m, pr->threads);
-}
-
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -439,12 +409,8 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	const struct ana_pev *ev = m->pev.v;
 	unsigned threads = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
 	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
-	struct ana_prep pr = { .m = m, .threads = threads };
-	if (n < UINT32_MAX)
-		ana_par_tasks(threads > 1 && n >= (1u << 16) ? 2 : 1, ana_prep_task, &pr);
-	uint32_t *vis = pr.vis;
-	int rc = vis ? ana_pjoin(m, p, vis, n, threads, pr.evb) : -1;
-	free(pr.evb);
+	uint32_t *vis = n < UINT32_MAX ? malloc((n ? n : 1) * sizeof(uint32_t)) : NULL;
+	int rc = vis ? ana_pjoin(m, p, vis, n, threads) : -1;
 	if (rc) {
 		free(vis);
 		ana_path_free(p);
