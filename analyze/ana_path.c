@@ -236,26 +236,47 @@ static int ana_ptab_fill(struct ana_paths *p)
 	return 0;
 }
 
-/* The hosts' event runs, in order; a run past the 64th extends the last. */
-void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v)
+/* Where the events of slice t of nt start a run (a host change): the
+ * first ANA_VRUNS of them, the only ones that matter. */
+struct ana_vcut {
+	const struct ana_pev *ev;
+	size_t n, nb[ANA_PAR_MAXT], b[ANA_PAR_MAXT][ANA_VRUNS];
+	unsigned nt;
+};
+
+static void ana_vcut_task(void *ctx, size_t t, size_t t1)
 {
-	size_t n = m->pev.n;
-	const struct ana_pev *ev = m->pev.v;
+	(void)t1;
+	struct ana_vcut *c = ctx;
+	size_t lo = c->n * t / c->nt, hi = c->n * (t + 1) / c->nt, nb = 0;
+	for (size_t j = lo; j < hi && nb < ANA_VRUNS; j++)
+		if (!j || c->ev[j].host != c->ev[j - 1].host)
+			c->b[t][nb++] = j;
+	c->nb[t] = nb;
+}
+
+/* The hosts' event runs, in order; a run past the 64th extends the last.
+ * The events' slices are read on threads (each reads its share of the
+ * 32-byte events once). */
+void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned threads)
+{
+	struct ana_vcut c = { .ev = m->pev.v, .n = m->pev.n,
+			      .nt = threads < 1 ? 1 : threads > ANA_PAR_MAXT ? ANA_PAR_MAXT : threads };
+	if (c.n < (1u << 16))
+		c.nt = 1;
+	ana_par_tasks(c.nt, ana_vcut_task, &c);
 	v->n = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && ev[j].host == ev[i].host)
-			j++;
-		if (v->n == ANA_VRUNS) {
-			v->end[v->n - 1] = j;
-		} else {
+	for (unsigned t = 0; t < c.nt; t++)
+		for (size_t x = 0; x < c.nb[t] && v->n < ANA_VRUNS; x++) {
+			size_t i = c.b[t][x];
+			if (v->n)
+				v->end[v->n - 1] = i;
 			v->at[v->n] = i;
-			v->end[v->n] = j;
-			v->base[v->n] = m->hosts.v[ev[i].host].t_min;
+			v->base[v->n] = m->hosts.v[c.ev[i].host].t_min;
 			v->n++;
 		}
-		i = j;
-	}
+	if (v->n)
+		v->end[v->n - 1] = c.n;
 }
 
 /* The order events are joined in: the hosts' event runs merged by time
@@ -266,7 +287,7 @@ void ana_visit_fill(const struct ana_model *m, uint32_t *vis)
 {
 	struct ana_vruns v;
 	size_t nv = 0, lo, hi;
-	ana_vruns_find(m, &v);
+	ana_vruns_find(m, &v, 1);
 	while ((hi = ana_vstep(m->pev.v, &v, &lo)))
 		for (size_t i = lo; i < hi; i++)
 			vis[nv++] = (uint32_t)i;

@@ -61,7 +61,7 @@ struct ana_vruns {
 	size_t at[ANA_VRUNS], end[ANA_VRUNS];
 	uint64_t base[ANA_VRUNS];   /* the run's host's t_min */
 };
-void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v);
+void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned threads);
 /* Every event's visit position into vis (m->pev.n entries). */
 void ana_visit_fill(const struct ana_model *m, uint32_t *vis);
 

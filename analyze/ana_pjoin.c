@@ -286,6 +286,7 @@ struct pj_split {
 	const uint32_t *vis;
 	unsigned nt;
 	int err;
+	size_t side;                /* how far a piece may pass the next one's start */
 	size_t lo[PJ_MAXT + 1];     /* range r: vis[lo[r], lo[r + 1]) */
 	uint8_t *pb;                /* per visit position: partition | PJ_EGRESS, or PJ_UNKEYED */
 	uint32_t *list[PJ_MAXT][PJ_MAXT];   /* [r][t]: entries from off[r][t] on, cnt of them */
@@ -614,17 +615,19 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
  * only): piece k - 1 stops there, and its positions past S_k's (kept
  * aside meanwhile) replace piece k's. Piece 0 starts where the single walk
  * does, so every position ends up the single walk's. A piece that does
- * not meet the next within PJ_SIDE positions (runs not in time order, or
- * not crossing) leaves it to the single walk. */
-#define PJ_SIDE (1u << 16)      /* positions a piece may run past the next one's start */
+ * not meet the next within s->side positions (runs not in time order, or
+ * ties in time that keep the two walks out of step) goes on alone to the
+ * end, and the later pieces' work is dropped. */
+#define PJ_SIDE (1u << 16)      /* positions a piece may run past the next one's start, at most */
+#define PJ_SIDE_MIN 1024u       /* and at least (fewer events: the single walk) */
 #define PJ_PIECE_RUNS 16        /* runs at most for pieces (the records hold a state each) */
 
 struct pj_piece {
 	struct ana_vruns v;         /* its walk's state */
 	size_t pos, from, to;       /* next position; its start; the next piece's (n: last) */
-	size_t nrec, *rpos;         /* the steps started below from + PJ_SIDE: positions */
+	size_t nrec, *rpos;         /* the steps started below from + side: positions */
 	uint32_t *rat;              /* and states (v.n run positions each) */
-	uint32_t *svis;             /* positions [to, to + PJ_SIDE + 256) */
+	uint32_t *svis;             /* positions [to, to + side + 256) */
 	uint8_t *spb;
 	size_t n[PJ_MAXT];          /* its lists' lengths */
 	size_t meet;                /* where it joined the next piece's walk */
@@ -635,7 +638,9 @@ struct pj_pieces {
 	struct pj_split *s;
 	uint32_t *vis;
 	size_t nvis;
-	bool recording;             /* the first pass: PJ_SIDE positions each, states kept */
+	size_t side;                /* = s->side */
+	unsigned npc;               /* pieces in play */
+	bool recording;             /* the first pass: side positions each, states kept */
 	struct pj_piece pc[PJ_MAXT];
 };
 
@@ -716,7 +721,7 @@ static void pj_piece_task(void *ctx, size_t k, size_t k1)
 {
 	(void)k1;
 	struct pj_pieces *ps = ctx;
-	struct pj_piece *c = &ps->pc[k], *x = k + 1 < ps->s->nt ? &ps->pc[k + 1] : NULL;
+	struct pj_piece *c = &ps->pc[k], *x = k + 1 < ps->npc ? &ps->pc[k + 1] : NULL;
 	const struct ana_pev *ev = ps->s->m->pev.v;
 	size_t lo, hi, cur = 0;
 	struct pj_out o;
@@ -724,7 +729,7 @@ static void pj_piece_task(void *ctx, size_t k, size_t k1)
 	for (;;) {
 		c->pos = o.pos;
 		if (ps->recording) {
-			if (c->pos >= c->from + PJ_SIDE)
+			if (c->pos >= c->from + ps->side)
 				break;
 			c->rpos[c->nrec] = c->pos;
 			for (size_t r = 0; r < c->v.n; r++)
@@ -735,7 +740,7 @@ static void pj_piece_task(void *ctx, size_t k, size_t k1)
 				c->meet = c->pos;
 				break;
 			}
-			if (c->pos >= c->to + PJ_SIDE || cur == x->nrec) {
+			if (c->pos >= c->to + ps->side || cur == x->nrec) {
 				c->lost = true;
 				break;
 			}
@@ -802,10 +807,10 @@ static int pj_pieces_alloc(struct pj_pieces *ps, const struct ana_vruns *v0)
 			pj_piece_start(ev, v0, ps->nvis * k / nt, c);
 		else
 			c->v = *v0;
-		c->rpos = malloc(PJ_SIDE * sizeof(*c->rpos));
-		c->rat = malloc(PJ_SIDE * (v0->n ? v0->n : 1) * sizeof(*c->rat));
-		c->svis = malloc((PJ_SIDE + 256) * sizeof(*c->svis));
-		c->spb = malloc(PJ_SIDE + 256);
+		c->rpos = malloc(ps->side * sizeof(*c->rpos));
+		c->rat = malloc(ps->side * (v0->n ? v0->n : 1) * sizeof(*c->rat));
+		c->svis = malloc((ps->side + 256) * sizeof(*c->svis));
+		c->spb = malloc(ps->side + 256);
 		if (!c->rpos || !c->rat || !c->svis || !c->spb)
 			return -1;
 	}
@@ -813,10 +818,31 @@ static int pj_pieces_alloc(struct pj_pieces *ps, const struct ana_vruns *v0)
 		struct pj_piece *c = &ps->pc[k];
 		c->to = k + 1 < nt ? ps->pc[k + 1].from : ps->nvis;
 		/* room for the pass past the next start, and for the next to meet it */
-		if (c->to < c->from + 2 * PJ_SIDE + 512 && k + 1 < nt)
+		if (c->to < c->from + 2 * ps->side + 512 && k + 1 < nt)
 			return 1;
 	}
 	return 0;
+}
+
+/* Piece k did not meet the next: its walk (the single walk's) goes on to
+ * the end here, over the positions of the pieces after it, whose lists are
+ * dropped. */
+static int pj_pieces_alone(struct pj_pieces *ps, unsigned k)
+{
+	struct pj_piece *c = &ps->pc[k];
+	if (c->pos > c->to) {
+		memcpy(ps->vis + c->to, c->svis, (c->pos - c->to) * sizeof(*ps->vis));
+		memcpy(ps->s->pb + c->to, c->spb, c->pos - c->to);
+	}
+	c->to = ps->nvis;
+	c->lost = false;
+	ps->npc = k + 1;
+	pj_piece_task(ps, k, k + 1);
+	for (unsigned j = k + 1; j < ps->s->nt; j++) {
+		ps->pc[j].to = ps->pc[j].meet = ps->nvis;
+		memset(ps->pc[j].n, 0, sizeof(ps->pc[j].n));
+	}
+	return ps->s->err;
 }
 
 /* The pieces met: their positions past the next start into place, ranges
@@ -843,13 +869,13 @@ static void pj_pieces_close(struct pj_pieces *ps)
 		}
 }
 
-/* 0: the visit order and the split made in pieces; 1: not (the pieces did
- * not meet, or too few events or too many runs for pieces); -1: no memory. */
+/* 0: the visit order and the split made in pieces; 1: not (too few events
+ * or too many runs for pieces); -1: no memory. */
 static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
 {
 	struct ana_vruns v0;
-	ana_vruns_find(s->m, &v0);
-	if (v0.n > PJ_PIECE_RUNS || nvis < (size_t)s->nt * 4 * PJ_SIDE)
+	ana_vruns_find(s->m, &v0, s->nt);
+	if (v0.n > PJ_PIECE_RUNS || s->side < PJ_SIDE_MIN)
 		return 1;
 	struct pj_pieces *ps = calloc(1, sizeof(*ps));
 	if (!ps)
@@ -857,17 +883,20 @@ static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
 	ps->s = s;
 	ps->vis = vis;
 	ps->nvis = nvis;
+	ps->side = s->side;
+	ps->npc = s->nt;
 	int rc = pj_pieces_alloc(ps, &v0);
 	if (!rc) {
 		ps->recording = true;
 		ana_par_tasks(s->nt, pj_piece_task, ps);
 		ps->recording = false;
 		ana_par_tasks(s->nt, pj_piece_task, ps);
-		for (unsigned k = 0; k < s->nt; k++)
-			if (ps->pc[k].lost)
-				rc = 1;
-		if (s->err)
-			rc = -1;
+		rc = s->err;
+		for (unsigned k = 0; !rc && k < s->nt; k++)
+			if (ps->pc[k].lost) {
+				rc = pj_pieces_alone(ps, k);
+				break;
+			}
 		if (!rc)
 			pj_pieces_close(ps);
 	}
@@ -893,12 +922,15 @@ static int pj_split_init(struct pj_split *s, const struct ana_model *m, uint32_t
 	s->nt = nt;
 	for (unsigned r = 0; r <= nt; r++)
 		s->lo[r] = nvis * r / nt;
+	/* an eighth of a piece: the pieces run on inputs as small as the unit
+	 * tests' */
+	s->side = nvis / nt / 8 < PJ_SIDE ? nvis / nt / 8 : PJ_SIDE;
 	if (!(s->pb = malloc(nvis ? nvis : 1)))
 		return -1;
 	for (unsigned r = 0; r < nt; r++)
 		for (unsigned t = 0; t < nt; t++) {
 			size_t len = s->lo[r + 1] - s->lo[r];
-			s->cap[r][t] = len / nt + len / 8 + 1024 + (r + 1 < nt ? PJ_SIDE + 256 : 0);
+			s->cap[r][t] = len / nt + len / 8 + 1024 + (r + 1 < nt ? s->side + 256 : 0);
 			if (!(s->list[r][t] = malloc(s->cap[r][t] * sizeof(uint32_t))))
 				return -1;
 		}
