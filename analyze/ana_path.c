@@ -236,56 +236,61 @@ static int ana_ptab_fill(struct ana_paths *p)
 	return 0;
 }
 
+/* Where the events of slice t of nt start a run (a host change): the
+ * first ANA_VRUNS of them, the only ones that matter. */
+struct ana_vcut {
+	const struct ana_pev *ev;
+	size_t n, nb[ANA_PAR_MAXT], b[ANA_PAR_MAXT][ANA_VRUNS];
+	unsigned nt;
+};
+
+static void ana_vcut_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_vcut *c = ctx;
+	size_t lo = c->n * t / c->nt, hi = c->n * (t + 1) / c->nt, nb = 0;
+	for (size_t j = lo; j < hi && nb < ANA_VRUNS; j++)
+		if (!j || c->ev[j].host != c->ev[j - 1].host)
+			c->b[t][nb++] = j;
+	c->nb[t] = nb;
+}
+
+/* The hosts' event runs, in order; a run past the 64th extends the last.
+ * The events' slices are read on threads (each reads its share of the
+ * 32-byte events once). */
+void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned threads)
+{
+	struct ana_vcut c = { .ev = m->pev.v, .n = m->pev.n,
+			      .nt = threads < 1 ? 1 : threads > ANA_PAR_MAXT ? ANA_PAR_MAXT : threads };
+	if (c.n < (1u << 16))
+		c.nt = 1;
+	ana_par_tasks(c.nt, ana_vcut_task, &c);
+	v->n = 0;
+	for (unsigned t = 0; t < c.nt; t++)
+		for (size_t x = 0; x < c.nb[t] && v->n < ANA_VRUNS; x++) {
+			size_t i = c.b[t][x];
+			if (v->n)
+				v->end[v->n - 1] = i;
+			v->at[v->n] = i;
+			v->base[v->n] = m->hosts.v[c.ev[i].host].t_min;
+			v->n++;
+		}
+	if (v->n)
+		v->end[v->n - 1] = c.n;
+}
+
 /* The order events are joined in: the hosts' event runs merged by time
  * since each host's start, so both hosts' hooks of a packet come close
  * together and hit the recent-packet cache (a locality heuristic only: any
  * order gives the same packets, and this one is fixed). */
-static uint32_t *ana_visit_order(const struct ana_model *m)
+void ana_visit_fill(const struct ana_model *m, uint32_t *vis)
 {
-	size_t n = m->pev.n;
-	const struct ana_pev *ev = m->pev.v;
-	uint32_t *vis = malloc((n ? n : 1) * sizeof(uint32_t));
-	if (!vis)
-		return NULL;
-	struct { size_t at, end; uint64_t base; } run[64];
-	size_t nrun = 0, nv = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j < n && ev[j].host == ev[i].host)
-			j++;
-		if (nrun == 64) {
-			run[nrun - 1].end = j;
-		} else {
-			run[nrun].at = i; run[nrun].end = j;
-			run[nrun].base = m->hosts.v[ev[i].host].t_min;
-			nrun++;
-		}
-		i = j;
-	}
-	for (;;) {
-		size_t best = SIZE_MAX;
-		uint64_t bt = UINT64_MAX;
-		for (size_t r = 0; r < nrun; r++)
-			if (run[r].at < run[r].end && ev[run[r].at].ts - run[r].base < bt) {
-				bt = ev[run[r].at].ts - run[r].base;
-				best = r;
-			}
-		if (best == SIZE_MAX)
-			break;
-		/* take a stretch of this run while it stays the earliest */
-		size_t i = run[best].at;
-		uint64_t limit = UINT64_MAX;
-		for (size_t r = 0; r < nrun; r++)
-			if (r != best && run[r].at < run[r].end && ev[run[r].at].ts - run[r].base < limit)
-				limit = ev[run[r].at].ts - run[r].base;
-		size_t stop = i + 1;
-		while (stop < run[best].end && stop - i < 256 && ev[stop].ts - run[best].base <= limit)
-			stop++;
-		run[best].at = stop;
-		for (; i < stop; i++)
+	struct ana_vruns v;
+	size_t nv = 0, lo, hi;
+	ana_vruns_find(m, &v, 1);
+	while ((hi = ana_vstep(m->pev.v, &v, &lo)))
+		for (size_t i = lo; i < hi; i++)
 			vis[nv++] = (uint32_t)i;
-	}
-	return vis;
 }
 
 struct ana_gather { struct ana_pe *out; const struct ana_pe *in; const uint32_t *order; };
@@ -416,20 +421,6 @@ static void ana_sort_task(void *ctx, size_t t, size_t t1)
 		s->pe = s->in_place ? ana_pe_upper(s->m) : ana_pe_compact(s->m);
 }
 
-/* The visit order and, beside it on threads, the join's partition byte of
- * every event (both only read the events). */
-struct ana_prep { const struct ana_model *m; unsigned threads; uint32_t *vis; uint8_t *evb; };
-
-static void ana_prep_task(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	struct ana_prep *pr = ctx;
-	if (t == 0)
-		pr->vis = ana_visit_order(pr->m);
-	else
-		pr->evb = ana_pjoin_bytes(pr->m, pr->threads);
-}
-
 struct ana_paths *ana_path_match(struct ana_model *m)
 {
 	struct ana_paths *p = calloc(1, sizeof(*p));
@@ -439,12 +430,8 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	const struct ana_pev *ev = m->pev.v;
 	unsigned threads = m->opt && m->opt->threads > 1 ? m->opt->threads : 1;
 	p->pending = calloc(m->flows.n ? m->flows.n : 1, sizeof(*p->pending));
-	struct ana_prep pr = { .m = m, .threads = threads };
-	if (n < UINT32_MAX)
-		ana_par_tasks(threads > 1 && n >= (1u << 16) ? 2 : 1, ana_prep_task, &pr);
-	uint32_t *vis = pr.vis;
-	int rc = vis ? ana_pjoin(m, p, vis, n, threads, pr.evb) : -1;
-	free(pr.evb);
+	uint32_t *vis = n < UINT32_MAX ? malloc((n ? n : 1) * sizeof(uint32_t)) : NULL;
+	int rc = vis ? ana_pjoin(m, p, vis, n, threads) : -1;
 	if (rc) {
 		free(vis);
 		ana_path_free(p);

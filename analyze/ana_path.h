@@ -53,19 +53,57 @@ struct ana_paths {
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
 
-/* The key join (ana_pjoin.c): fills p->pkts (keys, minlen, retransmission
- * group, events joined in nev), p->npkts, p->super and allocates p->evpkt
- * (every event's packet, UINT32_MAX none) for the events in visit order vis
- * (every event of m once), on threads threads; the same result for any
- * count. On one thread, with p->pending, also the sock_send ranges
- * (p->ranges_done). 0 or -1 (no memory). evb: see ana_pjoin_bytes. */
-int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
-	      unsigned threads, const uint8_t *evb);
-/* evb for ana_pjoin on threads (> 1; else NULL): a byte per event saying
- * its partition, made beside the visit order so that the split of it reads
- * a byte per event instead of the event. NULL: no memory (ana_pjoin then
- * reads the events). */
-uint8_t *ana_pjoin_bytes(const struct ana_model *m, unsigned threads);
+/* The visit order's merge (ana_path.c): the hosts' event runs (at most 64:
+ * the 64th takes every later event) and how far each is taken. */
+#define ANA_VRUNS 64
+struct ana_vruns {
+	size_t n;
+	size_t at[ANA_VRUNS], end[ANA_VRUNS];
+	uint64_t base[ANA_VRUNS];   /* the run's host's t_min */
+};
+void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned threads);
+/* Every event's visit position into vis (m->pev.n entries). */
+void ana_visit_fill(const struct ana_model *m, uint32_t *vis);
+
+/* One step of the visit order from state v: the next stretch, events
+ * [*lo, return value) of one run, taken (v advanced); 0 when every run is
+ * done. A step depends on v only, so two walks that start a step in the
+ * same state go on alike. */
+static inline size_t ana_vstep(const struct ana_pev *ev, struct ana_vruns *v, size_t *lo)
+{
+	size_t best = SIZE_MAX;
+	uint64_t bt = UINT64_MAX;
+	for (size_t r = 0; r < v->n; r++)
+		if (v->at[r] < v->end[r] && ev[v->at[r]].ts - v->base[r] < bt) {
+			bt = ev[v->at[r]].ts - v->base[r];
+			best = r;
+		}
+	if (best == SIZE_MAX)
+		return 0;
+	/* take a stretch of this run while it stays the earliest */
+	size_t i = v->at[best];
+	uint64_t limit = UINT64_MAX;
+	for (size_t r = 0; r < v->n; r++)
+		if (r != best && v->at[r] < v->end[r] && ev[v->at[r]].ts - v->base[r] < limit)
+			limit = ev[v->at[r]].ts - v->base[r];
+	size_t stop = i + 1, end = v->end[best];
+	uint64_t base = v->base[best];
+	while (stop < end && stop - i < 256 && ev[stop].ts - base <= limit)
+		stop++;
+	v->at[best] = stop;
+	*lo = i;
+	return stop;
+}
+
+/* The key join (ana_pjoin.c): fills vis with the visit order (every event
+ * of m once: ana_visit_fill's) and joins the events in that order: fills
+ * p->pkts (keys, minlen, retransmission group, events joined in nev),
+ * p->npkts, p->super and allocates p->evpkt (every event's packet,
+ * UINT32_MAX none), on threads threads; the same result for any count. On
+ * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
+ * 0 or -1 (no memory). */
+int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
+	      unsigned threads);
 
 static inline bool ana_is_egress(int hook)
 {

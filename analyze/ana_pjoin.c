@@ -286,11 +286,11 @@ struct pj_split {
 	const uint32_t *vis;
 	unsigned nt;
 	int err;
+	size_t side;                /* how far a piece may pass the next one's start */
 	size_t lo[PJ_MAXT + 1];     /* range r: vis[lo[r], lo[r + 1]) */
 	uint8_t *pb;                /* per visit position: partition | PJ_EGRESS, or PJ_UNKEYED */
-	const uint8_t *evb;         /* the same per event (ana_pjoin_bytes), or NULL */
-	uint32_t *list[PJ_MAXT][PJ_MAXT];   /* [r][t] */
-	size_t cnt[PJ_MAXT][PJ_MAXT], cap[PJ_MAXT][PJ_MAXT];
+	uint32_t *list[PJ_MAXT][PJ_MAXT];   /* [r][t]: entries from off[r][t] on, cnt of them */
+	size_t off[PJ_MAXT][PJ_MAXT], cnt[PJ_MAXT][PJ_MAXT], cap[PJ_MAXT][PJ_MAXT];
 };
 
 #define PJ_UNKEYED 0xff         /* a sock_send range: opens one */
@@ -298,7 +298,7 @@ struct pj_split {
 
 static inline uint32_t *pj_list(const struct pj_split *s, unsigned r, unsigned t)
 {
-	return s->list[r][t];
+	return s->list[r][t] + s->off[r][t];
 }
 
 /* A list found too short (keys skewed to one partition: a storm of one
@@ -323,15 +323,6 @@ static inline uint8_t pj_byte(const struct ana_pev *e, unsigned nt)
 	return (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
 }
 
-uint8_t *ana_pjoin_bytes(const struct ana_model *m, unsigned threads)
-{
-	unsigned nt = threads > PJ_MAXT ? PJ_MAXT : threads;
-	uint8_t *b = nt > 1 ? malloc(m->pev.n ? m->pev.n : 1) : NULL;
-	for (size_t i = 0; b && i < m->pev.n; i++)
-		b[i] = pj_byte(&m->pev.v[i], nt);
-	return b;
-}
-
 static void pj_split_task(void *ctx, size_t r, size_t r1)
 {
 	(void)r1;
@@ -339,7 +330,7 @@ static void pj_split_task(void *ctx, size_t r, size_t r1)
 	const struct ana_pev *ev = s->m->pev.v;
 	size_t n[PJ_MAXT] = { 0 };
 	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
-		uint8_t b = s->evb ? s->evb[s->vis[j]] : pj_byte(&ev[s->vis[j]], s->nt);
+		uint8_t b = pj_byte(&ev[s->vis[j]], s->nt);
 		s->pb[j] = b;
 		if (b == PJ_UNKEYED)
 			continue;
@@ -613,26 +604,343 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 	return 0;
 }
 
-/* The lists' room: a partition's share of the range and an eighth more
- * (keys hash evenly), grown when short. */
-static int pj_split_init(struct pj_split *s, const struct ana_model *m, const uint32_t *vis,
-			 size_t nvis, unsigned nt, const uint8_t *evb)
+/* ---- the visit order and its split, in pieces on threads ----
+ *
+ * Piece k walks the visit order (ana_vstep) from a state S_k guessed by
+ * time (the events of each run up to one instant taken), writing the visit
+ * positions it reaches, their partition bytes and range k's lists as it
+ * goes. The walk of piece k - 1 reaches S_k's position with a state of its
+ * own; from the first step that it starts in a state in which piece k
+ * started a step, the two walks are one (a step depends on the state
+ * only): piece k - 1 stops there, and its positions past S_k's (kept
+ * aside meanwhile) replace piece k's. Piece 0 starts where the single walk
+ * does, so every position ends up the single walk's. A piece that does
+ * not meet the next within s->side positions (runs not in time order, or
+ * ties in time that keep the two walks out of step) goes on alone to the
+ * end, and the later pieces' work is dropped. */
+#define PJ_SIDE (1u << 16)      /* positions a piece may run past the next one's start, at most */
+#define PJ_SIDE_MIN 1024u       /* and at least (fewer events: the single walk) */
+#define PJ_PIECE_RUNS 16        /* runs at most for pieces (the records hold a state each) */
+
+struct pj_piece {
+	struct ana_vruns v;         /* its walk's state */
+	size_t pos, from, to;       /* next position; its start; the next piece's (n: last) */
+	size_t nrec, *rpos;         /* the steps started below from + side: positions */
+	uint32_t *rat;              /* and states (v.n run positions each) */
+	uint32_t *svis;             /* positions [to, to + side + 256) */
+	uint8_t *spb;
+	size_t n[PJ_MAXT];          /* its lists' lengths */
+	size_t meet;                /* where it joined the next piece's walk */
+	bool lost;                  /* it did not */
+};
+
+struct pj_pieces {
+	struct pj_split *s;
+	uint32_t *vis;
+	size_t nvis;
+	size_t side;                /* = s->side */
+	unsigned npc;               /* pieces in play */
+	bool recording;             /* the first pass: side positions each, states kept */
+	struct pj_piece pc[PJ_MAXT];
+};
+
+/* Where piece k writes, in locals of its task (the byte stores could
+ * alias any field read through a pointer). */
+struct pj_out {
+	uint32_t *vis, *svis, *l[PJ_MAXT];
+	uint8_t *pb, *spb;
+	size_t pos, to, n[PJ_MAXT], cap[PJ_MAXT];
+};
+
+static void pj_out_load(struct pj_out *o, const struct pj_pieces *ps, unsigned k)
+{
+	const struct pj_split *s = ps->s;
+	const struct pj_piece *c = &ps->pc[k];
+	*o = (struct pj_out){ .vis = ps->vis, .svis = c->svis, .pb = s->pb, .spb = c->spb,
+			      .pos = c->pos, .to = c->to };
+	for (unsigned t = 0; t < s->nt; t++) {
+		o->l[t] = s->list[k][t];
+		o->n[t] = c->n[t];
+		o->cap[t] = s->cap[k][t];
+	}
+}
+
+static void pj_out_store(const struct pj_out *o, struct pj_pieces *ps, unsigned k)
+{
+	struct pj_piece *c = &ps->pc[k];
+	c->pos = o->pos;
+	for (unsigned t = 0; t < ps->s->nt; t++)
+		c->n[t] = o->n[t];
+}
+
+/* The stretch [lo, hi) of piece k at its next positions. */
+static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k, size_t lo,
+				size_t hi)
+{
+	const struct ana_pev *ev = s->m->pev.v;
+	unsigned nt = s->nt;
+	for (size_t i = lo; i < hi; i++, o->pos++) {
+		uint8_t b = pj_byte(&ev[i], nt);
+		if (o->pos < o->to) {
+			o->vis[o->pos] = (uint32_t)i;
+			o->pb[o->pos] = b;
+		} else {
+			o->svis[o->pos - o->to] = (uint32_t)i;
+			o->spb[o->pos - o->to] = b;
+		}
+		if (b == PJ_UNKEYED)
+			continue;
+		unsigned t = b & ~PJ_EGRESS;
+		if (o->n[t] == o->cap[t]) {
+			if (pj_list_grow(s, k, t))
+				return -1;
+			o->l[t] = s->list[k][t];
+			o->cap[t] = s->cap[k][t];
+		}
+		o->l[t][o->n[t]++] = (uint32_t)o->pos;
+	}
+	return 0;
+}
+
+/* Whether piece c, about to step at c->pos, is in a state the next piece
+ * x stepped from (*cur: x's first record not behind). */
+static bool pj_piece_meets(const struct pj_piece *c, const struct pj_piece *x, size_t *cur)
+{
+	while (*cur < x->nrec && x->rpos[*cur] < c->pos)
+		(*cur)++;
+	if (*cur == x->nrec || x->rpos[*cur] != c->pos)
+		return false;
+	const uint32_t *at = x->rat + *cur * x->v.n;
+	for (size_t r = 0; r < c->v.n; r++)
+		if (at[r] != c->v.at[r])
+			return false;
+	return true;
+}
+
+static void pj_piece_task(void *ctx, size_t k, size_t k1)
+{
+	(void)k1;
+	struct pj_pieces *ps = ctx;
+	struct pj_piece *c = &ps->pc[k], *x = k + 1 < ps->npc ? &ps->pc[k + 1] : NULL;
+	const struct ana_pev *ev = ps->s->m->pev.v;
+	size_t lo, hi, cur = 0;
+	struct pj_out o;
+	pj_out_load(&o, ps, (unsigned)k);
+	for (;;) {
+		c->pos = o.pos;
+		if (ps->recording) {
+			if (c->pos >= c->from + ps->side)
+				break;
+			c->rpos[c->nrec] = c->pos;
+			for (size_t r = 0; r < c->v.n; r++)
+				c->rat[c->nrec * c->v.n + r] = (uint32_t)c->v.at[r];
+			c->nrec++;
+		} else if (x && c->pos >= c->to) {
+			if (pj_piece_meets(c, x, &cur)) {
+				c->meet = c->pos;
+				break;
+			}
+			if (c->pos >= c->to + ps->side || cur == x->nrec) {
+				c->lost = true;
+				break;
+			}
+		}
+		if (!(hi = ana_vstep(ev, &c->v, &lo))) {
+			c->lost = x != NULL;
+			c->meet = c->pos;
+			break;
+		}
+		if (pj_piece_emit(&o, ps->s, (unsigned)k, lo, hi)) {
+			ps->s->err = -1;
+			c->lost = true;
+			break;
+		}
+	}
+	pj_out_store(&o, ps, (unsigned)k);
+}
+
+/* Events of run [a, e) up to relative time tt (the run taken as in time
+ * order: a guess, checked by the walks meeting). */
+static size_t pj_run_upto(const struct ana_pev *ev, size_t a, size_t e, uint64_t base, uint64_t tt)
+{
+	while (a < e) {
+		size_t mid = a + (e - a) / 2;
+		if (ev[mid].ts - base <= tt)
+			a = mid + 1;
+		else
+			e = mid;
+	}
+	return a;
+}
+
+/* Piece c's start: the state after every run's events up to the first
+ * instant by which about goal positions are taken. */
+static void pj_piece_start(const struct ana_pev *ev, const struct ana_vruns *v0, size_t goal,
+			   struct pj_piece *c)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2, got = 0;
+		for (size_t r = 0; r < v0->n; r++)
+			got += pj_run_upto(ev, v0->at[r], v0->end[r], v0->base[r], mid) - v0->at[r];
+		if (got >= goal)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	c->v = *v0;
+	c->from = 0;
+	for (size_t r = 0; r < v0->n; r++) {
+		c->v.at[r] = pj_run_upto(ev, v0->at[r], v0->end[r], v0->base[r], lo);
+		c->from += c->v.at[r] - v0->at[r];
+	}
+	c->pos = c->from;
+}
+
+static int pj_pieces_alloc(struct pj_pieces *ps, const struct ana_vruns *v0)
+{
+	const struct ana_pev *ev = ps->s->m->pev.v;
+	unsigned nt = ps->s->nt;
+	for (unsigned k = 0; k < nt; k++) {
+		struct pj_piece *c = &ps->pc[k];
+		if (k)
+			pj_piece_start(ev, v0, ps->nvis * k / nt, c);
+		else
+			c->v = *v0;
+		c->rpos = malloc(ps->side * sizeof(*c->rpos));
+		c->rat = malloc(ps->side * (v0->n ? v0->n : 1) * sizeof(*c->rat));
+		c->svis = malloc((ps->side + 256) * sizeof(*c->svis));
+		c->spb = malloc(ps->side + 256);
+		if (!c->rpos || !c->rat || !c->svis || !c->spb)
+			return -1;
+	}
+	for (unsigned k = 0; k < nt; k++) {
+		struct pj_piece *c = &ps->pc[k];
+		c->to = k + 1 < nt ? ps->pc[k + 1].from : ps->nvis;
+		/* room for the pass past the next start, and for the next to meet it */
+		if (c->to < c->from + 2 * ps->side + 512 && k + 1 < nt)
+			return 1;
+	}
+	return 0;
+}
+
+/* Piece k did not meet the next: its walk (the single walk's) goes on to
+ * the end here, over the positions of the pieces after it, whose lists are
+ * dropped. */
+static int pj_pieces_alone(struct pj_pieces *ps, unsigned k)
+{
+	struct pj_piece *c = &ps->pc[k];
+	if (c->pos > c->to) {
+		memcpy(ps->vis + c->to, c->svis, (c->pos - c->to) * sizeof(*ps->vis));
+		memcpy(ps->s->pb + c->to, c->spb, c->pos - c->to);
+	}
+	c->to = ps->nvis;
+	c->lost = false;
+	ps->npc = k + 1;
+	pj_piece_task(ps, k, k + 1);
+	for (unsigned j = k + 1; j < ps->s->nt; j++) {
+		ps->pc[j].to = ps->pc[j].meet = ps->nvis;
+		memset(ps->pc[j].n, 0, sizeof(ps->pc[j].n));
+	}
+	return ps->s->err;
+}
+
+/* The pieces met: their positions past the next start into place, ranges
+ * cut where they met, each range's lists from its first position on. */
+static void pj_pieces_close(struct pj_pieces *ps)
+{
+	struct pj_split *s = ps->s;
+	for (unsigned k = 0; k < s->nt; k++) {
+		struct pj_piece *c = &ps->pc[k];
+		if (c->meet > c->to) {
+			memcpy(ps->vis + c->to, c->svis, (c->meet - c->to) * sizeof(*ps->vis));
+			memcpy(s->pb + c->to, c->spb, c->meet - c->to);
+		}
+		s->lo[k + 1] = c->meet;
+	}
+	s->lo[0] = 0;
+	for (unsigned k = 0; k < s->nt; k++)
+		for (unsigned t = 0; t < s->nt; t++) {
+			size_t o = 0, n = ps->pc[k].n[t];
+			while (o < n && s->list[k][t][o] < s->lo[k])
+				o++;
+			s->off[k][t] = o;
+			s->cnt[k][t] = n - o;
+		}
+}
+
+/* 0: the visit order and the split made in pieces; 1: not (too few events
+ * or too many runs for pieces); -1: no memory. */
+static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
+{
+	struct ana_vruns v0;
+	ana_vruns_find(s->m, &v0, s->nt);
+	if (v0.n > PJ_PIECE_RUNS || s->side < PJ_SIDE_MIN)
+		return 1;
+	struct pj_pieces *ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return -1;
+	ps->s = s;
+	ps->vis = vis;
+	ps->nvis = nvis;
+	ps->side = s->side;
+	ps->npc = s->nt;
+	int rc = pj_pieces_alloc(ps, &v0);
+	if (!rc) {
+		ps->recording = true;
+		ana_par_tasks(s->nt, pj_piece_task, ps);
+		ps->recording = false;
+		ana_par_tasks(s->nt, pj_piece_task, ps);
+		rc = s->err;
+		for (unsigned k = 0; !rc && k < s->nt; k++)
+			if (ps->pc[k].lost) {
+				rc = pj_pieces_alone(ps, k);
+				break;
+			}
+		if (!rc)
+			pj_pieces_close(ps);
+	}
+	for (unsigned k = 0; k < s->nt; k++) {
+		free(ps->pc[k].rpos);
+		free(ps->pc[k].rat);
+		free(ps->pc[k].svis);
+		free(ps->pc[k].spb);
+	}
+	free(ps);
+	return rc;
+}
+
+/* The visit order into vis and its split: in pieces, else the single walk
+ * and then the split by range. The lists' room: a partition's share of the
+ * range and an eighth more (keys hash evenly), and a piece's pass past its
+ * end, grown when short. */
+static int pj_split_init(struct pj_split *s, const struct ana_model *m, uint32_t *vis,
+			 size_t nvis, unsigned nt)
 {
 	s->m = m;
 	s->vis = vis;
-	s->evb = evb;
 	s->nt = nt;
 	for (unsigned r = 0; r <= nt; r++)
 		s->lo[r] = nvis * r / nt;
+	/* an eighth of a piece: the pieces run on inputs as small as the unit
+	 * tests' */
+	s->side = nvis / nt / 8 < PJ_SIDE ? nvis / nt / 8 : PJ_SIDE;
 	if (!(s->pb = malloc(nvis ? nvis : 1)))
 		return -1;
 	for (unsigned r = 0; r < nt; r++)
 		for (unsigned t = 0; t < nt; t++) {
 			size_t len = s->lo[r + 1] - s->lo[r];
-			s->cap[r][t] = len / nt + len / 8 + 1024;
+			s->cap[r][t] = len / nt + len / 8 + 1024 + (r + 1 < nt ? s->side + 256 : 0);
 			if (!(s->list[r][t] = malloc(s->cap[r][t] * sizeof(uint32_t))))
 				return -1;
 		}
+	int rc = pj_pieces_run(s, vis, nvis);
+	if (rc <= 0)
+		return rc;
+	for (unsigned r = 0; r <= nt; r++)
+		s->lo[r] = nvis * r / nt;
+	memset(s->off, 0, sizeof(s->off));
+	ana_visit_fill(m, vis);
 	ana_par_tasks(nt, pj_split_task, s);
 	return s->err;
 }
@@ -645,8 +953,8 @@ static void pj_split_free(struct pj_split *s)
 			free(s->list[r][t]);
 }
 
-int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vis, size_t nvis,
-	      unsigned threads, const uint8_t *evb)
+int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
+	      unsigned threads)
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
@@ -687,8 +995,10 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, const uint32_t *vi
 				goto out;
 		}
 	}
-	if (split && pj_split_init(split, m, vis, nvis, nt, evb))
+	if (split && pj_split_init(split, m, vis, nvis, nt))
 		goto out;
+	if (!split)
+		ana_visit_fill(m, vis);
 	ana_par_tasks(nt, pj_task, part);
 	for (unsigned t = 0; t < nt; t++)
 		if (part[t].err)

@@ -147,6 +147,75 @@ static void test_gso(const char *genfix, const char *dir)
 	compare_drop(j);
 }
 
+/* The visit order and the packet of every event from ana_pjoin on 2-4
+ * threads (made in pieces that must meet) against the single walk
+ * (ana_visit_fill) and the 1-thread join: on the recording as it is, with
+ * every timestamp cut to 20 us (ties between and within hosts), and with a
+ * stretch of one host's events in reverse time order (the pieces' guess by
+ * time is wrong there). */
+static void visit_check(struct ana_model *m, const char *what)
+{
+	size_t n = m->pev.n;
+	uint32_t *ref = malloc(n * sizeof(*ref)), *vis = malloc(n * sizeof(*vis)), *pk1 = NULL;
+	CHECK(ref && vis, "%s: memory", what);
+	if (!ref || !vis)
+		goto out;
+	ana_visit_fill(m, ref);
+	for (unsigned t = 1; t <= 4; t++) {
+		struct ana_paths *p = calloc(1, sizeof(*p));
+		memset(vis, 0xff, n * sizeof(*vis));
+		CHECK(p && ana_pjoin(m, p, vis, n, t) == 0, "%s: join on %u threads", what, t);
+		if (!p || !p->evpkt) {
+			ana_path_free(p);
+			continue;
+		}
+		CHECK(!memcmp(vis, ref, n * sizeof(*vis)), "%s: %u threads: the single walk's visit order",
+		      what, t);
+		if (t == 1) {
+			pk1 = p->evpkt;
+			p->evpkt = NULL;
+		} else
+			CHECK(pk1 && !memcmp(p->evpkt, pk1, n * sizeof(*pk1)),
+			      "%s: %u threads: every event's packet as on 1 thread", what, t);
+		ana_path_free(p);
+	}
+out:
+	free(ref);
+	free(vis);
+	free(pk1);
+}
+
+static void test_visit(const char *genfix, const char *dir)
+{
+	char d[DIRN], a[DIRN + 32], b[DIRN + 32];
+	CHECK(gen(genfix, dir, "visit", "--packets 20000 --flows 4 --loss 100 --retx --seed 3", d) == 0,
+	      "genfix visit");
+	struct ana_options o = { .quiet = true };
+	struct ana_model m;
+	snprintf(a, sizeof(a), "%s/hosta.npr", d);
+	snprintf(b, sizeof(b), "%s/hostb.npr", d);
+	ana_model_init(&m, &o);
+	CHECK(ana_load_file(&m, a, NULL) == 0 && ana_load_file(&m, b, NULL) == 0, "load %s", d);
+	CHECK(m.pev.n > 150000, "enough events for pieces on 4 threads: %zu", m.pev.n);
+	visit_check(&m, "as recorded");
+	for (size_t i = 0; i < m.pev.n; i++)
+		m.pev.v[i].ts -= m.pev.v[i].ts % 20000;
+	visit_check(&m, "ties");
+	/* the first host's events from a quarter to a half, backwards in time */
+	size_t lo = 0, hi = 0;
+	while (hi < m.pev.n && m.pev.v[hi].host == m.pev.v[0].host)
+		hi++;
+	lo = hi / 4;
+	hi /= 2;
+	for (size_t i = lo, j = hi - 1; i < j; i++, j--) {
+		uint64_t x = m.pev.v[i].ts;
+		m.pev.v[i].ts = m.pev.v[j].ts;
+		m.pev.v[j].ts = x;
+	}
+	visit_check(&m, "out of order");
+	ana_model_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -159,6 +228,7 @@ int main(int argc, char **argv)
 	}
 	test_retx(genfix, dir);
 	test_gso(genfix, dir);
+	test_visit(genfix, dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0, "%s", cmd);
 	return tap_done();
