@@ -362,6 +362,31 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
+struct ana_sktask { struct ana_dctx *d; unsigned nt; };   /* nt tasks over d */
+
+/* Task t's share of res handed back (MADV_DONTNEED holds the mmap lock
+ * shared: the shares' pages are freed side by side). */
+static void ana_res_zap(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	const struct ana_sktask *z = ctx;
+	uintptr_t pg = 4096, base = (uintptr_t)z->d->res, len = z->d->res_len;
+	uintptr_t a = (base + len * t / z->nt) & ~(pg - 1);
+	uintptr_t b = t + 1 == z->nt ? base + len : (base + len * (t + 1) / z->nt) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Unmapping res frees its pages (~60 000, 20 ms on the 10 M case): with
+ * threads, shared out first. */
+static void ana_res_free(struct ana_dctx *d)
+{
+	struct ana_sktask z = { d, ana_threads(d->m) };
+	if (z.nt > 1 && d->p->npkts >= 65536)
+		ana_par_tasks(z.nt, ana_res_zap, &z);
+	munmap(d->res, d->res_len);
+}
+
 static void ana_stream_seed(struct ana_dctx *d);
 
 /* Packet ranges on threads: each range finishes its packets against a flow
@@ -747,12 +772,6 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
 	return best;
 }
 
-/* Task t adds the segments s with s % nt == t of every packet to the
- * sketches (each sketch gets its values in packet order, as with one
- * thread); task 0 also counts the interval bytes and packets, and the
- * copies of the packets that may have more than one. */
-struct ana_sktask { struct ana_dctx *d; unsigned nt; };
-
 /* Jitter's packets: those with a full path (first to last hook of their
  * flow), in memory only the top flows' (the others make no row). Each
  * flow's go straight to its part of d->jit, sized by the flow's packet
@@ -899,6 +918,11 @@ static void ana_jend_close(struct ana_dctx *d, size_t *je, size_t t, size_t nt)
 	free(je);
 }
 
+/* Task t adds the segments s with s % nt == t of every packet to the
+ * sketches (each sketch gets its values in packet order, as with one
+ * thread); task 0 also counts the interval bytes and packets, and the
+ * copies of the packets that may have more than one; the jitter packets
+ * go to the task of their flow. */
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -2995,6 +3019,6 @@ out:
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	if (d.res)
-		munmap(d.res, d.res_len);
+		ana_res_free(&d);
 	free(d.fa);
 }
