@@ -897,7 +897,7 @@ static void ana_sksink_close(struct ana_sksink *k, struct ana_dctx *d, size_t t,
  * part is written by one task in packet order, the ends counted in a copy
  * of the task's own (neighbouring flows' ends share cache lines). NULL: no
  * jitter. */
-static size_t *ana_jend_open(struct ana_dctx *d, size_t nt)
+static size_t *ana_jend_open(struct ana_dctx *d, size_t t, size_t nt)
 {
 	size_t nf = d->m->flows.n;
 	if (!d->jit || nt <= 1)
@@ -905,7 +905,8 @@ static size_t *ana_jend_open(struct ana_dctx *d, size_t nt)
 	size_t *je = malloc((nf + 1) * sizeof(*je));
 	if (!je)
 		return d->jend;   /* each flow's end still has one writer */
-	memcpy(je, d->jend, (nf + 1) * sizeof(*je));
+	for (size_t fi = t; fi < nf; fi += nt)   /* the other tasks' ends: neither read nor written */
+		je[fi] = d->jend[fi];
 	return je;
 }
 
@@ -930,7 +931,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	struct ana_dctx *d = st->d;
 	struct ana_sksink sk;
 	ana_sksink_open(&sk, d, t, st->nt);
-	size_t *jend = ana_jend_open(d, st->nt);
+	size_t *jend = ana_jend_open(d, t, st->nt);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
