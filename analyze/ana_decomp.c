@@ -21,7 +21,6 @@ struct ana_pres {                 /* one packet's result */
 	uint32_t len;
 	uint32_t posmask;             /* positions of the flow seen */
 	uint8_t nhosts;
-	uint8_t npath;                /* path order kept in ana_dctx.porder (0: not kept) */
 	uint8_t retx : 1, skip : 1;
 	uint8_t resent : 1;           /* a hook seen twice on the sender: re-sent with the same key */
 	uint8_t ctl : 1;              /* no payload or SYN/FIN/RST: not expected at the socket */
@@ -34,7 +33,9 @@ struct ana_pres {                 /* one packet's result */
 };
 
 struct ana_pos {
-	uint16_t host; uint8_t hook; uint64_t n, lost_here; double rsum; uint64_t rn;
+	uint16_t host; uint8_t hook;
+	uint8_t rn0;                  /* packet ranges: rn when the range began (seeded) */
+	uint64_t n, lost_here; double rsum; uint64_t rn;
 	double hsum; uint64_t hn;     /* time from the packet's previous hook to this one */
 };
 
@@ -47,6 +48,10 @@ struct ana_fagg {                 /* per flow */
 	int64_t first, last;
 	struct ana_pos *pos;          /* ANA_MAX_POS entries, allocated on first use */
 	uint8_t npos, order[ANA_MAX_POS], rank[ANA_MAX_POS];
+	uint8_t full;                 /* a position found no slot (ANA_MAX_POS, memory) */
+	uint8_t ranged;               /* a packet range's copy: keeps rk */
+	uint8_t (*rk)[64];            /* packet ranges: the ranks rsum took, by rn (in
+				       * pos's allocation) */
 	int top;                      /* index into sketches or -1 */
 	uint16_t snd_host, rcv_host;
 	uint32_t first_mask_bit, deliver_mask;
@@ -70,8 +75,6 @@ struct ana_dctx {
 	struct ana_out *o;
 	struct ana_pres *res;
 	size_t res_len;               /* bytes mapped for res */
-	uint8_t *porder;              /* threads: packet k's path order, offsets from its
-				       * head, at porder[head ..] (res[k].npath of them) */
 	struct ana_fagg *fa;
 	struct np_sketch all[ANA_NSEGS];
 	struct np_sketch (*top)[ANA_NSEGS];
@@ -131,6 +134,15 @@ static unsigned ana_threads(const struct ana_model *m)
 	return n < ANA_PAR_MAXT ? n : ANA_PAR_MAXT;
 }
 
+/* f->pos (and in a packet range's copy f->rk after it); false: no memory. */
+static bool ana_fagg_pos_alloc(struct ana_fagg *f)
+{
+	size_t rk = f->ranged ? sizeof(*f->rk) : 0;
+	f->pos = calloc(ANA_MAX_POS, sizeof(*f->pos) + rk);
+	f->rk = f->pos && rk ? (void *)(f->pos + ANA_MAX_POS) : NULL;
+	return f->pos;
+}
+
 /* A flow's hook position; rank = host ordinal in the path * 64 + index of
  * the hook on that host, averaged over packets, gives the canonical order. */
 static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank)
@@ -140,13 +152,15 @@ static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int ran
 		if (f->pos[i].host == host && f->pos[i].hook == hook)
 			break;
 	if (i == f->npos) {
-		if (f->npos >= ANA_MAX_POS)
+		if (f->npos >= ANA_MAX_POS || (!f->pos && !ana_fagg_pos_alloc(f))) {
+			f->full = 1;
 			return -1;
-		if (!f->pos && !(f->pos = calloc(ANA_MAX_POS, sizeof(*f->pos))))
-			return -1;
+		}
 		f->pos[f->npos++] = (struct ana_pos){ .host = host, .hook = hook };
 	}
 	if (f->pos[i].rn < 64) {           /* the first packets fix the order */
+		if (f->rk)
+			f->rk[i][f->pos[i].rn] = (uint8_t)rank;
 		f->pos[i].rsum += rank;
 		f->pos[i].rn++;
 	}
@@ -230,13 +244,13 @@ static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, stru
  * flow's state: packets of one flow go through here in packet order);
  * cross-host segments clamped from below zero are counted in *negative. */
 static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, size_t n,
-			    uint64_t *negative)
+			    struct ana_fagg *fa, uint64_t *negative)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
 	struct ana_pres *r = &d->res[k];
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
-	struct ana_fagg *f = &d->fa[r->flow];
+	struct ana_fagg *f = &fa[r->flow];
 	uint32_t seenpos = 0, seencopy = 0;
 	bool multi = n != d->p->pkts[k].nev;    /* not all its events in the path */
 	int hostord = 0, inhost = 0;
@@ -348,75 +362,241 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
-/* Pass 1: the heads of packets [lo, hi), their path orders kept as byte
- * offsets (a packet's events are ordered within its own events: one byte
- * per event instead of 256 per packet) for pass 2. */
-static void ana_heads_range(void *ctx, size_t lo, size_t hi)
+struct ana_sktask { struct ana_dctx *d; unsigned nt; };   /* nt tasks over d */
+
+/* Task t's share of res handed back (MADV_DONTNEED holds the mmap lock
+ * shared: the shares' pages are freed side by side). */
+static void ana_res_zap(void *ctx, size_t t, size_t t1)
 {
-	struct ana_dctx *d = ctx;
+	(void)t1;
+	const struct ana_sktask *z = ctx;
+	uintptr_t pg = 4096, base = (uintptr_t)z->d->res, len = z->d->res_len;
+	uintptr_t a = (base + len * t / z->nt) & ~(pg - 1);
+	uintptr_t b = t + 1 == z->nt ? base + len : (base + len * (t + 1) / z->nt) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Unmapping res frees its pages (~60 000, 20 ms on the 10 M case): with
+ * threads, shared out first. */
+static void ana_res_free(struct ana_dctx *d)
+{
+	struct ana_sktask z = { d, ana_threads(d->m) };
+	if (z.nt > 1 && d->p->npkts >= 65536)
+		ana_par_tasks(z.nt, ana_res_zap, &z);
+	munmap(d->res, d->res_len);
+}
+
+static void ana_stream_seed(struct ana_dctx *d);
+
+/* Packet ranges on threads: each range finishes its packets against a flow
+ * state of its own (struct ana_frange), merged in range order afterwards.
+ * What a flow keeps adds up exactly in any split: counts, extremes, the
+ * first 64 ranks of each position (kept, and taken in range order), and
+ * hop sums, which are sums of whole nanoseconds in doubles: exact, hence
+ * the serial sum, while below 2^53. A range numbers a flow's positions in
+ * the order it meets them; the merge appends the ones earlier ranges had
+ * not met, in that order (the serial order of first meeting), and renumbers
+ * the range's packets' position masks. Where that could differ from one
+ * pass (a flow with more than ANA_MAX_POS positions, a hop sum past 2^53,
+ * a packet at time 0, no memory) the results are taken again serially. */
+struct ana_frange {
+	struct ana_fagg *fa;          /* per flow, positions numbered by this range */
+	uint64_t negative;
+	bool redo;                    /* the merge cannot give the serial result */
+	bool remap;                   /* some flow's positions are numbered otherwise */
+};
+
+struct ana_franges { struct ana_dctx *d; struct ana_frange *rg; unsigned n; };
+
+static void ana_franges_bounds(const struct ana_franges *x, size_t t, size_t *lo, size_t *hi)
+{
+	*lo = x->d->p->npkts * t / x->n;
+	*hi = x->d->p->npkts * (t + 1) / x->n;
+}
+
+/* The range's copy of the streamed run's positions (ana_stream_seed), with
+ * their rn as the range starts. */
+static bool ana_frange_seed(const struct ana_fagg *G, struct ana_fagg *L)
+{
+	L->ranged = 1;
+	if (!G->npos)
+		return true;
+	if (!ana_fagg_pos_alloc(L))
+		return false;
+	for (int i = 0; i < G->npos; i++)
+		L->pos[i] = (struct ana_pos){ .host = G->pos[i].host, .hook = G->pos[i].hook,
+					      .rn = G->pos[i].rn, .rn0 = (uint8_t)G->pos[i].rn };
+	L->npos = G->npos;
+	return true;
+}
+
+static void ana_franges_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_franges *x = ctx;
+	struct ana_dctx *d = x->d;
+	size_t nf = d->m->flows.n, lo, hi;
+	struct ana_frange *g = &x->rg[t];
 	uint32_t idx[ANA_PATH_MAXEV];
+	ana_franges_bounds(x, t, &lo, &hi);
+	g->fa = calloc(nf ? nf : 1, sizeof(*g->fa));
+	g->redo = !g->fa;
+	for (size_t fi = 0; !g->redo && fi < nf; fi++)
+		g->redo = !ana_frange_seed(&d->fa[fi], &g->fa[fi]);
+	if (g->redo)
+		return;
 	ana_res_populate(d, lo, hi);
 	for (size_t k = lo; k < hi; k++) {
 		size_t n = ana_packet_head(d, k, idx);
-		uint32_t head = d->p->pkts[k].head;
-		if (!n || !d->porder || d->p->pkts[k].nev > 256)
+		if (!n)
 			continue;
-		for (size_t i = 0; i < n; i++)
-			d->porder[head + i] = (uint8_t)(idx[i] - head);
-		d->res[k].npath = (uint8_t)n;
+		ana_packet_body(d, k, idx, n, g->fa, &g->negative);
+		g->redo |= !d->res[k].t;
 	}
+	for (size_t fi = 0; fi < nf; fi++)
+		g->redo |= g->fa[fi].full;
 }
 
-struct ana_bodies { struct ana_dctx *d; unsigned nt; uint64_t negative[ANA_PAR_MAXT]; };
+/* Range L's positions of one flow into G (the merged flow so far): their
+ * numbers in G into L->order. False: not the serial result. */
+static bool ana_frange_merge_pos(struct ana_fagg *G, struct ana_fagg *L, bool *remap)
+{
+	for (int i = 0; i < L->npos; i++) {
+		const struct ana_pos *lp = &L->pos[i];
+		int gi = 0;
+		while (gi < G->npos && (G->pos[gi].host != lp->host || G->pos[gi].hook != lp->hook))
+			gi++;
+		if (gi == G->npos) {
+			if (G->npos >= ANA_MAX_POS ||
+			    (!G->pos && !(G->pos = calloc(ANA_MAX_POS, sizeof(*G->pos)))))
+				return false;
+			G->pos[G->npos++] = (struct ana_pos){ .host = lp->host, .hook = lp->hook };
+		}
+		struct ana_pos *gp = &G->pos[gi];
+		L->order[i] = (uint8_t)gi;
+		*remap |= gi != i;
+		gp->n += lp->n;
+		gp->hn += lp->hn;
+		if (lp->hsum >= 0x1p53)
+			return false;
+		gp->hsum += lp->hsum;
+		if (gp->hsum >= 0x1p53)
+			return false;
+		for (uint64_t j = lp->rn0; j < lp->rn && gp->rn < 64; j++) {
+			gp->rsum += L->rk[i][j];
+			gp->rn++;
+		}
+	}
+	return true;
+}
 
-/* Pass 2: task t finishes the packets of the flows with flow % nt == t, in
- * packet order, with the path orders pass 1 kept (taken again for a packet
- * of more than 256 events). */
-static void ana_bodies_task(void *ctx, size_t t, size_t t1)
+/* Range L's counts of one flow into G; false: not the serial result. */
+static bool ana_frange_merge(struct ana_fagg *G, struct ana_fagg *L, bool *remap)
+{
+	if (!ana_frange_merge_pos(G, L, remap))
+		return false;
+	if (L->pkts) {       /* no packet at time 0 (then f->first is a plain minimum) */
+		if (!G->first || L->first < G->first)
+			G->first = L->first;
+		if (L->last > G->last)
+			G->last = L->last;
+	}
+	G->pkts += L->pkts;
+	G->copies += L->copies;
+	G->bytes += L->bytes;
+	G->retx += L->retx;
+	return true;
+}
+
+/* The position masks of a range's packets in the merged numbering. */
+static void ana_franges_remap(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
-	struct ana_bodies *b = ctx;
-	struct ana_dctx *d = b->d;
-	uint32_t idx[ANA_PATH_MAXEV];
-	for (size_t k = 0; k < d->p->npkts; k++) {
-		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->flow % b->nt != t)
+	struct ana_franges *x = ctx;
+	struct ana_dctx *d = x->d;
+	const struct ana_frange *g = &x->rg[t];
+	size_t lo, hi;
+	if (!g->remap)
+		return;
+	ana_franges_bounds(x, t, &lo, &hi);
+	for (size_t k = lo; k < hi; k++) {
+		struct ana_pres *r = &d->res[k];
+		if (r->skip)
 			continue;
-		size_t n = r->npath;
-		uint32_t head = d->p->pkts[k].head;
-		if (n)
-			for (size_t i = 0; i < n; i++)
-				idx[i] = head + d->porder[head + i];
-		else
-			n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
-		ana_packet_body(d, k, idx, n, &b->negative[t]);
+		const struct ana_fagg *L = &g->fa[r->flow];
+		uint32_t m = 0;
+		for (uint32_t b = r->posmask; b; b &= b - 1)
+			m |= 1u << L->order[__builtin_ctz(b)];
+		r->posmask = m;
 	}
 }
 
-/* Every packet's result. Flow state makes the order within a flow matter,
- * so with threads the flows are split among them (same result for any
- * count). */
+static void ana_franges_free(struct ana_franges *x, size_t nf)
+{
+	for (unsigned t = 0; t < x->n; t++) {
+		struct ana_fagg *fa = x->rg[t].fa;
+		for (size_t fi = 0; fa && fi < nf; fi++)
+			free(fa[fi].pos);
+		free(fa);
+	}
+}
+
+/* The flows' state as one pass leaves it, from the ranges' (false: it
+ * cannot be, d->fa is then as the ranges found it). */
+static bool ana_franges_merge(struct ana_dctx *d, struct ana_franges *x)
+{
+	for (unsigned t = 0; t < x->n; t++)
+		if (x->rg[t].redo)
+			return false;
+	for (size_t fi = 0; fi < d->m->flows.n; fi++)
+		for (unsigned t = 0; t < x->n; t++)
+			if (!ana_frange_merge(&d->fa[fi], &x->rg[t].fa[fi], &x->rg[t].remap))
+				return false;
+	for (unsigned t = 0; t < x->n; t++)
+		d->negative += x->rg[t].negative;
+	return true;
+}
+
+static void ana_results_serial(struct ana_dctx *d)
+{
+	uint32_t idx[ANA_PATH_MAXEV];
+	ana_res_populate(d, 0, d->p->npkts);
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		size_t n = ana_packet_head(d, k, idx);
+		if (n)
+			ana_packet_body(d, k, idx, n, d->fa, &d->negative);
+	}
+}
+
+/* Every packet's result. Flow state makes the order within a flow matter:
+ * with threads, packet ranges each with their own flow state, merged in
+ * range order (same result for any count). */
 static void ana_results(struct ana_dctx *d, unsigned threads)
 {
-	size_t npk = d->p->npkts;
+	size_t npk = d->p->npkts, nf = d->m->flows.n;
 	if (threads <= 1 || npk < 65536) {
-		uint32_t idx[ANA_PATH_MAXEV];
-		ana_res_populate(d, 0, npk);
-		for (size_t k = 0; k < npk; k++) {
-			size_t n = ana_packet_head(d, k, idx);
-			if (n)
-				ana_packet_body(d, k, idx, n, &d->negative);
-		}
+		ana_results_serial(d);
 		return;
 	}
-	d->porder = malloc(d->p->norder ? d->p->norder : 1);
-	ana_par_for(npk, threads, ana_heads_range, d);
-	struct ana_bodies b = { .d = d, .nt = threads };
-	ana_par_tasks(threads, ana_bodies_task, &b);
-	free(d->porder);
-	d->porder = NULL;
-	for (unsigned t = 0; t < threads; t++)
-		d->negative += b.negative[t];
+	struct ana_frange rg[ANA_PAR_MAXT] = { 0 };
+	struct ana_franges x = { d, rg, threads };
+	ana_par_tasks(threads, ana_franges_task, &x);
+	bool ok = ana_franges_merge(d, &x);
+	if (ok)
+		ana_par_tasks(threads, ana_franges_remap, &x);
+	ana_franges_free(&x, nf);
+	if (ok)
+		return;
+	/* rare (see struct ana_frange): once more in one pass, from the seeds */
+	for (size_t fi = 0; fi < nf; fi++) {
+		free(d->fa[fi].pos);
+		d->fa[fi] = (struct ana_fagg){ 0 };
+	}
+	d->negative = 0;
+	if (d->m->sacc)
+		ana_stream_seed(d);
+	ana_results_serial(d);
 }
 
 static void ana_retx_mark(struct ana_dctx *d)
@@ -592,12 +772,6 @@ static unsigned ana_copies(const struct ana_dctx *d, size_t k)
 	return best;
 }
 
-/* Task t adds the segments s with s % nt == t of every packet to the
- * sketches (each sketch gets its values in packet order, as with one
- * thread); task 0 also counts the interval bytes and packets, and the
- * copies of the packets that may have more than one. */
-struct ana_sktask { struct ana_dctx *d; unsigned nt; };
-
 /* Jitter's packets: those with a full path (first to last hook of their
  * flow), in memory only the top flows' (the others make no row). Each
  * flow's go straight to its part of d->jit, sized by the flow's packet
@@ -622,14 +796,15 @@ static void ana_jit_prep(struct ana_dctx *d)
 	}
 }
 
-/* Packet r (not skipped nor retransmitted, in the window) for jitter. */
-static void ana_jit_put(struct ana_dctx *d, const struct ana_pres *r)
+/* Packet r (not skipped nor retransmitted, in the window) for jitter;
+ * jend: the ends of the flows' parts (a task's own copy). */
+static void ana_jit_put(struct ana_dctx *d, size_t *jend, const struct ana_pres *r)
 {
 	const struct ana_fagg *f = &d->fa[r->flow];
 	if (f->npos < 2 || !(r->posmask & f->first_hdr_bit) ||
 	    !(r->posmask & (1u << f->order[f->npos - 1])) || (!d->m->sacc && f->top < 0))
 		return;
-	d->jit[d->jend[r->flow]++] = (struct ana_jit){ r->flow, r->t, r->transit };
+	d->jit[jend[r->flow]++] = (struct ana_jit){ r->flow, r->t, r->transit };
 }
 
 static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r);
@@ -718,6 +893,37 @@ static void ana_sksink_close(struct ana_sksink *k, struct ana_dctx *d, size_t t,
 	free(k->top); free(k->ivsk); free(k->whole);
 }
 
+/* The jitter packets go to the task of their flow (flow % nt): each flow's
+ * part is written by one task in packet order, the ends counted in a copy
+ * of the task's own (neighbouring flows' ends share cache lines). NULL: no
+ * jitter. */
+static size_t *ana_jend_open(struct ana_dctx *d, size_t t, size_t nt)
+{
+	size_t nf = d->m->flows.n;
+	if (!d->jit || nt <= 1)
+		return d->jit ? d->jend : NULL;
+	size_t *je = malloc((nf + 1) * sizeof(*je));
+	if (!je)
+		return d->jend;   /* each flow's end still has one writer */
+	for (size_t fi = t; fi < nf; fi += nt)   /* the other tasks' ends: neither read nor written */
+		je[fi] = d->jend[fi];
+	return je;
+}
+
+static void ana_jend_close(struct ana_dctx *d, size_t *je, size_t t, size_t nt)
+{
+	if (!je || je == d->jend)
+		return;
+	for (size_t fi = t; fi < d->m->flows.n; fi += nt)
+		d->jend[fi] = je[fi];
+	free(je);
+}
+
+/* Task t adds the segments s with s % nt == t of every packet to the
+ * sketches (each sketch gets its values in packet order, as with one
+ * thread); task 0 also counts the interval bytes and packets, and the
+ * copies of the packets that may have more than one; the jitter packets
+ * go to the task of their flow. */
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -725,6 +931,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	struct ana_dctx *d = st->d;
 	struct ana_sksink sk;
 	ana_sksink_open(&sk, d, t, st->nt);
+	size_t *jend = ana_jend_open(d, t, st->nt);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
@@ -745,8 +952,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
-		if (t == st->nt - 1 && d->jit)
-			ana_jit_put(d, r);
+		if (jend && r->flow % st->nt == t)
+			ana_jit_put(d, jend, r);
 		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[0];
 		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[f->top + 1];
 		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
@@ -767,6 +974,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		}
 	}
 	ana_sksink_close(&sk, d, t, st->nt);
+	ana_jend_close(d, jend, t, st->nt);
 }
 
 static void ana_accumulate(struct ana_dctx *d)
@@ -986,28 +1194,38 @@ static void ana_decomp_series(struct ana_dctx *d, double (*q)[ANA_NSEGS][3])
 	free(ts); free(v50); free(v99); free(vn);
 }
 
-static void ana_decomp_table(struct ana_dctx *d)
+/* Tail decomposition: per segment sums over the packets at or above the
+ * total p99 of "all" (group 0) and of each top flow (1 + top). */
+struct ana_tail { double (*sum)[ANA_NSEGS]; uint64_t *p99, *n; };
+
+static bool ana_tail_new(const struct ana_dctx *d, struct ana_tail *tl)
 {
-	struct ana_model *m = d->m;
-	struct np_table *t = ana_decomp_table_new();
-	/* tail decomposition: per segment sums over the packets at or above the
-	 * total p99 of "all" (index 0) and of each top flow (1 + top), one pass */
 	size_t ng = (size_t)d->ntop + 1;
-	double (*tail)[ANA_NSEGS] = calloc(ng, sizeof(*tail)), (*whole)[ANA_NSEGS] = d->whole;
-	uint64_t *p99s = calloc(ng, sizeof(uint64_t)), *ntails = calloc(ng, sizeof(uint64_t));
-	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
-	int ndc = 0;
-	if (!tail || !p99s || !ntails || !dc) {
-		free(tail); free(p99s); free(ntails); free(dc);
-		return;
-	}
-	for (size_t g = 0; g < ng; g++) {
+	tl->sum = calloc(ng, sizeof(*tl->sum));
+	tl->p99 = calloc(ng, sizeof(uint64_t));
+	tl->n = calloc(ng, sizeof(uint64_t));
+	if (tl->sum && tl->p99 && tl->n)
+		return true;
+	free(tl->sum); free(tl->p99); free(tl->n);
+	*tl = (struct ana_tail){ 0 };
+	return false;
+}
+
+static void ana_tail_free(struct ana_tail *tl)
+{
+	free(tl->sum); free(tl->p99); free(tl->n);
+}
+
+/* One pass over the packets; on a thread beside the jitter flows. */
+static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
+{
+	for (size_t g = 0; g <= (size_t)d->ntop; g++) {
 		const struct np_sketch *sk = g ? d->top[g - 1] : d->all;
-		p99s[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+		tl->p99[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
 	}
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(m, r->t))
+		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(d->m, r->t))
 			continue;
 		uint64_t tot = (uint64_t)r->seg[ANA_SEG_TOTAL];
 		int top = d->fa[r->flow].top;
@@ -1016,13 +1234,28 @@ static void ana_decomp_table(struct ana_dctx *d)
 			size_t g = gs[q];
 			if (g == 0 && r->ctl)
 				continue;
-			if (tot < p99s[g])
+			if (tot < tl->p99[g])
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
 				if (r->seg[s] > 0)
-					tail[g][s] += (double)r->seg[s];
-			ntails[g]++;
+					tl->sum[g][s] += (double)r->seg[s];
+			tl->n[g]++;
 		}
+	}
+}
+
+static void ana_decomp_table(struct ana_dctx *d, const struct ana_tail *tl)
+{
+	struct ana_model *m = d->m;
+	struct np_table *t = ana_decomp_table_new();
+	double (*tail)[ANA_NSEGS] = tl->sum, (*whole)[ANA_NSEGS] = d->whole;
+	const uint64_t *p99s = tl->p99, *ntails = tl->n;
+	struct ana_dcand *dc = calloc(ANA_DCANDS, sizeof(*dc));
+	int ndc = 0;
+	if (!tail || !dc) {
+		np_table_free(t);
+		free(dc);
+		return;
 	}
 	for (int s = 0; m->sacc && s < ANA_NSEGS; s++)
 		m->sacc->whole[s] += whole[0][s];
@@ -1033,7 +1266,6 @@ static void ana_decomp_table(struct ana_dctx *d)
 		ana_decomp_rows(d, t, f, name, f < 0 ? d->all : d->top[f], whole[f + 1], tail[f + 1],
 				ntails[f + 1], p99s[f + 1], dc, &ndc);
 	}
-	free(tail); free(p99s); free(ntails);
 	ana_dcand_emit(d->o, dc, ndc);
 	free(dc);
 	ana_out_table(d->o, t);
@@ -1196,23 +1428,33 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 }
 
 /* Tasks take the flows one at a time (flows differ in size). */
+/* Work items taken by the threads: the tail sums (when tail is set: item
+ * 0), then the jitter flows, each sorted in its part of d->jit first. */
 struct ana_jtask {
 	const struct ana_dctx *d;
-	const struct ana_jit *j;
+	struct ana_jit *j;
 	int64_t *absj;
 	struct ana_jres *v;
 	size_t nv, next;
+	struct ana_tail *tail;
 };
 
 static void ana_jitter_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t; (void)t1;
 	struct ana_jtask *jt = ctx;
+	size_t nt = jt->tail != NULL;
 	for (;;) {
 		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
-		if (i >= jt->nv)
+		if (i >= nt + jt->nv)
 			break;
-		ana_jitter_flow(jt->d, jt->j, jt->absj, &jt->v[i]);
+		if (i < nt) {
+			ana_tail_sums(jt->d, jt->tail);
+			continue;
+		}
+		struct ana_jres *x = &jt->v[i - nt];
+		ana_jit_sort(jt->j + x->a, x->b - x->a);
+		ana_jitter_flow(jt->d, jt->j, jt->absj, x);
 	}
 }
 
@@ -1252,36 +1494,37 @@ static size_t ana_jit_close(struct ana_dctx *d)
 
 static void ana_stream_jitter_add(struct ana_dctx *d, const struct ana_jit *j, size_t n);
 
-static void ana_jitter_table(struct ana_dctx *d)
+/* The tail sums (tl, when the decomposition's table has memory) and, in
+ * memory, the jitter of the top flows with 2 packets or more (each flow's
+ * packets in its own part of d->jit, in flow order) on threads. */
+static void ana_tables_compute(struct ana_dctx *d, struct ana_tail *tl, struct ana_jtask *jt)
+{
+	size_t nf = d->m->flows.n;
+	*jt = (struct ana_jtask){ .d = d, .j = d->jit, .tail = tl->sum ? tl : NULL };
+	if (!d->m->sacc && d->jit) {
+		jt->absj = malloc((d->p->npkts + 1) * sizeof(*jt->absj));
+		jt->v = jt->absj ? calloc(d->ntop ? d->ntop : 1, sizeof(*jt->v)) : NULL;
+		for (size_t fi = 0; jt->v && fi < nf && jt->nv < (size_t)d->ntop; fi++)
+			if (d->fa[fi].top >= 0 && d->jend[fi] - d->jat[fi] >= 2)
+				jt->v[jt->nv++] = (struct ana_jres){ .a = d->jat[fi], .b = d->jend[fi] };
+	}
+	size_t items = jt->nv + (jt->tail != NULL);
+	unsigned nt = d->p->npkts < 65536 ? 1 : ana_threads(d->m);
+	ana_par_tasks(nt < items ? nt : (unsigned)items, ana_jitter_task, jt);
+}
+
+static void ana_jitter_table(struct ana_dctx *d, struct ana_jtask *jt)
 {
 	struct ana_model *m = d->m;
-	size_t n = 0;
 	struct ana_jit *j = d->jit;
-	int64_t *absj = malloc((d->p->npkts + 1) * sizeof(*absj));
 	struct np_table *t = ana_jitter_table_new();
-	if (!j || !absj)
-		goto out;
-	n = ana_jit_close(d);
 	if (m->sacc) {       /* streamed: the run's flows go on with this window's packets */
-		ana_stream_jitter_add(d, j, n);
+		if (j)
+			ana_stream_jitter_add(d, j, ana_jit_close(d));
 		goto out;
 	}
-	/* the top flows with 2 packets or more, computed on threads */
-	struct ana_jres *v = calloc(d->ntop ? d->ntop : 1, sizeof(*v));
-	size_t nv = 0;
-	for (size_t a = 0; v && a < n;) {
-		size_t b = a;
-		while (b < n && j[b].flow == j[a].flow)
-			b++;
-		if (b - a >= 2 && d->fa[j[a].flow].top >= 0 && nv < (size_t)d->ntop)
-			v[nv++] = (struct ana_jres){ .a = a, .b = b };
-		a = b;
-	}
-	struct ana_jtask jt = { d, j, absj, v, nv, 0 };
-	unsigned nt = n < 65536 ? 1 : ana_threads(m);
-	ana_par_tasks(nt < nv ? nt : (unsigned)nv, ana_jitter_task, &jt);
-	for (size_t i = 0; i < nv; i++) {
-		const struct ana_jres *x = &v[i];
+	for (size_t i = 0; i < jt->nv; i++) {
+		const struct ana_jres *x = &jt->v[i];
 		uint32_t fl = j[x->a].flow;
 		char name[160];
 		ana_flow_name(m, fl, name, sizeof(name));
@@ -1306,13 +1549,17 @@ static void ana_jitter_table(struct ana_dctx *d)
 					  "flow %s has a p99 jitter of %.1f us against a median latency of %.1f us",
 					  name, (double)x->p99 / 1e3, med / 1e3);
 	}
-	for (size_t i = 0; i < nv; i++) {
-		free(v[i].ts); free(v[i].sp99); free(v[i].rfc);
-	}
-	free(v);
 out:
 	ana_out_table(d->o, t);
-	free(absj);
+}
+
+static void ana_jtask_free(struct ana_jtask *jt)
+{
+	for (size_t i = 0; i < jt->nv; i++) {
+		free(jt->v[i].ts); free(jt->v[i].sp99); free(jt->v[i].rfc);
+	}
+	free(jt->v);
+	free(jt->absj);
 }
 
 /* ---- loss ---- */
@@ -2747,8 +2994,14 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	if (!d.top || !d.ivsk || !d.ivbytes || !d.ivpkts || !d.ivlost || !d.whole)
 		goto out;
 	ana_export_ivseg(&d);
-	ana_decomp_table(&d);
-	ana_jitter_table(&d);
+	struct ana_tail tl;
+	struct ana_jtask jt;
+	ana_tail_new(&d, &tl);
+	ana_tables_compute(&d, &tl, &jt);
+	ana_decomp_table(&d, &tl);
+	ana_jitter_table(&d, &jt);
+	ana_tail_free(&tl);
+	ana_jtask_free(&jt);
 	ana_loss_tables(&d);
 	ana_pkt_flows_table(&d);
 	if (m->sacc)
@@ -2767,6 +3020,6 @@ out:
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	if (d.res)
-		munmap(d.res, d.res_len);
+		ana_res_free(&d);
 	free(d.fa);
 }
