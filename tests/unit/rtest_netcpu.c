@@ -736,9 +736,11 @@ static void sampled_default(void)
  *    below the interval's low ratio (receive 0.815 with probe, load ~6),
  *    0.008 on the quiet machine (0.884).
  *  - high side: the bare sampled figure may exceed its interval's high
- *    ratio by XC_EXCESS. Worst seen: 0.18 (send 1.27 x exact, 2000
- *    samples, quiet machine after the merge of j24o; 1.12-1.27 in 16 quiet
- *    runs, never covered). Under load send reads 0.93-1.04 and j24q's debug
+ *    ratio by XC_EXCESS. Worst seen: 0.233 (send 1.291 x exact, 4603
+ *    samples, quiet machine after the merge of j24q, 2026-11-26 15:06;
+ *    1.13-1.29 in 6 quiet runs then, 1.12-1.27 in 16 quiet runs after
+ *    j24o's merge, never covered; j24q's 0.25 left 0.017 of margin on the
+ *    quiet machine, so 0.35). Under load send reads 0.93-1.04 and j24q's debug
  *    build found no sample taken across an exact-clock boundary and the
  *    exact figure equal to the sum of its stretches: the quiet excess lies
  *    in how often the timer's grid falls inside send stretches, not
@@ -754,7 +756,7 @@ static void sampled_default(void)
 #define XC_Z 3.29         /* enough samples: 99.9 % interval <= +-10 % */
 #define XC_ZCOVER 3.89    /* the asserted interval: 99.99 % */
 #define XC_RES 0.10       /* samples enough to resolve +-10 % (99.9 %) */
-#define XC_EXCESS 0.25    /* high side: worst seen 0.18 (above) */
+#define XC_EXCESS 0.35    /* high side: worst seen 0.233 (above) */
 #define XC_SHORT 0.15     /* low side, with probe: worst seen 0.077 (above) */
 #define XC_ROUNDS 60
 #define XC_HZ 4999
