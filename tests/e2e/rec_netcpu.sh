@@ -141,9 +141,10 @@ check "server receives counted" gt "$(sum "$BUSY_B" recv_n)" 100
 # interval's low ratio - B_LO: the fresh-clone CI run of 3f6adf3 (quiet)
 # read recv 0.736 with probe (about 570 samples), 0.11 below it; 0.95-1.01 in 5
 # quiet runs. High side: the bare ratio at most its interval's high ratio +
-# B_HI: after the merge of j24q, 11 quiet runs of the lead (2026-11-26
-# 15:08) read receive 0.81-1.18 bare, once 0.04 above its interval (922
-# samples), send 0.96-1.01; j24q's 0.10 would leave 0.07 of margin, so 0.20
+# B_HI: after the merge of j24q, 12 quiet runs of the lead (2026-11-26
+# 15:08), all passed; the 6 whose ratios were printed read receive
+# 0.81-1.18 bare, once 0.04 above its interval (922 samples), send
+# 0.96-1.01; j24q's 0.10 would leave 0.07 of margin, so 0.20
 # (the short calls of rtest_netcpu read up to 0.23 above it).
 # Whether the bare interval covered exact (the target) is printed,
 # and the samples outside the exact clock.
