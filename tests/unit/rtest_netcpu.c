@@ -744,12 +744,14 @@ static void sampled_default(void)
  *    build found no sample taken across an exact-clock boundary and the
  *    exact figure equal to the sum of its stretches: the quiet excess lies
  *    in how often the timer's grid falls inside send stretches, not
- *    explained (docs/NETCPU.md "Sampled against exact", j24q). One
- *    mechanism is shown (j25f): each sample stalls what it interrupts,
- *    and a stall that costs more or less in send than in the sender's
- *    other busy states moves the ratio by P / (P - D_busy + D_send),
- *    5-20 % at this rate for 10-40 us of difference; under load the two
- *    differed by 0-2 us, on the quiet machine they were not measured.
+ *    explained (docs/NETCPU.md "Sampled against exact", j24q). Found
+ *    since (j25f): an unpreempted sender falls into step with the timer
+ *    (each sample's stall, which depends on where it lands, pulls the
+ *    send cycle's phase to the grid), and the grid then finds send more
+ *    often than its share; reproduced under load with `chrt -f 10`
+ *    (send 1.02-1.24 in 14 runs), with the send stretches' start phases
+ *    far from uniform in the high runs. Not fixed: it needs a sampling
+ *    period that is not strictly periodic.
  * Each run prints the bare ratio, whether the bare interval covered exact
  * (issue 24's target), the ratio with probe and the samples outside the
  * exact clock (the syscall tail after sock_*_length). The sampler runs at
