@@ -68,8 +68,7 @@ static inline uint64_t pj_h64(uint64_t x)
 }
 
 /* Hash of the retransmission key (seq, ack | 1: ana_retx_groups's key,
- * whose low ack bit was its empty-slot marker): the partition takes its top
- * bits. */
+ * whose low ack bit was its empty-slot marker). */
 static inline uint64_t pj_hkey(uint32_t seq, uint32_t ack)
 {
 	return pj_h64((uint64_t)seq << 32 | (ack | 1));
@@ -87,11 +86,14 @@ static inline uint64_t pj_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t
 	return pj_hpkt(pj_hkey(seq, ack), xid, udp);
 }
 
-/* Bits 40..63 scaled to [0, nt) (a multiply, not a division: it runs
- * twice per event on every thread). */
-static inline unsigned pj_part_of(uint64_t hv, unsigned nt)
+/* The partition of the retransmission key (seq, ack | 1): the top 24 bits
+ * of one multiply, scaled to [0, nt) (not the table's hash: the pieces
+ * take it for every event, and any function of that key keeps a
+ * retransmission with its original). */
+static inline unsigned pj_part_of(uint32_t seq, uint32_t ack, unsigned nt)
 {
-	return (unsigned)(((hv >> 40) * nt) >> 24);
+	uint64_t x = ((uint64_t)seq << 32 | (ack | 1)) * 0x9e3779b97f4a7c15ULL;
+	return (unsigned)(((x >> 40) * nt) >> 24);
 }
 
 /* Events that join a packet by key (ana_match_one's test). */
@@ -319,7 +321,7 @@ static inline uint8_t pj_byte(const struct ana_pev *e, unsigned nt)
 {
 	if (!pj_keyed(e))
 		return PJ_UNKEYED;
-	unsigned t = pj_part_of(pj_hkey_ev(e), nt);
+	unsigned t = pj_part_of(e->seq, e->ack, nt);
 	return (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
 }
 
