@@ -173,6 +173,10 @@ static void pj_groups(struct pj_part *p)
 	memset(p->slot, 0, p->scap * sizeof(*p->slot));
 	for (size_t l = 0; l < p->n; l++) {
 		const struct pj_pkt *q = &p->pk[l];
+		/* the table is far larger than the caches: each probe a miss,
+		 * started PJ_AHEAD packets early */
+		if (l + PJ_AHEAD < p->n)
+			__builtin_prefetch(&p->slot[pj_hkey(q[PJ_AHEAD].seq, q[PJ_AHEAD].ack) & mask]);
 		if (q->udp || q->minlen == UINT32_MAX || q->minlen == 0)
 			continue;
 		for (size_t j = pj_hkey(q->seq, q->ack) & mask;; j = (j + 1) & mask) {
