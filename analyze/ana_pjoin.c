@@ -99,7 +99,7 @@ static inline unsigned pj_part_of(uint32_t seq, uint32_t ack, unsigned nt)
 /* Events that join a packet by key (ana_match_one's test). */
 static inline bool pj_keyed(const struct ana_pev *e)
 {
-	return !((e->flags & ANA_EVF_RANGE) || e->hook == PK_HOOK_SOCK_SEND);
+	return !(((e->flags & ANA_EVF_RANGE) != 0) | (e->hook == PK_HOOK_SOCK_SEND));
 }
 
 static int pj_grow_slots(struct pj_part *p)
@@ -320,13 +320,14 @@ static int pj_list_grow(struct pj_split *s, size_t r, unsigned t)
 	return 0;
 }
 
-/* Event e's partition byte. */
+/* Event e's partition byte, without branches: the pieces take it for
+ * every event, and which kind comes next is not predictable. */
 static inline uint8_t pj_byte(const struct ana_pev *e, unsigned nt)
 {
-	if (!pj_keyed(e))
-		return PJ_UNKEYED;
-	unsigned t = pj_part_of(e->seq, e->ack, nt);
-	return (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
+	unsigned eg = (e->len != 0) & ((unsigned)e->hook - PK_HOOK_DEV_QUEUE <=
+				       PK_HOOK_DEV_XMIT - PK_HOOK_DEV_QUEUE);
+	unsigned b = pj_part_of(e->seq, e->ack, nt) | eg << 7;
+	return pj_keyed(e) ? (uint8_t)b : PJ_UNKEYED;
 }
 
 static void pj_split_task(void *ctx, size_t r, size_t r1)
@@ -694,16 +695,17 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 			o->svis[o->pos - o->to] = (uint32_t)i;
 			o->spb[o->pos - o->to] = b;
 		}
-		if (b == PJ_UNKEYED)
-			continue;
-		unsigned t = b & ~PJ_EGRESS;
+		/* a range event's position is written past list 0's end, not
+		 * counted (no branch on the kind) */
+		unsigned keyed = b != PJ_UNKEYED, t = keyed ? b & ~PJ_EGRESS : 0;
 		if (o->n[t] == o->cap[t]) {
 			if (pj_list_grow(s, k, t))
 				return -1;
 			o->l[t] = s->list[k][t];
 			o->cap[t] = s->cap[k][t];
 		}
-		o->l[t][o->n[t]++] = (uint32_t)o->pos;
+		o->l[t][o->n[t]] = (uint32_t)o->pos;
+		o->n[t] += keyed;
 	}
 	return 0;
 }
