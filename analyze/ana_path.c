@@ -449,11 +449,15 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		}
 		ana_walk_super(p, ev, n);
 	}
-	/* in place on one thread only: with 2 threads the streamed analysis
-	 * (ana_stream.c, a window at a time) peaked at 150-170 MB instead of
-	 * 124 MB in about half the runs (10 M genfix case, not understood) */
+	/* in place on one thread, or in one analysis of the whole input: a
+	 * window of the streamed analysis (ana_stream.c) on 2 threads peaked at
+	 * 150-170 MB instead of 124 MB in about half the runs (10 M genfix
+	 * case, not understood); the in-memory run saves faulting a fresh
+	 * array of ana_pe (~30 ms of CPU at 10 M events) */
+	bool streamed = m->own_set || m->sacc;
 	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
-			       .in_place = threads == 1 && n && p->njoined + p->nextra <= n };
+			       .in_place = (threads == 1 || !streamed) && n &&
+					   p->njoined + p->nextra <= n };
 	if (threads > 1 && n >= (1u << 16))
 		ana_par_tasks(2, ana_sort_task, &so);
 	else {

@@ -46,7 +46,7 @@ struct ana_paths {
 	struct ana_pending (*pending)[ANA_PENDING];   /* per flow, during the join */
 	uint32_t *order;            /* event indices grouped by packet (during the join) */
 	struct ana_pe *pe;          /* events grouped by packet: pkts[k].head .. + nev */
-	size_t norder;
+	size_t norder;              /* entries of order, then of pe (the gather's length) */
 	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
 	bool ranges_done;           /* ana_pjoin took the sock_send ranges too */
 	size_t njoined;             /* events joined by key (evpkt set) */

@@ -68,8 +68,7 @@ static inline uint64_t pj_h64(uint64_t x)
 }
 
 /* Hash of the retransmission key (seq, ack | 1: ana_retx_groups's key,
- * whose low ack bit was its empty-slot marker): the partition takes its top
- * bits. */
+ * whose low ack bit was its empty-slot marker). */
 static inline uint64_t pj_hkey(uint32_t seq, uint32_t ack)
 {
 	return pj_h64((uint64_t)seq << 32 | (ack | 1));
@@ -87,17 +86,20 @@ static inline uint64_t pj_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t
 	return pj_hpkt(pj_hkey(seq, ack), xid, udp);
 }
 
-/* Bits 40..63 scaled to [0, nt) (a multiply, not a division: it runs
- * twice per event on every thread). */
-static inline unsigned pj_part_of(uint64_t hv, unsigned nt)
+/* The partition of the retransmission key (seq, ack | 1): the top 24 bits
+ * of one multiply, scaled to [0, nt) (not the table's hash: the pieces
+ * take it for every event, and any function of that key keeps a
+ * retransmission with its original). */
+static inline unsigned pj_part_of(uint32_t seq, uint32_t ack, unsigned nt)
 {
-	return (unsigned)(((hv >> 40) * nt) >> 24);
+	uint64_t x = ((uint64_t)seq << 32 | (ack | 1)) * 0x9e3779b97f4a7c15ULL;
+	return (unsigned)(((x >> 40) * nt) >> 24);
 }
 
 /* Events that join a packet by key (ana_match_one's test). */
 static inline bool pj_keyed(const struct ana_pev *e)
 {
-	return !((e->flags & ANA_EVF_RANGE) || e->hook == PK_HOOK_SOCK_SEND);
+	return !(((e->flags & ANA_EVF_RANGE) != 0) | (e->hook == PK_HOOK_SOCK_SEND));
 }
 
 static int pj_grow_slots(struct pj_part *p)
@@ -171,6 +173,10 @@ static void pj_groups(struct pj_part *p)
 	memset(p->slot, 0, p->scap * sizeof(*p->slot));
 	for (size_t l = 0; l < p->n; l++) {
 		const struct pj_pkt *q = &p->pk[l];
+		/* the table is far larger than the caches: each probe a miss,
+		 * started PJ_AHEAD packets early */
+		if (l + PJ_AHEAD < p->n)
+			__builtin_prefetch(&p->slot[pj_hkey(q[PJ_AHEAD].seq, q[PJ_AHEAD].ack) & mask]);
 		if (q->udp || q->minlen == UINT32_MAX || q->minlen == 0)
 			continue;
 		for (size_t j = pj_hkey(q->seq, q->ack) & mask;; j = (j + 1) & mask) {
@@ -314,13 +320,14 @@ static int pj_list_grow(struct pj_split *s, size_t r, unsigned t)
 	return 0;
 }
 
-/* Event e's partition byte. */
+/* Event e's partition byte, without branches: the pieces take it for
+ * every event, and which kind comes next is not predictable. */
 static inline uint8_t pj_byte(const struct ana_pev *e, unsigned nt)
 {
-	if (!pj_keyed(e))
-		return PJ_UNKEYED;
-	unsigned t = pj_part_of(pj_hkey_ev(e), nt);
-	return (uint8_t)(t | (e->len && ana_is_egress(e->hook) ? PJ_EGRESS : 0));
+	unsigned eg = (e->len != 0) & ((unsigned)e->hook - PK_HOOK_DEV_QUEUE <=
+				       PK_HOOK_DEV_XMIT - PK_HOOK_DEV_QUEUE);
+	unsigned b = pj_part_of(e->seq, e->ack, nt) | eg << 7;
+	return pj_keyed(e) ? (uint8_t)b : PJ_UNKEYED;
 }
 
 static void pj_split_task(void *ctx, size_t r, size_t r1)
@@ -688,16 +695,17 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 			o->svis[o->pos - o->to] = (uint32_t)i;
 			o->spb[o->pos - o->to] = b;
 		}
-		if (b == PJ_UNKEYED)
-			continue;
-		unsigned t = b & ~PJ_EGRESS;
+		/* a range event's position is written past list 0's end, not
+		 * counted (no branch on the kind) */
+		unsigned keyed = b != PJ_UNKEYED, t = keyed ? b & ~PJ_EGRESS : 0;
 		if (o->n[t] == o->cap[t]) {
 			if (pj_list_grow(s, k, t))
 				return -1;
 			o->l[t] = s->list[k][t];
 			o->cap[t] = s->cap[k][t];
 		}
-		o->l[t][o->n[t]++] = (uint32_t)o->pos;
+		o->l[t][o->n[t]] = (uint32_t)o->pos;
+		o->n[t] += keyed;
 	}
 	return 0;
 }
