@@ -371,32 +371,19 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 }
 
 struct ana_skout;
-struct ana_sktask {                /* nt tasks over d */
+struct ana_sktask {                /* the sketch pass's nt tasks over d */
 	struct ana_dctx *d;
 	unsigned nt;
 	struct ana_skout *rg;          /* the sketch pass by packet range, or NULL */
 };
 
-/* Task t's share of res handed back (MADV_DONTNEED holds the mmap lock
- * shared: the shares' pages are freed side by side). */
-static void ana_res_zap(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	const struct ana_sktask *z = ctx;
-	uintptr_t pg = 4096, base = (uintptr_t)z->d->res, len = z->d->res_len;
-	uintptr_t a = (base + len * t / z->nt) & ~(pg - 1);
-	uintptr_t b = t + 1 == z->nt ? base + len : (base + len * (t + 1) / z->nt) & ~(pg - 1);
-	if (b > a)
-		(void)madvise((void *)a, b - a, MADV_DONTNEED);
-}
-
 /* Unmapping res frees its pages (~60 000, 20 ms on the 10 M case): with
- * threads, shared out first. */
+ * threads, handed back side by side first. */
 static void ana_res_free(struct ana_dctx *d)
 {
-	struct ana_sktask z = { d, ana_threads(d->m), NULL };
-	if (z.nt > 1 && d->p->npkts >= 65536)
-		ana_par_tasks(z.nt, ana_res_zap, &z);
+	unsigned nt = ana_threads(d->m);
+	if (nt > 1 && d->p->npkts >= 65536)
+		ana_par_zap(d->res, d->res_len, nt);
 	munmap(d->res, d->res_len);
 }
 
@@ -3214,6 +3201,8 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
+	if (d.jit && !m->sacc && ana_threads(m) > 1)   /* see ana_par_zap; not between windows */
+		ana_par_zap(d.jit, (p->npkts + 1) * sizeof(*d.jit), ana_threads(m));
 	free(d.whole); free(d.gdeliv); free(d.lc.v); free(d.rpk); free(d.clk); free(d.jit); free(d.jat);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
