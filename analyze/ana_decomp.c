@@ -63,6 +63,12 @@ struct ana_fagg {                 /* per flow */
 
 struct ana_jit { uint32_t flow; int64_t t, lat; };   /* a packet for jitter */
 
+struct ana_klist {                /* packet indices */
+	uint32_t *v;
+	size_t n, cap;
+	bool full;                    /* no memory for the list: every packet is a candidate */
+};
+
 /* A host's clock as ana_to_ref reads it (aligned or not), for the per-event
  * conversions of the results pass. */
 struct ana_dclk { uint64_t t0; double a, b; bool ok; };
@@ -90,11 +96,13 @@ struct ana_dctx {
 	double (*whole)[ANA_NSEGS];   /* segment sums of the packets with a whole path:
 				       * flow all (0) and the top flows (1 + top) */
 	uint8_t *gdeliv;              /* retransmission groups with a member that reached the socket */
-	uint32_t *lcand;              /* packets that may have lost copies, in packet order */
-	size_t nlcand, lccap;
-	bool lcand_full;              /* no memory for the list: every packet is a candidate */
+	struct ana_klist lc;          /* packets that may have lost copies, in packet order */
 	struct ana_jit *jit;          /* jitter: full-path packets, each flow's from jat[flow] */
 	size_t *jat, *jend;
+	uint64_t *rpk;                /* packet ranges of the results: range t's packets of
+				       * flow f at [t * flows + f] (NULL: one pass) */
+	unsigned nrg;
+	bool segbig;                  /* the results' segments sum to 2^53 or more */
 };
 
 /* ana_to_ref(m, h, t) inline, bit for bit: fmin/fmax as compares (a NaN
@@ -362,28 +370,20 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
-struct ana_sktask { struct ana_dctx *d; unsigned nt; };   /* nt tasks over d */
-
-/* Task t's share of res handed back (MADV_DONTNEED holds the mmap lock
- * shared: the shares' pages are freed side by side). */
-static void ana_res_zap(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	const struct ana_sktask *z = ctx;
-	uintptr_t pg = 4096, base = (uintptr_t)z->d->res, len = z->d->res_len;
-	uintptr_t a = (base + len * t / z->nt) & ~(pg - 1);
-	uintptr_t b = t + 1 == z->nt ? base + len : (base + len * (t + 1) / z->nt) & ~(pg - 1);
-	if (b > a)
-		(void)madvise((void *)a, b - a, MADV_DONTNEED);
-}
+struct ana_skout;
+struct ana_sktask {                /* the sketch pass's nt tasks over d */
+	struct ana_dctx *d;
+	unsigned nt;
+	struct ana_skout *rg;          /* the sketch pass by packet range, or NULL */
+};
 
 /* Unmapping res frees its pages (~60 000, 20 ms on the 10 M case): with
- * threads, shared out first. */
+ * threads, handed back side by side first. */
 static void ana_res_free(struct ana_dctx *d)
 {
-	struct ana_sktask z = { d, ana_threads(d->m) };
-	if (z.nt > 1 && d->p->npkts >= 65536)
-		ana_par_tasks(z.nt, ana_res_zap, &z);
+	unsigned nt = ana_threads(d->m);
+	if (nt > 1 && d->p->npkts >= 65536)
+		ana_par_zap(d->res, d->res_len, nt);
 	munmap(d->res, d->res_len);
 }
 
@@ -403,6 +403,8 @@ static void ana_stream_seed(struct ana_dctx *d);
 struct ana_frange {
 	struct ana_fagg *fa;          /* per flow, positions numbered by this range */
 	uint64_t negative;
+	uint64_t segsum;              /* of its packets' positive segments ... */
+	bool segbig;                  /* ... reached 2^53 */
 	bool redo;                    /* the merge cannot give the serial result */
 	bool remap;                   /* some flow's positions are numbered otherwise */
 };
@@ -453,6 +455,9 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 			continue;
 		ana_packet_body(d, k, idx, n, g->fa, &g->negative);
 		g->redo |= !d->res[k].t;
+		for (int s = 0; s < ANA_NSEGS; s++)
+			if (d->res[k].seg[s] > 0 && (g->segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
+				g->segbig = true;
 	}
 	for (size_t fi = 0; fi < nf; fi++)
 		g->redo |= g->fa[fi].full;
@@ -553,9 +558,25 @@ static bool ana_franges_merge(struct ana_dctx *d, struct ana_franges *x)
 		for (unsigned t = 0; t < x->n; t++)
 			if (!ana_frange_merge(&d->fa[fi], &x->rg[t].fa[fi], &x->rg[t].remap))
 				return false;
-	for (unsigned t = 0; t < x->n; t++)
+	uint64_t segsum = 0;
+	for (unsigned t = 0; t < x->n; t++) {
 		d->negative += x->rg[t].negative;
+		d->segbig |= x->rg[t].segbig || (segsum += x->rg[t].segsum) >= (1ull << 53);
+	}
 	return true;
+}
+
+/* The ranges' packet counts per flow, for the sketch pass's ranges (d->rpk
+ * stays NULL without memory: that pass then splits by segment). */
+static void ana_franges_keep_counts(struct ana_dctx *d, const struct ana_franges *x)
+{
+	size_t nf = d->m->flows.n;
+	if (!(d->rpk = malloc((size_t)x->n * (nf ? nf : 1) * sizeof(*d->rpk))))
+		return;
+	d->nrg = x->n;
+	for (unsigned t = 0; t < x->n; t++)
+		for (size_t fi = 0; fi < nf; fi++)
+			d->rpk[t * nf + fi] = x->rg[t].fa[fi].pkts;
 }
 
 static void ana_results_serial(struct ana_dctx *d)
@@ -583,8 +604,10 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 	struct ana_franges x = { d, rg, threads };
 	ana_par_tasks(threads, ana_franges_task, &x);
 	bool ok = ana_franges_merge(d, &x);
-	if (ok)
+	if (ok) {
 		ana_par_tasks(threads, ana_franges_remap, &x);
+		ana_franges_keep_counts(d, &x);
+	}
 	ana_franges_free(&x, nf);
 	if (ok)
 		return;
@@ -809,27 +832,34 @@ static void ana_jit_put(struct ana_dctx *d, size_t *jend, const struct ana_pres 
 
 static bool ana_maybe_lost(const struct ana_fagg *f, const struct ana_pres *r);
 
-/* Task 0's per-packet part besides the sketches: retransmission groups
- * delivered (every packet, window or not) and the loss candidates (for
- * ana_loss_tables, which looks at these only). */
-static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r,
-			  const struct ana_fagg *f)
+/* k appended to l (l->full when there is no memory). */
+static void ana_klist_add(struct ana_klist *l, uint32_t k)
 {
-	if (d->gdeliv && (r->posmask & f->recv_mask))
-		d->gdeliv[d->p->pkts[k].group] = 1;
-	if (d->lcand_full || !ana_in_window(d->m, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
-		return;
-	if (d->nlcand == d->lccap) {
-		size_t nc = d->lccap ? 2 * d->lccap : 4096;
-		uint32_t *v = realloc(d->lcand, nc * sizeof(*v));
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 4096;
+		uint32_t *v = realloc(l->v, nc * sizeof(*v));
 		if (!v) {
-			d->lcand_full = true;
+			l->full = true;
 			return;
 		}
-		d->lcand = v;
-		d->lccap = nc;
+		l->v = v;
+		l->cap = nc;
 	}
-	d->lcand[d->nlcand++] = (uint32_t)k;
+	l->v[l->n++] = k;
+}
+
+/* A packet's part besides the sketches (one task's): retransmission groups
+ * delivered (every packet, window or not; a group's packets may be in two
+ * ranges, hence the atomic store of the same 1) and the loss candidates,
+ * into lc (for ana_loss_tables, which looks at these only). */
+static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r,
+			  const struct ana_fagg *f, struct ana_klist *lc)
+{
+	if (d->gdeliv && (r->posmask & f->recv_mask))
+		__atomic_store_n(&d->gdeliv[d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
+	if (lc->full || !ana_in_window(d->m, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
+		return;
+	ana_klist_add(lc, (uint32_t)k);
 }
 
 /* Where a task adds its segments: with several tasks a private copy of
@@ -919,44 +949,70 @@ static void ana_jend_close(struct ana_dctx *d, size_t *je, size_t t, size_t nt)
 	free(je);
 }
 
-/* Task t adds the segments s with s % nt == t of every packet to the
- * sketches (each sketch gets its values in packet order, as with one
- * thread); task 0 also counts the interval bytes and packets, and the
- * copies of the packets that may have more than one; the jitter packets
- * go to the task of their flow. */
+/* What a task of the sketch pass adds to besides its sketches: the shared
+ * counters, or with packet ranges a later range's own. */
+struct ana_skout {
+	struct ana_sksink sk;
+	uint64_t *copies;                     /* per flow; NULL: the flows' own */
+	uint64_t (*ivbytes)[ANA_TOP_FLOWS];
+	uint32_t (*ivpkts)[ANA_TOP_FLOWS];
+	size_t *jend;                         /* ends of the flows' jitter parts; NULL: no jitter */
+	struct ana_klist lc;
+};
+
+/* By segment (rg NULL): task t adds the segments s with s % nt == t of
+ * every packet to the sketches (each sketch gets its values in packet
+ * order, as with one thread); task 0 also counts the interval bytes and
+ * packets, the copies of the packets that may have more than one and the
+ * loss candidates; the jitter packets go to the task of their flow. By
+ * packet range (rg): task t does all of that for range t of the results
+ * (ana_results), into rg[t]. */
 static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
 	const struct ana_sktask *st = ctx;
 	struct ana_dctx *d = st->d;
-	struct ana_sksink sk;
-	ana_sksink_open(&sk, d, t, st->nt);
-	size_t *jend = ana_jend_open(d, t, st->nt);
-	for (size_t k = 0; k < d->p->npkts; k++) {
+	size_t lo = 0, hi = d->p->npkts, s0 = t, ds = st->nt;
+	struct ana_skout seg, *o = &seg;
+	bool own = t == 0;
+	if (st->rg) {
+		o = &st->rg[t];
+		lo = d->p->npkts * t / st->nt;
+		hi = d->p->npkts * (t + 1) / st->nt;
+		s0 = 0;
+		ds = 1;
+		own = true;
+	} else {
+		seg = (struct ana_skout){ .ivbytes = d->ivbytes, .ivpkts = d->ivpkts, .lc = d->lc };
+		ana_sksink_open(&seg.sk, d, t, st->nt);
+		seg.jend = ana_jend_open(d, t, st->nt);
+	}
+	const struct ana_sksink sk = o->sk;
+	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
-		if (t == 0)
-			ana_loss_prep(d, k, r, f);
+		if (own)
+			ana_loss_prep(d, k, r, f, &o->lc);
 		if (!ana_in_window(d->m, r->t))
 			continue;
 		int64_t ii = (r->t - d->t_start) / d->iv;
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
-		if (t == 0 && r->copies_later)
-			f->copies += ana_copies(d, k);   /* task 0 alone writes copies */
-		if (t == 0 && f->top >= 0) {
-			d->ivbytes[iv][f->top] += r->len;
+		if (own && r->copies_later)
+			*(o->copies ? &o->copies[r->flow] : &f->copies) += ana_copies(d, k);
+		if (own && f->top >= 0) {
+			o->ivbytes[iv][f->top] += r->len;
 			if (r->posmask & f->first_hdr_bit)
-				d->ivpkts[iv][f->top]++;
+				o->ivpkts[iv][f->top]++;
 		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
-		if (jend && r->flow % st->nt == t)
-			ana_jit_put(d, jend, r);
+		if (o->jend && (st->rg || r->flow % st->nt == t))
+			ana_jit_put(d, o->jend, r);
 		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[0];
 		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[f->top + 1];
-		for (size_t s = t; s < ANA_NSEGS; s += st->nt) {
+		for (size_t s = s0; s < ANA_NSEGS; s += ds) {
 			if (r->seg[s] < 0)
 				continue;
 			if (wh0 && r->seg[s] > 0)
@@ -973,8 +1029,129 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 				np_sketch_add_one(&sk.top[f->top][s], v, bi);
 		}
 	}
-	ana_sksink_close(&sk, d, t, st->nt);
-	ana_jend_close(d, jend, t, st->nt);
+	if (!st->rg) {
+		ana_sksink_close(&seg.sk, d, t, st->nt);
+		ana_jend_close(d, seg.jend, t, st->nt);
+		if (t == 0)
+			d->lc = seg.lc;
+	}
+}
+
+/* Packet ranges for the sketch pass: range 0 adds into the shared sketches
+ * and counters, range t > 0 into its own, merged after in range order.
+ * The same as one pass: counts and extremes merge exactly, and the sums are
+ * of whole nanoseconds in doubles, exact in any order while the results'
+ * segments sum below 2^53 (d->segbig). Range t's jitter packets of flow f
+ * go after the earlier ranges' packets of f (d->rpk), closed up after. */
+struct ana_skranges { struct ana_dctx *d; struct ana_skout *rg; unsigned n; };
+
+static void ana_skrange_free(struct ana_dctx *d, struct ana_skout *o)
+{
+	for (int s = 0; o->sk.all && s < ANA_NSEGS; s++) {
+		np_sketch_free(&o->sk.all[s]);
+		for (int f = 0; o->sk.top && f < d->ntop; f++)
+			np_sketch_free(&o->sk.top[f][s]);
+		for (size_t i = 0; o->sk.ivsk && i < d->nint; i++)
+			np_sketch_free(&o->sk.ivsk[i][s]);
+	}
+	free(o->sk.top); free(o->sk.ivsk); free(o->sk.whole);
+	free(o->copies); free(o->ivbytes); free(o->ivpkts); free(o->jend); free(o->lc.v);
+}
+
+/* Range t > 0's sinks; false: no memory. */
+static bool ana_skrange_open(struct ana_dctx *d, struct ana_skout *o, unsigned t)
+{
+	size_t nf = d->m->flows.n, n1 = nf ? nf : 1;
+	*o = (struct ana_skout){
+		.sk = { .top = calloc(d->ntop ? (size_t)d->ntop : 1, sizeof(*o->sk.top)),
+			.ivsk = calloc(d->nint, sizeof(*o->sk.ivsk)),
+			.whole = calloc((size_t)d->ntop + 1, sizeof(*o->sk.whole)) },
+		.copies = calloc(n1, sizeof(*o->copies)),
+		.ivbytes = calloc(d->nint, sizeof(*o->ivbytes)),
+		.ivpkts = calloc(d->nint, sizeof(*o->ivpkts)),
+		.jend = d->jit ? malloc(n1 * sizeof(*o->jend)) : NULL,
+	};
+	o->sk.all = o->sk.allbuf;
+	for (int s = 0; s < ANA_NSEGS; s++)
+		np_sketch_init(&o->sk.all[s]);
+	for (size_t fi = 0; o->jend && fi < nf; fi++) {
+		o->jend[fi] = d->jat[fi];
+		for (unsigned u = 0; u < t; u++)
+			o->jend[fi] += d->rpk[u * nf + fi];
+	}
+	return o->sk.top && o->sk.ivsk && o->sk.whole && o->copies && o->ivbytes && o->ivpkts &&
+	       (o->jend || !d->jit);
+}
+
+/* The ranges' sinks; false (none left open): no memory. */
+static bool ana_skranges_open(struct ana_dctx *d, struct ana_skranges *x)
+{
+	struct ana_skout *rg = x->rg;
+	rg[0] = (struct ana_skout){ .ivbytes = d->ivbytes, .ivpkts = d->ivpkts,
+				    .jend = d->jit ? d->jend : NULL, .lc = d->lc };
+	ana_sksink_shared(&rg[0].sk, d);
+	for (unsigned t = 1; t < x->n; t++)
+		if (!ana_skrange_open(d, &rg[t], t)) {
+			for (unsigned u = 1; u <= t; u++)
+				ana_skrange_free(d, &rg[u]);
+			return false;
+		}
+	return true;
+}
+
+/* Task t merges segments s with s % n == t of every later range into the
+ * shared sketches and sums, and closes up the jitter parts of the flows
+ * with fi % n == t. */
+static void ana_skranges_merge(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	const struct ana_skranges *x = ctx;
+	struct ana_dctx *d = x->d;
+	size_t nf = d->m->flows.n;
+	for (unsigned u = 1; u < x->n; u++) {
+		const struct ana_sksink *k = &x->rg[u].sk;
+		for (size_t s = t; s < ANA_NSEGS; s += x->n) {
+			np_sketch_merge(&d->all[s], &k->all[s]);
+			for (int f = 0; f < d->ntop; f++)
+				np_sketch_merge(&d->top[f][s], &k->top[f][s]);
+			for (size_t i = 0; i < d->nint; i++)
+				np_sketch_merge(&d->ivsk[i][s], &k->ivsk[i][s]);
+			for (int f = 0; f <= d->ntop; f++)
+				d->whole[f][s] += k->whole[f][s];
+		}
+	}
+	for (size_t fi = t; d->jit && fi < nf; fi += x->n) {
+		size_t at = d->jend[fi], from = d->jat[fi] + d->rpk[fi];
+		for (unsigned u = 1; u < x->n; u++) {
+			size_t cnt = x->rg[u].jend[fi] - from;
+			if (cnt && at != from)
+				memmove(d->jit + at, d->jit + from, cnt * sizeof(*d->jit));
+			at += cnt;
+			from += d->rpk[u * nf + fi];
+		}
+		d->jend[fi] = at;
+	}
+}
+
+/* The later ranges' counters added in range order, their sinks freed. */
+static void ana_skranges_close(struct ana_dctx *d, struct ana_skranges *x)
+{
+	ana_par_tasks(x->n, ana_skranges_merge, x);
+	d->lc = x->rg[0].lc;
+	for (unsigned u = 1; u < x->n; u++) {
+		const struct ana_skout *o = &x->rg[u];
+		for (size_t fi = 0; fi < d->m->flows.n; fi++)
+			d->fa[fi].copies += o->copies[fi];
+		for (size_t i = 0; i < d->nint; i++)
+			for (int f = 0; f < d->ntop; f++) {
+				d->ivbytes[i][f] += o->ivbytes[i][f];
+				d->ivpkts[i][f] += o->ivpkts[i][f];
+			}
+		d->lc.full |= o->lc.full;
+		for (size_t c = 0; !d->lc.full && c < o->lc.n; c++)
+			ana_klist_add(&d->lc, o->lc.v[c]);
+		ana_skrange_free(d, &x->rg[u]);
+	}
 }
 
 static void ana_accumulate(struct ana_dctx *d)
@@ -991,7 +1168,15 @@ static void ana_accumulate(struct ana_dctx *d)
 	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
 	ana_jit_prep(d);
-	struct ana_sktask st = { d, ana_threads(d->m) };
+	struct ana_skout rg[ANA_PAR_MAXT];
+	struct ana_skranges x = { d, rg, d->nrg };
+	if (d->rpk && !d->segbig && ana_skranges_open(d, &x)) {
+		struct ana_sktask st = { d, x.n, rg };
+		ana_par_tasks(st.nt, ana_sketch_task, &st);
+		ana_skranges_close(d, &x);
+		return;
+	}
+	struct ana_sktask st = { d, ana_threads(d->m), NULL };
 	if (st.nt > ANA_NSEGS)
 		st.nt = ANA_NSEGS;
 	if (p->npkts < 65536)
@@ -1935,9 +2120,9 @@ static void ana_loss_tables(struct ana_dctx *d)
 		dj.hash[i] = ana_str_hash(m->drops.v[i].flowkey);
 	uint32_t idx[ANA_PATH_MAXEV];
 	const uint8_t *gdeliv = d->gdeliv;
-	size_t nk = d->lcand_full ? d->p->npkts : d->nlcand;
+	size_t nk = d->lc.full ? d->p->npkts : d->lc.n;
 	for (size_t c = 0; c < nk; c++) {
-		size_t k = d->lcand_full ? c : d->lcand[c];
+		size_t k = d->lc.full ? c : d->lc.v[c];
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || !ana_in_window(m, r->t) || r->t > d->t_end_cut)
 			continue;
@@ -3016,7 +3201,9 @@ out:
 		for (int s = 0; s < ANA_NSEGS; s++)
 			np_sketch_free(&d.ivsk[i][s]);
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
-	free(d.whole); free(d.gdeliv); free(d.lcand); free(d.clk); free(d.jit); free(d.jat);
+	if (d.jit && !m->sacc && ana_threads(m) > 1)   /* see ana_par_zap; not between windows */
+		ana_par_zap(d.jit, (p->npkts + 1) * sizeof(*d.jit), ana_threads(m));
+	free(d.whole); free(d.gdeliv); free(d.lc.v); free(d.rpk); free(d.clk); free(d.jit); free(d.jat);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	if (d.res)

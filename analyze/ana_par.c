@@ -1,5 +1,7 @@
 /* ana_par_for (ana_par.h). */
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include "ana_par.h"
 
 #define PAR_MAXT ANA_PAR_MAXT
@@ -54,4 +56,30 @@ void ana_par_tasks(unsigned ntasks, ana_par_fn fn, void *ctx)
 		job[t] = (struct par_job){ fn, ctx, t, t + 1 };
 	if (ntasks)
 		par_spawn(job, ntasks);
+}
+
+struct par_zap { uintptr_t a, b; unsigned n; };
+
+static void par_zap_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	const struct par_zap *z = ctx;
+	uintptr_t pg = 4096, len = z->b - z->a;
+	uintptr_t a = (z->a + len * t / z->n) & ~(pg - 1);
+	uintptr_t b = (z->a + len * (t + 1) / z->n) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+void ana_par_zap(void *p, size_t len, unsigned threads)
+{
+	uintptr_t pg = 4096;
+	struct par_zap z = { ((uintptr_t)p + pg - 1) & ~(pg - 1), ((uintptr_t)p + len) & ~(pg - 1),
+			     threads > PAR_MAXT ? PAR_MAXT : threads ? threads : 1 };
+	if (z.b <= z.a)
+		return;
+	if (z.n > 1 && z.b - z.a >= ((size_t)PAR_MIN << 6))
+		ana_par_tasks(z.n, par_zap_task, &z);
+	else
+		par_zap_task(&z, 0, 1);
 }

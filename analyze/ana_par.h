@@ -13,5 +13,10 @@ typedef void (*ana_par_fn)(void *ctx, size_t lo, size_t hi);
 void ana_par_for(size_t n, unsigned threads, ana_par_fn fn, void *ctx);
 /* fn(ctx, t, t + 1) for t in [0, ntasks), each on its own thread (at most 64). */
 void ana_par_tasks(unsigned ntasks, ana_par_fn fn, void *ctx);
+/* The whole pages inside [p, p + len) handed back to the kernel, a share
+ * per thread (MADV_DONTNEED takes the mmap lock shared: side by side); they
+ * read as zeros after. For a large array about to be freed at the end of
+ * a run: the kernel frees what is still mapped at exit on one thread. */
+void ana_par_zap(void *p, size_t len, unsigned threads);
 
 #endif

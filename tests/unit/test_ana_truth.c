@@ -54,6 +54,7 @@ static int gen(const char *name, const char *args, char *dir, size_t n)
 struct run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
 
 static const char *extra_file;        /* a third recording for the next analyse() */
+static unsigned threads_next;         /* --threads of the next analyse() (0: one) */
 
 static void analyse(struct run *r, const char *dir, const char *flow, bool drop_b, const char *b_name)
 {
@@ -61,6 +62,7 @@ static void analyse(struct run *r, const char *dir, const char *flow, bool drop_
 	memset(r, 0, sizeof(*r));
 	r->o.flow_filter = flow;
 	r->o.quiet = true;
+	r->o.threads = threads_next;
 	snprintf(a, sizeof(a), "%s/hosta.npr", dir);
 	snprintf(b, sizeof(b), "%.400s/%.60s", dir, b_name ? b_name : "hostb.npr");
 	snprintf(out, sizeof(out), "%s/out.npa", dir);
@@ -255,6 +257,54 @@ static void test_loss(void)
 	CHECK_NEAR(retx, truth_num(dir, "retx"), 0.0);
 	CHECK_NEAR(lost, nlost, 0.0);
 	run_free(&r);
+}
+
+static char *file_bytes(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *v = NULL;
+	*n = 0;
+	if (f && !fseek(f, 0, SEEK_END)) {
+		long len = ftell(f);
+		if (len > 0 && (v = malloc((size_t)len)) && !fseek(f, 0, SEEK_SET))
+			*n = fread(v, 1, (size_t)len, f);
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* --threads 2 and 3 (results, sketches, jitter and loss candidates on
+ * packet ranges, over 65 536 packets) write the one-thread analysis byte
+ * for byte, with the truth's losses. */
+static void test_threads_equal(void)
+{
+	char dir[DIRN], out[DIRN + 64];
+	CHECK(gen("threads", "--packets 40000 --flows 3 --loss 40 --retx --seed 5", dir, sizeof(dir)) == 0, "genfix");
+	snprintf(out, sizeof(out), "%s/out.npa", dir);
+	char *one = NULL;
+	size_t none = 0;
+	for (unsigned th = 1; th <= 3; th++) {
+		struct run r;
+		threads_next = th;
+		analyse(&r, dir, NULL, false, NULL);
+		threads_next = 0;
+		const struct np_table *lp = r.ok ? np_analysis_table(&r.a, "lost_packets") : NULL;
+		CHECK(lp && (double)lp->nrows == truth_num(dir, "lost"), "threads %u: lost rows %zu vs %g", th,
+		      lp ? lp->nrows : 0, truth_num(dir, "lost"));
+		run_free(&r);
+		size_t n;
+		char *v = file_bytes(out, &n);
+		if (th == 1) {
+			one = v;
+			none = n;
+			CHECK(n > 0, "analysis written");
+			continue;
+		}
+		CHECK(v && n == none && !memcmp(v, one, n), "threads %u: the one-thread analysis byte for byte", th);
+		free(v);
+	}
+	free(one);
 }
 
 static void test_gso(void)
@@ -549,6 +599,7 @@ int main(int argc, char **argv)
 	test_negative_offset();
 	test_det_jitter();
 	test_loss();
+	test_threads_equal();
 	test_gso();
 	test_txn();
 	test_one_way();
