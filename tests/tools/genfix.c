@@ -630,12 +630,23 @@ static int gf_open(struct gf_host *h, const char *name, int idx)
 	return 0;
 }
 
-static void gf_usage(void)
+static void gf_usage(FILE *f)
 {
-	fprintf(stderr, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
+	fprintf(f, "usage: genfix -o DIR [--packets N] [--flows F] [--offset NS] [--drift PPM]\n"
 		"       [--loss K] [--gso K] [--det] [--sync N] [--seed S] [--no-truth]\n"
 		"       [--no-header-b] [--retx] [--gap NS] [--txn N] [--zstd L] [--chunk-events N] [--no-acks]\n"
 		"       [--router OFFSET_NS] [--slow-rpc] [--pair P]\n");
+}
+
+/* --help: what each option does is in the comment at the top of genfix.c,
+ * the one place that keeps it true. */
+static void gf_help(void)
+{
+	gf_usage(stdout);
+	printf("Writes two-host recordings (hosta.npr, hostb.npr) with exactly known truth\n"
+	       "(DIR/truth.txt) for the analyzer's tests and benchmark; options are described\n"
+	       "in the comment at the top of tests/tools/genfix.c.\n"
+	       "Exit codes: 0 written, 1 cannot write, 2 bad usage.\n");
 }
 
 int main(int argc, char **argv)
@@ -648,7 +659,7 @@ int main(int argc, char **argv)
 		{ "gap", 1, NULL, 'G' }, { "txn", 1, NULL, 't' }, { "zstd", 1, NULL, 'z' },
 		{ "chunk-events", 1, NULL, 'c' }, { "no-acks", 0, NULL, 'A' },
 		{ "router", 1, NULL, 'R' }, { "slow-rpc", 0, NULL, 'W' }, { "pair", 1, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
@@ -673,16 +684,17 @@ int main(int argc, char **argv)
 		case 'A': O.no_acks = true; break;
 		case 'R': O.router = true; O.roffset = atof(optarg); break;
 		case 'W': O.slow_rpc = true; break;
+		case 'h': gf_help(); return 0;
 		case 'P':
 			O.pair = atol(optarg);
 			snprintf(O.name_a, sizeof(O.name_a), "p%lda", O.pair);
 			snprintf(O.name_b, sizeof(O.name_b), "p%ldb", O.pair);
 			break;
-		default: gf_usage(); return 2;
+		default: gf_usage(stderr); return 2;
 		}
 	}
 	if (!O.dir || O.flows < 1 || O.packets < 1 || O.gap < 1 || O.chunk < 1 || O.chunk > GF_REC_EVENTS) {
-		gf_usage();
+		gf_usage(stderr);
 		return 2;
 	}
 	gf_rng = O.seed * 0x9e3779b97f4a7c15ULL + 1;
