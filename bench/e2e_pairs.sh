@@ -55,6 +55,18 @@
 # never in the root namespace) and prints the recorder's runs per CPU and
 # the run-queue delay they caused nginx (bench/schedruns.py). It perturbs
 # what it measures: diagnostics only, not for the timed figures.
+# E2E_REQLOG=1 (with E2E_SCHED, diagnostics): nginx echoes a request id and
+# the paced wrk logs every request's end and latency (bench/e2e_hist.lua);
+# bench/e2e_coincide.py then tells how many paced requests overlapped a run
+# of the recorder's process (or of any other task) on the two CPUs and how
+# over-represented those are among the slowest 1 %.
+# E2E_RT=1 (diagnostics on a loaded machine): during the paced phase only,
+# nginx's worker and wrk run SCHED_FIFO 1, so other processes' ordinary
+# (CFS) load no longer preempts them; nprec's BPF programs (in their
+# context) and the stretches of kernel work nobody can preempt on this
+# PREEMPT_NONE kernel (nprec's syscalls among them) still delay requests,
+# its user-space work no longer does. Not the issue's setup: not for the
+# target figures.
 #
 # Env: ROUNDS (20), E2E_T (3 s), WARM (1 s), SETTLE (0 s), E2E_CONNS (32),
 # E2E_PACE_CONNS (8), PACE_MS (1), E2E_MODES, E2E_ORDER (mirror|rotate),
@@ -152,12 +164,23 @@ rec_sched() {
 # ---- setup: veth between two namespaces, nginx pinned to CPU 1 ----
 txn_setup_nginx "$PFX"
 PIDS+=($NGM)
-for i in $(seq 50); do
-	NGW=$(pgrep -P "$NGM" | head -1)
-	[ -n "$NGW" ] && break
-	sleep 0.1
-done
-[ -n "${NGW:-}" ] || { echo "e2e-pairs: nginx did not start" >&2; exit 1; }
+ng_worker() {   # ng_worker OLD: nginx's worker pid other than OLD -> NGW
+	local i
+	NGW=
+	for i in $(seq 50); do
+		NGW=$(pgrep -P "$NGM" | grep -vx "$1" | head -1)
+		[ -n "$NGW" ] && break
+		sleep 0.1
+	done
+	[ -n "$NGW" ] || { echo "e2e-pairs: nginx did not start" >&2; exit 1; }
+}
+ng_worker -
+if [ -n "${E2E_REQLOG:-}" ]; then   # nginx echoes the request id (e2e_hist.lua)
+	sed -i "s|root $TMP/www;|root $TMP/www; add_header X-Req \$arg_r;|" "$TMP/nginx.conf"
+	kill -HUP "$NGM"
+	ng_worker "$NGW"
+	sleep 0.5
+fi
 taskset -pc 1 "$NGW" >/dev/null && taskset -pc 1 "$NGM" >/dev/null || exit 1
 mkdir -p "$TMP/hist"
 sleep 1
@@ -172,7 +195,7 @@ rec_cpus() {
 # (perf needs it for the tracepoints; the root namespace stays as it is)
 sched_start() {
 	unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing || exit 1
-		exec perf sched record -q -o "$1"' sh "$TMP/sched.$1.data" >/dev/null 2>>"$TMP/sched.err" &
+		exec perf sched record -k CLOCK_MONOTONIC -q -o "$1"' sh "$TMP/sched.$1.data" >/dev/null 2>>"$TMP/sched.err" &
 	SCHED_PID=$!
 	PIDS+=($SCHED_PID)
 	sleep 0.5
@@ -183,11 +206,13 @@ sched_stop() {
 	echo "${REC_PIDS[*]};$NGW;$(cat "$TMP/wrk.pid")" > "$TMP/sched.$1.pids"
 }
 
-# wrk_run CONNS PACE_MS DUR HIST: one wrk phase, its latency histogram to
+# wrk_run CONNS PACE_MS DUR HIST [REQLOG]: one wrk phase, its latency histogram to
 # HIST (bench/e2e_hist.lua) -> "req/s p50_us p99_us" (req/s from the
 # histogram's header: requests over wrk's own measured duration)
 wrk_run() {
-	E2E_PACE_MS=$2 E2E_HIST=$4 ip netns exec $NSA taskset -c 0 wrk -t1 -c"$1" -d"${3}s" --latency \
+	local rt=()
+	[ -n "${E2E_RT:-}" ] && [ "$2" != 0 ] && rt=(chrt -f 1)
+	E2E_PACE_MS=$2 E2E_HIST=$4 E2E_REQLOG_FILE=${5:-} ip netns exec $NSA taskset -c 0 "${rt[@]}" wrk -t1 -c"$1" -d"${3}s" --latency \
 		-s "$ROOT/bench/e2e_hist.lua" "http://$IPB:8080/index.html" > "$TMP/wrk.out" 2>&1 &
 	echo $! > "$TMP/wrk.pid"
 	wait $!
@@ -207,14 +232,17 @@ measure() {
 	[ "$WARM" != 0 ] && wrk_run "$CONNS" 0 "$WARM" "$TMP/warm.hist" >/dev/null
 	[ "$mode" = nprec_stop ] && rec_signal STOP
 	local sched=
-	[ -n "${E2E_SCHED:-}" ] && [ "${mode#nprec}" != "$mode" ] && sched=1
+	[ -n "${E2E_SCHED:-}" ] && sched=1
 	[ -n "$sched" ] && sched_start "$mode.$round.sat"
 	s0=$(rec_sched)
 	sat=$(wrk_run "$CONNS" 0 "$T" "$TMP/hist/$mode.$round.sat")
 	s1=$(rec_sched)
 	a1=$(rec_cpus)
 	[ -n "$sched" ] && sched_stop "$mode.$round.sat" && sched_start "$mode.$round.paced"
-	pac=$(wrk_run "$PCONNS" "$PACE_MS" "$T" "$TMP/hist/$mode.$round.paced")
+	[ -n "${E2E_RT:-}" ] && chrt -f -p 1 "$NGW"
+	pac=$(wrk_run "$PCONNS" "$PACE_MS" "$T" "$TMP/hist/$mode.$round.paced" \
+		${E2E_REQLOG:+"$TMP/hist/$mode.$round.paced.reqlog"})
+	[ -n "${E2E_RT:-}" ] && chrt -o -p 0 "$NGW"
 	s2=$(rec_sched)
 	a2=$(rec_cpus)
 	[ -n "$sched" ] && sched_stop "$mode.$round.paced"
@@ -261,8 +289,14 @@ if [ -n "${E2E_SCHED:-}" ]; then
 		args=(--label "$n" --victim "nginx:1:$ngw" --victim "wrk:0:$wp")
 		for p in $rp; do args+=(--rec "$p"); done
 		unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing
-			exec perf sched timehist -i "$1"' sh "$f" 2>/dev/null |
-			python3 "$ROOT/bench/schedruns.py" "${args[@]}"
+			exec perf sched timehist -i "$1"' sh "$f" 2>/dev/null > "$TMP/timehist"
+		python3 "$ROOT/bench/schedruns.py" "${args[@]}" < "$TMP/timehist"
+		if [ -s "$TMP/hist/$n.reqlog" ]; then
+			args=(--label "$n" --reqlog "$TMP/hist/$n.reqlog" --app "$ngw" --app "$wp")
+			for p in $rp; do args+=(--rec "$p"); done
+			python3 "$ROOT/bench/e2e_coincide.py" "${args[@]}" < "$TMP/timehist"
+		fi
 	done
-	[ -s "$TMP/sched.err" ] && { echo "perf sched messages:"; sort -u "$TMP/sched.err" | head -5; }
+	if [ -s "$TMP/sched.err" ]; then echo "perf sched messages:"; sort -u "$TMP/sched.err" | head -5; fi
 fi
+exit 0
