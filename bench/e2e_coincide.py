@@ -10,7 +10,10 @@ task's run on a CPU is [time - run, time].
 
 For the recorder's runs (--rec PID) and, for context, the runs of every other
 task that is neither the workload (--app PID) nor idle, it prints how many
-requests overlapped such a run, their latency against the others', and how
+requests had such a run on one of the two CPUs within a fixed window from
+their start ([start, start + --window us], the same for every request: a
+window as long as the request itself would favour slow requests, which
+overlap more of anything), their latency against the others', and how
 over-represented they are among the slowest 1 % (lift = share among the
 slowest 1 % / share among all; 1 = chance).
 
@@ -61,6 +64,7 @@ def main():
     ap.add_argument("--rec", action="append", default=[])
     ap.add_argument("--app", action="append", default=[])
     ap.add_argument("--label", default="")
+    ap.add_argument("--window", type=float, default=200.0, help="us from a request's start")
     a = ap.parse_args()
     reqs = []
     for line in open(a.reqlog):
@@ -100,13 +104,14 @@ def main():
     tail = [r for r in reqs if r[2] > p99]
     for name, iv in (("recorder", rec), ("other tasks", other)):
         runs = Runs(iv)
-        hit = [r for r in reqs if runs.overlap(r[0], r[1]) > 0]
-        miss = [r[2] for r in reqs if runs.overlap(r[0], r[1]) <= 0]
-        th = sum(1 for r in tail if runs.overlap(r[0], r[1]) > 0)
+        near = lambda r: runs.overlap(r[0], r[0] + a.window) > 0
+        hit = [r for r in reqs if near(r)]
+        miss = [r[2] for r in reqs if not near(r)]
+        th = sum(1 for r in tail if near(r))
         share = len(hit) / len(reqs)
-        print("coincide %s: requests overlapping a run of %s: %d (%.2f %%), latency p50 %.0f p99 %.0f us;"
+        print("coincide %s: requests with a run of %s in their first %.0f us: %d (%.2f %%), latency p50 %.0f p99 %.0f us;"
               " the others p50 %.0f p99 %.0f; among the slowest 1 %% (> %.0f us): %d of %d (%.1f %%, lift %.1f)" % (
-                  a.label, name, len(hit), 100 * share, pct([r[2] for r in hit], 50), pct([r[2] for r in hit], 99),
+                  a.label, name, a.window, len(hit), 100 * share, pct([r[2] for r in hit], 50), pct([r[2] for r in hit], 99),
                   pct(miss, 50), pct(miss, 99), p99, th, len(tail), 100 * th / max(1, len(tail)),
                   (th / max(1, len(tail))) / share if share else float("nan")))
 

@@ -20,19 +20,20 @@
 # requests, CPUs partly idle: p99), E2E_T s each. Every wrk phase writes
 # its latency histogram (bench/e2e_hist.lua).
 #
-# The figures (bench/e2e_stats.py), per mode against "none":
-# - saturated req/s loss = 1 - (sum of the mode's requests over the rounds)
-#   / (sum of none's), paced and saturated p99 = p99 of the histogram merged
-#   over all rounds' phases (hundreds of thousands of requests, instead of
-#   one phase's p99 whose own sampling noise and one-off stalls made the
-#   first version's intervals 30-60 points wide); each with a 95 % interval
-#   from a paired bootstrap over rounds (rounds resampled with replacement,
-#   a mode and none always from the same rounds, so drift between rounds
-#   cancels as in the pairs). The verdict per target says "met" only when
-#   the whole interval is inside it, "NOT met" when it is wholly outside.
-# - for comparison the first version's figure on the same data: the median
-#   of the per-round paired ratios with the sign test's distribution-free
-#   interval (order statistics x(k)..x(n+1-k)).
+# The figures (bench/e2e_stats.py), per mode against "none" of the same
+# rounds, each with a 95 % interval:
+# - saturated req/s loss, pooled: 1 - (sum of the mode's req/s over the
+#   rounds) / (sum of none's), interval from a paired bootstrap over rounds
+#   (rounds resampled with replacement, a mode and none always from the
+#   same rounds, so drift between rounds cancels as in the pairs);
+# - paced p99 inflation, per round: the median of the per-round ratios
+#   with the sign test's distribution-free interval (robust to a stalled
+#   phase); beside it the p99 of the histograms merged over all rounds with
+#   its bootstrap interval, which one stall can dominate (wrk's
+#   coordinated-omission correction multiplies a stall's samples).
+# Both figures are printed for both metrics. The verdict per target says
+# "met" only when the whole interval is inside it, "NOT met" when it is
+# wholly outside.
 # For every recorder process it also prints what the scheduler saw of it
 # per phase (/proc/PID/task/*/schedstat: CPU time, run-queue wait,
 # timeslices = times it was put on a CPU).
@@ -289,13 +290,14 @@ if [ -n "${E2E_SCHED:-}" ]; then
 		args=(--label "$n" --victim "nginx:1:$ngw" --victim "wrk:0:$wp")
 		for p in $rp; do args+=(--rec "$p"); done
 		unshare -m --propagation private sh -c 'mount -t tracefs nodev /sys/kernel/tracing
-			exec perf sched timehist -i "$1"' sh "$f" 2>/dev/null > "$TMP/timehist"
-		python3 "$ROOT/bench/schedruns.py" "${args[@]}" < "$TMP/timehist"
+			exec perf sched timehist -i "$1"' sh "$f" 2>/dev/null > "$TMP/hist/$n.timehist"
+		python3 "$ROOT/bench/schedruns.py" "${args[@]}" < "$TMP/hist/$n.timehist"
 		if [ -s "$TMP/hist/$n.reqlog" ]; then
 			args=(--label "$n" --reqlog "$TMP/hist/$n.reqlog" --app "$ngw" --app "$wp")
 			for p in $rp; do args+=(--rec "$p"); done
-			python3 "$ROOT/bench/e2e_coincide.py" "${args[@]}" < "$TMP/timehist"
+			python3 "$ROOT/bench/e2e_coincide.py" "${args[@]}" < "$TMP/hist/$n.timehist"
 		fi
+		[ -n "${E2E_KEEP:-}" ] && cp "$TMP/hist/$n.timehist" "$TMP/sched.$n.pids" "$E2E_KEEP/hist/"
 	done
 	if [ -s "$TMP/sched.err" ]; then echo "perf sched messages:"; sort -u "$TMP/sched.err" | head -5; fi
 fi

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Tables of bench/e2e_pairs.sh.
 
-Per mode against "none" of the same rounds:
-- saturated req/s loss = 1 - sum(mode's req/s) / sum(none's) over the rounds
-  (every phase lasts the same time, so this is the ratio of the requests);
-- p99 inflation = p99 of the mode's latency histogram merged over all its
-  rounds / the same of none's - 1 (paced and saturated);
-each with a 95 % interval from a paired bootstrap over rounds: the rounds
-are resampled with replacement, a mode and none always from the same
-resampled rounds, and the 2.5 / 97.5 % points of the statistic taken.
-For comparison, the first version's figure on the same data: the median
-of the per-round paired ratios with the sign test's distribution-free
-interval (order statistics x(k)..x(n+1-k)).
+Per mode against "none" of the same rounds, two figures each:
+- pooled: saturated req/s loss = 1 - sum(mode's req/s) / sum(none's) over
+  the rounds (every phase lasts the same time: the ratio of the requests);
+  p99 inflation = p99 of the mode's latency histogram merged over all its
+  rounds / the same of none's - 1; with a 95 % interval from a paired
+  bootstrap over rounds (rounds resampled with replacement, a mode and none
+  always from the same resampled rounds; 2.5 / 97.5 % points).
+- per-round: the median of the per-round paired ratios with the sign
+  test's distribution-free interval (order statistics x(k)..x(n+1-k)).
+The verdicts use the pooled req/s loss (the narrowest interval in every
+run so far) and the per-round paced p99 inflation: wrk's histograms carry
+its coordinated-omission correction, which turns one stall of the machine
+(hundreds of ms under load, a few ms on a quiet VM) into hundreds of
+synthetic slow samples, so one stalled phase can own the merged
+histogram's top 1 % (seen under load: merged p99 147 ms against per-phase
+p99s of 0.3-10 ms); the per-round median ignores such a round.
 
 usage: e2e_stats.py RESULTS HISTDIR MODE...  (E2E_DESC in the environment:
 a header line; E2E_BOOT: bootstrap resamples, default 4000)
@@ -159,6 +164,14 @@ class Pair:
         return stat([1] * n), reps[int(a * BOOT)], reps[min(BOOT - 1, int((1 - a) * BOOT))]
 
 
+def sign_interval(xs):
+    """(median, lo, hi) of median_interval when it reaches LEVEL, else None."""
+    if not xs:
+        return None
+    m, lo, hi, c = median_interval(xs)
+    return (m, lo, hi) if c >= LEVEL else None
+
+
 def fmt_b(b):
     if not b:
         return "%-28s" % "-"
@@ -245,15 +258,18 @@ def main():
                                   fmt_s(paired(rows, m, "none", PP99, False)),
                                   fmt_s(paired(rows, m, "none", P99, False))))
     print()
-    print("targets (issue 24, pooled intervals): saturated req/s loss <= 3 %, below tcpdump's;"
-          " paced p99 inflation <= 5 %")
+    print("targets (issue 24): saturated req/s loss <= 3 % (pooled), below tcpdump's;"
+          " paced p99 inflation <= 5 % (per-round)")
     for m in modes:
         if not m.startswith("nprec") or m not in pairs:
             continue
         pr = pairs[m]
-        print("%-16s req/s loss <= 3 %%: %s" % (m, verdict(pr.boot(pr.loss), 3)))
+        print("%-16s req/s loss <= 3 %% (pooled): %s" % (m, verdict(pr.boot(pr.loss), 3)))
+        xs = paired(rows, m, "none", PP99, False)
+        print("%-16s paced p99 infl <= 5 %% (per-round): %s" % (m, verdict(sign_interval(xs), 5)))
         if "paced" in pr.h:
-            print("%-16s paced p99 infl <= 5 %%: %s" % (m, verdict(pr.boot(pr.infl("paced")), 5)))
+            print("%-16s   (merged histograms, stall-sensitive: %s)" % (
+                m, verdict(pr.boot(pr.infl("paced")), 5)))
         if "tcpdump" in modes:
             pt = Pair(rows, hdir, m, "tcpdump")
             b = pt.boot(pt.gain)
