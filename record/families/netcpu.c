@@ -934,7 +934,8 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int i = 0; i < n; i++)
 		col[i] = s->cur[i].nested_ns - s->prev[i].nested_ns;
 	nc_pack_col(pk, "nested_ns", col, n);
-	np_pack_kv_u64(pk, "ncpu_online", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	long online = sysconf(_SC_NPROCESSORS_ONLN);   /* reads sysfs: once a snapshot */
+	np_pack_kv_u64(pk, "ncpu_online", (uint64_t)online);
 	np_pack_kv_bool(pk, "rapl", energy);
 	if (energy) {
 		uint64_t d[NC_RAPL_MAX], total = 0;
@@ -945,7 +946,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 		np_pack_kv_u64(pk, "energy_uj", total);
 		np_pack_kv_u64(pk, "net_energy_uj",
 			       (uint64_t)np_powerattr_net_share((double)total, net_total, t1 - t0,
-							       (unsigned)sysconf(_SC_NPROCESSORS_ONLN)));
+							       (unsigned)online));
 	} else {
 		np_pack_kv_str(pk, "rapl_reason", s->rapl_why);
 	}
