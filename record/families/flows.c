@@ -46,6 +46,9 @@
  * every program that still saw the old owner has long finished (they run
  * for microseconds) */
 #define RC_FLOW_GRACE_NS 100000000ULL
+/* a drain checks the closed and no-slot counters at least this often, and
+ * at every drain while new flows come (rc_flows_reclaim) */
+#define RC_FLOW_CHECK_NS 500000000ULL
 
 _Static_assert(sizeof(struct rc_flow_meta) == 192, "flow_meta: three cache lines");
 _Static_assert(offsetof(struct rc_flow_meta, gen) + sizeof(uint64_t) == 64,
@@ -106,6 +109,7 @@ struct rc_flows {
 	uint32_t *live;                 /* slots in use at the last read (sk not 0), ascending */
 	size_t nlive;
 	uint64_t gen_seen;              /* flows_gen at the last read */
+	uint64_t gen_check, check_ns;   /* flows_gen and time at the last counter check */
 	bool scan_all;                  /* the next read walks every slot */
 	uint64_t io_events;             /* send/recv events read so far (the kernel does not count them) */
 	struct ring_buffer *ring;       /* drop_events */
@@ -546,7 +550,8 @@ static int rc_flows_collect(struct rc_flows *f)
  * connection churn, and at start-up (slow under load: no interval runs
  * until every family has loaded, but drains do), a table that waits for
  * the intervals fills up and new flows find no slot (lost). Called at
- * every drain; a scan reads the whole table (~1 ms), only when due.
+ * every drain (the counters at most every RC_FLOW_CHECK_NS while no new
+ * flow came); a scan reads the whole table (~1 ms), only when due.
  * Returns the flows given back (the drain tick shortens while many are). */
 static size_t rc_flows_reclaim(struct rc_flows *f)
 {
@@ -562,6 +567,15 @@ static size_t rc_flows_reclaim(struct rc_flows *f)
 			f->taken[keep++] = i;
 	}
 	f->ntaken = keep;
+	/* The counters cost a syscall, the drain's only one when nothing is
+	 * due. A table fills only by claims, which move flows_gen (free to
+	 * read: mmapped): while it stands still they are read every
+	 * RC_FLOW_CHECK_NS, not at every drain. */
+	uint64_t gen = __atomic_load_n(&f->skel->bss->flows_gen, __ATOMIC_ACQUIRE);
+	if (gen == f->gen_check && now - f->check_ns < RC_FLOW_CHECK_NS)
+		return f->ntaken - keep;
+	f->gen_check = gen;
+	f->check_ns = now;
 	uint64_t ev[FLOWS_EV_N];
 	rc_flows_counters(f, ev);
 	uint64_t closed = ev[FLOWS_EV_CLOSED], noslot = ev[FLOWS_EV_NO_SLOT];
