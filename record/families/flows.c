@@ -46,6 +46,9 @@
  * every program that still saw the old owner has long finished (they run
  * for microseconds) */
 #define RC_FLOW_GRACE_NS 100000000ULL
+/* a drain checks the closed and no-slot counters at least this often, and
+ * at every drain while new flows come (rc_flows_reclaim) */
+#define RC_FLOW_CHECK_NS 500000000ULL
 
 _Static_assert(sizeof(struct rc_flow_meta) == 192, "flow_meta: three cache lines");
 _Static_assert(offsetof(struct rc_flow_meta, gen) + sizeof(uint64_t) == 64,
@@ -88,6 +91,8 @@ struct rc_flows {
 	int ncpus;
 	void *vbuf;                     /* ncpus x stride scratch */
 	void *zbuf;                     /* ncpus x stride zeroes (a slot given back) */
+	void *evbuf;                    /* FLOWS_EV_N x ncpus x stride: flow_events, batched */
+	bool ev_batch;                  /* the kernel does batched lookups of flow_events */
 	uint32_t nslots;
 	struct rc_flow_meta *meta;      /* flow_meta, mmapped: nslots entries */
 	size_t meta_len;
@@ -101,6 +106,11 @@ struct rc_flows {
 	uint64_t closed_seen;           /* FLOWS_EV_CLOSED at the last early give-back */
 	uint32_t *taken;                /* slots given back early, in their grace time */
 	size_t ntaken;
+	uint32_t *live;                 /* slots in use at the last read (sk not 0), ascending */
+	size_t nlive;
+	uint64_t gen_seen;              /* flows_gen at the last read */
+	uint64_t gen_check, check_ns;   /* flows_gen and time at the last counter check */
+	bool scan_all;                  /* the next read walks every slot */
 	uint64_t io_events;             /* send/recv events read so far (the kernel does not count them) */
 	struct ring_buffer *ring;       /* drop_events */
 	struct rc_drop_event *dev;      /* this interval's drop events */
@@ -177,8 +187,10 @@ static void rc_flows_close(void *state)
 	free(f->fkeys);
 	free(f->vbuf);
 	free(f->zbuf);
+	free(f->evbuf);
 	free(f->slots);
 	free(f->taken);
+	free(f->live);
 	free(f->rows);
 	free(f);
 }
@@ -238,7 +250,9 @@ static int rc_flows_map_slots(struct rc_flows *f, char *err, size_t errlen)
 	f->meta = p;
 	f->slots = calloc(f->nslots, sizeof(*f->slots));
 	f->taken = calloc(f->nslots, sizeof(*f->taken));
-	return f->slots && f->taken ? 0 : -ENOMEM;
+	f->live = calloc(f->nslots, sizeof(*f->live));
+	f->scan_all = true;
+	return f->slots && f->taken && f->live ? 0 : -ENOMEM;
 }
 
 static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
@@ -253,7 +267,9 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 	f->ncpus = rc_ncpus();
 	f->vbuf = calloc((size_t)f->ncpus, rc_pcpu_stride(sizeof(struct rc_flow_ctr)));
 	f->zbuf = calloc((size_t)f->ncpus, rc_pcpu_stride(sizeof(struct rc_flow_ctr)));
-	if (!f->vbuf || !f->zbuf || rc_dtab_init(&f->drops_prev, sizeof(struct rc_drop_key), sizeof(uint64_t)) ||
+	f->evbuf = calloc((size_t)f->ncpus * FLOWS_EV_N, rc_pcpu_stride(sizeof(uint64_t)));
+	f->ev_batch = true;
+	if (!f->vbuf || !f->zbuf || !f->evbuf || rc_dtab_init(&f->drops_prev, sizeof(struct rc_drop_key), sizeof(uint64_t)) ||
 	    rc_dtab_init(&f->dfold, sizeof(struct rc_drop_key), sizeof(uint64_t))) {
 		rc_flows_close(f);
 		return -ENOMEM;
@@ -290,6 +306,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 /* ---- reading the maps ---- */
 
 static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k);
+static void rc_flows_counters(struct rc_flows *f, uint64_t tot[FLOWS_EV_N]);
 
 /* The slot's per-CPU counters (in f->vbuf) folded into s->c and the
  * srtt extremes; the shared ones (s->c.tx_bytes ... rx_calls) kept. */
@@ -447,25 +464,52 @@ static int rc_flows_merge(struct rc_flows *f)
 }
 
 /* Rows of the flows that changed (or opened/closed) since the last read,
- * after those rc_flows_reclaim made meanwhile. */
+ * after those rc_flows_reclaim made meanwhile.
+ *
+ * Which slots to visit: a slot becomes used only by the kernel's claim,
+ * which bumps flows_gen before it stores the slot's gen, and free only by
+ * rc_flow_release. So while flows_gen has not moved since the last read
+ * (and that read met no slot half filled), the used slots are among those
+ * the last read found used, and the walk visits only those. Walking all
+ * 16 k slots reads 3 MB of the mmapped table, one cold line a slot: on
+ * the bench VM that was ~0.3 ms an interval, ~10 % of an idle or paced
+ * recorder's own CPU; a host where new flows come every second walks
+ * them all as before. */
 static int rc_flows_collect(struct rc_flows *f)
 {
 	uint32_t live = 0;
 	uint64_t now = rc_flows_now();
-	for (uint32_t i = 0; i < f->nslots; i++) {
+	uint64_t gen = __atomic_load_n(&f->skel->bss->flows_gen, __ATOMIC_ACQUIRE);
+	bool all = f->scan_all || gen != f->gen_seen;
+	size_t n = all ? f->nslots : f->nlive, kept = 0;
+	f->gen_seen = gen;
+	f->scan_all = false;
+	for (size_t j = 0; j < n; j++) {
+		uint32_t i = all ? (uint32_t)j : f->live[j];
 		volatile struct rc_flow_meta *m = &f->meta[i];
-		struct rc_flow_slot *ps = &f->slots[i];
-		if ((i & 4095) == 4095)
+		if ((j & 4095) == 4095)
 			cpuslice_point();
+		/* a free slot (most of them) is one cache line read: the kernel
+		 * claims only slots whose sk is 0, and one we took keeps
+		 * FLOWS_SK_RELEASING until rc_flow_release, so sk 0 also says
+		 * it is not ours to release (its user-side entry stays cold) */
+		uint64_t sk = __atomic_load_n(&m->sk, __ATOMIC_ACQUIRE);
+		if (!sk)
+			continue;
+		struct rc_flow_slot *ps = &f->slots[i];
 		if (ps->releasing) {
 			if (now - ps->taken_ns >= RC_FLOW_GRACE_NS)
 				rc_flow_release(f, i);
+			else
+				f->live[kept++] = i;
 			continue;
 		}
-		uint64_t sk = __atomic_load_n(&m->sk, __ATOMIC_ACQUIRE);
+		f->live[kept++] = i;
 		uint64_t g = __atomic_load_n(&m->gen, __ATOMIC_ACQUIRE);
-		if (!sk || sk == FLOWS_SK_RELEASING || !g)
-			continue;       /* free, or being filled: next interval */
+		if (sk == FLOWS_SK_RELEASING || !g) {
+			f->scan_all = true;     /* being filled: the next read finds it */
+			continue;
+		}
 		live++;
 		const struct rc_flow_prev *p = ps->gen == g ? &ps->prev : NULL;
 		struct rc_flow_row *r;
@@ -481,6 +525,7 @@ static int rc_flows_collect(struct rc_flows *f)
 		if (!changed)
 			f->nrows--;
 	}
+	f->nlive = kept;
 	/* a table a quarter full, or one where a new flow found no free slot
 	 * among those its socket hashes to, gives its idle flows back */
 	uint64_t noslot = rc_flows_counter(f, FLOWS_EV_NO_SLOT);
@@ -505,7 +550,8 @@ static int rc_flows_collect(struct rc_flows *f)
  * connection churn, and at start-up (slow under load: no interval runs
  * until every family has loaded, but drains do), a table that waits for
  * the intervals fills up and new flows find no slot (lost). Called at
- * every drain; a scan reads the whole table (~1 ms), only when due.
+ * every drain (the counters at most every RC_FLOW_CHECK_NS while no new
+ * flow came); a scan reads the whole table (~1 ms), only when due.
  * Returns the flows given back (the drain tick shortens while many are). */
 static size_t rc_flows_reclaim(struct rc_flows *f)
 {
@@ -521,8 +567,18 @@ static size_t rc_flows_reclaim(struct rc_flows *f)
 			f->taken[keep++] = i;
 	}
 	f->ntaken = keep;
-	uint64_t closed = rc_flows_counter(f, FLOWS_EV_CLOSED);
-	uint64_t noslot = rc_flows_counter(f, FLOWS_EV_NO_SLOT);
+	/* The counters cost a syscall, the drain's only one when nothing is
+	 * due. A table fills only by claims, which move flows_gen (free to
+	 * read: mmapped): while it stands still they are read every
+	 * RC_FLOW_CHECK_NS, not at every drain. */
+	uint64_t gen = __atomic_load_n(&f->skel->bss->flows_gen, __ATOMIC_ACQUIRE);
+	if (gen == f->gen_check && now - f->check_ns < RC_FLOW_CHECK_NS)
+		return f->ntaken - keep;
+	f->gen_check = gen;
+	f->check_ns = now;
+	uint64_t ev[FLOWS_EV_N];
+	rc_flows_counters(f, ev);
+	uint64_t closed = ev[FLOWS_EV_CLOSED], noslot = ev[FLOWS_EV_NO_SLOT];
 	if (closed - f->closed_seen < f->nslots / 8 && noslot == f->noslot_reclaim)
 		return 0;
 	f->closed_seen = closed;
@@ -775,16 +831,42 @@ static int rc_flows_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf 
 	return rc ? rc : rc2;
 }
 
-/* Sum over CPUs of flow_events[k]. */
-static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k)
+static uint64_t rc_pcpu_sum(const void *v, int ncpus)
 {
 	uint64_t tot = 0;
 	size_t stride = rc_pcpu_stride(sizeof(uint64_t));
+	for (int c = 0; c < ncpus; c++)
+		tot += *(const uint64_t *)((const char *)v + (size_t)c * stride);
+	return tot;
+}
+
+/* Sum over CPUs of flow_events[k]. */
+static uint64_t rc_flows_counter(struct rc_flows *f, uint32_t k)
+{
 	if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.flow_events), &k, f->vbuf))
 		return 0;
-	for (int c = 0; c < f->ncpus; c++)
-		tot += *(uint64_t *)((char *)f->vbuf + (size_t)c * stride);
-	return tot;
+	return rc_pcpu_sum(f->vbuf, f->ncpus);
+}
+
+/* Every flow_events counter in one syscall (a batched lookup), for the
+ * check every drain makes: a syscall is ~2 us warm but 8-15 us right
+ * after the tick's sleep (measured on the bench VM), which is most of an
+ * idle drain's cost. Falls back to a lookup per counter (kernels before
+ * 5.7 have no batched array lookups). */
+static void rc_flows_counters(struct rc_flows *f, uint64_t tot[FLOWS_EV_N])
+{
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t)) * (size_t)f->ncpus;
+	__u32 keys[FLOWS_EV_N], count = FLOWS_EV_N, out = 0;
+	int rc = f->ev_batch ? bpf_map_lookup_batch(bpf_map__fd(f->skel->maps.flow_events), NULL, &out,
+						     keys, f->evbuf, &count, NULL) : -1;
+	if ((rc == 0 || errno == ENOENT) && count == FLOWS_EV_N) {
+		for (uint32_t k = 0; k < FLOWS_EV_N; k++)
+			tot[keys[k] < FLOWS_EV_N ? keys[k] : k] = rc_pcpu_sum((char *)f->evbuf + k * stride, f->ncpus);
+		return;
+	}
+	f->ev_batch = false;
+	for (uint32_t k = 0; k < FLOWS_EV_N; k++)
+		tot[k] = rc_flows_counter(f, k);
 }
 
 static uint64_t rc_flows_events(void *state)
