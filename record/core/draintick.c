@@ -9,13 +9,10 @@ void rec_tick_init(struct rec_tick *t, bool fixed)
 
 uint64_t rec_tick_next(struct rec_tick *t, uint64_t drained, uint64_t now, uint64_t due)
 {
-	uint64_t max = drained <= REC_TICK_NONE ? REC_TICK_IDLE_MAX_NS : REC_TICK_MAX_NS;
 	if (t->fixed || drained > REC_TICK_FEW)
 		t->tick = REC_TICK_NS;
-	else if (t->tick > max)
-		t->tick = max;
-	else if (t->tick < max)
-		t->tick = t->tick * 2 > max ? max : t->tick * 2;
+	else if (t->tick < REC_TICK_MAX_NS)
+		t->tick = t->tick * 2 > REC_TICK_MAX_NS ? REC_TICK_MAX_NS : t->tick * 2;
 	if (due > now && due - now < t->tick)
 		return due - now;
 	return t->tick;
