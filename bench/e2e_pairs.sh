@@ -132,9 +132,13 @@ mode_nprec_nonice() { rec_bg "$NPREC" -q --nice 0 -o "$1.npr"; }
 mode_nprec_stop() { mode_nprec "$1"; }
 # nprec_no_F: one family off (nprec --no-F)
 mode_nprec_no() { rec_bg "$NPREC" -q "--no-${2}" -o "$1.npr"; }
+# hf_G1+G2+...: tools/hookfloor's empty programs on those groups (its --only;
+# e.g. hf_send1+recv1+other1+sampler = today's default hooks, sampler at HF_HZ, 97)
+mode_hf() { rec_bg "$NP_BUILD/tools/hookfloor" -q --sample-hz "${HF_HZ:-97}" --only "${2//+/,}"; }
 mode_start() {   # mode_start MODE OUT
 	case $1 in
 	nprec_no_*) mode_nprec_no "$2" "${1#nprec_no_}";;
+	hf_*) mode_hf "$2" "${1#hf_}";;
 	*) "mode_$1" "$2";;
 	esac
 }
@@ -144,7 +148,7 @@ mode_tcpdump() {
 }
 for m in "${MODES[@]}"; do
 	case $m in
-	nprec_no_flows|nprec_no_txn|nprec_no_netcpu|nprec_no_threads) ;;
+	nprec_no_flows|nprec_no_txn|nprec_no_netcpu|nprec_no_threads|hf_*) ;;
 	*) declare -F "mode_$m" >/dev/null || { echo "e2e-pairs: unknown mode $m" >&2; exit 2; };;
 	esac
 done

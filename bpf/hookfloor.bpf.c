@@ -92,6 +92,15 @@ HF_BTF(tcp, sendmsg_txn, tcp_sendmsg_locked)
 HF_BTF(tcp, retrans_flows, tcp_retransmit_skb)
 HF_BTF(tcp, drop_flows, kfree_skb)
 
+/* Today's defaults (the hub: one program a shared tracepoint, the
+ * families behind it by tail calls): --only send1,recv1,other1 */
+HF_BTF(send1, hub, sock_send_length)
+HF_BTF(recv1, hub, sock_recv_length)
+HF_BTF(other1, state, inet_sock_set_state)
+HF_BTF(other1, retrans, tcp_retransmit_skb)
+HF_BTF(other1, drop, kfree_skb)
+HF_BTF(other1, exit, sched_process_exit)
+
 /* netcpu's tick sampling source (its default): every hrtimer expiry runs
  * it; nprec's body returns at once unless the timer is the tick. Attached
  * by the tool instead of the cpu-clock sampler with --tick. */

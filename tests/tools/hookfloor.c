@@ -25,7 +25,7 @@
 #include "hookfloor.skel.h"
 
 static const char *const groups[] = { "syscalls", "softirq", "sock", "sched", "sampler", "tick",
-				      "tcp" };
+				      "tcp", "send1", "recv1", "other1" };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
 #define MAX_LINKS 512
 
@@ -35,7 +35,7 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hookfloor [--clock] [--tick|--no-sampler] [--sample-hz N] [--only GROUP] [-q]\n"
+		"usage: hookfloor [--clock] [--tick|--no-sampler] [--sample-hz N] [--only GROUP[,GROUP...]] [-q]\n"
 		"Attaches empty BPF programs to every hook nprec uses at default settings,\n"
 		"as many per hook as nprec attaches, until SIGINT or SIGTERM.\n"
 		"  --clock        each program also writes bpf_ktime_get_ns() to a per-CPU slot\n"
@@ -43,7 +43,10 @@ static void usage(FILE *f)
 		"                 (the scheduler tick) instead of the cpu-clock sampler\n"
 		"  --no-sampler   neither sampler\n"
 		"  --sample-hz N  sampler frequency per CPU (default 1000, as nprec)\n"
-		"  --only GROUP   attach one group: syscalls softirq sock sched sampler tick tcp\n"
+		"  --only LIST    attach these groups (comma-separated): syscalls softirq sock sched\n"
+		"                 sampler tick tcp, or today's default hooks, one program a hook as\n"
+		"                 the hub attaches them: send1 (sock_send_length) recv1\n"
+		"                 (sock_recv_length) other1 (state, retransmit, kfree_skb, exit)\n"
 		"  -q             print nothing but errors\n");
 }
 
@@ -53,6 +56,32 @@ static bool in_group(const char *prog, const char *group)
 	size_t n = strlen(group);
 	return strncmp(prog, "hf_", 3) == 0 && strncmp(prog + 3, group, n) == 0 &&
 	       (prog[3 + n] == '_' || prog[3 + n] == '\0');
+}
+
+/* LIST (comma-separated group names) into *mask, bit i for groups[i]. */
+static int parse_groups(const char *list, unsigned *mask)
+{
+	const char *p = list;
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+		for (i = 0; i < NGROUPS && (strlen(groups[i]) != n || strncmp(p, groups[i], n)); i++)
+			;
+		if (i == NGROUPS) {
+			fprintf(stderr, "hookfloor: unknown group %.*s\n", (int)n, p);
+			return -1;
+		}
+		*mask |= 1u << i;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+static bool in_groups(const char *prog, unsigned mask)
+{
+	for (size_t i = 0; i < NGROUPS; i++)
+		if ((mask & (1u << i)) && in_group(prog, groups[i]))
+			return true;
+	return false;
 }
 
 /* Same event as nprec's netcpu sampler: kernel-only cpu-clock at hz. */
@@ -82,7 +111,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	bool clock = false, sampler = true, tick = false, quiet = false;
-	const char *only = NULL;
+	unsigned only = 0;   /* bit i: groups[i]; 0 = every group */
 	unsigned hz = 1000;
 	int c;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -101,18 +130,12 @@ int main(int argc, char **argv)
 			hz = (unsigned)v;
 			break;
 		}
-		case 'o': {
-			size_t i;
-			for (i = 0; i < NGROUPS && strcmp(optarg, groups[i]); i++)
-				;
-			if (i == NGROUPS) {
-				fprintf(stderr, "hookfloor: unknown group %s\n", optarg);
+		case 'o':
+			if (parse_groups(optarg, &only)) {
 				usage(stderr);
 				return 2;
 			}
-			only = groups[i];
 			break;
-		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -145,7 +168,11 @@ int main(int argc, char **argv)
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, skel->obj) {
 		const char *name = bpf_program__name(p);
-		if (only && !in_group(name, only))
+		if (only && !in_groups(name, only))
+			continue;
+		/* every group = the legacy multiplicity; the one-a-hook groups
+		 * only when named */
+		if (!only && in_groups(name, 7u << 7))
 			continue;
 		/* one sampling source: the tick program only with --tick or
 		 * --only tick, the cpu-clock sampler only without --tick */
@@ -186,7 +213,7 @@ int main(int argc, char **argv)
 	}
 	if (!quiet)
 		fprintf(stderr, "hookfloor: %d links attached (%s%s%s), clock %s\n", nlinks,
-			only ? "only " : "all groups", only ? only : "",
+			only ? "chosen groups" : "all groups", "",
 			!sampler ? ", no sampler" : tick ? ", tick sampler" : "", clock ? "on" : "off");
 
 	while (!stop)
