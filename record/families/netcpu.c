@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <zlib.h>
@@ -17,11 +19,13 @@
 #include <bpf/libbpf.h>
 
 #include "family.h"
+#include "hostinfo.h"
 #include "cpuslice.h"
 #include "hookhub.h"
 #include "kfs.h"
 #include "ksyms.h"
 #include "netcpu.h"
+#include "netcpu_dither.h"
 #include "netcpu.skel.h"
 #include "netrxcat.h"
 #include "npmsg.h"
@@ -108,6 +112,9 @@ struct nc_state {
 	struct nc_cpu *cur, *prev;       /* per-CPU values, ncpu each */
 	struct nc_timers stack_timers;   /* --sample-hz N */
 	struct nc_timers sock_timers;    /* the socket-time sampler's own */
+	struct nc_timers *sock_src;      /* the timers whose samples count socket time */
+	struct nc_dither dither;         /* their random rate (netcpu_dither.h) */
+	uint64_t period_ns;              /* what one sample stands for this interval */
 	unsigned sock_hz;                /* socket-time sampler's rate asked for */
 	unsigned sock_rate;              /* socket samples per CPU-second taken, 0 = none */
 	enum nc_source src;              /* sampling source in use */
@@ -191,6 +198,54 @@ static void nc_timers_free(struct nc_state *s, struct nc_timers *tm)
 		bpf_link__destroy(tm->links[i]);
 	free(tm->links);
 	free(tm->fds);
+}
+
+/* Restarts every timer of the socket sampler at a rate of its own
+ * (netcpu_dither.h). PERF_EVENT_IOC_PERIOD stops the hrtimer, drops the
+ * part of the period already run and starts the new period whole. Returns
+ * 0 or the errno of the first CPU that refused; dithering then stops (the
+ * timers keep their periods, whose mean stays the rate asked for). */
+static int nc_dither_now(struct nc_state *s)
+{
+	struct nc_timers *tm = s->sock_src;
+	int err = 0;
+	if (!tm || !s->dither.hz)
+		return 0;
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		uint64_t p = nc_dither_draw(&s->dither);
+		if (tm->fds[cpu] >= 0 && ioctl(tm->fds[cpu], PERF_EVENT_IOC_PERIOD, &p) != 0 && !err)
+			err = errno;
+	}
+	nc_dither_restarted(&s->dither, np_mono_ns());
+	if (err)
+		s->dither.hz = 0;
+	return err;
+}
+
+/* Dithering from the first sample on; appends to the probe's why how the
+ * rate is drawn, or why it stays fixed. */
+static void nc_dither_start(struct nc_state *s, char *why, size_t len)
+{
+	uint64_t seed = 0;
+	size_t n = strlen(why);
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = np_mono_ns();
+	nc_dither_init(&s->dither, s->sock_rate, seed);
+	int err = nc_dither_now(s);
+	if (err)
+		snprintf(why + n, len - n, ", fixed period (PERF_EVENT_IOC_PERIOD: %s)", strerror(err));
+	else
+		snprintf(why + n, len - n, ", rate dithered +-%.0f %% every %u periods", NC_DITHER_W * 100,
+			 NC_DITHER_PERIODS);
+}
+
+/* Every tick: a restart when due (NC_DITHER_PERIODS mean periods). */
+static int nc_drain(void *state)
+{
+	struct nc_state *s = state;
+	if (nc_dither_due(&s->dither, np_mono_ns()))
+		nc_dither_now(s);
+	return 0;
 }
 
 static int nc_read_cpus(struct nc_state *s, struct nc_cpu *out)
@@ -570,7 +625,10 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		if (!s->sampling)
 			return;           /* nc_setup_sampler said why */
 		s->sock_rate = s->sample_hz;
-		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, "rides on the --sample-hz timer");
+		s->sock_src = &s->stack_timers;
+		snprintf(why, sizeof(why), "rides on the --sample-hz timer");
+		nc_dither_start(s, why, sizeof(why));
+		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, why);
 		return;
 	}
 	if (nc_attach_timers(s, &s->sock_timers, s->skel->progs.nc_sock_sample, s->sock_hz, why,
@@ -579,8 +637,10 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		return;
 	}
 	s->sock_rate = s->sock_hz;
+	s->sock_src = &s->sock_timers;
 	s->sampling |= s->src == NC_SRC_SOCK;
 	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	nc_dither_start(s, why, sizeof(why));
 	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
 
@@ -593,6 +653,7 @@ static void nc_baseline(struct nc_state *s)
 		nc_take_counts(s);
 	}
 	nc_read_cpus(s, s->prev);
+	s->dither.restarts = 0;     /* the drops of the first restart lie before */
 }
 
 /* &__preempt_count - &runqueues: both per-CPU variables' offsets in the
@@ -899,11 +960,20 @@ static const char *nc_sock_mode(const struct nc_state *s)
 	return s->exact ? "exact" : s->sock_rate ? "sampled" : "none";
 }
 
-/* What one time sample stands for: a cpu-clock timer's period,
- * NSEC_PER_SEC / rate as the kernel sets it; 0 without the sampler. */
+/* What one time sample stands for over [t0, t1): the timers' mean period,
+ * NSEC_PER_SEC / rate (the kernel's period at a fixed rate), raised by the
+ * samples the interval's restarts dropped (netcpu_dither.h); 0 without the
+ * sampler. Starts the next interval's restart count. */
+static uint64_t nc_interval_period(struct nc_state *s, uint64_t t0, uint64_t t1)
+{
+	if (!s->sock_rate)
+		return 0;
+	return s->dither.hz ? nc_dither_period_ns(&s->dither, t1 - t0) : 1000000000ull / s->sock_rate;
+}
+
 static uint64_t nc_period(const struct nc_state *s)
 {
-	return s->sock_rate ? 1000000000ull / s->sock_rate : 0;
+	return s->period_ns;
 }
 
 /* NP_REC_NETCPU: per-CPU deltas of every class since the last interval. */
@@ -1207,9 +1277,13 @@ static int nc_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 {
 	struct nc_state *s = state;
 	(void)ctx;
+	/* a restart due now drops its partial period in this interval */
+	if (nc_dither_due(&s->dither, np_mono_ns()))
+		nc_dither_now(s);
 	int rc = nc_read_cpus(s, s->cur);
 	if (rc < 0)
 		return rc;
+	s->period_ns = nc_interval_period(s, t0, t1);
 	nc_pack_netcpu(s, rb, t0, t1);
 	if (s->sampling)
 		nc_pack_stacks(s, rb, t0, t1);
@@ -1253,7 +1327,8 @@ static void nc_close(void *state)
 const struct rec_family rec_family_netcpu = {
 	.name = "netcpu",
 	.open = nc_open,
-	.drain = NULL,
+	.drain = nc_drain,
+	.drain_counts = true,     /* consumes no records: does not hold the tick short */
 	.snapshot = nc_snapshot,
 	.lost = nc_lost,
 	.events = nc_events,

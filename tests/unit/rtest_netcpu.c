@@ -695,7 +695,10 @@ static void sampled_default(void)
 	for (size_t c = 0; r.rx_smp && r.ns[0] && c < r.ncpu; c++)
 		CHECK_EQ_U(r.ns[0][c], r.rx_smp[c] * r.period_ns);
 	CHECK(r.stacks_found && !strcmp(r.source, "socket-timer"), "stacks source '%s'", r.source);
-	CHECK(r.period_ns == 1000000000ull / REC_NETCPU_SOCK_HZ, "period %llu",
+	/* the mean period, raised by the half sample a restart of the
+	 * dithered timer drops (netcpu_dither.h) when one fell in the interval */
+	CHECK(r.period_ns >= 1000000000ull / REC_NETCPU_SOCK_HZ &&
+	      r.period_ns <= 1000000000ull / REC_NETCPU_SOCK_HZ * 102 / 100, "period %llu",
 	      (unsigned long long)r.period_ns);
 	uint64_t n = col_sum(r.smp[0], r.ncpu) + col_sum(r.smp[1], r.ncpu);
 	for (size_t c = 0; r.smp[0] && r.smp[1] && r.ns[2] && r.ns[3] && c < r.ncpu; c++) {
@@ -779,9 +782,9 @@ static bool xc_enough(uint64_t n)
  * high ratio plus XC_EXCESS. Prints whether the bare interval of n covered
  * exact. */
 static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n, uint64_t probe,
-		     uint64_t outside, uint64_t period)
+		     uint64_t outside, double est)
 {
-	double lo, hi, plo, phi, p = (double)period, est = (double)n * p;
+	double lo, hi, plo, phi, p = n ? est / (double)n : 0;   /* the mean period of the samples */
 	np_poisson_ci(n, XC_ZCOVER, &lo, &hi);
 	np_poisson_ci(n + probe, XC_ZCOVER, &plo, &phi);
 	double r = exact ? est / (double)exact : 0, rp = exact ? (double)(n + probe) * p / (double)exact : 0;
@@ -820,7 +823,9 @@ static void sampled_vs_exact(void)
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
-	uint64_t ex[2] = { 0 }, calls[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 }, period = 0;
+	uint64_t ex[2] = { 0 }, calls[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 };
+	uint64_t pmin = UINT64_MAX, pmax = 0;
+	double est[2] = { 0 };
 	int rounds = 0;
 	pin();
 	recv_cpu = !cpu_pin;    /* 0 when there is one CPU: the same as the sender */
@@ -834,18 +839,23 @@ static void sampled_vs_exact(void)
 			ex[k] += col_sum(r.ns[2 + k], r.ncpu);
 			calls[k] += col_sum(r.n[2 + k], r.ncpu);
 			n[k] += col_sum(r.smp[k], r.ncpu);
+			est[k] += (double)col_sum(r.smp[k], r.ncpu) * (double)r.period_ns;
 			pr[k] += col_sum(r.probe[k], r.ncpu);
 			out[k] += col_sum(r.outside[k], r.ncpu);
 		}
-		period = r.period_ns;
+		pmin = r.period_ns < pmin ? r.period_ns : pmin;
+		pmax = r.period_ns > pmax ? r.period_ns : pmax;
 		rounds++;
 		rec_free(&r);
 	}
-	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
+	/* the mean period, raised by the half sample a restart drops
+	 * (netcpu_dither.h): under 2 % at one restart in 100 periods */
+	CHECK(pmin >= 1000000000ull / XC_HZ && pmax <= 1000000000ull / XC_HZ * 102 / 100,
+	      "period %llu-%llu ns", (unsigned long long)pmin, (unsigned long long)pmax);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
-	xc_check("send", ex[0], calls[0], n[0], pr[0], out[0], period);
-	xc_check("recv", ex[1], calls[1], n[1], pr[1], out[1], period);
+	xc_check("send", ex[0], calls[0], n[0], pr[0], out[0], est[0]);
+	xc_check("recv", ex[1], calls[1], n[1], pr[1], out[1], est[1]);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
@@ -863,6 +873,11 @@ int main(void)
 	/* as nprec does: tracefs mounted in a mount namespace of our own */
 	kfs_prepare(&kfs);
 	kfs_report(&kfs, stderr);
+	/* XC_ONLY=1: the cross-check alone, for repeated A/B runs (j26d) */
+	if (getenv("XC_ONLY")) {
+		sampled_vs_exact();
+		return tap_done();
+	}
 	run(false);
 	run(true);
 	no_tracefs_run();
