@@ -670,12 +670,14 @@ static const char *ana_sock_how_name(unsigned mask)
 	return "mixed";
 }
 
+/* smp_ns: the samples weighed by their own periods, 0 in recordings before
+ * the dithered rate (then samples x the fixed period) */
 static void ana_sock_add(struct ana_sock_sum *s, const struct ana_netcpu *x, uint64_t ns, uint64_t smp,
-			 unsigned how)
+			 uint64_t smp_ns, unsigned how)
 {
 	s->ns += ns;
 	s->smp += smp;
-	s->smp_ns += smp * x->smp_period_ns;
+	s->smp_ns += smp_ns ? smp_ns : smp * x->smp_period_ns;
 	s->how_mask |= 1u << how;
 	if (x->smp_period_ns)
 		s->period = x->smp_period_ns;
@@ -765,10 +767,10 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 				continue;
 			uint64_t tot = x->net_rx_ns + x->net_tx_ns + x->sock_send_ns + x->sock_recv_ns;
 			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;
-			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp, x->sock_how);
-			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->sock_how);
-			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->sirq_how);
-			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->sirq_how);
+			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp, x->send_smp_ns, x->sock_how);
+			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->recv_smp_ns, x->sock_how);
+			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->rx_smp_ns, x->sirq_how);
+			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->tx_smp_ns, x->sirq_how);
 			dur += x->dur_ns;
 			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
 			if (pct > mx) mx = pct;

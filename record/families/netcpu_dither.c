@@ -29,26 +29,35 @@ uint64_t nc_dither_draw(struct nc_dither *d)
 	return (uint64_t)(NC_NS_PER_S / rate + 0.5);
 }
 
-void nc_dither_restarted(struct nc_dither *d, uint64_t now)
+void nc_dweight_reset(struct nc_dweight *w, const uint64_t cnt[NC_DW_CLASSES], uint64_t period)
 {
-	d->last_ns = now;
-	d->restarts++;
+	*w = (struct nc_dweight){ .period = period };
+	for (int c = 0; c < NC_DW_CLASSES; c++)
+		w->base[c] = cnt[c];
 }
 
-/* Over a span with R restarts a CPU's timer gives span x hz - R / 2
- * samples on average: each restart falls at a point of the old period
- * that is independent of the timer's phase, and drops the part of the
- * period already run, half a sample on average whatever the rate. */
-uint64_t nc_dither_period_ns(struct nc_dither *d, uint64_t span_ns)
+void nc_dweight_add(struct nc_dweight *w, const uint64_t cnt[NC_DW_CLASSES])
 {
-	if (!d->hz)
-		return 0;
-	if (!d->restarts)
-		return (uint64_t)(NC_NS_PER_S / d->hz + 0.5);
-	double mean = NC_NS_PER_S / d->hz, expect = (double)span_ns / mean, lost = d->restarts / 2.0;
-	d->restarts = 0;
-	/* a span too short for the correction to mean anything: at most x2 */
-	if (lost > expect / 2)
-		return (uint64_t)(2 * mean + 0.5);
-	return (uint64_t)(mean * expect / (expect - lost) + 0.5);
+	for (int c = 0; c < NC_DW_CLASSES; c++) {
+		w->ns[c] += (double)(cnt[c] - w->base[c]) * (double)w->period;
+		w->base[c] = cnt[c];
+	}
+}
+
+void nc_dweight_restart(struct nc_dweight *w, uint64_t period)
+{
+	w->lost += (double)w->period / 2;
+	w->period = period;
+}
+
+void nc_dweight_take(struct nc_dweight *w, uint64_t span_ns, uint64_t out[NC_DW_CLASSES])
+{
+	/* an interval too short for the correction to mean anything: at most x2 */
+	double span = (double)span_ns, cover = span - w->lost < span / 2 ? span / 2 : span - w->lost;
+	double scale = w->lost > 0 && span > 0 ? span / cover : 1.0;
+	for (int c = 0; c < NC_DW_CLASSES; c++) {
+		out[c] = (uint64_t)(w->ns[c] * scale + 0.5);
+		w->ns[c] = 0;
+	}
+	w->lost = 0;
 }
