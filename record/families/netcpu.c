@@ -265,6 +265,11 @@ static void nc_dither_start(struct nc_state *s, char *why, size_t len)
 		s->dw[i].period = 1000000000ull / s->sock_rate;
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = np_mono_ns();
+	/* NPREC_TEST_NO_DITHER=1: the fixed period, for A/B runs of one build */
+	if (getenv("NPREC_TEST_NO_DITHER")) {
+		snprintf(why + n, len - n, ", fixed period (NPREC_TEST_NO_DITHER)");
+		return;
+	}
 	nc_dither_init(&s->dither, s->sock_rate, seed);
 	int err = nc_dither_now(s);
 	if (err)
