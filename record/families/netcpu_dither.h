@@ -18,8 +18,11 @@
  * periods read at the count's own spread). */
 #define NC_DITHER_PERIODS 128
 /* Rate drawn uniformly in [1 - W, 1 + W] x the rate asked for: the mean
- * rate (the timer interrupts' cost) is the one asked for. */
-#define NC_DITHER_W 0.5
+ * rate (the timer interrupts' cost) is the one asked for. A restart's
+ * random phase breaks a lock already at W = 0.1 (rtest_netcpu under chrt,
+ * docs/NETCPU.md j26d); the spread of the weights widens the weighed sum's
+ * error beyond the count's by (1 + cv^2)^(1/2), ~1 % at 0.25 (5 % at 0.5). */
+#define NC_DITHER_W 0.25
 
 struct nc_dither {
 	unsigned hz;            /* mean rate asked for, 0 = not dithering */

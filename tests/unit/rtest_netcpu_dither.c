@@ -86,8 +86,9 @@ static void draws(void)
 		hi = p > hi ? p : hi;
 	}
 	rate /= n;
-	/* uniform rate in [0.5, 1.5] x hz: sd of the mean 0.29 hz / sqrt(n) */
-	CHECK(fabs(rate - SIM_HZ) <= 4 * 0.29 * SIM_HZ / sqrt(n), "mean rate %.2f, asked %d", rate, SIM_HZ);
+	/* uniform rate in [1 - W, 1 + W] x hz: sd of the mean W / sqrt(3 n) x hz */
+	CHECK(fabs(rate - SIM_HZ) <= 4 * NC_DITHER_W / sqrt(3.0 * n) * SIM_HZ, "mean rate %.2f, asked %d", rate,
+	      SIM_HZ);
 	CHECK(lo >= 1e9 / (SIM_HZ * (1 + NC_DITHER_W)) - 1 && hi <= 1e9 / (SIM_HZ * (1 - NC_DITHER_W)) + 1,
 	      "periods %.0f-%.0f ns", lo, hi);
 	CHECK(!nc_dither_due(&(struct nc_dither){ 0 }, 1), "no rate, never due");
