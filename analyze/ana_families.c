@@ -655,7 +655,7 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
  * the window: the figure, how it was measured, and the sampler's counts
  * behind it. */
 struct ana_sock_sum {
-	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x period */
+	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x their periods */
 	uint64_t period;            /* the last sampling period seen, 0 = no sampler */
 	unsigned how_mask;          /* 1 << enum ana_sock_how of its intervals */
 };
@@ -693,7 +693,7 @@ static struct np_table *ana_sock_table(void)
 	np_table_col_at(t, NS_HOST, "host", "str", NULL);
 	np_table_col_at(t, NS_CLASS, "class", "str", "net_rx, net_tx, sock_send or sock_recv (columns of netcpu)");
 	np_table_col_at(t, NS_HOW, "how", "str",
-			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x timer period");
+			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x their timer periods");
 	np_table_col_at(t, NS_TIME, "time", "ns", "the figure in netcpu");
 	np_table_col_at(t, NS_LO, "ci95_lo", "ns", "sampled: 95 % interval, low (Poisson score interval of the samples)");
 	np_table_col_at(t, NS_HI, "ci95_hi", "ns", "sampled: 95 % interval, high");
