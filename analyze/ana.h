@@ -213,6 +213,9 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	 * period); the samples are there in exact mode too (cross-check) */
 	uint8_t sirq_how;           /* enum ana_sock_how */
 	uint64_t rx_smp, tx_smp, rx_probe_smp;
+	/* the samples weighed by their own timer periods (the dithered rate,
+	 * since j26d); 0 in older recordings: samples x smp_period_ns */
+	uint64_t send_smp_ns, recv_smp_ns, rx_smp_ns, tx_smp_ns;
 };
 
 enum ana_sock_how { ANA_SOCK_EXACT = 0, ANA_SOCK_SAMPLED, ANA_SOCK_NONE };

@@ -655,7 +655,7 @@ void ana_txn_run(struct ana_model *m, struct ana_out *o)
  * the window: the figure, how it was measured, and the sampler's counts
  * behind it. */
 struct ana_sock_sum {
-	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x period */
+	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x their periods */
 	uint64_t period;            /* the last sampling period seen, 0 = no sampler */
 	unsigned how_mask;          /* 1 << enum ana_sock_how of its intervals */
 };
@@ -670,12 +670,14 @@ static const char *ana_sock_how_name(unsigned mask)
 	return "mixed";
 }
 
+/* smp_ns: the samples weighed by their own periods, 0 in recordings before
+ * the dithered rate (then samples x the fixed period) */
 static void ana_sock_add(struct ana_sock_sum *s, const struct ana_netcpu *x, uint64_t ns, uint64_t smp,
-			 unsigned how)
+			 uint64_t smp_ns, unsigned how)
 {
 	s->ns += ns;
 	s->smp += smp;
-	s->smp_ns += smp * x->smp_period_ns;
+	s->smp_ns += smp_ns ? smp_ns : smp * x->smp_period_ns;
 	s->how_mask |= 1u << how;
 	if (x->smp_period_ns)
 		s->period = x->smp_period_ns;
@@ -691,7 +693,7 @@ static struct np_table *ana_sock_table(void)
 	np_table_col_at(t, NS_HOST, "host", "str", NULL);
 	np_table_col_at(t, NS_CLASS, "class", "str", "net_rx, net_tx, sock_send or sock_recv (columns of netcpu)");
 	np_table_col_at(t, NS_HOW, "how", "str",
-			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x timer period");
+			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x their timer periods");
 	np_table_col_at(t, NS_TIME, "time", "ns", "the figure in netcpu");
 	np_table_col_at(t, NS_LO, "ci95_lo", "ns", "sampled: 95 % interval, low (Poisson score interval of the samples)");
 	np_table_col_at(t, NS_HI, "ci95_hi", "ns", "sampled: 95 % interval, high");
@@ -765,10 +767,10 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 				continue;
 			uint64_t tot = x->net_rx_ns + x->net_tx_ns + x->sock_send_ns + x->sock_recv_ns;
 			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;
-			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp, x->sock_how);
-			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->sock_how);
-			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->sirq_how);
-			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->sirq_how);
+			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp, x->send_smp_ns, x->sock_how);
+			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->recv_smp_ns, x->sock_how);
+			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->rx_smp_ns, x->sirq_how);
+			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->tx_smp_ns, x->sirq_how);
 			dur += x->dur_ns;
 			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
 			if (pct > mx) mx = pct;

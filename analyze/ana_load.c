@@ -438,6 +438,10 @@ static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 		if (ana_rows_u64(&r, i, "netrx_smp", &v)) x->rx_smp += v;
 		if (ana_rows_u64(&r, i, "nettx_smp", &v)) x->tx_smp += v;
 		if (ana_rows_u64(&r, i, "netrx_probe_smp", &v)) x->rx_probe_smp += v;
+		if (ana_rows_u64(&r, i, "send_smp_ns", &v)) x->send_smp_ns += v;
+		if (ana_rows_u64(&r, i, "recv_smp_ns", &v)) x->recv_smp_ns += v;
+		if (ana_rows_u64(&r, i, "netrx_smp_ns", &v)) x->rx_smp_ns += v;
+		if (ana_rows_u64(&r, i, "nettx_smp_ns", &v)) x->tx_smp_ns += v;
 	}
 	/* sock: absent before issue 24 = exact */
 	char how[16] = "exact";

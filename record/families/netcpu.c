@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <zlib.h>
@@ -17,11 +19,13 @@
 #include <bpf/libbpf.h>
 
 #include "family.h"
+#include "hostinfo.h"
 #include "cpuslice.h"
 #include "hookhub.h"
 #include "kfs.h"
 #include "ksyms.h"
 #include "netcpu.h"
+#include "netcpu_dither.h"
 #include "netcpu.skel.h"
 #include "netrxcat.h"
 #include "npmsg.h"
@@ -108,6 +112,11 @@ struct nc_state {
 	struct nc_cpu *cur, *prev;       /* per-CPU values, ncpu each */
 	struct nc_timers stack_timers;   /* --sample-hz N */
 	struct nc_timers sock_timers;    /* the socket-time sampler's own */
+	struct nc_timers *sock_src;      /* the timers whose samples count socket time */
+	struct nc_dither dither;         /* their random rate (netcpu_dither.h) */
+	struct nc_dweight *dw;           /* per CPU: the sampled classes weighed by period */
+	struct nc_cpu *scratch;          /* the counters read at a restart, ncpu */
+	uint64_t *est;                   /* ncpu x NC_CLASS_MAX: this interval's estimates */
 	unsigned sock_hz;                /* socket-time sampler's rate asked for */
 	unsigned sock_rate;              /* socket samples per CPU-second taken, 0 = none */
 	enum nc_source src;              /* sampling source in use */
@@ -193,6 +202,92 @@ static void nc_timers_free(struct nc_state *s, struct nc_timers *tm)
 	free(tm->fds);
 }
 
+/* Restarts every timer of the socket sampler at a rate of its own
+ * (netcpu_dither.h). PERF_EVENT_IOC_PERIOD stops the hrtimer, drops the
+ * part of the period already run and starts the new period whole. Returns
+ * 0 or the errno of the first CPU that refused; dithering then stops (the
+ * timers keep their periods, whose mean stays the rate asked for). */
+static int nc_read_cpus(struct nc_state *s, struct nc_cpu *out);
+
+/* The sampler's counters of the classes it estimates (enum nc_class order). */
+static void nc_smp_counts(const struct nc_cpu *x, uint64_t out[NC_DW_CLASSES])
+{
+	out[NC_NET_RX] = x->smp_sirq[NC_SV_RX];
+	out[NC_NET_TX] = x->smp_sirq[NC_SV_TX];
+	out[NC_SOCK_SEND] = x->smp_sock[0];
+	out[NC_SOCK_RECV] = x->smp_sock[1];
+}
+
+/* Weighs every CPU's samples since the last call at its period in force. */
+static void nc_weigh(struct nc_state *s, const struct nc_cpu *now)
+{
+	uint64_t cnt[NC_DW_CLASSES];
+	for (int i = 0; i < s->ncpu; i++) {
+		nc_smp_counts(&now[i], cnt);
+		nc_dweight_add(&s->dw[i], cnt);
+	}
+}
+
+/* The samples so far are weighed first: a sample counted between that
+ * read and its CPU's restart is weighed at the new period, an error of
+ * either sign (the new period is drawn independently). */
+static int nc_dither_now(struct nc_state *s)
+{
+	struct nc_timers *tm = s->sock_src;
+	int err = 0;
+	if (!tm || !s->dither.hz)
+		return 0;
+	if (nc_read_cpus(s, s->scratch) < 0)
+		return 0;                 /* no restart: the periods stay known */
+	nc_weigh(s, s->scratch);
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		uint64_t p = nc_dither_draw(&s->dither);
+		if (tm->fds[cpu] < 0)
+			continue;
+		if (ioctl(tm->fds[cpu], PERF_EVENT_IOC_PERIOD, &p) == 0)
+			nc_dweight_restart(&s->dw[cpu], p);
+		else if (!err)
+			err = errno;
+	}
+	s->dither.last_ns = np_mono_ns();
+	if (err)
+		s->dither.hz = 0;
+	return err;
+}
+
+/* Dithering from the first sample on; appends to the probe's why how the
+ * rate is drawn, or why it stays fixed. */
+static void nc_dither_start(struct nc_state *s, char *why, size_t len)
+{
+	uint64_t seed = 0;
+	size_t n = strlen(why);
+	for (int i = 0; i < s->ncpu; i++)     /* the kernel's period for a cpu-clock rate */
+		s->dw[i].period = 1000000000ull / s->sock_rate;
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = np_mono_ns();
+	/* NPREC_TEST_NO_DITHER=1: the fixed period, for A/B runs of one build */
+	if (getenv("NPREC_TEST_NO_DITHER")) {
+		snprintf(why + n, len - n, ", fixed period (NPREC_TEST_NO_DITHER)");
+		return;
+	}
+	nc_dither_init(&s->dither, s->sock_rate, seed);
+	int err = nc_dither_now(s);
+	if (err)
+		snprintf(why + n, len - n, ", fixed period (PERF_EVENT_IOC_PERIOD: %s)", strerror(err));
+	else
+		snprintf(why + n, len - n, ", rate dithered +-%.0f %% every %u periods", NC_DITHER_W * 100,
+			 NC_DITHER_PERIODS);
+}
+
+/* Every tick: a restart when due (NC_DITHER_PERIODS mean periods). */
+static int nc_drain(void *state)
+{
+	struct nc_state *s = state;
+	if (nc_dither_due(&s->dither, np_mono_ns()))
+		nc_dither_now(s);
+	return 0;
+}
+
 static int nc_read_cpus(struct nc_state *s, struct nc_cpu *out)
 {
 	__u32 zero = 0;
@@ -233,8 +328,11 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		s->cur = calloc(s->ncpu, sizeof(struct nc_cpu));
 		s->prev = calloc(s->ncpu, sizeof(struct nc_cpu));
 		s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
+		s->dw = calloc(s->ncpu, sizeof(*s->dw));
+		s->scratch = calloc(s->ncpu, sizeof(struct nc_cpu));
+		s->est = calloc((size_t)s->ncpu * NC_CLASS_MAX, sizeof(uint64_t));
 	}
-	if (!s->cur || !s->prev || !s->cpu_cat) {
+	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est) {
 		nc_close(s);
 		return NULL;
 	}
@@ -570,7 +668,10 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		if (!s->sampling)
 			return;           /* nc_setup_sampler said why */
 		s->sock_rate = s->sample_hz;
-		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, "rides on the --sample-hz timer");
+		s->sock_src = &s->stack_timers;
+		snprintf(why, sizeof(why), "rides on the --sample-hz timer");
+		nc_dither_start(s, why, sizeof(why));
+		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, why);
 		return;
 	}
 	if (nc_attach_timers(s, &s->sock_timers, s->skel->progs.nc_sock_sample, s->sock_hz, why,
@@ -579,8 +680,10 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		return;
 	}
 	s->sock_rate = s->sock_hz;
+	s->sock_src = &s->sock_timers;
 	s->sampling |= s->src == NC_SRC_SOCK;
 	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	nc_dither_start(s, why, sizeof(why));
 	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
 
@@ -592,7 +695,12 @@ static void nc_baseline(struct nc_state *s)
 		nc_take_counts(s);    /* both slots */
 		nc_take_counts(s);
 	}
+	uint64_t cnt[NC_DW_CLASSES];
 	nc_read_cpus(s, s->prev);
+	for (int i = 0; i < s->ncpu; i++) {   /* the first restart's drop lies before */
+		nc_smp_counts(&s->prev[i], cnt);
+		nc_dweight_reset(&s->dw[i], cnt, s->dw[i].period);
+	}
 }
 
 /* &__preempt_count - &runqueues: both per-CPU variables' offsets in the
@@ -820,16 +928,38 @@ static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
 	return s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND];
 }
 
+/* The timers' mean period, NSEC_PER_SEC / rate (the kernel's period for a
+ * fixed rate); 0 without the sampler. A sample's own period varies with
+ * the dithered rate: the estimates are the samples weighed by theirs
+ * (nc_take_estimates). */
+static uint64_t nc_period(const struct nc_state *s)
+{
+	return s->sock_rate ? 1000000000ull / s->sock_rate : 0;
+}
+
+/* This interval's sampled estimate of every class on every CPU (s->est). */
+static void nc_take_estimates(struct nc_state *s, uint64_t t0, uint64_t t1)
+{
+	nc_weigh(s, s->cur);
+	for (int i = 0; i < s->ncpu; i++)
+		nc_dweight_take(&s->dw[i], t1 - t0, &s->est[(size_t)i * NC_CLASS_MAX]);
+}
+
+static uint64_t nc_est(const struct nc_state *s, int c, int i)
+{
+	return s->est[(size_t)i * NC_CLASS_MAX + c];
+}
+
 /* Column cls_ns (and cls_n when counted) of class c; adds to *total. In
- * sampled mode the socket classes are samples x period, no call count. */
-static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_t period,
-			  uint64_t *col, uint64_t *total)
+ * sampled mode the socket classes are the samples weighed by their timer
+ * periods (nc_take_estimates), no call count. */
+static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_t *col, uint64_t *total)
 {
 	char key[24];
 	bool est = nc_class_sampled(s, c);
 	for (int i = 0; i < s->ncpu; i++) {
 		if (est)
-			col[i] = nc_class_smp(s, c, i) * period;
+			col[i] = nc_est(s, c, i);
 		else
 			col[i] = s->cur[i].ns[c] + s->cur[i].ns_remote[c] -
 				 (s->prev[i].ns[c] + s->prev[i].ns_remote[c]);
@@ -850,10 +980,15 @@ static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_
 static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_t period, uint64_t *col)
 {
 	static const char *const key[NC_CLASS_MAX] = { "netrx_smp", "nettx_smp", "send_smp", "recv_smp" };
+	static const char *const wkey[NC_CLASS_MAX] = { "netrx_smp_ns", "nettx_smp_ns", "send_smp_ns",
+							 "recv_smp_ns" };
 	for (int k = 0; k < NC_CLASS_MAX; k++) {
 		for (int i = 0; i < s->ncpu; i++)
 			col[i] = nc_class_smp(s, k, i);
 		nc_pack_col(pk, key[k], col, s->ncpu);
+		for (int i = 0; i < s->ncpu; i++)
+			col[i] = nc_est(s, k, i);
+		nc_pack_col(pk, wkey[k], col, s->ncpu);
 	}
 	for (int i = 0; i < s->ncpu; i++)
 		col[i] = s->cur[i].smp_sirq[NC_SV_OTHER] - s->prev[i].smp_sirq[NC_SV_OTHER];
@@ -899,12 +1034,6 @@ static const char *nc_sock_mode(const struct nc_state *s)
 	return s->exact ? "exact" : s->sock_rate ? "sampled" : "none";
 }
 
-/* What one time sample stands for: a cpu-clock timer's period,
- * NSEC_PER_SEC / rate as the kernel sets it; 0 without the sampler. */
-static uint64_t nc_period(const struct nc_state *s)
-{
-	return s->sock_rate ? 1000000000ull / s->sock_rate : 0;
-}
 
 /* NP_REC_NETCPU: per-CPU deltas of every class since the last interval. */
 static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0, uint64_t t1)
@@ -918,7 +1047,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 16 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 20 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
@@ -928,7 +1057,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	np_pack_kv_str(pk, "sirq", nc_sirq_mode(s));
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		if (nc_class_known(s, c))
-			nc_pack_class(s, pk, c, period, col, &net_total);
+			nc_pack_class(s, pk, c, col, &net_total);
 	if (s->sock_rate)
 		nc_pack_sock_samples(s, pk, period, col);
 	for (int i = 0; i < n; i++)
@@ -1171,7 +1300,7 @@ static void nc_pack_stacks(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 		for (int k = 0; k < NC_CAT_MAX; k++)
 			rsum += row[k];
 		double rx_ns = s->sirq_clock ? (double)(s->cur[c].ns[NC_NET_RX] - s->prev[c].ns[NC_NET_RX])
-					     : (double)(nc_class_smp(s, NC_NET_RX, c) * nc_period(s));
+					     : (double)nc_est(s, NC_NET_RX, c);
 		for (int k = 0; rsum && k < NC_CAT_MAX; k++)
 			est[k] += (uint64_t)(rx_ns * (double)row[k] / (double)rsum);
 	}
@@ -1207,9 +1336,13 @@ static int nc_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 {
 	struct nc_state *s = state;
 	(void)ctx;
+	/* a restart due now drops its partial period in this interval */
+	if (nc_dither_due(&s->dither, np_mono_ns()))
+		nc_dither_now(s);
 	int rc = nc_read_cpus(s, s->cur);
 	if (rc < 0)
 		return rc;
+	nc_take_estimates(s, t0, t1);
 	nc_pack_netcpu(s, rb, t0, t1);
 	if (s->sampling)
 		nc_pack_stacks(s, rb, t0, t1);
@@ -1247,13 +1380,17 @@ static void nc_close(void *state)
 	free(s->prev);
 	free(s->keys);
 	free(s->cpu_cat);
+	free(s->dw);
+	free(s->scratch);
+	free(s->est);
 	free(s);
 }
 
 const struct rec_family rec_family_netcpu = {
 	.name = "netcpu",
 	.open = nc_open,
-	.drain = NULL,
+	.drain = nc_drain,
+	.drain_counts = true,     /* consumes no records: does not hold the tick short */
 	.snapshot = nc_snapshot,
 	.lost = nc_lost,
 	.events = nc_events,

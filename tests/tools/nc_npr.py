@@ -114,6 +114,8 @@ def poisson_ci(n, z):
 
 
 def est_tokens(c, n, ex, period, z):
+    """period: what one sample stands for on average (its own timer period,
+    the rate being dithered)."""
     lo, hi = poisson_ci(n, z)
     return ["%s_exact_ns=%d" % (c, ex), "%s_smp=%d" % (c, n), "%s_est_ns=%d" % (c, n * period),
             "%s_lo_ns=%d" % (c, lo * period), "%s_hi_ns=%d" % (c, hi * period),
@@ -126,7 +128,7 @@ def sockest(z):
            "send_cut_smp": 0, "recv_cut_smp": 0, "pc_unknown_smp": 0,
            "send_probe_smp": 0, "recv_probe_smp": 0, "send_outside_smp": 0, "recv_outside_smp": 0}
     for c, _ in classes:
-        acc[c + "_ns"] = acc[c + "_smp"] = 0
+        acc[c + "_ns"] = acc[c + "_smp"] = acc[c + "_smp_ns"] = 0
     period, mode = 0, {"sock": "?", "sirq": "?"}
     for b in records("netcpu"):
         for m in mode:
@@ -134,20 +136,28 @@ def sockest(z):
         period = b.get("smp_period_ns", period)
         for k in acc:
             acc[k] += sum(b.get(k, []))
+        # recordings before the dithered rate: samples x the fixed period
+        for c, _ in classes:
+            if c + "_smp_ns" not in b:
+                acc[c + "_smp_ns"] += sum(b.get(c + "_smp", [])) * b.get("smp_period_ns", 0)
+
+    def per(c):
+        n = acc[c + "_smp"]
+        return acc[c + "_smp_ns"] / n if n else period
     out = ["sock=%s" % mode["sock"], "sirq=%s" % mode["sirq"], "period_ns=%d" % period]
     for c, m in classes:
         ex = acc[c + "_ns"] if mode[m] == "exact" else 0
-        out += est_tokens(c, acc[c + "_smp"], ex, period, z)
+        out += est_tokens(c, acc[c + "_smp"], ex, per(c), z)
     out += ["%s=%d" % (k, acc[k]) for k in ("netrx_probe_smp", "netrx_stray_smp", "sirq_other_smp",
                                             "sirq_missed_smp", "send_cut_smp", "recv_cut_smp",
                                             "pc_unknown_smp", "send_probe_smp", "recv_probe_smp",
                                             "send_outside_smp", "recv_outside_smp")]
     ex = acc["netrx_ns"] if mode["sirq"] == "exact" else 0
-    out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, period, z)
+    out += est_tokens("netrx_win", acc["netrx_smp"] + acc["netrx_probe_smp"], ex, per("netrx"), z)
     # socket samples plus those in the exact clock's own programs (probe)
     for c in ("send", "recv"):
         ex = acc[c + "_ns"] if mode["sock"] == "exact" else 0
-        out += est_tokens(c + "_win", acc[c + "_smp"] + acc[c + "_probe_smp"], ex, period, z)
+        out += est_tokens(c + "_win", acc[c + "_smp"] + acc[c + "_probe_smp"], ex, per(c), z)
     print(" ".join(out))
 
 

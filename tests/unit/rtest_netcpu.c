@@ -24,6 +24,7 @@
 #include "family.h"
 #include "hookhub.h"
 #include "kfs.h"
+#include "netcpu_dither.h"
 #include "npmsg.h"
 #include "recheader.h"
 #include "records.h"
@@ -98,8 +99,12 @@ static uint64_t transfer(void)
 	static char buf[CHUNK];
 	uint64_t calls = 0;
 	int devnull = open("/dev/null", O_WRONLY);
+	/* XC_CHUNK=N: sends of N bytes, for A/B runs that move where a lock
+	 * of the send cycle to the sampler's timer falls */
+	size_t chunk = getenv("XC_CHUNK") ? (size_t)atoi(getenv("XC_CHUNK")) : sizeof(buf);
+	chunk = chunk && chunk <= sizeof(buf) ? chunk : sizeof(buf);
 	for (int i = 0; i < N_SEND; i++, calls++)
-		if (send(cs, buf, sizeof(buf), 0) < 0)
+		if (send(cs, buf, chunk, 0) < 0)
 			break;
 	for (int i = 0; i < N_WRITE; i++, calls++) {
 		if (write(cs, buf, 1024) < 0)
@@ -248,7 +253,8 @@ struct netcpu_rec {
 	uint64_t *smp[2];               /* send_smp, recv_smp */
 	uint64_t *probe[2];             /* send_probe_smp, recv_probe_smp */
 	uint64_t *outside[2];           /* send_outside_smp, recv_outside_smp */
-	uint64_t period_ns;
+	uint64_t period_ns;             /* the timer's mean period */
+	uint64_t *smp_ns[4];            /* <class>_smp_ns: samples x their own periods */
 	char sirq[16];                  /* exact | sampled | none */
 	uint64_t *rx_smp;               /* netrx_smp */
 };
@@ -305,6 +311,8 @@ static void parse(const struct np_recbuf *rb, struct netcpu_rec *r)
 			r->ns[c] = np_get_u64_array(body, k, &r->ncpu);
 			snprintf(k, sizeof(k), "%s_n", cls[c]);
 			r->n[c] = np_get_u64_array(body, k, &r->ncpu);
+			snprintf(k, sizeof(k), "%s_smp_ns", cls[c]);
+			r->smp_ns[c] = np_get_u64_array(body, k, &r->ncpu);
 		}
 		r->nested = np_get_u64_array(body, "nested_ns", &r->ncpu);
 		np_get_strbuf(body, "sock", r->sock, sizeof(r->sock));
@@ -326,6 +334,7 @@ static void rec_free(struct netcpu_rec *r)
 	for (int c = 0; c < 4; c++) {
 		free(r->ns[c]);
 		free(r->n[c]);
+		free(r->smp_ns[c]);
 	}
 	free(r->nested);
 	free(r->smp[0]);
@@ -653,6 +662,23 @@ static void no_tracefs_run(void)
 	rc_probes_free(&ctx);
 }
 
+/* A sampled class's figure is its samples weighed by their own timer
+ * periods (<class>_smp_ns), each a period of the dithered rate: between
+ * 1 / (1 + W) and 1 / (1 - W) mean periods, and the interval's restart
+ * correction (netcpu_dither.h: under 2 % when a restart falls in an
+ * interval of 128 periods or more). */
+static void check_weighed(const struct netcpu_rec *r, int k, const uint64_t *cnt)
+{
+	double p = (double)r->period_ns;
+	CHECK(r->smp_ns[k] != NULL, "%s_smp_ns missing", cls[k]);
+	for (size_t c = 0; r->smp_ns[k] && r->ns[k] && c < r->ncpu; c++) {
+		CHECK_EQ_U(r->ns[k][c], r->smp_ns[k][c]);
+		double w = cnt[c] ? (double)r->smp_ns[k][c] / (double)cnt[c] : p;
+		CHECK(w >= p / (1 + NC_DITHER_W) * 0.999 && w <= p / (1 - NC_DITHER_W) * 1.02,
+		      "%s cpu %zu: %.0f ns a sample, mean period %.0f", cls[k], c, w, p);
+	}
+}
+
 /* Default mode (--netcpu sample): no per-call probe, socket time from the
  * socket sampler's own cpu-clock timer; the record says so, carries the
  * sample counts and no call counts, and a sample count is the only truth
@@ -690,18 +716,15 @@ static void sampled_default(void)
 	parse(&rb, &r);
 	CHECK(r.found && !strcmp(r.sock, "sampled"), "sock '%s'", r.sock);
 	CHECK(!r.n[2] && !r.n[3], "sampled records carry no call counts");
-	/* NET_RX / NET_TX time sampled too: samples x period, no run count */
+	/* NET_RX / NET_TX time sampled too: the samples weighed, no run count */
 	CHECK(!strcmp(r.sirq, "sampled") && !r.n[0] && !r.n[1] && r.rx_smp && r.ns[0], "sirq '%s'", r.sirq);
-	for (size_t c = 0; r.rx_smp && r.ns[0] && c < r.ncpu; c++)
-		CHECK_EQ_U(r.ns[0][c], r.rx_smp[c] * r.period_ns);
 	CHECK(r.stacks_found && !strcmp(r.source, "socket-timer"), "stacks source '%s'", r.source);
-	CHECK(r.period_ns == 1000000000ull / REC_NETCPU_SOCK_HZ, "period %llu",
-	      (unsigned long long)r.period_ns);
+	CHECK_EQ_U(r.period_ns, 1000000000ull / REC_NETCPU_SOCK_HZ);
+	const uint64_t *cnt[4] = { r.rx_smp, NULL, r.smp[0], r.smp[1] };
+	for (int k = 0; k < 4; k++)
+		if (cnt[k])
+			check_weighed(&r, k, cnt[k]);
 	uint64_t n = col_sum(r.smp[0], r.ncpu) + col_sum(r.smp[1], r.ncpu);
-	for (size_t c = 0; r.smp[0] && r.smp[1] && r.ns[2] && r.ns[3] && c < r.ncpu; c++) {
-		CHECK_EQ_U(r.ns[2][c], r.smp[0][c] * r.period_ns);
-		CHECK_EQ_U(r.ns[3][c], r.smp[1][c] * r.period_ns);
-	}
 	CHECK(n > 0, "no socket sample in a transfer");
 	fprintf(stderr, "  sampled: %llu send + %llu recv samples of %llu ns\n",
 		(unsigned long long)col_sum(r.smp[0], r.ncpu), (unsigned long long)col_sum(r.smp[1], r.ncpu),
@@ -750,8 +773,13 @@ static void sampled_default(void)
  *    send cycle's phase to the grid), and the grid then finds send more
  *    often than its share; reproduced under load with `chrt -f 10`
  *    (send 1.02-1.24 in 14 runs), with the send stretches' start phases
- *    far from uniform in the high runs. Not fixed: it needs a sampling
- *    period that is not strictly periodic.
+ *    far from uniform in the high runs. Since j26d the sampler's rate is
+ *    dithered (record/families/netcpu_dither.h): under chrt the same
+ *    binary read send 0.83-1.08 with fixed timers (6 of 38 runs not
+ *    covered) and 0.92-1.05 with dithered ones (all 37 covered); this
+ *    build at six rates 0.83-0.99 fixed (8 of 18 not covered), 0.945-0.995
+ *    dithered (none). Not yet seen on a quiet machine, so the allowance
+ *    stays.
  * Each run prints the bare ratio, whether the bare interval covered exact
  * (issue 24's target), the ratio with probe and the samples outside the
  * exact clock (the syscall tail after sock_*_length). The sampler runs at
@@ -779,9 +807,9 @@ static bool xc_enough(uint64_t n)
  * high ratio plus XC_EXCESS. Prints whether the bare interval of n covered
  * exact. */
 static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n, uint64_t probe,
-		     uint64_t outside, uint64_t period)
+		     uint64_t outside, double est)
 {
-	double lo, hi, plo, phi, p = (double)period, est = (double)n * p;
+	double lo, hi, plo, phi, p = n ? est / (double)n : 0;   /* the mean period of the samples */
 	np_poisson_ci(n, XC_ZCOVER, &lo, &hi);
 	np_poisson_ci(n + probe, XC_ZCOVER, &plo, &phi);
 	double r = exact ? est / (double)exact : 0, rp = exact ? (double)(n + probe) * p / (double)exact : 0;
@@ -796,9 +824,9 @@ static void xc_check(const char *cls, uint64_t exact, uint64_t calls, uint64_t n
 	      "%s: exact %llu ns outside [%.0f, %.0f] (sampled %.3f, with probe %.3f)", cls,
 	      (unsigned long long)exact, elo, ehi, r, rp);
 	fprintf(stderr, "  %s: exact %llu ns in %llu calls, %llu samples -> %.3f (99.99 %% %s exact), "
-		"+ %llu probe -> %.3f; outside %llu\n", cls, (unsigned long long)exact,
+		"+ %llu probe -> %.3f; outside %llu; %.0f ns a sample\n", cls, (unsigned long long)exact,
 		(unsigned long long)calls, (unsigned long long)n, r, bare ? "covers" : "does not cover",
-		(unsigned long long)probe, rp, (unsigned long long)outside);
+		(unsigned long long)probe, rp, (unsigned long long)outside, p);
 }
 
 static void sampled_vs_exact(void)
@@ -811,16 +839,20 @@ static void sampled_vs_exact(void)
 	cfg.pids[0] = (uint32_t)getpid();
 	cfg.npids = 1;
 	cfg.netcpu_exact = true;
-	cfg.netcpu_sock_hz = XC_HZ;
+	/* XC_HZ=N: another rate, for A/B runs that move where a lock falls */
+	unsigned hz = getenv("XC_HZ") ? (unsigned)atoi(getenv("XC_HZ")) : XC_HZ;
+	cfg.netcpu_sock_hz = hz;
 	ctx = (struct rec_ctx){ .cfg = &cfg };
 	int rc = rec_family_netcpu.open(&ctx, &st, err, sizeof(err));
-	CHECK(rc == 0, "open (exact, %u Hz sampler): %d %s", XC_HZ, rc, err);
+	CHECK(rc == 0, "open (exact, %u Hz sampler): %d %s", hz, rc, err);
 	if (rc != 0)
 		return;
 	struct np_recbuf rb;
 	np_recbuf_init(&rb);
 	struct netcpu_rec r;
-	uint64_t ex[2] = { 0 }, calls[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 }, period = 0;
+	uint64_t ex[2] = { 0 }, calls[2] = { 0 }, n[2] = { 0 }, pr[2] = { 0 }, out[2] = { 0 };
+	uint64_t period = 0;
+	double est[2] = { 0 };
 	int rounds = 0;
 	pin();
 	recv_cpu = !cpu_pin;    /* 0 when there is one CPU: the same as the sender */
@@ -834,6 +866,7 @@ static void sampled_vs_exact(void)
 			ex[k] += col_sum(r.ns[2 + k], r.ncpu);
 			calls[k] += col_sum(r.n[2 + k], r.ncpu);
 			n[k] += col_sum(r.smp[k], r.ncpu);
+			est[k] += (double)col_sum(r.smp_ns[2 + k], r.ncpu);
 			pr[k] += col_sum(r.probe[k], r.ncpu);
 			out[k] += col_sum(r.outside[k], r.ncpu);
 		}
@@ -841,11 +874,11 @@ static void sampled_vs_exact(void)
 		rounds++;
 		rec_free(&r);
 	}
-	CHECK_EQ_U(period, 1000000000ull / XC_HZ);
+	CHECK_EQ_U(period, 1000000000ull / hz);
 	recv_cpu = -1;
 	fprintf(stderr, "  sampled vs exact: %d transfers\n", rounds);
-	xc_check("send", ex[0], calls[0], n[0], pr[0], out[0], period);
-	xc_check("recv", ex[1], calls[1], n[1], pr[1], out[1], period);
+	xc_check("send", ex[0], calls[0], n[0], pr[0], out[0], est[0]);
+	xc_check("recv", ex[1], calls[1], n[1], pr[1], out[1], est[1]);
 	np_recbuf_free(&rb);
 	rec_family_netcpu.close(st);
 	hookhub_free(&ctx);
@@ -863,6 +896,11 @@ int main(void)
 	/* as nprec does: tracefs mounted in a mount namespace of our own */
 	kfs_prepare(&kfs);
 	kfs_report(&kfs, stderr);
+	/* XC_ONLY=1: the cross-check alone, for repeated A/B runs (j26d) */
+	if (getenv("XC_ONLY")) {
+		sampled_vs_exact();
+		return tap_done();
+	}
 	run(false);
 	run(true);
 	no_tracefs_run();

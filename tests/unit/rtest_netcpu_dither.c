@@ -1,0 +1,136 @@
+/* The socket sampler's dithered rate (record/families/netcpu_dither.c)
+ * against a simulated CPU whose state is known at every instant: a
+ * periodic workload in a state S for a known share of each cycle, sampled
+ * by a timer whose expiries, restarts and drops are those of a cpu-clock
+ * hrtimer (perf_swevent_hrtimer forwards by the period in force;
+ * PERF_EVENT_IOC_PERIOD restarts it with the new period whole). Ground
+ * truth: S's time, share x span. Tolerances are derived from the sample
+ * count (4 x sqrt(n) samples: a Poisson count's 99.99 %). */
+#include <math.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "netcpu.h"
+#include "netcpu_dither.h"
+#include "tap.h"
+
+#define SIM_HZ 4999
+#define SIM_SPAN 1000000000ull      /* one interval, ns */
+
+struct sim {
+	double cycle, share;            /* workload: S during [0, share x cycle) of each cycle */
+	double restart_every;           /* ns between restarts (drain ticks), 0 = none */
+	bool dither;                    /* draw a new period at a restart */
+	double phase;                   /* first expiry */
+	/* out */
+	double est, uncorrected, truth;
+	uint64_t n;                     /* samples in S */
+};
+
+static bool sim_in_s(const struct sim *m, double t)
+{
+	return fmod(t, m->cycle) < m->share * m->cycle;
+}
+
+/* Runs intervals of SIM_SPAN up to span ns. */
+static void sim_run(struct sim *m, double span)
+{
+	struct nc_dither d;
+	struct nc_dweight w;
+	uint64_t cnt[NC_DW_CLASSES] = { 0 }, out[NC_DW_CLASSES];
+	double p = 1e9 / SIM_HZ, e = m->phase, next_r = m->restart_every, next_take = SIM_SPAN, t0 = 0;
+	nc_dither_init(&d, SIM_HZ, 42);
+	nc_dweight_reset(&w, cnt, (uint64_t)p);
+	m->est = m->uncorrected = 0;
+	m->n = 0;
+	while (t0 < span) {
+		if (e <= next_take && (!m->restart_every || e <= next_r)) {
+			if (sim_in_s(m, e)) {
+				cnt[NC_SOCK_SEND]++;
+				m->n++;
+			}
+			e += p;
+		} else if (m->restart_every && next_r <= next_take) {
+			uint64_t np = m->dither ? nc_dither_draw(&d) : (uint64_t)p;
+			nc_dweight_add(&w, cnt);
+			nc_dweight_restart(&w, np);
+			p = (double)np;
+			e = next_r + p;
+			next_r += m->restart_every;
+		} else {
+			nc_dweight_add(&w, cnt);
+			m->uncorrected += w.ns[NC_SOCK_SEND];
+			nc_dweight_take(&w, SIM_SPAN, out);
+			m->est += (double)out[NC_SOCK_SEND];
+			t0 = next_take;
+			next_take += SIM_SPAN;
+		}
+	}
+	m->truth = m->share * span;
+}
+
+static double sim_tol(const struct sim *m)
+{
+	return 4.0 * sqrt((double)m->n) * 1e9 / SIM_HZ;
+}
+
+static void draws(void)
+{
+	struct nc_dither d;
+	double rate = 0, lo = 1e30, hi = 0;
+	int n = 100000;
+	nc_dither_init(&d, SIM_HZ, 7);
+	for (int i = 0; i < n; i++) {
+		double p = (double)nc_dither_draw(&d);
+		rate += 1e9 / p;
+		lo = p < lo ? p : lo;
+		hi = p > hi ? p : hi;
+	}
+	rate /= n;
+	/* uniform rate in [1 - W, 1 + W] x hz: sd of the mean W / sqrt(3 n) x hz */
+	CHECK(fabs(rate - SIM_HZ) <= 4 * NC_DITHER_W / sqrt(3.0 * n) * SIM_HZ, "mean rate %.2f, asked %d", rate,
+	      SIM_HZ);
+	CHECK(lo >= 1e9 / (SIM_HZ * (1 + NC_DITHER_W)) - 1 && hi <= 1e9 / (SIM_HZ * (1 - NC_DITHER_W)) + 1,
+	      "periods %.0f-%.0f ns", lo, hi);
+	CHECK(!nc_dither_due(&(struct nc_dither){ 0 }, 1), "no rate, never due");
+	nc_dither_init(&d, SIM_HZ, 7);
+	CHECK(nc_dither_due(&d, 1), "due before the first restart");
+	d.last_ns = 1000;
+	CHECK(!nc_dither_due(&d, 1000 + (NC_DITHER_PERIODS - 1) * 1000000000ull / SIM_HZ), "not due early");
+	CHECK(nc_dither_due(&d, 1000 + (NC_DITHER_PERIODS + 1) * 1000000000ull / SIM_HZ), "due after the periods");
+}
+
+int main(void)
+{
+	draws();
+
+	/* a workload whose cycle is the timer's period: the fixed grid finds
+	 * S at every sample (the bias a lock produces, without the feedback) */
+	struct sim m = { .cycle = 1e9 / SIM_HZ, .share = 0.4, .phase = 10000, .restart_every = 0 };
+	sim_run(&m, 20e9);
+	CHECK(fabs(m.est - m.truth) > 10 * sim_tol(&m), "fixed grid on the cycle: %.3f x truth", m.est / m.truth);
+	fprintf(stderr, "  fixed period, cycle = period: %.3f x truth (%llu samples)\n", m.est / m.truth,
+		(unsigned long long)m.n);
+
+	/* the same workload, restarts every NC_DITHER_PERIODS periods at a
+	 * dithered rate (nprec's drain tick is 20 ms; 25.6 ms here) */
+	m = (struct sim){ .cycle = 1e9 / SIM_HZ, .share = 0.4, .phase = 10000,
+			  .restart_every = NC_DITHER_PERIODS * 1e9 / SIM_HZ, .dither = true };
+	sim_run(&m, 20e9);
+	CHECK(fabs(m.est - m.truth) <= sim_tol(&m), "dithered: %.4f x truth, tolerance %.4f", m.est / m.truth,
+	      sim_tol(&m) / m.truth);
+	fprintf(stderr, "  dithered every %d periods: %.4f x truth (%llu samples, tolerance %.4f)\n",
+		NC_DITHER_PERIODS, m.est / m.truth, (unsigned long long)m.n, sim_tol(&m) / m.truth);
+
+	/* restarts every 8 periods: each drops half a period on average, 6 %
+	 * of the time; the interval's correction gives it back */
+	m = (struct sim){ .cycle = 45000, .share = 0.4, .phase = 10000, .restart_every = 8 * 1e9 / SIM_HZ + 3333,
+			  .dither = true };
+	sim_run(&m, 20e9);
+	CHECK(fabs(m.est - m.truth) <= sim_tol(&m), "frequent restarts: %.4f x truth, tolerance %.4f",
+	      m.est / m.truth, sim_tol(&m) / m.truth);
+	CHECK(fabs(m.uncorrected - m.truth) > sim_tol(&m), "uncorrected %.4f x truth: the correction untested",
+	      m.uncorrected / m.truth);
+	fprintf(stderr, "  restarts every 8 periods: %.4f x truth corrected, %.4f uncorrected\n", m.est / m.truth,
+		m.uncorrected / m.truth);
+	return tap_done();
+}
