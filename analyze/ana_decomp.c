@@ -82,7 +82,11 @@ struct ana_dctx {
 	struct ana_pres *res;
 	size_t res_len;               /* bytes mapped for res */
 	struct ana_fagg *fa;
+	/* the sketch pass's range 0 adds to all[] per packet while the other
+	 * ranges read the fields around it per packet: kept off their lines */
+	char pad0[64];
 	struct np_sketch all[ANA_NSEGS];
+	char pad1[64];
 	struct np_sketch (*top)[ANA_NSEGS];
 	uint32_t topflow[ANA_TOP_FLOWS];
 	int ntop;
