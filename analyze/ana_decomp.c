@@ -82,7 +82,11 @@ struct ana_dctx {
 	struct ana_pres *res;
 	size_t res_len;               /* bytes mapped for res */
 	struct ana_fagg *fa;
+	/* the sketch pass's range 0 adds to all[] per packet while the other
+	 * ranges read the fields around it per packet: kept off their lines */
+	char pad0[64];
 	struct np_sketch all[ANA_NSEGS];
+	char pad1[64];
 	struct np_sketch (*top)[ANA_NSEGS];
 	uint32_t topflow[ANA_TOP_FLOWS];
 	int ntop;
@@ -449,18 +453,26 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	if (g->redo)
 		return;
 	ana_res_populate(d, lo, hi);
+	/* counted in locals, stored once: the ranges' entries share cache
+	 * lines, and a store per packet took the line from the other thread */
+	uint64_t negative = 0, segsum = 0;
+	bool redo = false, segbig = false;
 	for (size_t k = lo; k < hi; k++) {
 		size_t n = ana_packet_head(d, k, idx);
 		if (!n)
 			continue;
-		ana_packet_body(d, k, idx, n, g->fa, &g->negative);
-		g->redo |= !d->res[k].t;
+		ana_packet_body(d, k, idx, n, g->fa, &negative);
+		redo |= !d->res[k].t;
 		for (int s = 0; s < ANA_NSEGS; s++)
-			if (d->res[k].seg[s] > 0 && (g->segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
-				g->segbig = true;
+			if (d->res[k].seg[s] > 0 && (segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
+				segbig = true;
 	}
 	for (size_t fi = 0; fi < nf; fi++)
-		g->redo |= g->fa[fi].full;
+		redo |= g->fa[fi].full;
+	g->negative = negative;
+	g->segsum = segsum;
+	g->segbig = segbig;
+	g->redo = redo;
 }
 
 /* Range L's positions of one flow into G (the merged flow so far): their

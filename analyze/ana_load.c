@@ -760,6 +760,8 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	uint64_t limit = m->opt ? m->opt->mem_limit : 0;
 	bool bounded = limit || (m->opt && m->opt->window_ns);
 	struct ana_read *ahead = threads > 1 ? ana_read_new(r, threads - 1, bounded) : NULL;
+	if (ahead)
+		ana_pktdec_ahead_by(c->dec, ahead);   /* threads 2: the worker's idle time */
 	struct ana_progress *prog = m->opt ? m->opt->prog : NULL;
 	bool over = false;
 	while (more == 1 && !over) {
@@ -772,6 +774,7 @@ static int ana_load_reader(struct ana_model *m, struct np_reader *r, struct ana_
 	}
 	/* every record appended (the host's t_min, t_max final) before the
 	 * seek looks at them */
+	ana_pktdec_ahead_by(c->dec, NULL);
 	ana_read_free(ahead);
 	ana_pktdec_free(c->dec);
 	c->dec = NULL;

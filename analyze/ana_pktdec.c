@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "ana_pktdec.h"
+#include "ana_read.h"
 #include "pktcols.h"
 #include "records.h"
 
@@ -90,6 +91,7 @@ struct ana_pktdec {
 	 * In memory without --mem only: streamed windows and --mem keep
 	 * their predicted peak, which these pages are not in. */
 	bool ahead;
+	struct ana_read *rd;        /* without workers: its idle workers populate */
 	uint8_t *pop;
 	size_t npop;
 	uint8_t *popped;
@@ -535,6 +537,10 @@ static void pd_populate_ahead(struct ana_pktdec *d)
 	if (!v || b <= a || b - a < PD_AHEAD / 8)
 		return;
 	d->popped = b;
+	if (d->rd) {
+		ana_read_populate(d->rd, a, (size_t)(b - a));
+		return;
+	}
 	pthread_mutex_lock(&d->mu);
 	d->pop = a;
 	d->npop = (size_t)(b - a);
@@ -590,11 +596,23 @@ static bool pd_index_copy(struct pktcols_raw *m, const struct np_record *rec, co
 	return true;
 }
 
+void ana_pktdec_ahead_by(struct ana_pktdec *d, struct ana_read *a)
+{
+	if (d->nthreads)
+		return;
+	const struct ana_model *m = d->m;
+	d->rd = m->opt && !m->opt->mem_limit && !m->opt->window_ns ? a : NULL;
+	d->ahead = d->rd != NULL;
+	d->popped = NULL;
+}
+
 int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	if (!d->nthreads || !rec->raw) {
 		ana_pktdec_drain(d);
 		pd_inline(d, host, rec);
+		if (d->rd)
+			pd_populate_ahead(d);
 		return 0;
 	}
 	if (d->tail - d->head == d->depth)

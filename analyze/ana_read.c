@@ -11,6 +11,7 @@
  * reader decodes the next one itself (ar_run_next, as a worker would). */
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "ana_read.h"
 #include "ana_par.h"
 
@@ -35,6 +36,8 @@ struct ana_read {
 	size_t depth;
 	uint64_t head, tail;         /* slots [head, tail) handed out, counters */
 	uint64_t next_off;           /* next chunk to hand out; 0: none known */
+	uint8_t *pop;                /* pages to make present when idle (ana_read_populate) */
+	size_t npop;
 	bool stop;
 };
 
@@ -68,11 +71,20 @@ static void *ar_worker(void *arg)
 	struct ana_read *a = arg;
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
-		while (!a->stop && !ar_can_start(a))
+		while (!a->stop && !ar_can_start(a) && !a->npop)
 			pthread_cond_wait(&a->cv, &a->mu);
 		if (a->stop)
 			break;
-		ar_run_next(a);
+		if (ar_can_start(a)) {
+			ar_run_next(a);
+			continue;
+		}
+		uint8_t *p = a->pop;     /* nothing to decode: the reader's next pages */
+		size_t n = a->npop;
+		a->npop = 0;
+		pthread_mutex_unlock(&a->mu);
+		(void)madvise(p, n, MADV_POPULATE_WRITE);   /* Linux 5.14; else pages fault in */
+		pthread_mutex_lock(&a->mu);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return NULL;
@@ -155,6 +167,21 @@ struct ana_read *ana_read_new(struct np_reader *r, unsigned workers, bool bounde
 	}
 	np_reader_set_prefetch(r, ar_take, a);
 	return a;
+}
+
+void ana_read_populate(struct ana_read *a, void *p, size_t n)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	if (a->npop && a->pop + a->npop == (uint8_t *)p)
+		a->npop += n;            /* the pending range goes on: no hole left */
+	else {
+		a->pop = p;
+		a->npop = n;
+	}
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
 }
 
 void ana_read_free(struct ana_read *a)

@@ -16,6 +16,13 @@ struct ana_read;
  * when they cannot start (r then reads alone). Attaches itself to r:
  * ana_read_free before np_reader_close. */
 struct ana_read *ana_read_new(struct np_reader *r, unsigned workers, bool bounded);
+/* Pages [p, p + n) made present (MADV_POPULATE_WRITE) by a worker when it
+ * has no chunk to start (it would wait), in place of an earlier request
+ * not started (added to it when it goes on there): at --threads 2 the reading thread appends the events itself
+ * and the worker is often ahead, so it clears the fresh pages the appends
+ * reach next. Populating changes no data; a stale range (the array moved)
+ * is harmless. NULL a is fine. */
+void ana_read_populate(struct ana_read *a, void *p, size_t n);
 /* Stops the workers and detaches from the reader. NULL is fine. */
 void ana_read_free(struct ana_read *a);
 
