@@ -107,9 +107,10 @@ if [ -n "${TOGETHER:-}" ]; then
 		if (( r % 2 )); then together A B; else together B A; fi | sed "s/^/$r /" | tee -a "$TMP/rows"
 	done
 fi
-[ -z "${TOGETHER:-}" ] &&
-echo "txn_abcall: $ROUNDS rounds of ${NAMES[*]}, order reversed every other, RR=${RR:-200000} NCONN=${NCONN:-64} RESP=${RESP:-1000}; load at start $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "# round build send_ns/run recv_ns/run hub_runs/round rr_median_ns"
+if [ -z "${TOGETHER:-}" ]; then
+	echo "txn_abcall: $ROUNDS rounds of ${NAMES[*]}, order reversed every other, RR=${RR:-200000} NCONN=${NCONN:-64} RESP=${RESP:-1000}; load at start $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+	echo "# round build send_ns/run recv_ns/run hub_runs/round rr_median_ns"
+fi
 [ -z "${TOGETHER:-}" ] && for r in $(seq "$ROUNDS"); do
 	order=("${NAMES[@]}")
 	if (( r % 2 == 0 )); then order=(); for ((i = ${#NAMES[@]} - 1; i >= 0; i--)); do order+=("${NAMES[i]}"); done; fi
