@@ -20,8 +20,12 @@
 # with warmer caches, so the attach order alternates every round and the
 # summary also gives the difference averaged over each pair of rounds,
 # one in each order). NPREC_MORE is ignored then.
+# WORKLOAD=nginx (with TOGETHER=1): the load is saturated HTTP instead, as
+# bench/e2e_pairs.sh's: nginx (one worker, pinned to CPU 1, 4 KiB file,
+# bench/txn_lib.sh) in one namespace, wrk -t1 -c32 for BENCH_T s pinned to
+# CPU 0 in another, over veth; the last column is then wrk's req/s.
 # Usage: NPREC_A=<nprec> NPREC_B=<nprec> bash bench/txn_abcall.sh
-# Env: NPREC_MORE, TOGETHER, ROUNDS (8), RR (200000 rounds a turn), NCONN (64), RESP (1000),
+# Env: NPREC_MORE, TOGETHER, WORKLOAD, BENCH_T (4), ROUNDS (8), RR (200000 rounds a turn), NCONN (64), RESP (1000),
 #      SWEEP_KIB (0), NPREC_ARGS (none: defaults), CPU (0). Needs root.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,10 +35,11 @@ for w in ${NPREC_MORE:-}; do BIN[${w%%=*}]=${w#*=}; NAMES+=("${w%%=*}"); done
 ROUNDS=${ROUNDS:-8}
 NS=txabc$$ TMP=$(mktemp -d /tmp/np-txabc.XXXXXX)
 PIDS=()
+NSA=${NS}a NSB=${NS}b IPA=10.77.41.1 IPB=10.77.41.2
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
-	ip netns del $NS 2>/dev/null
+	for n in $NS $NSA $NSB; do ip netns pids $n 2>/dev/null | xargs -r kill -9; ip netns del $n 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -42,6 +47,23 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || { echo "txn_abcall: needs root" >&2; exit 2; }
 cc -O2 -o "$TMP/rr" "$ROOT/bench/txn_rr.c" || exit 1
 ip netns add $NS && ip -n $NS link set lo up || exit 1
+if [ "${WORKLOAD:-rr}" = nginx ]; then
+	[ -n "${TOGETHER:-}" ] || { echo "txn_abcall: WORKLOAD=nginx needs TOGETHER=1" >&2; exit 2; }
+	for t in nginx wrk; do command -v $t >/dev/null || { echo "txn_abcall: $t missing" >&2; exit 2; }; done
+	. "$ROOT/bench/txn_lib.sh"
+	txn_setup_nginx txabc
+	sleep 1
+	for p in $NGM $(pgrep -P $NGM); do taskset -pc 1 $p >/dev/null; done
+fi
+# load N: the measured load (N request/response rounds, or wrk) -> its figure
+load() {
+	if [ "${WORKLOAD:-rr}" = nginx ]; then
+		ip netns exec $NSA taskset -c 0 wrk -t1 -c32 -d"${BENCH_T:-4}s" "http://$IPB:8080/index.html" |
+			awk '/Requests\/sec/ {print int($2)}'
+	else
+		taskset -c "${CPU:-0}" "$TMP/rr" "$1" "${SWEEP_KIB:-0}" "${NCONN:-64}" "${RESP:-1000}" /var/run/netns/$NS
+	fi
+}
 python3 "$ROOT/bench/bpfstats_hold.py" "$TMP/ready" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
 [ -e "$TMP/ready" ] || { echo "txn_abcall: BPF_ENABLE_STATS failed" >&2; exit 1; }
@@ -86,23 +108,30 @@ together() {
 	local p q s0 t0 s1 t1 rr row
 	start "${BIN[$1]}"; p=$P; start "${BIN[$2]}"; q=$P
 	sleep 1
-	taskset -c "${CPU:-0}" "$TMP/rr" 60000 0 "${NCONN:-64}" "${RESP:-1000}" /var/run/netns/$NS >/dev/null
+	# warm-up: connections known, --txn-events auto past its first interval
+	if [ "${WORKLOAD:-rr}" = nginx ]; then
+		ip netns exec $NSA taskset -c 0 wrk -t1 -c32 -d1s "http://$IPB:8080/index.html" >/dev/null
+	else
+		load 60000 >/dev/null
+	fi
 	s0=$(hubns $p); t0=$(hubns $q)
-	rr=$(taskset -c "${CPU:-0}" "$TMP/rr" "${RR:-200000}" "${SWEEP_KIB:-0}" "${NCONN:-64}" "${RESP:-1000}" /var/run/netns/$NS)
+	rr=$(load "${RR:-200000}")
 	s1=$(hubns $p); t1=$(hubns $q)
+	local n=${RR:-200000}
+	[ "${WORKLOAD:-rr}" = nginx ] && n=$(( ${rr:-0} * ${BENCH_T:-4} ))
 	kill -INT $p $q; wait $p $q 2>/dev/null
 	rm -f "$TMP"/r*.npr*
 	for row in "$1 $s0 $s1" "$2 $t0 $t1"; do
 		set -- $row
-		awk -v l="$1" -v rr="$rr" -v n="${RR:-200000}" -v a="$2 $3 $4 $5" -v b="$6 $7 $8 $9" 'BEGIN {
+		awk -v l="$1" -v rr="$rr" -v n="$n" -v a="$2 $3 $4 $5" -v b="$6 $7 $8 $9" 'BEGIN {
 			split(a, x); split(b, y)
 			sc = y[1] - x[1]; rc = y[3] - x[3]
-			printf "%s %.1f %.1f %.2f %s\n", l, sc ? (y[2] - x[2]) / sc : 0, rc ? (y[4] - x[4]) / rc : 0, (sc + rc) / n, rr }'
+			printf "%s %.1f %.1f %.2f %s\n", l, sc ? (y[2] - x[2]) / sc : 0, rc ? (y[4] - x[4]) / rc : 0, n ? (sc + rc) / n : 0, rr }'
 	done
 }
 if [ -n "${TOGETHER:-}" ]; then
 	echo "txn_abcall: $ROUNDS rounds of A and B together, attach order alternating, RR=${RR:-200000} NCONN=${NCONN:-64} RESP=${RESP:-1000}; load at start $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-	echo "# round build send_ns/run recv_ns/run hub_runs/round rr_median_ns"
+	echo "# round build send_ns/run recv_ns/run hub_runs/round rr_median_ns (nginx: wrk req/s; runs per request)"
 	for r in $(seq "$ROUNDS"); do
 		if (( r % 2 )); then together A B; else together B A; fi | sed "s/^/$r /" | tee -a "$TMP/rows"
 	done
