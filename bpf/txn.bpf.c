@@ -335,9 +335,9 @@ static __always_inline __u64 req_start(__u64 now)
  * truncation may put it up to 1 us before lo. The clock is read only then:
  * a fitting stamp was taken before this hook ran (by this send's transmit,
  * on the same clock), so it is never after now, and a client's request
- * start with a stamp costs no clock read (~45 ns a read on the project VM:
+ * start with a stamp costs no clock read (~60 ns a read on the project VM:
  * ktime_get_mono_fast_ns's retpolined clocksource call and rdtsc_ordered,
- * about half of txn's work on a call; issue 24). */
+ * more than half of txn's work on a call; notes/j26b.md). */
 static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, bool btf)
 {
 	__u64 us;
