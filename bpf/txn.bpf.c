@@ -64,20 +64,35 @@ struct txn_conn {
 	__u64 bytes_req, bytes_resp;
 	__u64 pad;                  /* the next group starts on the next line */
 	__u32 pid, tid;
-	__u16 evh;                  /* k.evh, for a request's start */
+	__u16 evh;                  /* id.k.evh, for a request's start */
 	__u8  http;
 	__u64 conn;
+};
+_Static_assert(__builtin_offsetof(struct txn_conn, pad) == 48, "txn_conn's hot part is not 48 bytes");
+_Static_assert(sizeof(struct txn_conn) == 80, "txn_conn is not 80 bytes");
+
+/* Who the connection is and the request line read last: written at its
+ * key and at a parsed request, read by flushes, events and HTTP
+ * transactions' ends. Kept after the state a transaction's end writes
+ * (txn_conn_sk), not between: that end then touches three lines of the
+ * socket's storage and its sketch word's, not four (issue 24). */
+struct txn_conn_id {
 	struct rc_txn_ckey k;
 	char  method[TXN_METHOD_LEN];
 	char  path[TXN_PATH_LEN];
 };
-_Static_assert(__builtin_offsetof(struct txn_conn, pad) == 48, "txn_conn's hot part is not 48 bytes");
+
+/* The raw_tp variants' state (txn_conns). */
+struct txn_conn_raw {
+	struct txn_conn c;                /* first: their txn_conn * points here */
+	struct txn_conn_id id;
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, TXN_CONNS_MAX);
 	__type(key, __u64);              /* struct sock * */
-	__type(value, struct txn_conn);
+	__type(value, struct txn_conn_raw);
 } txn_conns SEC(".maps");
 
 /* Sums of a connection's completed transactions (tp_btf only). */
@@ -93,8 +108,9 @@ struct txn_sums {
  * ending never lose or double one, and a transaction's end takes no
  * locked instruction for them (it took five). */
 struct txn_acc {
-	/* what a transaction's end writes, together (88 bytes: two cache
-	 * lines, not three with taken in the middle) */
+	/* what a transaction's end writes, together (88 bytes: the rest of
+	 * txn_conn's second line and one more, txn_conn_sk; not three lines
+	 * with taken in the middle) */
 	struct txn_sums sum;
 	__u64 last_ns;                    /* of the last completed one */
 	__u64 start_prev_ns;              /* of the last two completed */
@@ -116,12 +132,27 @@ struct txn_acc {
  * hash update, the costliest step of a transaction's end). */
 _Static_assert(NP_SK_NBUCKETS < (1u << (32 - TXN_SKW_CBITS)), "bucket tag does not fit a word");
 
-/* The socket's storage: the state plus what waits to be flushed. */
+/* The socket's storage: the state plus what waits to be flushed. The
+ * storage's data starts 8 bytes into a cache line, so c is line 0 and the
+ * first 24 bytes of line 1, acc's sums the rest of line 1, and the rest of
+ * what a transaction's end writes (last_ns .. start_second_ns) line 2. */
 struct txn_conn_sk {
 	struct txn_conn c;                /* first: a txn_conn * of tp_btf programs points here */
 	struct txn_acc acc;
+	struct txn_conn_id id;
 	__u32 skw[TXN_SKW];
 };
+_Static_assert(__builtin_offsetof(struct txn_conn_sk, acc) + __builtin_offsetof(struct txn_acc, start_second_ns) + 8 <=
+	       3 * 64 - 8, "a transaction's end writes more than lines 0-2 of the storage");
+
+/* btf: c is a txn_conn_sk's (tp_btf programs: socket storage, whether
+ * buffered or not), else a txn_conn_raw's */
+static __always_inline struct txn_conn_id *conn_id(struct txn_conn *c, bool btf)
+{
+	if (btf)
+		return &((struct txn_conn_sk *)c)->id;
+	return &((struct txn_conn_raw *)c)->id;
+}
 
 /* Set by user space when the tp_btf programs run and the close of every
  * connection is seen (inet_sock_set_state): completed transactions then go
@@ -202,7 +233,7 @@ __u32 txn_sk_epoch = 0;
 __u32 txn_sk_busy[2] = {};
 
 static const struct rc_txn_stats zero_stats;
-static const struct txn_conn zero_conn;
+static const struct txn_conn_raw zero_conn;
 
 static __always_inline void counter_addn(__u32 idx, __u64 v)
 {
@@ -301,24 +332,29 @@ static __always_inline __u64 req_start(__u64 now)
  * response's last receive, or the handshake's end; 0: neither seen) is
  * another window's (the request is not transmitted yet, or pipelined
  * behind unacked data): then the end of the send (now). The stamp's us
- * truncation may put it up to 1 us before lo. */
-static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, __u64 now, bool btf)
+ * truncation may put it up to 1 us before lo. The clock is read only then:
+ * a fitting stamp was taken before this hook ran (by this send's transmit,
+ * on the same clock), so it is never after now, and a client's request
+ * start with a stamp costs no clock read (~60 ns a read on the project VM:
+ * ktime_get_mono_fast_ns's retpolined clocksource call and rdtsc_ordered,
+ * more than half of txn's work on a call; notes/j26b.md). */
+static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, bool btf)
 {
 	__u64 us;
 
 	if (!lo)
-		return now;
+		return bpf_ktime_get_ns();
 	if (btf) {
 		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 		if (!tp)
-			return now;
+			return bpf_ktime_get_ns();
 		us = tp->first_tx_mstamp;
 	} else {
 		us = BPF_CORE_READ((const struct tcp_sock *)sk, first_tx_mstamp);
 	}
 	__u64 t = us * 1000;
-	if (t + 1000 <= lo || t > now)
-		return now;
+	if (t + 1000 <= lo)
+		return bpf_ktime_get_ns();
 	return t < lo ? lo : t;
 }
 
@@ -363,7 +399,7 @@ static __always_inline __u32 first_flagged(__u64 x)
  * request's; the bytes after them up to TXN_PEEK_LEN are zero (the caller
  * clears them), so the path ends at a zero byte at the latest. HP_SHORT
  * when the request's bytes end inside the request line. */
-static __always_inline int http_parse_buf(struct txn_conn *c, const char *b, int len)
+static __always_inline int http_parse_buf(struct txn_conn *c, struct txn_conn_id *d, const char *b, int len)
 {
 	__u32 m, s, q = TXN_PATH_LEN;
 	__u64 w, stops;
@@ -389,19 +425,19 @@ static __always_inline int http_parse_buf(struct txn_conn *c, const char *b, int
 		if (stops) {
 			__u32 k = first_flagged(stops);
 			q = 8 * i + k;
-			*(__u64 *)(c->path + 8 * i) = k ? w & (~0ULL >> (64 - 8 * k)) : 0;
+			*(__u64 *)(d->path + 8 * i) = k ? w & (~0ULL >> (64 - 8 * k)) : 0;
 			break;
 		}
-		*(__u64 *)(c->path + 8 * i) = w;
+		*(__u64 *)(d->path + 8 * i) = w;
 	}
 	if (q < TXN_PATH_LEN - 1 && s + q >= (__u32)len) {
-		c->path[0] = 0;                 /* data ended inside the path */
+		d->path[0] = 0;                 /* data ended inside the path */
 		return HP_SHORT;
 	}
 	if (q >= TXN_PATH_LEN - 1)
-		c->path[TXN_PATH_LEN - 1] = 0;  /* (a longer path is cut) */
+		d->path[TXN_PATH_LEN - 1] = 0;  /* (a longer path is cut) */
 	w = *(const __u64 *)b;
-	*(__u64 *)c->method = w & (~0ULL >> (64 - 8 * m));
+	*(__u64 *)d->method = w & (~0ULL >> (64 - 8 * m));
 	c->http = 1;
 	c->fresh = 1;
 	return HP_DONE;
@@ -409,7 +445,8 @@ static __always_inline int http_parse_buf(struct txn_conn *c, const char *b, int
 
 /* The request bytes one syscall moved (ret of them at ubuf): the start of
  * a request (first), or the continuation of one whose line was cut. */
-static __always_inline void http_req_bytes(struct txn_conn *c, __u64 skp, __u64 ubuf, int ret, bool first)
+static __always_inline void http_req_bytes(struct txn_conn *c, bool btf, __u64 skp, __u64 ubuf, int ret,
+					   bool first)
 {
 	__u32 z = 0, off = 0;
 	struct txn_peek *p = bpf_map_lookup_elem(&txn_peekbuf, &z);
@@ -439,7 +476,7 @@ static __always_inline void http_req_bytes(struct txn_conn *c, __u64 skp, __u64 
 	if (n > TXN_PEEK_LEN || bpf_probe_read_user(p->b + off, n, (void *)ubuf))
 		goto drop;
 	__u32 len = off + n;
-	if (http_parse_buf(c, p->b, (int)len) != HP_SHORT || len >= TXN_PEEK_LEN)
+	if (http_parse_buf(c, conn_id(c, btf), p->b, (int)len) != HP_SHORT || len >= TXN_PEEK_LEN)
 		goto drop;
 	if (!h) {
 		static const struct txn_head zero_head;
@@ -462,7 +499,7 @@ drop:
 /* ---- transaction bookkeeping ---- */
 
 /* This CPU's counters of the connection; the addresses go in once. */
-static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c)
+static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c, const struct txn_conn_id *d)
 {
 	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->conn);
 	if (!s) {
@@ -470,7 +507,7 @@ static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c)
 		s = bpf_map_lookup_elem(&txn_stats, &c->conn);
 	}
 	if (s && !s->conn) {
-		s->k = c->k;
+		s->k = d->k;
 		s->conn = c->conn;
 	}
 	return s;
@@ -544,9 +581,9 @@ static __always_inline void txn_starts_add(__u64 *first, __u64 *second, __u64 *p
 
 /* Straight into the maps: two per-CPU hash lookups, ~250 ns together on
  * the project VM (docs/BENCHMARKS.md), hence the buffered path below. */
-static __always_inline void finish_direct(struct txn_conn *c, __u64 lat)
+static __always_inline void finish_direct(struct txn_conn *c, struct txn_conn_id *d, __u64 lat)
 {
-	struct rc_txn_stats *s = stats_get(c);
+	struct rc_txn_stats *s = stats_get(c, d);
 	if (s) {
 		txn_starts_add(&s->start_first_ns, &s->start_second_ns, &s->start_prev_ns,
 			       &s->start_last_ns, c->start_ns);
@@ -559,8 +596,8 @@ static __always_inline void finish_direct(struct txn_conn *c, __u64 lat)
 		s->tid = c->tid;
 		if (c->http) {
 			s->http_count++;
-			__builtin_memcpy(s->method, c->method, TXN_METHOD_LEN);
-			__builtin_memcpy(s->path, c->path, TXN_PATH_LEN);
+			__builtin_memcpy(s->method, d->method, TXN_METHOD_LEN);
+			__builtin_memcpy(s->path, d->path, TXN_PATH_LEN);
 		}
 	}
 	sketch_add(c->conn, np_sketch_index(lat), 1);
@@ -610,8 +647,8 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 	if (c->http) {
 		a->sum.http_count++;
 		if (c->fresh) {
-			__builtin_memcpy(a->method, c->method, TXN_METHOD_LEN);
-			__builtin_memcpy(a->path, c->path, TXN_PATH_LEN);
+			__builtin_memcpy(a->method, x->id.method, TXN_METHOD_LEN);
+			__builtin_memcpy(a->path, x->id.path, TXN_PATH_LEN);
 			c->fresh = 0;
 		}
 	}
@@ -787,7 +824,7 @@ static __always_inline void txn_flush_to(struct txn_conn_sk *x, bool all, struct
 	 * interval: the path its TXN_STATS row carries */
 	x->c.path_due = 1;
 	if (count | breq | bresp | lat | http) {
-		struct rc_txn_stats *s = stats_get(&x->c);
+		struct rc_txn_stats *s = stats_get(&x->c, &x->id);
 		if (s) {
 			s->count += count;
 			s->bytes_req += breq;
@@ -831,10 +868,11 @@ static __always_inline void txn_flush(struct txn_conn_sk *x, bool all)
 static __always_inline void txn_finish(struct txn_conn *c, bool btf)
 {
 	__u64 lat = c->last_ns - c->start_ns;
+	struct txn_conn_id *d = conn_id(c, btf);
 	if (btf && txn_buffered)
 		finish_buffered(c, lat);
 	else
-		finish_direct(c, lat);
+		finish_direct(c, d, lat);
 
 	if (!c->ev) {
 		c->phase = PH_IDLE;
@@ -852,10 +890,10 @@ static __always_inline void txn_finish(struct txn_conn *c, bool btf)
 		e->bytes_resp = c->bytes_resp;
 		e->pid = c->pid;
 		e->tid = c->tid;
-		e->role = c->k.role;
+		e->role = c->role;
 		e->http = c->http;
-		__builtin_memcpy(e->method, c->method, TXN_METHOD_LEN);
-		__builtin_memcpy(e->path, c->path, TXN_PATH_LEN);
+		__builtin_memcpy(e->method, d->method, TXN_METHOD_LEN);
+		__builtin_memcpy(e->path, d->path, TXN_PATH_LEN);
 		/* user space drains on its own timer and never waits on the
 		 * ring: a wakeup would only cost an irq_work */
 		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
@@ -894,7 +932,7 @@ static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 rol
 		c = bpf_map_lookup_elem(&txn_conns, &skp);
 	}
 	if (c && !c->conn) {       /* new (conn ids start at 1) */
-		c->k.role = role;
+		conn_id(c, btf)->k.role = role;
 		c->role = role;
 		c->path_due = 1;
 		c->conn = __sync_fetch_and_add(&txn_next_conn, 1) + 1;
@@ -902,13 +940,14 @@ static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 rol
 	return c;
 }
 
-static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk)
+static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk, bool btf)
 {
-	int fam = rc_sk_addrs(sk, c->k.laddr, c->k.raddr, &c->k.lport, &c->k.rport);
-	c->k.family = fam;
-	c->k.netns = rc_sk_netns_ino(sk);
-	c->k.evh = txn_ev_hash(c->k.laddr, c->k.lport, c->k.raddr, c->k.rport);
-	c->evh = c->k.evh;
+	struct rc_txn_ckey *k = &conn_id(c, btf)->k;
+	int fam = rc_sk_addrs(sk, k->laddr, k->raddr, &k->lport, &k->rport);
+	k->family = fam;
+	k->netns = rc_sk_netns_ino(sk);
+	k->evh = txn_ev_hash(k->laddr, k->lport, k->raddr, k->rport);
+	c->evh = k->evh;
 	c->keyed = 1;
 }
 
@@ -942,8 +981,8 @@ static __always_inline void req_begin(struct txn_conn *c, __u64 now, bool btf)
 	c->parse = txn_http && (c->ev || c->path_due || !(btf && txn_buffered));
 	if (c->parse) {
 		c->http = 0;
-		c->method[0] = 0;
-		c->path[0] = 0;
+		conn_id(c, btf)->method[0] = 0;
+		conn_id(c, btf)->path[0] = 0;
 	}
 	c->phase = PH_REQ;
 }
@@ -961,31 +1000,35 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		return 0;
 	counter_add(TXN_CNT_IO);
 	if (!c->keyed)
-		conn_key(c, sk);
-	__u64 now = bpf_ktime_get_ns();
+		conn_key(c, sk, btf);
 	bool req = (c->role == TXN_ROLE_CLIENT) == tx;
 	if (req) {
 		/* a client's request began at its send's start (the syscall
 		 * entry netcpu stamped), or when its first segment left (the
 		 * socket's stamp), or at txn_sendmsg (NPREC_TEST_TXN_SENDMSG=1:
 		 * the phase is PH_REQ already); without any, here. A
-		 * server's, when it received it. */
+		 * server's, when it received it. The clock is read only for a
+		 * start: last_ns is not kept in the request run (nothing reads
+		 * it there: a transaction ends at its last response call, and
+		 * the next request's lower bound is that end), so a request's
+		 * later reads and sends take no clock read. */
 		if (c->phase != PH_REQ)
-			req_begin(c, !tx ? now : txn_nc_start ? req_start(now) : sk_tx_start(sk, c->last_ns, now, btf),
+			req_begin(c, !tx ? bpf_ktime_get_ns() :
+				     txn_nc_start ? req_start(bpf_ktime_get_ns()) : sk_tx_start(sk, c->last_ns, btf),
 				  btf);
 		if (c->parse) {
 			c->parse = 0;
 			c->path_due = 0;
-			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, true);
+			http_req_bytes(c, btf, (__u64)sk, io_user_buf(), ret, true);
 		} else if (c->pend) {
 			/* the request line went on in this read */
-			http_req_bytes(c, (__u64)sk, io_user_buf(), ret, false);
+			http_req_bytes(c, btf, (__u64)sk, io_user_buf(), ret, false);
 		}
 		c->bytes_req += ret;
-		c->last_ns = now;
 	} else {
 		if (c->phase == PH_IDLE)
 			return 0;   /* unsolicited data (a banner, a late tail): no transaction */
+		__u64 now = bpf_ktime_get_ns();
 		if (c->phase == PH_REQ) {
 			c->first_resp_ns = now;
 			c->phase = PH_RESP;
@@ -1021,16 +1064,16 @@ static __always_inline int on_sendmsg(const struct sock *sk, const struct msghdr
 	if (!c || c->role != TXN_ROLE_CLIENT || c->phase == PH_REQ)
 		return 0;
 	if (!c->keyed)
-		conn_key(c, sk);
+		conn_key(c, sk, btf);
 	req_begin(c, bpf_ktime_get_ns(), btf);
 	return 0;
 }
 
 /* Created when this CPU has no entry yet: a buffered connection's entries
  * may all be on the CPUs that ran the flushes. */
-static __always_inline void stats_mark_closed(struct txn_conn *c)
+static __always_inline void stats_mark_closed(struct txn_conn *c, bool btf)
 {
-	struct rc_txn_stats *s = stats_get(c);
+	struct rc_txn_stats *s = stats_get(c, conn_id(c, btf));
 	if (s)
 		s->close_ns = bpf_ktime_get_ns();
 }
@@ -1083,7 +1126,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		if (btf && txn_buffered)
 			txn_flush((struct txn_conn_sk *)c, true);
 		if (c->keyed)
-			stats_mark_closed(c);
+			stats_mark_closed(c, btf);
 		conn_forget(sk, btf);
 	}
 	return 0;
