@@ -42,17 +42,6 @@ ip netns exec rre-b iptables -A INPUT -p tcp --dport 5412 -m statistic --mode ra
 head -c 20000 /dev/urandom > slow.bin
 head -c $((2 * 1048576)) /dev/urandom > lossy.bin
 mib() { ip netns exec rre-a nstat -az "$1" | awk -v k="$1" '$1==k {print $2}'; }
-# recursion_misses of PID's program NAME (bpftool shows 15 characters)
-prog_misses() {
-	local fd id n=0
-	for fd in /proc/"$1"/fd/*; do
-		[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
-		id=$(awk '$1=="prog_id:" {print $2}' /proc/"$1"/fdinfo/"${fd##*/}")
-		bpftool prog show id "$id" 2>/dev/null | grep -q " name ${2:0:15} " || continue
-		n=$((n + $(awk '$1=="recursion_misses:" {print $2}' /proc/"$1"/fdinfo/"${fd##*/}")))
-	done
-	echo $n
-}
 send() {   # PORT FILE
 	bg ip netns exec rre-b socat -u TCP-LISTEN:$1,reuseaddr OPEN:/dev/null
 	ns_wait_listen rre-b $1
