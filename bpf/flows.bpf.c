@@ -80,6 +80,11 @@ struct {
 
 const volatile bool rc_task_filter = false;   /* --pid given: softirq hooks only update */
 const volatile __u32 flows_slot_mask = FLOWS_MAX_ENTRIES - 1;   /* flow_meta's max_entries - 1 */
+/* tcp:tcp_retransmit_skb has a third argument, err, on newer kernels (this
+ * VM's 6.18), and then fires for attempts that sent nothing too (on_retrans).
+ * Set from BTF at load; while false the argument is never read, so older
+ * kernels load the programs. */
+const volatile bool flows_retrans_has_err = false;
 
 /* generations handed out so far */
 __u64 flows_gen = 0;
@@ -401,13 +406,26 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	return 0;
 }
 
-static __always_inline int on_retrans(const struct sock *sk, bool btf)
+/* The segments of a retransmission, as the kernel's TcpRetransSegs and the
+ * socket's total_retrans count them: tcp_skb_pcount() of the skb, which
+ * by the tracepoint holds just what was resent (a retransmission can carry
+ * several segments, GSO or not). Where the tracepoint has err (args are
+ * positional in both variants), attempts that stopped before sending
+ * (err < 0: -EBUSY, the original still in a host queue; -ENOMEM, -EAGAIN
+ * ...) count nothing; err > 0 is a local qdisc's drop (NET_XMIT_DROP)
+ * of a segment the kernel counted as retransmitted. */
+static __always_inline int on_retrans(const struct sock *sk, const struct sk_buff *skb,
+				      const __u64 *args, bool btf)
 {
 	struct rc_flow_ctr *c;
-	if (!sk || !flow_get_ctr(sk, btf, !rc_task_filter, &c))
+	if (flows_retrans_has_err && (int)args[2] < 0)
 		return 0;
+	if (!sk || !skb || !flow_get_ctr(sk, btf, !rc_task_filter, &c))
+		return 0;
+	const struct tcp_skb_cb *cb = (const struct tcp_skb_cb *)&skb->cb[0];
+	__u16 segs = BPF_CORE_READ(cb, tcp_gso_segs);
 	count_ev(FLOWS_EV_HANDLED);
-	c->retrans++;
+	c->retrans += segs ? segs : 1;
 	tcp_counters(sk, btf, c);
 	return 0;
 }
@@ -592,9 +610,11 @@ SEC("raw_tp/sock_recv_length")
 int BPF_PROG(flows_recv_raw, struct sock *sk, int ret, int flags) { return on_io(sk, ret, flags, false, false); }
 
 SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(flows_retrans_btf, const struct sock *sk) { return on_retrans(sk, true); }
+int BPF_PROG(flows_retrans_btf, const struct sock *sk, const struct sk_buff *skb)
+{ return on_retrans(sk, skb, ctx, true); }
 SEC("raw_tp/tcp_retransmit_skb")
-int BPF_PROG(flows_retrans_raw, const struct sock *sk) { return on_retrans(sk, false); }
+int BPF_PROG(flows_retrans_raw, const struct sock *sk, const struct sk_buff *skb)
+{ return on_retrans(sk, skb, ctx, false); }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(flows_state_btf, const struct sock *sk, int oldstate, int newstate)

@@ -50,7 +50,7 @@ struct rc_flow_key {
  * Per slot and CPU (flow_ctr): what the sampled calls, retransmissions
  * and state changes add, which the send/recv hot path does not touch. */
 struct rc_flow_ctr {
-	__u64 retrans;                 /* tcp_retransmit_skb calls */
+	__u64 retrans;                 /* segments retransmitted (flows.bpf.c on_retrans) */
 	__u64 srtt_sum_us, srtt_n;     /* samples read at send/recv */
 	__u32 srtt_min_us, srtt_max_us;
 	/* tcp_sock counters (monotonic, user space takes the max over CPUs) */

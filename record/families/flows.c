@@ -24,6 +24,7 @@
 #include "cpuslice.h"
 #include "flows.h"
 #include "flows.skel.h"
+#include "flowsbtf.h"
 #include "npmsg.h"
 #include "progtab.h"
 #include "rcbpf.h"
@@ -158,6 +159,8 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	bpf_map__set_max_entries(f->skel->maps.flow_tcp_slot, f->nslots);
 	f->skel->rodata->flows_slot_mask = f->nslots - 1;
 	f->skel->rodata->rc_task_filter = ctx->cfg->npids > 0;
+	/* without BTF (raw_tp) the prototype is unknown: every hit counts */
+	f->skel->rodata->flows_retrans_has_err = rc_flows_retrans_has_err(rc_vmlinux_btf());
 	rc_flows_tps(f);
 	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, use_raw, err, errlen);
 	if (!rc)

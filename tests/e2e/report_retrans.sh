@@ -2,12 +2,12 @@
 # The retransmissions-over-time plot against retransmissions the test caused.
 # Namespace rrt-a sends 4 MB to rrt-b twice: to port 5302 clean, to port
 # 5301 through an iptables statistic rule in rrt-b that drops 3 % of the
-# incoming segments. Segmentation offloads are off on the sender's veth, so
-# every retransmission is one segment. Ground truth: the kernel's
+# incoming segments. Segmentation offloads are off on the sender's veth
+# (a retransmission can still carry more than one segment). Ground truth: the kernel's
 # TcpRetransSegs counter of rrt-a (nstat, per namespace) over the run.
 # Checked: nprec/npanalyze's flows table counts them (all flows together
-# 50-100 % of nstat, see below; the lossy flow most: the clean one may still
-# send a tail-loss probe or two); npreport --plots draws retrans-time with
+# equal to nstat but for skipped program runs, see below; the lossy flow
+# most: the clean one may still send a tail-loss probe or two); npreport --plots draws retrans-time with
 # one curve, the host pair rrt-a -> 10.84.1.2, labelled with the total and
 # the number of flows that retransmitted, and its data file sums to the
 # table's count exactly; the HTML report carries the plot.
@@ -16,7 +16,7 @@
 e2e_init report_retrans
 e2e_need_root
 for b in "$NPREC" "$NPANALYZE" "$NPREPORT"; do [ -x "$b" ] || e2e_skip "build $b first"; done
-for c in socat iptables nstat ethtool gnuplot python3; do command -v $c > /dev/null || e2e_skip "$c not installed"; done
+for c in socat iptables nstat ethtool gnuplot python3 bpftool; do command -v $c > /dev/null || e2e_skip "$c not installed"; done
 cd "$E2E_TMP" || exit 1
 ns_add rrt-a && ns_add rrt-b || e2e_skip "cannot create namespaces"
 veth_pair rrt-a rrta0 10.84.1.1/24 rrt-b rrtb0 10.84.1.2/24
@@ -39,6 +39,7 @@ for port in 5302 5301; do
 	sleep 1
 done
 sleep 1.2
+MISS=$(prog_misses $PA flows_retrans_btf)
 kill -INT $PA; wait $PA; RC=$?
 # Read after the recorder stopped, so the counter's window holds all that
 # it can have seen: a retransmission (a FIN's, a late RTO's) between an
@@ -68,16 +69,14 @@ CLEAN=$(col_sum ':5302')
 ALL=$(col_sum '')
 echo "flows table retrans: lossy $LOSSY clean $CLEAN all $ALL" >&2
 NRE=$(awk -F, 'NR > 1 && $9 > 0' csv/flows.csv | wc -l)
-# The flow table has up to 4 of ~100 fewer than nstat (table/nstat in runs:
-# 108/108 96/96 102/102 85/86 94/96 103/107 92/92 98/99 91/92), and 95/150
-# once in a quiet fresh-clone make test, probably (not shown) because
-# retransmissions by the RTO timer come in bursts inside one softirq run
-# and the kernel sometimes runs no BPF program for a whole softirq run
-# (issue 19, docs/records/pktpath.md `missed`; the flows family does not
-# count those). Hence at least half; the
-# plot is checked against the table exactly.
-check "table: all flows' retrans ($ALL) <= nstat ($NSTAT) and >= 50 % of it" \
-	bash -c "[ $ALL -le $NSTAT ] && [ $((ALL * 2)) -ge $NSTAT ]"
+# The flow table counts retransmitted segments as TcpRetransSegs does
+# (flows.bpf.c on_retrans). Counted per tcp_retransmit_skb event, as
+# before, it had up to 4 of ~100 fewer (108/108 96/96 85/86 94/96 103/107
+# 92/92), and 95/150 once: a retransmission can carry several segments;
+# and it had 93/92 once, a failed attempt (err < 0) counted. Fewer only by
+# the runs of the recorder's retransmit program the kernel skipped.
+check "table: all flows' retrans ($ALL) = TcpRetransSegs ($NSTAT), less at most $MISS skipped runs" \
+	test "$ALL" -le "$NSTAT" -a "$ALL" -ge $((NSTAT - MISS))
 check "table: the lossy flow retransmitted most ($LOSSY > $CLEAN)" test "$LOSSY" -gt "$CLEAN"
 check "plot written (retrans-time.png, .svg)" test -s plots/retrans-time.png -a -s plots/retrans-time.svg
 DAT=$(awk -F'\t' '!/^#/ && NF == 2 {s += $2} END {print s + 0}' plots/retrans-time.dat)

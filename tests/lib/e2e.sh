@@ -156,3 +156,18 @@ e2e_finish() {
 	echo "$E2E_PASS passed, $E2E_FAIL failed"
 	[ "$E2E_FAIL" -eq 0 ]
 }
+
+# prog_misses PID NAME: the runs the kernel skipped of BPF program NAME
+# held by process PID or its children (nprec's BPF is in its privileged
+# child): recursion_misses, a program already running on that CPU is not
+# run again there. Bounds what a recorder cannot have counted.
+prog_misses() {
+	local fd id n=0
+	for fd in /proc/"$1"/fd/* $(pgrep -P "$1" | sed 's|.*|/proc/&/fd/*|'); do
+		[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
+		id=$(awk '$1=="prog_id:" {print $2}' "${fd%/fd/*}/fdinfo/${fd##*/}")
+		bpftool prog show id "$id" 2>/dev/null | grep -q " name ${2:0:15}" || continue   # the name, or its first 15 characters
+		n=$((n + $(awk '$1=="recursion_misses:" {print $2 + 0}' "${fd%/fd/*}/fdinfo/${fd##*/}")))
+	done
+	echo $n
+}
