@@ -82,7 +82,7 @@ check "make unit without BPF includes no skeleton and links no libbpf" \
 check "make unit without BPF still builds a recorder test (rtest_cli)" \
 	grep -q -- "-o $E2E_TMP/nobpf/unit/rtest_cli " "$dry"
 check "make unit without BPF leaves out the BPF recorder tests (rtest_netcpu)" \
-	test -z "$(grep rtest_netcpu "$dry")"
+	test -z "$(grep -w rtest_netcpu "$dry")"
 
 check "plain make builds the three binaries (the default goal is all)" \
 	grep -q -- "-o $E2E_TMP/dflt/npanalyze " <(make -n O="$E2E_TMP/dflt" 2>&1)
