@@ -202,11 +202,6 @@ static void nc_timers_free(struct nc_state *s, struct nc_timers *tm)
 	free(tm->fds);
 }
 
-/* Restarts every timer of the socket sampler at a rate of its own
- * (netcpu_dither.h). PERF_EVENT_IOC_PERIOD stops the hrtimer, drops the
- * part of the period already run and starts the new period whole. Returns
- * 0 or the errno of the first CPU that refused; dithering then stops (the
- * timers keep their periods, whose mean stays the rate asked for). */
 static int nc_read_cpus(struct nc_state *s, struct nc_cpu *out);
 
 /* The sampler's counters of the classes it estimates (enum nc_class order). */
@@ -228,7 +223,12 @@ static void nc_weigh(struct nc_state *s, const struct nc_cpu *now)
 	}
 }
 
-/* The samples so far are weighed first: a sample counted between that
+/* Restarts every timer of the socket sampler at a rate of its own
+ * (netcpu_dither.h). PERF_EVENT_IOC_PERIOD stops the hrtimer, drops the
+ * part of the period already run and starts the new period whole. Returns
+ * 0 or the errno of the first CPU that refused; dithering then stops (the
+ * timers keep their periods, whose mean stays the rate asked for). The
+ * samples so far are weighed first: a sample counted between that
  * read and its CPU's restart is weighed at the new period, an error of
  * either sign (the new period is drawn independently). */
 static int nc_dither_now(struct nc_state *s)
