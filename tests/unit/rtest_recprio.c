@@ -55,17 +55,26 @@ static void spin_ms(unsigned ms)
 		x++;
 }
 
+/* Set when a 20 ms step of run_loop took far longer than asked: the
+ * machine starved this process (a loaded CI runner; the niced process
+ * gets little CPU), which turns an idle loop into "late ticks". */
+static bool starved;
+
 /* Runs nprec's loop for ms: a tick every 20 ms, sleeping or burning the
  * CPU in between. Returns the number of priority changes. */
 static unsigned run_loop(struct rec_prio *p, unsigned ms, bool busy)
 {
 	unsigned changes = 0;
 	for (unsigned t = 0; t < ms; t += 20) {
+		uint64_t t0 = mono_ns();
 		if (busy)
 			spin_ms(20);
 		else
 			usleep(20000);
-		changes += rec_prio_tick(p, mono_ns());
+		uint64_t now = mono_ns();
+		if (now - t0 > 20000000ull + REC_PRIO_LATE_NS / 2)
+			starved = true;
+		changes += rec_prio_tick(p, now);
 	}
 	return changes;
 }
@@ -107,6 +116,25 @@ static void test_live(void)
 	      "late after the sleep it asked for");
 	CHECK_EQ_U(p.boosts, 3);
 	setpriority(PRIO_PROCESS, 0, base);
+}
+
+/* The live checks, again (up to three tries) only when they failed on a
+ * run in which the machine demonstrably starved the loop; a failure on an
+ * unstarved run, or on the last try, stands. */
+static void live_with_retries(void)
+{
+	for (int try = 1;; try++) {
+		int pass0 = tap_pass, fail0 = tap_fail;
+		starved = false;
+		test_live();
+		if (tap_fail == fail0 || !starved || try == 3)
+			return;
+		printf("# live checks starved of CPU (try %d): %d failure(s) discarded, again\n", try,
+		       tap_fail - fail0);
+		tap_pass = pass0;
+		tap_fail = fail0;
+		sleep(1);
+	}
 }
 
 /* In a child: drops capability cap (effective and permitted) and sets
@@ -232,7 +260,7 @@ int main(void)
 		 * at 19; root may go back to 0 */
 		if (getpriority(PRIO_PROCESS, 0) > 9 && setpriority(PRIO_PROCESS, 0, 0) != 0)
 			printf("# cannot reset nice to 0: %s\n", strerror(errno));
-		test_live();
+		live_with_retries();
 		test_light_policy();
 		test_before_drop();
 		test_no_cap();
