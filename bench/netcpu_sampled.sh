@@ -14,18 +14,33 @@
 # programs (and other tracers' on its hooks), which the exact figure holds
 # and the sampled one has not, and the ratio with them (docs/NETCPU.md
 # "Sampled against exact"); outside: sampled time the exact clock does not
-# hold (the syscall tail). Not a test: figures for docs/NETCPU.md.
+# hold (the syscall tail); calls: the exact clock's call count; ns/call:
+# exact ns per call; probe/c: the probe samples' time per call (what the
+# exact window holds of tracers' programs); net: (samples - outside +
+# probe) over exact, the two figures over the same definition, and whether
+# the 95 % interval of that count covers exact; hook links: raw tracepoint
+# links on sock_send_length / sock_recv_length when the recording started
+# (nprec's own hub is one; the others' programs attached earlier run inside
+# the exact window: docs/NETCPU.md "What the exact window holds"). Not a
+# test: figures for docs/NETCPU.md.
 # Env: BENCH_T (seconds per workload, 5), REPS (2), NP_BUILD (build/), SOCK_HZ
 # (the socket sampler's rate, 997: the default 97 Hz gives ~10x fewer samples),
-# NC_ARGS (more nprec options, e.g. "--sample-hz 1000"; default: the
-# tick source at HZ).
+# BENCH_NS (prefix of namespace and veth names, ncs), BENCH_NET (the veth
+# pair's /24, 10.78.19), NC_ARGS (nprec options; default "--host <server>":
+# the workload's sockets only; NC_ARGS= records every socket of the machine,
+# as before 2026-11-26 23:00).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
 NPREC=$NP_BUILD/nprec NPREPORT=$NP_BUILD/npreport
 T=${BENCH_T:-5}
 REPS=${REPS:-2}
-NSA=ncs-bench-a NSB=ncs-bench-b IPA=10.78.19.1 IPB=10.78.19.2
+# BENCH_NS: prefix of the namespace and veth names (parallel runs)
+BNS=${BENCH_NS:-ncs}
+NSA=$BNS-bench-a NSB=$BNS-bench-b NET=${BENCH_NET:-10.78.19} IPA=$NET.1 IPB=$NET.2
+# the workload's own sockets only (other helpers' traffic on a shared
+# machine moved the counts by 2-10x); NC_ARGS= (empty) records the machine
+FILTER_DEF="--host $IPB"
 TMP=$(mktemp -d /tmp/np-bench-ncsampled.XXXXXX)
 . "$ROOT/bench/txn_lib.sh"   # txn_traps: PIDS, namespaces and $TMP cleaned on exit
 txn_traps
@@ -36,9 +51,10 @@ PIN_C=() PIN_W=() AFF=""
 if [ "$(nproc)" -ge 2 ]; then PIN_C=(-A 0,1) PIN_W=(taskset -c 0) AFF="worker_cpu_affinity 10;"; fi
 
 for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add ncsba0 netns $NSA type veth peer name ncsbb0 netns $NSB
-ip -n $NSA addr add $IPA/24 dev ncsba0; ip -n $NSB addr add $IPB/24 dev ncsbb0
-ip -n $NSA link set ncsba0 up; ip -n $NSB link set ncsbb0 up
+VA=${BNS}ba0 VB=${BNS}bb0
+ip link add $VA netns $NSA type veth peer name $VB netns $NSB
+ip -n $NSA addr add $IPA/24 dev $VA; ip -n $NSB addr add $IPB/24 dev $VB
+ip -n $NSA link set $VA up; ip -n $NSB link set $VB up
 mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
 head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
 cat > "$TMP/nginx.conf" <<CONF
@@ -70,30 +86,51 @@ workload() {
 	esac
 }
 
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS:-}'"
-printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside
+# the other programs on the exact clock's end hook (raw tracepoint links
+# of other tracers, e.g. other nprec runs): the kernel runs those attached
+# before ours inside the exact window (docs/NETCPU.md "What the exact
+# window holds")
+hook_links() { bpftool link list 2>/dev/null | grep -c "tp '$1'"; }
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}'"
+printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "hook links"
 for rep in $(seq "$REPS"); do
 	for w in iperf3 wrk paced; do
 		# shellcheck disable=SC2086
-		"$NPREC" -q --netcpu exact:"${SOCK_HZ:-997}" ${NC_ARGS:-} -o "$TMP/$w.npr" & rp=$!
+		"$NPREC" -q --netcpu exact:"${SOCK_HZ:-997}" ${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.npr" & rp=$!
 		PIDS+=($rp)
 		for _ in $(seq 100); do [ -s "$TMP/$w.npr" ] && break; sleep 0.1; done
 		sleep 1
+		links="$(hook_links sock_send_length)/$(hook_links sock_recv_length)"
 		workload $w
 		kill -INT $rp; wait $rp 2>/dev/null
-		"$NPREPORT" dump "$TMP/$w.npr" | python3 "$ROOT/tests/tools/nc_npr.py" sockest |
-			python3 -c '
-import sys
+		"$NPREPORT" dump "$TMP/$w.npr" > "$TMP/$w.json"
+		{ python3 "$ROOT/tests/tools/nc_npr.py" sockest < "$TMP/$w.json"
+		  python3 "$ROOT/tests/tools/nc_npr.py" netcpu < "$TMP/$w.json"; } | python3 -c '
+import math, sys
 kv = dict(t.split("=") for t in sys.stdin.read().split())
-for c in ("send", "recv"):
+def ci(n, z=1.96):
+    m, h = n + z * z / 2, z * math.sqrt(n + z * z / 4)
+    return m - h, m + h
+links = sys.argv[3].split("/")
+for i, c in enumerate(("send", "recv")):
     x, n, e = int(kv[c + "_exact_ns"]), int(kv[c + "_smp"]), int(kv[c + "_est_ns"])
     lo, hi = int(kv[c + "_lo_ns"]), int(kv[c + "_hi_ns"])
     cut = int(kv.get(c + "_cut_smp", 0))
     p = int(kv["period_ns"])
+    per = e / n if n else p
     pr, out = int(kv.get(c + "_probe_smp", 0)), int(kv.get(c + "_outside_smp", 0))
-    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %d" % (sys.argv[1], c, sys.argv[2], x, n, e,
+    calls = sum(int(v) for v in kv.get(c + "_n", "0").split(","))
+    # net: the sampled time over the exact clock less the tracers time the
+    # kernel ran inside it (probe) and plus the syscall tail it leaves out
+    # (outside), i.e. the count of samples in the exact window over exact
+    m = n - out + pr
+    nlo, nhi = ci(m)
+    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %7d %7d %6.0f %8.0f %7.3f %-10s %s" % (
+          sys.argv[1], c, sys.argv[2], x, n, e,
           e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0,
-          pr, (e + pr * p) / x if x else 0, out))' "$w" "$rep"
-		rm -f "$TMP/$w.npr"
+          pr, (e + pr * p) / x if x else 0, out, calls, x / calls if calls else 0,
+          pr * per / calls if calls else 0, m * per / x if x else 0,
+          "yes" if nlo * per <= x <= nhi * per else "NO", links[i]))' "$w" "$rep" "$links"
+		rm -f "$TMP/$w.npr" "$TMP/$w.json"
 	done
 done

@@ -77,6 +77,9 @@ struct {
 #define NC_NR_SENDMMSG  307
 
 #define NC_F_COUNTED 0x1    /* the op's call is counted (later messages of *mmsg) */
+#define NC_F_ENDING  0x2    /* nc_op_done has read the op's end: the exact
+			     * clock no longer runs though the slot is still
+			     * set (the sampler's probe count, nc_exact_runs) */
 
 static __always_inline struct nc_cpu *nc_this_cpu(void)
 {
@@ -168,14 +171,15 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 	 * clock holds as little of its own probes as it can (the sampler
 	 * leaves them out, bpf/netcpu.bpf.c nc_count_probe) */
 	now = bpf_ktime_get_ns();
+	c->op_flags |= NC_F_ENDING;
 	t = bpf_get_current_task_btf();
-	if (c->op_tid != (__u32)t->pid)
-		return 0;
 	/* a socket op of a syscall we did not stamp (sendfile, splice) must
 	 * not complete a stale slot of an earlier call */
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	if (!regs || regs->orig_ax != c->op_nr)
+	if (c->op_tid != (__u32)t->pid || !regs || regs->orig_ax != c->op_nr) {
+		c->op_flags &= ~NC_F_ENDING;
 		return 0;
+	}
 	/* for txn, which may run after us on this tracepoint (bpf/txn.bpf.c,
 	 * req_start) */
 	c->last_tid = c->op_tid;
@@ -194,7 +198,7 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 		c->op_nested = 0;
 		c->op_rcpu = 0;
 		c->op_rns = 0;
-		c->op_flags |= NC_F_COUNTED;
+		c->op_flags = (c->op_flags | NC_F_COUNTED) & ~NC_F_ENDING;
 		return 0;
 	}
 	nc_slot_clear(c);
@@ -765,7 +769,8 @@ const volatile __u32 nc_sock_clock = 0;    /* the exact socket clock runs (--net
 
 static __always_inline bool nc_exact_runs(struct nc_cpu *c, struct task_struct *t, __u64 nr)
 {
-	return c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr;
+	return c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr &&
+	       !(c->op_flags & NC_F_ENDING);
 }
 
 static __always_inline void nc_count_probe(struct nc_cpu *c, struct task_struct *t, __u64 nr)
