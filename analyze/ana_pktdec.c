@@ -318,29 +318,21 @@ struct pd_fast {
 static const int pd_fix[4] = { PD_C_HOOK, PD_C_UID, PD_C_TFL, PD_C_EFL };
 
 /* Decodes the next rows (at most k) of the other columns into fb while
- * every value is of a fast form (pktcols_col_fast_*): how many. A column
- * that went further than a later one is decoded again from where it was,
- * to end at the same row. */
+ * every value is of a fast form: how many. ts_d and slen in one loop,
+ * seq, ack and tsval in another (pktcols.h); when the second stops
+ * earlier, the first is decoded again from where it was to end there. */
 static size_t pd_fast_cols(struct pktcols_col *col, struct pd_fast *fb, size_t k)
 {
-	static const int var[5] = { PD_C_TS, PD_C_SLEN, PD_C_SEQ, PD_C_ACK, PD_C_TSV };
-	struct pktcols_col save[5];
-	size_t got[5];
-	for (int j = 0; j < 5 && k; j++) {
-		struct pktcols_col *c = &col[var[j]];
-		save[j] = *c;
-		got[j] = k = j == 0 ? pktcols_col_fast_delta(c, fb->ts, k)
-			   : j == 1 ? pktcols_col_fast_u32(c, fb->w[0], k)
-			   : pktcols_col_fast_i32(c, fb->w[j - 1], k);
-		for (int l = 0; l < j; l++)
-			if (got[l] > k) {
-				col[var[l]] = save[l];
-				got[l] = l == 0 ? pktcols_col_fast_delta(&col[var[l]], fb->ts, k)
-				       : l == 1 ? pktcols_col_fast_u32(&col[var[l]], fb->w[0], k)
-				       : pktcols_col_fast_i32(&col[var[l]], fb->w[l - 1], k);
-			}
+	struct pktcols_col ts = col[PD_C_TS], sl = col[PD_C_SLEN];
+	size_t a = pktcols_col_fast_delta_u32(&col[PD_C_TS], &col[PD_C_SLEN], fb->ts, fb->w[0], k);
+	uint32_t *const out[3] = { fb->w[1], fb->w[2], fb->w[3] };
+	size_t b = a ? pktcols_col_fast_i32_3(&col[PD_C_SEQ], out, a) : 0;
+	if (b < a) {
+		col[PD_C_TS] = ts;
+		col[PD_C_SLEN] = sl;
+		a = pktcols_col_fast_delta_u32(&col[PD_C_TS], &col[PD_C_SLEN], fb->ts, fb->w[0], b);
 	}
-	return k;
+	return a;
 }
 
 /* Rows of a record with every column (the recorders' case) decoded in

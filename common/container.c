@@ -915,12 +915,34 @@ static size_t mp_step_fixed(const uint8_t *p, size_t *pos, size_t k)
 {
 	const uint8_t *q = p + *pos;
 	size_t j = 0;
+	for (; j + 4 <= k; j += 4) {     /* unrolled: the steps are a chain anyway */
+		size_t f0 = mp_fixed[q[0]];
+		if (!f0)
+			goto out;
+		size_t f1 = mp_fixed[q[f0]];
+		if (!f1) {
+			q += f0, j += 1;
+			goto out;
+		}
+		size_t f2 = mp_fixed[q[f0 + f1]];
+		if (!f2) {
+			q += f0 + f1, j += 2;
+			goto out;
+		}
+		size_t f3 = mp_fixed[q[f0 + f1 + f2]];
+		if (!f3) {
+			q += f0 + f1 + f2, j += 3;
+			goto out;
+		}
+		q += f0 + f1 + f2 + f3;
+	}
 	for (; j < k; j++) {
 		size_t f = mp_fixed[*q];
 		if (!f)
 			break;
 		q += f;
 	}
+out:
 	*pos = (size_t)(q - p);
 	return j;
 }

@@ -790,48 +790,82 @@ static void pf_done(struct pktcols_col *c, const uint8_t *p, size_t i)
 	c->left -= i;
 }
 
-size_t pktcols_col_fast_delta(struct pktcols_col *c, uint64_t *out, size_t k)
+/* Up to k rows of nc columns in one loop: the chain of each column (a
+ * value's first byte says where the next begins) is a load, a table look-up
+ * and an add, and the columns' chains overlap. Column 0 is a delta
+ * (running sum in c[0]->acc into out64) when delta, else into out[0];
+ * column j reads by tab[j]. It stops before the first row with a value
+ * of another form in any column: how many rows. */
+static inline __attribute__((always_inline))
+size_t pf_rows(struct pktcols_col *const *c, const struct pf_form *const *tab, int nc, bool delta,
+	       uint64_t *out64, uint32_t *const *out, size_t k)
 {
-	const uint8_t *p = c->p;
-	uint64_t acc = c->acc;
-	size_t i = 0;
-	for (k = pf_room(c, k); i < k; i++) {
-		const struct pf_form *f = &pf_unsigned[*p];
-		if (f->bad)
-			break;
-		out[i] = acc += pf_val(f, p);
-		p += f->len;
+	const uint8_t *p[4];
+	uint64_t acc = c[0]->acc;
+#pragma GCC unroll 4
+	for (int j = 0; j < nc; j++) {
+		k = pf_room(c[j], k);
+		p[j] = c[j]->p;
 	}
-	c->acc = acc;
-	pf_done(c, p, i);
+	size_t i = 0;
+	for (; i < k; i++) {
+		const struct pf_form *f[4];
+		unsigned bad = 0;
+#pragma GCC unroll 4
+		for (int j = 0; j < nc; j++) {
+			f[j] = &tab[j][*p[j]];
+			bad |= f[j]->bad;
+		}
+		if (bad)
+			break;
+#pragma GCC unroll 4
+		for (int j = 0; j < nc; j++) {
+			uint32_t v = pf_val(f[j], p[j]);
+			if (j == 0 && delta)
+				out64[i] = acc += v;
+			else
+				out[j][i] = v;
+			p[j] += f[j]->len;
+		}
+	}
+	c[0]->acc = acc;
+	for (int j = 0; j < nc; j++)
+		pf_done(c[j], p[j], i);
 	return i;
 }
 
-/* The loop of fast_u32 and fast_i32, inlined for each table. */
-static inline __attribute__((always_inline))
-size_t pf_u32(struct pktcols_col *c, const struct pf_form *tab, uint32_t *out, size_t k)
+size_t pktcols_col_fast_delta(struct pktcols_col *c, uint64_t *out, size_t k)
 {
-	const uint8_t *p = c->p;
-	size_t i = 0;
-	for (k = pf_room(c, k); i < k; i++) {
-		const struct pf_form *f = &tab[*p];
-		if (f->bad)
-			break;
-		out[i] = pf_val(f, p);
-		p += f->len;
-	}
-	pf_done(c, p, i);
-	return i;
+	static const struct pf_form *const tab[1] = { pf_unsigned };
+	return pf_rows(&c, tab, 1, true, out, NULL, k);
 }
 
 size_t pktcols_col_fast_u32(struct pktcols_col *c, uint32_t *out, size_t k)
 {
-	return pf_u32(c, pf_unsigned, out, k);
+	static const struct pf_form *const tab[1] = { pf_unsigned };
+	return pf_rows(&c, tab, 1, false, NULL, &out, k);
 }
 
 size_t pktcols_col_fast_i32(struct pktcols_col *c, uint32_t *out, size_t k)
 {
-	return pf_u32(c, pf_signed, out, k);
+	static const struct pf_form *const tab[1] = { pf_signed };
+	return pf_rows(&c, tab, 1, false, NULL, &out, k);
+}
+
+size_t pktcols_col_fast_delta_u32(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint32_t *ou,
+				  size_t k)
+{
+	static const struct pf_form *const tab[2] = { pf_unsigned, pf_unsigned };
+	struct pktcols_col *const c[2] = { cd, cu };
+	uint32_t *const out[2] = { NULL, ou };
+	return pf_rows(c, tab, 2, true, od, out, k);
+}
+
+size_t pktcols_col_fast_i32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k)
+{
+	static const struct pf_form *const tab[3] = { pf_signed, pf_signed, pf_signed };
+	struct pktcols_col *const cp[3] = { &c[0], &c[1], &c[2] };
+	return pf_rows(cp, tab, 3, false, NULL, out, k);
 }
 
 size_t pktcols_col_fixints(const struct pktcols_col *c, size_t k)

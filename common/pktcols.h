@@ -121,6 +121,12 @@ int pktcols_col_delta_u64(struct pktcols_col *cd, struct pktcols_col *cu, uint64
 size_t pktcols_col_fast_delta(struct pktcols_col *c, uint64_t *out, size_t k);
 size_t pktcols_col_fast_u32(struct pktcols_col *c, uint32_t *out, size_t k);
 size_t pktcols_col_fast_i32(struct pktcols_col *c, uint32_t *out, size_t k);
+/* fast_delta of cd with fast_u32 of cu, and fast_i32 of three columns, in
+ * one loop each (the columns' decode chains overlap): both (all three)
+ * stop at the first row where one of them would. */
+size_t pktcols_col_fast_delta_u32(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint32_t *ou,
+				  size_t k);
+size_t pktcols_col_fast_i32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k);
 /* How many of the next (at most k) values are positive fixints: the
  * caller reads them as the bytes c->p[0..) and moves on with
  * pktcols_col_skip. */
