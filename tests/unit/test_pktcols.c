@@ -344,6 +344,28 @@ static int fast_vs_checked(const struct pktcols_raw *m, const char *key, int kin
 	return kind == 2 ? !memcmp(a32, b32, n * sizeof(*a32)) : !memcmp(a64, b64, n * sizeof(*a64));
 }
 
+/* The fused runs give what the single-column runs give on the same
+ * column (cursors on one key stop at the same row). */
+static int fused_vs_single(const struct pktcols_raw *m, const char *key, size_t n)
+{
+	static uint64_t d1[4000], d2[4000];
+	static uint32_t u1[4000], u2[4000], w[3][4000], x[3][4000];
+	struct pktcols_col a, b, s1, s2, c3[3], t3;
+	uint64_t cnt;
+	if (pktcols_col_open(&a, m, key, &cnt) || n > 4000)
+		return 0;
+	b = s1 = s2 = t3 = a;
+	c3[0] = c3[1] = c3[2] = a;
+	size_t k1 = pktcols_col_fast_delta_u32(&a, &b, d1, u1, n);
+	size_t kd = pktcols_col_fast_delta(&s1, d2, n), ku = pktcols_col_fast_u32(&s2, u2, n);
+	size_t l = kd < ku ? kd : ku;
+	uint32_t *const o[3] = { w[0], w[1], w[2] };
+	size_t k3 = pktcols_col_fast_i32_3(c3, o, n), ki = pktcols_col_fast_i32(&t3, x[0], n);
+	return k1 == l && !memcmp(d1, d2, l * 8) && !memcmp(u1, u2, l * 4) && a.i == l && b.i == l &&
+	       k3 == ki && c3[2].p == t3.p && !memcmp(w[0], x[0], ki * 4) && !memcmp(w[1], x[0], ki * 4) &&
+	       !memcmp(w[2], x[0], ki * 4);
+}
+
 static void test_fast_columns(void)
 {
 	static const char spoils[] = { 0, 'f', '-' };
@@ -376,6 +398,10 @@ static void test_fast_columns(void)
 					same += fast_vs_checked(&m, keys[key], kind, N);
 					tries++;
 				}
+			for (int key = 0; key < 3; key++) {
+				same += fused_vs_single(&m, keys[key], N);
+				tries++;
+			}
 			msgpack_sbuffer_destroy(&sb);
 		}
 	CHECK_EQ_U(same, tries);
