@@ -92,6 +92,7 @@ struct ana_pktdec {
 	 * In memory without --mem only: streamed windows and --mem keep
 	 * their predicted peak, which these pages are not in. */
 	bool ahead;
+	bool sync;                  /* no worker at all (--threads 1): populated here */
 	struct ana_read *rd;        /* without workers: its idle workers populate */
 	uint8_t *pop;
 	size_t npop;
@@ -586,6 +587,12 @@ struct ana_pktdec *ana_pktdec_new(struct ana_model *m, unsigned threads)
 	if (!d)
 		return NULL;
 	d->m = m;
+	if (threads <= 1 && m->opt && m->opt->threads <= 1) {
+		/* one thread: the pages made present in batches all the same,
+		 * which saves a fault's entry and exit per page */
+		d->ahead = d->sync = !m->opt->mem_limit && !m->opt->window_ns;
+		return d;
+	}
 	if (threads <= 1)
 		return d;
 	if (threads > PD_MAXTHREADS)
@@ -624,6 +631,10 @@ static void pd_populate_ahead(struct ana_pktdec *d)
 	if (!v || b <= a || b - a < PD_AHEAD / 8)
 		return;
 	d->popped = b;
+	if (d->sync) {
+		(void)madvise(a, (size_t)(b - a), MADV_POPULATE_WRITE);
+		return;
+	}
 	if (d->rd) {
 		ana_read_populate(d->rd, a, (size_t)(b - a));
 		return;
@@ -698,7 +709,7 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	if (!d->nthreads || !rec->raw) {
 		ana_pktdec_drain(d);
 		pd_inline(d, host, rec);
-		if (d->rd)
+		if (d->rd || d->sync)
 			pd_populate_ahead(d);
 		return 0;
 	}
