@@ -23,6 +23,7 @@
 #define PD_MAXTHREADS 64
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
+#define PD_SLOW 16             /* rows decoded by pieces where pd_fast_rows stops */
 #define PD_AHEAD (1u << 23)    /* bytes of the event array made present ahead of the reader */
 #define PD_PEV_SMALL (1u << 16) /* events the event array holds before it is reserved large */
 #define PD_PEV_RESERVE (1u << 24) /* events reserved then (512 MB of address space, not of memory) */
@@ -91,6 +92,7 @@ struct ana_pktdec {
 	 * In memory without --mem only: streamed windows and --mem keep
 	 * their predicted peak, which these pages are not in. */
 	bool ahead;
+	bool sync;                  /* no worker at all (--threads 1): populated here */
 	struct ana_read *rd;        /* without workers: its idle workers populate */
 	uint8_t *pop;
 	size_t npop;
@@ -308,6 +310,86 @@ static void pd_emit(struct pd_evs *o, const struct pd_piece *pc,
 	}
 }
 
+/* The columns of a fast piece not read in place (PD_C_TS, then slen,
+ * seq, ack, tsval). */
+struct pd_fast {
+	uint64_t ts[PD_BLOCK];
+	uint32_t w[4][PD_BLOCK];
+};
+static const int pd_fix[4] = { PD_C_HOOK, PD_C_UID, PD_C_TFL, PD_C_EFL };
+
+/* Decodes the next rows (at most k) of the other columns into fb while
+ * every value is of a fast form: how many. ts_d and slen in one loop,
+ * seq, ack and tsval in another (pktcols.h); when the second stops
+ * earlier, the first is decoded again from where it was to end there. */
+static size_t pd_fast_cols(struct pktcols_col *col, struct pd_fast *fb, size_t k)
+{
+	struct pktcols_col ts = col[PD_C_TS], sl = col[PD_C_SLEN];
+	size_t a = pktcols_col_fast_delta_u32(&col[PD_C_TS], &col[PD_C_SLEN], fb->ts, fb->w[0], k);
+	uint32_t *const out[3] = { fb->w[1], fb->w[2], fb->w[3] };
+	size_t b = a ? pktcols_col_fast_i32_3(&col[PD_C_SEQ], out, a) : 0;
+	if (b < a) {
+		col[PD_C_TS] = ts;
+		col[PD_C_SLEN] = sl;
+		a = pktcols_col_fast_delta_u32(&col[PD_C_TS], &col[PD_C_SLEN], fb->ts, fb->w[0], b);
+	}
+	return a;
+}
+
+/* Rows of a record with every column (the recorders' case) decoded in
+ * runs of fast forms (pktcols.h; hook, uid, tcpflags and evflags:
+ * positive fixints, read in place) straight into o->ev, with the per-flow
+ * deltas undone on the way: no piece arrays of every column, no pass per
+ * column over them. The run stops before the first row with a value of
+ * another form, which pd_read_piece then decodes with its checks and
+ * semantics. The number of rows done. */
+static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint32_t *pre, size_t k,
+			   struct pd_fast *fb)
+{
+	if (k > PD_BLOCK)
+		k = PD_BLOCK;
+	for (int j = 0; j < 4; j++)
+		k = pktcols_col_fixints(&col[pd_fix[j]], k);
+	k = pd_fast_cols(col, fb, k);
+	const uint8_t *hk = col[PD_C_HOOK].p, *ud = col[PD_C_UID].p, *tf = col[PD_C_TFL].p,
+		*ef = col[PD_C_EFL].p;
+	/* locals: a store through ev may alias what o points to */
+	struct ana_pev *ev = o->ev;
+	struct pd_flow *fl = o->fl;
+	struct pd_prev *prev = o->prev;
+	uint32_t *ploc = o->ploc;
+	size_t n = o->n, nfl = o->nfl;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t ts = fb->ts[i];
+		unsigned hook = hk[i], uid = ud[i];
+		uint32_t pf = pre[i];
+		struct pd_prev *pp = &prev[pf];
+		uint32_t seq = pp->seq += fb->w[1][i];
+		uint32_t ack = pp->ack += fb->w[2][i];
+		uint32_t tsv = pp->tsv += fb->w[3][i];
+		if (!ts || hook == 0 || hook >= ANA_NHOOKS || hook == PK_HOOK_AID_TX || hook == PK_HOOK_AID_RX)
+			continue;
+		uint32_t fi = ploc[pf];
+		if (fi == UINT32_MAX) {
+			fi = ploc[pf] = (uint32_t)nfl;
+			fl[nfl++] = (struct pd_flow){ o->pid[pf], UINT64_MAX, 0, 0 };
+		}
+		ev[n++] = (struct ana_pev){ .ts = ts, .hook = (uint8_t)hook, .flow = fi,
+			.flags = (uint8_t)((ef[i] & 0x7) | (tf[i] & 0x07 ? ANA_EVF_CTL : 0)),
+			.seq = uid ? uid : seq, .len = uid ? 0 : fb->w[0][i],
+			.ack = uid ? 0 : ack, .xid = uid ? 0 : tsv };
+		struct pd_flow *f = &fl[fi];
+		if (ts < f->t_min) f->t_min = ts;
+		if (ts > f->t_max) f->t_max = ts;
+		f->n++;
+	}
+	o->n = n;
+	o->nfl = nfl;
+	for (int j = 0; j < 4; j++)
+		pktcols_col_skip(&col[pd_fix[j]], k);
+	return k;
+}
+
 /* Opens the columns: ts_d, hook and flow must hold n values (n from
  * ts_d, and "n" when present), the others are left out (read as 0) when
  * missing or of another length. 0, or -1: the record has no usable events. */
@@ -339,6 +421,7 @@ static void pd_build(struct pd_evs *o, const struct pktcols_raw *body)
 {
 	struct pktcols_col col[PD_NCOL], flow;
 	struct pd_piece pc;
+	struct pd_fast fb;
 	unsigned has, drop = 0;
 	size_t n;
 	uint64_t maxid;
@@ -354,8 +437,13 @@ again:
 	bool undelta = maxid < (1u << 24);
 	memset(o->ploc, 0xff, o->npre * sizeof(*o->ploc));
 	memset(o->prev, 0, o->npre * sizeof(*o->prev));
-	for (size_t b = 0; b < n; b += PD_BLOCK) {
-		size_t k = n - b < PD_BLOCK ? n - b : PD_BLOCK;
+	bool fast = undelta && has == (1u << PD_NCOL) - 1;
+	/* fast: a few rows by pieces where pd_fast_rows stopped, then fast again */
+	const size_t piece = fast ? PD_SLOW : PD_BLOCK;
+	for (size_t b = 0, k; b < n; b += k) {
+		if (fast && (b += pd_fast_rows(o, col, o->pre + b, n - b, &fb)) == n)
+			break;
+		k = n - b < piece ? n - b : piece;
 		int bad;
 		if (pd_read_piece(col, has, &pc, k, &bad)) {
 			o->n = 0;
@@ -499,6 +587,12 @@ struct ana_pktdec *ana_pktdec_new(struct ana_model *m, unsigned threads)
 	if (!d)
 		return NULL;
 	d->m = m;
+	if (threads <= 1 && m->opt && m->opt->threads <= 1) {
+		/* one thread: the pages made present in batches all the same,
+		 * which saves a fault's entry and exit per page */
+		d->ahead = d->sync = !m->opt->mem_limit && !m->opt->window_ns;
+		return d;
+	}
 	if (threads <= 1)
 		return d;
 	if (threads > PD_MAXTHREADS)
@@ -537,6 +631,10 @@ static void pd_populate_ahead(struct ana_pktdec *d)
 	if (!v || b <= a || b - a < PD_AHEAD / 8)
 		return;
 	d->popped = b;
+	if (d->sync) {
+		(void)madvise(a, (size_t)(b - a), MADV_POPULATE_WRITE);
+		return;
+	}
 	if (d->rd) {
 		ana_read_populate(d->rd, a, (size_t)(b - a));
 		return;
@@ -611,7 +709,7 @@ int ana_pktdec_submit(struct ana_pktdec *d, int host, const struct np_record *re
 	if (!d->nthreads || !rec->raw) {
 		ana_pktdec_drain(d);
 		pd_inline(d, host, rec);
-		if (d->rd)
+		if (d->rd || d->sync)
 			pd_populate_ahead(d);
 		return 0;
 	}

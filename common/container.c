@@ -906,6 +906,47 @@ static uint64_t mp_be(const uint8_t *p, size_t n)
 	return v;
 }
 
+#define MP_FIXED_MAX 18          /* the largest mp_fixed */
+
+/* Steps over up to k objects of fixed size from p + *pos, the bytes left
+ * holding k of MP_FIXED_MAX at least (no step checks the end), and stops
+ * before any other: how many. */
+static size_t mp_step_fixed(const uint8_t *p, size_t *pos, size_t k)
+{
+	const uint8_t *q = p + *pos;
+	size_t j = 0;
+	for (; j + 4 <= k; j += 4) {     /* unrolled: the steps are a chain anyway */
+		size_t f0 = mp_fixed[q[0]];
+		if (!f0)
+			goto out;
+		size_t f1 = mp_fixed[q[f0]];
+		if (!f1) {
+			q += f0, j += 1;
+			goto out;
+		}
+		size_t f2 = mp_fixed[q[f0 + f1]];
+		if (!f2) {
+			q += f0 + f1, j += 2;
+			goto out;
+		}
+		size_t f3 = mp_fixed[q[f0 + f1 + f2]];
+		if (!f3) {
+			q += f0 + f1 + f2, j += 3;
+			goto out;
+		}
+		q += f0 + f1 + f2 + f3;
+	}
+	for (; j < k; j++) {
+		size_t f = mp_fixed[*q];
+		if (!f)
+			break;
+		q += f;
+	}
+out:
+	*pos = (size_t)(q - p);
+	return j;
+}
+
 /* np_mp_walk of an object found inside `outer` open containers. */
 static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 {
@@ -946,6 +987,16 @@ static size_t mp_walk_in(const void *buf, size_t len, uint64_t *objs, int outer)
 						runs = false;
 					}
 #endif
+					/* then by the table in batches that fit in the
+					 * bytes left, with no check of the end per step */
+					size_t room = (len - pos) / MP_FIXED_MAX;
+					if (!runs && l > 8 && room >= 8) {
+						size_t want = room < l - 1 ? room : l - 1, got = mp_step_fixed(p, &pos, want);
+						l -= got;
+						if (got < want)
+							break;     /* not of fixed size: the generic step */
+						continue;
+					}
 					f = mp_fixed[p[pos]];
 					if (!f || f > len - pos)
 						break;

@@ -743,6 +743,159 @@ int pktcols_col_delta_u64(struct pktcols_col *cd, struct pktcols_col *cu, uint64
 	return 0;
 }
 
+/* ---- fast forms (pktcols.h) ----
+ * Per first byte: the integer's bytes and, read as one big-endian word x
+ * from its first byte on, its value ((x >> sh) & mask ^ sign) - sign
+ * modulo 2^32; bad: a form the table does not take. */
+struct pf_form { uint8_t len, sh, bad; uint32_t mask, sign; };
+#define PF_BAD { 1, 0, 1, 0, 0 }
+#define PF_UNSIGNED \
+	[0x00 ... 0x7f] = { 1, 56, 0, 0xff, 0 }, [0xcc] = { 2, 48, 0, 0xff, 0 }, \
+	[0xcd] = { 3, 40, 0, 0xffff, 0 }, [0xce] = { 5, 24, 0, 0xffffffff, 0 }
+static const struct pf_form pf_unsigned[256] = {
+	PF_UNSIGNED, [0x80 ... 0xcb] = PF_BAD, [0xcf ... 0xff] = PF_BAD,
+};
+static const struct pf_form pf_signed[256] = {
+	PF_UNSIGNED, [0x80 ... 0xcb] = PF_BAD, [0xcf] = PF_BAD, [0xd3 ... 0xdf] = PF_BAD,
+	[0xe0 ... 0xff] = { 1, 56, 0, 0xff, 0x80 },
+	[0xd0] = { 2, 48, 0, 0xff, 0x80 }, [0xd1] = { 3, 40, 0, 0xffff, 0x8000 },
+	[0xd2] = { 5, 24, 0, 0xffffffff, 0x80000000 },
+};
+#define PF_LONGEST 5            /* bytes of the longest form taken */
+
+/* Values of c that may be read as fast forms: 8 bytes readable at each. */
+static size_t pf_room(const struct pktcols_col *c, size_t k)
+{
+	size_t left = (size_t)(c->end - c->p);
+	size_t r = left < 8 ? 0 : (left - 8) / PF_LONGEST + 1;
+	if (r > c->left)
+		r = c->left;
+	return r < k ? r : k;
+}
+
+static inline uint32_t pf_val(const struct pf_form *f, const uint8_t *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return (((uint32_t)(x >> f->sh) & f->mask) ^ f->sign) - f->sign;
+}
+
+static void pf_done(struct pktcols_col *c, const uint8_t *p, size_t i)
+{
+	c->p = p;
+	c->i += i;
+	c->left -= i;
+}
+
+/* Up to k rows of nc columns in one loop: the chain of each column (a
+ * value's first byte says where the next begins) is a load, a table look-up
+ * and an add, and the columns' chains overlap. Column 0 is a delta
+ * (running sum in c[0]->acc into out64) when delta, else into out[0];
+ * column j reads by tab[j]. It stops before the first row with a value
+ * of another form in any column: how many rows. */
+static inline __attribute__((always_inline))
+size_t pf_rows(struct pktcols_col *const *c, const struct pf_form *const *tab, int nc, bool delta,
+	       uint64_t *out64, uint32_t *const *out, size_t k)
+{
+	const uint8_t *p[4];
+	uint64_t acc = c[0]->acc;
+#pragma GCC unroll 4
+	for (int j = 0; j < nc; j++) {
+		k = pf_room(c[j], k);
+		p[j] = c[j]->p;
+	}
+	size_t i = 0;
+	for (; i < k; i++) {
+		const struct pf_form *f[4];
+		unsigned bad = 0;
+#pragma GCC unroll 4
+		for (int j = 0; j < nc; j++) {
+			f[j] = &tab[j][*p[j]];
+			bad |= f[j]->bad;
+		}
+		if (bad)
+			break;
+#pragma GCC unroll 4
+		for (int j = 0; j < nc; j++) {
+			uint32_t v = pf_val(f[j], p[j]);
+			if (j == 0 && delta)
+				out64[i] = acc += v;
+			else
+				out[j][i] = v;
+			p[j] += f[j]->len;
+		}
+	}
+	c[0]->acc = acc;
+	for (int j = 0; j < nc; j++)
+		pf_done(c[j], p[j], i);
+	return i;
+}
+
+size_t pktcols_col_fast_delta(struct pktcols_col *c, uint64_t *out, size_t k)
+{
+	static const struct pf_form *const tab[1] = { pf_unsigned };
+	return pf_rows(&c, tab, 1, true, out, NULL, k);
+}
+
+size_t pktcols_col_fast_u32(struct pktcols_col *c, uint32_t *out, size_t k)
+{
+	static const struct pf_form *const tab[1] = { pf_unsigned };
+	return pf_rows(&c, tab, 1, false, NULL, &out, k);
+}
+
+size_t pktcols_col_fast_i32(struct pktcols_col *c, uint32_t *out, size_t k)
+{
+	static const struct pf_form *const tab[1] = { pf_signed };
+	return pf_rows(&c, tab, 1, false, NULL, &out, k);
+}
+
+size_t pktcols_col_fast_delta_u32(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint32_t *ou,
+				  size_t k)
+{
+	static const struct pf_form *const tab[2] = { pf_unsigned, pf_unsigned };
+	struct pktcols_col *const c[2] = { cd, cu };
+	uint32_t *const out[2] = { NULL, ou };
+	return pf_rows(c, tab, 2, true, od, out, k);
+}
+
+size_t pktcols_col_fast_i32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k)
+{
+	static const struct pf_form *const tab[3] = { pf_signed, pf_signed, pf_signed };
+	struct pktcols_col *const cp[3] = { &c[0], &c[1], &c[2] };
+	return pf_rows(cp, tab, 3, false, NULL, out, k);
+}
+
+size_t pktcols_col_fixints(const struct pktcols_col *c, size_t k)
+{
+	size_t i = 0;
+	if (k > c->left)
+		k = c->left;
+	if (k > (size_t)(c->end - c->p))
+		k = (size_t)(c->end - c->p);
+	for (; i + 8 <= k; i += 8) {
+		uint64_t x;
+		memcpy(&x, c->p + i, 8);
+		if ((x &= 0x8080808080808080ull)) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			return i + ((size_t)__builtin_ctzll(x) >> 3);
+#else
+			return i + ((size_t)__builtin_clzll(x) >> 3);
+#endif
+		}
+	}
+	while (i < k && c->p[i] < 0x80)
+		i++;
+	return i;
+}
+
+void pktcols_col_skip(struct pktcols_col *c, size_t k)
+{
+	pf_done(c, c->p + k, k);
+}
+
 /* A whole column in a new array. */
 static void *pr_column(const struct pktcols_raw *m, const char *key, enum pr_col how, size_t *nout)
 {

@@ -108,6 +108,31 @@ int pktcols_col_u32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k,
 int pktcols_col_delta_u64(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint64_t *ou,
 			  size_t k, int *bad);
 
+/* The fast forms: columns decoded in runs that stop at the first value
+ * of a form these do not take, for a caller that then decodes it with
+ * the functions above (with their checks and semantics) and comes back.
+ * No branch on the form of a value: the per-flow delta columns mix forms
+ * at random. Each returns how many of the next (at most k) values it
+ * decoded and moves c on by as many.
+ * fast_delta: pktcols_col_delta of values in the forms of non-negative
+ * integers up to 32 bits (positive fixint, uint 8/16/32: msgpack-c's for
+ * them); fast_u32: pktcols_col_u64 of the same, as 32 bits; fast_i32:
+ * pktcols_col_u32 of those and of negative fixints and int 8/16/32. */
+size_t pktcols_col_fast_delta(struct pktcols_col *c, uint64_t *out, size_t k);
+size_t pktcols_col_fast_u32(struct pktcols_col *c, uint32_t *out, size_t k);
+size_t pktcols_col_fast_i32(struct pktcols_col *c, uint32_t *out, size_t k);
+/* fast_delta of cd with fast_u32 of cu, and fast_i32 of three columns, in
+ * one loop each (the columns' decode chains overlap): both (all three)
+ * stop at the first row where one of them would. */
+size_t pktcols_col_fast_delta_u32(struct pktcols_col *cd, struct pktcols_col *cu, uint64_t *od, uint32_t *ou,
+				  size_t k);
+size_t pktcols_col_fast_i32_3(struct pktcols_col c[3], uint32_t *const out[3], size_t k);
+/* How many of the next (at most k) values are positive fixints: the
+ * caller reads them as the bytes c->p[0..) and moves on with
+ * pktcols_col_skip. */
+size_t pktcols_col_fixints(const struct pktcols_col *c, size_t k);
+void pktcols_col_skip(struct pktcols_col *c, size_t k);
+
 /* Pairs of a map in order: begin 0 / -1 (not a map); next 1 = a pair,
  * 0 = end, -1 = malformed. */
 struct pktcols_mapit {

@@ -292,6 +292,121 @@ static void test_fused_columns(void)
 	CHECK(refusals >= 30, "fused: refusals seen (%d)", refusals);
 }
 
+/* The fast-form runs (pktcols_col_fast_*, pktcols_col_fixints), each
+ * followed by a few values of the checked call as npanalyze does, give
+ * what the checked call gives over the whole column: the values, and a
+ * refusal at the same place. Columns of every form (fc_column), with
+ * negative values (the signed forms the fast runs stop at or take). */
+static int fast_vs_checked(const struct pktcols_raw *m, const char *key, int kind, size_t n)
+{
+	static uint64_t a64[4000], b64[4000];
+	static uint32_t a32[4000], b32[4000];
+	struct pktcols_col f, g;
+	uint64_t cnt;
+	if (pktcols_col_open(&f, m, key, &cnt) || cnt != n || n > 4000)
+		return 0;
+	g = f;
+	int rg = kind == 0 ? pktcols_col_delta(&g, b64, n) : kind == 2 ? pktcols_col_u32(&g, b32, n)
+	       : pktcols_col_u64(&g, b64, n);
+	size_t at = 0;
+	int rf = 0;
+	while (at < n && !rf) {
+		size_t k = n - at, got;
+		if (kind == 3) {          /* fixints, read in place */
+			got = pktcols_col_fixints(&f, k);
+			for (size_t i = 0; i < got; i++)
+				a64[at + i] = f.p[i];
+			pktcols_col_skip(&f, got);
+		} else if (kind == 1) {
+			got = pktcols_col_fast_u32(&f, a32, k);
+			for (size_t i = 0; i < got; i++)
+				a64[at + i] = a32[i];
+		} else
+			got = kind == 0 ? pktcols_col_fast_delta(&f, a64 + at, k)
+			    : pktcols_col_fast_i32(&f, a32 + at, k);
+		at += got;
+		k = n - at < 3 ? n - at : 3;
+		if (k)
+			rf = kind == 0 ? pktcols_col_delta(&f, a64 + at, k)
+			   : kind == 2 ? pktcols_col_u32(&f, a32 + at, k) : pktcols_col_u64(&f, a64 + at, k);
+		at += k;
+	}
+	if (kind == 1 || kind == 3) {     /* the u64 semantics, as 32 bits (slen) or bytes */
+		for (size_t i = 0; i < n; i++)
+			b64[i] = kind == 1 ? (uint32_t)b64[i] : b64[i];
+		for (size_t i = 0; i < n && kind == 1; i++)
+			a64[i] = (uint32_t)a64[i];
+	}
+	if ((rf != 0) != (rg != 0))
+		return 0;
+	if (rg)
+		return 1;
+	return kind == 2 ? !memcmp(a32, b32, n * sizeof(*a32)) : !memcmp(a64, b64, n * sizeof(*a64));
+}
+
+/* The fused runs give what the single-column runs give on the same
+ * column (cursors on one key stop at the same row). */
+static int fused_vs_single(const struct pktcols_raw *m, const char *key, size_t n)
+{
+	static uint64_t d1[4000], d2[4000];
+	static uint32_t u1[4000], u2[4000], w[3][4000], x[3][4000];
+	struct pktcols_col a, b, s1, s2, c3[3], t3;
+	uint64_t cnt;
+	if (pktcols_col_open(&a, m, key, &cnt) || n > 4000)
+		return 0;
+	b = s1 = s2 = t3 = a;
+	c3[0] = c3[1] = c3[2] = a;
+	size_t k1 = pktcols_col_fast_delta_u32(&a, &b, d1, u1, n);
+	size_t kd = pktcols_col_fast_delta(&s1, d2, n), ku = pktcols_col_fast_u32(&s2, u2, n);
+	size_t l = kd < ku ? kd : ku;
+	uint32_t *const o[3] = { w[0], w[1], w[2] };
+	size_t k3 = pktcols_col_fast_i32_3(c3, o, n), ki = pktcols_col_fast_i32(&t3, x[0], n);
+	return k1 == l && !memcmp(d1, d2, l * 8) && !memcmp(u1, u2, l * 4) && a.i == l && b.i == l &&
+	       k3 == ki && c3[2].p == t3.p && !memcmp(w[0], x[0], ki * 4) && !memcmp(w[1], x[0], ki * 4) &&
+	       !memcmp(w[2], x[0], ki * 4);
+}
+
+static void test_fast_columns(void)
+{
+	static const char spoils[] = { 0, 'f', '-' };
+	enum { N = 3000 };
+	int same = 0, tries = 0;
+	for (size_t sp = 0; sp < sizeof(spoils); sp++)
+		for (size_t bad = 0; bad < N; bad += 997) {
+			msgpack_sbuffer sb;
+			msgpack_sbuffer_init(&sb);
+			msgpack_packer pk;
+			msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+			msgpack_pack_map(&pk, 3);
+			fc_column(&pk, "c", N, 11u + (unsigned)bad, spoils[sp], bad);
+			np_pack_str(&pk, "s");         /* negative values of every width */
+			msgpack_pack_array(&pk, N);
+			for (int i = 0; i < N; i++) {
+				static const int64_t v[] = { -1, -32, -33, -200, -40000, -3000000000ll,
+							     5, 300, 70000, 1ll << 40, -(1ll << 40) };
+				msgpack_pack_int64(&pk, i == (int)bad && spoils[sp] == 'f' ? 0 : v[(i * 7 + (int)bad) % 11]);
+			}
+			np_pack_str(&pk, "x");         /* fixints with a few others */
+			msgpack_pack_array(&pk, N);
+			for (int i = 0; i < N; i++)
+				msgpack_pack_int(&pk, i % 401 == 400 ? 1000 : i % 503 == 502 ? -3 : i % 128);
+			struct pktcols_raw m;
+			CHECK(pktcols_raw_open(&m, sb.data, sb.size) == 0, "fast: raw open");
+			static const char *const keys[] = { "c", "s", "x" };
+			for (int key = 0; key < 3; key++)
+				for (int kind = 0; kind < 4; kind++) {
+					same += fast_vs_checked(&m, keys[key], kind, N);
+					tries++;
+				}
+			for (int key = 0; key < 3; key++) {
+				same += fused_vs_single(&m, keys[key], N);
+				tries++;
+			}
+			msgpack_sbuffer_destroy(&sb);
+		}
+	CHECK_EQ_U(same, tries);
+}
+
 int main(void)
 {
 	enum { N = 300 };
@@ -375,5 +490,6 @@ int main(void)
 	CHECK(pktcols_hook_name(200) == NULL, "unknown hook");
 	test_raw_columns();
 	test_fused_columns();
+	test_fast_columns();
 	return tap_done();
 }
