@@ -283,14 +283,21 @@ void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned thr
  * since each host's start, so both hosts' hooks of a packet come close
  * together and hit the recent-packet cache (a locality heuristic only: any
  * order gives the same packets, and this one is fixed). */
+#define ANA_VFETCH 64           /* events (2 KB) ahead of a run's next step */
+
 void ana_visit_fill(const struct ana_model *m, uint32_t *vis)
 {
 	struct ana_vruns v;
 	size_t nv = 0, lo, hi;
 	ana_vruns_find(m, &v, 1);
-	while ((hi = ana_vstep(m->pev.v, &v, &lo)))
+	while ((hi = ana_vstep(m->pev.v, &v, &lo))) {
+		/* the steps read each run's times in stretches of a few events,
+		 * switching runs: too short for the hardware to stream ahead */
+		if (hi + ANA_VFETCH < m->pev.n)
+			__builtin_prefetch(&m->pev.v[hi + ANA_VFETCH]);
 		for (size_t i = lo; i < hi; i++)
 			vis[nv++] = (uint32_t)i;
+	}
 }
 
 struct ana_gather { struct ana_pe *out; const struct ana_pe *in; const uint32_t *order; };

@@ -47,6 +47,8 @@ struct pj_part {
 	size_t n, cap;
 	uint32_t *slot;             /* open addressing, packet index + 1 */
 	size_t scap;
+	void *smap;                 /* the slots' mapping (pj_slots_map) */
+	size_t smaplen;
 	struct { uint32_t seq, ack, xid, idx1; uint8_t udp; } cache[PJ_CACHE];
 	struct ana_paths *paths;    /* one partition: the sock_send ranges too */
 	uint32_t *rng;              /* then each packet's range event */
@@ -103,12 +105,48 @@ static inline bool pj_keyed(const struct ana_pev *e)
 	return !(((e->flags & ANA_EVF_RANGE) != 0) | (e->hook == PK_HOOK_SOCK_SEND));
 }
 
+#define PJ_HUGE (2u << 20)
+
+/* The slot table: nc zeroed slots in a mapping of their own, in
+ * transparent huge pages when 2 MB or more (2 x 32 MB at 10 M events: the
+ * inserts land on random slots, each a TLB miss in 4 KB pages), made
+ * present later by pj_slots_present on the thread that joins. */
+static uint32_t *pj_slots_map(struct pj_part *p, size_t nc)
+{
+	size_t bytes = (nc * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+	size_t len = bytes >= PJ_HUGE ? bytes + PJ_HUGE : bytes;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	uintptr_t a = (uintptr_t)m;
+	if (bytes >= PJ_HUGE) {
+		a = (a + PJ_HUGE - 1) & ~(uintptr_t)(PJ_HUGE - 1);
+		(void)madvise((void *)a, bytes, MADV_HUGEPAGE);
+	}
+	p->smap = m;
+	p->smaplen = len;
+	return (uint32_t *)a;
+}
+
+static void pj_slots_unmap(struct pj_part *p)
+{
+	if (p->smap)
+		munmap(p->smap, p->smaplen);
+	p->smap = NULL;
+	p->slot = NULL;
+}
+
+static void pj_slots_present(uint32_t *slot, size_t n);
+
 static int pj_grow_slots(struct pj_part *p)
 {
 	size_t nc = p->scap ? p->scap * 2 : 1024;
-	uint32_t *ns = calloc(nc, sizeof(*ns));
+	void *om = p->smap;
+	size_t olen = p->smaplen;
+	uint32_t *ns = pj_slots_map(p, nc);
 	if (!ns)
 		return -1;
+	pj_slots_present(ns, nc);
 	for (size_t i = 0; i < p->scap; i++) {
 		uint32_t v = p->slot[i];
 		if (!v)
@@ -119,7 +157,8 @@ static int pj_grow_slots(struct pj_part *p)
 			j = (j + 1) & (nc - 1);
 		ns[j] = v;
 	}
-	free(p->slot);
+	if (om)
+		munmap(om, olen);
 	p->slot = ns;
 	p->scap = nc;
 	return 0;
@@ -212,13 +251,14 @@ static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
 	return 0;
 }
 
-/* Event e (keyed, of this partition, at visit position j) into its packet:
- * the packet's local index, UINT32_MAX on no memory (p->err set). */
-static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, uint64_t hk,
+/* Event e (keyed, of this partition, at visit position j, packet key
+ * hash hv) into its packet: the packet's local index, UINT32_MAX on no
+ * memory (p->err set). */
+static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, uint64_t hv,
 				   uint32_t j)
 {
 	uint8_t udp = p->m->flows.v[e->flow].proto == 17;
-	uint32_t k = pj_get(p, pj_hpkt(hk, e->xid, udp), e->seq, e->ack, e->xid, udp, j);
+	uint32_t k = pj_get(p, hv, e->seq, e->ack, e->xid, udp, j);
 	if (k == UINT32_MAX) {
 		p->err = -1;
 		return k;
@@ -236,11 +276,29 @@ static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part
 	return k;
 }
 
-/* The table probe of event f (key hash fh) is a cache miss: started
- * PJ_AHEAD events early. */
-#define PJ_PREFETCH(p, fl, f, fh) \
-	__builtin_prefetch(&(p)->slot[pj_hpkt((fh), (f)->xid, (fl)[(f)->flow].proto == 17) & \
-				      ((p)->scap - 1)])
+/* A table probe is two dependent cache misses, its slot and then the
+ * packet the slot names (perf: ~40 % of the join's samples on the packet's
+ * load when only the slot was fetched ahead). So the probes are a
+ * pipeline: an event's key is hashed and its slot fetched PJ_RING events
+ * early, the packet its slot names then fetched PJ_AHEAD events early (a
+ * slot changed meanwhile makes it a wasted fetch, nothing else). */
+#define PJ_RING (2 * PJ_AHEAD)
+
+static inline uint64_t pj_hv_ev(const struct ana_flow *fl, const struct ana_pev *e)
+{
+	return pj_hpkt(pj_hkey_ev(e), e->xid, fl[e->flow].proto == 17);
+}
+
+static inline void pj_fetch_slot(const struct pj_part *p, uint64_t hv)
+{
+	__builtin_prefetch(&p->slot[hv & (p->scap - 1)]);
+}
+
+static inline void pj_fetch_pkt(const struct pj_part *p, uint64_t hv)
+{
+	uint32_t v = p->slot[hv & (p->scap - 1)];
+	__builtin_prefetch(&p->pk[v - (v != 0)]);
+}
 
 /* One partition: every event in visit order, each event's packet (or
  * UINT32_MAX) into evpkt, and the sock_send ranges with p->rng. */
@@ -248,18 +306,25 @@ static void pj_run(struct pj_part *p)
 {
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
-	uint64_t ahead[PJ_AHEAD];      /* key hashes of events j .. j + PJ_AHEAD - 1 */
-	for (size_t j = 0; j < PJ_AHEAD && j < p->nvis; j++)
-		ahead[j] = pj_hkey_ev(&ev[p->vis[j]]);
-	for (size_t j = 0; j < p->nvis; j++) {
-		uint32_t i = p->vis[j];
+	const uint32_t *vis = p->vis;
+	size_t n = p->nvis;
+	uint64_t ring[PJ_RING];        /* key hashes of events j .. j + PJ_RING - 1 */
+	for (size_t j = 0; j < PJ_RING && j < n; j++) {
+		ring[j] = pj_hv_ev(fl, &ev[vis[j]]);
+		pj_fetch_slot(p, ring[j]);
+	}
+	for (size_t j = 0; j < n; j++) {
+		uint32_t i = vis[j];
 		const struct ana_pev *e = &ev[i];
-		uint64_t hk = ahead[j % PJ_AHEAD];
-		if (j + PJ_AHEAD < p->nvis) {
-			const struct ana_pev *f = &ev[p->vis[j + PJ_AHEAD]];
-			uint64_t fh = pj_hkey_ev(f);
-			ahead[j % PJ_AHEAD] = fh;
-			PJ_PREFETCH(p, fl, f, fh);
+		uint64_t hv = ring[j % PJ_RING];
+		if (j + PJ_RING + PJ_AHEAD < n)
+			__builtin_prefetch(&ev[vis[j + PJ_RING + PJ_AHEAD]]);
+		if (j + PJ_AHEAD < n)
+			pj_fetch_pkt(p, ring[(j + PJ_AHEAD) % PJ_RING]);
+		if (j + PJ_RING < n) {
+			uint64_t fh = pj_hv_ev(fl, &ev[vis[j + PJ_RING]]);
+			ring[j % PJ_RING] = fh;
+			pj_fetch_slot(p, fh);
 		}
 		p->evpkt[i] = UINT32_MAX;
 		if (!pj_keyed(e)) {
@@ -267,7 +332,7 @@ static void pj_run(struct pj_part *p)
 				ana_range_open(p->paths, e, i);
 			continue;
 		}
-		uint32_t k = pj_join_one(p, e, hk, (uint32_t)j);
+		uint32_t k = pj_join_one(p, e, hv, (uint32_t)j);
 		if (k == UINT32_MAX)
 			continue;
 		p->evpkt[i] = k;
@@ -275,8 +340,7 @@ static void pj_run(struct pj_part *p)
 			p->err = -1;
 	}
 	pj_groups(p);
-	free(p->slot);
-	p->slot = NULL;
+	pj_slots_unmap(p);
 }
 
 /* Several partitions: the visit order is split once, not scanned by every
@@ -362,27 +426,29 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 	for (unsigned r = 0; r < s->nt; r++) {
 		uint32_t *en = pj_list(s, r, p->t);
 		size_t n = s->cnt[r][p->t];
-		uint64_t ahead[PJ_AHEAD];
-		for (size_t x = 0; x < PJ_AHEAD && x < n; x++)
-			ahead[x] = pj_hkey_ev(&ev[p->vis[en[x]]]);
+		uint64_t ring[PJ_RING];
+		for (size_t x = 0; x < PJ_RING && x < n; x++) {
+			ring[x] = pj_hv_ev(fl, &ev[p->vis[en[x]]]);
+			pj_fetch_slot(p, ring[x]);
+		}
 		for (size_t x = 0; x < n; x++) {
 			uint32_t j = en[x];
 			const struct ana_pev *e = &ev[p->vis[j]];
-			uint64_t hk = ahead[x % PJ_AHEAD];
-			if (x + 2 * PJ_AHEAD < n)
-				__builtin_prefetch(&ev[p->vis[en[x + 2 * PJ_AHEAD]]]);
-			if (x + PJ_AHEAD < n) {
-				const struct ana_pev *f = &ev[p->vis[en[x + PJ_AHEAD]]];
-				uint64_t fh = pj_hkey_ev(f);
-				ahead[x % PJ_AHEAD] = fh;
-				PJ_PREFETCH(p, fl, f, fh);
+			uint64_t hv = ring[x % PJ_RING];
+			if (x + PJ_RING + PJ_AHEAD < n)
+				__builtin_prefetch(&ev[p->vis[en[x + PJ_RING + PJ_AHEAD]]]);
+			if (x + PJ_AHEAD < n)
+				pj_fetch_pkt(p, ring[(x + PJ_AHEAD) % PJ_RING]);
+			if (x + PJ_RING < n) {
+				uint64_t fh = pj_hv_ev(fl, &ev[p->vis[en[x + PJ_RING]]]);
+				ring[x % PJ_RING] = fh;
+				pj_fetch_slot(p, fh);
 			}
-			en[x] = pj_join_one(p, e, hk, j);
+			en[x] = pj_join_one(p, e, hv, j);
 		}
 	}
 	pj_groups(p);
-	free(p->slot);
-	p->slot = NULL;
+	pj_slots_unmap(p);
 }
 
 /* The slot table's pages made present by writes, on the thread that joins
@@ -392,10 +458,10 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
  * running this process: with 2 threads 2 x 4096 such flushes took ~0.13 s
  * of CPU on the project VM (do_wp_page -> flush_tlb_mm_range, perf under
  * chrt). Whole pages only: zero either way; a failure leaves the faults. */
-static void pj_slots_present(const struct pj_part *p)
+static void pj_slots_present(uint32_t *slot, size_t n)
 {
-	uintptr_t pg = 4096, a = ((uintptr_t)p->slot + pg - 1) & ~(pg - 1);
-	uintptr_t b = ((uintptr_t)(p->slot + p->scap)) & ~(pg - 1);
+	uintptr_t pg = 4096, a = ((uintptr_t)slot + pg - 1) & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)(slot + n)) & ~(pg - 1);
 	if (b > a)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);   /* Linux 5.14 */
 }
@@ -404,7 +470,7 @@ static void pj_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
 	struct pj_part *p = &((struct pj_part *)ctx)[t];
-	pj_slots_present(p);
+	pj_slots_present(p->slot, p->scap);
 	if (p->split)
 		pj_run_lists(p, p->split);
 	else
@@ -1004,7 +1070,7 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, siz
 		part[t].scap = 1024;
 		while (part[t].scap < nvis / 2 / nt)
 			part[t].scap <<= 1;
-		part[t].slot = calloc(part[t].scap, sizeof(uint32_t));
+		part[t].slot = pj_slots_map(&part[t], part[t].scap);
 		/* reserved once for up to one packet per two events: a large block
 		 * is mapped, only its used pages are resident, and growing by
 		 * doubling next to the other partitions would leave holes */
@@ -1048,7 +1114,7 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, siz
 	rc = 0;
 out:
 	for (unsigned t = 0; t < nt; t++) {
-		free(part[t].slot);
+		pj_slots_unmap(&part[t]);
 		free(part[t].pk);
 		free(part[t].retx);
 		free(part[t].rng);
