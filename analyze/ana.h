@@ -216,7 +216,14 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	/* the samples weighed by their own timer periods (the dithered rate,
 	 * since j26d); 0 in older recordings: samples x smp_period_ns */
 	uint64_t send_smp_ns, recv_smp_ns, rx_smp_ns, tx_smp_ns;
+	/* exact mode's cross-check (0 otherwise): samples in tracers' programs
+	 * while the exact clock ran (probe: exact holds them, sampled does not)
+	 * and samples counted while it did not run (outside; NET_RX: stray) */
+	uint64_t send_probe_smp, recv_probe_smp, send_out_smp, recv_out_smp, rx_stray_smp;
+	uint8_t probe_mask;         /* ANA_NC_PROBE_*: the record had those columns */
 };
+
+enum { ANA_NC_PROBE_SOCK = 1, ANA_NC_PROBE_RX = 2 };
 
 enum ana_sock_how { ANA_SOCK_EXACT = 0, ANA_SOCK_SAMPLED, ANA_SOCK_NONE };
 

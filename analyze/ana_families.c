@@ -658,6 +658,11 @@ struct ana_sock_sum {
 	uint64_t ns, smp, smp_ns;   /* figure; samples; samples x their periods */
 	uint64_t period;            /* the last sampling period seen, 0 = no sampler */
 	unsigned how_mask;          /* 1 << enum ana_sock_how of its intervals */
+	/* exact mode: samples in tracers' programs while the exact clock ran,
+	 * counted samples while it did not (docs/NETCPU.md "What the two
+	 * figures hold") */
+	uint64_t probe, out;
+	bool no_probe;              /* an exact interval without those columns */
 };
 
 static const char *ana_sock_how_name(unsigned mask)
@@ -683,9 +688,19 @@ static void ana_sock_add(struct ana_sock_sum *s, const struct ana_netcpu *x, uin
 		s->period = x->smp_period_ns;
 }
 
+/* has: the interval's record carried the probe columns (since j24o; never
+ * for NET_TX) */
+static void ana_sock_add_probe(struct ana_sock_sum *s, unsigned how, uint64_t probe, uint64_t out, bool has)
+{
+	s->probe += probe;
+	s->out += out;
+	if (how == ANA_SOCK_EXACT && !has)
+		s->no_probe = true;
+}
+
 /* columns of "netcpu_sock", in the order of the np_table_col_at calls below */
 enum { NS_HOST, NS_CLASS, NS_HOW, NS_TIME, NS_LO, NS_HI, NS_ERR, NS_SAMPLES, NS_SAMPLED,
-       NS_RATIO, NS_NCOLS };
+       NS_RATIO, NS_WIN, NS_WIN_LO, NS_WIN_HI, NS_PROBE, NS_OUTSIDE, NS_NCOLS };
 
 static struct np_table *ana_sock_table(void)
 {
@@ -700,8 +715,35 @@ static struct np_table *ana_sock_table(void)
 	np_table_col_at(t, NS_ERR, "err95", "pct", "sampled: half-width of the interval, % of the figure");
 	np_table_col_at(t, NS_SAMPLES, "samples", "count", "timer samples inside socket calls / the softirq");
 	np_table_col_at(t, NS_SAMPLED, "sampled", "ns", "exact: the sampler's estimate over the same time");
-	np_table_col_at(t, NS_RATIO, "sampled_vs_exact", "ratio", "exact: sampled / exact");
+	np_table_col_at(t, NS_RATIO, "sampled_vs_exact", "ratio",
+			"exact: sampled / exact (bare: exact also holds tracers' programs, see window_vs_exact)");
+	np_table_col_at(t, NS_WIN, "window_vs_exact", "ratio",
+			"exact: (samples - outside + probe) x mean period / exact, both over one definition");
+	np_table_col_at(t, NS_WIN_LO, "window_lo", "ratio", "exact: window_vs_exact's 95 % interval, low (its count)");
+	np_table_col_at(t, NS_WIN_HI, "window_hi", "ratio", "exact: window_vs_exact's 95 % interval, high");
+	np_table_col_at(t, NS_PROBE, "probe", "count",
+			"exact: samples in tracers' programs while the exact clock ran (exact holds them, sampled not)");
+	np_table_col_at(t, NS_OUTSIDE, "outside", "count",
+			"exact: samples counted while the exact clock did not run (socket: the syscall's tail)");
 	return t;
+}
+
+/* The like-for-like cross-check of an exact row: the samples inside the
+ * exact window (counted less outside, plus the tracers' programs exact
+ * cannot leave out) x their mean period over exact, with the 95 % score
+ * interval of that count. None when a recording lacked the probe columns. */
+static void ana_sock_window(struct np_table *t, size_t r, const struct ana_sock_sum *s)
+{
+	if (s->no_probe || !s->ns || !s->smp || s->out > s->smp)
+		return;
+	uint64_t n = s->smp - s->out + s->probe;
+	double lo, hi, per = (double)s->smp_ns / (double)s->smp, x = (double)s->ns;
+	np_poisson_ci(n, NP_CI_Z95, &lo, &hi);
+	np_table_set_u64(t, r, NS_PROBE, s->probe);
+	np_table_set_u64(t, r, NS_OUTSIDE, s->out);
+	np_table_set_f64(t, r, NS_WIN, (double)n * per / x);
+	np_table_set_f64(t, r, NS_WIN_LO, lo * per / x);
+	np_table_set_f64(t, r, NS_WIN_HI, hi * per / x);
 }
 
 /* One row of netcpu_sock. The interval is scaled by the mean period of the
@@ -722,6 +764,7 @@ static void ana_sock_row(struct np_table *t, const char *host, const char *cls, 
 		np_table_set_u64(t, r, NS_SAMPLED, s->smp_ns);
 		if (s->ns)
 			np_table_set_f64(t, r, NS_RATIO, (double)s->smp_ns / (double)s->ns);
+		ana_sock_window(t, r, s);
 		return;
 	}
 	double lo, hi, per = s->smp ? (double)s->smp_ns / (double)s->smp : (double)s->period;
@@ -771,6 +814,11 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->recv_smp_ns, x->sock_how);
 			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->rx_smp_ns, x->sirq_how);
 			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->tx_smp_ns, x->sirq_how);
+			bool ps = x->probe_mask & ANA_NC_PROBE_SOCK, pr = x->probe_mask & ANA_NC_PROBE_RX;
+			ana_sock_add_probe(&ss, x->sock_how, x->send_probe_smp, x->send_out_smp, ps);
+			ana_sock_add_probe(&sr, x->sock_how, x->recv_probe_smp, x->recv_out_smp, ps);
+			ana_sock_add_probe(&sx, x->sirq_how, x->rx_probe_smp, x->rx_stray_smp, pr);
+			ana_sock_add_probe(&sy, x->sirq_how, 0, 0, false);
 			dur += x->dur_ns;
 			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
 			if (pct > mx) mx = pct;

@@ -437,7 +437,19 @@ static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 		if (ana_rows_u64(&r, i, "recv_smp", &v)) x->recv_smp += v;
 		if (ana_rows_u64(&r, i, "netrx_smp", &v)) x->rx_smp += v;
 		if (ana_rows_u64(&r, i, "nettx_smp", &v)) x->tx_smp += v;
-		if (ana_rows_u64(&r, i, "netrx_probe_smp", &v)) x->rx_probe_smp += v;
+		if (ana_rows_u64(&r, i, "netrx_probe_smp", &v)) {
+			x->rx_probe_smp += v;
+			x->probe_mask |= ANA_NC_PROBE_RX;
+		}
+		if (ana_rows_u64(&r, i, "netrx_stray_smp", &v)) x->rx_stray_smp += v;
+		/* absent before j24o: no like-for-like ratio then */
+		if (ana_rows_u64(&r, i, "send_probe_smp", &v)) {
+			x->send_probe_smp += v;
+			x->probe_mask |= ANA_NC_PROBE_SOCK;
+		}
+		if (ana_rows_u64(&r, i, "recv_probe_smp", &v)) x->recv_probe_smp += v;
+		if (ana_rows_u64(&r, i, "send_outside_smp", &v)) x->send_out_smp += v;
+		if (ana_rows_u64(&r, i, "recv_outside_smp", &v)) x->recv_out_smp += v;
 		if (ana_rows_u64(&r, i, "send_smp_ns", &v)) x->send_smp_ns += v;
 		if (ana_rows_u64(&r, i, "recv_smp_ns", &v)) x->recv_smp_ns += v;
 		if (ana_rows_u64(&r, i, "netrx_smp_ns", &v)) x->rx_smp_ns += v;

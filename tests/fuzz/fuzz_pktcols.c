@@ -14,33 +14,66 @@ static bool fz_same(const void *a, size_t na, const void *b, size_t nb, size_t e
 	return !a == !b && na == nb && (!a || !memcmp(a, b, na * elem));
 }
 
-/* Piece by piece (7 values) into out, the fused decoders (fused) or one
- * column at a time: 0, or 1 + the first refusing column. u32: three
- * columns; else a delta column and a u64 one. */
-static int fz_pieces(struct pktcols_col *c, bool u32, bool fused, uint64_t n, uint32_t *o32, uint64_t *o64)
+enum { FZ_SINGLE, FZ_FUSED, FZ_FAST };
+
+/* The fast runs (pktcols_col_fast_*) of at most lim (<= 7) values from at,
+ * into the checked modes' buffers (fast_u32's 32 bits widened, the values
+ * it takes fit); how many they took. */
+static size_t fz_fast(struct pktcols_col *c, bool u32, uint64_t n, uint64_t at, size_t lim, uint32_t *o32,
+		      uint64_t *o64)
+{
+	if (u32) {
+		uint32_t *const o[3] = { o32 + at, o32 + n + at, o32 + 2 * n + at };
+		return pktcols_col_fast_i32_3(c, o, lim);
+	}
+	uint32_t u[7];
+	size_t got = pktcols_col_fast_delta_u32(&c[0], &c[1], o64 + at, u, lim);
+	if (got > lim)
+		abort();
+	for (size_t i = 0; i < got; i++)
+		o64[n + at + i] = u[i];
+	return got;
+}
+
+/* Piece by piece (7 values) into out, one column at a time (FZ_SINGLE),
+ * the fused decoders (FZ_FUSED), or a fast run of 0-7 values (varying by
+ * piece) then the piece's rest one column at a time (FZ_FAST: the fast
+ * runs never refuse, so a refusal falls on the same piece and column as
+ * in FZ_SINGLE): 0, or 1 + the first refusing column. u32: three columns;
+ * else a delta column and a u64 one. */
+static int fz_pieces(struct pktcols_col *c, bool u32, int mode, uint64_t n, uint32_t *o32, uint64_t *o64)
 {
 	for (uint64_t at = 0; at < n; at += 7) {
-		size_t k = n - at < 7 ? (size_t)(n - at) : 7;
+		size_t k = n - at < 7 ? (size_t)(n - at) : 7, lim = (size_t)(at / 7 % 8);
+		uint64_t p = at;
 		int bad = -1;
-		if (fused && u32) {
-			uint32_t *const o[3] = { o32 + at, o32 + n + at, o32 + 2 * n + at };
+		if (mode == FZ_FAST) {
+			size_t got = fz_fast(c, u32, n, at, lim < k ? lim : k, o32, o64);
+			p += got;
+			k -= got;
+			if (!k)
+				continue;
+		}
+		if (mode == FZ_FUSED && u32) {
+			uint32_t *const o[3] = { o32 + p, o32 + n + p, o32 + 2 * n + p };
 			if (pktcols_col_u32_3(c, o, k, &bad))
 				return 1 + bad;
-		} else if (fused) {
-			if (pktcols_col_delta_u64(&c[0], &c[1], o64 + at, o64 + n + at, k, &bad))
+		} else if (mode == FZ_FUSED) {
+			if (pktcols_col_delta_u64(&c[0], &c[1], o64 + p, o64 + n + p, k, &bad))
 				return 1 + bad;
 		} else
 			for (int j = 0; j < (u32 ? 3 : 2); j++)
-				if (u32 ? pktcols_col_u32(&c[j], o32 + j * n + at, k)
-				    : j ? pktcols_col_u64(&c[j], o64 + n + at, k)
-				    : pktcols_col_delta(&c[j], o64 + at, k))
+				if (u32 ? pktcols_col_u32(&c[j], o32 + j * n + p, k)
+				    : j ? pktcols_col_u64(&c[j], o64 + n + p, k)
+				    : pktcols_col_delta(&c[j], o64 + p, k))
 					return 1 + j;
 	}
 	return 0;
 }
 
-/* The fused decoders give what the single-column ones give (values and
- * the first refusing column) on the columns of keys a, b, c. */
+/* The fused decoders and the fast runs between checked pieces give what
+ * the single-column ones give (values and the first refusing column) on
+ * the columns of keys a, b, c. */
 static void fz_fused(const struct pktcols_raw *m, const char *a, const char *b, const char *c)
 {
 	const char *key[3] = { a, b, c };
@@ -51,19 +84,23 @@ static void fz_fused(const struct pktcols_raw *m, const char *a, const char *b, 
 			return;
 	if (n > 4096)
 		return;
-	uint32_t *f32 = calloc(3 * n + 1, 4), *s32 = calloc(3 * n + 1, 4);
-	uint64_t *f64 = calloc(2 * n + 1, 8), *s64 = calloc(2 * n + 1, 8);
-	if (!f32 || !s32 || !f64 || !s64)
+	uint32_t *f32 = calloc(3 * n + 1, 4), *s32 = calloc(3 * n + 1, 4), *q32 = calloc(3 * n + 1, 4);
+	uint64_t *f64 = calloc(2 * n + 1, 8), *s64 = calloc(2 * n + 1, 8), *q64 = calloc(2 * n + 1, 8);
+	if (!f32 || !s32 || !q32 || !f64 || !s64 || !q64)
 		abort();
 	for (int u32 = 0; u32 < 2; u32++) {
 		memcpy(one, col, sizeof(one));
-		int rs = fz_pieces(one, u32, false, n, s32, s64);
+		int rs = fz_pieces(one, u32, FZ_SINGLE, n, s32, s64);
 		memcpy(one, col, sizeof(one));
-		int rf = fz_pieces(one, u32, true, n, f32, f64);
+		int rf = fz_pieces(one, u32, FZ_FUSED, n, f32, f64);
 		if (rs != rf || (!rs && (memcmp(s32, f32, 3 * n * 4) || memcmp(s64, f64, 2 * n * 8))))
 			abort();
+		memcpy(one, col, sizeof(one));
+		int rq = fz_pieces(one, u32, FZ_FAST, n, q32, q64);
+		if (rs != rq || (!rs && (u32 ? memcmp(s32, q32, 3 * n * 4) : memcmp(s64, q64, 2 * n * 8))))
+			abort();
 	}
-	free(f32); free(s32); free(f64); free(s64);
+	free(f32); free(s32); free(q32); free(f64); free(s64); free(q64);
 }
 
 /* Differential: raw decoders vs tree getters for every string key. */

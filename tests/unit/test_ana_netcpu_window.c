@@ -1,0 +1,226 @@
+/* npanalyze's like-for-like cross-check of exact socket and NET_RX time
+ * (analyze/ana_families.c, table netcpu_sock): a recording at --netcpu exact
+ * of two intervals on two CPUs with known sample counts. The exact figure
+ * holds the tracers' programs on its bounding tracepoints (probe samples)
+ * and not the syscall's tail (outside samples; NET_RX: stray), so
+ * window_vs_exact = (samples - outside + probe) x mean period / exact, with
+ * the 95 % score interval of that count; sampled_vs_exact stays the bare
+ * ratio. A recording without the probe columns (before j24o) and a sampled
+ * one get no window figures; NET_TX, which has no probe column, neither. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ana.h"
+#include "anatable.h"
+#include "npmsg.h"
+#include "records.h"
+#include "tap.h"
+
+#define NW_T0 1000000000000ull
+#define NW_IV 1000000000ull
+#define NW_MS 1000000ull
+
+static char nw_dir[] = "/tmp/np-test-ncwin.XXXXXX";
+
+/* Column totals over the recording; each is split over interval x CPU as
+ * 1, 2, 3, 4 tenths so that the loader must sum cells and records. */
+struct nw_col { const char *key; uint64_t total; bool probe; };
+static const struct nw_col nw_cols[] = {
+	{ "send_ns", 440 * NW_MS, false }, { "send_smp", 300, false }, { "send_smp_ns", 330 * NW_MS, false },
+	{ "send_probe_smp", 120, true }, { "send_outside_smp", 20, true },
+	{ "recv_ns", 500 * NW_MS, false }, { "recv_smp", 250, false }, { "recv_smp_ns", 250 * NW_MS, false },
+	{ "recv_probe_smp", 40, true }, { "recv_outside_smp", 10, true },
+	{ "netrx_ns", 300 * NW_MS, false }, { "netrx_smp", 200, false }, { "netrx_smp_ns", 200 * NW_MS, false },
+	{ "netrx_probe_smp", 50, true }, { "netrx_stray_smp", 10, true },
+	{ "nettx_ns", 100 * NW_MS, false }, { "nettx_smp", 80, false }, { "nettx_smp_ns", 80 * NW_MS, false },
+};
+#define NW_NCOLS (sizeof(nw_cols) / sizeof(nw_cols[0]))
+
+static void nw_header(struct np_writer *w, struct np_recbuf *rb)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
+	msgpack_pack_map(pk, 5);
+	np_pack_kv_str(pk, "kind", "recording");
+	np_pack_kv_str(pk, "producer", "test_ana_netcpu_window");
+	np_pack_str(pk, "host");
+	msgpack_pack_map(pk, 3);
+	np_pack_kv_str(pk, "hostname", "h1");
+	np_pack_kv_str(pk, "machine_id", "mmmm");
+	np_pack_kv_u64(pk, "ncpus", 2);
+	np_pack_kv_u64(pk, "interval_ns", NW_IV);
+	np_pack_kv_u64(pk, "start_ns", NW_T0);
+	np_writer_commit(w, rb);
+}
+
+/* probe: write the probe / outside / stray columns (exact mode since j24o) */
+static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const char *how, bool probe)
+{
+	uint64_t t0 = NW_T0 + (uint64_t)iv * NW_IV, t1 = t0 + NW_IV;
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_INTERVAL, 1);
+	msgpack_pack_map(pk, 3);
+	np_pack_kv_u64(pk, "seq", (uint64_t)iv);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t1);
+	np_writer_commit(w, rb);
+
+	size_t n = 0;
+	for (size_t c = 0; c < NW_NCOLS; c++)
+		n += !nw_cols[c].probe || probe;
+	pk = np_recbuf_begin(rb, NP_REC_NETCPU, 1);
+	msgpack_pack_map(pk, 6 + n);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t1);
+	np_pack_kv_str(pk, "sock", how);
+	np_pack_kv_str(pk, "sirq", how);
+	np_pack_kv_u64(pk, "smp_period_ns", NW_MS);
+	uint64_t cpu[2] = { 0, 1 };
+	np_pack_kv_u64_array(pk, "cpu", cpu, 2);
+	for (size_t c = 0; c < NW_NCOLS; c++) {
+		if (nw_cols[c].probe && !probe)
+			continue;
+		uint64_t v[2];
+		for (int k = 0; k < 2; k++)
+			v[k] = nw_cols[c].total / 10 * (uint64_t)(1 + 2 * iv + k);
+		np_pack_kv_u64_array(pk, nw_cols[c].key, v, 2);
+	}
+	np_writer_commit(w, rb);
+}
+
+static int nw_write(const char *path, const char *how, bool probe)
+{
+	struct np_writer *w;
+	struct np_recbuf rb;
+	struct np_writer_opts wo = { 0 };
+	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
+		return -1;
+	np_recbuf_init(&rb);
+	nw_header(w, &rb);
+	for (int iv = 0; iv < 2; iv++)
+		nw_interval(w, &rb, iv, how, probe);
+	np_recbuf_free(&rb);
+	return np_writer_close(w);
+}
+
+static bool nw_analyse(struct np_analysis *a, const char *name, const char *how, bool probe)
+{
+	char npr[96], npa[96];
+	struct ana_model m;
+	struct ana_options o = { .quiet = true };
+	snprintf(npr, sizeof(npr), "%s/%s.npr", nw_dir, name);
+	snprintf(npa, sizeof(npa), "%s/%s.npa", nw_dir, name);
+	if (nw_write(npr, how, probe)) {
+		CHECK(0, "write %s", npr);
+		return false;
+	}
+	ana_model_init(&m, &o);
+	ana_load_file(&m, npr, "h1");
+	int rc = ana_run(&m, npa, NULL);
+	ana_model_free(&m);
+	CHECK(rc == 0, "ana_run %s", npr);
+	memset(a, 0, sizeof(*a));
+	bool ok = rc == 0 && np_analysis_load(a, npa, NULL, NULL) == 0;
+	CHECK(ok, "load %s", npa);
+	return ok;
+}
+
+/* Column col of netcpu_sock's row of class cls; NAN for nil or none. */
+static double nw_cell(const struct np_analysis *a, const char *cls, const char *col)
+{
+	const struct np_table *t = np_analysis_table(a, "netcpu_sock");
+	int ik = t ? np_table_find_col(t, "class") : -1, ic = t ? np_table_find_col(t, col) : -1;
+	for (size_t i = 0; ik >= 0 && ic >= 0 && i < t->nrows; i++) {
+		const struct np_cell *c = np_table_cell_c(t, i, (size_t)ik);
+		if (c->kind == NP_CELL_STR && !strcmp(c->s, cls))
+			return np_cell_f64(np_table_cell_c(t, i, (size_t)ic));
+	}
+	return NAN;
+}
+
+#define NW_NEAR(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b))
+
+/* The 95 % score interval of a Poisson count n, written out here
+ * (Wilson's score form: n + z^2/2 -+ z sqrt(n + z^2/4)). */
+static void nw_score(double n, double *lo, double *hi)
+{
+	const double z = 1.959964;
+	*lo = n + z * z / 2 - z * sqrt(n + z * z / 4);
+	*hi = n + z * z / 2 + z * sqrt(n + z * z / 4);
+}
+
+/* cls's window figures against the count n = samples - outside + probe,
+ * the mean period per (ns) and the exact figure ex (ns) */
+static void nw_check_window(const struct np_analysis *a, const char *cls, double n, double per, double ex,
+			    double probe, double out)
+{
+	double lo, hi;
+	nw_score(n, &lo, &hi);
+	double w = nw_cell(a, cls, "window_vs_exact");
+	CHECK(NW_NEAR(w, n * per / ex), "%s window_vs_exact %.6f = %.0f x %.0f / %.0f", cls, w, n, per, ex);
+	CHECK(NW_NEAR(nw_cell(a, cls, "window_lo"), lo * per / ex), "%s window_lo %.6f (want %.6f)", cls,
+	      nw_cell(a, cls, "window_lo"), lo * per / ex);
+	CHECK(NW_NEAR(nw_cell(a, cls, "window_hi"), hi * per / ex), "%s window_hi %.6f (want %.6f)", cls,
+	      nw_cell(a, cls, "window_hi"), hi * per / ex);
+	CHECK(nw_cell(a, cls, "probe") == probe && nw_cell(a, cls, "outside") == out, "%s probe %.0f outside %.0f",
+	      cls, nw_cell(a, cls, "probe"), nw_cell(a, cls, "outside"));
+}
+
+static void nw_no_window(const struct np_analysis *a, const char *cls, const char *what)
+{
+	CHECK(isnan(nw_cell(a, cls, "window_vs_exact")) && isnan(nw_cell(a, cls, "window_lo")) &&
+		      isnan(nw_cell(a, cls, "window_hi")) && isnan(nw_cell(a, cls, "probe")),
+	      "%s: no window figures for %s", what, cls);
+}
+
+static void nw_exact(void)
+{
+	struct np_analysis a;
+	if (!nw_analyse(&a, "exact", "exact", true))
+		return;
+	/* bare: sampled / exact, unchanged */
+	CHECK(NW_NEAR(nw_cell(&a, "sock_send", "sampled_vs_exact"), 330.0 / 440.0), "send bare 0.75");
+	CHECK(NW_NEAR(nw_cell(&a, "sock_recv", "sampled_vs_exact"), 250.0 / 500.0), "recv bare 0.5");
+	/* send: 300 - 20 + 120 = 400 samples of 1.1 ms (330 ms over 300) over 440 ms = 1.0 */
+	nw_check_window(&a, "sock_send", 400, 1.1e6, 440e6, 120, 20);
+	CHECK(NW_NEAR(nw_cell(&a, "sock_send", "window_vs_exact"), 1.0), "send window 1.0");
+	CHECK(nw_cell(&a, "sock_send", "window_lo") < 0.92 && nw_cell(&a, "sock_send", "window_hi") > 1.09,
+	      "send: 400 samples resolve about +-10 %%");
+	nw_check_window(&a, "sock_recv", 280, 1e6, 500e6, 40, 10);
+	nw_check_window(&a, "net_rx", 240, 1e6, 300e6, 50, 10);
+	nw_no_window(&a, "net_tx", "exact");
+	CHECK(NW_NEAR(nw_cell(&a, "net_tx", "sampled_vs_exact"), 0.8), "net_tx bare 0.8");
+	np_analysis_free(&a);
+}
+
+static void nw_old_and_sampled(void)
+{
+	struct np_analysis a;
+	if (nw_analyse(&a, "old", "exact", false)) {
+		CHECK(NW_NEAR(nw_cell(&a, "sock_send", "sampled_vs_exact"), 0.75), "old: bare ratio still there");
+		for (const char *const *c = (const char *const[]){ "sock_send", "sock_recv", "net_rx", NULL }; *c; c++)
+			nw_no_window(&a, *c, "before j24o");
+		np_analysis_free(&a);
+	}
+	if (nw_analyse(&a, "sampled", "sampled", true)) {
+		CHECK(nw_cell(&a, "sock_send", "samples") == 300 && isnan(nw_cell(&a, "sock_send", "sampled_vs_exact")),
+		      "sampled: samples, no cross-check");
+		nw_no_window(&a, "sock_send", "sampled");
+		nw_no_window(&a, "net_rx", "sampled");
+		np_analysis_free(&a);
+	}
+}
+
+int main(void)
+{
+	if (!mkdtemp(nw_dir)) {
+		CHECK(0, "mkdtemp");
+		return tap_done();
+	}
+	nw_exact();
+	nw_old_and_sampled();
+	char cmd[96];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", nw_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", nw_dir);
+	return tap_done();
+}
