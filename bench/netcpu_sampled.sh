@@ -28,7 +28,10 @@
 # BENCH_NS (prefix of namespace and veth names, ncs), BENCH_NET (the veth
 # pair's /24, 10.78.19), NC_ARGS (nprec options; default "--host <server>":
 # the workload's sockets only; NC_ARGS= records every socket of the machine,
-# as before 2026-11-26 23:00).
+# as before 2026-11-26 23:00), BENCH_W (the workloads, "iperf3 wrk paced"),
+# BENCH_HOG=1 (one nice-0 busy loop pinned to each CPU while a workload
+# runs: the load under which iperf3 receive reads high, docs/NETCPU.md j28b,
+# reproduced on a quiet machine).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -91,17 +94,25 @@ workload() {
 # before ours inside the exact window (docs/NETCPU.md "What the exact
 # window holds")
 hook_links() { bpftool link list 2>/dev/null | grep -c "tp '$1'"; }
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}'"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}"
 printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "hook links"
 for rep in $(seq "$REPS"); do
-	for w in iperf3 wrk paced; do
+	for w in ${BENCH_W:-iperf3 wrk paced}; do
 		# shellcheck disable=SC2086
 		"$NPREC" -q --netcpu exact:"${SOCK_HZ:-997}" ${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.npr" & rp=$!
 		PIDS+=($rp)
 		for _ in $(seq 100); do [ -s "$TMP/$w.npr" ] && break; sleep 0.1; done
 		sleep 1
 		links="$(hook_links sock_send_length)/$(hook_links sock_recv_length)"
+		hogs=()
+		if [ "${BENCH_HOG:-0}" = 1 ]; then
+			for c in $(seq 0 $(($(nproc) - 1))); do
+				taskset -c "$c" sh -c 'while :; do :; done' & hogs+=($!)
+			done
+			PIDS+=("${hogs[@]}")
+		fi
 		workload $w
+		[ ${#hogs[@]} -gt 0 ] && { kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null; }
 		kill -INT $rp; wait $rp 2>/dev/null
 		"$NPREPORT" dump "$TMP/$w.npr" > "$TMP/$w.json"
 		{ python3 "$ROOT/tests/tools/nc_npr.py" sockest < "$TMP/$w.json"
