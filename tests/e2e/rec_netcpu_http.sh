@@ -14,7 +14,10 @@
 #    (probe: samples in tracers' frames while the exact clock runs;
 #    outside: counted samples in the syscall's tail it leaves out). The
 #    bare ratio is printed, not asserted: on a machine with other
-#    recorders it read 0.35-0.87 for receive (j27e).
+#    recorders it read 0.35-0.87 for receive (j27e);
+#  - npanalyze's netcpu_sock table gives the same like-for-like ratio
+#    (window_vs_exact) as this script's own arithmetic on the dump, inside
+#    its own interval.
 # NCH_PREFIX names the namespaces and veth ends (default nch<pid>).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_netcpu_http
@@ -73,6 +76,7 @@ val() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
 sum() { val "$1" "$2" | tr ',' '\n' | awk '{s += $1} END {printf "%d", s}'; }
 
 echo "programs on sock_recv_length when wrk started: $LINKS (nprec's hub among them)" >&2
+declare -A NET
 for c in send recv; do
 	N=$(val "$SE" ${c}_smp) EX=$(val "$SE" ${c}_exact_ns) EST=$(val "$SE" ${c}_est_ns)
 	PR=$(val "$SE" ${c}_probe_smp) OUT=$(val "$SE" ${c}_outside_smp)
@@ -89,8 +93,26 @@ for c in send recv; do
 		rb = x > 0 ? e / x : 0; rn = x > 0 ? m * per / x : 0; pc = k > 0 ? p * per / k : 0
 		printf "%d %.0f %.0f %.3f %.3f %.0f", m, lo, hi, rb, rn, pc}')"
 	echo "$c: exact $EX ns, $N samples (bare $RB), probe $PR ($PC ns a call), outside $OUT: net $RN" >&2
+	NET[$c]=$RN
 	check "$c: enough samples for the check (net count ${M:-none} >= 30)" ge "${M:-0}" 30
 	check "$c: exact within the 99.99 % interval of the net count (${LO:-?}..${HI:-?} ns)" \
 		in_ci "${EX:-0}" "${LO:-}" "${HI:-}"
 done
+
+# the analysis's like-for-like figure: the same counts, the same arithmetic
+if "$NPANALYZE" -q -o "$E2E_TMP/http.npa" "$R" >/dev/null 2>&1 &&
+   "$NPREPORT" "$E2E_TMP/http.npa" -f csv -s netcpu_sock > "$E2E_TMP/nc.csv" 2>/dev/null; then
+	for c in send recv; do
+		read -r W WLO WHI <<<"$(awk -F, -v cl="sock_$c" '
+			NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+			$col["class"] == cl { print $col["window_vs_exact_ratio"], $col["window_lo_ratio"], $col["window_hi_ratio"] }' \
+			"$E2E_TMP/nc.csv")"
+		check "$c: npanalyze window_vs_exact ${W:-none} = this script's ${NET[$c]:-none} (±0.002)" \
+			awk -v a="${W:-x}" -v b="${NET[$c]:-y}" 'BEGIN { exit !(a + 0 == a && b + 0 == b && a - b <= 0.002 && b - a <= 0.002) }'
+		check "$c: inside its own interval [${WLO:-?}, ${WHI:-?}]" \
+			awk -v a="${W:-x}" -v l="${WLO:-y}" -v h="${WHI:-z}" 'BEGIN { exit !(l + 0 == l && h + 0 == h && l <= a && a <= h) }'
+	done
+else
+	check "npanalyze and npreport read the recording" false
+fi
 e2e_finish
