@@ -283,7 +283,7 @@ void rc_cli_usage(FILE *f)
 "      --cgroup PATH        only this cgroup (v2 path, relative to the cgroup root)\n"
 "      --netns NAME|PATH    only this network namespace (/var/run/netns/NAME)\n"
 "families (default: flows, txn, netcpu, threads; target <= 3 % of the busy CPU: 0.9-1.7 /\n"
-"1.5-2.0 / 2.3-3.1 % under bulk TCP / saturated HTTP / paced HTTP in five runs on a quiet\n"
+"1.8-2.0 / 2.6-3.1 % under bulk TCP / saturated HTTP / paced HTTP in five runs on a quiet\n"
 "2-CPU VM (start-up ~0.4 s of CPU), tcpdump -w -s128 4.3-7.4 / 8.0-10.5 / 3.7-7.6 %; end\n"
 "to end, saturated HTTP loses 1-10 % of its req/s (eight runs); docs/BENCHMARKS.md\n"
 "\"Current figures\" and \"End-to-end pairs\"; opt-in,\n"
