@@ -3,9 +3,11 @@
 # recorder, veth pk-hv + external pk-he) -- remote node (pk-x). A ping-pong
 # RPC (32 KB each way, 200 us apart) runs from the pod to the remote node.
 #  1. --profile-baseline records the P99 of RTT/RNST1/CNST/RNST2;
-#  2. --baseline --scale 10 at the same load: no alert survives (perfmon
-#     picks X = 3 on quiet servers; test machines run other jobs, and the
-#     anomalies below are 30-100x the baseline);
+#  2. --baseline --scale 10 at the same load: at most 1 % of calls raise a
+#     kept alert (perfmon picks X = 3 on quiet servers; test machines run
+#     other jobs: a CI run on a busy VM kept 11 RTT alerts in 10496 calls,
+#     scheduler stalls of the RPC peers. The anomalies below are 30-100x
+#     the baseline and hit nearly every call);
 #  3. TBF on the host's external link (requests queue after the ext TC hook,
 #     inside the RTT but outside RNST/CNST): RTT alerts, no CNST alerts;
 #  4. TBF on the pod's veth toward the pod (responses queue after the veth
@@ -44,6 +46,9 @@ run() {
 	grep -E '^(kept|raised|filtered|ewma|inter_)' "$T/$name.txt" | tr '\n' ' ' >&2; echo >&2
 	return $rc
 }
+calls() { local x; x=$(awk -F= '$1=="calls"{print $2}' "$T/$1.rpc" 2>/dev/null); echo "${x:-0}"; }
+# few NAME KIND: the kept alerts of KIND are at most 1 % of the run's calls.
+few() { local k; k=$(v "kept_$2" "$1"); [ "$k" != missing ] && le "$((k * 100))" "$(calls "$1")"; }
 v() { local x; x=$(awk -F= -v k="$1" '$1==k{print $2}' "$T/$2.txt" 2>/dev/null); echo "${x:-missing}"; }
 
 run profile --profile-baseline "$T/base.npb"
@@ -55,23 +60,35 @@ check "baseline CNST P99 > 0 ($(v inter_cnst_p99_ns base) ns)" gt "$(v inter_cns
 check "baseline RNST1 and RNST2 P99 > 0" gt "$(awk -v a="$(v inter_rnst1_p99_ns base)" -v b="$(v inter_rnst2_p99_ns base)" 'BEGIN{print (a>0 && b>0)}')" 0
 check "STACK_EWMA rows written" gt "$(v ewma_rows profile)" 0
 
-run idle --baseline "$T/base.npb" --scale 10
-check "idle run ok" [ $? -eq 0 ]
+# The idle check needs an idle machine: an attempt counts only if the
+# client's own p99 stays within 3x the profiling run's (a 1 ms stall of
+# the RPC peers is a real slow call, and perfmon rightly reports it).
+# Up to three attempts; a quiet attempt with kept alerts over 1 % of its
+# calls fails, and so does finding no quiet attempt.
+p99() { awk -F= '$1=="p99_us"{print $2}' "$T/$1.rpc" 2>/dev/null; }
+quiet=
+for a in 1 2 3; do
+	run idle --baseline "$T/base.npb" --scale 10 || break
+	le "$(p99 idle)" "$(awk -v p="$(p99 profile)" 'BEGIN{print 3 * p}')" && { quiet=1; break; }
+	echo "  (idle attempt $a: client p99 $(p99 idle) us > 3x profile's $(p99 profile) us: machine busy, again)" >&2
+done
+check "idle run ok" [ -s "$T/idle.txt" ]
+check "a quiet idle attempt (client p99 <= 3x the profile's)" [ -n "$quiet" ]
 for c in rtt rnst1 cnst rnst2; do
-	check "idle: no $c alert kept ($(v kept_$c idle))" [ "$(v kept_$c idle)" = 0 ]
+	check "idle: $c alerts kept <= 1 % of calls ($(v kept_$c idle) of $(calls idle))" few idle $c
 done
 
 ip netns exec pk-h tc qdisc add dev pk-he root tbf rate 40mbit burst 16kb latency 400ms
 run extlimit --baseline "$T/base.npb" --scale 10
 check "ext rate limit run ok" [ $? -eq 0 ]
 ip netns exec pk-h tc qdisc del dev pk-he root
-check "ext rate limit: RTT alerts kept ($(v kept_rtt extlimit))" gt "$(v kept_rtt extlimit)" 10
-check "ext rate limit: no CNST alert ($(v kept_cnst extlimit))" [ "$(v kept_cnst extlimit)" = 0 ]
+check "ext rate limit: RTT alerts kept on > half the calls ($(v kept_rtt extlimit) of $(calls extlimit))" gt "$(v kept_rtt extlimit)" "$(($(calls extlimit) / 2))"
+check "ext rate limit: CNST alerts <= 1 % of calls ($(v kept_cnst extlimit))" few extlimit cnst
 
 ip netns exec pk-h tc qdisc add dev pk-hv root tbf rate 40mbit burst 16kb latency 400ms
 run podlimit --baseline "$T/base.npb" --scale 10
 check "pod rate limit run ok" [ $? -eq 0 ]
 ip netns exec pk-h tc qdisc del dev pk-hv root
-check "pod-side rate limit: CNST alerts kept ($(v kept_cnst podlimit))" gt "$(v kept_cnst podlimit)" 10
-check "pod-side rate limit: no RTT alert ($(v kept_rtt podlimit))" [ "$(v kept_rtt podlimit)" = 0 ]
+check "pod-side rate limit: CNST alerts kept on > half the calls ($(v kept_cnst podlimit) of $(calls podlimit))" gt "$(v kept_cnst podlimit)" "$(($(calls podlimit) / 2))"
+check "pod-side rate limit: RTT alerts <= 1 % of calls ($(v kept_rtt podlimit))" few podlimit rtt
 e2e_finish
