@@ -151,14 +151,22 @@ static __always_inline void sk_ident(const struct sock *sk, bool btf, struct sk_
 	}
 }
 
-/* First slot of the socket's window: a multiplicative hash of its address
- * and tuple. The tuple matters: one socket after another, each freed
- * before the next, often gets the same address, and their flows (kept
- * until user space read them) must not all compete for one window. */
+/* First slot of the socket's window: a hash of its address and tuple.
+ * The tuple matters: one socket after another, each freed before the
+ * next, often gets the same address, and their flows (kept until user
+ * space read them) must not all compete for one window. The product is
+ * mixed down (a shift-xor after the multiplication, as in MurmurHash3's
+ * finalizer) because the bits kept are the low ones: without it a local
+ * port entered them only through its low 14 bits times a constant, so a
+ * churn's ports made a lattice of windows and ports 16384 apart shared one
+ * (rec_flows' churn found no free slot now and then). */
 static __always_inline __u32 sk_slot0(const struct sk_ident *x)
 {
 	__u64 v = x->skid ^ x->addrpair ^ ((__u64)x->portpair << 24);
-	return (__u32)((v * 0x9E3779B97F4A7C15ULL) >> 40) & flows_slot_mask;
+	v ^= v >> 33;
+	v *= 0xFF51AFD7ED558CCDULL;
+	v ^= v >> 33;
+	return (__u32)v & flows_slot_mask;
 }
 
 /* The slot's owner is this socket with the tuple it has now. */

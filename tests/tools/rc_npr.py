@@ -44,10 +44,14 @@ def records(kind):
 
 
 def flows():
+    # a connection is its tuple and the time its flow opened: a tuple used
+    # again (a local port reused after TIME_WAIT, under connection churn)
+    # is another connection and another line
     acc = {}
     for b in records("flows"):
+        opened = b.get("open_ns", [0] * b["n"])
         for i in range(b["n"]):
-            k = (b["laddr"][i], b["lport"][i], b["raddr"][i], b["rport"][i], b["proto"][i])
+            k = (b["laddr"][i], b["lport"][i], b["raddr"][i], b["rport"][i], b["proto"][i], opened[i])
             a = acc.setdefault(k, [0, 0, 0, 0, 0, 0])
             a[0] += b["tx_bytes"][i]
             a[1] += b["rx_bytes"][i]
@@ -57,7 +61,7 @@ def flows():
             if b["srtt_n"][i]:
                 a[5] = b["srtt_mean_us"][i]
     for k, a in sorted(acc.items()):
-        print(*k, *a)
+        print(*k[:5], *a)
 
 
 def txn():
