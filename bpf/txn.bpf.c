@@ -367,7 +367,7 @@ static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, bool b
  * last bytes during this call, after they were queued: the stamp is that
  * transmit's start, before the device and, on veth or loopback, the
  * peer's receive processing that runs inside the send. A receive's stamp
- * is its last copy (docs/NPREC.md "Transactions" gives the measured
+ * is its last copy (docs/NPREC.md, the txn family, gives the measured
  * distance to the hook's own clock read). Either must also be after lo,
  * the connection's last stamp (0: none, the first request of a
  * connection): a stale cache, one from an earlier call, is never used.
@@ -1097,11 +1097,11 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		 * entry netcpu stamped), or when its first segment left (the
 		 * socket's stamp), or at txn_sendmsg (NPREC_TEST_TXN_SENDMSG=1:
 		 * the phase is PH_REQ already); without any, here. A
-		 * server's, when it received it. The clock is read only for a
-		 * start: last_ns is not kept in the request run (nothing reads
-		 * it there: a transaction ends at its last response call, and
-		 * the next request's lower bound is that end), so a request's
-		 * later reads and sends take no clock read. */
+		 * server's, when it received it (sk_clock: its copy). A stamp
+		 * is taken only for a start: last_ns is not kept in the
+		 * request run (nothing reads it there: a transaction ends at
+		 * its last response call, and the next request's lower bound
+		 * is that end), so a request's later reads and sends take none. */
 		if (c->phase != PH_REQ) {
 			__u64 e = 0;
 			req_begin(c, !tx ? io_stamp(sk, false, c->last_ns, TXN_CK_RX_REQ, btf, &e) :
