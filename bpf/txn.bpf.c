@@ -35,6 +35,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_TCP_CLOSE 7
 #define RC_TCP_LAST_ACK 9
 #define RC_MSG_PEEK 2
+#define RC_SOCK_STREAM 1
 
 enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
 
@@ -1041,10 +1042,13 @@ static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk, 
 	c->keyed = 1;
 }
 
-/* A socket of ours: TCP over IP, through the filters. */
+/* A socket of ours: TCP over IP, through the filters. A SOCK_RAW socket
+ * of protocol TCP is not (sk_clock and sk_tx_start read it as a tcp_sock). */
 static __always_inline bool sk_wanted(const struct sock *sk, bool btf)
 {
 	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
+		return false;
+	if ((btf ? sk->sk_type : BPF_CORE_READ_BITFIELD_PROBED(sk, sk_type)) != RC_SOCK_STREAM)
 		return false;
 	__u16 fam = rc_sk_family_x(sk, btf);
 	return (fam == AF_INET || fam == AF_INET6) && rc_filter_sk_task(sk);
