@@ -362,20 +362,27 @@ static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, bool b
 /* The socket's cached TCP clock when it provably stamps this call's data,
  * else 0. tcp_clock_cache (ns, ktime_get_ns: CLOCK_MONOTONIC, the base of
  * bpf_ktime_get_ns) is refreshed by tcp_mstamp_refresh(): at the start of
- * every tcp_write_xmit, in receive processing (tcp_rcv_established) and
- * in tcp_recvmsg after each copy to the user (tcp_rcv_space_adjust). A
+ * every tcp_write_xmit, in receive processing (tcp_rcv_established) and,
+ * before 6.19, in tcp_recvmsg after each copy to the user
+ * (tcp_rcv_space_adjust; 6.19's 0ae1ac7335ca dropped that refresh). A
  * send (tx) whose data all left (snd_nxt == write_seq) transmitted its
  * last bytes during this call, after they were queued: the stamp is that
  * transmit's start, before the device and, on veth or loopback, the
  * peer's receive processing that runs inside the send. A receive's stamp
- * is its last copy (docs/NPREC.md, the txn family, gives the measured
- * distance to the hook's own clock read). Either must also be after lo,
- * the connection's last stamp (0: none, the first request of a
- * connection): a stale cache, one from an earlier call, is never used.
- * Otherwise (a send that waits for the window, raw_tp, a kernel without
- * the field) the caller reads the clock: ~60 ns a read on the project VM,
- * which server-side was one read on each request and one on each
- * response (issue 24). */
+ * is its last copy, where the kernel refreshes there (txn_rx_cache). It
+ * is not where the read returns: the rest of tcp_recvmsg (the ACK that
+ * the read's window update sends and, on veth or loopback, the peer's
+ * processing of it), release_sock and the other programs on the hook
+ * come after it, 0.5-4 us on the project VM (notes/j29e.md), so only a
+ * server's request read takes it (its start moves to the copy), never a
+ * client's response read (its end would move before the read's return,
+ * where the client's own clock ends it: rec_txn's p50 check, j27c's
+ * revert). Either must also be after lo, the connection's last stamp (0:
+ * none, the first request of a connection): a stale cache, one from an
+ * earlier call, is never used. Otherwise (a send that waits for the
+ * window, raw_tp, a kernel without the field) the caller reads the
+ * clock: ~60 ns a read on the project VM, which server-side was one read
+ * on each request and one on each response (issue 24). */
 static __always_inline __u64 sk_clock(const struct sock *sk, bool tx, __u64 lo, bool btf)
 {
 	if (!btf || !lo || !bpf_core_field_exists(struct tcp_sock, tcp_clock_cache))
@@ -423,10 +430,25 @@ static __always_inline __u64 clock_check(const struct sock *sk, bool tx, __u64 l
 	return e < 0xffffffffULL ? e : 0xffffffffULL;
 }
 
-/* The stamp of a call's data: sk_clock's, else the clock now. *e: the
- * distance to the clock now (clock_check; check mode only). */
-static __always_inline __u64 io_stamp(const struct sock *sk, bool tx, __u64 lo, __u32 kind, bool btf, __u64 *e)
+/* A server's request read takes the cache only where tcp_recvmsg
+ * refreshes it after each copy: user space sets this from the kernel
+ * release (before 6.19; NPREC_TEST_TXN_RX_CACHE=0|1 overrides). */
+const volatile bool txn_rx_cache = false;
+/* NPREC_TEST_TXN_CLIENT_CACHE=1: a client's response reads take it too
+ * (j27c's stamps, for bench/txn_p50pair.sh and tests: wrong, see sk_clock) */
+const volatile bool txn_cli_cache = false;
+
+/* The stamp of a call's data: sk_clock's where the call may take it
+ * (cache), else the clock now. *e: the distance to the clock now
+ * (clock_check; check mode only; 0 for a clock read). */
+static __always_inline __u64 io_stamp(const struct sock *sk, bool tx, bool cache, __u64 lo, __u32 kind,
+				      bool btf, __u64 *e)
 {
+	if (!cache) {
+		if (txn_clock_check)
+			ck_count(kind, 0);
+		return bpf_ktime_get_ns();
+	}
 	if (txn_clock_check)
 		*e = clock_check(sk, tx, lo, kind, btf);
 	__u64 t = sk_clock(sk, tx, lo, btf);
@@ -1101,14 +1123,15 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		 * entry netcpu stamped), or when its first segment left (the
 		 * socket's stamp), or at txn_sendmsg (NPREC_TEST_TXN_SENDMSG=1:
 		 * the phase is PH_REQ already); without any, here. A
-		 * server's, when it received it (sk_clock: its copy). A stamp
+		 * server's, when it received it (sk_clock: its copy, where the
+		 * kernel refreshes the cache there, else the read's end). A stamp
 		 * is taken only for a start: last_ns is not kept in the
 		 * request run (nothing reads it there: a transaction ends at
 		 * its last response call, and the next request's lower bound
 		 * is that end), so a request's later reads and sends take none. */
 		if (c->phase != PH_REQ) {
 			__u64 e = 0;
-			req_begin(c, !tx ? io_stamp(sk, false, c->last_ns, TXN_CK_RX_REQ, btf, &e) :
+			req_begin(c, !tx ? io_stamp(sk, false, txn_rx_cache, c->last_ns, TXN_CK_RX_REQ, btf, &e) :
 				     txn_nc_start ? req_start(bpf_ktime_get_ns()) : sk_tx_start(sk, c->last_ns, btf),
 				  btf);
 			if (txn_clock_check)
@@ -1128,8 +1151,10 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	} else {
 		if (c->phase == PH_IDLE)
 			return 0;   /* unsolicited data (a banner, a late tail): no transaction */
+		/* a server's response send: its last transmit; a client's
+		 * response read: its end, the clock (sk_clock) */
 		__u64 e = 0;
-		__u64 now = io_stamp(sk, tx, c->phase == PH_REQ ? c->start_ns : c->last_ns,
+		__u64 now = io_stamp(sk, tx, tx || txn_cli_cache, c->phase == PH_REQ ? c->start_ns : c->last_ns,
 				     tx ? TXN_CK_TX_RESP : TXN_CK_RX_RESP, btf, &e);
 		if (txn_clock_check)
 			c->pad = (c->pad & ~0xffffffffULL) | e;

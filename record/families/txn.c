@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 
 #include "cpuslice.h"
@@ -264,6 +265,25 @@ static void rc_txn_tps(struct rc_txn *t)
 	memcpy(t->tps, v, sizeof(v));
 }
 
+/* Whether tcp_recvmsg refreshes the socket's cached TCP clock after each
+ * copy (tcp_rcv_space_adjust), so that a server's request read may be
+ * stamped with it (bpf/txn.bpf.c sk_clock): before 6.19, whose
+ * 0ae1ac7335ca ("tcp: remove one ktime_get() from recvmsg() fast path")
+ * dropped that refresh; there the cache would be the request's arrival or
+ * an older event. NPREC_TEST_TXN_RX_CACHE=0|1 overrides. */
+static bool txn_rx_cache_ok(void)
+{
+	const char *o = getenv("NPREC_TEST_TXN_RX_CACHE");
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+
+	if (o && (*o == '0' || *o == '1'))
+		return *o == '1';
+	if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return false;
+	return maj < 6 || (maj == 6 && min < 19);
+}
+
 static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char *err, size_t errlen)
 {
 	t->skel = txn_bpf__open();
@@ -290,6 +310,9 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	t->skel->rodata->txn_test_seq_full = sf && *sf == '1';
 	/* a wide window for closes between the stats read and the slot flip
 	 * (rec_txn.sh: their rows come a snapshot after their buckets) */
+	t->skel->rodata->txn_rx_cache = txn_rx_cache_ok();
+	const char *cc = getenv("NPREC_TEST_TXN_CLIENT_CACHE");
+	t->skel->rodata->txn_cli_cache = cc && *cc == '1';
 	const char *ck = getenv("NPREC_TEST_TXN_CLOCKCHECK");
 	t->clock_check = ck && *ck == '1';
 	t->skel->rodata->txn_clock_check = t->clock_check;
