@@ -40,8 +40,8 @@ fi
 mkfifo "$TMP/go"
 # the client waits for the probe: its pid is the probe's filter
 ip netns exec $NSA bash -c "read < $TMP/go; exec $NP_BUILD/tools/rc_httpc -h $IPB -p 8080 -n ${BENCH_K:-5000} -c 4 -u /big.html" &
-C=$!; PIDS+=($C)
-"$TMP/probe" $C > "$TMP/probe.out" & P=$!; PIDS+=($P)
+C=$!; PIDS+=("$C")
+"$TMP/probe" $C > "$TMP/probe.out" & P=$!; PIDS+=("$P")
 for _ in $(seq 100); do grep -q ready "$TMP/probe.out" && break; sleep 0.1; done
 echo "txn_copyprobe: kernel $(uname -r), ${BENCH_FILE_KIB:-128} KiB, recorders ${RECORDERS:-none}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo go > "$TMP/go"

@@ -35,7 +35,7 @@ turn() {
 	local d=${DIR[$1]} p ps=() out own rec
 	# shellcheck disable=SC2086
 	env ${ENVS[$1]} "$d/nprec" -q --txn-events all --netns $NSA -o "$TMP/a.npr" 2>>"$TMP/rec.err" & p=$!
-	PIDS+=($p); ps+=($p)
+	PIDS+=("$p"); ps+=("$p")
 	if [ -z "${ALONE:-}" ]; then
 		# shellcheck disable=SC2086
 		env ${ENVS[$1]} "$d/nprec" -q --txn-events all --netns $NSB -o "$TMP/b.npr" 2>>"$TMP/rec.err" & PIDS+=($!); ps+=($!)
