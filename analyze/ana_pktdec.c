@@ -56,6 +56,22 @@ struct pd_evs {
 	size_t pvcap;
 	uint32_t *pslot;            /* open addressing over pid, index + 1 */
 	size_t pscap;
+	/* The flow number each event gets, per flow of fl: fl's own index,
+	 * or, appending in place (dm set), the model's index of the flow
+	 * (found without creating it) or the one it will get when pd_commit
+	 * creates it (fbase + its rank among the record's new flows). */
+	uint32_t *fmod;
+	size_t fmcap;
+	/* In place: the events go straight to the model's event array, past
+	 * its end (the reading thread only, no decoding workers): out there,
+	 * with the host's number and the model's flow numbers; pd_commit
+	 * then only checks the flows and counts them. No copy of the events
+	 * through a per-record buffer (2 MB of 65536 events that left the
+	 * cache before the copy read them back). */
+	struct ana_model *dm;
+	uint16_t host;              /* the events' host (0 when not in place) */
+	uint32_t fbase, nnew;
+	struct ana_pev *out;        /* where the events go: ev, or the model's array */
 	uint64_t lost, seen, missed, prog_missed, capped;   /* summed over the body's "hooks" map */
 };
 
@@ -123,7 +139,7 @@ static void pd_lost(struct pd_evs *o, const struct pktcols_raw *body)
 static void pd_evs_free(struct pd_evs *o)
 {
 	free(o->ev); free(o->fl); free(o->pre); free(o->pid); free(o->ploc);
-	free(o->prev); free(o->pslot);
+	free(o->prev); free(o->pslot); free(o->fmod);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -185,9 +201,25 @@ static int pd_number_flows(struct pd_evs *o, struct pktcols_col *col, size_t n, 
 	}
 	if (ana_vec_grow((void **)&o->ploc, &o->plcap, o->npre, sizeof(*o->ploc)) ||
 	    ana_vec_grow((void **)&o->prev, &o->pvcap, o->npre, sizeof(*o->prev)) ||
-	    ana_vec_grow((void **)&o->fl, &o->flcap, o->npre, sizeof(*o->fl)))
+	    ana_vec_grow((void **)&o->fl, &o->flcap, o->npre, sizeof(*o->fl)) ||
+	    ana_vec_grow((void **)&o->fmod, &o->fmcap, o->npre, sizeof(*o->fmod)))
 		return -1;
 	return 0;
+}
+
+/* A flow of the record seen first among its kept events: its number in
+ * fl, and the flow number its events get (pd_evs.fmod). */
+static uint32_t pd_new_flow(struct pd_evs *o, uint32_t pf)
+{
+	uint32_t fi = (uint32_t)o->nfl++;
+	uint64_t id = o->pid[pf];
+	o->ploc[pf] = fi;
+	o->fl[fi] = (struct pd_flow){ id, UINT64_MAX, 0, 0 };
+	if (!o->dm)
+		o->fmod[fi] = fi;
+	else if ((o->fmod[fi] = ana_flow_lookup(o->dm, o->host, id, false)) == UINT32_MAX)
+		o->fmod[fi] = o->fbase + o->nnew++;
+	return fi;
 }
 
 /* The columns of one record (PD_C_*), each read piece by piece. */
@@ -281,18 +313,16 @@ static void pd_emit(struct pd_evs *o, const struct pd_piece *pc,
 		if (hook == PK_HOOK_AID_TX || hook == PK_HOOK_AID_RX)
 			continue;               /* active-ID bookkeeping, not a path hook */
 		uint32_t fi = o->ploc[pre[i]];
-		if (fi == UINT32_MAX) {
-			fi = o->ploc[pre[i]] = (uint32_t)o->nfl;
-			o->fl[o->nfl++] = (struct pd_flow){ o->pid[pre[i]], UINT64_MAX, 0, 0 };
-		}
-		struct ana_pev *e = &o->ev[o->n++];
+		if (fi == UINT32_MAX)
+			fi = pd_new_flow(o, pre[i]);
+		struct ana_pev *e = &o->out[o->n++];
 		e->ts = ts;
 		e->hook = (uint8_t)hook;
 		e->flags = (uint8_t)((has & 1u << PD_C_EFL ? pc->v[PD_C_EFL][i] : 0) & 0x7);
 		if (has & 1u << PD_C_TFL && (pc->v[PD_C_TFL][i] & 0x07))     /* FIN | SYN | RST */
 			e->flags |= ANA_EVF_CTL;
-		e->host = 0;                /* set by pd_commit */
-		e->flow = fi;
+		e->host = o->host;
+		e->flow = o->fmod[fi];
 		uint64_t u = has & 1u << PD_C_UID ? pc->v[PD_C_UID][i] : 0;
 		if (u) {                    /* UDP best-effort ID */
 			e->seq = (uint32_t)u;
@@ -354,11 +384,12 @@ static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint
 	const uint8_t *hk = col[PD_C_HOOK].p, *ud = col[PD_C_UID].p, *tf = col[PD_C_TFL].p,
 		*ef = col[PD_C_EFL].p;
 	/* locals: a store through ev may alias what o points to */
-	struct ana_pev *ev = o->ev;
+	struct ana_pev *ev = o->out;
 	struct pd_flow *fl = o->fl;
 	struct pd_prev *prev = o->prev;
-	uint32_t *ploc = o->ploc;
-	size_t n = o->n, nfl = o->nfl;
+	const uint32_t *ploc = o->ploc, *fmod = o->fmod;
+	const uint16_t host = o->host;
+	size_t n = o->n;
 	for (size_t i = 0; i < k; i++) {
 		uint64_t ts = fb->ts[i];
 		unsigned hook = hk[i], uid = ud[i];
@@ -370,11 +401,9 @@ static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint
 		if (!ts || hook == 0 || hook >= ANA_NHOOKS || hook == PK_HOOK_AID_TX || hook == PK_HOOK_AID_RX)
 			continue;
 		uint32_t fi = ploc[pf];
-		if (fi == UINT32_MAX) {
-			fi = ploc[pf] = (uint32_t)nfl;
-			fl[nfl++] = (struct pd_flow){ o->pid[pf], UINT64_MAX, 0, 0 };
-		}
-		ev[n++] = (struct ana_pev){ .ts = ts, .hook = (uint8_t)hook, .flow = fi,
+		if (fi == UINT32_MAX)
+			fi = pd_new_flow(o, pf);
+		ev[n++] = (struct ana_pev){ .ts = ts, .hook = (uint8_t)hook, .flow = fmod[fi], .host = host,
 			.flags = (uint8_t)((ef[i] & 0x7) | (tf[i] & 0x07 ? ANA_EVF_CTL : 0)),
 			.seq = uid ? uid : seq, .len = uid ? 0 : fb->w[0][i],
 			.ack = uid ? 0 : ack, .xid = uid ? 0 : tsv };
@@ -384,7 +413,6 @@ static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint
 		f->n++;
 	}
 	o->n = n;
-	o->nfl = nfl;
 	for (int j = 0; j < 4; j++)
 		pktcols_col_skip(&col[pd_fix[j]], k);
 	return k;
@@ -413,7 +441,26 @@ static int pd_open(const struct pktcols_raw *body, struct pktcols_col *col, stru
 	return 0;
 }
 
-/* The events of one PKT_EVENTS body into o->ev, as pd_commit will append
+static int pd_pev_grow(struct ana_model *m, size_t need);
+
+/* Where the events of n go: past the end of the model's array when o is
+ * in place and it has room (else not in place), else o->ev. 0 or -1. */
+static int pd_out(struct pd_evs *o, size_t n)
+{
+	if (o->dm && pd_pev_grow(o->dm, o->dm->pev.n + n) == 0) {
+		o->out = o->dm->pev.v + o->dm->pev.n;
+		o->fbase = (uint32_t)o->dm->flows.n;
+		return 0;
+	}
+	o->dm = NULL;
+	o->host = 0;
+	if (ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
+		return -1;
+	o->out = o->ev;
+	return 0;
+}
+
+/* The events of one PKT_EVENTS body into o->out, as pd_commit will append
  * them. A column found malformed half-way is unusable as a whole: the
  * build starts again without it (ts_d, hook, flow: the record has no
  * events). */
@@ -429,8 +476,9 @@ static void pd_build(struct pd_evs *o, const struct pktcols_raw *body)
 again:
 	o->n = 0;
 	o->nfl = 0;
+	o->nnew = 0;
 	if (pd_open(body, col, &flow, &n, &has) || !n || pd_number_flows(o, &flow, n, &maxid) ||
-	    ana_vec_grow((void **)&o->ev, &o->evcap, n, sizeof(*o->ev)))
+	    pd_out(o, n))
 		return;
 	has &= ~drop;
 	/* ids as written by no recorder: the deltas are left as they are */
@@ -529,13 +577,52 @@ static void pd_commit(struct ana_model *m, int host, const struct pd_evs *o)
 		free(map);
 }
 
+/* pd_commit of events built in place (pd_evs.dm): the flows are looked
+ * up (created) in the same order, and when each has the number its
+ * events got, the events are appended by counting them. Otherwise (a
+ * flow not had, two ids of one model flow) the record is built again
+ * into o->ev for pd_commit: what it does then is what it would have done. */
+static void pd_commit_direct(struct ana_model *m, int host, struct pd_evs *o,
+			     const struct pktcols_raw *body)
+{
+	for (size_t f = 0; f < o->nfl; f++) {
+		uint32_t fi = ana_flow_lookup(m, (uint16_t)host, o->fl[f].id, true);
+		if (fi == UINT32_MAX || fi != o->fmod[f]) {
+			o->dm = NULL;
+			o->host = 0;
+			pd_build(o, body);
+			pd_commit(m, host, o);
+			return;
+		}
+	}
+	struct ana_host *h = &m->hosts.v[host];
+	h->pkt_lost += o->lost;
+	h->pkt_seen += o->seen;
+	h->pkt_missed += o->missed;
+	h->pkt_prog_missed += o->prog_missed;
+	h->capped_events += o->capped;
+	for (size_t f = 0; f < o->nfl; f++) {
+		if (o->fl[f].t_min < h->t_min) h->t_min = o->fl[f].t_min;
+		if (o->fl[f].t_max > h->t_max) h->t_max = o->fl[f].t_max;
+		h->pkt_events += o->fl[f].n;
+	}
+	m->pev.n += o->n;
+}
+
+/* A record decoded and appended on the reading thread: in place (no
+ * worker reads the model meanwhile). */
 static void pd_inline(struct ana_pktdec *d, int host, const struct np_record *rec)
 {
 	struct pktcols_raw body;
 	if (pktcols_raw_from_record(&body, rec))
 		return;
+	d->inl.dm = d->m;
+	d->inl.host = (uint16_t)host;
 	pd_build(&d->inl, &body);
-	pd_commit(d->m, host, &d->inl);
+	if (d->inl.dm)
+		pd_commit_direct(d->m, host, &d->inl, &body);
+	else
+		pd_commit(d->m, host, &d->inl);
 }
 
 /* Decodes the oldest job no thread took yet (mu held, released while
