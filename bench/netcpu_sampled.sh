@@ -31,7 +31,13 @@
 # as before 2026-11-26 23:00), BENCH_W (the workloads, "iperf3 wrk paced"),
 # BENCH_HOG=1 (one nice-0 busy loop pinned to each CPU while a workload
 # runs: the load under which iperf3 receive reads high, docs/NETCPU.md j28b,
-# reproduced on a quiet machine).
+# reproduced on a quiet machine; BENCH_HOG_CPUS: on these CPUs only),
+# BENCH_DUAL=1 (a second recorder at the default --netcpu sample, netcpu
+# alone, its timer at SOCK_HZ too, over the same workload: column `dflt`
+# is its estimate over the exact figure. The exact recording's sampler
+# decides softirq by the exact pair, the default's by preempt_count and the
+# walk, so only this column checks the default's own rule: docs/NETCPU.md
+# j29d).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -94,10 +100,18 @@ workload() {
 # before ours inside the exact window (docs/NETCPU.md "What the exact
 # window holds")
 hook_links() { bpftool link list 2>/dev/null | grep -c "tp '$1'"; }
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}"
-printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "hook links"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}${BENCH_HOG_CPUS:+ on CPUs $BENCH_HOG_CPUS}, BENCH_DUAL=${BENCH_DUAL:-0}"
+printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "dflt/n" "hook links"
 for rep in $(seq "$REPS"); do
 	for w in ${BENCH_W:-iperf3 wrk paced}; do
+		dp=""
+		if [ "${BENCH_DUAL:-0}" = 1 ]; then
+			# shellcheck disable=SC2086
+			"$NPREC" -q --netcpu sample:"${SOCK_HZ:-997}" --no-flows --no-txn --no-threads \
+				${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.dflt.npr" & dp=$!
+			PIDS+=("$dp")
+			for _ in $(seq 100); do [ -s "$TMP/$w.dflt.npr" ] && break; sleep 0.1; done
+		fi
 		# shellcheck disable=SC2086
 		"$NPREC" -q --netcpu exact:"${SOCK_HZ:-997}" ${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.npr" & rp=$!
 		PIDS+=($rp)
@@ -106,7 +120,7 @@ for rep in $(seq "$REPS"); do
 		links="$(hook_links sock_send_length)/$(hook_links sock_recv_length)"
 		hogs=()
 		if [ "${BENCH_HOG:-0}" = 1 ]; then
-			for c in $(seq 0 $(($(nproc) - 1))); do
+			for c in ${BENCH_HOG_CPUS:-$(seq 0 $(($(nproc) - 1)))}; do
 				taskset -c "$c" sh -c 'while :; do :; done' & hogs+=($!)
 			done
 			PIDS+=("${hogs[@]}")
@@ -114,9 +128,17 @@ for rep in $(seq "$REPS"); do
 		workload $w
 		[ ${#hogs[@]} -gt 0 ] && { kill "${hogs[@]}"; wait "${hogs[@]}" 2>/dev/null; }
 		kill -INT $rp; wait $rp 2>/dev/null
+		dflt=""
+		if [ -n "$dp" ]; then
+			kill -INT $dp; wait $dp 2>/dev/null
+			# the default's estimates, renamed dflt_*: sent along with the exact recording's
+			dflt=$("$NPREPORT" dump "$TMP/$w.dflt.npr" | python3 "$ROOT/tests/tools/nc_npr.py" sockest |
+				tr ' ' '\n' | grep -E '^(send|recv)_(smp|est_ns)=' | sed 's/^/dflt_/' | tr '\n' ' ')
+			rm -f "$TMP/$w.dflt.npr"
+		fi
 		"$NPREPORT" dump "$TMP/$w.npr" > "$TMP/$w.json"
 		{ python3 "$ROOT/tests/tools/nc_npr.py" sockest < "$TMP/$w.json"
-		  python3 "$ROOT/tests/tools/nc_npr.py" netcpu < "$TMP/$w.json"; } | python3 -c '
+		  python3 "$ROOT/tests/tools/nc_npr.py" netcpu < "$TMP/$w.json"; echo "$dflt"; } | python3 -c '
 import math, sys
 kv = dict(t.split("=") for t in sys.stdin.read().split())
 def ci(n, z=1.96):
@@ -136,12 +158,14 @@ for i, c in enumerate(("send", "recv")):
     # (outside), i.e. the count of samples in the exact window over exact
     m = n - out + pr
     nlo, nhi = ci(m)
-    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %7d %7d %6.0f %8.0f %7.3f %-10s %s" % (
+    dn, de = int(kv.get("dflt_" + c + "_smp", -1)), int(kv.get("dflt_" + c + "_est_ns", 0))
+    dflt = "%.3f/%d" % (de / x, dn) if dn >= 0 and x else "-"
+    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %7d %7d %6.0f %8.0f %7.3f %-10s %-10s %s" % (
           sys.argv[1], c, sys.argv[2], x, n, e,
           e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0,
           pr, (e + pr * p) / x if x else 0, out, calls, x / calls if calls else 0,
           pr * per / calls if calls else 0, m * per / x if x else 0,
-          "yes" if nlo * per <= x <= nhi * per else "NO", links[i]))' "$w" "$rep" "$links"
+          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, links[i]))' "$w" "$rep" "$links"
 		rm -f "$TMP/$w.npr" "$TMP/$w.json"
 	done
 done

@@ -1,0 +1,74 @@
+#!/bin/bash
+# The default's own socket-time estimate against the exact clock (issue
+# 24): a veth iperf3 transfer recorded by two nprec at once, one at the
+# default `--netcpu sample:997`, one at `--netcpu exact:997`, both netcpu
+# alone and filtered to the server's address. An exact recording's own
+# sampler decides softirq by the exact pair, the default's by
+# preempt_count and the walk, so only a second recorder checks the
+# default's rule (docs/NETCPU.md j29d: before its fix, a timer taken in the
+# softirq loop after a hardirq was softirq to the default, and send read
+# ~0.80 x exact). Checked against the exact clock, an independent
+# measurement of the same calls:
+#  - send: exact, less the exact clock's own programs (its probe samples
+#    x their period: the default recording has none of them), within the
+#    99.99 % Poisson interval of the default's sample count x its mean
+#    period, no allowance (the default before the fix fails it);
+#  - receive: the same with 0.25 of allowance on the high side: the
+#    timer's expiries fall in the receiver's calls 1.1-1.2 x as often as
+#    their share under load (docs/NETCPU.md j28b, j29d; not explained).
+# NCD_PREFIX names the namespaces and veth ends (default ncd<pid>).
+. "$(dirname "$0")/../lib/e2e.sh"
+e2e_init rec_netcpu_dual
+e2e_need_root
+command -v iperf3 >/dev/null || e2e_skip "iperf3 not installed"
+[ -x "$NPREC" ] || e2e_skip "nprec not built"
+[ -x "$NPREPORT" ] || e2e_skip "npreport not built"
+NC="python3 $E2E_ROOT/tests/tools/nc_npr.py"
+P=${NCD_PREFIX:-ncd$$}
+NSA=$P-a NSB=$P-b IPA=10.78.32.1 IPB=10.78.32.2
+ns_add $NSA && ns_add $NSB || e2e_skip "cannot create namespaces"
+veth_pair $NSA ${P}a0 $IPA/24 $NSB ${P}b0 $IPB/24 || e2e_skip "cannot create veth"
+PIN_S=() PIN_C=()
+if [ "$(nproc)" -ge 2 ]; then PIN_S=(taskset -c 1) PIN_C=(taskset -c 0); fi
+
+bg ip netns exec $NSB "${PIN_S[@]}" iperf3 -s -B $IPB -p 5301
+ns_wait_listen $NSB 5301 || e2e_skip "iperf3 server did not listen"
+ONLY=(--no-flows --no-txn --no-threads --host $IPB)
+D=$E2E_TMP/dflt.npr X=$E2E_TMP/exact.npr
+bg "$NPREC" -q --netcpu sample:997 "${ONLY[@]}" -o "$D"; DP=$BG_PID
+wait_rec "$D" "$DP" || e2e_skip "nprec (sample) did not start"
+bg "$NPREC" -q --netcpu exact:997 "${ONLY[@]}" -o "$X"; XP=$BG_PID
+wait_rec "$X" "$XP" || e2e_skip "nprec (exact) did not start"
+sleep 1
+ip netns exec $NSA "${PIN_C[@]}" iperf3 -c $IPB -p 5301 -t 6 -J > "$E2E_TMP/client.json" 2>/dev/null
+RC=$?
+kill -INT "$XP" "$DP"; wait "$XP" "$DP" 2>/dev/null
+check "iperf3 transfer ran" [ "$RC" -eq 0 ]
+SENT=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_sent"]["bytes"]))' \
+	"$E2E_TMP/client.json" 2>/dev/null)
+check "iperf3 sent data (${SENT:-none} bytes)" gt "${SENT:-0}" 10000000
+
+SD=$("$NPREPORT" dump "$D" 2>/dev/null | $NC sockest 3.89)
+SX=$("$NPREPORT" dump "$X" 2>/dev/null | $NC sockest 3.89)
+val() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
+check "the default recording is sampled (sock=$(val "$SD" sock))" [ "$(val "$SD" sock)" = sampled ]
+check "the exact recording is exact (sock=$(val "$SX" sock))" [ "$(val "$SX" sock)" = exact ]
+for c in send recv; do
+	ALLOW=0
+	[ $c = recv ] && ALLOW=0.25
+	read -r N LO HI XN RB RN <<<"$(awk -v n="$(val "$SD" ${c}_smp)" -v e="$(val "$SD" ${c}_est_ns)" \
+		-v x="$(val "$SX" ${c}_exact_ns)" -v xn="$(val "$SX" ${c}_smp)" -v xe="$(val "$SX" ${c}_est_ns)" \
+		-v p="$(val "$SX" ${c}_probe_smp)" 'BEGIN{
+		z = 3.89; per = n > 0 ? e / n : 0; xper = xn > 0 ? xe / xn : 0
+		h = z * sqrt(n + z * z / 4); m = n + z * z / 2
+		net = x - p * xper
+		rb = x > 0 ? e / x : 0; rn = net > 0 ? e / net : 0
+		printf "%d %.0f %.0f %.0f %.3f %.3f", n, (m - h) * per, (m + h) * per, net, rb, rn}')"
+	echo "$c: default $N samples, $RB x exact, $RN x exact less its probes ($XN ns)" >&2
+	check "$c: enough default samples (${N:-0} >= 100)" ge "${N:-0}" 100
+	# the default's estimate, with its interval, against exact less probes
+	check "$c: exact less probes ($XN ns) within the default's 99.99 % interval ($LO..$HI ns; high side x (1 + $ALLOW))" \
+		awk -v x="${XN:-0}" -v lo="${LO:-0}" -v hi="${HI:-0}" -v a="$ALLOW" \
+		'BEGIN { exit !(x > 0 && x * (1 + a) >= lo && x <= hi) }'
+done
+e2e_finish
