@@ -1,0 +1,120 @@
+/* The join's retransmission groups (analyze/ana_pjoin.c) on a model built
+ * by hand: a TCP key (seq, ack | 1) passed by pure ACKs and data packets in
+ * turn, its ack's low bit changing, a UDP packet with the same seq and ack,
+ * and enough packets of one event each that the slot table grows during
+ * the join (on 1 thread and in every partition of 2 and 3). A data packet
+ * joins the group of the first data packet of its key (ana_path.c's rule);
+ * the expected groups are written out below, not computed by the join's
+ * method. */
+#include <stdlib.h>
+#include <string.h>
+#include "ana.h"
+#include "ana_path.h"
+#include "tap.h"
+
+#define FILL 30000              /* one-event packets: several times the table's first size */
+
+struct spec { uint32_t seq, ack, xid, len, flow; };
+
+/* The keys' packets, in the order they are first seen; each sent twice
+ * (the second copy 9 000 events later) so that its packet is found again
+ * in the table, not only in the recent cache. */
+static const struct spec kin[] = {
+	{ 7, 100, 1, 0, 0 },        /* 0: pure ACK: no group */
+	{ 7, 101, 2, 500, 0 },      /* 1: first data packet of (7, 101): the original */
+	{ 7, 100, 3, 500, 0 },      /* 2: resent: group of 1 */
+	{ 7, 100, 4, 0, 0 },        /* 3: pure ACK */
+	{ 7, 101, 5, 500, 0 },      /* 4: resent again: group of 1 */
+	{ 7, 100, 6, 500, 1 },      /* 5: UDP, same seq and ack: alone */
+	{ 9, 0, 1, 0, 0 },          /* 6: another key: pure ACKs, ... */
+	{ 9, 1, 2, 0, 0 },          /* 7 */
+	{ 9, 0, 3, 100, 0 },        /* 8: ... then its first data packet: alone */
+};
+#define NKIN (sizeof(kin) / sizeof(kin[0]))
+static const int want_group[NKIN] = { 0, 1, 1, 3, 1, 5, 6, 7, 8 };   /* in kin's numbering */
+static const bool want_ngroup[NKIN] = { 0, 1, 1, 0, 1, 0, 0, 0, 0 };
+
+static void push(struct ana_model *m, uint64_t *ts, uint32_t seq, uint32_t ack, uint32_t xid,
+		 uint32_t len, uint32_t flow)
+{
+	struct ana_pev *e = ANA_PUSH(m->pev);
+	if (e)
+		*e = (struct ana_pev){ .ts = (*ts += 1000), .seq = seq, .ack = ack, .xid = xid,
+				       .len = len, .flow = flow, .host = 0,
+				       .hook = PK_HOOK_DEV_XMIT };
+}
+
+/* The key's packets spread among the fillers, every one seen twice. */
+static void build(struct ana_model *m)
+{
+	struct ana_host *h = ANA_PUSH(m->hosts);
+	struct ana_flow *f0 = ANA_PUSH(m->flows), *f1 = ANA_PUSH(m->flows);
+	CHECK(h && f0 && f1, "model memory");
+	if (!h || !f0 || !f1)
+		return;
+	memset(h, 0, sizeof(*h));
+	f0 = &m->flows.v[0];
+	memset(f0, 0, 2 * sizeof(*f0));
+	m->flows.v[0].proto = 6;
+	m->flows.v[1].proto = 17;
+	uint64_t ts = 0;
+	for (size_t i = 0; i < FILL; i++) {
+		push(m, &ts, 1000000 + 1460 * (uint32_t)i, 5, (uint32_t)i, 1460, 0);
+		size_t x = i / 1000;
+		if (i % 1000 == 500 && x < 2 * NKIN) {
+			const struct spec *s = &kin[x % NKIN];
+			push(m, &ts, s->seq, s->ack, s->xid, s->len, s->flow);
+		}
+	}
+}
+
+static void check(const struct ana_model *m, const struct ana_paths *p, unsigned t)
+{
+	uint32_t k[NKIN];
+	size_t bad = 0, fill = 0;
+	for (size_t i = 0, x = 0; i < m->pev.n; i++) {
+		const struct ana_pev *e = &m->pev.v[i];
+		uint32_t q = p->evpkt[i];
+		if (e->ack == 5) {
+			fill++;
+			bad += q == UINT32_MAX || p->pkts[q].group != q || p->pkts[q].ngroup;
+			continue;
+		}
+		if (x < NKIN)
+			k[x] = q;
+		else
+			bad += q != k[x % NKIN];        /* the second copy: the same packet */
+		x++;
+	}
+	CHECK(fill == FILL && bad == 0, "%u threads: %zu of %zu fillers or copies wrong", t, bad, fill);
+	CHECK(p->npkts == FILL + NKIN, "%u threads: %zu packets", t, p->npkts);
+	for (size_t x = 0; x < NKIN; x++) {
+		const struct ana_pkt *q = &p->pkts[k[x]];
+		CHECK(q->group == k[want_group[x]] && q->ngroup == want_ngroup[x],
+		      "%u threads: packet %zu of the key: group %u (want %u), ngroup %d", t, x,
+		      q->group, k[want_group[x]], q->ngroup);
+		CHECK(q->nev == 2, "%u threads: packet %zu of the key has its 2 events: %u", t, x,
+		      q->nev);
+	}
+}
+
+int main(void)
+{
+	struct ana_options o = { .quiet = true };
+	struct ana_model m;
+	ana_model_init(&m, &o);
+	build(&m);
+	size_t n = m.pev.n;
+	uint32_t *vis = malloc((n ? n : 1) * sizeof(*vis));
+	CHECK(vis != NULL, "memory");
+	for (unsigned t = 1; vis && t <= 3; t++) {
+		struct ana_paths *p = calloc(1, sizeof(*p));
+		CHECK(p && ana_pjoin(&m, p, vis, n, t) == 0, "join on %u threads", t);
+		if (p && p->evpkt)
+			check(&m, p, t);
+		ana_path_free(p);
+	}
+	free(vis);
+	ana_model_free(&m);
+	return tap_done();
+}
