@@ -1,5 +1,7 @@
-/* The join's retransmission groups (analyze/ana_pjoin.c) on a model built
- * by hand: a TCP key (seq, ack | 1) passed by pure ACKs and data packets in
+/* The join (analyze/ana_pjoin.c) and its visit order (ana_path.c) on
+ * models built by hand.
+ *
+ * Retransmission groups: a TCP key (seq, ack | 1) passed by pure ACKs and data packets in
  * turn, its ack's low bit changing, a UDP packet with the same seq and ack,
  * and enough packets of one event each that the slot table grows during
  * the join (on 1 thread and in every partition of 2 and 3). A data packet
@@ -98,8 +100,51 @@ static void check(const struct ana_model *m, const struct ana_paths *p, unsigned
 	}
 }
 
+/* The visit order where a stretch stops at 256 events: host 1's run is
+ * earlier by one event and then ties host 0's next time for 299 events;
+ * ana_vstep takes 256 of them, then host 0's (the tie goes to run 0), then
+ * the rest. */
+static void test_visit_cap(void)
+{
+	struct ana_options o = { .quiet = true };
+	struct ana_model m;
+	ana_model_init(&m, &o);
+	struct ana_host *h = ANA_PUSH(m.hosts);
+	if (h)
+		memset(h, 0, sizeof(*h));
+	h = ANA_PUSH(m.hosts);
+	if (h)
+		memset(h, 0, sizeof(*h));
+	static const struct { uint16_t host; uint64_t ts; size_t n; } runs[] = {
+		{ 0, 5000, 10 }, { 0, 9000, 5 }, { 1, 4999, 1 }, { 1, 5000, 299 },
+	};
+	for (size_t r = 0; r < 4; r++)
+		for (size_t i = 0; i < runs[r].n; i++) {
+			struct ana_pev *e = ANA_PUSH(m.pev);
+			if (e)
+				*e = (struct ana_pev){ .ts = runs[r].ts, .host = runs[r].host };
+		}
+	CHECK(m.hosts.n == 2 && m.pev.n == 315, "visit model");
+	uint32_t vis[315], want[315];
+	size_t w = 0;
+	for (uint32_t i = 15; i < 15 + 256; i++)        /* host 1: 4999, then 255 ties */
+		want[w++] = i;
+	for (uint32_t i = 0; i < 10; i++)               /* host 0 at 5000 (the tie) */
+		want[w++] = i;
+	for (uint32_t i = 15 + 256; i < 315; i++)       /* host 1's rest, before 9000 */
+		want[w++] = i;
+	for (uint32_t i = 10; i < 15; i++)
+		want[w++] = i;
+	if (m.pev.n == 315) {
+		ana_visit_fill(&m, vis);
+		CHECK(!memcmp(vis, want, sizeof(vis)), "visit order: a stretch stops at 256 events");
+	}
+	ana_model_free(&m);
+}
+
 int main(void)
 {
+	test_visit_cap();
 	struct ana_options o = { .quiet = true };
 	struct ana_model m;
 	ana_model_init(&m, &o);
