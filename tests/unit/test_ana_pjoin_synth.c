@@ -142,9 +142,45 @@ static void test_visit_cap(void)
 	ana_model_free(&m);
 }
 
+/* Hosts' events in four pieces (A B A B: the first and last of two hosts,
+ * so the two-run guess is made and must be found wrong): the visit order
+ * is still ana_vstep's over the four runs. */
+static void test_visit_pieces(void)
+{
+	struct ana_options o = { .quiet = true };
+	struct ana_model m;
+	ana_model_init(&m, &o);
+	for (int h = 0; h < 2; h++) {
+		struct ana_host *x = ANA_PUSH(m.hosts);
+		if (x)
+			memset(x, 0, sizeof(*x));
+	}
+	for (uint32_t i = 0; i < 400; i++) {
+		struct ana_pev *e = ANA_PUSH(m.pev);
+		if (e)      /* piece i / 100 of host (i / 100) % 2, times interleaved */
+			*e = (struct ana_pev){ .ts = 1000 + (i % 100) * 10 + (i / 100) * 3,
+					       .host = (uint16_t)(i / 100 % 2) };
+	}
+	uint32_t vis[400];
+	size_t lo, hi, nv = 0, off = 0;
+	struct ana_vruns v;
+	if (m.pev.n == 400 && m.hosts.n == 2) {
+		ana_visit_fill(&m, vis);
+		ana_vruns_find(&m, &v, 1);
+		CHECK(v.n == 4, "four runs: %zu", v.n);
+		while ((hi = ana_vstep(m.pev.v, &v, &lo)))
+			for (size_t i = lo; i < hi; i++, nv++)
+				off += nv >= 400 || vis[nv] != i;
+		CHECK(nv == 400 && off == 0, "A B A B: ana_vstep's order (%zu of %zu off)", off, nv);
+	} else
+		CHECK(0, "pieces model");
+	ana_model_free(&m);
+}
+
 int main(void)
 {
 	test_visit_cap();
+	test_visit_pieces();
 	struct ana_options o = { .quiet = true };
 	struct ana_model m;
 	ana_model_init(&m, &o);
