@@ -336,7 +336,7 @@ static bool ana_visit_two(const struct ana_pev *ev, const struct ana_vruns *v, u
  * are of two hosts, the first host's events taken to be one piece and the
  * other's the rest, the place between found by bisection. ana_visit_two
  * checks the guess as it walks. */
-static bool ana_vruns_guess(const struct ana_model *m, struct ana_vruns *v)
+bool ana_vruns_guess(const struct ana_model *m, struct ana_vruns *v)
 {
 	const struct ana_pev *ev = m->pev.v;
 	size_t n = m->pev.n, l = 0, r = n - 1;

@@ -808,6 +808,7 @@ struct pj_piece {
 	size_t n[PJ_MAXT];          /* its lists' lengths */
 	size_t meet;                /* where it joined the next piece's walk */
 	bool lost;                  /* it did not */
+	unsigned bad;               /* it took an event not of its guessed run's host */
 };
 
 struct pj_pieces {
@@ -817,6 +818,9 @@ struct pj_pieces {
 	size_t side;                /* = s->side */
 	unsigned npc;               /* pieces in play */
 	bool recording;             /* the first pass: side positions each, states kept */
+	unsigned guessed;           /* the runs are ana_vruns_guess's: host h[0] below cut, h[1] from it */
+	size_t cut;
+	uint16_t h[2];
 	struct pj_piece pc[PJ_MAXT];
 };
 
@@ -826,6 +830,9 @@ struct pj_out {
 	uint32_t *vis, *svis, *l[PJ_MAXT];
 	uint8_t *pb, *spb;
 	size_t pos, to, n[PJ_MAXT], cap[PJ_MAXT];
+	size_t cut;
+	unsigned guessed, bad;
+	uint16_t h[2];
 };
 
 static void pj_out_load(struct pj_out *o, const struct pj_pieces *ps, unsigned k)
@@ -833,7 +840,8 @@ static void pj_out_load(struct pj_out *o, const struct pj_pieces *ps, unsigned k
 	const struct pj_split *s = ps->s;
 	const struct pj_piece *c = &ps->pc[k];
 	*o = (struct pj_out){ .vis = ps->vis, .svis = c->svis, .pb = s->pb, .spb = c->spb,
-			      .pos = c->pos, .to = c->to };
+			      .pos = c->pos, .to = c->to, .cut = ps->cut, .guessed = ps->guessed,
+			      .h = { ps->h[0], ps->h[1] } };
 	for (unsigned t = 0; t < s->nt; t++) {
 		o->l[t] = s->list[k][t];
 		o->n[t] = c->n[t];
@@ -845,6 +853,7 @@ static void pj_out_store(const struct pj_out *o, struct pj_pieces *ps, unsigned 
 {
 	struct pj_piece *c = &ps->pc[k];
 	c->pos = o->pos;
+	c->bad |= o->bad;
 	for (unsigned t = 0; t < ps->s->nt; t++)
 		c->n[t] = o->n[t];
 }
@@ -857,6 +866,7 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 	unsigned nt = s->nt;
 	for (size_t i = lo; i < hi; i++, o->pos++) {
 		uint8_t b = pj_byte(&ev[i], nt);
+		o->bad |= o->guessed & (ev[i].host != o->h[i >= o->cut]);
 		if (o->pos < o->to) {
 			o->vis[o->pos] = (uint32_t)i;
 			o->pb[o->pos] = b;
@@ -1047,16 +1057,25 @@ static void pj_pieces_close(struct pj_pieces *ps)
 }
 
 /* 0: the visit order and the split made in pieces; 1: not (too few events
- * or too many runs for pieces); -1: no memory. */
-static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
+ * or too many runs for pieces); 2: the runs were guessed (scan false) and
+ * the guess was wrong; -1: no memory. */
+static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis, bool scan)
 {
 	struct ana_vruns v0;
-	ana_vruns_find(s->m, &v0, s->nt);
+	bool guessed = !scan && ana_vruns_guess(s->m, &v0);
+	if (!guessed)
+		ana_vruns_find(s->m, &v0, s->nt);
 	if (v0.n > PJ_PIECE_RUNS || s->side < PJ_SIDE_MIN)
 		return 1;
 	struct pj_pieces *ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return -1;
+	if (guessed) {
+		ps->guessed = 1;
+		ps->cut = v0.at[1];
+		ps->h[0] = s->m->pev.v[0].host;
+		ps->h[1] = s->m->pev.v[nvis - 1].host;
+	}
 	ps->s = s;
 	ps->vis = vis;
 	ps->nvis = nvis;
@@ -1074,6 +1093,9 @@ static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
 				rc = pj_pieces_alone(ps, k);
 				break;
 			}
+		for (unsigned k = 0; !rc && k < s->nt; k++)
+			if (ps->pc[k].bad)
+				rc = 2;
 		if (!rc)
 			pj_pieces_close(ps);
 	}
@@ -1111,7 +1133,11 @@ static int pj_split_init(struct pj_split *s, const struct ana_model *m, uint32_t
 			if (!(s->list[r][t] = malloc(s->cap[r][t] * sizeof(uint32_t))))
 				return -1;
 		}
-	int rc = pj_pieces_run(s, vis, nvis);
+	/* the runs guessed first (ana_vruns_find reads every event: ~40 ms of
+	 * CPU at 10 M), found by that scan when the walks saw the guess wrong */
+	int rc = pj_pieces_run(s, vis, nvis, false);
+	if (rc == 2)
+		rc = pj_pieces_run(s, vis, nvis, true);
 	if (rc <= 0)
 		return rc;
 	for (unsigned r = 0; r <= nt; r++)

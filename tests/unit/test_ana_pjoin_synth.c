@@ -144,7 +144,10 @@ static void test_visit_cap(void)
 
 /* Hosts' events in four pieces (A B A B: the first and last of two hosts,
  * so the two-run guess is made and must be found wrong): the visit order
- * is still ana_vstep's over the four runs. */
+ * is still ana_vstep's over the four runs, from ana_visit_fill and from
+ * the join's walks in pieces on 2 and 3 threads. */
+#define PIECE 20000             /* events a piece: enough for the join's walks in pieces */
+
 static void test_visit_pieces(void)
 {
 	struct ana_options o = { .quiet = true };
@@ -155,25 +158,40 @@ static void test_visit_pieces(void)
 		if (x)
 			memset(x, 0, sizeof(*x));
 	}
-	for (uint32_t i = 0; i < 400; i++) {
+	struct ana_flow *f = ANA_PUSH(m.flows);
+	if (f)
+		memset(f, 0, sizeof(*f));
+	for (uint32_t i = 0; i < 4 * PIECE; i++) {
 		struct ana_pev *e = ANA_PUSH(m.pev);
-		if (e)      /* piece i / 100 of host (i / 100) % 2, times interleaved */
-			*e = (struct ana_pev){ .ts = 1000 + (i % 100) * 10 + (i / 100) * 3,
-					       .host = (uint16_t)(i / 100 % 2) };
+		if (e)      /* piece i / PIECE of host (i / PIECE) % 2, times interleaved */
+			*e = (struct ana_pev){ .ts = 1000 + (i % PIECE) * 10 + (i / PIECE) * 3,
+					       .seq = i % (PIECE / 2), .hook = PK_HOOK_DEV_XMIT,
+					       .host = (uint16_t)(i / PIECE % 2) };
 	}
-	uint32_t vis[400];
-	size_t lo, hi, nv = 0, off = 0;
+	size_t n = m.pev.n, lo, hi, nv = 0, off = 0;
+	uint32_t *vis = malloc(n * sizeof(*vis)), *ref = malloc(n * sizeof(*ref));
 	struct ana_vruns v;
-	if (m.pev.n == 400 && m.hosts.n == 2) {
-		ana_visit_fill(&m, vis);
+	if (n == 4 * PIECE && m.hosts.n == 2 && m.flows.n == 1 && vis && ref) {
+		ana_visit_fill(&m, ref);
 		ana_vruns_find(&m, &v, 1);
 		CHECK(v.n == 4, "four runs: %zu", v.n);
 		while ((hi = ana_vstep(m.pev.v, &v, &lo)))
 			for (size_t i = lo; i < hi; i++, nv++)
-				off += nv >= 400 || vis[nv] != i;
-		CHECK(nv == 400 && off == 0, "A B A B: ana_vstep's order (%zu of %zu off)", off, nv);
+				off += nv >= n || ref[nv] != i;
+		CHECK(nv == n && off == 0, "A B A B: ana_vstep's order (%zu of %zu off)", off, nv);
+		for (unsigned t = 2; t <= 3; t++) {
+			struct ana_paths *p = calloc(1, sizeof(*p));
+			CHECK(p && ana_pjoin(&m, p, vis, n, t) == 0, "A B A B: join on %u threads", t);
+			CHECK(!memcmp(vis, ref, n * sizeof(*vis)),
+			      "A B A B: the join's visit order on %u threads is ana_vstep's", t);
+			CHECK(p && p->npkts == PIECE / 2, "A B A B: %zu packets on %u threads",
+			      p ? p->npkts : 0, t);
+			ana_path_free(p);
+		}
 	} else
 		CHECK(0, "pieces model");
+	free(vis);
+	free(ref);
 	ana_model_free(&m);
 }
 
