@@ -285,11 +285,84 @@ void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned thr
  * order gives the same packets, and this one is fixed). */
 #define ANA_VFETCH 64           /* events (2 KB) ahead of a run's next step */
 
+/* Two runs (two hosts, each one's events in one piece: the usual input):
+ * ana_vstep's steps, one per pass of the outer loop, with the runs' places
+ * in registers (ana_vstep scans the runs twice a step, and a step is two
+ * events on average: ~64 instructions an event, callgrind). Run 0 takes
+ * ties (ana_vstep's first earliest run), a stretch stops at 256 events.
+ * False when an event is not of its run's host (the runs were a guess:
+ * ana_vruns_guess). */
+static bool ana_visit_two(const struct ana_pev *ev, const struct ana_vruns *v, uint32_t *vis)
+{
+	size_t a = v->at[0], ea = v->end[0], b = v->at[1], eb = v->end[1], nv = 0;
+	uint64_t ba = v->base[0], bb = v->base[1];
+	uint16_t ha = ev[a].host, hb = ev[b].host;
+	unsigned bad = ha == hb;
+	while (a < ea && b < eb) {
+		uint64_t ka = ev[a].ts - ba, kb = ev[b].ts - bb;
+		__builtin_prefetch(&ev[a + ANA_VFETCH < ea ? a + ANA_VFETCH : a]);
+		__builtin_prefetch(&ev[b + ANA_VFETCH < eb ? b + ANA_VFETCH : b]);
+		if (ka <= kb) {
+			size_t i = a;
+			bad |= ev[a].host != ha;
+			vis[nv++] = (uint32_t)a++;
+			while (a < ea && a - i < 256 && ev[a].ts - ba <= kb) {
+				bad |= ev[a].host != ha;
+				vis[nv++] = (uint32_t)a++;
+			}
+		} else {
+			size_t i = b;
+			bad |= ev[b].host != hb;
+			vis[nv++] = (uint32_t)b++;
+			while (b < eb && b - i < 256 && ev[b].ts - bb <= ka) {
+				bad |= ev[b].host != hb;
+				vis[nv++] = (uint32_t)b++;
+			}
+		}
+	}
+	for (; a < ea; a++) {
+		bad |= ev[a].host != ha;
+		vis[nv++] = (uint32_t)a;
+	}
+	for (; b < eb; b++) {
+		bad |= ev[b].host != hb;
+		vis[nv++] = (uint32_t)b;
+	}
+	return !bad;
+}
+
+/* The runs guessed without reading every event (ana_vruns_find's scan is
+ * a pass over all of them, ~40 ms at 10 M): when the first and last events
+ * are of two hosts, the first host's events taken to be one piece and the
+ * other's the rest, the place between found by bisection. ana_visit_two
+ * checks the guess as it walks. */
+bool ana_vruns_guess(const struct ana_model *m, struct ana_vruns *v)
+{
+	const struct ana_pev *ev = m->pev.v;
+	size_t n = m->pev.n, l = 0, r = n - 1;
+	if (n < 2 || ev[0].host == ev[n - 1].host)
+		return false;
+	while (r - l > 1) {
+		size_t mid = l + (r - l) / 2;
+		if (ev[mid].host == ev[0].host)
+			l = mid;
+		else
+			r = mid;
+	}
+	*v = (struct ana_vruns){ .n = 2, .at = { 0, r }, .end = { r, n },
+				 .base = { m->hosts.v[ev[0].host].t_min, m->hosts.v[ev[r].host].t_min } };
+	return true;
+}
+
 void ana_visit_fill(const struct ana_model *m, uint32_t *vis)
 {
 	struct ana_vruns v;
 	size_t nv = 0, lo, hi;
+	if (ana_vruns_guess(m, &v) && ana_visit_two(m->pev.v, &v, vis))
+		return;
 	ana_vruns_find(m, &v, 1);
+	if (v.n == 2 && ana_visit_two(m->pev.v, &v, vis))
+		return;
 	while ((hi = ana_vstep(m->pev.v, &v, &lo))) {
 		/* the steps read each run's times in stretches of a few events,
 		 * switching runs: too short for the hardware to stream ahead */

@@ -62,6 +62,10 @@ struct ana_vruns {
 	uint64_t base[ANA_VRUNS];   /* the run's host's t_min */
 };
 void ana_vruns_find(const struct ana_model *m, struct ana_vruns *v, unsigned threads);
+/* Two runs guessed without reading every event (the first and last events'
+ * hosts, the place between bisected): false when no guess is made; a walk
+ * over them must check each event's host (true: ana_vruns_find's runs). */
+bool ana_vruns_guess(const struct ana_model *m, struct ana_vruns *v);
 /* Every event's visit position into vis (m->pev.n entries). */
 void ana_visit_fill(const struct ana_model *m, uint32_t *vis);
 

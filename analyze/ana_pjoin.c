@@ -45,7 +45,7 @@ struct pj_part {
 	unsigned t, nt;
 	struct pj_pkt *pk;
 	size_t n, cap;
-	uint32_t *slot;             /* open addressing, packet index + 1 */
+	uint64_t *slot;             /* open addressing: packet index + 1 | tag << 32 */
 	size_t scap;
 	void *smap;                 /* the slots' mapping (pj_slots_map) */
 	size_t smaplen;
@@ -56,6 +56,9 @@ struct pj_part {
 	const struct pj_split *split;   /* several partitions: the lists to join */
 	struct pj_retx *retx;       /* in local packet order */
 	size_t nretx, retxcap;
+	struct pj_retx *sib;        /* a TCP packet created after others of its (seq, ack | 1):
+				     * (it, the latest of them), in local packet order */
+	size_t nsib, sibcap;
 	bool super;                 /* a packet has events of two payload lengths */
 	size_t njoined;             /* counted per event: ... */
 	int err;
@@ -84,11 +87,6 @@ static inline uint64_t pj_hpkt(uint64_t hk, uint32_t xid, uint8_t udp)
 	return hk ^ ((uint64_t)xid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)udp << 63);
 }
 
-static inline uint64_t pj_hash(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t udp)
-{
-	return pj_hpkt(pj_hkey(seq, ack), xid, udp);
-}
-
 /* The partition of the retransmission key (seq, ack | 1): the top 24 bits
  * of one multiply, scaled to [0, nt) (not the table's hash: the pieces
  * take it for every event, and any function of that key keeps a
@@ -107,13 +105,13 @@ static inline bool pj_keyed(const struct ana_pev *e)
 
 #define PJ_HUGE (2u << 20)
 
-/* The slot table: nc zeroed slots in a mapping of their own, in
- * transparent huge pages when 2 MB or more (2 x 32 MB at 10 M events: the
+/* The slot table: nc empty slots in a mapping of their own, in
+ * transparent huge pages when 2 MB or more (32 MB at 10 M events: the
  * inserts land on random slots, each a TLB miss in 4 KB pages), made
  * present later by pj_slots_present on the thread that joins. */
-static uint32_t *pj_slots_map(struct pj_part *p, size_t nc)
+static uint64_t *pj_slots_map(struct pj_part *p, size_t nc)
 {
-	size_t bytes = (nc * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+	size_t bytes = (nc * sizeof(uint64_t) + 4095) & ~(size_t)4095;
 	size_t len = bytes >= PJ_HUGE ? bytes + PJ_HUGE : bytes;
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -125,7 +123,7 @@ static uint32_t *pj_slots_map(struct pj_part *p, size_t nc)
 	}
 	p->smap = m;
 	p->smaplen = len;
-	return (uint32_t *)a;
+	return (uint64_t *)a;
 }
 
 static void pj_slots_unmap(struct pj_part *p)
@@ -136,24 +134,50 @@ static void pj_slots_unmap(struct pj_part *p)
 	p->slot = NULL;
 }
 
-static void pj_slots_present(uint32_t *slot, size_t n);
+static void pj_slots_present(uint64_t *slot, size_t n);
+
+/* A key's hashes: hv of the whole key (the recent cache's index), pos
+ * where its probe starts. A TCP packet's probe starts at its
+ * retransmission key's place, so a retransmission (or a duplicate ACK)
+ * passes the slots of the packets before it with that key and the join
+ * finds the groups as it inserts; a UDP packet's (seq and ack: its uid's)
+ * at the whole key's. */
+struct pj_h { uint64_t hv, pos; };
+
+static inline struct pj_h pj_hashes(uint32_t seq, uint32_t ack, uint32_t xid, uint8_t udp)
+{
+	uint64_t hk = pj_hkey(seq, ack), hv = pj_hpkt(hk, xid, udp);
+	return (struct pj_h){ hv, udp ? hv : hk };
+}
+
+/* A slot's tag: 16 bits of pos (alike in the packets of one
+ * retransmission key) and 16 of hv (the packet's own), so that a probe
+ * loads only the packets likely its own or its group's: each load is a
+ * random one in an array far larger than the caches (perf: a quarter of
+ * the join's samples on that load with untagged slots). */
+#define PJ_KIN 0xffffu          /* the tag's retransmission-key half */
+
+static inline uint32_t pj_tag(struct pj_h h)
+{
+	return (uint32_t)(h.pos >> 48) | (uint32_t)(h.hv >> 16 & 0xffff0000u);
+}
 
 static int pj_grow_slots(struct pj_part *p)
 {
 	size_t nc = p->scap ? p->scap * 2 : 1024;
 	void *om = p->smap;
 	size_t olen = p->smaplen;
-	uint32_t *ns = pj_slots_map(p, nc);
+	uint64_t *ns = pj_slots_map(p, nc);
 	if (!ns)
 		return -1;
 	pj_slots_present(ns, nc);
 	for (size_t i = 0; i < p->scap; i++) {
-		uint32_t v = p->slot[i];
-		if (!v)
+		uint64_t v = p->slot[i];
+		if (!(uint32_t)v)
 			continue;
-		const struct pj_pkt *k = &p->pk[v - 1];
-		size_t j = pj_hash(k->seq, k->ack, k->xid, k->udp) & (nc - 1);
-		while (ns[j])
+		const struct pj_pkt *k = &p->pk[(uint32_t)v - 1];
+		size_t j = pj_hashes(k->seq, k->ack, k->xid, k->udp).pos & (nc - 1);
+		while ((uint32_t)ns[j])
 			j = (j + 1) & (nc - 1);
 		ns[j] = v;
 	}
@@ -164,78 +188,138 @@ static int pj_grow_slots(struct pj_part *p)
 	return 0;
 }
 
-static inline __attribute__((always_inline)) uint32_t pj_get(struct pj_part *p, uint64_t hv, uint32_t seq, uint32_t ack, uint32_t xid,
-		       uint8_t udp, uint32_t pos)
+/* New TCP packet r passed slots tagged like its retransmission key: the
+ * latest packet before it with that key (seq, ack | 1), if one is, goes
+ * with it into p->sib. Its probe passed every packet of the key: they
+ * start at one place and the table never loses a slot. */
+static __attribute__((noinline)) int pj_kin(struct pj_part *p, uint64_t pos, uint32_t tag, uint32_t r)
 {
-	__typeof__(p->cache[0]) *c = &p->cache[(hv >> 24) & (PJ_CACHE - 1)];
+	const struct pj_pkt *q = &p->pk[r];
+	size_t mask = p->scap - 1;
+	uint32_t prev = UINT32_MAX;
+	for (size_t j = pos & mask;; j = (j + 1) & mask) {
+		uint64_t v = p->slot[j];
+		uint32_t l = (uint32_t)v - 1;
+		if (l == r || !(uint32_t)v)
+			break;
+		if (((uint32_t)(v >> 32) ^ tag) & PJ_KIN)
+			continue;
+		const struct pj_pkt *g = &p->pk[l];
+		if (!g->udp && g->seq == q->seq && (g->ack | 1) == (q->ack | 1) &&
+		    (prev == UINT32_MAX || l > prev))
+			prev = l;
+	}
+	if (prev == UINT32_MAX)
+		return 0;
+	if (ana_vec_grow((void **)&p->sib, &p->sibcap, p->nsib + 1, sizeof(*p->sib)))
+		return -1;
+	p->sib[p->nsib++] = (struct pj_retx){ r, prev };
+	return 0;
+}
+
+/* A new packet with this key at empty slot j. */
+static inline uint32_t pj_new(struct pj_part *p, struct pj_h h, uint32_t tag, size_t j,
+			      uint32_t seq, uint32_t ack, uint32_t xid, uint8_t udp, uint32_t pos,
+			      bool kin)
+{
+	if (p->n + 1 > p->cap &&
+	    ana_vec_grow((void **)&p->pk, &p->cap, p->n + 1, sizeof(*p->pk)))
+		return UINT32_MAX;
+	p->pk[p->n] = (struct pj_pkt){ .seq = seq, .ack = ack, .xid = xid,
+				       .minlen = UINT32_MAX, .first = pos, .udp = udp };
+	uint32_t r = (uint32_t)p->n++;
+	p->slot[j] = (uint64_t)tag << 32 | (r + 1);
+	if (kin && !udp && pj_kin(p, h.pos, tag, r))
+		return UINT32_MAX;
+	return r;
+}
+
+static inline __attribute__((always_inline)) uint32_t pj_get(struct pj_part *p, struct pj_h h,
+							     uint32_t seq, uint32_t ack, uint32_t xid,
+							     uint8_t udp, uint32_t pos)
+{
+	__typeof__(p->cache[0]) *c = &p->cache[(h.hv >> 24) & (PJ_CACHE - 1)];
 	if (c->idx1 && c->seq == seq && c->ack == ack && c->xid == xid && c->udp == udp)
 		return c->idx1 - 1;
-	if ((p->n + 1) * 2 > p->scap && pj_grow_slots(p))
+	/* three quarters full at most: a tagged probe reads slots, not packets */
+	if ((p->n + 1) * 4 > p->scap * 3 && pj_grow_slots(p))
 		return UINT32_MAX;
-	size_t j = hv & (p->scap - 1);
-	uint32_t r = UINT32_MAX;
-	for (;;) {
-		uint32_t v = p->slot[j];
-		if (!v)
+	uint32_t tag = pj_tag(h), r = UINT32_MAX;
+	size_t mask = p->scap - 1, j = h.pos & mask;
+	bool kin = false;           /* a slot tagged like the retransmission key passed */
+	for (;; j = (j + 1) & mask) {
+		uint64_t v = p->slot[j];
+		if (!(uint32_t)v)
 			break;
-		const struct pj_pkt *k = &p->pk[v - 1];
-		if (k->seq == seq && k->ack == ack && k->xid == xid && k->udp == udp) {
-			r = v - 1;
-			break;
+		uint32_t vt = (uint32_t)(v >> 32);
+		if (vt == tag) {
+			const struct pj_pkt *k = &p->pk[(uint32_t)v - 1];
+			if (k->seq == seq && k->ack == ack && k->xid == xid && k->udp == udp) {
+				r = (uint32_t)v - 1;
+				break;
+			}
 		}
-		j = (j + 1) & (p->scap - 1);
+		kin |= !((vt ^ tag) & PJ_KIN);
 	}
-	if (r == UINT32_MAX) {
-		if (ana_vec_grow((void **)&p->pk, &p->cap, p->n + 1, sizeof(*p->pk)))
-			return UINT32_MAX;
-		p->pk[p->n] = (struct pj_pkt){ .seq = seq, .ack = ack, .xid = xid,
-					       .minlen = UINT32_MAX, .first = pos, .udp = udp };
-		r = (uint32_t)p->n++;
-		p->slot[j] = r + 1;
-	}
+	if (r == UINT32_MAX && (r = pj_new(p, h, tag, j, seq, ack, xid, udp, pos, kin)) == UINT32_MAX)
+		return r;
 	*c = (__typeof__(*c)){ seq, ack, xid, r + 1, udp };
 	return r;
 }
 
 #define PJ_AHEAD 8              /* events between a probe's prefetch and its use */
 
-static inline uint64_t pj_hkey_ev(const struct ana_pev *e)
+/* A data packet: TCP with payload (the packets ana_path.c's
+ * retransmission rule groups). */
+static inline bool pj_data(const struct pj_pkt *q)
 {
-	return pj_hkey(e->seq, e->ack);
+	return !q->udp && q->minlen != UINT32_MAX && q->minlen != 0;
+}
+
+/* The entry of p->sib[0 .. x) for local packet l (the list is in local
+ * order), SIZE_MAX none. */
+static size_t pj_sib_find(const struct pj_part *p, size_t x, uint32_t l)
+{
+	size_t lo = 0, hi = x;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->sib[mid].l < l)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < x && p->sib[lo].l == l ? lo : SIZE_MAX;
 }
 
 /* Retransmission groups of the partition (ana_path.c's rule: data packets
- * with the same (seq, ack | 1), the first seen is the original), in the
- * join's emptied slot table, which holds p->n at half load. */
+ * with the same (seq, ack | 1), the first seen is the original), from the
+ * packets of a key that had one before them (p->sib: each names the latest
+ * before it, so a key's packets form a chain). first[x]: the first data
+ * packet of sib entry x's chain up to its packet, UINT32_MAX none. */
 static void pj_groups(struct pj_part *p)
 {
-	size_t mask = p->scap - 1;
-	memset(p->slot, 0, p->scap * sizeof(*p->slot));
-	for (size_t l = 0; l < p->n; l++) {
-		const struct pj_pkt *q = &p->pk[l];
-		/* the table is far larger than the caches: each probe a miss,
-		 * started PJ_AHEAD packets early */
-		if (l + PJ_AHEAD < p->n)
-			__builtin_prefetch(&p->slot[pj_hkey(q[PJ_AHEAD].seq, q[PJ_AHEAD].ack) & mask]);
-		if (q->udp || q->minlen == UINT32_MAX || q->minlen == 0)
-			continue;
-		for (size_t j = pj_hkey(q->seq, q->ack) & mask;; j = (j + 1) & mask) {
-			uint32_t v = p->slot[j];
-			if (!v) {
-				p->slot[j] = (uint32_t)l + 1;
-				break;
-			}
-			const struct pj_pkt *g = &p->pk[v - 1];
-			if (g->seq == q->seq && (g->ack | 1) == (q->ack | 1)) {
-				if (ana_vec_grow((void **)&p->retx, &p->retxcap, p->nretx + 1,
-						 sizeof(*p->retx)))
-					p->err = -1;
-				else
-					p->retx[p->nretx++] = (struct pj_retx){ (uint32_t)l, v - 1 };
-				break;
-			}
-		}
+	uint32_t *first = malloc((p->nsib ? p->nsib : 1) * sizeof(*first));
+	if (!first) {
+		p->err = -1;
+		return;
 	}
+	for (size_t x = 0; x < p->nsib; x++) {
+		uint32_t l = p->sib[x].l, prev = p->sib[x].head, f;
+		size_t y = pj_sib_find(p, x, prev);
+		if (y != SIZE_MAX)
+			f = first[y];
+		else
+			f = pj_data(&p->pk[prev]) ? prev : UINT32_MAX;
+		bool data = pj_data(&p->pk[l]);
+		first[x] = f != UINT32_MAX ? f : data ? l : UINT32_MAX;
+		if (f == UINT32_MAX || !data)
+			continue;
+		if (ana_vec_grow((void **)&p->retx, &p->retxcap, p->nretx + 1, sizeof(*p->retx)))
+			p->err = -1;
+		else
+			p->retx[p->nretx++] = (struct pj_retx){ l, f };
+	}
+	free(first);
 }
 
 /* ana_ranges's step for a joined event, in the same (visit) order. */
@@ -254,11 +338,11 @@ static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
 /* Event e (keyed, of this partition, at visit position j, packet key
  * hash hv) into its packet: the packet's local index, UINT32_MAX on no
  * memory (p->err set). */
-static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, uint64_t hv,
+static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, struct pj_h h,
 				   uint32_t j)
 {
 	uint8_t udp = p->m->flows.v[e->flow].proto == 17;
-	uint32_t k = pj_get(p, hv, e->seq, e->ack, e->xid, udp, j);
+	uint32_t k = pj_get(p, h, e->seq, e->ack, e->xid, udp, j);
 	if (k == UINT32_MAX) {
 		p->err = -1;
 		return k;
@@ -284,20 +368,22 @@ static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part
  * slot changed meanwhile makes it a wasted fetch, nothing else). */
 #define PJ_RING (2 * PJ_AHEAD)
 
-static inline uint64_t pj_hv_ev(const struct ana_flow *fl, const struct ana_pev *e)
+static inline struct pj_h pj_hv_ev(const struct ana_flow *fl, const struct ana_pev *e)
 {
-	return pj_hpkt(pj_hkey_ev(e), e->xid, fl[e->flow].proto == 17);
+	return pj_hashes(e->seq, e->ack, e->xid, fl[e->flow].proto == 17);
 }
 
-static inline void pj_fetch_slot(const struct pj_part *p, uint64_t hv)
+static inline void pj_fetch_slot(const struct pj_part *p, struct pj_h h)
 {
-	__builtin_prefetch(&p->slot[hv & (p->scap - 1)]);
+	__builtin_prefetch(&p->slot[h.pos & (p->scap - 1)]);
 }
 
-static inline void pj_fetch_pkt(const struct pj_part *p, uint64_t hv)
+/* The packet its first slot names, when that slot's tag is its own. */
+static inline void pj_fetch_pkt(const struct pj_part *p, struct pj_h h)
 {
-	uint32_t v = p->slot[hv & (p->scap - 1)];
-	__builtin_prefetch(&p->pk[v - (v != 0)]);
+	uint64_t v = p->slot[h.pos & (p->scap - 1)];
+	if ((uint32_t)(v >> 32) == pj_tag(h) && (uint32_t)v)
+		__builtin_prefetch(&p->pk[(uint32_t)v - 1]);
 }
 
 /* One partition: every event in visit order, each event's packet (or
@@ -308,7 +394,7 @@ static void pj_run(struct pj_part *p)
 	const struct ana_flow *fl = p->m->flows.v;
 	const uint32_t *vis = p->vis;
 	size_t n = p->nvis;
-	uint64_t ring[PJ_RING];        /* key hashes of events j .. j + PJ_RING - 1 */
+	struct pj_h ring[PJ_RING];     /* key hashes of events j .. j + PJ_RING - 1 */
 	for (size_t j = 0; j < PJ_RING && j < n; j++) {
 		ring[j] = pj_hv_ev(fl, &ev[vis[j]]);
 		pj_fetch_slot(p, ring[j]);
@@ -316,13 +402,13 @@ static void pj_run(struct pj_part *p)
 	for (size_t j = 0; j < n; j++) {
 		uint32_t i = vis[j];
 		const struct ana_pev *e = &ev[i];
-		uint64_t hv = ring[j % PJ_RING];
+		struct pj_h hv = ring[j % PJ_RING];
 		if (j + PJ_RING + PJ_AHEAD < n)
 			__builtin_prefetch(&ev[vis[j + PJ_RING + PJ_AHEAD]]);
 		if (j + PJ_AHEAD < n)
 			pj_fetch_pkt(p, ring[(j + PJ_AHEAD) % PJ_RING]);
 		if (j + PJ_RING < n) {
-			uint64_t fh = pj_hv_ev(fl, &ev[vis[j + PJ_RING]]);
+			struct pj_h fh = pj_hv_ev(fl, &ev[vis[j + PJ_RING]]);
 			ring[j % PJ_RING] = fh;
 			pj_fetch_slot(p, fh);
 		}
@@ -339,8 +425,8 @@ static void pj_run(struct pj_part *p)
 		if (p->rng && pj_range(p, e, k))
 			p->err = -1;
 	}
-	pj_groups(p);
 	pj_slots_unmap(p);
+	pj_groups(p);
 }
 
 /* Several partitions: the visit order is split once, not scanned by every
@@ -426,7 +512,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 	for (unsigned r = 0; r < s->nt; r++) {
 		uint32_t *en = pj_list(s, r, p->t);
 		size_t n = s->cnt[r][p->t];
-		uint64_t ring[PJ_RING];
+		struct pj_h ring[PJ_RING];
 		for (size_t x = 0; x < PJ_RING && x < n; x++) {
 			ring[x] = pj_hv_ev(fl, &ev[p->vis[en[x]]]);
 			pj_fetch_slot(p, ring[x]);
@@ -434,21 +520,21 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 		for (size_t x = 0; x < n; x++) {
 			uint32_t j = en[x];
 			const struct ana_pev *e = &ev[p->vis[j]];
-			uint64_t hv = ring[x % PJ_RING];
+			struct pj_h hv = ring[x % PJ_RING];
 			if (x + PJ_RING + PJ_AHEAD < n)
 				__builtin_prefetch(&ev[p->vis[en[x + PJ_RING + PJ_AHEAD]]]);
 			if (x + PJ_AHEAD < n)
 				pj_fetch_pkt(p, ring[(x + PJ_AHEAD) % PJ_RING]);
 			if (x + PJ_RING < n) {
-				uint64_t fh = pj_hv_ev(fl, &ev[p->vis[en[x + PJ_RING]]]);
+				struct pj_h fh = pj_hv_ev(fl, &ev[p->vis[en[x + PJ_RING]]]);
 				ring[x % PJ_RING] = fh;
 				pj_fetch_slot(p, fh);
 			}
 			en[x] = pj_join_one(p, e, hv, j);
 		}
 	}
-	pj_groups(p);
 	pj_slots_unmap(p);
+	pj_groups(p);
 }
 
 /* The slot table's pages made present by writes, on the thread that joins
@@ -458,7 +544,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
  * running this process: with 2 threads 2 x 4096 such flushes took ~0.13 s
  * of CPU on the project VM (do_wp_page -> flush_tlb_mm_range, perf under
  * chrt). Whole pages only: zero either way; a failure leaves the faults. */
-static void pj_slots_present(uint32_t *slot, size_t n)
+static void pj_slots_present(uint64_t *slot, size_t n)
 {
 	uintptr_t pg = 4096, a = ((uintptr_t)slot + pg - 1) & ~(pg - 1);
 	uintptr_t b = ((uintptr_t)(slot + n)) & ~(pg - 1);
@@ -722,6 +808,7 @@ struct pj_piece {
 	size_t n[PJ_MAXT];          /* its lists' lengths */
 	size_t meet;                /* where it joined the next piece's walk */
 	bool lost;                  /* it did not */
+	unsigned bad;               /* it took an event not of its guessed run's host */
 };
 
 struct pj_pieces {
@@ -731,6 +818,9 @@ struct pj_pieces {
 	size_t side;                /* = s->side */
 	unsigned npc;               /* pieces in play */
 	bool recording;             /* the first pass: side positions each, states kept */
+	unsigned guessed;           /* the runs are ana_vruns_guess's: host h[0] below cut, h[1] from it */
+	size_t cut;
+	uint16_t h[2];
 	struct pj_piece pc[PJ_MAXT];
 };
 
@@ -740,6 +830,9 @@ struct pj_out {
 	uint32_t *vis, *svis, *l[PJ_MAXT];
 	uint8_t *pb, *spb;
 	size_t pos, to, n[PJ_MAXT], cap[PJ_MAXT];
+	size_t cut;
+	unsigned guessed, bad;
+	uint16_t h[2];
 };
 
 static void pj_out_load(struct pj_out *o, const struct pj_pieces *ps, unsigned k)
@@ -747,7 +840,8 @@ static void pj_out_load(struct pj_out *o, const struct pj_pieces *ps, unsigned k
 	const struct pj_split *s = ps->s;
 	const struct pj_piece *c = &ps->pc[k];
 	*o = (struct pj_out){ .vis = ps->vis, .svis = c->svis, .pb = s->pb, .spb = c->spb,
-			      .pos = c->pos, .to = c->to };
+			      .pos = c->pos, .to = c->to, .cut = ps->cut, .guessed = ps->guessed,
+			      .h = { ps->h[0], ps->h[1] } };
 	for (unsigned t = 0; t < s->nt; t++) {
 		o->l[t] = s->list[k][t];
 		o->n[t] = c->n[t];
@@ -759,6 +853,7 @@ static void pj_out_store(const struct pj_out *o, struct pj_pieces *ps, unsigned 
 {
 	struct pj_piece *c = &ps->pc[k];
 	c->pos = o->pos;
+	c->bad |= o->bad;
 	for (unsigned t = 0; t < ps->s->nt; t++)
 		c->n[t] = o->n[t];
 }
@@ -771,6 +866,7 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 	unsigned nt = s->nt;
 	for (size_t i = lo; i < hi; i++, o->pos++) {
 		uint8_t b = pj_byte(&ev[i], nt);
+		o->bad |= o->guessed & (ev[i].host != o->h[i >= o->cut]);
 		if (o->pos < o->to) {
 			o->vis[o->pos] = (uint32_t)i;
 			o->pb[o->pos] = b;
@@ -961,16 +1057,25 @@ static void pj_pieces_close(struct pj_pieces *ps)
 }
 
 /* 0: the visit order and the split made in pieces; 1: not (too few events
- * or too many runs for pieces); -1: no memory. */
-static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
+ * or too many runs for pieces); 2: the runs were guessed (scan false) and
+ * the guess was wrong; -1: no memory. */
+static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis, bool scan)
 {
 	struct ana_vruns v0;
-	ana_vruns_find(s->m, &v0, s->nt);
+	bool guessed = !scan && ana_vruns_guess(s->m, &v0);
+	if (!guessed)
+		ana_vruns_find(s->m, &v0, s->nt);
 	if (v0.n > PJ_PIECE_RUNS || s->side < PJ_SIDE_MIN)
 		return 1;
 	struct pj_pieces *ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return -1;
+	if (guessed) {
+		ps->guessed = 1;
+		ps->cut = v0.at[1];
+		ps->h[0] = s->m->pev.v[0].host;
+		ps->h[1] = s->m->pev.v[nvis - 1].host;
+	}
 	ps->s = s;
 	ps->vis = vis;
 	ps->nvis = nvis;
@@ -988,6 +1093,9 @@ static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis)
 				rc = pj_pieces_alone(ps, k);
 				break;
 			}
+		for (unsigned k = 0; !rc && k < s->nt; k++)
+			if (ps->pc[k].bad)
+				rc = 2;
 		if (!rc)
 			pj_pieces_close(ps);
 	}
@@ -1025,7 +1133,11 @@ static int pj_split_init(struct pj_split *s, const struct ana_model *m, uint32_t
 			if (!(s->list[r][t] = malloc(s->cap[r][t] * sizeof(uint32_t))))
 				return -1;
 		}
-	int rc = pj_pieces_run(s, vis, nvis);
+	/* the runs guessed first (ana_vruns_find reads every event: ~40 ms of
+	 * CPU at 10 M), found by that scan when the walks saw the guess wrong */
+	int rc = pj_pieces_run(s, vis, nvis, false);
+	if (rc == 2)
+		rc = pj_pieces_run(s, vis, nvis, true);
 	if (rc <= 0)
 		return rc;
 	for (unsigned r = 0; r <= nt; r++)
@@ -1068,7 +1180,7 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, siz
 					    .split = split, .t = t, .nt = nt };
 		/* sized for the expected packets: about one per 4 events */
 		part[t].scap = 1024;
-		while (part[t].scap < nvis / 2 / nt)
+		while (part[t].scap < nvis / 3 / nt)
 			part[t].scap <<= 1;
 		part[t].slot = pj_slots_map(&part[t], part[t].scap);
 		/* reserved once for up to one packet per two events: a large block
@@ -1117,6 +1229,7 @@ out:
 		pj_slots_unmap(&part[t]);
 		free(part[t].pk);
 		free(part[t].retx);
+		free(part[t].sib);
 		free(part[t].rng);
 	}
 	free(part);

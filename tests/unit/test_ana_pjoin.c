@@ -161,6 +161,14 @@ static void visit_check(struct ana_model *m, const char *what)
 	if (!ref || !vis)
 		goto out;
 	ana_visit_fill(m, ref);
+	/* ana_visit_fill's two-run loop against ana_vstep's steps */
+	struct ana_vruns v;
+	size_t lo, hi, nv = 0, off = 0;
+	ana_vruns_find(m, &v, 1);
+	while ((hi = ana_vstep(m->pev.v, &v, &lo)))
+		for (size_t i = lo; i < hi; i++, nv++)
+			off += nv >= n || ref[nv] != i;
+	CHECK(nv == n && off == 0, "%s: the visit order is ana_vstep's: %zu of %zu off", what, off, n);
 	for (unsigned t = 1; t <= 4; t++) {
 		struct ana_paths *p = calloc(1, sizeof(*p));
 		memset(vis, 0xff, n * sizeof(*vis));
