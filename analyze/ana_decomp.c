@@ -157,12 +157,15 @@ static bool ana_fagg_pos_alloc(struct ana_fagg *f)
 
 /* A flow's hook position; rank = host ordinal in the path * 64 + index of
  * the hook on that host, averaged over packets, gives the canonical order. */
-static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank)
+/* hint: the position to try first (a flow's packets pass its positions in
+ * the same order, so the one after the previous event's usually matches). */
+static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank, int hint)
 {
-	int i;
-	for (i = 0; i < f->npos; i++)
-		if (f->pos[i].host == host && f->pos[i].hook == hook)
-			break;
+	int i = hint;
+	if (i >= f->npos || f->pos[i].host != host || f->pos[i].hook != hook)
+		for (i = 0; i < f->npos; i++)
+			if (f->pos[i].host == host && f->pos[i].hook == hook)
+				break;
 	if (i == f->npos) {
 		if (f->npos >= ANA_MAX_POS || (!f->pos && !ana_fagg_pos_alloc(f))) {
 			f->full = 1;
@@ -189,6 +192,76 @@ static bool ana_flow_match(const struct ana_model *m, uint32_t flow)
 	return strstr(key, flt) != NULL;
 }
 
+/* Packet k's events in path order, as ana_path_order (ana_path.c) gives
+ * them: per host by (ts, hook), hosts by role then by first time on the
+ * reference timeline. Here with the clocks inline (ana_dc_ref, bit for
+ * bit ana_to_ref) and a host's reference time computed only where it can
+ * decide the order (another host of the same role): that order is
+ * ana_path_order's, whose host sort is stable. Packets with more events
+ * than ANA_PATH_MAXEV (ana_path_order picks some): ana_path_order. */
+static size_t ana_dc_order(const struct ana_dctx *d, size_t k, uint32_t *out)
+{
+	const struct ana_pkt *q = &d->p->pkts[k];
+	if (q->nev > ANA_PATH_MAXEV)
+		return ana_path_order(d->m, d->p, k, out, ANA_PATH_MAXEV);
+	const struct ana_pe *ev = d->p->pe + q->head;
+	size_t n = q->nev;
+	struct { uint64_t ts; uint16_t host; uint8_t hook; uint8_t i; } e[ANA_PATH_MAXEV];
+	for (size_t i = 0; i < n; i++) {             /* by host, ts, hook (stable) */
+		__typeof__(e[0]) x = { ev[i].ts, ev[i].host, ev[i].hook, (uint8_t)i };
+		size_t j = i;
+		while (j > 0 && (e[j - 1].host != x.host ? e[j - 1].host > x.host
+				 : e[j - 1].ts != x.ts ? e[j - 1].ts > x.ts : e[j - 1].hook > x.hook)) {
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j] = x;
+	}
+	struct { uint8_t a, b, role, tset; int64_t t; } g[16];
+	size_t ng = 0;
+	for (size_t i = 0; i < n && ng < 16;) {
+		size_t j = i;
+		bool ing = false, eg_after = false, eg_first = false;
+		for (; j < n && e[j].host == e[i].host; j++) {
+			if (e[j].hook <= PK_HOOK_DEV_XMIT) {
+				eg_first |= !ing;
+				eg_after |= ing;
+			} else
+				ing = true;
+		}
+		g[ng++] = (__typeof__(g[0])){ (uint8_t)i, (uint8_t)j, eg_first ? 0 : eg_after ? 1 : 2, 0, 0 };
+		i = j;
+	}
+	if (ng <= 1) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = q->head + e[i].i;
+		return n;
+	}
+	for (size_t a = 0; a < ng; a++)
+		for (size_t b = a + 1; b < ng; b++)
+			if (g[a].role == g[b].role)
+				g[a].tset = g[b].tset = 1;
+	for (size_t a = 0; a < ng; a++) {
+		uint16_t h = e[g[a].a].host;
+		if (g[a].tset && ana_dc_ok(d, h))
+			g[a].t = ana_dc_ref(d, h, e[g[a].a].ts);
+	}
+	for (size_t i = 1; i < ng; i++) {
+		__typeof__(g[0]) x = g[i];
+		size_t j = i;
+		while (j > 0 && (g[j - 1].role > x.role || (g[j - 1].role == x.role && g[j - 1].t > x.t))) {
+			g[j] = g[j - 1];
+			j--;
+		}
+		g[j] = x;
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = g[i].a; j < g[i].b; j++)
+			out[o++] = q->head + e[j].i;
+	return o;
+}
+
 /* The first event of packet k's own path (a pure ACK's events ahead of
  * the segment skipped). */
 static size_t ana_first_ev(const struct ana_pe *ev, const struct ana_pres *r, const uint32_t *idx,
@@ -211,7 +284,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 	memset(r, 0, sizeof(*r));
 	for (int s = 0; s < ANA_NSEGS; s++)
 		r->seg[s] = -1;
-	size_t n = ana_path_order(m, d->p, k, idx, ANA_PATH_MAXEV);
+	size_t n = ana_dc_order(d, k, idx);
 	if (!n) {
 		r->skip = 1;
 		return 0;
@@ -265,7 +338,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	struct ana_fagg *f = &fa[r->flow];
 	uint32_t seenpos = 0, seencopy = 0;
 	bool multi = n != d->p->pkts[k].nev;    /* not all its events in the path */
-	int hostord = 0, inhost = 0;
+	int hostord = 0, inhost = 0, hint = 0;
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
 	int64_t sum = 0;                /* of the segments, as clamped */
@@ -289,7 +362,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 			hostord = eg_first ? 0 : eg_after ? 1 : 2;
 			inhost = 0;
 		}
-		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++);
+		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++, hint);
+		hint = pos + 1;
 		/* SYN/FIN/RST: control, unless the segment carries payload (the
 		 * last data segment of a transfer usually has FIN; its payload
 		 * reaches the socket hooks like any other data). A bare SYN or
@@ -1033,10 +1107,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 				wht[s] += (double)r->seg[s];
 			uint64_t v = (uint64_t)r->seg[s];
 			uint32_t bi = np_sketch_index_fast(v);
-			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add_one(&sk.all[s], v, bi);
+			if (!r->ctl)            /* "all" is data (ana_all_from_iv) */
 				np_sketch_add_one(&sk.ivsk[iv][s], v, bi);
-			}
 			if (f->top >= 0)
 				np_sketch_add_one(&sk.top[f->top][s], v, bi);
 		}
@@ -1166,7 +1238,45 @@ static void ana_skranges_close(struct ana_dctx *d, struct ana_skranges *x)
 	}
 }
 
+/* "all" of segment s, the serial way: its values added in packet order. */
+static void ana_all_serial(struct ana_dctx *d, int s)
+{
+	np_sketch_reset(&d->all[s]);
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->retx || r->ctl || r->seg[s] < 0 || !ana_in_window(d->m, r->t))
+			continue;
+		uint64_t v = (uint64_t)r->seg[s];
+		np_sketch_add_one(&d->all[s], v, np_sketch_index_fast(v));
+	}
+}
+
+/* Flow "all" holds the data packets' values, as the intervals together do:
+ * merged from them rather than added per packet. Counts and extremes merge
+ * exactly; the sums are of whole nanoseconds (values >= 0, the partial sums
+ * rise), exact in any order while the total stays below 2^53, which the
+ * merged sum tells. Past that: added the serial way (rare). */
+static void ana_all_from_iv(struct ana_dctx *d)
+{
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		np_sketch_reset(&d->all[s]);
+		for (size_t i = 0; i < d->nint; i++)
+			np_sketch_merge(&d->all[s], &d->ivsk[i][s]);
+		if (d->all[s].sum >= 0x1p53)
+			ana_all_serial(d, s);
+	}
+}
+
+static void ana_accumulate_pass(struct ana_dctx *d);
+
 static void ana_accumulate(struct ana_dctx *d)
+{
+	ana_accumulate_pass(d);
+	if (d->ivsk)
+		ana_all_from_iv(d);
+}
+
+static void ana_accumulate_pass(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
 	ana_pick_top(d);
@@ -1893,7 +2003,7 @@ static int ana_lost_copies(struct ana_dctx *d, size_t k, const uint8_t *gdeliv, 
 	if (!ana_maybe_lost(f, r))
 		return 0;
 	const struct ana_pe *ev = d->p->pe;
-	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+	size_t n = ana_dc_order(d, k, idx);
 	uint8_t cnt[ANA_MAX_POS] = { 0 }, ranged[ANA_MAX_POS] = { 0 };
 	uint64_t pts[ANA_MAX_POS][2];
 	uint32_t pflow[ANA_MAX_POS];
