@@ -107,7 +107,16 @@ struct ana_dctx {
 				       * flow f at [t * flows + f] (NULL: one pass) */
 	unsigned nrg;
 	bool segbig;                  /* the results' segments sum to 2^53 or more */
+	int64_t win_lo, win_hi;       /* m's window (ana_in_window), read per packet */
+	/* ana_path_segment(hook, first on host, forwarder) at [hook][first][forwarder] */
+	int8_t segof[256][2][2];
 };
+
+/* ana_in_window(d->m, t), inline. */
+static inline bool ana_dc_inwin(const struct ana_dctx *d, int64_t t)
+{
+	return t >= d->win_lo && t <= d->win_hi;
+}
 
 /* ana_to_ref(m, h, t) inline, bit for bit: fmin/fmax as compares (a NaN
  * goes to the lower bound as fmax sends it there) and llround as truncation
@@ -198,17 +207,28 @@ static bool ana_flow_match(const struct ana_model *m, uint32_t flow)
  * bit ana_to_ref) and a host's reference time computed only where it can
  * decide the order (another host of the same role): that order is
  * ana_path_order's, whose host sort is stable. Packets with more events
- * than ANA_PATH_MAXEV (ana_path_order picks some): ana_path_order. */
-static size_t ana_dc_order(const struct ana_dctx *d, size_t k, uint32_t *out)
+ * than ANA_PATH_MAXEV (ana_path_order picks some): ana_path_order.
+ * role (NULL: not wanted): per output event its host's role (0 sender,
+ * 1 forwarder, 2 receiver, as ana_packet_body finds it), | ANA_ROLE_NOPAY
+ * when the packet has an event without payload; ANA_ROLE_NONE: not known. */
+#define ANA_ROLE_NOPAY 0x80
+#define ANA_ROLE_NONE  0xff
+static size_t ana_dc_order(const struct ana_dctx *d, size_t k, uint32_t *out, uint8_t *role)
 {
 	const struct ana_pkt *q = &d->p->pkts[k];
-	if (q->nev > ANA_PATH_MAXEV)
-		return ana_path_order(d->m, d->p, k, out, ANA_PATH_MAXEV);
+	if (q->nev > ANA_PATH_MAXEV) {
+		size_t n = ana_path_order(d->m, d->p, k, out, ANA_PATH_MAXEV);
+		if (role)
+			memset(role, ANA_ROLE_NONE, n);
+		return n;
+	}
 	const struct ana_pe *ev = d->p->pe + q->head;
 	size_t n = q->nev;
 	struct { uint64_t ts; uint16_t host; uint8_t hook; uint8_t i; } e[ANA_PATH_MAXEV];
+	uint8_t nopay = 0;
 	for (size_t i = 0; i < n; i++) {             /* by host, ts, hook (stable) */
 		__typeof__(e[0]) x = { ev[i].ts, ev[i].host, ev[i].hook, (uint8_t)i };
+		nopay |= ev[i].flags & ANA_PE_NOPAY;
 		size_t j = i;
 		while (j > 0 && (e[j - 1].host != x.host ? e[j - 1].host > x.host
 				 : e[j - 1].ts != x.ts ? e[j - 1].ts > x.ts : e[j - 1].hook > x.hook)) {
@@ -232,9 +252,12 @@ static size_t ana_dc_order(const struct ana_dctx *d, size_t k, uint32_t *out)
 		g[ng++] = (__typeof__(g[0])){ (uint8_t)i, (uint8_t)j, eg_first ? 0 : eg_after ? 1 : 2, 0, 0 };
 		i = j;
 	}
+	nopay = nopay ? ANA_ROLE_NOPAY : 0;
 	if (ng <= 1) {
 		for (size_t i = 0; i < n; i++)
 			out[i] = q->head + e[i].i;
+		for (size_t i = 0; role && i < n; i++)
+			role[i] = g[0].role | nopay;
 		return n;
 	}
 	for (size_t a = 0; a < ng; a++)
@@ -257,8 +280,11 @@ static size_t ana_dc_order(const struct ana_dctx *d, size_t k, uint32_t *out)
 	}
 	size_t o = 0;
 	for (size_t i = 0; i < ng; i++)
-		for (size_t j = g[i].a; j < g[i].b; j++)
+		for (size_t j = g[i].a; j < g[i].b; j++) {
+			if (role)
+				role[o] = g[i].role | nopay;
 			out[o++] = q->head + e[j].i;
+		}
 	return o;
 }
 
@@ -276,7 +302,7 @@ static size_t ana_first_ev(const struct ana_pe *ev, const struct ana_pres *r, co
 /* The part of packet k's result that needs no flow state: its path order
  * into idx, its flow, first time and kind. Returns the path's length, 0
  * when the packet is skipped. */
-static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
+static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t *role)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -284,7 +310,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 	memset(r, 0, sizeof(*r));
 	for (int s = 0; s < ANA_NSEGS; s++)
 		r->seg[s] = -1;
-	size_t n = ana_dc_order(d, k, idx);
+	size_t n = ana_dc_order(d, k, idx, role);
 	if (!n) {
 		r->skip = 1;
 		return 0;
@@ -306,10 +332,10 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 /* Packet r into its flow's counts (sums, extremes: any order of the flow's
  * packets gives the same, except f->first's 0-as-unset, kept as the packet
  * order has it); multi: some hook may have seen more than one copy. */
-static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, struct ana_fagg *f,
+static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struct ana_fagg *f,
 			     bool multi)
 {
-	if (!ana_in_window(m, r->t))
+	if (!ana_dc_inwin(d, r->t))
 		return;
 	f->pkts++;
 	if (multi)
@@ -328,8 +354,8 @@ static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, stru
 /* The rest of packet k's result: segments, positions of its flow (the
  * flow's state: packets of one flow go through here in packet order);
  * cross-host segments clamped from below zero are counted in *negative. */
-static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, size_t n,
-			    struct ana_fagg *fa, uint64_t *negative)
+static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, const uint8_t *role,
+			    size_t n, struct ana_fagg *fa, uint64_t *negative)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -344,22 +370,28 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	int64_t sum = 0;                /* of the segments, as clamped */
 	/* streamed: a window's edge packets are read by the next window too;
 	 * only the window that owns a packet counts its hops and clamps */
-	bool own = !m->sacc || ana_in_window(m, r->t);
+	bool own = !m->sacc || ana_dc_inwin(d, r->t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
 		if (r->len && (e->flags & ANA_PE_NOPAY))
 			continue;               /* a pure ACK with the same key, not this segment */
 		bool newhost = prev && e->host != prev->host;
 		if (newhost || !prev) {
-			/* role of this host: 0 sender, 1 forwarder, 2 receiver */
-			bool ing = false, eg_after = false, eg_first = false;
-			for (size_t x = i; x < n && ev[idx[x]].host == e->host; x++) {
-				if (ev[idx[x]].hook <= PK_HOOK_DEV_XMIT) {
-					if (!ing) eg_first = true; else eg_after = true;
-				} else
-					ing = true;
+			/* role of this host: 0 sender, 1 forwarder, 2 receiver; the
+			 * order's, unless events were skipped (then this host's
+			 * run starts after its first event) */
+			if (role[i] < ANA_ROLE_NOPAY || (role[i] != ANA_ROLE_NONE && !r->len)) {
+				hostord = role[i] & 3;
+			} else {
+				bool ing = false, eg_after = false, eg_first = false;
+				for (size_t x = i; x < n && ev[idx[x]].host == e->host; x++) {
+					if (ev[idx[x]].hook <= PK_HOOK_DEV_XMIT) {
+						if (!ing) eg_first = true; else eg_after = true;
+					} else
+						ing = true;
+				}
+				hostord = eg_first ? 0 : eg_after ? 1 : 2;
 			}
-			hostord = eg_first ? 0 : eg_after ? 1 : 2;
 			inhost = 0;
 		}
 		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++, hint);
@@ -388,7 +420,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 			r->nhosts++;
 		if (prev) {
 			/* a forwarding host (router, balancer) has segments of its own */
-			int seg = ana_path_segment(e->hook, newhost, hostord == 1);
+			int seg = d->segof[e->hook][newhost][hostord == 1];
 			int64_t dt;
 			if (!newhost)
 				dt = (int64_t)(e->ts - prev->ts);
@@ -424,7 +456,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
-	ana_packet_count(m, r, f, multi);
+	ana_packet_count(d, r, f, multi);
 }
 
 /* Pass 1 of the parallel results: the heads of packets [lo, hi). */
@@ -519,6 +551,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	size_t nf = d->m->flows.n, lo, hi;
 	struct ana_frange *g = &x->rg[t];
 	uint32_t idx[ANA_PATH_MAXEV];
+	uint8_t role[ANA_PATH_MAXEV];
 	ana_franges_bounds(x, t, &lo, &hi);
 	g->fa = calloc(nf ? nf : 1, sizeof(*g->fa));
 	g->redo = !g->fa;
@@ -532,10 +565,10 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	uint64_t negative = 0, segsum = 0;
 	bool redo = false, segbig = false;
 	for (size_t k = lo; k < hi; k++) {
-		size_t n = ana_packet_head(d, k, idx);
+		size_t n = ana_packet_head(d, k, idx, role);
 		if (!n)
 			continue;
-		ana_packet_body(d, k, idx, n, g->fa, &negative);
+		ana_packet_body(d, k, idx, role, n, g->fa, &negative);
 		redo |= !d->res[k].t;
 		for (int s = 0; s < ANA_NSEGS; s++)
 			if (d->res[k].seg[s] > 0 && (segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
@@ -668,11 +701,12 @@ static void ana_franges_keep_counts(struct ana_dctx *d, const struct ana_franges
 static void ana_results_serial(struct ana_dctx *d)
 {
 	uint32_t idx[ANA_PATH_MAXEV];
+	uint8_t role[ANA_PATH_MAXEV];
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
-		size_t n = ana_packet_head(d, k, idx);
+		size_t n = ana_packet_head(d, k, idx, role);
 		if (n)
-			ana_packet_body(d, k, idx, n, d->fa, &d->negative);
+			ana_packet_body(d, k, idx, role, n, d->fa, &d->negative);
 	}
 }
 
@@ -730,7 +764,7 @@ static void ana_retx_mark(struct ana_dctx *d)
 		if (!p->pkts[k].ngroup || r->t <= gmin[p->pkts[k].group])
 			continue;
 		r->retx = 1;
-		if (!r->skip && !(r->resent && !r->ctl) && ana_in_window(d->m, r->t))
+		if (!r->skip && !(r->resent && !r->ctl) && ana_dc_inwin(d, r->t))
 			d->fa[r->flow].retx++;      /* the others: ana_packet_count */
 	}
 	free(gmin);
@@ -943,7 +977,7 @@ static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r
 {
 	if (d->gdeliv && (r->posmask & f->recv_mask))
 		__atomic_store_n(&d->gdeliv[d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
-	if (lc->full || !ana_in_window(d->m, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
+	if (lc->full || !ana_dc_inwin(d, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
 		return;
 	ana_klist_add(lc, (uint32_t)k);
 }
@@ -1081,7 +1115,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		struct ana_fagg *f = &d->fa[r->flow];
 		if (own)
 			ana_loss_prep(d, k, r, f, &o->lc);
-		if (!ana_in_window(d->m, r->t))
+		if (!ana_dc_inwin(d, r->t))
 			continue;
 		int64_t ii = (r->t - d->t_start) / d->iv;
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
@@ -1244,7 +1278,7 @@ static void ana_all_serial(struct ana_dctx *d, int s)
 	np_sketch_reset(&d->all[s]);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->ctl || r->seg[s] < 0 || !ana_in_window(d->m, r->t))
+		if (r->skip || r->retx || r->ctl || r->seg[s] < 0 || !ana_dc_inwin(d, r->t))
 			continue;
 		uint64_t v = (uint64_t)r->seg[s];
 		np_sketch_add_one(&d->all[s], v, np_sketch_index_fast(v));
@@ -1532,7 +1566,7 @@ static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
 	}
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(d->m, r->t))
+		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_dc_inwin(d, r->t))
 			continue;
 		uint64_t tot = (uint64_t)r->seg[ANA_SEG_TOTAL];
 		int top = d->fa[r->flow].top;
@@ -2003,7 +2037,7 @@ static int ana_lost_copies(struct ana_dctx *d, size_t k, const uint8_t *gdeliv, 
 	if (!ana_maybe_lost(f, r))
 		return 0;
 	const struct ana_pe *ev = d->p->pe;
-	size_t n = ana_dc_order(d, k, idx);
+	size_t n = ana_dc_order(d, k, idx, NULL);
 	uint8_t cnt[ANA_MAX_POS] = { 0 }, ranged[ANA_MAX_POS] = { 0 };
 	uint64_t pts[ANA_MAX_POS][2];
 	uint32_t pflow[ANA_MAX_POS];
@@ -2498,7 +2532,7 @@ static void ana_window_sums(struct ana_dctx *d)
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ||
-		    (d->m->sacc && !ana_in_window(d->m, r->t)))
+		    (d->m->sacc && !ana_dc_inwin(d, r->t)))
 			continue;
 		const struct ana_flow *fl = &d->m->flows.v[r->flow];
 		for (size_t w = 0; w < m->bwins.n; w++) {
@@ -3003,7 +3037,7 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 	/* as ana_sketch_task adds a top flow's and ana_decomp_table sums its segments */
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || !ana_in_window(d->m, r->t) || gmap[r->flow] >= x->n)
+		if (r->skip || !ana_dc_inwin(d, r->t) || gmap[r->flow] >= x->n)
 			continue;
 		uint32_t gi = gmap[r->flow];
 		size_t iv = ana_iv_index(d, r->t);
@@ -3290,6 +3324,12 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 		goto out;
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
+	d.win_lo = m->win_lo;
+	d.win_hi = m->win_hi;
+	for (int h = 0; h < 256; h++)
+		for (int a = 0; a < 2; a++)
+			for (int b = 0; b < 2; b++)
+				d.segof[h][a][b] = (int8_t)ana_path_segment(h, a, b);
 	ana_time_grid(&d);
 	if (m->sacc)
 		ana_stream_seed(&d);
