@@ -112,6 +112,26 @@ struct ana_dctx {
 	int8_t segof[256][2][2];
 };
 
+/* (t - d->t_start) / d->iv without a division per packet: packets come
+ * nearly in time order, so the last quotient's range [lo, hi) of t -
+ * t_start usually holds the next (kept for t - t_start >= 0 only, where
+ * the quotient is the floor). */
+struct ana_ivq { int64_t lo, hi, q; };
+
+static inline int64_t ana_ivq(const struct ana_dctx *d, struct ana_ivq *c, int64_t t)
+{
+	int64_t x = t - d->t_start;
+	if (x >= c->lo && x < c->hi)
+		return c->q;
+	int64_t q = x / d->iv;
+	if (x >= 0) {
+		c->lo = q * d->iv;
+		c->hi = c->lo > INT64_MAX - d->iv ? INT64_MAX : c->lo + d->iv;
+		c->q = q;
+	}
+	return q;
+}
+
 /* ana_in_window(d->m, t), inline. */
 static inline bool ana_dc_inwin(const struct ana_dctx *d, int64_t t)
 {
@@ -1108,6 +1128,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		seg.jend = ana_jend_open(d, t, st->nt);
 	}
 	const struct ana_sksink sk = o->sk;
+	struct ana_ivq ivc = { 0, 0, 0 };
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
@@ -1117,7 +1138,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 			ana_loss_prep(d, k, r, f, &o->lc);
 		if (!ana_dc_inwin(d, r->t))
 			continue;
-		int64_t ii = (r->t - d->t_start) / d->iv;
+		int64_t ii = ana_ivq(d, &ivc, r->t);
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
 		if (own && r->copies_later)
 			*(o->copies ? &o->copies[r->flow] : &f->copies) += ana_copies(d, k);
@@ -1705,12 +1726,13 @@ static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j,
 	int64_t *tmp = malloc((na ? na : 1) * sizeof(*tmp));
 	size_t k = 0;
 	double J = 0;
+	struct ana_ivq ivc = { 0, 0, 0 };
 	if (!ts || !p99 || !rfc || !tmp || nj < 2)
 		goto out;
 	for (size_t a = 0; a < na;) {
-		int64_t ii = (j[a + 1].t - d->t_start) / d->iv;
+		int64_t ii = ana_ivq(d, &ivc, j[a + 1].t);
 		size_t b = a;
-		while (b < na && (j[b + 1].t - d->t_start) / d->iv == ii) {
+		while (b < na && ana_ivq(d, &ivc, j[b + 1].t) == ii) {
 			J += ((double)absj[b] - J) / 16.0;
 			b++;
 		}
