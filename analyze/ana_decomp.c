@@ -8,6 +8,7 @@
 #include "ana.h"
 #include "ana_par.h"
 #include "ana_path.h"
+#include "ana_kth.h"
 
 #define ANA_TOP_FLOWS 64
 #define ANA_MAX_POS   32
@@ -1681,29 +1682,6 @@ static void ana_jit_sort(struct ana_jit *j, size_t n)
 	}
 }
 
-/* Puts the k-th smallest of v[0..n) at v[k] (quickselect). */
-static void ana_select(int64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n ? n - 1 : 0;
-	while (lo < hi) {
-		int64_t pv = v[lo + (hi - lo) / 2];
-		size_t i = lo, r = hi;
-		while (i <= r) {
-			while (v[i] < pv) i++;
-			while (v[r] > pv) r--;
-			if (i <= r) {
-				int64_t t = v[i]; v[i] = v[r]; v[r] = t;
-				i++;
-				if (r == 0) break;
-				r--;
-			}
-		}
-		if (k <= r) hi = r;
-		else if (k >= i) lo = i;
-		else return;
-	}
-}
-
 /* One top flow's jitter: its packets j[a, b), the table's figures and the
  * series (ana_jitter_flow, on a thread), written out in flow order. */
 struct ana_jres {
@@ -1737,12 +1715,11 @@ static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j,
 			b++;
 		}
 		size_t m = b - a;
-		memcpy(tmp, absj + a, m * sizeof(*tmp));
 		size_t i99 = (size_t)ceil(0.99 * (double)m) - 1;
-		ana_select(tmp, m, i99);
+		int64_t v99 = ana_kth(absj + a, m, i99, tmp);
 		if (k < d->nint) {
 			ts[k] = (uint64_t)(d->t_start + ii * d->iv);
-			p99[k] = (double)tmp[i99];
+			p99[k] = (double)v99;
 			rfc[k] = J;
 			k++;
 		}
@@ -1779,13 +1756,20 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 	}
 	ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, x);
 	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
-	ana_select(absj, na, i99);
-	ana_select(absj, i99 + 1, i50);
+	int64_t *w = malloc(na * sizeof(*w));
+	if (w) {
+		x->p99 = ana_kth(absj, na, i99, w);
+		x->p50 = ana_kth(absj, na, i50, w);
+		free(w);
+	} else {
+		ana_select(absj, na, i99);
+		ana_select(absj, i99 + 1, i50);
+		x->p50 = absj[i50];
+		x->p99 = absj[i99];
+	}
 	x->na = na;
 	x->mn = mn;
 	x->mx = mx;
-	x->p50 = absj[i50];
-	x->p99 = absj[i99];
 	x->J = J;
 	x->Jsum = Jsum;
 }
