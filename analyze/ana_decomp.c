@@ -1696,14 +1696,18 @@ struct ana_jres {
 /* Per interval (by send time) of one flow: p99 |jitter| and the RFC 3550
  * estimate at the interval's end, into x. absj[i] belongs to packet
  * j[i + 1]; both are in send order. */
-static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j, size_t nj,
-			      const int64_t *absj, size_t na, struct ana_jres *x)
+/* tmp: na entries of scratch (NULL: no series). Returns whether the RFC
+ * 3550 estimate's run went over all packets: then its last value and sum
+ * are in *Jend, *Jsum (the flow's, taken from here rather than run twice). */
+static bool ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j, size_t nj,
+			      const int64_t *absj, size_t na, int64_t *tmp, struct ana_jres *x,
+			      double *Jend, double *Jsum)
 {
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *p99 = malloc(d->nint * sizeof(double)), *rfc = malloc(d->nint * sizeof(double));
-	int64_t *tmp = malloc((na ? na : 1) * sizeof(*tmp));
 	size_t k = 0;
-	double J = 0;
+	double J = 0, Js = 0;
+	bool ran = false;
 	struct ana_ivq ivc = { 0, 0, 0 };
 	if (!ts || !p99 || !rfc || !tmp || nj < 2)
 		goto out;
@@ -1712,6 +1716,7 @@ static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j,
 		size_t b = a;
 		while (b < na && ana_ivq(d, &ivc, j[b + 1].t) == ii) {
 			J += ((double)absj[b] - J) / 16.0;
+			Js += J;
 			b++;
 		}
 		size_t m = b - a;
@@ -1725,8 +1730,10 @@ static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j,
 		}
 		a = b;
 	}
+	ran = true;
+	*Jend = J;
+	*Jsum = Js;
 out:
-	free(tmp);
 	if (!k) {
 		free(ts); free(p99); free(rfc);
 		ts = NULL; p99 = rfc = NULL;
@@ -1735,6 +1742,7 @@ out:
 	x->ts = ts;
 	x->sp99 = p99;
 	x->rfc = rfc;
+	return ran;
 }
 
 /* Flow x's jitter from its packets j[x->a, x->b) (at least 2), with
@@ -1751,12 +1759,14 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 		if (dj < mn) mn = dj;
 		if (dj > mx) mx = dj;
 		absj[na++] = dj < 0 ? -dj : dj;
-		J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
-		Jsum += J;
 	}
-	ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, x);
-	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
 	int64_t *w = malloc(na * sizeof(*w));
+	if (!ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, w, x, &J, &Jsum))
+		for (size_t i = 0; i < na; i++) {
+			J += ((double)absj[i] - J) / 16.0;
+			Jsum += J;
+		}
+	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
 	if (w) {
 		x->p99 = ana_kth(absj, na, i99, w);
 		x->p50 = ana_kth(absj, na, i50, w);
