@@ -108,6 +108,8 @@ struct ana_dctx {
 				       * flow f at [t * flows + f] (NULL: one pass) */
 	unsigned nrg;
 	bool segbig;                  /* the results' segments sum to 2^53 or more */
+	bool anygroup;                /* a retransmission group has several packets
+				       * (seen by the results pass, for ana_retx_mark) */
 	int64_t win_lo, win_hi;       /* m's window (ana_in_window), read per packet */
 	/* ana_path_segment(hook, first on host, forwarder) at [hook][first][forwarder] */
 	int8_t segof[256][2][2];
@@ -538,6 +540,7 @@ struct ana_frange {
 	bool segbig;                  /* ... reached 2^53 */
 	bool redo;                    /* the merge cannot give the serial result */
 	bool remap;                   /* some flow's positions are numbered otherwise */
+	bool anygroup;                /* as ana_dctx's, for its packets */
 };
 
 struct ana_franges { struct ana_dctx *d; struct ana_frange *rg; unsigned n; };
@@ -584,8 +587,9 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
 	uint64_t negative = 0, segsum = 0;
-	bool redo = false, segbig = false;
+	bool redo = false, segbig = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
+		anygroup |= d->p->pkts[k].ngroup != 0;
 		size_t n = ana_packet_head(d, k, idx, role);
 		if (!n)
 			continue;
@@ -601,6 +605,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	g->segsum = segsum;
 	g->segbig = segbig;
 	g->redo = redo;
+	g->anygroup = anygroup;
 }
 
 /* Range L's positions of one flow into G (the merged flow so far): their
@@ -700,6 +705,7 @@ static bool ana_franges_merge(struct ana_dctx *d, struct ana_franges *x)
 				return false;
 	uint64_t segsum = 0;
 	for (unsigned t = 0; t < x->n; t++) {
+		d->anygroup |= x->rg[t].anygroup;
 		d->negative += x->rg[t].negative;
 		d->segbig |= x->rg[t].segbig || (segsum += x->rg[t].segsum) >= (1ull << 53);
 	}
@@ -723,12 +729,15 @@ static void ana_results_serial(struct ana_dctx *d)
 {
 	uint32_t idx[ANA_PATH_MAXEV];
 	uint8_t role[ANA_PATH_MAXEV];
+	bool anygroup = false;
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
+		anygroup |= d->p->pkts[k].ngroup != 0;
 		size_t n = ana_packet_head(d, k, idx, role);
 		if (n)
 			ana_packet_body(d, k, idx, role, n, d->fa, &d->negative);
 	}
+	d->anygroup = anygroup;
 }
 
 /* Every packet's result. Flow state makes the order within a flow matter:
@@ -767,10 +776,7 @@ static void ana_retx_mark(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
 	int64_t *gmin = NULL;
-	bool any = false;
-	for (size_t k = 0; k < p->npkts && !any; k++)
-		any = p->pkts[k].ngroup;
-	if (!any)
+	if (!d->anygroup)
 		return;
 	gmin = malloc(p->npkts * sizeof(*gmin));
 	if (!gmin)
