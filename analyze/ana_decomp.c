@@ -8,6 +8,7 @@
 #include "ana.h"
 #include "ana_par.h"
 #include "ana_path.h"
+#include "ana_kth.h"
 
 #define ANA_TOP_FLOWS 64
 #define ANA_MAX_POS   32
@@ -107,7 +108,38 @@ struct ana_dctx {
 				       * flow f at [t * flows + f] (NULL: one pass) */
 	unsigned nrg;
 	bool segbig;                  /* the results' segments sum to 2^53 or more */
+	bool anygroup;                /* a retransmission group has several packets
+				       * (seen by the results pass, for ana_retx_mark) */
+	int64_t win_lo, win_hi;       /* m's window (ana_in_window), read per packet */
+	/* ana_path_segment(hook, first on host, forwarder) at [hook][first][forwarder] */
+	int8_t segof[256][2][2];
 };
+
+/* (t - d->t_start) / d->iv without a division per packet: packets come
+ * nearly in time order, so the last quotient's range [lo, hi) of t -
+ * t_start usually holds the next (kept for t - t_start >= 0 only, where
+ * the quotient is the floor). */
+struct ana_ivq { int64_t lo, hi, q; };
+
+static inline int64_t ana_ivq(const struct ana_dctx *d, struct ana_ivq *c, int64_t t)
+{
+	int64_t x = t - d->t_start;
+	if (x >= c->lo && x < c->hi)
+		return c->q;
+	int64_t q = x / d->iv;
+	if (x >= 0) {
+		c->lo = q * d->iv;
+		c->hi = c->lo > INT64_MAX - d->iv ? INT64_MAX : c->lo + d->iv;
+		c->q = q;
+	}
+	return q;
+}
+
+/* ana_in_window(d->m, t), inline. */
+static inline bool ana_dc_inwin(const struct ana_dctx *d, int64_t t)
+{
+	return t >= d->win_lo && t <= d->win_hi;
+}
 
 /* ana_to_ref(m, h, t) inline, bit for bit: fmin/fmax as compares (a NaN
  * goes to the lower bound as fmax sends it there) and llround as truncation
@@ -157,12 +189,15 @@ static bool ana_fagg_pos_alloc(struct ana_fagg *f)
 
 /* A flow's hook position; rank = host ordinal in the path * 64 + index of
  * the hook on that host, averaged over packets, gives the canonical order. */
-static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank)
+/* hint: the position to try first (a flow's packets pass its positions in
+ * the same order, so the one after the previous event's usually matches). */
+static int ana_flow_pos(struct ana_fagg *f, uint16_t host, uint8_t hook, int rank, int hint)
 {
-	int i;
-	for (i = 0; i < f->npos; i++)
-		if (f->pos[i].host == host && f->pos[i].hook == hook)
-			break;
+	int i = hint;
+	if (i >= f->npos || f->pos[i].host != host || f->pos[i].hook != hook)
+		for (i = 0; i < f->npos; i++)
+			if (f->pos[i].host == host && f->pos[i].hook == hook)
+				break;
 	if (i == f->npos) {
 		if (f->npos >= ANA_MAX_POS || (!f->pos && !ana_fagg_pos_alloc(f))) {
 			f->full = 1;
@@ -189,6 +224,93 @@ static bool ana_flow_match(const struct ana_model *m, uint32_t flow)
 	return strstr(key, flt) != NULL;
 }
 
+/* Packet k's events in path order, as ana_path_order (ana_path.c) gives
+ * them: per host by (ts, hook), hosts by role then by first time on the
+ * reference timeline. Here with the clocks inline (ana_dc_ref, bit for
+ * bit ana_to_ref) and a host's reference time computed only where it can
+ * decide the order (another host of the same role): that order is
+ * ana_path_order's, whose host sort is stable. Packets with more events
+ * than ANA_PATH_MAXEV (ana_path_order picks some): ana_path_order.
+ * role (NULL: not wanted): per output event its host's role (0 sender,
+ * 1 forwarder, 2 receiver, as ana_packet_body finds it), | ANA_ROLE_NOPAY
+ * when the packet has an event without payload; ANA_ROLE_NONE: not known. */
+#define ANA_ROLE_NOPAY 0x80
+#define ANA_ROLE_NONE  0xff
+static size_t ana_dc_order(const struct ana_dctx *d, size_t k, uint32_t *out, uint8_t *role)
+{
+	const struct ana_pkt *q = &d->p->pkts[k];
+	if (q->nev > ANA_PATH_MAXEV) {
+		size_t n = ana_path_order(d->m, d->p, k, out, ANA_PATH_MAXEV);
+		if (role)
+			memset(role, ANA_ROLE_NONE, n);
+		return n;
+	}
+	const struct ana_pe *ev = d->p->pe + q->head;
+	size_t n = q->nev;
+	struct { uint64_t ts; uint16_t host; uint8_t hook; uint8_t i; } e[ANA_PATH_MAXEV];
+	uint8_t nopay = 0;
+	for (size_t i = 0; i < n; i++) {             /* by host, ts, hook (stable) */
+		__typeof__(e[0]) x = { ev[i].ts, ev[i].host, ev[i].hook, (uint8_t)i };
+		nopay |= ev[i].flags & ANA_PE_NOPAY;
+		size_t j = i;
+		while (j > 0 && (e[j - 1].host != x.host ? e[j - 1].host > x.host
+				 : e[j - 1].ts != x.ts ? e[j - 1].ts > x.ts : e[j - 1].hook > x.hook)) {
+			e[j] = e[j - 1];
+			j--;
+		}
+		e[j] = x;
+	}
+	struct { uint8_t a, b, role, tset; int64_t t; } g[16];
+	size_t ng = 0;
+	for (size_t i = 0; i < n && ng < 16;) {
+		size_t j = i;
+		bool ing = false, eg_after = false, eg_first = false;
+		for (; j < n && e[j].host == e[i].host; j++) {
+			if (e[j].hook <= PK_HOOK_DEV_XMIT) {
+				eg_first |= !ing;
+				eg_after |= ing;
+			} else
+				ing = true;
+		}
+		g[ng++] = (__typeof__(g[0])){ (uint8_t)i, (uint8_t)j, eg_first ? 0 : eg_after ? 1 : 2, 0, 0 };
+		i = j;
+	}
+	nopay = nopay ? ANA_ROLE_NOPAY : 0;
+	if (ng <= 1) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = q->head + e[i].i;
+		for (size_t i = 0; role && i < n; i++)
+			role[i] = g[0].role | nopay;
+		return n;
+	}
+	for (size_t a = 0; a < ng; a++)
+		for (size_t b = a + 1; b < ng; b++)
+			if (g[a].role == g[b].role)
+				g[a].tset = g[b].tset = 1;
+	for (size_t a = 0; a < ng; a++) {
+		uint16_t h = e[g[a].a].host;
+		if (g[a].tset && ana_dc_ok(d, h))
+			g[a].t = ana_dc_ref(d, h, e[g[a].a].ts);
+	}
+	for (size_t i = 1; i < ng; i++) {
+		__typeof__(g[0]) x = g[i];
+		size_t j = i;
+		while (j > 0 && (g[j - 1].role > x.role || (g[j - 1].role == x.role && g[j - 1].t > x.t))) {
+			g[j] = g[j - 1];
+			j--;
+		}
+		g[j] = x;
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < ng; i++)
+		for (size_t j = g[i].a; j < g[i].b; j++) {
+			if (role)
+				role[o] = g[i].role | nopay;
+			out[o++] = q->head + e[j].i;
+		}
+	return o;
+}
+
 /* The first event of packet k's own path (a pure ACK's events ahead of
  * the segment skipped). */
 static size_t ana_first_ev(const struct ana_pe *ev, const struct ana_pres *r, const uint32_t *idx,
@@ -203,7 +325,7 @@ static size_t ana_first_ev(const struct ana_pe *ev, const struct ana_pres *r, co
 /* The part of packet k's result that needs no flow state: its path order
  * into idx, its flow, first time and kind. Returns the path's length, 0
  * when the packet is skipped. */
-static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
+static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t *role)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -211,7 +333,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 	memset(r, 0, sizeof(*r));
 	for (int s = 0; s < ANA_NSEGS; s++)
 		r->seg[s] = -1;
-	size_t n = ana_path_order(m, d->p, k, idx, ANA_PATH_MAXEV);
+	size_t n = ana_dc_order(d, k, idx, role);
 	if (!n) {
 		r->skip = 1;
 		return 0;
@@ -233,10 +355,10 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx)
 /* Packet r into its flow's counts (sums, extremes: any order of the flow's
  * packets gives the same, except f->first's 0-as-unset, kept as the packet
  * order has it); multi: some hook may have seen more than one copy. */
-static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, struct ana_fagg *f,
+static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struct ana_fagg *f,
 			     bool multi)
 {
-	if (!ana_in_window(m, r->t))
+	if (!ana_dc_inwin(d, r->t))
 		return;
 	f->pkts++;
 	if (multi)
@@ -255,8 +377,8 @@ static void ana_packet_count(const struct ana_model *m, struct ana_pres *r, stru
 /* The rest of packet k's result: segments, positions of its flow (the
  * flow's state: packets of one flow go through here in packet order);
  * cross-host segments clamped from below zero are counted in *negative. */
-static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, size_t n,
-			    struct ana_fagg *fa, uint64_t *negative)
+static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, const uint8_t *role,
+			    size_t n, struct ana_fagg *fa, uint64_t *negative)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -265,31 +387,38 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	struct ana_fagg *f = &fa[r->flow];
 	uint32_t seenpos = 0, seencopy = 0;
 	bool multi = n != d->p->pkts[k].nev;    /* not all its events in the path */
-	int hostord = 0, inhost = 0;
+	int hostord = 0, inhost = 0, hint = 0;
 	const struct ana_pe *prev = NULL, *hdr0 = NULL;
 	bool cross_ok = true;
 	int64_t sum = 0;                /* of the segments, as clamped */
 	/* streamed: a window's edge packets are read by the next window too;
 	 * only the window that owns a packet counts its hops and clamps */
-	bool own = !m->sacc || ana_in_window(m, r->t);
+	bool own = !m->sacc || ana_dc_inwin(d, r->t);
 	for (size_t i = 0; i < n; i++) {
 		const struct ana_pe *e = &ev[idx[i]];
 		if (r->len && (e->flags & ANA_PE_NOPAY))
 			continue;               /* a pure ACK with the same key, not this segment */
 		bool newhost = prev && e->host != prev->host;
 		if (newhost || !prev) {
-			/* role of this host: 0 sender, 1 forwarder, 2 receiver */
-			bool ing = false, eg_after = false, eg_first = false;
-			for (size_t x = i; x < n && ev[idx[x]].host == e->host; x++) {
-				if (ev[idx[x]].hook <= PK_HOOK_DEV_XMIT) {
-					if (!ing) eg_first = true; else eg_after = true;
-				} else
-					ing = true;
+			/* role of this host: 0 sender, 1 forwarder, 2 receiver; the
+			 * order's, unless events were skipped (then this host's
+			 * run starts after its first event) */
+			if (role[i] < ANA_ROLE_NOPAY || (role[i] != ANA_ROLE_NONE && !r->len)) {
+				hostord = role[i] & 3;
+			} else {
+				bool ing = false, eg_after = false, eg_first = false;
+				for (size_t x = i; x < n && ev[idx[x]].host == e->host; x++) {
+					if (ev[idx[x]].hook <= PK_HOOK_DEV_XMIT) {
+						if (!ing) eg_first = true; else eg_after = true;
+					} else
+						ing = true;
+				}
+				hostord = eg_first ? 0 : eg_after ? 1 : 2;
 			}
-			hostord = eg_first ? 0 : eg_after ? 1 : 2;
 			inhost = 0;
 		}
-		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++);
+		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++, hint);
+		hint = pos + 1;
 		/* SYN/FIN/RST: control, unless the segment carries payload (the
 		 * last data segment of a transfer usually has FIN; its payload
 		 * reaches the socket hooks like any other data). A bare SYN or
@@ -314,7 +443,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 			r->nhosts++;
 		if (prev) {
 			/* a forwarding host (router, balancer) has segments of its own */
-			int seg = ana_path_segment(e->hook, newhost, hostord == 1);
+			int seg = d->segof[e->hook][newhost][hostord == 1];
 			int64_t dt;
 			if (!newhost)
 				dt = (int64_t)(e->ts - prev->ts);
@@ -350,7 +479,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, s
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
-	ana_packet_count(m, r, f, multi);
+	ana_packet_count(d, r, f, multi);
 }
 
 /* Pass 1 of the parallel results: the heads of packets [lo, hi). */
@@ -411,6 +540,7 @@ struct ana_frange {
 	bool segbig;                  /* ... reached 2^53 */
 	bool redo;                    /* the merge cannot give the serial result */
 	bool remap;                   /* some flow's positions are numbered otherwise */
+	bool anygroup;                /* as ana_dctx's, for its packets */
 };
 
 struct ana_franges { struct ana_dctx *d; struct ana_frange *rg; unsigned n; };
@@ -445,6 +575,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	size_t nf = d->m->flows.n, lo, hi;
 	struct ana_frange *g = &x->rg[t];
 	uint32_t idx[ANA_PATH_MAXEV];
+	uint8_t role[ANA_PATH_MAXEV];
 	ana_franges_bounds(x, t, &lo, &hi);
 	g->fa = calloc(nf ? nf : 1, sizeof(*g->fa));
 	g->redo = !g->fa;
@@ -456,12 +587,13 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
 	uint64_t negative = 0, segsum = 0;
-	bool redo = false, segbig = false;
+	bool redo = false, segbig = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
-		size_t n = ana_packet_head(d, k, idx);
+		anygroup |= d->p->pkts[k].ngroup != 0;
+		size_t n = ana_packet_head(d, k, idx, role);
 		if (!n)
 			continue;
-		ana_packet_body(d, k, idx, n, g->fa, &negative);
+		ana_packet_body(d, k, idx, role, n, g->fa, &negative);
 		redo |= !d->res[k].t;
 		for (int s = 0; s < ANA_NSEGS; s++)
 			if (d->res[k].seg[s] > 0 && (segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
@@ -473,6 +605,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	g->segsum = segsum;
 	g->segbig = segbig;
 	g->redo = redo;
+	g->anygroup = anygroup;
 }
 
 /* Range L's positions of one flow into G (the merged flow so far): their
@@ -572,6 +705,7 @@ static bool ana_franges_merge(struct ana_dctx *d, struct ana_franges *x)
 				return false;
 	uint64_t segsum = 0;
 	for (unsigned t = 0; t < x->n; t++) {
+		d->anygroup |= x->rg[t].anygroup;
 		d->negative += x->rg[t].negative;
 		d->segbig |= x->rg[t].segbig || (segsum += x->rg[t].segsum) >= (1ull << 53);
 	}
@@ -594,12 +728,16 @@ static void ana_franges_keep_counts(struct ana_dctx *d, const struct ana_franges
 static void ana_results_serial(struct ana_dctx *d)
 {
 	uint32_t idx[ANA_PATH_MAXEV];
+	uint8_t role[ANA_PATH_MAXEV];
+	bool anygroup = false;
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
-		size_t n = ana_packet_head(d, k, idx);
+		anygroup |= d->p->pkts[k].ngroup != 0;
+		size_t n = ana_packet_head(d, k, idx, role);
 		if (n)
-			ana_packet_body(d, k, idx, n, d->fa, &d->negative);
+			ana_packet_body(d, k, idx, role, n, d->fa, &d->negative);
 	}
+	d->anygroup = anygroup;
 }
 
 /* Every packet's result. Flow state makes the order within a flow matter:
@@ -638,10 +776,7 @@ static void ana_retx_mark(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
 	int64_t *gmin = NULL;
-	bool any = false;
-	for (size_t k = 0; k < p->npkts && !any; k++)
-		any = p->pkts[k].ngroup;
-	if (!any)
+	if (!d->anygroup)
 		return;
 	gmin = malloc(p->npkts * sizeof(*gmin));
 	if (!gmin)
@@ -656,7 +791,7 @@ static void ana_retx_mark(struct ana_dctx *d)
 		if (!p->pkts[k].ngroup || r->t <= gmin[p->pkts[k].group])
 			continue;
 		r->retx = 1;
-		if (!r->skip && !(r->resent && !r->ctl) && ana_in_window(d->m, r->t))
+		if (!r->skip && !(r->resent && !r->ctl) && ana_dc_inwin(d, r->t))
 			d->fa[r->flow].retx++;      /* the others: ana_packet_count */
 	}
 	free(gmin);
@@ -869,7 +1004,7 @@ static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r
 {
 	if (d->gdeliv && (r->posmask & f->recv_mask))
 		__atomic_store_n(&d->gdeliv[d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
-	if (lc->full || !ana_in_window(d->m, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
+	if (lc->full || !ana_dc_inwin(d, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
 		return;
 	ana_klist_add(lc, (uint32_t)k);
 }
@@ -1000,6 +1135,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		seg.jend = ana_jend_open(d, t, st->nt);
 	}
 	const struct ana_sksink sk = o->sk;
+	struct ana_ivq ivc = { 0, 0, 0 };
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip)
@@ -1007,9 +1143,9 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		struct ana_fagg *f = &d->fa[r->flow];
 		if (own)
 			ana_loss_prep(d, k, r, f, &o->lc);
-		if (!ana_in_window(d->m, r->t))
+		if (!ana_dc_inwin(d, r->t))
 			continue;
-		int64_t ii = (r->t - d->t_start) / d->iv;
+		int64_t ii = ana_ivq(d, &ivc, r->t);
 		size_t iv = ii < 0 ? 0 : (size_t)ii >= d->nint ? d->nint - 1 : (size_t)ii;
 		if (own && r->copies_later)
 			*(o->copies ? &o->copies[r->flow] : &f->copies) += ana_copies(d, k);
@@ -1033,10 +1169,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 				wht[s] += (double)r->seg[s];
 			uint64_t v = (uint64_t)r->seg[s];
 			uint32_t bi = np_sketch_index_fast(v);
-			if (!r->ctl) {          /* "all" is data: ACKs stay in their own flows */
-				np_sketch_add_one(&sk.all[s], v, bi);
+			if (!r->ctl)            /* "all" is data (ana_all_from_iv) */
 				np_sketch_add_one(&sk.ivsk[iv][s], v, bi);
-			}
 			if (f->top >= 0)
 				np_sketch_add_one(&sk.top[f->top][s], v, bi);
 		}
@@ -1166,7 +1300,45 @@ static void ana_skranges_close(struct ana_dctx *d, struct ana_skranges *x)
 	}
 }
 
+/* "all" of segment s, the serial way: its values added in packet order. */
+static void ana_all_serial(struct ana_dctx *d, int s)
+{
+	np_sketch_reset(&d->all[s]);
+	for (size_t k = 0; k < d->p->npkts; k++) {
+		const struct ana_pres *r = &d->res[k];
+		if (r->skip || r->retx || r->ctl || r->seg[s] < 0 || !ana_dc_inwin(d, r->t))
+			continue;
+		uint64_t v = (uint64_t)r->seg[s];
+		np_sketch_add_one(&d->all[s], v, np_sketch_index_fast(v));
+	}
+}
+
+/* Flow "all" holds the data packets' values, as the intervals together do:
+ * merged from them rather than added per packet. Counts and extremes merge
+ * exactly; the sums are of whole nanoseconds (values >= 0, the partial sums
+ * rise), exact in any order while the total stays below 2^53, which the
+ * merged sum tells. Past that: added the serial way (rare). */
+static void ana_all_from_iv(struct ana_dctx *d)
+{
+	for (int s = 0; s < ANA_NSEGS; s++) {
+		np_sketch_reset(&d->all[s]);
+		for (size_t i = 0; i < d->nint; i++)
+			np_sketch_merge(&d->all[s], &d->ivsk[i][s]);
+		if (d->all[s].sum >= 0x1p53)
+			ana_all_serial(d, s);
+	}
+}
+
+static void ana_accumulate_pass(struct ana_dctx *d);
+
 static void ana_accumulate(struct ana_dctx *d)
+{
+	ana_accumulate_pass(d);
+	if (d->ivsk)
+		ana_all_from_iv(d);
+}
+
+static void ana_accumulate_pass(struct ana_dctx *d)
 {
 	struct ana_paths *p = d->p;
 	ana_pick_top(d);
@@ -1422,7 +1594,7 @@ static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
 	}
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_in_window(d->m, r->t))
+		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_dc_inwin(d, r->t))
 			continue;
 		uint64_t tot = (uint64_t)r->seg[ANA_SEG_TOTAL];
 		int top = d->fa[r->flow].top;
@@ -1516,29 +1688,6 @@ static void ana_jit_sort(struct ana_jit *j, size_t n)
 	}
 }
 
-/* Puts the k-th smallest of v[0..n) at v[k] (quickselect). */
-static void ana_select(int64_t *v, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n ? n - 1 : 0;
-	while (lo < hi) {
-		int64_t pv = v[lo + (hi - lo) / 2];
-		size_t i = lo, r = hi;
-		while (i <= r) {
-			while (v[i] < pv) i++;
-			while (v[r] > pv) r--;
-			if (i <= r) {
-				int64_t t = v[i]; v[i] = v[r]; v[r] = t;
-				i++;
-				if (r == 0) break;
-				r--;
-			}
-		}
-		if (k <= r) hi = r;
-		else if (k >= i) lo = i;
-		else return;
-	}
-}
-
 /* One top flow's jitter: its packets j[a, b), the table's figures and the
  * series (ana_jitter_flow, on a thread), written out in flow order. */
 struct ana_jres {
@@ -1553,37 +1702,44 @@ struct ana_jres {
 /* Per interval (by send time) of one flow: p99 |jitter| and the RFC 3550
  * estimate at the interval's end, into x. absj[i] belongs to packet
  * j[i + 1]; both are in send order. */
-static void ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j, size_t nj,
-			      const int64_t *absj, size_t na, struct ana_jres *x)
+/* tmp: na entries of scratch (NULL: no series). Returns whether the RFC
+ * 3550 estimate's run went over all packets: then its last value and sum
+ * are in *Jend, *Jsum (the flow's, taken from here rather than run twice). */
+static bool ana_jitter_series(const struct ana_dctx *d, const struct ana_jit *j, size_t nj,
+			      const int64_t *absj, size_t na, int64_t *tmp, struct ana_jres *x,
+			      double *Jend, double *Jsum)
 {
 	uint64_t *ts = malloc(d->nint * sizeof(*ts));
 	double *p99 = malloc(d->nint * sizeof(double)), *rfc = malloc(d->nint * sizeof(double));
-	int64_t *tmp = malloc((na ? na : 1) * sizeof(*tmp));
 	size_t k = 0;
-	double J = 0;
+	double J = 0, Js = 0;
+	bool ran = false;
+	struct ana_ivq ivc = { 0, 0, 0 };
 	if (!ts || !p99 || !rfc || !tmp || nj < 2)
 		goto out;
 	for (size_t a = 0; a < na;) {
-		int64_t ii = (j[a + 1].t - d->t_start) / d->iv;
+		int64_t ii = ana_ivq(d, &ivc, j[a + 1].t);
 		size_t b = a;
-		while (b < na && (j[b + 1].t - d->t_start) / d->iv == ii) {
+		while (b < na && ana_ivq(d, &ivc, j[b + 1].t) == ii) {
 			J += ((double)absj[b] - J) / 16.0;
+			Js += J;
 			b++;
 		}
 		size_t m = b - a;
-		memcpy(tmp, absj + a, m * sizeof(*tmp));
 		size_t i99 = (size_t)ceil(0.99 * (double)m) - 1;
-		ana_select(tmp, m, i99);
+		int64_t v99 = ana_kth(absj + a, m, i99, tmp);
 		if (k < d->nint) {
 			ts[k] = (uint64_t)(d->t_start + ii * d->iv);
-			p99[k] = (double)tmp[i99];
+			p99[k] = (double)v99;
 			rfc[k] = J;
 			k++;
 		}
 		a = b;
 	}
+	ran = true;
+	*Jend = J;
+	*Jsum = Js;
 out:
-	free(tmp);
 	if (!k) {
 		free(ts); free(p99); free(rfc);
 		ts = NULL; p99 = rfc = NULL;
@@ -1592,6 +1748,7 @@ out:
 	x->ts = ts;
 	x->sp99 = p99;
 	x->rfc = rfc;
+	return ran;
 }
 
 /* Flow x's jitter from its packets j[x->a, x->b) (at least 2), with
@@ -1608,18 +1765,27 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 		if (dj < mn) mn = dj;
 		if (dj > mx) mx = dj;
 		absj[na++] = dj < 0 ? -dj : dj;
-		J += ((double)(dj < 0 ? -dj : dj) - J) / 16.0;
-		Jsum += J;
 	}
-	ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, x);
+	int64_t *w = malloc(na * sizeof(*w));
+	if (!ana_jitter_series(d, j + x->a, x->b - x->a, absj, na, w, x, &J, &Jsum))
+		for (size_t i = 0; i < na; i++) {
+			J += ((double)absj[i] - J) / 16.0;
+			Jsum += J;
+		}
 	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
-	ana_select(absj, na, i99);
-	ana_select(absj, i99 + 1, i50);
+	if (w) {
+		x->p99 = ana_kth(absj, na, i99, w);
+		x->p50 = ana_kth(absj, na, i50, w);
+		free(w);
+	} else {
+		ana_select(absj, na, i99);
+		ana_select(absj, i99 + 1, i50);
+		x->p50 = absj[i50];
+		x->p99 = absj[i99];
+	}
 	x->na = na;
 	x->mn = mn;
 	x->mx = mx;
-	x->p50 = absj[i50];
-	x->p99 = absj[i99];
 	x->J = J;
 	x->Jsum = Jsum;
 }
@@ -1893,7 +2059,7 @@ static int ana_lost_copies(struct ana_dctx *d, size_t k, const uint8_t *gdeliv, 
 	if (!ana_maybe_lost(f, r))
 		return 0;
 	const struct ana_pe *ev = d->p->pe;
-	size_t n = ana_path_order(d->m, d->p, k, idx, ANA_PATH_MAXEV);
+	size_t n = ana_dc_order(d, k, idx, NULL);
 	uint8_t cnt[ANA_MAX_POS] = { 0 }, ranged[ANA_MAX_POS] = { 0 };
 	uint64_t pts[ANA_MAX_POS][2];
 	uint32_t pflow[ANA_MAX_POS];
@@ -2388,7 +2554,7 @@ static void ana_window_sums(struct ana_dctx *d)
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->retx || r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ||
-		    (d->m->sacc && !ana_in_window(d->m, r->t)))
+		    (d->m->sacc && !ana_dc_inwin(d, r->t)))
 			continue;
 		const struct ana_flow *fl = &d->m->flows.v[r->flow];
 		for (size_t w = 0; w < m->bwins.n; w++) {
@@ -2893,7 +3059,7 @@ static void ana_stream_flows_add(const struct ana_dctx *d, struct ana_stream_acc
 	/* as ana_sketch_task adds a top flow's and ana_decomp_table sums its segments */
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		const struct ana_pres *r = &d->res[k];
-		if (r->skip || !ana_in_window(d->m, r->t) || gmap[r->flow] >= x->n)
+		if (r->skip || !ana_dc_inwin(d, r->t) || gmap[r->flow] >= x->n)
 			continue;
 		uint32_t gi = gmap[r->flow];
 		size_t iv = ana_iv_index(d, r->t);
@@ -3180,6 +3346,12 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 		goto out;
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&d.all[s]);
+	d.win_lo = m->win_lo;
+	d.win_hi = m->win_hi;
+	for (int h = 0; h < 256; h++)
+		for (int a = 0; a < 2; a++)
+			for (int b = 0; b < 2; b++)
+				d.segof[h][a][b] = (int8_t)ana_path_segment(h, a, b);
 	ana_time_grid(&d);
 	if (m->sacc)
 		ana_stream_seed(&d);

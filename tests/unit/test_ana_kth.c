@@ -1,0 +1,82 @@
+/* ana_kth (analyze/ana_kth.c): the jitter's percentiles by histogram must
+ * be the k-th smallest value exactly, as a full sort gives it (the truth
+ * here) and as the quickselect it replaced left it, for the shapes that
+ * take its branches: few values (the quickselect fallback), one value
+ * repeated (range 0), a few distinct values, signed values across the
+ * whole int64 range (the sign flip), a long tail (a bucket refined again),
+ * and the input left unchanged. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ana_kth.h"
+#include "tap.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t xr(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int64_t value(int shape, uint64_t r)
+{
+	switch (shape) {
+	case 0: return (int64_t)r;                                   /* whole range, signed */
+	case 1: return 42;                                           /* one value */
+	case 2: return (int64_t)(r % 7);                             /* few distinct */
+	case 3: return (r & 1) ? INT64_MIN : INT64_MAX;              /* the extremes */
+	case 4: return (int64_t)(r % 1000) - 500;                    /* around zero */
+	default:                                                     /* a long tail */
+		return (int64_t)(r % 100000) * (r % 997 == 0 ? 100000 : 1);
+	}
+}
+
+/* One array of shape and size n: ranks 0, n-1, the p50's, the p99's and a
+ * random one against the sort, and against ana_select. */
+static int check_one(int shape, size_t n)
+{
+	int64_t *v = malloc(n * sizeof(*v)), *sorted = malloc(n * sizeof(*v));
+	int64_t *w = malloc(n * sizeof(*v)), *orig = malloc(n * sizeof(*v));
+	int bad = 0;
+	if (!v || !sorted || !w || !orig) {
+		free(v); free(sorted); free(w); free(orig);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = value(shape, xr());
+	memcpy(sorted, v, n * sizeof(*v));
+	memcpy(orig, v, n * sizeof(*v));
+	qsort(sorted, n, sizeof(*v), cmp_i64);
+	size_t ks[5] = { 0, n - 1, (n + 1) / 2 - 1, (size_t)((99 * n + 99) / 100) - 1, xr() % n };
+	for (int q = 0; q < 5; q++) {
+		bad += ana_kth(v, n, ks[q], w) != sorted[ks[q]];
+		memcpy(w, v, n * sizeof(*v));
+		ana_select(w, n, ks[q]);
+		bad += w[ks[q]] != sorted[ks[q]];
+	}
+	bad += memcmp(v, orig, n * sizeof(*v)) != 0;
+	free(v); free(sorted); free(w); free(orig);
+	return bad;
+}
+
+int main(void)
+{
+	static const size_t sizes[] = { 1, 2, 63, 64, 65, 1000, 4097, 100000 };
+	for (int shape = 0; shape < 6; shape++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			CHECK(check_one(shape, sizes[i]) == 0, "shape %d, %zu values", shape, sizes[i]);
+	int bad = 0;
+	for (int it = 0; it < 300; it++)
+		bad += check_one((int)(xr() % 6), 1 + xr() % 20000);
+	CHECK(bad == 0, "%d random arrays off", bad);
+	return tap_done();
+}
