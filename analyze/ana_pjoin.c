@@ -724,6 +724,10 @@ static void pj_ranges_by_id(struct pj_after *a)
 	}
 }
 
+static void pj_remap(struct pj_after *a, size_t r, bool release);
+
+/* Task 0 merges, then (ranges beside it: the longer of the two) writes
+ * every event's packet number, which needs the merge's numbers only. */
 static void pj_after_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -734,17 +738,25 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 			free(a->part[u].pk);
 			a->part[u].pk = NULL;
 		}
+		if (a->rc || !a->has_rng)
+			return;
+		/* only now: in the heap pages the partitions' packets gave back */
+		if (!(a->p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t)))) {
+			a->rc = -1;
+			return;
+		}
+		for (size_t r = 0; r < a->nt; r++)
+			pj_remap(a, r, false);
 	} else
 		pj_ranges_by_id(a);
 }
 
-/* evpkt of the events of range r (every one: it was not set before); the
- * range's lists are handed back as they are read, so that they and evpkt
- * are not resident in full at once. */
-static void pj_remap_task(void *ctx, size_t r, size_t r1)
+/* evpkt of the events of range r (every one: it was not set before). With
+ * release, the range's lists are handed back as they are read, so that
+ * they and evpkt are not resident in full at once; not while the ranges
+ * read them beside. */
+static void pj_remap(struct pj_after *a, size_t r, bool release)
 {
-	(void)r1;
-	struct pj_after *a = ctx;
 	const struct pj_split *s = a->split;
 	uint32_t *evpkt = a->p->evpkt, *li[PJ_MAXT];
 	uintptr_t done[PJ_MAXT] = { 0 };
@@ -752,10 +764,16 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 	for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
 		unsigned t = s->pb[j] & ~PJ_EGRESS;
 		evpkt[s->vis[j]] = s->pb[j] == PJ_UNKEYED ? UINT32_MAX : a->gmap[t][*li[t]++];
-		if (!(j & 0xffff))
+		if (release && !(j & 0xffff))
 			for (unsigned u = 0; u < a->nt; u++)
 				pj_release(pj_list(s, (unsigned)r, u), li[u], &done[u]);
 	}
+}
+
+static void pj_remap_task(void *ctx, size_t r, size_t r1)
+{
+	(void)r1;
+	pj_remap(ctx, r, true);
 }
 
 /* Merge, ranges, then every event's packet number. */
@@ -765,12 +783,13 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 	ana_par_tasks(a->has_rng ? 2 : 1, pj_after_task, a);
 	if (a->rc)
 		return -1;
-	/* only now: in the heap pages the partitions' packets gave back */
-	if (!(p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t))))
-		return -1;
-	ana_par_tasks(a->nt, pj_remap_task, a);
-	if (!a->has_rng)
+	if (!a->has_rng) {
+		/* only now: in the heap pages the partitions' packets gave back */
+		if (!(p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t))))
+			return -1;
+		ana_par_tasks(a->nt, pj_remap_task, a);
 		return 0;
+	}
 	for (size_t j = 0; j < p->nextra; j++) {
 		uint32_t k = gall[p->extra[j].pkt];
 		p->extra[j].pkt = k;
