@@ -17,6 +17,7 @@
 #include "ana.h"
 #include "ana_par.h"
 #include "ana_path.h"
+#include "ana_cmsg.h"
 
 #define ANA_RANGE_FLAG 0x04
 
@@ -563,9 +564,13 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		return NULL;
 	}
 	free(p->order); p->order = NULL;
-	/* hand the join's freed tables back (the heap keeps them otherwise, and
-	 * the decomposition's peak would sit on top of them) */
-	malloc_trim(0);
+	/* a window of the streamed analysis hands the join's freed tables back
+	 * (its peak is what --mem bounds). One analysis of the whole input
+	 * keeps them: the decomposition's own tables reuse ~105 of their
+	 * ~130 MB on the 10 M case, 19 k fewer pages to fault in (of 211 k)
+	 * for a peak 21 MB higher (575 -> 596 MB) */
+	if (streamed)
+		malloc_trim(0);
 	return p;
 }
 
@@ -712,6 +717,8 @@ static void ana_cpts_range(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp, size_t lo, size_t hi)
 {
 	const struct ana_pe *ev = p->pe;
+	struct ana_cmsg msg[256];
+	size_t nm = 0;
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2 || (m->own_set && !ana_path_owned(m, ev + q->head, q->nev)))
@@ -763,10 +770,15 @@ static void ana_cpts_range(const struct ana_model *m, const struct ana_paths *p,
 			for (int b = a; b > 0 && role[ord[b - 1]] > role[ord[b]]; b--) {
 				int t = ord[b]; ord[b] = ord[b - 1]; ord[b - 1] = t;
 			}
+		if (nm + 3 > sizeof(msg) / sizeof(msg[0])) {
+			ana_clock_add_n(cp, msg, nm);
+			nm = 0;
+		}
 		for (int j = 1; j < nh; j++)
-			ana_clock_add(cp, h[ord[j - 1]].host, h[ord[j - 1]].last, h[ord[j]].host,
-				      h[ord[j]].first);
+			msg[nm++] = (struct ana_cmsg){ .s = h[ord[j - 1]].host, .ts = h[ord[j - 1]].last,
+						       .r = h[ord[j]].host, .tr = h[ord[j]].first };
 	}
+	ana_clock_add_n(cp, msg, nm);
 }
 
 /* Threads: packet ranges into sets of their own, merged in range order. */
