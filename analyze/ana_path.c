@@ -427,6 +427,17 @@ static struct ana_pe *ana_pe_upper(struct ana_model *m)
 /* The events as ana_pe in packet order (order[0 .. total)) into p->pe, from
  * in: the upper half of their block (ana_pe_upper, in_place) or their
  * compacted copy (ana_pe_compact); the 32-byte events are gone after. */
+/* The in-place gather keeps its block's pages past pe as p->spare (at
+ * least ANA_PATH_SPARE_MIN bytes) for the decomposition's results array
+ * instead of unmapping them: on the 10 M case 166 MB of pages the results
+ * array (258 MB) would fault in fresh. Off (0) until ana_decomp.c's
+ * ana_res_alloc takes p->spare (notes/j30a-decomp.patch): a spare nobody
+ * takes is held to the end. */
+#ifndef ANA_PATH_SPARE
+#define ANA_PATH_SPARE 0
+#endif
+#define ANA_PATH_SPARE_MIN (64u << 20)
+
 static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_t *order,
 			 size_t total, unsigned threads, const struct ana_pe *in, bool in_place)
 {
@@ -435,14 +446,23 @@ static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_
 		struct ana_pev *ev = m->pev.v;
 		g.out = (struct ana_pe *)(void *)ev;
 		ana_par_for(total, threads, ana_gather_range, &g);
-		/* the upper half's pages handed back on the threads: the shrink
-		 * below unmaps them on this thread alone otherwise (~25 ms of
-		 * freeing pages at 10 M events, the other core idle) */
-		if (threads > 1)
-			ana_par_zap((struct ana_pe *)(void *)ev + total,
-				    (2 * m->pev.n - total) * sizeof(struct ana_pe), threads);
-		void *shrunk = realloc(ev, (total ? total : 1) * sizeof(struct ana_pe));
-		p->pe = shrunk ? shrunk : (void *)ev;
+		uintptr_t pg = 4096, lo = ((uintptr_t)(g.out + total) + pg - 1) & ~(pg - 1);
+		uintptr_t hi = (uintptr_t)(ev + m->pev.cap) & ~(pg - 1);
+		p->pe = g.out;
+		if (ANA_PATH_SPARE && hi > lo && hi - lo >= ANA_PATH_SPARE_MIN) {
+			p->spare = (void *)lo;      /* kept for the results array */
+			p->spare_len = hi - lo;
+		} else {
+			/* the upper half's pages handed back on the threads: the
+			 * shrink below unmaps them on this thread alone otherwise
+			 * (~25 ms of freeing pages at 10 M events, the other core
+			 * idle) */
+			if (threads > 1)
+				ana_par_zap(g.out + total, (2 * m->pev.n - total) * sizeof(struct ana_pe),
+					    threads);
+			void *shrunk = realloc(ev, (total ? total : 1) * sizeof(struct ana_pe));
+			p->pe = shrunk ? shrunk : (void *)ev;
+		}
 	} else {
 		g.out = p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
 		if (!p->pe)
