@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ana.h"
+#include "ana_cmsg.h"
 
 #define ANA_CLK_SLOPE_RANGE 1e-3     /* search drift within +-1000 ppm */
 #define ANA_CLK_MAX_BINS    65536
@@ -148,6 +149,41 @@ void ana_clock_add(struct ana_clockpts *cp, int s, uint64_t ts, int r, uint64_t 
 		bn->x = x; bn->y = y; bn->set = true;
 	}
 	pp->n[dir]++;
+}
+
+/* ana_clock_add over n messages in order (the same bins as n calls). The
+ * pair's origin, width and bins are looked up again only when the pair
+ * changes (a path's messages go both ways between the same two hosts). */
+void ana_clock_add_n(struct ana_clockpts *cp, const struct ana_cmsg *msg, size_t n)
+{
+	struct ana_pairpts *pp = NULL;
+	double t0 = 0, last = 0;
+	int plo = -1, phi = -1;
+	for (size_t i = 0; i < n; i++) {
+		int s = msg[i].s, r = msg[i].r;
+		int lo = s < r ? s : r, hi = s < r ? r : s, dir = s == hi ? 0 : 1;
+		if (lo != plo || hi != phi || !pp->b[dir]) {
+			ana_clock_add(cp, s, msg[i].ts, r, msg[i].tr);   /* sets the pair up */
+			plo = phi = -1;
+			if (!cp || s == r || (size_t)hi >= cp->nhosts)
+				continue;
+			pp = &cp->p[(size_t)lo * cp->nhosts + hi];
+			t0 = (double)cp->t0[hi];
+			last = (double)(pp->nbins - 1);
+			plo = lo; phi = hi;
+			continue;
+		}
+		double x = dir == 0 ? (double)msg[i].ts - t0 : (double)msg[i].tr - t0;
+		double y = dir == 0 ? (double)msg[i].tr - t0 : (double)msg[i].ts - t0;
+		double bi = x / pp->binw;
+		size_t k = bi < 0 ? 0 : bi >= last ? pp->nbins - 1 : (size_t)bi;
+		struct ana_bin *bn = &pp->b[dir][k];
+		double d = y - x;
+		if (!bn->set || (dir == 0 ? d < bn->y - bn->x : d > bn->y - bn->x)) {
+			bn->x = x; bn->y = y; bn->set = true;
+		}
+		pp->n[dir]++;
+	}
 }
 
 static double ana_cross(struct ana_hull_pt o, struct ana_hull_pt a, struct ana_hull_pt b)

@@ -17,6 +17,7 @@
 #include "ana.h"
 #include "ana_par.h"
 #include "ana_path.h"
+#include "ana_cmsg.h"
 
 #define ANA_RANGE_FLAG 0x04
 
@@ -426,6 +427,17 @@ static struct ana_pe *ana_pe_upper(struct ana_model *m)
 /* The events as ana_pe in packet order (order[0 .. total)) into p->pe, from
  * in: the upper half of their block (ana_pe_upper, in_place) or their
  * compacted copy (ana_pe_compact); the 32-byte events are gone after. */
+/* The in-place gather keeps its block's pages past pe as p->spare (at
+ * least ANA_PATH_SPARE_MIN bytes) for the decomposition's results array
+ * instead of unmapping them: on the 10 M case 166 MB of pages the results
+ * array (258 MB) would fault in fresh. Off (0) until ana_decomp.c's
+ * ana_res_alloc takes p->spare (notes/j30a-decomp.patch): a spare nobody
+ * takes is held to the end. */
+#ifndef ANA_PATH_SPARE
+#define ANA_PATH_SPARE 0
+#endif
+#define ANA_PATH_SPARE_MIN (64u << 20)
+
 static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_t *order,
 			 size_t total, unsigned threads, const struct ana_pe *in, bool in_place)
 {
@@ -434,14 +446,23 @@ static int ana_pe_gather(struct ana_model *m, struct ana_paths *p, const uint32_
 		struct ana_pev *ev = m->pev.v;
 		g.out = (struct ana_pe *)(void *)ev;
 		ana_par_for(total, threads, ana_gather_range, &g);
-		/* the upper half's pages handed back on the threads: the shrink
-		 * below unmaps them on this thread alone otherwise (~25 ms of
-		 * freeing pages at 10 M events, the other core idle) */
-		if (threads > 1)
-			ana_par_zap((struct ana_pe *)(void *)ev + total,
-				    (2 * m->pev.n - total) * sizeof(struct ana_pe), threads);
-		void *shrunk = realloc(ev, (total ? total : 1) * sizeof(struct ana_pe));
-		p->pe = shrunk ? shrunk : (void *)ev;
+		uintptr_t pg = 4096, lo = ((uintptr_t)(g.out + total) + pg - 1) & ~(pg - 1);
+		uintptr_t hi = (uintptr_t)(ev + m->pev.cap) & ~(pg - 1);
+		p->pe = g.out;
+		if (ANA_PATH_SPARE && hi > lo && hi - lo >= ANA_PATH_SPARE_MIN) {
+			p->spare = (void *)lo;      /* kept for the results array */
+			p->spare_len = hi - lo;
+		} else {
+			/* the upper half's pages handed back on the threads: the
+			 * shrink below unmaps them on this thread alone otherwise
+			 * (~25 ms of freeing pages at 10 M events, the other core
+			 * idle) */
+			if (threads > 1)
+				ana_par_zap(g.out + total, (2 * m->pev.n - total) * sizeof(struct ana_pe),
+					    threads);
+			void *shrunk = realloc(ev, (total ? total : 1) * sizeof(struct ana_pe));
+			p->pe = shrunk ? shrunk : (void *)ev;
+		}
 	} else {
 		g.out = p->pe = malloc((total ? total : 1) * sizeof(*p->pe));
 		if (!p->pe)
@@ -563,9 +584,13 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		return NULL;
 	}
 	free(p->order); p->order = NULL;
-	/* hand the join's freed tables back (the heap keeps them otherwise, and
-	 * the decomposition's peak would sit on top of them) */
-	malloc_trim(0);
+	/* a window of the streamed analysis hands the join's freed tables back
+	 * (its peak is what --mem bounds). One analysis of the whole input
+	 * keeps them: the decomposition's own tables reuse ~105 of their
+	 * ~130 MB on the 10 M case, 19 k fewer pages to fault in (of 211 k)
+	 * for a peak 21 MB higher (575 -> 596 MB) */
+	if (streamed)
+		malloc_trim(0);
 	return p;
 }
 
@@ -712,6 +737,8 @@ static void ana_cpts_range(const struct ana_model *m, const struct ana_paths *p,
 			   struct ana_clockpts *cp, size_t lo, size_t hi)
 {
 	const struct ana_pe *ev = p->pe;
+	struct ana_cmsg msg[256];
+	size_t nm = 0;
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pkt *q = &p->pkts[k];
 		if (q->nev < 2 || (m->own_set && !ana_path_owned(m, ev + q->head, q->nev)))
@@ -763,10 +790,15 @@ static void ana_cpts_range(const struct ana_model *m, const struct ana_paths *p,
 			for (int b = a; b > 0 && role[ord[b - 1]] > role[ord[b]]; b--) {
 				int t = ord[b]; ord[b] = ord[b - 1]; ord[b - 1] = t;
 			}
+		if (nm + 3 > sizeof(msg) / sizeof(msg[0])) {
+			ana_clock_add_n(cp, msg, nm);
+			nm = 0;
+		}
 		for (int j = 1; j < nh; j++)
-			ana_clock_add(cp, h[ord[j - 1]].host, h[ord[j - 1]].last, h[ord[j]].host,
-				      h[ord[j]].first);
+			msg[nm++] = (struct ana_cmsg){ .s = h[ord[j - 1]].host, .ts = h[ord[j - 1]].last,
+						       .r = h[ord[j]].host, .tr = h[ord[j]].first };
 	}
+	ana_clock_add_n(cp, msg, nm);
 }
 
 /* Threads: packet ranges into sets of their own, merged in range order. */

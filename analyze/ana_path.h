@@ -47,6 +47,11 @@ struct ana_paths {
 	uint32_t *order;            /* event indices grouped by packet (during the join) */
 	struct ana_pe *pe;          /* events grouped by packet: pkts[k].head .. + nev */
 	size_t norder;              /* entries of order, then of pe (the gather's length) */
+	/* the event block's pages past pe (kept by an in-place gather): the
+	 * decomposition's results array takes them (no fresh pages to fault
+	 * in), or hands them back; part of pe's block, freed with it */
+	void *spare;
+	size_t spare_len;
 	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
 	bool ranges_done;           /* ana_pjoin took the sock_send ranges too */
 	size_t njoined;             /* events joined by key (evpkt set) */
