@@ -82,6 +82,7 @@ struct ana_dctx {
 	struct ana_out *o;
 	struct ana_pres *res;
 	size_t res_len;               /* bytes mapped for res */
+	bool res_spare;               /* res lies in p->pe's block (ana_path.h: spare) */
 	struct ana_fagg *fa;
 	/* the sketch pass's range 0 adds to all[] per packet while the other
 	 * ranges read the fields around it per packet: kept off their lines */
@@ -486,11 +487,20 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 /* The results array: a mapping of its own, so that its pages can be made
  * present in one call per packet range (ana_res_populate) rather than
  * faulted in 4 KB at a time (~60 000 faults on the 10 M case). */
-static struct ana_pres *ana_res_alloc(size_t n, size_t *len)
+static struct ana_pres *ana_res_alloc(struct ana_paths *p, size_t n, size_t *len, bool *spare)
 {
 	*len = n * sizeof(struct ana_pres);
-	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p->spare && p->spare_len >= *len) {     /* every entry is set by ana_packet_head */
+		void *r = p->spare;
+		*spare = true;
+		p->spare = NULL;
+		return r;
+	}
+	if (p->spare)
+		(void)madvise(p->spare, p->spare_len, MADV_DONTNEED);
+	p->spare = NULL;
+	void *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
 }
 
 /* Pages of res[lo, hi) made present and writable (Linux 5.14; without it,
@@ -517,7 +527,8 @@ static void ana_res_free(struct ana_dctx *d)
 	unsigned nt = ana_threads(d->m);
 	if (nt > 1 && d->p->npkts >= 65536)
 		ana_par_zap(d->res, d->res_len, nt);
-	munmap(d->res, d->res_len);
+	if (!d->res_spare)
+		munmap(d->res, d->res_len);
 }
 
 static void ana_stream_seed(struct ana_dctx *d);
@@ -3338,7 +3349,7 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	struct ana_dctx d = { .m = m, .p = p, .o = o };
 	if (!p || !p->npkts)
 		return;
-	d.res = ana_res_alloc(p->npkts, &d.res_len);
+	d.res = ana_res_alloc(p, p->npkts, &d.res_len, &d.res_spare);
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
 	d.clk = ana_dc_clocks(m);
 	d.nclk = m->hosts.n;

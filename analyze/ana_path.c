@@ -430,11 +430,10 @@ static struct ana_pe *ana_pe_upper(struct ana_model *m)
 /* The in-place gather keeps its block's pages past pe as p->spare (at
  * least ANA_PATH_SPARE_MIN bytes) for the decomposition's results array
  * instead of unmapping them: on the 10 M case 166 MB of pages the results
- * array (258 MB) would fault in fresh. Off (0) until ana_decomp.c's
- * ana_res_alloc takes p->spare (notes/j30a-decomp.patch): a spare nobody
- * takes is held to the end. */
+ * array (258 MB) would fault in fresh. ana_decomp.c's ana_res_alloc
+ * takes p->spare when it is large enough, else gives its pages back. */
 #ifndef ANA_PATH_SPARE
-#define ANA_PATH_SPARE 0
+#define ANA_PATH_SPARE 1
 #endif
 #define ANA_PATH_SPARE_MIN (64u << 20)
 
@@ -584,13 +583,13 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		return NULL;
 	}
 	free(p->order); p->order = NULL;
-	/* a window of the streamed analysis hands the join's freed tables back
-	 * (its peak is what --mem bounds). One analysis of the whole input
-	 * keeps them: the decomposition's own tables reuse ~105 of their
-	 * ~130 MB on the 10 M case, 19 k fewer pages to fault in (of 211 k)
-	 * for a peak 21 MB higher (575 -> 596 MB) */
-	if (streamed)
-		malloc_trim(0);
+	/* hand the join's freed tables back (the heap keeps them otherwise, and
+	 * the decomposition's peak would sit on top of them). Keeping them in
+	 * a whole-input analysis saved 19 k of 211 k faults on the 10 M case
+	 * for a peak 21 MB higher (575 -> 596 MB); with the results array in
+	 * the event array's freed tail (p->spare) the trim costs ~20 k faults
+	 * (169 k against 149 k) and no peak, so it stays (j30a's note) */
+	malloc_trim(0);
 	return p;
 }
 
