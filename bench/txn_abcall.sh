@@ -26,16 +26,14 @@
 # CPU 0 in another, over veth; the last column is then wrk's req/s.
 # Usage: NPREC_A=<nprec> NPREC_B=<nprec> bash bench/txn_abcall.sh
 # Env: NPREC_MORE, TOGETHER, WORKLOAD, BENCH_T (4), ROUNDS (8), RR (200000 rounds a turn), NCONN (64), RESP (1000),
-#      SWEEP_KIB (0), NPREC_ARGS (none: defaults), CPU (0), BENCH_NS (txabc<pid>: namespace name),
-#      PROG_SEND / PROG_RECV (hub_send / hub_recv: the programs read; with NPREC_TEST_NO_HUB=1 in
-#      the environment e.g. txn_send_btf / txn_recv_btf, txn's own work alone). Needs root.
+#      SWEEP_KIB (0), NPREC_ARGS (none: defaults), CPU (0). Needs root.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 declare -A BIN=([A]=${NPREC_A:?NPREC_A=<nprec of build A>} [B]=${NPREC_B:?NPREC_B=<nprec of build B>})
 NAMES=(A B)
 for w in ${NPREC_MORE:-}; do BIN[${w%%=*}]=${w#*=}; NAMES+=("${w%%=*}"); done
 ROUNDS=${ROUNDS:-8}
-NS=${BENCH_NS:-txabc$$} TMP=$(mktemp -d /tmp/np-txabc.XXXXXX)
+NS=txabc$$ TMP=$(mktemp -d /tmp/np-txabc.XXXXXX)
 PIDS=()
 NSA=${NS}a NSB=${NS}b IPA=10.77.41.1 IPB=10.77.41.2
 cleanup() {
@@ -53,7 +51,7 @@ if [ "${WORKLOAD:-rr}" = nginx ]; then
 	[ -n "${TOGETHER:-}" ] || { echo "txn_abcall: WORKLOAD=nginx needs TOGETHER=1" >&2; exit 2; }
 	for t in nginx wrk; do command -v $t >/dev/null || { echo "txn_abcall: $t missing" >&2; exit 2; }; done
 	. "$ROOT/bench/txn_lib.sh"
-	txn_setup_nginx "$NS"
+	txn_setup_nginx txabc
 	sleep 1
 	for p in $NGM $(pgrep -P $NGM); do taskset -pc 1 $p >/dev/null; done
 fi
@@ -73,7 +71,7 @@ for _ in $(seq 50); do [ -e "$TMP/ready" ] && break; sleep 0.1; done
 # hubns PID: "send_runs send_ns recv_runs recv_ns" of that recorder's hub heads
 hubns() {
 	python3 "$ROOT/bench/recprogs.py" "$1" |
-		awk -v sp="${PROG_SEND:-hub_send}" -v rp="${PROG_RECV:-hub_recv}" '$1 == sp {s = $2 " " $3} $1 == rp {r = $2 " " $3}
+		awk '$1 == "hub_send" {s = $2 " " $3} $1 == "hub_recv" {r = $2 " " $3}
 		     END {print (s ? s : "0 0"), (r ? r : "0 0")}'
 }
 # turn LABEL BIN: one recorder's turn -> row "LABEL send_ns/run recv_ns/run runs/round rr_ns"

@@ -35,7 +35,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_TCP_CLOSE 7
 #define RC_TCP_LAST_ACK 9
 #define RC_MSG_PEEK 2
-#define RC_SOCK_STREAM 1
 
 enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
 
@@ -63,7 +62,7 @@ struct txn_conn {
 	__u8  fresh;                /* method/path parsed since they were last stored */
 	__u64 start_ns, first_resp_ns, last_ns;
 	__u64 bytes_req, bytes_resp;
-	__u64 pad;                  /* the next group starts on the next line (check mode: lat_check) */
+	__u64 pad;                  /* the next group starts on the next line */
 	__u32 pid, tid;
 	__u16 evh;                  /* id.k.evh, for a request's start */
 	__u8  http;
@@ -357,116 +356,6 @@ static __always_inline __u64 sk_tx_start(const struct sock *sk, __u64 lo, bool b
 	if (t + 1000 <= lo)
 		return bpf_ktime_get_ns();
 	return t < lo ? lo : t;
-}
-
-/* The socket's cached TCP clock when it provably stamps this call's data,
- * else 0. tcp_clock_cache (ns, ktime_get_ns: CLOCK_MONOTONIC, the base of
- * bpf_ktime_get_ns) is refreshed by tcp_mstamp_refresh(): at the start of
- * every tcp_write_xmit, in receive processing (tcp_rcv_established) and,
- * before 6.19, in tcp_recvmsg after each copy to the user
- * (tcp_rcv_space_adjust; 6.19's 0ae1ac7335ca dropped that refresh). A
- * send (tx) whose data all left (snd_nxt == write_seq) transmitted its
- * last bytes during this call, after they were queued: the stamp is that
- * transmit's start, before the device and, on veth or loopback, the
- * peer's receive processing that runs inside the send. A receive's stamp
- * is its last copy, where the kernel refreshes there (txn_rx_cache). It
- * is not where the read returns: the rest of tcp_recvmsg (the ACK that
- * the read's window update sends and, on veth or loopback, the peer's
- * processing of it), release_sock and the other programs on the hook
- * come after it, 0.5-4 us on the project VM (notes/j29e.md), so only a
- * server's request read takes it (its start moves to the copy), never a
- * client's response read (its end would move before the read's return,
- * where the client's own clock ends it: rec_txn's p50 check, j27c's
- * revert). Either must also be after lo, the connection's last stamp (0:
- * none, the first request of a connection): a stale cache, one from an
- * earlier call, is never used. Otherwise (a send that waits for the
- * window, raw_tp, a kernel without the field) the caller reads the
- * clock: ~60 ns a read on the project VM, which server-side was one read
- * on each request and one on each response (issue 24). */
-static __always_inline __u64 sk_clock(const struct sock *sk, bool tx, __u64 lo, bool btf)
-{
-	if (!btf || !lo || !bpf_core_field_exists(struct tcp_sock, tcp_clock_cache))
-		return 0;
-	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
-	if (!tp || (tx && tp->snd_nxt != tp->write_seq))
-		return 0;
-	__u64 t = tp->tcp_clock_cache;
-	return t > lo ? t : 0;
-}
-
-/* NPREC_TEST_TXN_CLOCKCHECK=1: every call also reads the clock and counts
- * now - sk_clock() into txn_clockck (sized 1 otherwise): per kind, the
- * calls sk_clock refused, the stamps after now, then the sketch buckets
- * (common/npwire.h) of the distance. TXN_CK_*_OTHER: calls that take no
- * stamp (a request's later reads and sends), checked all the same. A
- * transaction's end counts by how much its latency from the stamps is
- * shorter (or longer) than from the hooks' clock reads: the distances of
- * its start (bits 32-63) and of its last response stamp (0-31) wait in
- * the txn_conn's pad. */
-const volatile bool txn_clock_check = false;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TXN_CK_N * TXN_CK_ROW);
-	__type(key, __u32);
-	__type(value, __u64);
-} txn_clockck SEC(".maps");
-
-static __always_inline void ck_count(__u32 kind, __u32 j)
-{
-	__u32 i = kind * TXN_CK_ROW + j;
-	__u64 *n = bpf_map_lookup_elem(&txn_clockck, &i);
-	if (n)
-		*n += 1;
-}
-
-/* -> the distance now - stamp (0: refused, or after now), at most 2^32 - 1 */
-static __always_inline __u64 clock_check(const struct sock *sk, bool tx, __u64 lo, __u32 kind, bool btf)
-{
-	__u64 t = sk_clock(sk, tx, lo, btf), now = bpf_ktime_get_ns();
-	__u64 e = t && t <= now ? now - t : 0;
-
-	ck_count(kind, !t ? 0 : t > now ? 1 : 2 + np_sketch_index(e));
-	return e < 0xffffffffULL ? e : 0xffffffffULL;
-}
-
-/* A server's request read takes the cache only where tcp_recvmsg
- * refreshes it after each copy: user space sets this from the kernel
- * release (before 6.19; NPREC_TEST_TXN_RX_CACHE=0|1 overrides). */
-const volatile bool txn_rx_cache = false;
-/* NPREC_TEST_TXN_CLIENT_CACHE=1: a client's response reads take it too
- * (j27c's stamps, for bench/txn_p50pair.sh and tests: wrong, see sk_clock) */
-const volatile bool txn_cli_cache = false;
-
-/* The stamp of a call's data: sk_clock's where the call may take it
- * (cache), else the clock now. *e: the distance to the clock now
- * (clock_check; check mode only; 0 for a clock read). */
-static __always_inline __u64 io_stamp(const struct sock *sk, bool tx, bool cache, __u64 lo, __u32 kind,
-				      bool btf, __u64 *e)
-{
-	if (!cache) {
-		if (txn_clock_check)
-			ck_count(kind, 0);
-		return bpf_ktime_get_ns();
-	}
-	if (txn_clock_check)
-		*e = clock_check(sk, tx, lo, kind, btf);
-	__u64 t = sk_clock(sk, tx, lo, btf);
-	return t ? t : bpf_ktime_get_ns();
-}
-
-/* Check mode, a transaction's end: latency from the hooks' clock reads
- * minus latency from the stamps (a client's start is its own stamp
- * either way: distance 0). */
-static __always_inline void lat_check(const struct txn_conn *c)
-{
-	__u64 es = c->pad >> 32, ee = c->pad & 0xffffffffULL;
-	__u32 k = c->role == TXN_ROLE_SERVER ? TXN_CK_LAT_SRV_SHORTER : TXN_CK_LAT_CLI_SHORTER;
-
-	if (ee >= es)
-		ck_count(k, 2 + np_sketch_index(ee - es));
-	else
-		ck_count(k + 1, 2 + np_sketch_index(es - ee));
 }
 
 /* ---- HTTP/1.x request line ---- */
@@ -980,8 +869,6 @@ static __always_inline void txn_finish(struct txn_conn *c, bool btf)
 {
 	__u64 lat = c->last_ns - c->start_ns;
 	struct txn_conn_id *d = conn_id(c, btf);
-	if (txn_clock_check)
-		lat_check(c);
 	if (btf && txn_buffered)
 		finish_buffered(c, lat);
 	else
@@ -1064,13 +951,10 @@ static __always_inline void conn_key(struct txn_conn *c, const struct sock *sk, 
 	c->keyed = 1;
 }
 
-/* A socket of ours: TCP over IP, through the filters. A SOCK_RAW socket
- * of protocol TCP is not (sk_clock and sk_tx_start read it as a tcp_sock). */
+/* A socket of ours: TCP over IP, through the filters. */
 static __always_inline bool sk_wanted(const struct sock *sk, bool btf)
 {
 	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
-		return false;
-	if ((btf ? sk->sk_type : BPF_CORE_READ_BITFIELD_PROBED(sk, sk_type)) != RC_SOCK_STREAM)
 		return false;
 	__u16 fam = rc_sk_family_x(sk, btf);
 	return (fam == AF_INET || fam == AF_INET6) && rc_filter_sk_task(sk);
@@ -1123,22 +1007,15 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		 * entry netcpu stamped), or when its first segment left (the
 		 * socket's stamp), or at txn_sendmsg (NPREC_TEST_TXN_SENDMSG=1:
 		 * the phase is PH_REQ already); without any, here. A
-		 * server's, when it received it (sk_clock: its copy, where the
-		 * kernel refreshes the cache there, else the read's end). A stamp
-		 * is taken only for a start: last_ns is not kept in the
-		 * request run (nothing reads it there: a transaction ends at
-		 * its last response call, and the next request's lower bound
-		 * is that end), so a request's later reads and sends take none. */
-		if (c->phase != PH_REQ) {
-			__u64 e = 0;
-			req_begin(c, !tx ? io_stamp(sk, false, txn_rx_cache, c->last_ns, TXN_CK_RX_REQ, btf, &e) :
+		 * server's, when it received it. The clock is read only for a
+		 * start: last_ns is not kept in the request run (nothing reads
+		 * it there: a transaction ends at its last response call, and
+		 * the next request's lower bound is that end), so a request's
+		 * later reads and sends take no clock read. */
+		if (c->phase != PH_REQ)
+			req_begin(c, !tx ? bpf_ktime_get_ns() :
 				     txn_nc_start ? req_start(bpf_ktime_get_ns()) : sk_tx_start(sk, c->last_ns, btf),
 				  btf);
-			if (txn_clock_check)
-				c->pad = e << 32;
-		} else if (txn_clock_check) {
-			clock_check(sk, tx, c->start_ns, tx ? TXN_CK_TX_OTHER : TXN_CK_RX_OTHER, btf);
-		}
 		if (c->parse) {
 			c->parse = 0;
 			c->path_due = 0;
@@ -1151,13 +1028,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	} else {
 		if (c->phase == PH_IDLE)
 			return 0;   /* unsolicited data (a banner, a late tail): no transaction */
-		/* a server's response send: its last transmit; a client's
-		 * response read: its end, the clock (sk_clock) */
-		__u64 e = 0;
-		__u64 now = io_stamp(sk, tx, tx || txn_cli_cache, c->phase == PH_REQ ? c->start_ns : c->last_ns,
-				     tx ? TXN_CK_TX_RESP : TXN_CK_RX_RESP, btf, &e);
-		if (txn_clock_check)
-			c->pad = (c->pad & ~0xffffffffULL) | e;
+		__u64 now = bpf_ktime_get_ns();
 		if (c->phase == PH_REQ) {
 			c->first_resp_ns = now;
 			c->phase = PH_RESP;

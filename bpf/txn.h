@@ -110,17 +110,6 @@ struct rc_txn_skw_out {
 /* txn_counters */
 enum { TXN_CNT_IO = 0, TXN_CNT_RB_LOST = 1, TXN_CNT_SK_LOST = 2, TXN_CNT_N };
 
-/* NPREC_TEST_TXN_CLOCKCHECK=1 (bpf/txn.bpf.c clock_check): rows of
- * txn_clockck, one per kind of call; a row is [refused, after now,
- * NP_SK_NBUCKETS buckets of now - stamp]. */
-enum {
-	TXN_CK_RX_REQ, TXN_CK_RX_RESP, TXN_CK_TX_RESP, TXN_CK_RX_OTHER, TXN_CK_TX_OTHER,
-	/* transactions: latency from the stamps shorter / longer than from clock reads */
-	TXN_CK_LAT_SRV_SHORTER, TXN_CK_LAT_SRV_LONGER, TXN_CK_LAT_CLI_SHORTER, TXN_CK_LAT_CLI_LONGER,
-	TXN_CK_N
-};
-#define TXN_CK_ROW (2 + NP_SK_NBUCKETS)
-
 /* One completed transaction (ring buffer). */
 struct rc_txn_event {
 	__u64 conn;

@@ -13,11 +13,9 @@
 #include <errno.h>
 #include <sched.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/utsname.h>
 #include <bpf/bpf.h>
 
 #include "cpuslice.h"
@@ -99,7 +97,6 @@ struct rc_txn {
 	uint64_t sk_orphan;             /* sketch counts whose row never came (counted lost) */
 	uint32_t sk_old;                /* the slot retired at this snapshot's flip */
 	unsigned test_flipwait_ms;      /* NPREC_TEST_TXN_FLIPWAIT: ms between stats read and flip */
-	bool clock_check;               /* NPREC_TEST_TXN_CLOCKCHECK=1: report txn_clockck at close */
 	struct rc_col col[EC_N];        /* this interval's events, packed */
 	size_t nev;
 	unsigned slice_ctr;
@@ -265,25 +262,6 @@ static void rc_txn_tps(struct rc_txn *t)
 	memcpy(t->tps, v, sizeof(v));
 }
 
-/* Whether tcp_recvmsg refreshes the socket's cached TCP clock after each
- * copy (tcp_rcv_space_adjust), so that a server's request read may be
- * stamped with it (bpf/txn.bpf.c sk_clock): before 6.19, whose
- * 0ae1ac7335ca ("tcp: remove one ktime_get() from recvmsg() fast path")
- * dropped that refresh; there the cache would be the request's arrival or
- * an older event. NPREC_TEST_TXN_RX_CACHE=0|1 overrides. */
-static bool txn_rx_cache_ok(void)
-{
-	const char *o = getenv("NPREC_TEST_TXN_RX_CACHE");
-	struct utsname u;
-	unsigned maj = 0, min = 0;
-
-	if (o && (*o == '0' || *o == '1'))
-		return *o == '1';
-	if (uname(&u) != 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
-		return false;
-	return maj < 6 || (maj == 6 && min < 19);
-}
-
 static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char *err, size_t errlen)
 {
 	t->skel = txn_bpf__open();
@@ -310,14 +288,6 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	t->skel->rodata->txn_test_seq_full = sf && *sf == '1';
 	/* a wide window for closes between the stats read and the slot flip
 	 * (rec_txn.sh: their rows come a snapshot after their buckets) */
-	t->skel->rodata->txn_rx_cache = txn_rx_cache_ok();
-	const char *cc = getenv("NPREC_TEST_TXN_CLIENT_CACHE");
-	t->skel->rodata->txn_cli_cache = cc && *cc == '1';
-	const char *ck = getenv("NPREC_TEST_TXN_CLOCKCHECK");
-	t->clock_check = ck && *ck == '1';
-	t->skel->rodata->txn_clock_check = t->clock_check;
-	if (!t->clock_check)
-		bpf_map__set_max_entries(t->skel->maps.txn_clockck, 1);
 	const char *fw = getenv("NPREC_TEST_TXN_FLIPWAIT");
 	t->test_flipwait_ms = fw ? (unsigned)atoi(fw) : 0;
 	uint32_t n = ctx->cfg->txn_events_n;
@@ -350,56 +320,11 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	return rc;
 }
 
-/* NPREC_TEST_TXN_CLOCKCHECK=1: one stderr line per kind of call, how far
- * the socket's cached clock (bpf/txn.bpf.c sk_clock) was from the hook's
- * own clock read: "txn clockcheck KIND calls N refused N after_now N
- * ns p50 X p90 X p99 X p999 X max X" (bucket midpoints, max: bucket top). */
-static void rc_txn_clock_report(struct rc_txn *t)
-{
-	static const char *kind[TXN_CK_N] = { "rx_req", "rx_resp", "tx_resp", "rx_other", "tx_other",
-					      "lat_srv_shorter", "lat_srv_longer", "lat_cli_shorter", "lat_cli_longer" };
-	static const double q[] = { 0.5, 0.9, 0.99, 0.999 };
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t));
-	uint64_t *row = calloc(TXN_CK_ROW, sizeof(*row));
-	if (!row)
-		return;
-	for (uint32_t k = 0; k < TXN_CK_N; k++) {
-		uint64_t n = 0, in = 0;
-		for (uint32_t j = 0; j < TXN_CK_ROW; j++) {
-			uint32_t i = k * TXN_CK_ROW + j;
-			row[j] = 0;
-			if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.txn_clockck), &i, t->vbuf))
-				continue;
-			for (int c = 0; c < t->ncpus; c++)
-				row[j] += *(uint64_t *)((char *)t->vbuf + (size_t)c * stride);
-			n += row[j];
-			in += j >= 2 ? row[j] : 0;
-		}
-		fprintf(stderr, "txn clockcheck %s calls %llu refused %llu after_now %llu ns", kind[k],
-			(unsigned long long)n, (unsigned long long)row[0], (unsigned long long)row[1]);
-		uint64_t acc = 0, top = 0;
-		size_t qi = 0;
-		for (uint32_t b = 0; b < NP_SK_NBUCKETS; b++) {
-			if (!row[2 + b])
-				continue;
-			acc += row[2 + b];
-			top = b;
-			for (; qi < sizeof(q) / sizeof(q[0]) && acc >= q[qi] * in; qi++)
-				fprintf(stderr, " p%g %llu", q[qi] * 100,
-					(unsigned long long)(np_sketch_bucket_lo(b) + np_sketch_bucket_hi(b)) / 2);
-		}
-		fprintf(stderr, " max %llu\n", in ? (unsigned long long)np_sketch_bucket_hi(top) : 0ULL);
-	}
-	free(row);
-}
-
 static void rc_txn_close(void *state)
 {
 	struct rc_txn *t = state;
 	if (!t)
 		return;
-	if (t->clock_check && t->skel && t->vbuf)
-		rc_txn_clock_report(t);
 	ring_buffer__free(t->ring);
 	rc_tp_detach(t->tps, t->ntps);
 	txn_bpf__destroy(t->skel);
