@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # npreport compare on real reruns (root): seven runs of bench/compare_run.sh
 # (a Python HTTP server with a 50 ms /slow and a 2 ms /fast endpoint in a
-# namespace, recorded by nprec, ~11 s each): four unchanged runs, /slow at
-# 60 ms, /fast at 2.6 ms, and 1 % packet loss. With the default gate:
+# namespace, recorded by nprec, ~11 s each): four unchanged runs, two with
+# /slow at 60 ms, /fast at 2.6 ms, and 1 % packet loss. With the default gate:
 #   A/A, 2 runs -- 2 runs     -> exit 0 (judged against the spread between
 #                                runs; a single pair false-alarmed in 1 of 20
 #                                in bench-compare, too often for make test;
@@ -21,7 +21,7 @@ command -v iptables >/dev/null || e2e_skip "iptables missing"
 	e2e_skip "nprec/npanalyze/npreport/tools not built"
 RUN=$E2E_ROOT/bench/compare_run.sh
 T=$E2E_TMP
-for r in "a:" "b:" "c:" "d:" "slow:CMP_SLOW_MS=60" "fast:CMP_FAST_MS=2.6" "loss:CMP_LOSS=0.01"; do
+for r in "a:" "b:" "c:" "d:" "slow:CMP_SLOW_MS=60" "slow2:CMP_SLOW_MS=60" "fast:CMP_FAST_MS=2.6" "loss:CMP_LOSS=0.01"; do
 	name=${r%%:*} envs=${r#*:}
 	env $envs NP_BUILD="$NP_BUILD" bash "$RUN" "$T/$name.npa" 2> "$T/$name.log"
 	check "run $name recorded and analysed" test -s "$T/$name.npa"
@@ -52,9 +52,17 @@ check "/slow +10 ms: exit 1 (got $rc)" test $rc -eq 1
 check "/slow +10 ms: GET /slow p50 is a REGRESSION of about +20 %" sh -c \
 	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/slow.txt' |
 	 grep -qE ' \+(1[5-9]|2[0-5])\.[0-9]%  .*REGRESSION'"
-# (the client alternates the paths: /fast's request rate may drop with it)
-check "/slow +10 ms: /fast latency not a regression" sh -c \
-	"! grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' '$T/slow.txt' | grep -q REGRESSION"
+# /fast untouched: judged, like the A/A, on two runs a side against the
+# spread between runs (the client alternates the paths: /fast's request
+# rate may drop with it). On the single pair a vs slow a fresh-clone CI saw
+# /fast's p99 at +147 %, one stall in ~11 s: the single-pair false alarm
+# the header quotes (1 in 20)
+"$NPREPORT" compare "$T/a.npa" "$T/c.npa" -- "$T/slow.npa" "$T/slow2.npa" --config "$T/gate.conf" > "$T/slow2.txt"
+grep '^compare:' "$T/slow2.txt" >&2
+check "/slow +10 ms, 2 -- 2 runs: /fast latency not a regression" sh -c \
+	"grep -q ', 2+2 runs' '$T/slow2.txt' && ! grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' '$T/slow2.txt' | grep -q REGRESSION"
+check "/slow +10 ms, 2 -- 2 runs: GET /slow p50 still a REGRESSION" sh -c \
+	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/slow2.txt' | grep -q REGRESSION"
 
 "$NPREPORT" compare "$T/a.npa" "$T/fast.npa" > "$T/fast.txt"
 rc=$?
