@@ -21,11 +21,17 @@ command -v iptables >/dev/null || e2e_skip "iptables missing"
 	e2e_skip "nprec/npanalyze/npreport/tools not built"
 RUN=$E2E_ROOT/bench/compare_run.sh
 T=$E2E_TMP
-for r in "a:" "b:" "c:" "d:" "slow:CMP_SLOW_MS=60" "slow2:CMP_SLOW_MS=60" "fast:CMP_FAST_MS=2.6" "loss:CMP_LOSS=0.01"; do
-	name=${r%%:*} envs=${r#*:}
-	env $envs NP_BUILD="$NP_BUILD" bash "$RUN" "$T/$name.npa" 2> "$T/$name.log"
+run() { # name [VAR=value]
+	local name=$1; shift
+	env "$@" NP_BUILD="$NP_BUILD" bash "$RUN" "$T/$name.npa" 2> "$T/$name.log"
 	check "run $name recorded and analysed" test -s "$T/$name.npa"
-done
+}
+# Interleaved so that a side's two runs are ~30 s apart: the official CI of
+# f0dead2 ran slow and slow2 back to back through one disturbance of the
+# machine (both runs: server CPU per request x7, /fast p99 x2.8), which the
+# 2 -- 2 test rightly found significant.
+run a; run slow CMP_SLOW_MS=60; run b; run fast CMP_FAST_MS=2.6
+run c; run slow2 CMP_SLOW_MS=60; run d; run loss CMP_LOSS=0.01
 # The gate config a CI repository would keep for this scenario: its request
 # count and rate swing more than the default 10 % between unchanged runs
 # (the closed-loop client's count depends on when the recorder started: a
@@ -54,15 +60,27 @@ check "/slow +10 ms: GET /slow p50 is a REGRESSION of about +20 %" sh -c \
 	 grep -qE ' \+(1[5-9]|2[0-5])\.[0-9]%  .*REGRESSION'"
 # /fast untouched: judged, like the A/A, on two runs a side against the
 # spread between runs (the client alternates the paths: /fast's request
-# rate may drop with it). On the single pair a vs slow a fresh-clone CI saw
-# /fast's p99 at +147 %, one stall in ~11 s: the single-pair false alarm
-# the header quotes (1 in 20)
-"$NPREPORT" compare "$T/a.npa" "$T/c.npa" -- "$T/slow.npa" "$T/slow2.npa" --config "$T/gate.conf" > "$T/slow2.txt"
-grep '^compare:' "$T/slow2.txt" >&2
-check "/slow +10 ms, 2 -- 2 runs: /fast latency not a regression" sh -c \
-	"grep -q ', 2+2 runs' '$T/slow2.txt' && ! grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' '$T/slow2.txt' | grep -q REGRESSION"
+# rate may drop with it; on the single pair a vs slow a fresh-clone CI saw
+# /fast's p99 at +147 %, one stall in ~11 s). It is timing on a shared
+# machine: when both runs of the new side met a disturbance, one more pair
+# of /slow runs 10 s apart is judged, and the check fails only if that pair
+# flags /fast too; a real /fast regression flags both.
+fast_flagged() {
+	"$NPREPORT" compare "$T/a.npa" "$T/c.npa" -- "$T/$1.npa" "$T/$2.npa" --config "$T/gate.conf" > "$T/$3"
+	grep '^compare:' "$T/$3" >&2
+	grep -q ', 2+2 runs' "$T/$3" || return 0
+	grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' "$T/$3" | grep -q REGRESSION
+}
+fast_clean() { ! fast_flagged "$@"; }
+pair="slow slow2 slow2.txt"
+if fast_flagged $pair; then
+	echo "  /fast flagged on slow, slow2 (a disturbance?): judging slow3, slow4" >&2
+	run slow3 CMP_SLOW_MS=60; sleep 10; run slow4 CMP_SLOW_MS=60
+	pair="slow3 slow4 slow4.txt"
+fi
+check "/slow +10 ms, 2 -- 2 runs: /fast latency not a regression (${pair% *})" fast_clean $pair
 check "/slow +10 ms, 2 -- 2 runs: GET /slow p50 still a REGRESSION" sh -c \
-	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/slow2.txt' | grep -q REGRESSION"
+	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/${pair##* }' | grep -q REGRESSION"
 
 "$NPREPORT" compare "$T/a.npa" "$T/fast.npa" > "$T/fast.txt"
 rc=$?
