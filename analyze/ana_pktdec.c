@@ -23,6 +23,7 @@
 #define PD_MAXTHREADS 64
 
 #define PD_BLOCK 512           /* events decoded per piece: the columns stay in L1/L2 */
+#define PD_DIRECT 4096         /* flow ids numbered by a table, not the hash */
 #define PD_SLOW 16             /* rows decoded by pieces where pd_fast_rows stops */
 #define PD_AHEAD (1u << 23)    /* bytes of the event array made present ahead of the reader */
 #define PD_PEV_SMALL (1u << 16) /* events the event array holds before it is reserved large */
@@ -56,6 +57,10 @@ struct pd_evs {
 	size_t pvcap;
 	uint32_t *pslot;            /* open addressing over pid, index + 1 */
 	size_t pscap;
+	/* index + 1 by id for ids below PD_DIRECT (the recorders' ids are
+	 * small): the flow column changes on almost every row, and the hash
+	 * lookup was ~30 instructions a row. Zero again after each record. */
+	uint32_t *pdir;
 	/* The flow number each event gets, per flow of fl: fl's own index,
 	 * or, appending in place (dm set), the model's index of the flow
 	 * (found without creating it) or the one it will get when pd_commit
@@ -139,7 +144,7 @@ static void pd_lost(struct pd_evs *o, const struct pktcols_raw *body)
 static void pd_evs_free(struct pd_evs *o)
 {
 	free(o->ev); free(o->fl); free(o->pre); free(o->pid); free(o->ploc);
-	free(o->prev); free(o->pslot); free(o->fmod);
+	free(o->prev); free(o->pslot); free(o->fmod); free(o->pdir);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -182,23 +187,41 @@ static int pd_number_flows(struct pd_evs *o, struct pktcols_col *col, size_t n, 
 	if (o->pslot)
 		memset(o->pslot, 0, o->pscap * sizeof(*o->pslot));
 	*maxid = 0;
-	if (ana_vec_grow((void **)&o->pre, &o->precap, n, sizeof(*o->pre)))
+	if (ana_vec_grow((void **)&o->pre, &o->precap, n, sizeof(*o->pre)) ||
+	    (!o->pdir && !(o->pdir = calloc(PD_DIRECT, sizeof(*o->pdir)))))
 		return -1;
-	for (size_t b = 0; b < n; b += PD_BLOCK) {
+	uint32_t *dir = o->pdir;
+	int rc = 0;
+	for (size_t b = 0; b < n && !rc; b += PD_BLOCK) {
 		size_t k = n - b < PD_BLOCK ? n - b : PD_BLOCK;
-		if (pktcols_col_u64(col, id, k))
-			return -1;
+		if (pktcols_col_u64(col, id, k)) {
+			rc = -1;
+			break;
+		}
 		for (size_t i = 0; i < k; i++) {
 			if (id[i] != last || last_pre == UINT32_MAX) {
-				if ((last_pre = pd_pre_of(o, id[i])) == UINT32_MAX)
-					return -1;
 				last = id[i];
-				if (id[i] > *maxid)
-					*maxid = id[i];
+				if (last < PD_DIRECT && dir[last]) {
+					last_pre = dir[last] - 1;
+				} else {
+					if ((last_pre = pd_pre_of(o, last)) == UINT32_MAX) {
+						rc = -1;
+						break;
+					}
+					if (last < PD_DIRECT)
+						dir[last] = last_pre + 1;
+					if (last > *maxid)
+						*maxid = last;
+				}
 			}
 			o->pre[b + i] = last_pre;
 		}
 	}
+	for (size_t f = 0; f < o->npre; f++)
+		if (o->pid[f] < PD_DIRECT)
+			dir[o->pid[f]] = 0;
+	if (rc)
+		return -1;
 	if (ana_vec_grow((void **)&o->ploc, &o->plcap, o->npre, sizeof(*o->ploc)) ||
 	    ana_vec_grow((void **)&o->prev, &o->pvcap, o->npre, sizeof(*o->prev)) ||
 	    ana_vec_grow((void **)&o->fl, &o->flcap, o->npre, sizeof(*o->fl)) ||
@@ -345,6 +368,7 @@ static void pd_emit(struct pd_evs *o, const struct pd_piece *pc,
 struct pd_fast {
 	uint64_t ts[PD_BLOCK];
 	uint32_t w[4][PD_BLOCK];
+	uint32_t hfu[PD_BLOCK];     /* hook | flags << 8 | uid << 16 (pd_fast_rows) */
 };
 static const int pd_fix[4] = { PD_C_HOOK, PD_C_UID, PD_C_TFL, PD_C_EFL };
 
@@ -383,6 +407,12 @@ static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint
 	k = pd_fast_cols(col, fb, k);
 	const uint8_t *hk = col[PD_C_HOOK].p, *ud = col[PD_C_UID].p, *tf = col[PD_C_TFL].p,
 		*ef = col[PD_C_EFL].p;
+	/* hook, flags and uid of each row in one word first (a loop the
+	 * compiler vectorises): the row loop then has few enough pointers
+	 * live to keep them in registers */
+	for (size_t i = 0; i < k; i++)
+		fb->hfu[i] = hk[i] | ((ef[i] & 0x7u) | (tf[i] & 0x07 ? ANA_EVF_CTL : 0)) << 8 |
+			     (uint32_t)ud[i] << 16;
 	/* locals: a store through ev may alias what o points to */
 	struct ana_pev *ev = o->out;
 	struct pd_flow *fl = o->fl;
@@ -392,7 +422,8 @@ static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint
 	size_t n = o->n;
 	for (size_t i = 0; i < k; i++) {
 		uint64_t ts = fb->ts[i];
-		unsigned hook = hk[i], uid = ud[i];
+		uint32_t hfu = fb->hfu[i];
+		unsigned hook = hfu & 0xff, uid = hfu >> 16;
 		uint32_t pf = pre[i];
 		struct pd_prev *pp = &prev[pf];
 		uint32_t seq = pp->seq += fb->w[1][i];
@@ -404,7 +435,7 @@ static size_t pd_fast_rows(struct pd_evs *o, struct pktcols_col *col, const uint
 		if (fi == UINT32_MAX)
 			fi = pd_new_flow(o, pf);
 		ev[n++] = (struct ana_pev){ .ts = ts, .hook = (uint8_t)hook, .flow = fmod[fi], .host = host,
-			.flags = (uint8_t)((ef[i] & 0x7) | (tf[i] & 0x07 ? ANA_EVF_CTL : 0)),
+			.flags = (uint8_t)(hfu >> 8),
 			.seq = uid ? uid : seq, .len = uid ? 0 : fb->w[0][i],
 			.ack = uid ? 0 : ack, .xid = uid ? 0 : tsv };
 		struct pd_flow *f = &fl[fi];
