@@ -1189,8 +1189,21 @@ static void mp_win_init(void)
 }
 #define MP_STEP_FIXED(p, pos, k) (mp_have_win == 2 ? mp_step_fixed_vbmi(p, pos, k) \
 				  : mp_have_win ? mp_step_fixed_win(p, pos, k) : mp_step_fixed(p, pos, k))
+
+int np_mp_walk_cap(int max)
+{
+	if (max < mp_have_win)
+		mp_have_win = max < 0 ? 0 : max;
+	return mp_have_win;
+}
 #else
 #define MP_STEP_FIXED(p, pos, k) mp_step_fixed(p, pos, k)
+
+int np_mp_walk_cap(int max)
+{
+	(void)max;
+	return 0;
+}
 #endif
 
 /* np_mp_walk of an object found inside `outer` open containers. */

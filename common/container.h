@@ -274,5 +274,9 @@ uint32_t np_crc32(const void *data, size_t len);
  * has a container claiming more elements than bytes remain. *objs (if not
  * NULL) gets the number of objects (keys and values counted). */
 size_t np_mp_walk(const void *p, size_t len, uint64_t *objs);
+/* Caps the vector step np_mp_walk uses (2 AVX-512 VBMI, 1 SSSE3, 0
+ * scalar) at max and returns the level now in use: for tests, so that a
+ * machine with AVX-512 still checks the other two. */
+int np_mp_walk_cap(int max);
 
 #endif
