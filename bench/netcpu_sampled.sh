@@ -37,7 +37,10 @@
 # is its estimate over the exact figure. The exact recording's sampler
 # decides softirq by the exact pair, the default's by preempt_count and the
 # walk, so only this column checks the default's own rule: docs/NETCPU.md
-# j29d).
+# j29d). Row `nrx` per workload: NET_RX over all CPUs, the exact pair's
+# ns against the exact recording's sampler (ratio, covers) and, with
+# BENCH_DUAL=1, the default's (dflt/n): a CPU's own timer under-finds the
+# softirqs of a busy receiving CPU (docs/NETCPU.md j31d).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -133,7 +136,7 @@ for rep in $(seq "$REPS"); do
 			kill -INT $dp; wait $dp 2>/dev/null
 			# the default's estimates, renamed dflt_*: sent along with the exact recording's
 			dflt=$("$NPREPORT" dump "$TMP/$w.dflt.npr" | python3 "$ROOT/tests/tools/nc_npr.py" sockest |
-				tr ' ' '\n' | grep -E '^(send|recv)_(smp|est_ns)=' | sed 's/^/dflt_/' | tr '\n' ' ')
+				tr ' ' '\n' | grep -E '^(send|recv|netrx)_(smp|est_ns)=' | sed 's/^/dflt_/' | tr '\n' ' ')
 			rm -f "$TMP/$w.dflt.npr"
 		fi
 		"$NPREPORT" dump "$TMP/$w.npr" > "$TMP/$w.json"
@@ -165,7 +168,17 @@ for i, c in enumerate(("send", "recv")):
           e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0,
           pr, (e + pr * p) / x if x else 0, out, calls, x / calls if calls else 0,
           pr * per / calls if calls else 0, m * per / x if x else 0,
-          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, links[i]))' "$w" "$rep" "$links"
+          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, links[i]))
+# NET_RX (all CPUs): the exact pair against the exact recording sampler
+# (walk) and the default recorder (preempt_count and walk); a CPU own
+# timer under-finds the softirqs of a busy receiving CPU (docs/NETCPU.md j31d)
+x, n, e = int(kv["netrx_exact_ns"]), int(kv["netrx_smp"]), int(kv["netrx_est_ns"])
+dn, de = int(kv.get("dflt_netrx_smp", -1)), int(kv.get("dflt_netrx_est_ns", 0))
+lo, hi = int(kv["netrx_lo_ns"]), int(kv["netrx_hi_ns"])
+print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5s %9s %5s %11.3f  (+probe: the pair own programs) %s" % (
+      sys.argv[1], "nrx", sys.argv[2], x, n, e, e / x if x else 0, "yes" if lo <= x <= hi else "NO",
+      "-", "-", kv.get("netrx_probe_smp", "-"), float(kv.get("netrx_win_ratio", 0)),
+      "dflt/n %.3f/%d" % (de / x, dn) if dn >= 0 and x else ""))' "$w" "$rep" "$links"
 		rm -f "$TMP/$w.npr" "$TMP/$w.json"
 	done
 done
