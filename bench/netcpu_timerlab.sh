@@ -11,7 +11,7 @@
 # server pinned to CPU 1, client to CPU 0, as tests/e2e/rec_netcpu_dual.sh.
 # Env: BENCH_T (s, 6), HZ (the timer's rate, 4999), TIMER_CPU (1: the
 # server's CPU; 0: the client's, i.e. the receiver seen from the other
-# CPU's expiries), SIDE (recv: the server's reads; send: the client's
+# CPU's expiries; both: a timer on each, as nprec has, and both views), SIDE (recv: the server's reads; send: the client's
 # writes, on CPU 0), BENCH_HOG=1 (a busy loop pinned to each CPU),
 # BENCH_NS / BENCH_NET (names, /24), NP_BUILD (for vmlinux.h), KEEP=DIR
 # (keep the timeline there). Not a test: figures for docs/NETCPU.md.
@@ -49,7 +49,7 @@ fi
 ip netns exec $NSA taskset -c 0 iperf3 -c $IPB -p 5312 -t "$T" >/dev/null 2>&1 & CLI=$!
 PIDS+=($CLI)
 HZ0=0 HZ1=0
-[ "$TCPU" = 0 ] && HZ0=$HZ || HZ1=$HZ
+case $TCPU in 0) HZ0=$HZ ;; 1) HZ1=$HZ ;; *) HZ0=$HZ HZ1=$HZ ;; esac
 if [ "$SIDE" = send ]; then set -- $CLI 1 1 0; else set -- $SRV 0 0 1; fi
 "$TMP/timerlab" "$1" "$2" "$3" $HZ0 $HZ1 "$TMP/tl.bin" & TL=$!
 PIDS+=($TL)
@@ -57,6 +57,8 @@ wait $CLI
 kill -INT $TL; wait $TL
 [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}"
 echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}"
-python3 "$ROOT/bench/netcpu_timerlab.py" "$TMP/tl.bin" "$TCPU" "$4"
+for c in 0 1; do
+	[ "$TCPU" = $c ] || [ "$TCPU" = both ] && python3 "$ROOT/bench/netcpu_timerlab.py" "$TMP/tl.bin" $c "$4"
+done
 [ -n "${KEEP:-}" ] && cp "$TMP/tl.bin" "$KEEP/"
 exit 0
