@@ -4,18 +4,23 @@
  *   TGID, NR: the process and syscall nr whose calls are logged, SEND 1
  *   when they end at sock_send_length; HZn: the cpu-clock timer's rate on
  *   CPU n (0: none there). User mode is sampled too, so that every expiry
- *   is logged and the analysis has the whole grid. */
+ *   is logged and the analysis has the whole grid.
+ * Env TL_RESTART_US=N: every N us restart each timer at a period drawn in
+ *   0.5-1.5 x its own (PERF_EVENT_IOC_PERIOD), so that no phase lasts
+ *   more than a few periods (does the bias need a lock to build?). */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "timerlab.skel.h"
 
 static volatile sig_atomic_t stop;
+static int timer_fd[2] = { -1, -1 }, timer_hz[2];
 
 static void on_signal(int sig)
 {
@@ -40,11 +45,30 @@ static int open_timer(struct timerlab_bpf *o, int cpu, int hz)
 
 	if (fd < 0)
 		return -errno;
+	timer_fd[cpu] = fd;
+	timer_hz[cpu] = hz;
 	return bpf_program__attach_perf_event(o->progs.tl_smp, fd) ? 0 : -errno;
+}
+
+static unsigned long restart_timers(void)
+{
+	unsigned long n = 0;
+
+	for (int cpu = 0; cpu < 2; cpu++) {
+		__u64 p;
+
+		if (timer_fd[cpu] < 0)
+			continue;
+		p = 1000000000ull / (unsigned)timer_hz[cpu] * (500 + (unsigned)rand() % 1000) / 1000;
+		n += ioctl(timer_fd[cpu], PERF_EVENT_IOC_PERIOD, &p) == 0;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
 {
+	unsigned long restarts = 0;
+	int restart_us;
 	struct timerlab_bpf *o;
 	struct ring_buffer *rb;
 	FILE *out;
@@ -73,11 +97,17 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* no wake-ups (the BPF side submits without them), so no epoll
-	 * either: drain every 20 ms */
-	while (!stop) {
-		usleep(20000);
-		ring_buffer__consume(rb);
+	 * either: drain every ~20 ms */
+	restart_us = getenv("TL_RESTART_US") ? atoi(getenv("TL_RESTART_US")) : 0;
+	for (unsigned long i = 0; !stop; i++) {
+		usleep(restart_us > 0 ? restart_us : 20000);
+		if (restart_us > 0)
+			restarts += restart_timers();
+		if (restart_us <= 0 || i % (20000 / restart_us + 1) == 0)
+			ring_buffer__consume(rb);
 	}
+	if (restart_us > 0)
+		fprintf(stderr, "timerlab: %lu restarts\n", restarts);
 	ring_buffer__consume(rb);
 	fprintf(stderr, "timerlab: %llu events dropped\n", (unsigned long long)o->bss->tl_drops);
 	ring_buffer__free(rb);

@@ -13,7 +13,9 @@
 # server's CPU; 0: the client's, i.e. the receiver seen from the other
 # CPU's expiries; both: a timer on each, as nprec has, and both views), SIDE (recv: the server's reads; send: the client's
 # writes, on CPU 0), BENCH_HOG=1 (a busy loop pinned to each CPU),
-# BENCH_NS / BENCH_NET (names, /24), NP_BUILD (for vmlinux.h), KEEP=DIR
+# BENCH_NS / BENCH_NET (names, /24), NP_BUILD (for vmlinux.h),
+# TL_RESTART_US=N (restart the timers every N us at a random period, 0.5-1.5 x),
+# KEEP=DIR
 # (keep the timeline there). Not a test: figures for docs/NETCPU.md.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,7 +58,7 @@ PIDS+=($TL)
 wait $CLI
 kill -INT $TL; wait $TL
 [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}"
-echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}"
+echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}${TL_RESTART_US:+, TL_RESTART_US=$TL_RESTART_US}"
 for c in 0 1; do
 	[ "$TCPU" = $c ] || [ "$TCPU" = both ] && python3 "$ROOT/bench/netcpu_timerlab.py" "$TMP/tl.bin" $c "$4"
 done
