@@ -15,6 +15,7 @@
 # writes, on CPU 0), BENCH_HOG=1 (a busy loop pinned to each CPU),
 # BENCH_NS / BENCH_NET (names, /24), NP_BUILD (for vmlinux.h),
 # TL_RESTART_US=N (restart the timers every N us at a random period, 0.5-1.5 x),
+# TL_PIN=CPU (pin the probe process, which does those restarts),
 # KEEP=DIR
 # (keep the timeline there). Not a test: figures for docs/NETCPU.md.
 set -u
@@ -53,7 +54,7 @@ PIDS+=($CLI)
 HZ0=0 HZ1=0
 case $TCPU in 0) HZ0=$HZ ;; 1) HZ1=$HZ ;; *) HZ0=$HZ HZ1=$HZ ;; esac
 if [ "$SIDE" = send ]; then set -- $CLI 1 1 0; else set -- $SRV 0 0 1; fi
-"$TMP/timerlab" "$1" "$2" "$3" $HZ0 $HZ1 "$TMP/tl.bin" & TL=$!
+${TL_PIN:+taskset -c $TL_PIN} "$TMP/timerlab" "$1" "$2" "$3" $HZ0 $HZ1 "$TMP/tl.bin" & TL=$!
 PIDS+=($TL)
 wait $CLI
 kill -INT $TL; wait $TL
