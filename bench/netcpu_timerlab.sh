@@ -9,15 +9,15 @@
 # softirqs inside it and the call less them (socket time, as netcpu
 # defines it) are running, against their share of the time. veth iperf3,
 # server pinned to CPU 1, client to CPU 0, as tests/e2e/rec_netcpu_dual.sh.
-# Env: BENCH_T (s, 6), HZ (the timer's rate, 4999), TIMER_CPU (1: the
+# Env: BENCH_T (s, 6); HZ (the timer's rate, 4999); TIMER_CPU (1: the
 # server's CPU; 0: the client's, i.e. the receiver seen from the other
-# CPU's expiries; both: a timer on each, as nprec has, and both views), SIDE (recv: the server's reads; send: the client's
-# writes, on CPU 0), BENCH_HOG=1 (a busy loop pinned to each CPU),
-# BENCH_NS / BENCH_NET (names, /24), NP_BUILD (for vmlinux.h),
-# TL_RESTART_US=N (restart the timers every N us at a random period, 0.5-1.5 x),
-# TL_PIN=CPU (pin the probe process, which does those restarts),
-# KEEP=DIR
-# (keep the timeline there). Not a test: figures for docs/NETCPU.md.
+# CPU's expiries; both: a timer on each, as nprec has, and both views);
+# SIDE (recv: the server's reads; send: the client's writes, on CPU 0);
+# BENCH_HOG=1 (a busy loop pinned to each CPU); BENCH_NS / BENCH_NET
+# (names, /24); NP_BUILD (for vmlinux.h); TL_RESTART_US=N (restart the
+# timers every N us at a random period, 0.5-1.5 x); TL_PIN=CPU (pin the
+# probe process, which does those restarts); KEEP=DIR (keep the timeline
+# there). Not a test: figures for docs/NETCPU.md.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
