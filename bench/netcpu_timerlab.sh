@@ -42,7 +42,7 @@ ip link add ${BNS}tla0 netns $NSA type veth peer name ${BNS}tlb0 netns $NSB
 ip -n $NSA addr add $IPA/24 dev ${BNS}tla0; ip -n $NSB addr add $IPB/24 dev ${BNS}tlb0
 ip -n $NSA link set ${BNS}tla0 up; ip -n $NSB link set ${BNS}tlb0 up
 ip netns exec $NSB taskset -c 1 iperf3 -s -B $IPB -p 5312 >/dev/null 2>&1 & SRV=$!
-PIDS+=($SRV)
+PIDS+=("$SRV")
 sleep 1
 hogs=()
 if [ "${BENCH_HOG:-0}" = 1 ]; then
@@ -50,12 +50,12 @@ if [ "${BENCH_HOG:-0}" = 1 ]; then
 	PIDS+=("${hogs[@]}")
 fi
 ip netns exec $NSA taskset -c 0 iperf3 -c $IPB -p 5312 -t "$T" >/dev/null 2>&1 & CLI=$!
-PIDS+=($CLI)
+PIDS+=("$CLI")
 HZ0=0 HZ1=0
 case $TCPU in 0) HZ0=$HZ ;; 1) HZ1=$HZ ;; *) HZ0=$HZ HZ1=$HZ ;; esac
 if [ "$SIDE" = send ]; then set -- $CLI 1 1 0; else set -- $SRV 0 0 1; fi
 ${TL_PIN:+taskset -c $TL_PIN} "$TMP/timerlab" "$1" "$2" "$3" $HZ0 $HZ1 "$TMP/tl.bin" & TL=$!
-PIDS+=($TL)
+PIDS+=("$TL")
 wait $CLI
 kill -INT $TL; wait $TL
 [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}"
