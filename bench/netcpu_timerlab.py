@@ -21,7 +21,11 @@ us with the time of every [E - 2 us, E + 25 us] taken out of the shares:
 the state before the stop, against the time outside the stops (if only
 the stop's time were misattributed this would read 1). Also printed: the
 expiry-to-interrupt delay (local_timer_entry on TIMER_CPU) and the event
-rate on CALL_CPU around the expiries.
+rate on CALL_CPU around the expiries, and, for the hrtimers armed on
+TIMER_CPU (by function, from /proc/kallsyms), the time from the arming to
+the CPU's next logged event when the armed expiry comes before the
+timer's next expiry (the guest must rewrite its TSC deadline) and when it
+does not.
 """
 import bisect
 import collections
@@ -29,7 +33,7 @@ import math
 import struct
 import sys
 
-SMP, CALL0, CALL1, SI0, SI1, LTIMER = 1, 2, 3, 4, 5, 6
+SMP, CALL0, CALL1, SI0, SI1, LTIMER, HRSTART = 1, 2, 3, 4, 5, 6, 7
 SHIFTS_US = (-100, -50, -20, -10, -5, 0, 10, 20, 50)
 
 
@@ -148,6 +152,41 @@ def main():
     base = sum(h[k] for k in range(-10, -5)) / 5 or 1
     print("events on CPU %d per 4 us around the expiry, / their rate 40-20 us before: %s" %
           (ccpu, " ".join("%+d:%.2f" % (k * 4, h[k] / base) for k in range(-8, 7))))
+    arming(ev, grid, tcpu)
+
+
+def kallsyms():
+    out = {}
+    try:
+        for line in open("/proc/kallsyms"):
+            a, t, name = line.split()[:3]
+            if t in "tT":
+                out[int(a, 16)] = name
+    except OSError:
+        pass
+    return out
+
+
+def arming(ev, grid, tcpu):
+    """hrtimer_start on tcpu: the gap to the next event there, by whether
+    the armed expiry needs a reprogram (before the timer's next expiry)"""
+    ks = kallsyms()
+    on = [e for e in ev if e[4] == tcpu]
+    gaps = collections.defaultdict(list)
+    for i, e in enumerate(on[:-1]):
+        if e[5] != HRSTART:
+            continue
+        fn = ks.get(e[2], hex(e[2]))
+        j = bisect.bisect_right(grid, e[0])
+        if fn in ("perf_swevent_hrtimer", "tick_nohz_handler") or j >= len(grid):
+            continue
+        if on[i + 1][0] >= grid[j] - 2000:     # the next event is past the stop
+            continue
+        gaps[(fn, e[1] < grid[j])].append(on[i + 1][0] - e[0])
+    for (fn, rep), g in sorted(gaps.items(), key=lambda x: -len(x[1]))[:6]:
+        g.sort()
+        print("hrtimer %-24s %-13s n=%6d, to the next event on CPU %d: median %.2f us" %
+              (fn, "reprogram" if rep else "no reprogram", len(g), tcpu, g[len(g) // 2] / 1e3))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@
 # (names, /24); NP_BUILD (for vmlinux.h); TL_RESTART_US=N (restart the
 # timers every N us at a random period, 0.5-1.5 x); TL_PIN=CPU (pin the
 # probe process, which does those restarts); KEEP=DIR (keep the timeline
-# there). Not a test: figures for docs/NETCPU.md.
+# there); IPERF_ARGS (more iperf3 client options, e.g. "-C cubic": the
+# congestion control, bbr by default here, whose pacing timers matter).
+# Not a test: figures for docs/NETCPU.md.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -49,7 +51,8 @@ if [ "${BENCH_HOG:-0}" = 1 ]; then
 	for c in 0 1; do taskset -c $c sh -c 'while :; do :; done' & hogs+=($!); done
 	PIDS+=("${hogs[@]}")
 fi
-ip netns exec $NSA taskset -c 0 iperf3 -c $IPB -p 5312 -t "$T" >/dev/null 2>&1 & CLI=$!
+# shellcheck disable=SC2086
+ip netns exec $NSA taskset -c 0 iperf3 -c $IPB -p 5312 -t "$T" ${IPERF_ARGS:-} >/dev/null 2>&1 & CLI=$!
 PIDS+=("$CLI")
 HZ0=0 HZ1=0
 case $TCPU in 0) HZ0=$HZ ;; 1) HZ1=$HZ ;; *) HZ0=$HZ HZ1=$HZ ;; esac
@@ -59,7 +62,7 @@ PIDS+=("$TL")
 wait $CLI
 kill -INT $TL; wait $TL
 [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}"
-echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}${TL_RESTART_US:+, TL_RESTART_US=$TL_RESTART_US}"
+echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}${TL_RESTART_US:+, TL_RESTART_US=$TL_RESTART_US}${IPERF_ARGS:+, IPERF_ARGS=$IPERF_ARGS}, cc $(sysctl -n net.ipv4.tcp_congestion_control)"
 for c in 0 1; do
 	[ "$TCPU" = $c ] || [ "$TCPU" = both ] && python3 "$ROOT/bench/netcpu_timerlab.py" "$TMP/tl.bin" $c "$4"
 done

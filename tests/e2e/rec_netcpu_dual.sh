@@ -18,7 +18,9 @@
 #    often as their share (the calls themselves at their share), and
 #    iperf3's receive calls spend about half their time in softirqs, so
 #    the socket time reads 1.13-1.23 x (docs/NETCPU.md j31d,
-#    bench/netcpu_timerlab.sh; the cause of the under-finding is not known).
+#    bench/netcpu_timerlab.sh: TCP pacing timers armed in those softirqs
+#    cost a ~13 us TSC-deadline exit on this VM, except in the ~26 us
+#    before the CPU's next timer event, which the sampler's expiry is).
 # NCD_PREFIX names the namespaces and veth ends (default ncd<pid>).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_netcpu_dual
