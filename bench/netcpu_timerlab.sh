@@ -18,7 +18,9 @@
 # timers every N us at a random period, 0.5-1.5 x); TL_PIN=CPU (pin the
 # probe process, which does those restarts); KEEP=DIR (keep the timeline
 # there); IPERF_ARGS (more iperf3 client options, e.g. "-C cubic": the
-# congestion control, bbr by default here, whose pacing timers matter).
+# congestion control, bbr by default here, whose pacing timers matter);
+# TL_CC (the namespaces' default congestion control, e.g. cubic: no BBR
+# socket, so no TCP pacing timers).
 # Not a test: figures for docs/NETCPU.md.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +45,9 @@ for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $n
 ip link add ${BNS}tla0 netns $NSA type veth peer name ${BNS}tlb0 netns $NSB
 ip -n $NSA addr add $IPA/24 dev ${BNS}tla0; ip -n $NSB addr add $IPB/24 dev ${BNS}tlb0
 ip -n $NSA link set ${BNS}tla0 up; ip -n $NSB link set ${BNS}tlb0 up
+if [ -n "${TL_CC:-}" ]; then
+	for ns in $NSA $NSB; do ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control="$TL_CC" || exit 1; done
+fi
 ip netns exec $NSB taskset -c 1 iperf3 -s -B $IPB -p 5312 >/dev/null 2>&1 & SRV=$!
 PIDS+=("$SRV")
 sleep 1
@@ -62,7 +67,7 @@ PIDS+=("$TL")
 wait $CLI
 kill -INT $TL; wait $TL
 [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}"
-echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}${TL_RESTART_US:+, TL_RESTART_US=$TL_RESTART_US}${IPERF_ARGS:+, IPERF_ARGS=$IPERF_ARGS}, cc $(sysctl -n net.ipv4.tcp_congestion_control)"
+echo "# $(date -u +%FT%TZ) $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, HZ=$HZ on CPU $TCPU, SIDE=$SIDE (calls on CPU $4), BENCH_HOG=${BENCH_HOG:-0}${TL_RESTART_US:+, TL_RESTART_US=$TL_RESTART_US}${IPERF_ARGS:+, IPERF_ARGS=$IPERF_ARGS}, cc $(ip netns exec $NSA sysctl -n net.ipv4.tcp_congestion_control)"
 for c in 0 1; do
 	[ "$TCPU" = $c ] || [ "$TCPU" = both ] && python3 "$ROOT/bench/netcpu_timerlab.py" "$TMP/tl.bin" $c "$4"
 done
