@@ -37,7 +37,8 @@
 # is its estimate over the exact figure. The exact recording's sampler
 # decides softirq by the exact pair, the default's by preempt_count and the
 # walk, so only this column checks the default's own rule: docs/NETCPU.md
-# j29d). Row `nrx` per workload: NET_RX over all CPUs, the exact pair's
+# j29d), BENCH_CC (the namespaces' congestion control, e.g. reno). Row
+# `nrx` per workload: NET_RX over all CPUs, the exact pair's
 # ns against the exact recording's sampler (ratio, covers) and, with
 # BENCH_DUAL=1, the default's (dflt/n): a CPU's own timer under-finds the
 # softirqs of a busy receiving CPU (docs/NETCPU.md j31d).
@@ -65,6 +66,11 @@ if [ "$(nproc)" -ge 2 ]; then PIN_C=(-A 0,1) PIN_W=(taskset -c 0) AFF="worker_cp
 for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
 VA=${BNS}ba0 VB=${BNS}bb0
 ip link add $VA netns $NSA type veth peer name $VB netns $NSB
+# BENCH_CC: the namespaces' congestion control (reno: TCP arms no pacing
+# timers, whose TSC-deadline exits bias a CPU's own timer: NETCPU.md j31d)
+if [ -n "${BENCH_CC:-}" ]; then
+	for ns in $NSA $NSB; do ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control="$BENCH_CC" || exit 1; done
+fi
 ip -n $NSA addr add $IPA/24 dev $VA; ip -n $NSB addr add $IPB/24 dev $VB
 ip -n $NSA link set $VA up; ip -n $NSB link set $VB up
 mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
@@ -103,7 +109,7 @@ workload() {
 # before ours inside the exact window (docs/NETCPU.md "What the exact
 # window holds")
 hook_links() { bpftool link list 2>/dev/null | grep -c "tp '$1'"; }
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}${BENCH_HOG_CPUS:+ on CPUs $BENCH_HOG_CPUS}, BENCH_DUAL=${BENCH_DUAL:-0}"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}${BENCH_HOG_CPUS:+ on CPUs $BENCH_HOG_CPUS}, BENCH_DUAL=${BENCH_DUAL:-0}, cc $(ip netns exec $NSA sysctl -n net.ipv4.tcp_congestion_control)"
 printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "dflt/n" "hook links"
 for rep in $(seq "$REPS"); do
 	for w in ${BENCH_W:-iperf3 wrk paced}; do
