@@ -37,7 +37,11 @@
 # is its estimate over the exact figure. The exact recording's sampler
 # decides softirq by the exact pair, the default's by preempt_count and the
 # walk, so only this column checks the default's own rule: docs/NETCPU.md
-# j29d).
+# j29d), BENCH_CC (the namespaces' congestion control, e.g. reno). Row
+# `nrx` per workload: NET_RX over all CPUs, the exact pair's
+# ns against the exact recording's sampler (ratio, covers) and, with
+# BENCH_DUAL=1, the default's (dflt/n): a CPU's own timer under-finds the
+# softirqs of a busy receiving CPU (docs/NETCPU.md j31d).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -62,6 +66,11 @@ if [ "$(nproc)" -ge 2 ]; then PIN_C=(-A 0,1) PIN_W=(taskset -c 0) AFF="worker_cp
 for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
 VA=${BNS}ba0 VB=${BNS}bb0
 ip link add $VA netns $NSA type veth peer name $VB netns $NSB
+# BENCH_CC: the namespaces' congestion control (reno: TCP arms no pacing
+# timers, whose TSC-deadline exits bias a CPU's own timer: NETCPU.md j31d)
+if [ -n "${BENCH_CC:-}" ]; then
+	for ns in $NSA $NSB; do ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control="$BENCH_CC" || exit 1; done
+fi
 ip -n $NSA addr add $IPA/24 dev $VA; ip -n $NSB addr add $IPB/24 dev $VB
 ip -n $NSA link set $VA up; ip -n $NSB link set $VB up
 mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
@@ -100,7 +109,7 @@ workload() {
 # before ours inside the exact window (docs/NETCPU.md "What the exact
 # window holds")
 hook_links() { bpftool link list 2>/dev/null | grep -c "tp '$1'"; }
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}${BENCH_HOG_CPUS:+ on CPUs $BENCH_HOG_CPUS}, BENCH_DUAL=${BENCH_DUAL:-0}"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}${BENCH_HOG_CPUS:+ on CPUs $BENCH_HOG_CPUS}, BENCH_DUAL=${BENCH_DUAL:-0}, cc $(ip netns exec $NSA sysctl -n net.ipv4.tcp_congestion_control)"
 printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "dflt/n" "hook links"
 for rep in $(seq "$REPS"); do
 	for w in ${BENCH_W:-iperf3 wrk paced}; do
@@ -133,7 +142,7 @@ for rep in $(seq "$REPS"); do
 			kill -INT $dp; wait $dp 2>/dev/null
 			# the default's estimates, renamed dflt_*: sent along with the exact recording's
 			dflt=$("$NPREPORT" dump "$TMP/$w.dflt.npr" | python3 "$ROOT/tests/tools/nc_npr.py" sockest |
-				tr ' ' '\n' | grep -E '^(send|recv)_(smp|est_ns)=' | sed 's/^/dflt_/' | tr '\n' ' ')
+				tr ' ' '\n' | grep -E '^(send|recv|netrx)_(smp|est_ns)=' | sed 's/^/dflt_/' | tr '\n' ' ')
 			rm -f "$TMP/$w.dflt.npr"
 		fi
 		"$NPREPORT" dump "$TMP/$w.npr" > "$TMP/$w.json"
@@ -165,7 +174,17 @@ for i, c in enumerate(("send", "recv")):
           e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0,
           pr, (e + pr * p) / x if x else 0, out, calls, x / calls if calls else 0,
           pr * per / calls if calls else 0, m * per / x if x else 0,
-          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, links[i]))' "$w" "$rep" "$links"
+          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, links[i]))
+# NET_RX (all CPUs): the exact pair against the exact recording sampler
+# (walk) and the default recorder (preempt_count and walk); a CPU own
+# timer under-finds the softirqs of a busy receiving CPU (docs/NETCPU.md j31d)
+x, n, e = int(kv["netrx_exact_ns"]), int(kv["netrx_smp"]), int(kv["netrx_est_ns"])
+dn, de = int(kv.get("dflt_netrx_smp", -1)), int(kv.get("dflt_netrx_est_ns", 0))
+lo, hi = int(kv["netrx_lo_ns"]), int(kv["netrx_hi_ns"])
+print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5s %9s %5s %11.3f  (+probe: the pair own programs) %s" % (
+      sys.argv[1], "nrx", sys.argv[2], x, n, e, e / x if x else 0, "yes" if lo <= x <= hi else "NO",
+      "-", "-", kv.get("netrx_probe_smp", "-"), float(kv.get("netrx_win_ratio", 0)),
+      "dflt/n %.3f/%d" % (de / x, dn) if dn >= 0 and x else ""))' "$w" "$rep" "$links"
 		rm -f "$TMP/$w.npr" "$TMP/$w.json"
 	done
 done

@@ -13,9 +13,20 @@
 #    x their period: the default recording has none of them), within the
 #    99.99 % Poisson interval of the default's sample count x its mean
 #    period, no allowance (the default before the fix fails it);
-#  - receive: the same with 0.25 of allowance on the high side: the
-#    timer's expiries fall in the receiver's calls 1.1-1.2 x as often as
-#    their share under load (docs/NETCPU.md j28b, j29d; not explained).
+#  - receive: the same with 0.25 of allowance on the high side: a CPU's
+#    own timer finds the softirqs inside the receive calls 0.76-0.87 x as
+#    often as their share (the calls themselves at their share), and
+#    iperf3's receive calls spend about half their time in softirqs, so
+#    the socket time reads 1.13-1.23 x (docs/NETCPU.md j31d,
+#    bench/netcpu_timerlab.sh: TCP pacing timers armed in those softirqs
+#    cost a ~13 us TSC-deadline exit on this VM, except in the ~26 us
+#    before the CPU's next timer event, which the sampler's expiry is).
+# Two transfers, each under its own pair of recorders: the first under the
+# machine's congestion control (BBR on the project VM: paced, so receive
+# gets the allowance above), the second under Reno, set in the two
+# namespaces, which TCP does not pace: there receive gets no allowance
+# either (0.97-1.00 x exact with nprec in j31d's runs; skipped where a
+# namespace may not set reno).
 # NCD_PREFIX names the namespaces and veth ends (default ncd<pid>).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_netcpu_dual
@@ -33,42 +44,55 @@ if [ "$(nproc)" -ge 2 ]; then PIN_S=(taskset -c 1) PIN_C=(taskset -c 0); fi
 
 bg ip netns exec $NSB "${PIN_S[@]}" iperf3 -s -B $IPB -p 5301
 ns_wait_listen $NSB 5301 || e2e_skip "iperf3 server did not listen"
-ONLY=(--no-flows --no-txn --no-threads --host $IPB)
-D=$E2E_TMP/dflt.npr X=$E2E_TMP/exact.npr
-bg "$NPREC" -q --netcpu sample:997 "${ONLY[@]}" -o "$D"; DP=$BG_PID
-wait_rec "$D" "$DP" || e2e_skip "nprec (sample) did not start"
-bg "$NPREC" -q --netcpu exact:997 "${ONLY[@]}" -o "$X"; XP=$BG_PID
-wait_rec "$X" "$XP" || e2e_skip "nprec (exact) did not start"
-sleep 1
-ip netns exec $NSA "${PIN_C[@]}" iperf3 -c $IPB -p 5301 -t 6 -J > "$E2E_TMP/client.json" 2>/dev/null
-RC=$?
-kill -INT "$XP" "$DP"; wait "$XP" "$DP" 2>/dev/null
-check "iperf3 transfer ran" [ "$RC" -eq 0 ]
-SENT=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_sent"]["bytes"]))' \
-	"$E2E_TMP/client.json" 2>/dev/null)
-check "iperf3 sent data (${SENT:-none} bytes)" gt "${SENT:-0}" 10000000
-
-SD=$("$NPREPORT" dump "$D" 2>/dev/null | $NC sockest 3.89)
-SX=$("$NPREPORT" dump "$X" 2>/dev/null | $NC sockest 3.89)
+ONLY=(--no-flows --no-txn --no-threads --host "$IPB")
 val() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
-check "the default recording is sampled (sock=$(val "$SD" sock))" [ "$(val "$SD" sock)" = sampled ]
-check "the exact recording is exact (sock=$(val "$SX" sock))" [ "$(val "$SX" sock)" = exact ]
-for c in send recv; do
-	ALLOW=0
-	[ $c = recv ] && ALLOW=0.25
-	read -r N LO HI XN RB RN <<<"$(awk -v n="$(val "$SD" ${c}_smp)" -v e="$(val "$SD" ${c}_est_ns)" \
-		-v x="$(val "$SX" ${c}_exact_ns)" -v xn="$(val "$SX" ${c}_smp)" -v xe="$(val "$SX" ${c}_est_ns)" \
-		-v p="$(val "$SX" ${c}_probe_smp)" 'BEGIN{
-		z = 3.89; per = n > 0 ? e / n : 0; xper = xn > 0 ? xe / xn : 0
-		h = z * sqrt(n + z * z / 4); m = n + z * z / 2
-		net = x - p * xper
-		rb = x > 0 ? e / x : 0; rn = net > 0 ? e / net : 0
-		printf "%d %.0f %.0f %.0f %.3f %.3f", n, (m - h) * per, (m + h) * per, net, rb, rn}')"
-	echo "$c: default $N samples, $RB x exact, $RN x exact less its probes ($XN ns)" >&2
-	check "$c: enough default samples (${N:-0} >= 100)" ge "${N:-0}" 100
-	# the default's estimate, with its interval, against exact less probes
-	check "$c: exact less probes ($XN ns) within the default's 99.99 % interval ($LO..$HI ns; high side x (1 + $ALLOW))" \
-		awk -v x="${XN:-0}" -v lo="${LO:-0}" -v hi="${HI:-0}" -v a="$ALLOW" \
-		'BEGIN { exit !(x > 0 && x * (1 + a) >= lo && x <= hi) }'
-done
+
+# dual TAG RECV_ALLOW: one 6 s transfer under the two recorders, checked
+dual() {
+	local tag=$1 recv_allow=$2 D=$E2E_TMP/$1.dflt.npr X=$E2E_TMP/$1.exact.npr DP XP RC SENT SD SX c ALLOW
+	bg "$NPREC" -q --netcpu sample:997 "${ONLY[@]}" -o "$D"; DP=$BG_PID
+	wait_rec "$D" "$DP" || e2e_skip "nprec (sample) did not start"
+	bg "$NPREC" -q --netcpu exact:997 "${ONLY[@]}" -o "$X"; XP=$BG_PID
+	wait_rec "$X" "$XP" || e2e_skip "nprec (exact) did not start"
+	sleep 1
+	ip netns exec $NSA "${PIN_C[@]}" iperf3 -c $IPB -p 5301 -t 6 -J > "$E2E_TMP/$tag.json" 2>/dev/null
+	RC=$?
+	kill -INT "$XP" "$DP"; wait "$XP" "$DP" 2>/dev/null
+	check "$tag: iperf3 transfer ran" [ "$RC" -eq 0 ]
+	SENT=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_sent"]["bytes"]))' \
+		"$E2E_TMP/$tag.json" 2>/dev/null)
+	check "$tag: iperf3 sent data (${SENT:-none} bytes)" gt "${SENT:-0}" 10000000
+	SD=$("$NPREPORT" dump "$D" 2>/dev/null | $NC sockest 3.89)
+	SX=$("$NPREPORT" dump "$X" 2>/dev/null | $NC sockest 3.89)
+	check "$tag: the default recording is sampled (sock=$(val "$SD" sock))" [ "$(val "$SD" sock)" = sampled ]
+	check "$tag: the exact recording is exact (sock=$(val "$SX" sock))" [ "$(val "$SX" sock)" = exact ]
+	for c in send recv; do
+		ALLOW=0
+		[ $c = recv ] && ALLOW=$recv_allow
+		read -r N LO HI XN RB RN <<<"$(awk -v n="$(val "$SD" ${c}_smp)" -v e="$(val "$SD" ${c}_est_ns)" \
+			-v x="$(val "$SX" ${c}_exact_ns)" -v xn="$(val "$SX" ${c}_smp)" -v xe="$(val "$SX" ${c}_est_ns)" \
+			-v p="$(val "$SX" ${c}_probe_smp)" 'BEGIN{
+			z = 3.89; per = n > 0 ? e / n : 0; xper = xn > 0 ? xe / xn : 0
+			h = z * sqrt(n + z * z / 4); m = n + z * z / 2
+			net = x - p * xper
+			rb = x > 0 ? e / x : 0; rn = net > 0 ? e / net : 0
+			printf "%d %.0f %.0f %.0f %.3f %.3f", n, (m - h) * per, (m + h) * per, net, rb, rn}')"
+		echo "$tag $c: default $N samples, $RB x exact, $RN x exact less its probes ($XN ns)" >&2
+		check "$tag $c: enough default samples (${N:-0} >= 100)" ge "${N:-0}" 100
+		# the default's estimate, with its interval, against exact less probes
+		check "$tag $c: exact less probes ($XN ns) within the default's 99.99 % interval ($LO..$HI ns; high side x (1 + $ALLOW))" \
+			awk -v x="${XN:-0}" -v lo="${LO:-0}" -v hi="${HI:-0}" -v a="$ALLOW" \
+			'BEGIN { exit !(x > 0 && x * (1 + a) >= lo && x <= hi) }'
+	done
+}
+
+# the machine's congestion control (BBR here: paced, receive with its allowance)
+dual "cc-$(ip netns exec $NSA sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)" 0.25
+# Reno, which TCP does not pace: no allowance on either side
+if ip netns exec $NSA sysctl -qw net.ipv4.tcp_congestion_control=reno 2>/dev/null &&
+   ip netns exec $NSB sysctl -qw net.ipv4.tcp_congestion_control=reno 2>/dev/null; then
+	dual cc-reno 0
+else
+	echo "rec_netcpu_dual: reno not settable in a namespace here: unpaced transfer skipped" >&2
+fi
 e2e_finish
