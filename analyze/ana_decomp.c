@@ -14,6 +14,9 @@
 #define ANA_MAX_POS   32
 #define ANA_MAX_INTERVALS 600
 #define ANA_LOST_ROWS 10000
+#define ANA_TB_DATA (1u << 20)        /* d->totb: counts for flow "all" */
+#define ANA_TB_SET  (1u << 21)
+_Static_assert(NP_SK_NBUCKETS <= 0x1000 && ANA_TOP_FLOWS < 0xff, "d->totb's fields");
 
 struct ana_pres {                 /* one packet's result */
 	int64_t t;                    /* first event, reference timeline */
@@ -28,6 +31,8 @@ struct ana_pres {                 /* one packet's result */
 	uint8_t dup : 1;              /* some hook saw the packet's key more than once */
 	uint8_t copies_later : 1;     /* maybe more than one copy: counted once the flow's
 				       * sending hooks are known (ana_copies) */
+	uint8_t gself : 1;            /* its retransmission group is itself (pkts[k].group
+				       * == k): the sketch pass need not read pkts[k] */
 	int64_t transit;              /* last local ts - first header event's local ts
 				       * (mixed clocks; sock_send byte ranges are
 				       * attached to a few packets only: not counted) */
@@ -111,10 +116,12 @@ struct ana_dctx {
 	bool segbig;                  /* the results' segments sum to 2^53 or more */
 	bool anygroup;                /* a retransmission group has several packets
 				       * (seen by the results pass, for ana_retx_mark) */
-	uint16_t *totb;               /* per packet, for the tail sums: 1 + the sketch
-				       * bucket of its total when it counts there (not
-				       * skipped nor retransmitted, in the window, a
-				       * total), else 0; NULL: no memory (all read) */
+	uint32_t *totb;               /* per packet, for the tail sums: when it counts
+				       * there (not skipped nor retransmitted, in the
+				       * window, a total) ANA_TB_SET | the sketch bucket
+				       * of its total | its top flow's group << 12 |
+				       * ANA_TB_DATA when not control; else 0; NULL: no
+				       * memory (all read) */
 	int64_t win_lo, win_hi;       /* m's window (ana_in_window), read per packet */
 	/* ana_path_segment(hook, first on host, forwarder) at [hook][first][forwarder] */
 	int8_t segof[256][2][2];
@@ -343,6 +350,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx, uint8
 		r->skip = 1;
 		return 0;
 	}
+	r->gself = d->p->pkts[k].group == k;
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	r->flow = e0->flow;
@@ -390,6 +398,9 @@ static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struc
  * flag, whose timestamps give the same order, takes the template: only its
  * times are read. Packets whose order could depend on the clocks (two
  * hosts of one role) make no template. */
+bool ana_decomp_tpl_on = true;
+size_t ana_decomp_tpl_hits;
+
 #define ANA_TPL_MAXEV 16
 #define ANA_TPL_SLOTS 2048
 struct ana_tpl {
@@ -508,6 +519,7 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 		r->seg[s] = -1;
 	const struct ana_pe *e0 = &ev[t->e0];
 	r->len = len;
+	r->gself = q->group == k;
 	r->flow = t->flow;
 	r->t = ana_dc_ok(d, e0->host) ? ana_dc_ref(d, e0->host, e0->ts) : (int64_t)e0->ts;
 	r->nhosts = t->nhosts;
@@ -671,10 +683,12 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 /* Packet k's result, by its template or the general path (which leaves
  * one); false: skipped. tpl NULL: the general path only. */
 static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t *role,
-			   struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *tpl)
+			   struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *tpl, size_t *hits)
 {
-	if (tpl && ana_tpl_try(d, k, tpl, fa, negative))
+	if (tpl && ana_tpl_try(d, k, tpl, fa, negative)) {
+		++*hits;
 		return true;
+	}
 	size_t n = ana_packet_head(d, k, idx, role);
 	if (!n)
 		return false;
@@ -801,7 +815,8 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 		g->redo = !ana_frange_seed(&d->fa[fi], &g->fa[fi]);
 	if (g->redo)
 		return;
-	struct ana_tpl *tpl = calloc(ANA_TPL_SLOTS, sizeof(*tpl));   /* NULL: none */
+	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
+	size_t hits = 0;
 	ana_res_populate(d, lo, hi);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
@@ -809,7 +824,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	bool redo = false, segbig = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		if (!ana_packet_one(d, k, idx, role, g->fa, &negative, tpl))
+		if (!ana_packet_one(d, k, idx, role, g->fa, &negative, tpl, &hits))
 			continue;
 		redo |= !d->res[k].t;
 		for (int s = 0; s < ANA_NSEGS; s++)
@@ -817,6 +832,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 				segbig = true;
 	}
 	free(tpl);
+	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 	for (size_t fi = 0; fi < nf; fi++)
 		redo |= g->fa[fi].full;
 	g->negative = negative;
@@ -948,14 +964,16 @@ static void ana_results_serial(struct ana_dctx *d)
 	uint32_t idx[ANA_PATH_MAXEV];
 	uint8_t role[ANA_PATH_MAXEV];
 	bool anygroup = false;
-	struct ana_tpl *tpl = calloc(ANA_TPL_SLOTS, sizeof(*tpl));   /* NULL: none */
+	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
+	size_t hits = 0;
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		ana_packet_one(d, k, idx, role, d->fa, &d->negative, tpl);
+		ana_packet_one(d, k, idx, role, d->fa, &d->negative, tpl, &hits);
 	}
 	d->anygroup = anygroup;
 	free(tpl);
+	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 }
 
 /* Every packet's result. Flow state makes the order within a flow matter:
@@ -1221,7 +1239,7 @@ static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r
 			  const struct ana_fagg *f, struct ana_klist *lc)
 {
 	if (d->gdeliv && (r->posmask & f->recv_mask))
-		__atomic_store_n(&d->gdeliv[d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->gdeliv[r->gself ? k : d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
 	if (lc->full || !ana_dc_inwin(d, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
 		return;
 	ana_klist_add(lc, (uint32_t)k);
@@ -1381,7 +1399,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	}
 	const struct ana_sksink sk = o->sk;
 	struct ana_ivq ivc = { 0, 0, 0 };
-	uint16_t *totb = own ? d->totb : NULL;
+	uint32_t *totb = own ? d->totb : NULL;
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (totb)
@@ -1405,7 +1423,8 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
 		if (totb && r->seg[ANA_SEG_TOTAL] >= 0)
-			totb[k] = (uint16_t)(1 + np_sketch_index_fast((uint64_t)r->seg[ANA_SEG_TOTAL]));
+			totb[k] = ANA_TB_SET | np_sketch_index_fast((uint64_t)r->seg[ANA_SEG_TOTAL]) |
+				  (uint32_t)(f->top + 1) << 12 | (r->ctl ? 0 : ANA_TB_DATA);
 		if (o->jend && (st->rg || r->flow % st->nt == t))
 			ana_jit_put(d, o->jend, r);
 		if (ds == 1)        /* a constant stride: the loop unrolled */
@@ -1825,24 +1844,24 @@ static void ana_tail_free(struct ana_tail *tl)
 }
 
 /* One pass over the packets; on a thread beside the jitter flows. The
- * packets' total buckets (d->totb) pass over those below every group's
- * p99 bucket without reading their results (index is monotone: tot >= p99
- * has index(tot) >= index(p99)). */
+ * packets' entries in d->totb pass over those below their groups' p99
+ * buckets without reading their results (the index is monotone: tot >=
+ * p99 has index(tot) >= index(p99)). */
 static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
 {
-	uint64_t lo = UINT64_MAX;
+	uint32_t lob[ANA_TOP_FLOWS + 1];
 	for (size_t g = 0; g <= (size_t)d->ntop; g++) {
 		const struct np_sketch *sk = g ? d->top[g - 1] : d->all;
 		tl->p99[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
-		lo = tl->p99[g] < lo ? tl->p99[g] : lo;
+		lob[g] = tl->p99[g] > INT64_MAX ? UINT32_MAX : np_sketch_index_fast(tl->p99[g]);
 	}
-	if (lo > INT64_MAX)     /* no total reaches it */
-		return;
-	const uint16_t *totb = d->totb;
-	uint32_t lob = np_sketch_index_fast(lo);
+	const uint32_t *totb = d->totb;
 	for (size_t k = 0; k < d->p->npkts; k++) {
-		if (totb && totb[k] <= lob)
-			continue;
+		if (totb) {
+			uint32_t v = totb[k], b = v & 0xfff, g = v >> 12 & 0xff;
+			if (!((v & ANA_TB_DATA) && b >= lob[0]) && !(g && b >= lob[g]))
+				continue;
+		}
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_dc_inwin(d, r->t))
 			continue;
