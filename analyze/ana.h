@@ -419,6 +419,10 @@ void ana_path_free(struct ana_paths *p);
 /* ana_decomp.c: decomposition, jitter and loss over the joined packets;
  * also fills m->ivseg and the segment sums of m->bwins. */
 void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o);
+/* Tests: the decomposition's packet templates (ana_decomp.c) used or not
+ * (default on), and how many packets took one since the last reset. */
+extern bool ana_decomp_tpl_on;
+extern size_t ana_decomp_tpl_hits;
 
 /* Streamed analysis (ana_stream.c): what the windows' decompositions add up
  * to. Sketches get each window's values merged in window order (bucket

@@ -14,6 +14,9 @@
 #define ANA_MAX_POS   32
 #define ANA_MAX_INTERVALS 600
 #define ANA_LOST_ROWS 10000
+#define ANA_TB_DATA (1u << 20)        /* d->totb: counts for flow "all" */
+#define ANA_TB_SET  (1u << 21)
+_Static_assert(NP_SK_NBUCKETS <= 0x1000 && ANA_TOP_FLOWS < 0xff, "d->totb's fields");
 
 struct ana_pres {                 /* one packet's result */
 	int64_t t;                    /* first event, reference timeline */
@@ -28,6 +31,8 @@ struct ana_pres {                 /* one packet's result */
 	uint8_t dup : 1;              /* some hook saw the packet's key more than once */
 	uint8_t copies_later : 1;     /* maybe more than one copy: counted once the flow's
 				       * sending hooks are known (ana_copies) */
+	uint8_t gself : 1;            /* its retransmission group is itself (pkts[k].group
+				       * == k): the sketch pass need not read pkts[k] */
 	int64_t transit;              /* last local ts - first header event's local ts
 				       * (mixed clocks; sock_send byte ranges are
 				       * attached to a few packets only: not counted) */
@@ -111,6 +116,12 @@ struct ana_dctx {
 	bool segbig;                  /* the results' segments sum to 2^53 or more */
 	bool anygroup;                /* a retransmission group has several packets
 				       * (seen by the results pass, for ana_retx_mark) */
+	uint32_t *totb;               /* per packet, for the tail sums: when it counts
+				       * there (not skipped nor retransmitted, in the
+				       * window, a total) ANA_TB_SET | the sketch bucket
+				       * of its total | its top flow's group << 12 |
+				       * ANA_TB_DATA when not control; else 0; NULL: no
+				       * memory (all read) */
 	int64_t win_lo, win_hi;       /* m's window (ana_in_window), read per packet */
 	/* ana_path_segment(hook, first on host, forwarder) at [hook][first][forwarder] */
 	int8_t segof[256][2][2];
@@ -339,6 +350,7 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx, uint8
 		r->skip = 1;
 		return 0;
 	}
+	r->gself = d->p->pkts[k].group == k;
 	r->len = d->p->pkts[k].minlen == UINT32_MAX ? 0 : d->p->pkts[k].minlen;
 	const struct ana_pe *e0 = &ev[idx[ana_first_ev(ev, r, idx, n)]];
 	r->flow = e0->flow;
@@ -375,11 +387,189 @@ static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struc
 		f->pos[__builtin_ctz(b)].n++;
 }
 
+/* ---- packet templates ----
+ * Most packets of a flow take the same path: the same hosts and hooks in
+ * the same order, so ana_dc_order's order, the roles, the flow's positions
+ * and the segments of each hop come out the same. A packet the general
+ * path (ana_packet_head, ana_packet_body) went through leaves a template
+ * of what it found, once its flow's positions no longer take ranks
+ * (rn >= 64: ana_flow_pos then only looks up). A later packet with the
+ * same events (host, hook, flags in stored order), length class and UDP
+ * flag, whose timestamps give the same order, takes the template: only its
+ * times are read. Packets whose order could depend on the clocks (two
+ * hosts of one role) make no template. */
+bool ana_decomp_tpl_on = true;
+size_t ana_decomp_tpl_hits;
+
+#define ANA_TPL_MAXEV 16
+#define ANA_TPL_SLOTS 2048
+struct ana_tpl {
+	uint32_t key;                 /* events[0].flow of the packets it fits */
+	uint32_t flow;                /* their result's flow (the path's first event's) */
+	uint8_t n;                    /* events; 0: empty slot */
+	uint8_t nact;                 /* events the body counts (not skipped nor duplicates) */
+	uint8_t lenc, udp;            /* length 0, 1 or more; the packet's udp */
+	uint8_t e0, hdr0;             /* stored index of the first event, of the first
+				       * header event (0xff: none) */
+	uint8_t nhosts, ctl, dup, resent, multi, ok;
+	uint32_t posmask;
+	uint32_t sig[ANA_TPL_MAXEV];  /* host | hook << 16 | flags << 24, stored order */
+	uint8_t perm[ANA_TPL_MAXEV];  /* path order: stored indices */
+	uint8_t tie[ANA_TPL_MAXEV];   /* path position i: 0 another host than i - 1; 1 its
+				       * time must be later; 2 later or the same */
+	struct { uint8_t ev; int8_t sg; uint8_t newhost, pos; } act[ANA_TPL_MAXEV];
+};
+
+static inline uint32_t ana_tpl_sig(const struct ana_pe *e)
+{
+	return (uint32_t)e->host | (uint32_t)e->hook << 16 | (uint32_t)e->flags << 24;
+}
+
+static inline size_t ana_tpl_slot(uint32_t flow, size_t n)
+{
+	return ((size_t)flow * 17 + n) & (ANA_TPL_SLOTS - 1);
+}
+
+static inline uint8_t ana_tpl_lenc(uint32_t len)
+{
+	return len == 0 ? 0 : len == 1 ? 1 : 2;
+}
+
+/* The body's counted event (stored index ev) into the template. */
+static void ana_tpl_act(struct ana_tpl *t, size_t ev, int sg, bool newhost, int pos)
+{
+	if (t->nact >= ANA_TPL_MAXEV || pos < 0) {
+		t->ok = 0;
+		return;
+	}
+	t->act[t->nact++] = (__typeof__(t->act[0])){ (uint8_t)ev, (int8_t)sg, newhost, (uint8_t)pos };
+}
+
+/* The general path's packet k (path idx[0, n), roles role) closed into
+ * template rec: kept (rec->ok) when its order does not depend on times
+ * beyond what ana_tpl_try checks. */
+static void ana_tpl_close(struct ana_tpl *rec, const struct ana_dctx *d, size_t k, const uint32_t *idx,
+			  const uint8_t *role, size_t n, const struct ana_pres *r,
+			  const struct ana_pe *e0, const struct ana_pe *hdr0, bool multi)
+{
+	const struct ana_pkt *q = &d->p->pkts[k];
+	const struct ana_pe *ev = d->p->pe + q->head;
+	if (!rec->ok || n != q->nev || n > ANA_TPL_MAXEV || !rec->nact)
+		goto no;
+	uint8_t seen = 0;                        /* roles of the host groups */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t x = idx[i] - q->head;
+		rec->perm[i] = (uint8_t)x;
+		rec->sig[i] = ana_tpl_sig(&ev[i]);
+		rec->tie[i] = 0;
+		if (i && ev[x].host == ev[rec->perm[i - 1]].host) {
+			uint32_t a = rec->perm[i - 1];
+			rec->tie[i] = ev[a].hook < ev[x].hook || (ev[a].hook == ev[x].hook && a < x) ? 2 : 1;
+			continue;
+		}
+		if (role[i] == ANA_ROLE_NONE || (seen & (1u << (role[i] & 3))))
+			goto no;                     /* same role twice: the clocks order them */
+		seen |= (uint8_t)(1u << (role[i] & 3));
+	}
+	rec->key = ev[0].flow;
+	rec->flow = r->flow;
+	rec->n = (uint8_t)n;
+	rec->lenc = ana_tpl_lenc(r->len);
+	rec->udp = q->udp;
+	rec->e0 = (uint8_t)(e0 - ev);
+	rec->hdr0 = hdr0 ? (uint8_t)(hdr0 - ev) : 0xff;
+	rec->nhosts = r->nhosts;
+	rec->ctl = r->ctl;
+	rec->dup = r->dup;
+	rec->resent = r->resent;
+	rec->multi = multi;
+	rec->posmask = r->posmask;
+	return;
+no:
+	rec->n = 0;
+}
+
+/* Packet k by its template (see above); false: none fits, nothing done. */
+static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl, struct ana_fagg *fa,
+			uint64_t *negative)
+{
+	const struct ana_pkt *q = &d->p->pkts[k];
+	size_t n = q->nev;
+	if (n - 1 >= ANA_TPL_MAXEV)
+		return false;
+	const struct ana_pe *ev = d->p->pe + q->head;
+	const struct ana_tpl *t = &tpl[ana_tpl_slot(ev[0].flow, n)];
+	uint32_t len = q->minlen == UINT32_MAX ? 0 : q->minlen;
+	if (t->n != n || t->key != ev[0].flow || t->lenc != ana_tpl_lenc(len) || t->udp != q->udp ||
+	    ev[t->e0].flow != t->flow)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (ana_tpl_sig(&ev[i]) != t->sig[i])
+			return false;
+	for (size_t i = 1; i < n; i++) {
+		if (!t->tie[i])
+			continue;
+		uint64_t a = ev[t->perm[i - 1]].ts, b = ev[t->perm[i]].ts;
+		if (a > b || (a == b && t->tie[i] == 1))
+			return false;
+	}
+	struct ana_pres *r = &d->res[k];
+	memset(r, 0, sizeof(*r));
+	for (int s = 0; s < ANA_NSEGS; s++)
+		r->seg[s] = -1;
+	const struct ana_pe *e0 = &ev[t->e0];
+	r->len = len;
+	r->gself = q->group == k;
+	r->flow = t->flow;
+	r->t = ana_dc_ok(d, e0->host) ? ana_dc_ref(d, e0->host, e0->ts) : (int64_t)e0->ts;
+	r->nhosts = t->nhosts;
+	r->ctl = t->ctl;
+	r->dup = t->dup;
+	r->resent = t->resent;
+	r->posmask = t->posmask;
+	struct ana_fagg *f = &fa[t->flow];
+	bool own = !d->m->sacc || ana_dc_inwin(d, r->t);
+	bool cross_ok = true;
+	int64_t sum = 0;
+	for (size_t j = 1; j < t->nact; j++) {          /* as ana_packet_body */
+		const struct ana_pe *e = &ev[t->act[j].ev], *prev = &ev[t->act[j - 1].ev];
+		int sg = t->act[j].sg, pos = t->act[j].pos;
+		int64_t dt;
+		if (!t->act[j].newhost)
+			dt = (int64_t)(e->ts - prev->ts);
+		else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
+			dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
+		else {
+			cross_ok = false;
+			dt = -1;
+		}
+		if (dt < 0 && dt != -1) {
+			*negative += own;
+			dt = 0;
+		}
+		if (dt >= 0) {
+			r->seg[sg] = r->seg[sg] < 0 ? dt
+				   : r->seg[sg] > INT64_MAX - dt ? INT64_MAX : r->seg[sg] + dt;
+			sum = sum > INT64_MAX - dt ? INT64_MAX : sum + dt;
+			if (own) {
+				f->pos[pos].hsum += (double)dt;
+				f->pos[pos].hn++;
+			}
+		}
+	}
+	const struct ana_pe *last = &ev[t->act[t->nact - 1].ev];
+	r->transit = (int64_t)(last->ts - (t->hdr0 != 0xff ? &ev[t->hdr0] : e0)->ts);
+	if (cross_ok && n > 1)
+		r->seg[ANA_SEG_TOTAL] = sum;
+	ana_packet_count(d, r, f, t->multi);
+	return true;
+}
+
 /* The rest of packet k's result: segments, positions of its flow (the
  * flow's state: packets of one flow go through here in packet order);
  * cross-host segments clamped from below zero are counted in *negative. */
 static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, const uint8_t *role,
-			    size_t n, struct ana_fagg *fa, uint64_t *negative)
+			    size_t n, struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *rec)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -420,6 +610,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 		}
 		int pos = ana_flow_pos(f, e->host, e->hook, hostord * 64 + inhost++, hint);
 		hint = pos + 1;
+		if (rec && (pos < 0 || f->pos[pos].rn < 64))
+			rec = NULL;             /* its rank still counts: no template */
 		/* SYN/FIN/RST: control, unless the segment carries payload (the
 		 * last data segment of a transfer usually has FIN; its payload
 		 * reaches the socket hooks like any other data). A bare SYN or
@@ -468,6 +660,9 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 				f->pos[pos].hn++;
 			}
 		}
+		if (rec)
+			ana_tpl_act(rec, (size_t)(e - ev) - d->p->pkts[k].head, prev ? d->segof[e->hook][newhost][hostord == 1] : 0,
+				    newhost, pos);
 		prev = e;
 		if (!hdr0 && e->hook != PK_HOOK_SOCK_SEND)
 			hdr0 = e;
@@ -480,7 +675,33 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+	if (rec)
+		ana_tpl_close(rec, d, k, idx, role, n, r, e0, hdr0, multi);
 	ana_packet_count(d, r, f, multi);
+}
+
+/* Packet k's result, by its template or the general path (which leaves
+ * one); false: skipped. tpl NULL: the general path only. */
+static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t *role,
+			   struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *tpl, size_t *hits)
+{
+	if (tpl && ana_tpl_try(d, k, tpl, fa, negative)) {
+		++*hits;
+		return true;
+	}
+	size_t n = ana_packet_head(d, k, idx, role);
+	if (!n)
+		return false;
+	struct ana_tpl *rec = NULL;
+	const struct ana_pkt *q = &d->p->pkts[k];
+	if (tpl && q->nev - 1 < ANA_TPL_MAXEV) {
+		rec = &tpl[ana_tpl_slot(d->p->pe[q->head].flow, q->nev)];
+		rec->n = 0;
+		rec->nact = 0;
+		rec->ok = 1;
+	}
+	ana_packet_body(d, k, idx, role, n, fa, negative, rec);
+	return true;
 }
 
 /* Pass 1 of the parallel results: the heads of packets [lo, hi). */
@@ -594,6 +815,8 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 		g->redo = !ana_frange_seed(&d->fa[fi], &g->fa[fi]);
 	if (g->redo)
 		return;
+	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
+	size_t hits = 0;
 	ana_res_populate(d, lo, hi);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
@@ -601,15 +824,15 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	bool redo = false, segbig = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		size_t n = ana_packet_head(d, k, idx, role);
-		if (!n)
+		if (!ana_packet_one(d, k, idx, role, g->fa, &negative, tpl, &hits))
 			continue;
-		ana_packet_body(d, k, idx, role, n, g->fa, &negative);
 		redo |= !d->res[k].t;
 		for (int s = 0; s < ANA_NSEGS; s++)
 			if (d->res[k].seg[s] > 0 && (segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
 				segbig = true;
 	}
+	free(tpl);
+	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 	for (size_t fi = 0; fi < nf; fi++)
 		redo |= g->fa[fi].full;
 	g->negative = negative;
@@ -741,14 +964,16 @@ static void ana_results_serial(struct ana_dctx *d)
 	uint32_t idx[ANA_PATH_MAXEV];
 	uint8_t role[ANA_PATH_MAXEV];
 	bool anygroup = false;
+	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
+	size_t hits = 0;
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		size_t n = ana_packet_head(d, k, idx, role);
-		if (n)
-			ana_packet_body(d, k, idx, role, n, d->fa, &d->negative);
+		ana_packet_one(d, k, idx, role, d->fa, &d->negative, tpl, &hits);
 	}
 	d->anygroup = anygroup;
+	free(tpl);
+	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 }
 
 /* Every packet's result. Flow state makes the order within a flow matter:
@@ -1014,7 +1239,7 @@ static void ana_loss_prep(struct ana_dctx *d, size_t k, const struct ana_pres *r
 			  const struct ana_fagg *f, struct ana_klist *lc)
 {
 	if (d->gdeliv && (r->posmask & f->recv_mask))
-		__atomic_store_n(&d->gdeliv[d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->gdeliv[r->gself ? k : d->p->pkts[k].group], 1, __ATOMIC_RELAXED);
 	if (lc->full || !ana_dc_inwin(d, r->t) || r->t > d->t_end_cut || !ana_maybe_lost(f, r))
 		return;
 	ana_klist_add(lc, (uint32_t)k);
@@ -1118,6 +1343,33 @@ struct ana_skout {
 	struct ana_klist lc;
 };
 
+/* Segments s0, s0 + ds, ... of result r (flow f, interval iv) into the
+ * sums and sketches of sk. */
+static inline __attribute__((always_inline)) void
+ana_sk_segs(const struct ana_sksink *sk, const struct ana_pres *r, const struct ana_fagg *f,
+	    size_t iv, size_t s0, size_t ds)
+{
+	double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk->whole[0];
+	double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk->whole[f->top + 1];
+	struct np_sketch *ivs = r->ctl ? NULL : sk->ivsk[iv];    /* "all" is data (ana_all_from_iv) */
+	struct np_sketch *tops = f->top >= 0 ? sk->top[f->top] : NULL;
+	for (size_t s = s0; s < ANA_NSEGS; s += ds) {
+		int64_t x = r->seg[s];
+		if (x < 0)
+			continue;
+		if (wh0 && x > 0)
+			wh0[s] += (double)x;
+		if (wht && x > 0)
+			wht[s] += (double)x;
+		uint64_t v = (uint64_t)x;
+		uint32_t bi = np_sketch_index_fast(v);
+		if (ivs)
+			np_sketch_add_one(&ivs[s], v, bi);
+		if (tops)
+			np_sketch_add_one(&tops[s], v, bi);
+	}
+}
+
 /* By segment (rg NULL): task t adds the segments s with s % nt == t of
  * every packet to the sketches (each sketch gets its values in packet
  * order, as with one thread); task 0 also counts the interval bytes and
@@ -1147,8 +1399,11 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	}
 	const struct ana_sksink sk = o->sk;
 	struct ana_ivq ivc = { 0, 0, 0 };
+	uint32_t *totb = own ? d->totb : NULL;
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
+		if (totb)
+			totb[k] = 0;
 		if (r->skip)
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
@@ -1167,24 +1422,15 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		}
 		if (r->retx)
 			continue;                       /* retransmissions: separate, not in latency */
+		if (totb && r->seg[ANA_SEG_TOTAL] >= 0)
+			totb[k] = ANA_TB_SET | np_sketch_index_fast((uint64_t)r->seg[ANA_SEG_TOTAL]) |
+				  (uint32_t)(f->top + 1) << 12 | (r->ctl ? 0 : ANA_TB_DATA);
 		if (o->jend && (st->rg || r->flow % st->nt == t))
 			ana_jit_put(d, o->jend, r);
-		double *wh0 = r->ctl || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[0];
-		double *wht = f->top < 0 || r->seg[ANA_SEG_TOTAL] < 0 ? NULL : sk.whole[f->top + 1];
-		for (size_t s = s0; s < ANA_NSEGS; s += ds) {
-			if (r->seg[s] < 0)
-				continue;
-			if (wh0 && r->seg[s] > 0)
-				wh0[s] += (double)r->seg[s];
-			if (wht && r->seg[s] > 0)
-				wht[s] += (double)r->seg[s];
-			uint64_t v = (uint64_t)r->seg[s];
-			uint32_t bi = np_sketch_index_fast(v);
-			if (!r->ctl)            /* "all" is data (ana_all_from_iv) */
-				np_sketch_add_one(&sk.ivsk[iv][s], v, bi);
-			if (f->top >= 0)
-				np_sketch_add_one(&sk.top[f->top][s], v, bi);
-		}
+		if (ds == 1)        /* a constant stride: the loop unrolled */
+			ana_sk_segs(&sk, r, f, iv, 0, 1);
+		else
+			ana_sk_segs(&sk, r, f, iv, s0, ds);
 	}
 	if (!st->rg) {
 		ana_sksink_close(&seg.sk, d, t, st->nt);
@@ -1360,6 +1606,7 @@ static void ana_accumulate_pass(struct ana_dctx *d)
 	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
 	d->whole = calloc((size_t)d->ntop + 1, sizeof(*d->whole));
 	d->gdeliv = calloc(p->npkts ? p->npkts : 1, 1);
+	d->totb = malloc((p->npkts ? p->npkts : 1) * sizeof(*d->totb));
 	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
 	ana_jit_prep(d);
@@ -1596,14 +1843,25 @@ static void ana_tail_free(struct ana_tail *tl)
 	free(tl->sum); free(tl->p99); free(tl->n);
 }
 
-/* One pass over the packets; on a thread beside the jitter flows. */
+/* One pass over the packets; on a thread beside the jitter flows. The
+ * packets' entries in d->totb pass over those below their groups' p99
+ * buckets without reading their results (the index is monotone: tot >=
+ * p99 has index(tot) >= index(p99)). */
 static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
 {
+	uint32_t lob[ANA_TOP_FLOWS + 1];
 	for (size_t g = 0; g <= (size_t)d->ntop; g++) {
 		const struct np_sketch *sk = g ? d->top[g - 1] : d->all;
 		tl->p99[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
+		lob[g] = tl->p99[g] > INT64_MAX ? UINT32_MAX : np_sketch_index_fast(tl->p99[g]);
 	}
+	const uint32_t *totb = d->totb;
 	for (size_t k = 0; k < d->p->npkts; k++) {
+		if (totb) {
+			uint32_t v = totb[k], b = v & 0xfff, g = v >> 12 & 0xff;
+			if (!((v & ANA_TB_DATA) && b >= lob[0]) && !(g && b >= lob[g]))
+				continue;
+		}
 		const struct ana_pres *r = &d->res[k];
 		if (r->skip || r->retx || r->seg[ANA_SEG_TOTAL] < 0 || !ana_dc_inwin(d, r->t))
 			continue;
@@ -3398,7 +3656,7 @@ out:
 	free(d.top); free(d.ivsk); free(d.ivbytes); free(d.ivpkts); free(d.ivlost);
 	if (d.jit && !m->sacc && ana_threads(m) > 1)   /* see ana_par_zap; not between windows */
 		ana_par_zap(d.jit, (p->npkts + 1) * sizeof(*d.jit), ana_threads(m));
-	free(d.whole); free(d.gdeliv); free(d.lc.v); free(d.rpk); free(d.clk); free(d.jit); free(d.jat);
+	free(d.whole); free(d.gdeliv); free(d.totb); free(d.lc.v); free(d.rpk); free(d.clk); free(d.jit); free(d.jat);
 	for (size_t fi = 0; d.fa && fi < m->flows.n; fi++)
 		free(d.fa[fi].pos);
 	if (d.res)
