@@ -776,6 +776,21 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 	pj_remap(ctx, r, true);
 }
 
+/* The ranges' packet ids to global numbers, and each packet's range (a
+ * packet takes one at most: the slices write disjoint packets). A pass
+ * over every range, ~14 ms on the 10 M case: on the threads. */
+struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
+
+static void pj_fix_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct pj_fix *f = ctx;
+	for (size_t j = lo; j < hi; j++) {
+		uint32_t k = f->gall[f->p->extra[j].pkt];
+		f->p->extra[j].pkt = k;
+		f->p->pkts[k].range_ev = f->p->extra[j].ev;
+	}
+}
+
 /* Merge, ranges, then every event's packet number. */
 static int pj_finish(struct pj_after *a, uint32_t *gall)
 {
@@ -790,11 +805,8 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 		ana_par_tasks(a->nt, pj_remap_task, a);
 		return 0;
 	}
-	for (size_t j = 0; j < p->nextra; j++) {
-		uint32_t k = gall[p->extra[j].pkt];
-		p->extra[j].pkt = k;
-		p->pkts[k].range_ev = p->extra[j].ev;
-	}
+	struct pj_fix fx = { p, gall };
+	ana_par_for(p->nextra, a->nt, pj_fix_range, &fx);
 	p->ranges_done = true;
 	return 0;
 }
