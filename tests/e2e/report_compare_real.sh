@@ -12,6 +12,8 @@
 #   loss 0 -> 1 %             -> exit 1, the service pair's drop rate named
 # and the rows of two runs meet: no unmatched flows/transactions row
 # although every run has other ephemeral ports and server pids.
+# Under a disturbance of the machine (see the retries below) up to four
+# more runs: e, slow3-5 for the 2 -- 2 /slow check, fast2 for /fast.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init report_compare_real
 e2e_need_root
