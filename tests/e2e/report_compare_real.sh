@@ -12,6 +12,8 @@
 #   loss 0 -> 1 %             -> exit 1, the service pair's drop rate named
 # and the rows of two runs meet: no unmatched flows/transactions row
 # although every run has other ephemeral ports and server pids.
+# Under a disturbance of the machine (see the retries below) up to four
+# more runs: e, slow3-5 for the 2 -- 2 /slow check, fast2 for /fast.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init report_compare_real
 e2e_need_root
@@ -58,35 +60,86 @@ check "/slow +10 ms: exit 1 (got $rc)" test $rc -eq 1
 check "/slow +10 ms: GET /slow p50 is a REGRESSION of about +20 %" sh -c \
 	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/slow.txt' |
 	 grep -qE ' \+(1[5-9]|2[0-5])\.[0-9]%  .*REGRESSION'"
-# /fast untouched: judged, like the A/A, on two runs a side against the
-# spread between runs (the client alternates the paths: /fast's request
-# rate may drop with it; on the single pair a vs slow a fresh-clone CI saw
-# /fast's p99 at +147 %, one stall in ~11 s). It is timing on a shared
-# machine: when both runs of the new side met a disturbance, one more pair
-# of /slow runs 10 s apart is judged, and the check fails only if that pair
-# flags /fast too; a real /fast regression flags both.
+# ep RUN PATH METRIC: RUN's server-side GET PATH METRIC in ns (its own table)
+ep() {
+	"$NPREPORT" compare "$T/$1.npa" "$T/$1.npa" --format csv 2>/dev/null |
+		awk -F, -v k="endpoint|10.93.1.2:8090 GET $2|srv|server" -v m="$3" '$2==k && $3==m {print $13; exit}'
+}
+# tail_over RATIO PATH RUN...: a disturbance signature: in some RUN the
+# server's own GET PATH p99 exceeds RATIO x its p50. The server sleeps a
+# fixed time per path, so its tail is scheduling delay: quiet runs (5
+# kept from the lead's runs at load 2-5) had /slow p99/p50 1.01-1.07 (one
+# 1.37) and /fast 1.1-1.6 (one 2.6, one 5.1); under 2 CPU hogs (j31e,
+# load 8-13) /slow 1.29-1.35 and /fast 3.3-6.2.
+tail_over() {
+	local r=$1 path=$2 run p50 p99; shift 2
+	for run in "$@"; do
+		p50=$(ep "$run" "$path" p50); p99=$(ep "$run" "$path" p99)
+		echo "  ($run: GET $path p50 ${p50%.*} p99 ${p99%.*} ns)" >&2
+		gt "${p99:-0}" "$(awk -v a="${p50:-0}" -v r="$r" 'BEGIN{print a * r}')" && return 0
+	done
+	return 1
+}
+# /fast untouched: judged, like the A/A, on several runs a side against
+# the spread between runs (the client alternates the paths: /fast's
+# request rate may drop with it; on the single pair a vs slow a
+# fresh-clone CI saw /fast's p99 at +147 %, one stall in ~11 s), and the
+# /slow p50 must still be a regression there. Both are timing on a shared
+# machine, so the measurement is taken once more, on three fresh /slow
+# runs and one more base run (3 -- 3), when
+#  - /fast is flagged on slow, slow2 (the official CI of f0dead2 ran them
+#    through one disturbance: /fast p99 x2.8 in both), or
+#  - /slow's p50 is not a regression there while a disturbance signature
+#    (tail_over 1.2 /slow) is present: under 2 CPU hogs (j31e) a c -- slow
+#    slow2 read 50.1 50.1 -- 62.1 60.6 ms, +21.9 %, p = 0.0049, but 2+2
+#    runs leave 2 degrees of freedom and BH over 13 gated metrics needs
+#    p <= 0.0038: q = 0.063, not significant; quiet runs give equal p50s
+#    a side (sketch bins) and p ~ 0.
+# A real defect (compare flags /fast, or misses +10 ms on /slow) fails on
+# the second measurement as well; there is no third.
+compare_runs() { # OUT BASE-RUN... -- NEW-RUN...
+	local out=$1 r args=(); shift
+	for r in "$@"; do if [ "$r" = -- ]; then args+=(--); else args+=("$T/$r.npa"); fi; done
+	"$NPREPORT" compare "${args[@]}" --config "$T/gate.conf" > "$T/$out"
+	grep '^compare:' "$T/$out" >&2
+}
 fast_flagged() {
-	"$NPREPORT" compare "$T/a.npa" "$T/c.npa" -- "$T/$1.npa" "$T/$2.npa" --config "$T/gate.conf" > "$T/$3"
-	grep '^compare:' "$T/$3" >&2
-	grep -q ', 2+2 runs' "$T/$3" || return 0
-	grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' "$T/$3" | grep -q REGRESSION
+	grep -qE ', [0-9]+\+[0-9]+ runs' "$T/$1" || return 0
+	grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' "$T/$1" | grep -q REGRESSION
 }
 fast_clean() { ! fast_flagged "$@"; }
-pair="slow slow2 slow2.txt"
-if fast_flagged $pair; then
-	echo "  /fast flagged on slow, slow2 (a disturbance?): judging slow3, slow4" >&2
-	run slow3 CMP_SLOW_MS=60; sleep 10; run slow4 CMP_SLOW_MS=60
-	pair="slow3 slow4 slow4.txt"
+slow_flagged() {
+	grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' "$T/$1" | grep -q REGRESSION
+}
+out=slow2.txt; sides="a c -- slow slow2"
+compare_runs $out a c -- slow slow2
+if fast_flagged $out || { ! slow_flagged $out && tail_over 1.2 /slow a c slow slow2; }; then
+	echo "  /fast flagged or /slow p50 not significant on a c -- slow slow2 (a disturbance?): judging a c e -- slow3 slow4 slow5" >&2
+	run slow3 CMP_SLOW_MS=60; run e; run slow4 CMP_SLOW_MS=60; sleep 10; run slow5 CMP_SLOW_MS=60
+	out=slow5.txt; sides="a c e -- slow3 slow4 slow5"
+	compare_runs $out a c e -- slow3 slow4 slow5
 fi
-check "/slow +10 ms, 2 -- 2 runs: /fast latency not a regression (${pair% *})" fast_clean $pair
-check "/slow +10 ms, 2 -- 2 runs: GET /slow p50 still a REGRESSION" sh -c \
-	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/${pair##* }' | grep -q REGRESSION"
+check "/slow +10 ms, runs $sides: /fast latency not a regression" fast_clean $out
+check "/slow +10 ms, runs $sides: GET /slow p50 still a REGRESSION" slow_flagged $out
 
+# /fast +0.6 ms on a single pair: the block bootstrap on ~9 intervals a
+# side. A make e2e under 2 CPU hogs (j31e, load 8-13) missed it (exit 0);
+# when missed while a disturbance signature is present (tail_over 2 /fast:
+# /fast p99 over 2x p50 in a or fast), one fresh pair c vs fast2 is
+# judged instead; a compare that misses +0.6 ms misses both.
+fpair="a fast"
 "$NPREPORT" compare "$T/a.npa" "$T/fast.npa" > "$T/fast.txt"
 rc=$?
 grep '^compare:' "$T/fast.txt" >&2
-check "/fast +0.6 ms: exit 1 (got $rc)" test $rc -eq 1
-check "/fast +0.6 ms: a GET /fast latency metric is the regression" \
+if [ $rc -ne 1 ] && tail_over 2 /fast a fast; then
+	echo "  /fast +0.6 ms missed on a, fast (a disturbance?): judging c, fast2" >&2
+	run fast2 CMP_FAST_MS=2.6; fpair="c fast2"
+	"$NPREPORT" compare "$T/c.npa" "$T/fast2.npa" > "$T/fast.txt"
+	rc=$?
+	grep '^compare:' "$T/fast.txt" >&2
+fi
+check "/fast +0.6 ms ($fpair): exit 1 (got $rc)" test $rc -eq 1
+check "/fast +0.6 ms ($fpair): a GET /fast latency metric is the regression" \
 	sh -c "grep '^compare:' '$T/fast.txt' | grep -q 'GET /fast'"
 
 "$NPREPORT" compare "$T/a.npa" "$T/loss.npa" --format junit > "$T/loss.xml"
