@@ -12,8 +12,9 @@
 #   loss 0 -> 1 %             -> exit 1, the service pair's drop rate named
 # and the rows of two runs meet: no unmatched flows/transactions row
 # although every run has other ephemeral ports and server pids.
-# Under a disturbance of the machine (see the retries below) up to four
-# more runs: e, slow3-5 for the 2 -- 2 /slow check, fast2 for /fast.
+# Under a disturbance of the machine (see the retries below) up to seven
+# more runs: f, g for the A/A, e, slow3-5 for the 2 -- 2 /slow check,
+# fast2 for /fast.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init report_compare_real
 e2e_need_root
@@ -40,26 +41,6 @@ run c; run slow2 CMP_SLOW_MS=60; run d; run loss CMP_LOSS=0.01
 # fresh-clone make test saw GET /slow's rate at -11.0 % in an A/A 2 -- 2),
 # so throughput needs 20 % here; every other family keeps its default.
 printf 'default on\nfamily throughput rel 20%%\n' > "$T/gate.conf"
-"$NPREPORT" compare "$T/a.npa" "$T/c.npa" -- "$T/b.npa" "$T/d.npa" --config "$T/gate.conf" > "$T/aa2.txt"
-rc=$?
-grep '^compare:' "$T/aa2.txt" >&2
-check "A/A, 2 -- 2 runs: exit 0 (got $rc)" test $rc -eq 0
-check "A/A, 2 -- 2 runs: tested on runs" grep -q ', 2+2 runs' "$T/aa2.txt"
-"$NPREPORT" compare "$T/a.npa" "$T/b.npa" > "$T/aa.txt"
-echo "  single A/A pair (exit $?): $(grep '^compare:' "$T/aa.txt")" >&2
-check "A/A: the endpoints are gated and tested" \
-	grep -qE '^compare: ([6-9]|[1-9][0-9]) gated metrics \(([4-9]|[1-9][0-9]) tested\)' "$T/aa.txt"
-check "A/A: no unmatched flows or transactions row" sh -c "! grep -qE '^  (flows|transactions) \[' '$T/aa.txt'"
-check "A/A: per-connection rows aggregated (rows: N -> M with M < N)" \
-	awk '/^  rows:/ {exit !($2 > $4)}' "$T/aa.txt"
-
-"$NPREPORT" compare "$T/a.npa" "$T/slow.npa" > "$T/slow.txt"
-rc=$?
-grep '^compare:' "$T/slow.txt" >&2
-check "/slow +10 ms: exit 1 (got $rc)" test $rc -eq 1
-check "/slow +10 ms: GET /slow p50 is a REGRESSION of about +20 %" sh -c \
-	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/slow.txt' |
-	 grep -qE ' \+(1[5-9]|2[0-5])\.[0-9]%  .*REGRESSION'"
 # ep RUN PATH METRIC: RUN's server-side GET PATH METRIC in ns (its own table)
 ep() {
 	"$NPREPORT" compare "$T/$1.npa" "$T/$1.npa" --format csv 2>/dev/null |
@@ -80,6 +61,54 @@ tail_over() {
 	done
 	return 1
 }
+compare_runs() { # OUT BASE-RUN... -- NEW-RUN...
+	local out=$1 r args=(); shift
+	for r in "$@"; do if [ "$r" = -- ]; then args+=(--); else args+=("$T/$r.npa"); fi; done
+	"$NPREPORT" compare "${args[@]}" --config "$T/gate.conf" > "$T/$out"
+	local rc=$?
+	grep '^compare:' "$T/$out" >&2
+	return $rc
+}
+# only_tails OUT: every REGRESSION in OUT is an endpoint's p99 or p999
+only_tails() {
+	grep -B1 'REGRESSION$' "$T/$1" | grep -E '^[a-z]' | grep -qvE '^transactions\.p999? \[endpoint' && return 1
+	grep -q 'REGRESSION$' "$T/$1"
+}
+# The A/A is timing too: the fresh-clone CI of df87c3f (nothing else
+# running) had /fast p99 +166 %, p999 +487 % in b d against a c (the
+# server's p99 of ~600 requests a run is its ~6th slowest: a stalled
+# run moves it x2-3), and slow, slow2 the same. When only endpoint
+# tails are flagged while a disturbance signature is present (tail_over
+# 2 /fast), the A/A is judged once more on 3 -- 3 runs, each side one
+# fresh run (f, g); a compare that false-alarms on unchanged runs
+# fails both.
+aa="a c -- b d"; aaout=aa2.txt
+compare_runs $aaout a c -- b d
+rc=$?
+if [ $rc -ne 0 ] && only_tails $aaout && tail_over 2 /fast a b c d; then
+	echo "  A/A flagged endpoint tails only on a c -- b d (a disturbance?): judging a c f -- b d g" >&2
+	run f; run g
+	aa="a c f -- b d g"; aaout=aa3.txt
+	compare_runs $aaout a c f -- b d g
+	rc=$?
+fi
+check "A/A, runs $aa: exit 0 (got $rc)" test $rc -eq 0
+check "A/A, runs $aa: tested on runs" grep -qE ', [23]\+[23] runs' "$T/$aaout"
+"$NPREPORT" compare "$T/a.npa" "$T/b.npa" > "$T/aa.txt"
+echo "  single A/A pair (exit $?): $(grep '^compare:' "$T/aa.txt")" >&2
+check "A/A: the endpoints are gated and tested" \
+	grep -qE '^compare: ([6-9]|[1-9][0-9]) gated metrics \(([4-9]|[1-9][0-9]) tested\)' "$T/aa.txt"
+check "A/A: no unmatched flows or transactions row" sh -c "! grep -qE '^  (flows|transactions) \[' '$T/aa.txt'"
+check "A/A: per-connection rows aggregated (rows: N -> M with M < N)" \
+	awk '/^  rows:/ {exit !($2 > $4)}' "$T/aa.txt"
+
+"$NPREPORT" compare "$T/a.npa" "$T/slow.npa" > "$T/slow.txt"
+rc=$?
+grep '^compare:' "$T/slow.txt" >&2
+check "/slow +10 ms: exit 1 (got $rc)" test $rc -eq 1
+check "/slow +10 ms: GET /slow p50 is a REGRESSION of about +20 %" sh -c \
+	"grep -A1 -F 'transactions.p50 [endpoint|10.93.1.2:8090 GET /slow|srv|server]' '$T/slow.txt' |
+	 grep -qE ' \+(1[5-9]|2[0-5])\.[0-9]%  .*REGRESSION'"
 # /fast untouched: judged, like the A/A, on several runs a side against
 # the spread between runs (the client alternates the paths: /fast's
 # request rate may drop with it; on the single pair a vs slow a
@@ -97,12 +126,6 @@ tail_over() {
 #    a side (sketch bins) and p ~ 0.
 # A real defect (compare flags /fast, or misses +10 ms on /slow) fails on
 # the second measurement as well; there is no third.
-compare_runs() { # OUT BASE-RUN... -- NEW-RUN...
-	local out=$1 r args=(); shift
-	for r in "$@"; do if [ "$r" = -- ]; then args+=(--); else args+=("$T/$r.npa"); fi; done
-	"$NPREPORT" compare "${args[@]}" --config "$T/gate.conf" > "$T/$out"
-	grep '^compare:' "$T/$out" >&2
-}
 fast_flagged() {
 	grep -qE ', [0-9]+\+[0-9]+ runs' "$T/$1" || return 0
 	grep -A1 -E '^transactions\.p[0-9]+ \[endpoint\|10.93.1.2:8090 GET /fast' "$T/$1" | grep -q REGRESSION
