@@ -30,6 +30,7 @@ struct rpt_cmpstats {
 	size_t metrics, tested, gated, gated_tested, significant, regressions, improvements;
 	size_t not_judged, unmatched_base, unmatched_new, gated_missing;
 	size_t event_rows, raw_rows, stable_rows;
+	size_t tail_short;              /* gate quantiles left ungated: too few observations */
 };
 
 enum rpt_test_kind { RPT_TEST_NONE, RPT_TEST_RUNS, RPT_TEST_BOOT, RPT_TEST_PROP };
@@ -47,6 +48,12 @@ struct rpt_cmprow {
 	double b, n, delta_pct, delta_abs, p, q;
 	bool significant, big_enough, regression, improvement;
 	const char *verdict;
+	/* The fewest observations (requests) in a run of either side, and the
+	 * quantile's need: a gate quantile with tail_n < tail_need is tail_short,
+	 * reported but not gated (min-tail). */
+	double tail_n, tail_need;
+	const char *tail_what;          /* the count column: "requests", "count" */
+	bool tail_short;
 };
 
 struct rpt_unmatched { char *table, *key; bool in_base; bool gated; };

@@ -38,6 +38,7 @@ void rpt_gate_init(struct rpt_gate *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->alpha = NAN;
+	g->min_tail = RPT_GATE_MIN_TAIL;
 	g->use_default = -1;
 	memcpy(g->fam, rpt_fam_default, sizeof(g->fam));
 }
@@ -57,6 +58,35 @@ void rpt_gate_set_rel(struct rpt_gate *g, double rel_pct)
 {
 	for (size_t f = 0; f < RPT_NFAM; f++)
 		g->fam[f].rel_pct = rel_pct;
+}
+
+/* "p99" -> 99/100, "p999" -> 999/1000, "jitter_p50_abs" -> 50/100: pN at
+ * the start or after '_', up to the end or a '_'. Returns false otherwise. */
+static bool rpt_quantile_frac(const char *m, unsigned long *num, unsigned long *den)
+{
+	for (const char *p = m; (p = strchr(p, 'p')); p++) {
+		if (p != m && p[-1] != '_')
+			continue;
+		size_t nd = strspn(p + 1, "0123456789");
+		if (!nd || nd > 6 || (p[1 + nd] && p[1 + nd] != '_'))
+			continue;
+		*num = strtoul(p + 1, NULL, 10);
+		*den = 100;
+		for (size_t i = 2; i < nd; i++)
+			*den *= 10;
+		return *num > 0 && *num < *den;
+	}
+	return false;
+}
+
+double rpt_quantile_needs(const char *metric, double min_tail)
+{
+	unsigned long num, den;
+	if (!(min_tail > 0) || !rpt_quantile_frac(metric, &num, &den))
+		return 0;
+	unsigned long tail = num < den - num ? num : den - num;
+	/* exact for integral min_tail: 10 x 1000 / 1 for p999, not 9999.99... */
+	return ceil(min_tail * (double)den / (double)tail - 1e-9);
 }
 
 enum rpt_family rpt_family_of(const char *table, const char *metric, const char *unit)
@@ -203,6 +233,12 @@ static const char *rpt_parse_line(struct rpt_gate *g, char **tok, size_t n)
 		if (n != 2 || rpt_parse_value(tok[1], false, &a) < 0 || a <= 0 || a > 0.5)
 			return "alpha takes one value in (0, 0.5]";
 		g->alpha = a;
+	} else if (!strcmp(tok[0], "min-tail")) {
+		char *end;
+		double v = n == 2 ? strtod(tok[1], &end) : NAN;
+		if (n != 2 || end == tok[1] || *end || !(v >= 0 && v <= 1e6))
+			return "min-tail takes one number (observations beyond a quantile; 0: off)";
+		g->min_tail = v;
 	} else if (!strcmp(tok[0], "default")) {
 		if (n != 2 || (strcmp(tok[1], "on") && strcmp(tok[1], "off")))
 			return "default takes 'on' or 'off'";
@@ -226,7 +262,7 @@ static const char *rpt_parse_line(struct rpt_gate *g, char **tok, size_t n)
 		if (rpt_gate_add(g, tok[1], ign, eff) < 0)
 			return "too many rules or out of memory";
 	} else {
-		return "unknown directive (alpha, default, family, gate, ignore)";
+		return "unknown directive (alpha, default, family, gate, ignore, min-tail)";
 	}
 	return NULL;
 }

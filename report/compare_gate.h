@@ -25,6 +25,7 @@ struct rpt_gate_rule {
 
 struct rpt_gate {
 	double alpha;                   /* NAN: not set */
+	double min_tail;                /* observations beyond a gated quantile (min-tail) */
 	int use_default;                /* -1: only when no rule was given */
 	struct rpt_mineff fam[RPT_NFAM];
 	struct rpt_gate_rule *rules;
@@ -32,6 +33,10 @@ struct rpt_gate {
 };
 
 #define RPT_GATE_MAX_RULES 256
+/* A quantile q is gated only where every run has n x min(q, 1 - q) >= this
+ * many observations beyond it (n: the row's requests): fewer, and the p99
+ * of ~600 requests is their 6th largest, which one scheduler stall moves. */
+#define RPT_GATE_MIN_TAIL  10
 #define RPT_GATE_MAX_FILE  (64 * 1024)
 
 void rpt_gate_init(struct rpt_gate *g);
@@ -48,6 +53,10 @@ int  rpt_gate_load(struct rpt_gate *g, const char *path, char *err, size_t errle
 /* Is this metric gated? *eff gets its minimum effect. */
 bool rpt_gate_match(const struct rpt_gate *g, const char *table, const char *key,
 		    const char *metric, const char *unit, struct rpt_mineff *eff);
+/* The fewest observations for min_tail of them to lie beyond the quantile a
+ * metric names (p50, p99, p999, jitter_p99_abs ...): ceil(min_tail /
+ * min(q, 1 - q)); 0 when the name holds no quantile or min_tail is 0. */
+double rpt_quantile_needs(const char *metric, double min_tail);
 /* Sets the relative minimum of every family (--threshold). */
 void rpt_gate_set_rel(struct rpt_gate *g, double rel_pct);
 

@@ -131,7 +131,7 @@ static struct rpt_obs *rpt_obs_push(struct rpt_runobs *ro)
 	}
 	struct rpt_obs *o = &ro->v[ro->n++];
 	memset(o, 0, sizeof(*o));
-	o->num = o->den = NAN;
+	o->num = o->den = o->nobs = NAN;
 	return o;
 }
 
@@ -271,6 +271,31 @@ static double rpt_col_sum(const struct np_table *t, const struct rpt_rowref *g, 
 	return s;
 }
 
+/* How many observations the row's quantiles rest on (compare.c gates a
+ * quantile only with enough of them beyond it): `requests` (transactions,
+ * service_graph edges), else `count` (decomp), summed over the members.
+ * NAN when the row has neither or no member has a value. */
+static double rpt_obs_count(const struct np_table *t, const struct rpt_rowref *g, size_t n,
+			    const char **name)
+{
+	static const char *const names[] = { "requests", "count", NULL };
+	for (const char *const *nm = names; *nm; nm++) {
+		int c = np_table_find_col(t, *nm);
+		if (c < (int)t->nkey)
+			continue;
+		double s = NAN;
+		for (size_t i = 0; i < n; i++) {
+			double v = np_cell_f64(np_table_cell_c(t, g[i].row, (size_t)c));
+			if (!isnan(v))
+				s = isnan(s) ? v : s + v;
+		}
+		*name = *nm;
+		return s;
+	}
+	*name = NULL;
+	return NAN;
+}
+
 static struct rpt_obs *rpt_obs_add(struct rpt_runobs *ro, const char *table, const char *skey,
 				   const char *metric, const char *unit, int dir, double v,
 				   size_t members)
@@ -352,6 +377,8 @@ static int rpt_add_group(struct rpt_build *bd, const struct np_table *t,
 {
 	struct rpt_runobs *ro = bd->ro;
 	int wcol = rpt_weight_col(t);
+	const char *nobs_name;
+	double nobs = rpt_obs_count(t, g, n, &nobs_name);
 	for (size_t c = t->nkey; c < t->ncols; c++) {
 		const struct np_col *col = &t->cols[c];
 		int dir = rpt_metric_direction(col->name, col->unit);
@@ -368,6 +395,8 @@ static int rpt_add_group(struct rpt_build *bd, const struct np_table *t,
 			o->samples = s->v;
 			o->nsamples = s->n;
 		}
+		o->nobs = nobs;
+		o->nobs_name = nobs_name;
 		if (!strcmp(col->name, "loss_rate") && np_table_find_col(t, "sent") >= 0) {
 			double k = rpt_col_sum(t, g, n, "lost"), d = rpt_col_sum(t, g, n, "sent");
 			if (!isnan(k) && d > 0) {

@@ -27,6 +27,10 @@ struct rpt_obs {
 	const double *samples;               /* per-interval samples (one member row only) */
 	size_t nsamples;
 	size_t members;                      /* raw rows aggregated into this one */
+	/* What a quantile of this row rests on: its `requests` column, else
+	 * `count`, summed over the members; NAN when the row has neither. */
+	double nobs;
+	const char *nobs_name;               /* "requests" or "count"; NULL */
 };
 
 struct rpt_runobs {

@@ -61,26 +61,40 @@ static void rpt_fmt_min(char *buf, size_t size, const struct rpt_cmprow *r)
 		snprintf(buf, size, "min %g%%", r->eff.rel_pct);
 }
 
+/* "REGRESSION", "~" ..., or why a gate quantile was not gated:
+ * "not gated: too few requests (n=600, needs >= 1000)". */
+static const char *rpt_fmt_verdict(char *buf, size_t size, const struct rpt_cmprow *r)
+{
+	if (!r->tail_short)
+		return r->verdict;
+	snprintf(buf, size, "not gated: too few %s (n=%.0f, needs >= %.0f)",
+		 r->tail_what && !strcmp(r->tail_what, "requests") ? "requests" : "samples",
+		 r->tail_n, r->tail_need);
+	return buf;
+}
+
 static void rpt_text_row(FILE *out, const struct rpt_cmprow *r)
 {
-	char b[48], n[48], d[24], how[64], mn[96];
+	char b[48], n[48], d[24], how[64], mn[96], v[96];
 	rpt_fmt_val(b, sizeof(b), r->b, r->unit);
 	rpt_fmt_val(n, sizeof(n), r->n, r->unit);
 	rpt_fmt_delta(d, sizeof(d), r);
 	rpt_fmt_how(how, sizeof(how), r);
 	rpt_fmt_min(mn, sizeof(mn), r);
 	fprintf(out, "%s.%s [%s]\n    %s -> %s  %s  (%s; %s)  %s\n", r->table, r->metric, r->key,
-		b, n, d, how, mn, r->verdict);
+		b, n, d, how, mn, rpt_fmt_verdict(v, sizeof(v), r));
 }
 
 void rpt_cmp_summary_line(FILE *f, const struct rpt_cmpres *r)
 {
 	const struct rpt_cmpstats *s = &r->st;
 	fprintf(f, "compare: %zu gated metrics (%zu tested), %zu regressions, %zu improvements; "
-		"%zu other metrics, %zu significant changes; %zu unmatched rows: %s",
+		"%zu other metrics, %zu significant changes; %zu unmatched rows",
 		s->gated, s->gated_tested, s->regressions, s->improvements, s->metrics - s->gated,
-		s->significant, s->unmatched_base + s->unmatched_new,
-		s->regressions ? "REGRESSION" : "OK");
+		s->significant, s->unmatched_base + s->unmatched_new);
+	if (s->tail_short)
+		fprintf(f, "; %zu quantiles not gated (too few requests)", s->tail_short);
+	fprintf(f, ": %s", s->regressions ? "REGRESSION" : "OK");
 	size_t shown = 0;
 	for (size_t i = 0; i < r->nrows && shown < 3; i++) {
 		const struct rpt_cmprow *w = &r->rows[i];
@@ -145,10 +159,16 @@ static void rpt_print_text(FILE *out, const struct rpt_cmpres *r, const struct r
 			rpt_text_row(out, &r->rows[i]);
 	if (!r->st.gated)
 		fprintf(out, "  (no gated metric in both sides: nothing gates this comparison)\n");
+	if (r->st.tail_short)
+		fprintf(out, "\nGate quantiles not gated (%zu): fewer than %g observations beyond the "
+			"quantile in a run (n x (1 - q); --min-tail)\n", r->st.tail_short, o->gate->min_tail);
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].tail_short)
+			rpt_text_row(out, &r->rows[i]);
 	size_t others = 0, shown = 0;
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct rpt_cmprow *w = &r->rows[i];
-		if (w->gated)
+		if (w->gated || w->tail_short)
 			continue;
 		others++;
 		if (!w->significant || !w->big_enough || w->dir == RPT_DIR_NONE)
@@ -197,7 +217,8 @@ static struct np_table *rpt_csv_rows(const struct rpt_cmpres *r)
 			if (!isnan(nums[k]) && !isinf(nums[k]))
 				np_table_set_f64(t, row, 8 + k, nums[k]);
 		np_table_set_u64(t, row, 20, w->significant);
-		np_table_set_str(t, row, 21, w->verdict);
+		char v[96];
+		np_table_set_str(t, row, 21, rpt_fmt_verdict(v, sizeof(v), w));
 	}
 	for (size_t i = 0; i < r->num; i++) {
 		size_t row = np_table_row(t);
@@ -224,27 +245,28 @@ static void rpt_xml(FILE *out, const char *s)
 
 static void rpt_print_junit(FILE *out, const struct rpt_cmpres *r)
 {
-	size_t skipped = 0;
+	size_t skipped = r->st.tail_short;
 	for (size_t i = 0; i < r->nrows; i++)
 		skipped += r->rows[i].gated && r->rows[i].test == RPT_TEST_NONE;
 	for (size_t i = 0; i < r->num; i++)
 		skipped += r->um[i].gated && r->um[i].in_base;
-	size_t tests = r->st.gated + r->st.gated_missing;
+	size_t tests = r->st.gated + r->st.gated_missing + r->st.tail_short;
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"npreport compare\" "
 		"tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n  <testsuite name=\"npreport compare\" "
 		"tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", tests, r->st.regressions, skipped,
 		tests, r->st.regressions, skipped);
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct rpt_cmprow *w = &r->rows[i];
-		if (!w->gated)
+		if (!w->gated && !w->tail_short)
 			continue;
-		char b[48], n[48], d[24], how[64], mn[96], msg[320];
+		char b[48], n[48], d[24], how[64], mn[96], v[96], msg[384];
 		rpt_fmt_val(b, sizeof(b), w->b, w->unit);
 		rpt_fmt_val(n, sizeof(n), w->n, w->unit);
 		rpt_fmt_delta(d, sizeof(d), w);
 		rpt_fmt_how(how, sizeof(how), w);
 		rpt_fmt_min(mn, sizeof(mn), w);
-		snprintf(msg, sizeof(msg), "%s -> %s (%s; %s; %s): %s", b, n, d, how, mn, w->verdict);
+		snprintf(msg, sizeof(msg), "%s -> %s (%s; %s; %s): %s", b, n, d, how, mn,
+			 rpt_fmt_verdict(v, sizeof(v), w));
 		fputs("    <testcase classname=\"np.compare.", out);
 		rpt_xml(out, w->table);
 		fputs("\" name=\"", out);
@@ -252,7 +274,7 @@ static void rpt_print_junit(FILE *out, const struct rpt_cmpres *r)
 		fputs(" [", out);
 		rpt_xml(out, w->key);
 		fputs("]\">", out);
-		if (w->regression || w->test == RPT_TEST_NONE) {
+		if (w->regression || w->test == RPT_TEST_NONE || w->tail_short) {
 			fputs(w->regression ? "<failure message=\"" : "<skipped message=\"", out);
 			rpt_xml(out, msg);
 			fputs("\"/>", out);
@@ -307,20 +329,22 @@ static void rpt_print_markdown(FILE *out, const struct rpt_cmpres *r, const stru
 	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < r->nrows; i++) {
 			const struct rpt_cmprow *w = &r->rows[i];
-			bool want = pass == 0 ? w->regression : pass == 1 ? w->gated && !w->regression
-				    : !w->gated && w->significant && w->big_enough && w->dir != RPT_DIR_NONE;
+			bool want = pass == 0 ? w->regression
+				    : pass == 1 ? (w->gated && !w->regression) || w->tail_short
+				    : !w->gated && !w->tail_short && w->significant && w->big_enough &&
+				      w->dir != RPT_DIR_NONE;
 			if (!want || (pass == 2 && other++ >= 20))
 				continue;
-			char b[48], n[48], d[24];
+			char b[48], n[48], d[24], v[96];
 			rpt_fmt_val(b, sizeof(b), w->b, w->unit);
 			rpt_fmt_val(n, sizeof(n), w->n, w->unit);
 			rpt_fmt_delta(d, sizeof(d), w);
-			fprintf(out, "| %s%s%s | ", w->regression ? "**" : "", w->verdict,
-				w->regression ? "**" : "");
+			fprintf(out, "| %s%s%s | ", w->regression ? "**" : "",
+				rpt_fmt_verdict(v, sizeof(v), w), w->regression ? "**" : "");
 			rpt_md(out, w->table);
 			fputc('.', out);
 			rpt_md(out, w->metric);
-			fputs(w->gated ? " | " : " (not gated) | ", out);
+			fputs(w->gated || w->tail_short ? " | " : " (not gated) | ", out);
 			rpt_md(out, w->key);
 			fprintf(out, " | %s | %s | %s | ", b, n, d);
 			fprintf(out, isnan(w->q) ? "- |\n" : "%.3g |\n", w->q);

@@ -31,7 +31,8 @@ static void rpt_usage(FILE *f)
 "                [--rows N] [--width N] [--wide] [--legend] [--html FILE.html]\n"
 "       npreport compare BASE.npa NEW.npa [options]\n"
 "       npreport compare BASE.npa... -- NEW.npa... [--config FILE] [--metric M[@KEY]]...\n"
-"                [--threshold PCT] [--alpha A] [--format text|csv|junit|markdown] [--width N]\n"
+"                [--threshold PCT] [--alpha A] [--min-tail N] [--format text|csv|junit|markdown]\n"
+"                [--width N]\n"
 "       npreport dump FILE...\n"
 "\n"
 "Report: the incident summary and the three worst findings, then hosts, clock,\n"
@@ -64,6 +65,10 @@ static void rpt_usage(FILE *f)
 "  -t, --threshold PCT minimum relative change of every family (default: per\n"
 "                      family, latency and throughput 10, netcpu 20)\n"
 "  -a, --alpha A       false discovery rate (default 0.05)\n"
+"      --min-tail N    gate a quantile q (p50, p99, p999 ...) only where every run\n"
+"                      has n x (1 - q) >= N requests beyond it (default 10: a p99\n"
+"                      needs 1000 requests, a p999 10000); the others are shown\n"
+"                      'not gated: too few requests'. 0 gates every quantile\n"
 "  -f, --format FMT    text, csv, junit (one testcase per gated metric), markdown\n"
 "\n"
 "Exit status: report 0 ok, 1 the file was damaged (what was readable is shown),\n"
@@ -151,11 +156,11 @@ struct rpt_cli {
 	bool csv;
 	enum rpt_cmpfmt cfmt;
 	const char *config;
-	bool threshold_set;
+	bool threshold_set, min_tail_set;
 	const char *outdir, *plotdir, *html;
 	struct rpt_textopt to;
 	struct rpt_cmpopt co;
-	double threshold_pct;
+	double threshold_pct, min_tail;
 };
 
 static int rpt_add_sel(struct rpt_cli *c, const char *s)
@@ -168,6 +173,8 @@ static int rpt_add_sel(struct rpt_cli *c, const char *s)
 	return 0;
 }
 
+enum { RPT_OPT_MIN_TAIL = 256 };      /* long-only options */
+
 static const struct option rpt_opts[] = {
 	{ "section", required_argument, NULL, 's' }, { "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' }, { "plots", required_argument, NULL, 'p' },
@@ -176,7 +183,8 @@ static const struct option rpt_opts[] = {
 	{ "metric", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
 	{ "legend", no_argument, NULL, 'l' }, { "wide", no_argument, NULL, 'W' },
 	{ "html", required_argument, NULL, 'H' }, { "config", required_argument, NULL, 'c' },
-	{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+	{ "version", no_argument, NULL, 'V' }, { "min-tail", required_argument, NULL, RPT_OPT_MIN_TAIL },
+	{ NULL, 0, NULL, 0 },
 };
 
 /* Parses options of both modes; compare-only options are refused in report
@@ -188,12 +196,16 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 	double v;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "s:f:o:p:r:w:t:a:m:c:lWH:hV", rpt_opts, NULL)) != -1) {
-		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm' || opt == 'c';
+		bool cmp_only = opt == 't' || opt == 'a' || opt == 'm' || opt == 'c' ||
+				opt == RPT_OPT_MIN_TAIL;
 		bool rep_only = opt == 's' || opt == 'o' || opt == 'p' || opt == 'r' || opt == 'l' ||
 				opt == 'W' || opt == 'H';
 		if ((compare && rep_only) || (!compare && cmp_only)) {
-			fprintf(stderr, "npreport: option -%c is for %s\n", opt,
-				compare ? "reports, not compare" : "compare only");
+			if (opt == RPT_OPT_MIN_TAIL)
+				fprintf(stderr, "npreport: option --min-tail is for compare only\n");
+			else
+				fprintf(stderr, "npreport: option -%c is for %s\n", opt,
+					compare ? "reports, not compare" : "compare only");
 			return -1;
 		}
 		switch (opt) {
@@ -216,6 +228,10 @@ static int rpt_parse(struct rpt_cli *c, int argc, char **argv, bool compare)
 			  c->threshold_set = true;
 			  break;
 		case 'a': if (rpt_parse_num("--alpha", optarg, 1e-9, 0.5, &c->co.alpha) < 0) return -1;
+			  break;
+		case RPT_OPT_MIN_TAIL:
+			  if (rpt_parse_num("--min-tail", optarg, 0, 1e6, &c->min_tail) < 0) return -1;
+			  c->min_tail_set = true;
 			  break;
 		case 'h': rpt_usage(stdout); return 0;
 		case 'V': printf("npreport %s\n", NP_VERSION); return 0;
@@ -326,6 +342,8 @@ static int rpt_compare_gate(struct rpt_gate *g, const struct rpt_cli *c)
 	}
 	if (c->threshold_set)
 		rpt_gate_set_rel(g, c->threshold_pct);
+	if (c->min_tail_set)
+		g->min_tail = c->min_tail;
 	return 0;
 }
 
