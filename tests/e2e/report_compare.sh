@@ -108,4 +108,13 @@ check "aggregation said in the header" grep -qE '^  rows: [0-9]+ -> [0-9]+ stabl
 "$NPREPORT" compare base.npa missing.npa 2> /dev/null; check "missing file: exit 2" test $? -eq 2
 "$NPREPORT" compare base.npa new.npa --alpha 7 2> /dev/null; check "bad --alpha: exit 2" test $? -eq 2
 "$NPREPORT" compare base.npa new.npa --format xml 2> /dev/null; check "bad --format: exit 2" test $? -eq 2
+"$NPREPORT" compare base.npa new.npa --min-tail -1 2> /dev/null; check "bad --min-tail: exit 2" test $? -eq 2
+"$NPREPORT" base.npa --min-tail 5 > /dev/null 2> mt.err
+check "--min-tail in report mode: exit 2, named" sh -c "[ $? -eq 2 ] && grep -q -- '--min-tail is for compare only' mt.err"
+printf 'default on\nmin-tail 5ms\n' > mt.conf
+"$NPREPORT" compare base.npa new.npa --config mt.conf 2> mt.err
+check "config 'min-tail 5ms': exit 2 naming line 2" sh -c "[ $? -eq 2 ] && grep -q 'mt.conf: line 2: min-tail' mt.err"
+# genana's flows rows count `packets`, not requests: min-tail leaves flows.p99 gated
+"$NPREPORT" compare base.npa new.npa --metric flows.p99 --min-tail 1000 > /dev/null
+check "--min-tail on a row without a request count keeps the gate (exit 1)" test $? -eq 1
 e2e_finish
