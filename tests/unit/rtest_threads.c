@@ -280,6 +280,110 @@ static void run(bool switch_variant)
 	rc_probes_free(&ctx);
 }
 
+/* ---- snapshots racing the thread's switches ---- */
+
+/* 1 ms of CPU, a short sleep, 200 times, then blocks like worker(). */
+static void *racer(void *arg)
+{
+	(void)arg;
+	truth.tid = (pid_t)syscall(SYS_gettid);
+	volatile uint64_t x = 0;
+	for (int round = 0; round < 200; round++) {
+		uint64_t until = clk(CLOCK_THREAD_CPUTIME_ID) + 1000000;
+		while (clk(CLOCK_THREAD_CPUTIME_ID) < until)
+			x++;
+		usleep(300);
+	}
+	char c;
+	truth.parked = 1;
+	if (read(truth.park[0], &c, 1) < 0)
+		perror("racer: read");
+	return NULL;
+}
+
+/* Snapshots back to back while a thread runs and sleeps every ~1 ms, so
+ * that its switch-outs fall inside snapshots. What has been recorded for
+ * it must never exceed its CPU clock read after the snapshot: the figure
+ * a snapshot emits is not taken back (rows are differences), so an
+ * over-count there stays in the total. Once it stood ~10 ms (a whole
+ * stretch of worker() above) over the clock at the end: the switch
+ * variant added the stretch in flight when the snapshot began to a total
+ * read after that stretch had ended and been charged. */
+static void race(bool switch_variant)
+{
+	fprintf(stderr, "# snapshots racing switches, variant: %s\n",
+		switch_variant ? "sched_switch program" : "task iterator");
+	if (switch_variant)
+		setenv("NPREC_TEST_THREADS_SWITCH", "1", 1);
+	else
+		unsetenv("NPREC_TEST_THREADS_SWITCH");
+	memset(&truth, 0, sizeof(truth));
+	struct rec_config cfg;
+	rec_config_defaults(&cfg);
+	cfg.pids[0] = (uint32_t)getpid();
+	cfg.npids = 1;
+	struct rec_ctx ctx = { .cfg = &cfg };
+	void *st = NULL;
+	char err[256] = "";
+	if (pipe(truth.park) != 0 || rec_family_threads.open(&ctx, &st, err, sizeof(err)) != 0) {
+		CHECK(0, "race: pipe or open: %s", err);
+		return;
+	}
+	struct np_recbuf rb;
+	np_recbuf_init(&rb);
+	struct found f = { 0 };
+	pthread_t th;
+	clockid_t cid;
+	pthread_create(&th, NULL, racer, NULL);
+	/* on two CPUs the switches fall inside snapshots, not between them */
+	cpu_set_t one;
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		CPU_ZERO(&one);
+		CPU_SET(0, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		CPU_ZERO(&one);
+		CPU_SET(1, &one);
+		pthread_setaffinity_np(th, sizeof(one), &one);
+	}
+	int snaps = 0, over = 0;
+	uint64_t worst = 0, t0 = clk(CLOCK_MONOTONIC);
+	while (pthread_getcpuclockid(th, &cid) == 0 && !truth.parked && snaps < 100000) {
+		rec_family_threads.snapshot(st, &ctx, &rb, t0, clk(CLOCK_MONOTONIC));
+		scan(&rb, &f);
+		np_recbuf_reset(&rb);
+		uint64_t cpu = clk(cid);
+		snaps++;
+		if (truth.tid && f.oncpu > cpu) {
+			over++;
+			worst = f.oncpu - cpu > worst ? f.oncpu - cpu : worst;
+		}
+	}
+	bool parked = read_parked_truth(th);
+	rec_family_threads.snapshot(st, &ctx, &rb, t0, clk(CLOCK_MONOTONIC));
+	scan(&rb, &f);
+	fprintf(stderr, "  racer tid %d: %d snapshots, %d over its clock (worst by %llu ns); "
+		"recorded %llu ns, kernel %llu ns\n", truth.tid, snaps, over, (unsigned long long)worst,
+		(unsigned long long)f.oncpu, (unsigned long long)truth.cpu_ns);
+	CHECK(snaps > 20, "only %d snapshots while the racer ran", snaps);
+	CHECK(over == 0, "recorded on-CPU over the thread's clock after %d of %d snapshots, worst by %llu ns",
+	      over, snaps, (unsigned long long)worst);
+	CHECK(parked && f.oncpu == truth.cpu_ns, "racer parked %d: on-CPU %llu vs thread clock %llu", parked,
+	      (unsigned long long)f.oncpu, (unsigned long long)truth.cpu_ns);
+	if (write(truth.park[1], "x", 1) != 1)
+		perror("write");
+	pthread_join(th, NULL);
+	CPU_ZERO(&one);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &one);
+	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	np_recbuf_free(&rb);
+	rec_family_threads.close(st);
+	close(truth.park[0]);
+	close(truth.park[1]);
+	hookhub_free(&ctx);
+	rc_probes_free(&ctx);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -293,5 +397,7 @@ int main(void)
 	kfs_report(&kfs, stderr);
 	run(false);
 	run(true);
+	race(false);
+	race(true);
 	return tap_done();
 }
