@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Per-thread on-CPU time and context switches (deep-mon §3.1.1), two
- * variants in one object, one of them loaded (record/families/threads.c):
+ * variants in one object (record/families/threads.c):
  *  - nt_iter (no hardware counters, the common case in VMs): a task
  *    iterator run by user space at every snapshot reads what the scheduler
  *    keeps per thread anyway (se.sum_exec_runtime, nvcsw, nivcsw), and
@@ -10,7 +10,10 @@
  *  - nt_sched_switch (hardware counters exist): deep-mon's Fig. 3, the
  *    counters read at every switch and their deltas charged to the thread
  *    switched out; cycles split into "alone" and "overlap" by the sibling
- *    hyper-thread's state for the HT-aware power attribution (eq. 1). */
+ *    hyper-thread's state for the HT-aware power attribution (eq. 1).
+ *    The same iterator, where it loads, charges at each snapshot the
+ *    runtime of threads still on a CPU (nt_settle): their stretch in
+ *    flight, from the scheduler's clock. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -76,10 +79,10 @@ NT_PERF_ARRAY(nt_pmu_cache_misses);
 
 __u64 nt_map_full = 0;    /* thread entries that could not be created */
 
-static __always_inline struct nt_thread *nt_thread_get(__u32 tid)
+static __always_inline struct nt_thread *nt_thread_get(struct task_struct *p, __u32 tid)
 {
 	struct nt_thread *t = bpf_map_lookup_elem(&nt_threads, &tid);
-	struct nt_thread zero = {};
+	struct nt_thread zero = { .start_ns = p->start_time };
 
 	if (t)
 		return t;
@@ -89,6 +92,38 @@ static __always_inline struct nt_thread *nt_thread_get(__u32 tid)
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&nt_threads, &tid);
+}
+
+/* Whether t is p's entry. A tid freed and handed to a new thread before
+ * user space dropped the old thread's entry names another thread: the new
+ * one must not take the old one's figures (nor move its baseline, nor
+ * rename its row). That entry is marked exited, so user space reports and
+ * drops it; the new thread waits, and its own entry counts it from its
+ * birth (it was born during the recording). */
+static __always_inline bool nt_same_thread(struct nt_thread *t, struct task_struct *p)
+{
+	if (t->start_ns == p->start_time)
+		return true;
+	t->flags |= NT_F_EXITED;
+	return false;
+}
+
+/* Charges the runtime cur over t->exec_last and moves exec_last to cur,
+ * never back. A thread's switch-out and the snapshot's iterator can read
+ * its runtime at the same time: each stretch is charged once. A lost race
+ * charges nothing now; the next call from the lower exec_last does. */
+static __always_inline void nt_advance(struct nt_thread *t, __u64 cur)
+{
+	for (int i = 0; i < 4; i++) {
+		__u64 old = t->exec_last;
+
+		if (cur <= old)
+			return;
+		if (__sync_val_compare_and_swap(&t->exec_last, old, cur) == old) {
+			__sync_fetch_and_add(&t->oncpu_ns, cur - old);
+			return;
+		}
+	}
 }
 
 /* p is current (prev at sched_switch): its fields by direct loads, the
@@ -175,30 +210,31 @@ static __always_inline void nt_switch(bool preempt, struct task_struct *prev, st
 		return;
 	/* current is still prev here: the filters and the cgroup see prev */
 	if (tid && nt_selected(prev))
-		t = nt_thread_get(tid);
+		t = nt_thread_get(prev, tid);
+	if (t && !nt_same_thread(t, prev))
+		t = NULL;
 	if (t) {
 		/* The scheduler's own runtime, not ktime: in a VM ktime also runs
 		 * while the host has taken the vCPU away (steal), which the kernel
 		 * does not charge to the thread. put_prev_task() has updated prev's
 		 * runtime before this tracepoint fires. Counted from the thread's
-		 * last switch-out, not from its switch-in on this CPU: under load,
+		 * last charge (its last switch-out, or a snapshot's nt_settle),
+		 * not from its switch-in on this CPU: under load,
 		 * now and then a switch-in does not reach this program
 		 * (rtest_threads saw the CPU still naming another task when the
 		 * thread left it): docs/NETCPU.md. */
 		__u64 exec = prev->se.sum_exec_runtime;
 
-		if (t->exec_last) {
-			if (exec > t->exec_last)
-				t->oncpu_ns += exec - t->exec_last;
-		} else if (prev->start_time >= nt_t0 && !(prev->flags & NT_PF_EXITING)) {
-			/* first seen, born during the recording: all of it, also when
-			 * its first switch-in was the one missed (an exiting thread's
-			 * entry may be one user space already reported and deleted) */
-			t->oncpu_ns += exec;
-		} else if (c->ts && c->tid == tid && exec > c->exec_in) {
-			t->oncpu_ns += exec - c->exec_in;
+		if (t->exec_last || (prev->start_time >= nt_t0 && !(prev->flags & NT_PF_EXITING))) {
+			/* from the last charge; first seen and born during the
+			 * recording: all of it, also when its first switch-in was
+			 * the one missed (an exiting thread's entry may be one user
+			 * space already reported and deleted) */
+			nt_advance(t, exec);
+		} else if (__sync_val_compare_and_swap(&t->exec_last, 0, exec) == 0 &&
+			   c->ts && c->tid == tid && exec > c->exec_in) {
+			__sync_fetch_and_add(&t->oncpu_ns, exec - c->exec_in);
 		}
-		t->exec_last = exec;
 		/* the kernel's own nvcsw/nivcsw rule (__schedule) */
 		if (!preempt && prev_state)
 			t->nvcsw++;
@@ -256,6 +292,7 @@ static __always_inline struct nt_thread *nt_thread_of(struct task_struct *p, __u
 		base.nvcsw_last = p->nvcsw;
 		base.nivcsw_last = p->nivcsw;
 	}
+	base.start_ns = p->start_time;
 	if (bpf_map_update_elem(&nt_threads, &tid, &base, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&nt_threads, &tid)) {
 		__sync_fetch_and_add(&nt_map_full, 1);
@@ -285,7 +322,7 @@ static __always_inline struct nt_thread *nt_observe(struct task_struct *p)
 	if (!tid || !nt_task_selected(p))
 		return NULL;
 	t = nt_thread_of(p, tid);
-	if (!t)
+	if (!t || !nt_same_thread(t, p))
 		return NULL;
 	nt_take(&t->oncpu_ns, &t->exec_last, p->se.sum_exec_runtime);
 	nt_take(&t->nvcsw, &t->nvcsw_last, p->nvcsw);
@@ -296,6 +333,24 @@ static __always_inline struct nt_thread *nt_observe(struct task_struct *p)
 	return t;
 }
 
+/* With the sched_switch program, at a snapshot: a thread's runtime so far
+ * (for one on a CPU now: as of its last tick) is charged, so the stretch in
+ * flight lands in this interval and its switch-out charges only the rest.
+ * Only threads already charged once (exec_last set). */
+static __always_inline void nt_settle(struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct nt_thread *t;
+
+	if (!tid || !nt_task_selected(p))
+		return;
+	t = bpf_map_lookup_elem(&nt_threads, &tid);
+	if (t && t->exec_last && nt_same_thread(t, p))
+		nt_advance(t, p->se.sum_exec_runtime);
+}
+
+const volatile bool nt_iter_mode = false;
+
 SEC("iter/task")
 int nt_iter(struct bpf_iter__task *ctx)
 {
@@ -304,8 +359,12 @@ int nt_iter(struct bpf_iter__task *ctx)
 	/* an exiting thread's last figures are taken at its exit (below):
 	 * after user space reported them its entry is gone, and a second
 	 * look here would count a thread born during the recording twice */
-	if (p && !(p->flags & NT_PF_EXITING))
+	if (!p || (p->flags & NT_PF_EXITING))
+		return 0;
+	if (nt_iter_mode)
 		nt_observe(p);
+	else
+		nt_settle(p);
 	return 0;
 }
 
@@ -321,20 +380,43 @@ int BPF_PROG(nt_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
-/* With the iterator: the thread's final figures (its runtime is up to
- * date as of its last tick, switch or clock read). */
-const volatile bool nt_iter_mode = false;
+/* With the sched_switch program, at the exit of p (current): its runtime
+ * so far charged, and this CPU's switch-in figure moved to it. User space
+ * may drop the entry before the thread's last switch-out; that switch-out
+ * then counts from here, not from the switch-in: what the iterator settled
+ * of this stretch is not counted again. */
+static __always_inline struct nt_thread *nt_exit_switch(struct task_struct *p, __u32 tid)
+{
+	struct nt_thread *t = bpf_map_lookup_elem(&nt_threads, &tid);
+	__u64 exec = p->se.sum_exec_runtime;
+	__u32 zero = 0;
+	struct nt_cpu *c;
 
+	if (!t || !nt_same_thread(t, p))
+		return NULL;
+	if (t->exec_last)
+		nt_advance(t, exec);
+	c = bpf_map_lookup_elem(&nt_cpus, &zero);
+	if (c && c->tid == tid)
+		c->exec_in = exec;
+	return t;
+}
+
+/* The thread's final figures with the iterator (its runtime is up to date
+ * as of its last tick, switch or clock read); the switch program takes the
+ * rest at its last switch-out. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(nt_process_exit, struct task_struct *p)
 {
 	__u32 tid = p->pid;
 	struct nt_thread *t;
 
+	if (!tid)
+		return 0;
 	if (nt_iter_mode)
 		t = nt_observe(p);
 	else
-		t = bpf_map_lookup_elem(&nt_threads, &tid);
+		t = nt_exit_switch(p, tid);
 	if (t)
 		t->flags |= NT_F_EXITED;
 	return 0;

@@ -25,8 +25,9 @@ struct nt_thread {
 	__u32 flags;
 	char comm[NT_COMM_LEN];
 	__u64 cgroup_id;
+	__u64 start_ns;             /* the task's start_time: with the tid, which thread */
 	__u64 oncpu_ns;
-	__u64 exec_last;            /* se.sum_exec_runtime at its last switch-out */
+	__u64 exec_last;            /* se.sum_exec_runtime when last charged */
 	__u64 nvcsw;                /* switched out while blocking */
 	__u64 nivcsw;               /* switched out while runnable (preempted) */
 	__u64 nvcsw_last, nivcsw_last;   /* the task's own counts when last read (iterator) */

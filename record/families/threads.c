@@ -60,6 +60,7 @@ struct nt_state {
 	int ncpu;
 	bool hw;
 	bool iter;               /* task iterator variant (no sched_switch program) */
+	bool settle;             /* switch variant: the iterator charges stretches in flight */
 	int *pmu_fds;            /* NT_HW_MAX x ncpu */
 	struct rapl rapl;
 	bool have_rapl;
@@ -225,8 +226,9 @@ static void nt_probe_extras(struct rec_ctx *ctx, struct nt_state *s, const char 
 }
 
 /* Opens, configures and loads the object for one variant (bpf/threads.bpf.c):
- * the task iterator (iter) or the sched_switch program. 0 or -errno. */
-static int nt_load(struct rec_ctx *ctx, struct nt_state *s, bool iter)
+ * the task iterator (iter) or the sched_switch program, with the iterator
+ * as its settler (with_iter) or without. 0 or -errno. */
+static int nt_load(struct rec_ctx *ctx, struct nt_state *s, bool iter, bool with_iter)
 {
 	s->skel = threads_bpf__open();
 	if (!s->skel)
@@ -236,7 +238,10 @@ static int nt_load(struct rec_ctx *ctx, struct nt_state *s, bool iter)
 	s->skel->rodata->nt_hw_enabled = s->hw;
 	s->skel->rodata->nt_iter_mode = iter;
 	s->skel->rodata->nt_t0 = nt_mono_ns();
-	bpf_program__set_autoload(iter ? s->skel->progs.nt_sched_switch : s->skel->progs.nt_iter, false);
+	if (iter)
+		bpf_program__set_autoload(s->skel->progs.nt_sched_switch, false);
+	else if (!with_iter)
+		bpf_program__set_autoload(s->skel->progs.nt_iter, false);
 	if (!iter)
 		hub_member_share(ctx, &s->hub, HUB_SCHED_SWITCH, HUB_SLOT_THREADS, s->skel->maps.hub_sched_switch);
 	return threads_bpf__load(s->skel);
@@ -246,6 +251,31 @@ static int nt_load(struct rec_ctx *ctx, struct nt_state *s, bool iter)
 static int nt_iterate(struct nt_state *s)
 {
 	return rc_iter_run(s->skel->links.nt_iter);
+}
+
+/* The switch variant's settler: false where the iterator cannot run, and
+ * then a stretch in flight is estimated by ktime since its switch-in. */
+static bool nt_attach_settle(struct rec_ctx *ctx, struct nt_state *s)
+{
+	struct threads_bpf *k = s->skel;
+	char why[200];
+	int rc;
+
+	if (!bpf_program__autoload(k->progs.nt_iter)) {
+		rec_probe(ctx, "threads", "iter/task-inflight", REC_PROBE_FAILED,
+			  "did not load: in-flight stretches from ktime since the switch-in (steal counts)");
+		return false;
+	}
+	k->links.nt_iter = bpf_program__attach_iter(k->progs.nt_iter, NULL);
+	rc = k->links.nt_iter ? nt_iterate(s) : -errno;
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "%s: in-flight stretches from ktime since the switch-in (steal counts)",
+			 strerror(-rc));
+		rec_probe(ctx, "threads", "iter/task-inflight", REC_PROBE_FAILED, why);
+		return false;
+	}
+	rec_probe(ctx, "threads", "iter/task-inflight", REC_PROBE_ATTACHED, NULL);
+	return true;
 }
 
 /* The iterator variant's hooks; false (err set) when it cannot run. */
@@ -290,13 +320,15 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	/* Hardware counters are read at every switch; without them the
 	 * iterator does (NPREC_TEST_THREADS_SWITCH=1: the switch program anyway) */
 	bool iter = !s->hw && !getenv("NPREC_TEST_THREADS_SWITCH");
-	rc = nt_load(ctx, s, iter);
-	if (rc && iter) {
+	rc = nt_load(ctx, s, iter, true);
+	if (rc) {
+		/* no iterator here: the sched_switch program alone */
 		char why[200];
 		snprintf(why, sizeof(why), "cannot load: %s: sched_switch program instead", strerror(-rc));
-		rec_probe(ctx, "threads", "iter/task", REC_PROBE_FAILED, why);
+		if (iter)
+			rec_probe(ctx, "threads", "iter/task", REC_PROBE_FAILED, why);
 		threads_bpf__destroy(s->skel);
-		rc = nt_load(ctx, s, false);
+		rc = nt_load(ctx, s, false, false);
 	}
 	if (rc) {
 		snprintf(err, errlen, "cannot load BPF object threads: %s", strerror(-rc));
@@ -319,6 +351,8 @@ static int nt_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		nt_close(s);
 		return REC_FAM_OFF_KERNEL;
 	}
+	if (!s->iter)
+		s->settle = nt_attach_settle(ctx, s);
 	nt_attach(ctx, k->progs.nt_process_exit, &k->links.nt_process_exit, "tp_btf/sched_process_exit");
 	nt_probe_extras(ctx, s, hw_why);
 	*state = s;
@@ -561,14 +595,19 @@ static int nt_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf *rb, u
 	struct nt_state *s = state;
 	(void)ctx;
 	__u32 zero = 0;
-	uint64_t now = nt_mono_ns();
-	memset(s->cpus, 0, sizeof(*s->cpus) * s->ncpu);
-	if (!s->iter)           /* the switch variant's in-flight stretches */
-		bpf_map__lookup_elem(s->skel->maps.nt_cpus, &zero, sizeof(zero), s->cpus,
-				     sizeof(*s->cpus) * s->ncpu, 0);
-	else if (nt_iterate(s) < 0)
+	if ((s->iter || s->settle) && nt_iterate(s) < 0)
 		s->iter_failed++;
 	size_t n = nt_read_threads(s);
+	/* Without the settler, the switch variant's in-flight stretches by
+	 * ktime: the CPUs read after the threads, and the clock after both. A
+	 * stretch that ended (and was charged) before the threads were read
+	 * no longer names its thread then; read before them, it did, and was
+	 * added once more to a total that held it (rtest_threads: ~10 ms). */
+	memset(s->cpus, 0, sizeof(*s->cpus) * s->ncpu);
+	if (!s->iter && !s->settle)
+		bpf_map__lookup_elem(s->skel->maps.nt_cpus, &zero, sizeof(zero), s->cpus,
+				     sizeof(*s->cpus) * s->ncpu, 0);
+	uint64_t now = nt_mono_ns();
 	struct rc_dtab next;
 	if (rc_dtab_init(&next, sizeof(__u32), sizeof(struct nt_prev)) < 0)
 		return -ENOMEM;
