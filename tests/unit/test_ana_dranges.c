@@ -13,73 +13,21 @@
  *   2^53 (no longer exact in a double): the results are taken again in
  *   one serial pass (merged anyway, 2 checks here fail).
  * More than 65 536 packets, so that the ranges run. */
-#include <libgen.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include "ana.h"
-#include "tap.h"
-
-#define DIRN 512
-
-typedef void (*mangle_fn)(struct ana_model *m);
-
-/* Reads a whole file; NULL on error. */
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	if (!fseek(f, 0, SEEK_END)) {
-		long len = ftell(f);
-		if (len > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)len)) &&
-		    fread(buf, 1, (size_t)len, f) != (size_t)len) {
-			free(buf);
-			buf = NULL;
-		}
-		*n = len > 0 ? (size_t)len : 0;
-	}
-	fclose(f);
-	return buf;
-}
-
-/* The recordings in d, mangled, analysed on threads threads into out. */
-static int analyse(const char *d, mangle_fn mangle, unsigned threads, const char *out,
-		   size_t *npev)
-{
-	char a[DIRN + 32], b[DIRN + 32];
-	struct ana_options o = { .quiet = true, .threads = threads };
-	struct ana_model m;
-	snprintf(a, sizeof(a), "%s/hosta.npr", d);
-	snprintf(b, sizeof(b), "%s/hostb.npr", d);
-	ana_model_init(&m, &o);
-	int rc = ana_load_file(&m, a, NULL) || ana_load_file(&m, b, NULL) ? -1 : 0;
-	if (!rc) {
-		mangle(&m);
-		*npev = m.pev.n;
-		rc = ana_run(&m, out, NULL);
-	}
-	ana_model_free(&m);
-	return rc;
-}
+#include "anafix.h"
 
 /* One thread against two (and three): the same bytes. */
 static void same_npa(const char *d, mangle_fn mangle, const char *what, size_t *npev)
 {
 	char one[DIRN + 32], more[DIRN + 32];
 	snprintf(one, sizeof(one), "%s/t1.npa", d);
-	CHECK(analyse(d, mangle, 1, one, npev) == 0, "%s: analysis on 1 thread", what);
-	size_t n1 = 0, nt = 0;
-	char *x = slurp(one, &n1);
+	CHECK(anafix_analyse(d, mangle, 1, one, npev) == 0, "%s: analysis on 1 thread", what);
+	size_t n1 = 0;
+	char *x = anafix_slurp(one, &n1);
 	for (unsigned t = 2; t <= 3; t++) {
 		size_t ev = 0;
 		snprintf(more, sizeof(more), "%s/t%u.npa", d, t);
-		CHECK(analyse(d, mangle, t, more, &ev) == 0, "%s: analysis on %u threads", what, t);
-		char *y = slurp(more, &nt);
-		CHECK(x && y && n1 > 0 && n1 == nt && !memcmp(x, y, n1),
-		      "%s: %u threads: the .npa of 1 thread (%zu bytes, %zu)", what, t, n1, nt);
-		free(y);
+		CHECK(anafix_analyse(d, mangle, t, more, &ev) == 0, "%s: analysis on %u threads", what, t);
+		anafix_check_same(x, n1, more, what, t, "of 1 thread");
 	}
 	free(x);
 }
@@ -125,30 +73,17 @@ static void move_one_event(struct ana_model *m)
 		}
 }
 
-static void unchanged(struct ana_model *m)
-{
-	(void)m;
-}
-
 int main(int argc, char **argv)
 {
 	(void)argc;
-	char self[DIRN], genfix[DIRN + 32], dir[] = "/tmp/np-test-dranges.XXXXXX";
-	char cmd[4 * DIRN];
-	snprintf(self, sizeof(self), "%.400s", argv[0]);
-	snprintf(genfix, sizeof(genfix), "%.400s/../tools/genfix", dirname(self));
-	if (access(genfix, X_OK) || !mkdtemp(dir)) {
-		CHECK(0, "genfix not found at %s (make tools)", genfix);
-		return tap_done();
-	}
+	char dir[] = "/tmp/np-test-dranges.XXXXXX";
 	/* 40 000 data packets and their ACKs on 4 flows: 80 000 packets; every
 	 * 100th lost at one hop, so that position masks differ by packet (with
 	 * every position in every mask a numbering would not show) */
-	snprintf(cmd, sizeof(cmd), "%s -o %s --packets 40000 --flows 4 --loss 100 --seed 9 --no-truth", genfix,
-		 dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
+	if (anafix_genfix(argv[0], dir, "--packets 40000 --flows 4 --loss 100 --seed 9 --no-truth"))
+		return tap_done();
 	size_t n0 = 0, n = 0;
-	same_npa(dir, unchanged, "as recorded", &n0);
+	same_npa(dir, anafix_unchanged, "as recorded", &n0);
 	/* 9 events per data packet (4 at the sender, 3 at the receiver, the ACK
 	 * at 2), less those past the hop where each 100th packet was lost */
 	CHECK(n0 < 360000 && n0 > 360000 - 400 * 9, "events: %zu", n0);
@@ -157,7 +92,6 @@ int main(int argc, char **argv)
 	      n, n0);
 	same_npa(dir, move_one_event, "hop sum past 2^53", &n);
 	CHECK(moved >= 0 && n == n0, "one event moved (%lld)", (long long)moved);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
+	anafix_remove(dir);
 	return tap_done();
 }

@@ -4,14 +4,8 @@
  * (events, flows, host counters) byte for byte. Small records
  * (--chunk-events) so that many jobs are in flight and their buffers are
  * reused across records of different sizes. */
-#include <libgen.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include "ana.h"
-#include "tap.h"
+#include "anafix.h"
 
-#define DIRN 512
 #define PACKETS 20000
 
 struct loaded { struct ana_options o; struct ana_model m; };
@@ -77,16 +71,10 @@ static void check_truth(const struct ana_model *m, unsigned threads)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	char self[DIRN], genfix[DIRN + 32], dir[] = "/tmp/np-test-pktdec.XXXXXX", cmd[4 * DIRN];
-	snprintf(self, sizeof(self), "%.400s", argv[0]);
-	snprintf(genfix, sizeof(genfix), "%.400s/../tools/genfix", dirname(self));
-	if (access(genfix, X_OK) || !mkdtemp(dir)) {
-		CHECK(0, "genfix not found at %s (make tools)", genfix);
+	char dir[] = "/tmp/np-test-pktdec.XXXXXX", args[128];
+	snprintf(args, sizeof(args), "--packets %d --flows 5 --chunk-events 700 --no-truth", PACKETS);
+	if (anafix_genfix(argv[0], dir, args))
 		return tap_done();
-	}
-	snprintf(cmd, sizeof(cmd), "%s -o %s --packets %d --flows 5 --chunk-events 700 --no-truth",
-		 genfix, dir, PACKETS);
-	CHECK(system(cmd) == 0, "%s", cmd);
 	struct loaded one, two, three;
 	load(&one, dir, 1);
 	load(&two, dir, 2);         /* read-ahead worker, columns on the reading thread */
@@ -99,7 +87,6 @@ int main(int argc, char **argv)
 	ana_model_free(&one.m);
 	ana_model_free(&two.m);
 	ana_model_free(&three.m);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
+	anafix_remove(dir);
 	return tap_done();
 }

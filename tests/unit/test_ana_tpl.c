@@ -13,53 +13,7 @@
  * - control: some events flagged SYN/FIN/RST (another signature).
  * Each input also checks that templates were taken (most packets), so
  * that the comparison is not between two runs of the general path. */
-#include <libgen.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include "ana.h"
-#include "tap.h"
-
-#define DIRN 512
-
-typedef void (*mangle_fn)(struct ana_model *m);
-
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	if (!fseek(f, 0, SEEK_END)) {
-		long len = ftell(f);
-		if (len > 0 && !fseek(f, 0, SEEK_SET) && (buf = malloc((size_t)len)) &&
-		    fread(buf, 1, (size_t)len, f) != (size_t)len) {
-			free(buf);
-			buf = NULL;
-		}
-		*n = len > 0 ? (size_t)len : 0;
-	}
-	fclose(f);
-	return buf;
-}
-
-/* The recordings in d, mangled, analysed on threads threads into out. */
-static int analyse(const char *d, mangle_fn mangle, unsigned threads, const char *out)
-{
-	char a[DIRN + 32], b[DIRN + 32];
-	struct ana_options o = { .quiet = true, .threads = threads };
-	struct ana_model m;
-	snprintf(a, sizeof(a), "%s/hosta.npr", d);
-	snprintf(b, sizeof(b), "%s/hostb.npr", d);
-	ana_model_init(&m, &o);
-	int rc = ana_load_file(&m, a, NULL) || ana_load_file(&m, b, NULL) ? -1 : 0;
-	if (!rc) {
-		mangle(&m);
-		rc = ana_run(&m, out, NULL);
-	}
-	ana_model_free(&m);
-	return rc;
-}
+#include "anafix.h"
 
 /* Without templates and with them (1 and 2 threads): the same bytes. */
 static void same_npa(const char *d, mangle_fn mangle, const char *what)
@@ -68,29 +22,21 @@ static void same_npa(const char *d, mangle_fn mangle, const char *what)
 	snprintf(ref, sizeof(ref), "%s/ref.npa", d);
 	ana_decomp_tpl_on = false;
 	ana_decomp_tpl_hits = 0;
-	CHECK(analyse(d, mangle, 1, ref) == 0, "%s: analysis without templates", what);
+	CHECK(anafix_analyse(d, mangle, 1, ref, NULL) == 0, "%s: analysis without templates", what);
 	CHECK(ana_decomp_tpl_hits == 0, "%s: no template taken when off", what);
 	ana_decomp_tpl_on = true;
-	size_t n1 = 0, nt = 0;
-	char *x = slurp(ref, &n1);
+	size_t n1 = 0;
+	char *x = anafix_slurp(ref, &n1);
 	for (unsigned t = 1; t <= 2; t++) {
 		ana_decomp_tpl_hits = 0;
 		snprintf(out, sizeof(out), "%s/t%u.npa", d, t);
-		CHECK(analyse(d, mangle, t, out) == 0, "%s: analysis on %u threads", what, t);
+		CHECK(anafix_analyse(d, mangle, t, out, NULL) == 0, "%s: analysis on %u threads", what, t);
 		/* 80 000 packets: all but each flow's first 64 or so and the mangled */
 		CHECK(ana_decomp_tpl_hits > 60000, "%s: %u threads: %zu packets by template", what, t,
 		      ana_decomp_tpl_hits);
-		char *y = slurp(out, &nt);
-		CHECK(x && y && n1 > 0 && n1 == nt && !memcmp(x, y, n1),
-		      "%s: %u threads: the .npa without templates (%zu bytes, %zu)", what, t, n1, nt);
-		free(y);
+		anafix_check_same(x, n1, out, what, t, "without templates");
 	}
 	free(x);
-}
-
-static void unchanged(struct ana_model *m)
-{
-	(void)m;
 }
 
 /* Every 40th event i of the first host followed by one of the same flow
@@ -162,19 +108,11 @@ static void control(struct ana_model *m)
 int main(int argc, char **argv)
 {
 	(void)argc;
-	char self[DIRN], genfix[DIRN + 32], dir[] = "/tmp/np-test-tpl.XXXXXX";
-	char cmd[4 * DIRN];
-	snprintf(self, sizeof(self), "%.400s", argv[0]);
-	snprintf(genfix, sizeof(genfix), "%.400s/../tools/genfix", dirname(self));
-	if (access(genfix, X_OK) || !mkdtemp(dir)) {
-		CHECK(0, "genfix not found at %s (make tools)", genfix);
-		return tap_done();
-	}
+	char dir[] = "/tmp/np-test-tpl.XXXXXX";
 	/* 40 000 data packets and their ACKs on 4 flows, every 100th lost */
-	snprintf(cmd, sizeof(cmd), "%s -o %s --packets 40000 --flows 4 --loss 100 --seed 5 --no-truth",
-		 genfix, dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
-	same_npa(dir, unchanged, "as recorded");
+	if (anafix_genfix(argv[0], dir, "--packets 40000 --flows 4 --loss 100 --seed 5 --no-truth"))
+		return tap_done();
+	same_npa(dir, anafix_unchanged, "as recorded");
 	same_npa(dir, swapped, "two times swapped");
 	CHECK(touched > 1000, "%zu pairs swapped", touched);
 	same_npa(dir, equal, "two times equal");
@@ -183,7 +121,6 @@ int main(int argc, char **argv)
 	CHECK(touched > 1000, "%zu pairs flipped", touched);
 	same_npa(dir, control, "control flags");
 	CHECK(touched > 1000, "%zu events flagged", touched);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0, "%s", cmd);
+	anafix_remove(dir);
 	return tap_done();
 }
