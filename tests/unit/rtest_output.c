@@ -176,31 +176,100 @@ static bool exists(const char *fmt, const char *a, unsigned i)
 	return access(p, F_OK) == 0;
 }
 
+/* One output under test: its config, header, the interval being built and
+ * the last error. */
+struct ofx {
+	struct rec_config c;
+	struct np_recbuf h, rb;
+	char err[512];
+	struct rec_output *o;
+};
+
+/* The config for tmpdir/name; the caller sets options, then ofx_open. */
+static void ofx_init(struct ofx *f, const char *name)
+{
+	cfg_init(&f->c, name);
+	header_rb(&f->h);
+	np_recbuf_init(&f->rb);
+	f->err[0] = 0;
+	f->o = NULL;
+}
+
+static void ofx_open(struct ofx *f)
+{
+	CHECK(rec_output_open(&f->o, &f->c, &f->h, f->err, sizeof(f->err)) == 0, "open: %s", f->err);
+}
+
+/* Interval i ([i s, i + 1 s]) written; rec_output_interval's result. */
+static int ofx_interval(struct ofx *f, uint64_t i, int retrans, size_t blob)
+{
+	interval_rb(&f->rb, i, i * SEC, (i + 1) * SEC, retrans, blob);
+	return rec_output_interval(f->o, &f->rb, (i + 1) * SEC, f->err, sizeof(f->err));
+}
+
+/* Intervals from..to, each one CHECKed to be written. */
+static void ofx_intervals_ok(struct ofx *f, uint64_t from, uint64_t to, size_t blob)
+{
+	for (uint64_t i = from; i <= to; i++)
+		CHECK(ofx_interval(f, i, -1, blob) == 0, "%s", f->err);
+}
+
+/* Intervals 1, 2, ... of blob bytes until one is refused or max are
+ * written: the last result; *next the number after the last tried,
+ * *written how many went in. */
+static int ofx_fill(struct ofx *f, uint64_t max, size_t blob, uint64_t *next, uint64_t *written)
+{
+	int rc = 0;
+	uint64_t i;
+	*written = 0;
+	for (i = 1; i <= max && rc == 0; i++) {
+		rc = ofx_interval(f, i, -1, blob);
+		*written += rc == 0;
+	}
+	*next = i;
+	return rc;
+}
+
+/* Closed (one CHECK), with an END record when end. */
+static void ofx_close(struct ofx *f, bool end)
+{
+	if (end)
+		end_rb(&f->rb);
+	CHECK(rec_output_close(f->o, end ? &f->rb : NULL, f->err, sizeof(f->err)) == 0, "close: %s",
+	      f->err);
+}
+
+static void ofx_free(struct ofx *f)
+{
+	np_recbuf_free(&f->h);
+	np_recbuf_free(&f->rb);
+}
+
+/* tmpdir/name (a buffer of the caller's, p[600]). */
+static const char *tmp_path(char *p, const char *name)
+{
+	snprintf(p, 600, "%s/%s", tmpdir, name);
+	return p;
+}
+
 /* ---- plain file ---- */
 
 static void test_plain(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "plain.npr");
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	struct ofx f;
+	ofx_init(&f, "plain.npr");
+	ofx_open(&f);
 	for (uint64_t i = 1; i <= 5; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 100);
-		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
-		CHECK(np_recbuf_empty(&rb), "recbuf reset after interval");
+		CHECK(ofx_interval(&f, i, -1, 100) == 0, "%s", f.err);
+		CHECK(np_recbuf_empty(&f.rb), "recbuf reset after interval");
 	}
 	/* every interval is in the file before the next one starts */
 	struct summary s;
-	summarize(c.output, &s);
+	summarize(f.c.output, &s);
 	CHECK_EQ_U(s.n_interval, 5);
-	CHECK_EQ_U(rec_output_bytes(o), s.size);
-	end_rb(&rb);
-	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
-	summarize(c.output, &s);
+	CHECK_EQ_U(rec_output_bytes(f.o), s.size);
+	ofx_close(&f, true);
+	summarize(f.c.output, &s);
 	CHECK(clean(&s), "plain file reads cleanly");
 	CHECK(s.indexed, "plain file ends with its chunk index");
 	CHECK_EQ_U(s.n_header, 1);
@@ -210,39 +279,27 @@ static void test_plain(void)
 	CHECK(strcmp(s.mode, "file") == 0, "header output.mode=%s", s.mode);
 	CHECK(strcmp(s.set, "plain") == 0, "header output.set=%s", s.set);
 	struct stat sb;
-	CHECK(stat(c.output, &sb) == 0 && (sb.st_mode & 0777) == 0600, "mode 0600");
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	CHECK(stat(f.c.output, &sb) == 0 && (sb.st_mode & 0777) == 0600, "mode 0600");
+	ofx_free(&f);
 }
 
 /* ---- --max-size ---- */
 
 static void test_max_size(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "max.npr");
-	c.max_size = 20000;
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	int rc = 0;
-	uint64_t i, written = 0;
-	for (i = 1; i <= 100 && rc == 0; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);
-		rc = rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
-		written += rc == 0;
-	}
-	CHECK(rc == 1, "max-size returns 1, got %d (%s)", rc, err);
+	struct ofx f;
+	ofx_init(&f, "max.npr");
+	f.c.max_size = 20000;
+	ofx_open(&f);
+	uint64_t i, written;
+	int rc = ofx_fill(&f, 100, 1000, &i, &written);
+	CHECK(rc == 1, "max-size returns 1, got %d (%s)", rc, f.err);
 	CHECK(written >= 10 && written <= 20, "intervals before the limit: %llu",
 	      (unsigned long long)written);
-	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);   /* the last partial one */
-	end_rb(&rb);
-	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	interval_rb(&f.rb, i, i * SEC, (i + 1) * SEC, -1, 1000);   /* the last partial one */
+	ofx_close(&f, true);
 	struct summary s;
-	summarize(c.output, &s);
+	summarize(f.c.output, &s);
 	CHECK(clean(&s), "max-size file reads cleanly");
 	CHECK(s.indexed, "max-size file ends with its chunk index, within the limit");
 	CHECK(s.size <= 20000, "file %lld <= max-size 20000", (long long)s.size);
@@ -251,33 +308,23 @@ static void test_max_size(void)
 	CHECK_EQ_U(s.n_interval, written);
 	CHECK_EQ_U(s.last_seq, written);
 	CHECK_EQ_U(s.n_end, 1);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 /* ---- --rotate SIZE,COUNT ---- */
 
 static void test_rotate(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "rot.npr");
-	c.rotate_size = 5000;
-	c.rotate_count = 3;
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	for (uint64_t i = 1; i <= 30; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);
-		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
-	}
-	end_rb(&rb);
-	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	struct ofx f;
+	ofx_init(&f, "rot.npr");
+	f.c.rotate_size = 5000;
+	f.c.rotate_count = 3;
+	ofx_open(&f);
+	ofx_intervals_ok(&f, 1, 30, 1000);
+	ofx_close(&f, true);
 	char base[512];
 	snprintf(base, sizeof(base), "%s/rot", tmpdir);
-	CHECK(access(c.output, F_OK) != 0, "no un-numbered file with --rotate");
+	CHECK(access(f.c.output, F_OK) != 0, "no un-numbered file with --rotate");
 	/* 1000-byte intervals, 5000-byte files: 4 intervals a file, 30 -> 8 files */
 	unsigned last = 0;
 	for (unsigned k = 1; k <= 20; k++)
@@ -309,8 +356,7 @@ static void test_rotate(void)
 	CHECK_EQ_U(kept, 3);
 	CHECK_EQ_U(expect_seq, 31);
 	CHECK(total_iv >= 9 && total_iv <= 12, "kept intervals %llu", (unsigned long long)total_iv);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 /* A restarted recorder continues an existing set: rotation numbering goes
@@ -318,77 +364,58 @@ static void test_rotate(void)
  * overwritten. Runs after test_rotate (rot.0006..0008 exist). */
 static void test_restart(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "rot.npr");
-	c.rotate_size = 5000;
-	c.rotate_count = 3;
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "", base[512];
+	struct ofx f;
+	ofx_init(&f, "rot.npr");
+	f.c.rotate_size = 5000;
+	f.c.rotate_count = 3;
+	char base[512];
 	snprintf(base, sizeof(base), "%s/rot", tmpdir);
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	ofx_open(&f);
 	CHECK(exists("%s.%04u.npr", base, 9), "restart opens rot.0009.npr");
 	CHECK(exists("%s.%04u.npr", base, 8), "and keeps the earlier run's files for now");
-	for (uint64_t i = 1; i <= 5; i++) {   /* 5 intervals: one rotation, to 0010 */
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 1000);
-		rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
-	}
-	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	for (uint64_t i = 1; i <= 5; i++)   /* 5 intervals: one rotation, to 0010 */
+		ofx_interval(&f, i, -1, 1000);
+	ofx_close(&f, false);
 	unsigned n = 0;
 	for (unsigned k = 1; k <= 12; k++)
 		n += exists("%s.%04u.npr", base, k);
 	CHECK(exists("%s.%04u.npr", base, 10) && exists("%s.%04u.npr", base, 8) && n == 3,
 	      "COUNT=3 over both runs: %u files", n);
 
-	cfg_init(&c, "fl.npr");
-	c.flight_seconds_ns = 5 * SEC;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	interval_rb(&rb, 1, SEC, 2 * SEC, -1, 10);
-	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
-	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	cfg_init(&f.c, "fl.npr");
+	f.c.flight_seconds_ns = 5 * SEC;
+	ofx_open(&f);
+	ofx_interval(&f, 1, -1, 10);
+	ofx_close(&f, false);
 	snprintf(base, sizeof(base), "%s/fl", tmpdir);
 	CHECK(exists("%s.dump-%04u.npr", base, 4), "restarted flight recorder writes dump 0004");
 	struct summary s;
 	char p[600];
-	snprintf(p, sizeof(p), "%s/fl.dump-0001.npr", tmpdir);
-	summarize(p, &s);
+	summarize(tmp_path(p, "fl.dump-0001.npr"), &s);
 	CHECK(strcmp(s.trigger_why, "sigusr1") == 0, "earlier dump 0001 untouched (%s)", s.trigger_why);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 /* ---- flight recorder ---- */
 
 static void test_flight_seconds(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "fl.npr");
-	c.flight_seconds_ns = 5 * SEC;
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	CHECK(access(c.output, F_OK) != 0, "flight mode writes nothing before a trigger");
-	uint64_t i;
-	for (i = 1; i <= 20; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 500);
-		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
-	}
-	CHECK_EQ_U(rec_output_bytes(o), 0);
+	struct ofx f;
+	ofx_init(&f, "fl.npr");
+	f.c.flight_seconds_ns = 5 * SEC;
+	ofx_open(&f);
+	CHECK(access(f.c.output, F_OK) != 0, "flight mode writes nothing before a trigger");
+	ofx_intervals_ok(&f, 1, 20, 500);
+	CHECK_EQ_U(rec_output_bytes(f.o), 0);
 	/* trigger in the middle of interval 21 ([21 s, 22 s]) */
 	uint64_t trig = 21 * SEC + SEC / 2;
-	CHECK(rec_output_dump(o, "sigusr1", trig, err, sizeof(err)) == 0, "%s", err);
+	CHECK(rec_output_dump(f.o, "sigusr1", trig, f.err, sizeof(f.err)) == 0, "%s", f.err);
 	char p[600];
-	snprintf(p, sizeof(p), "%s/fl.dump-0001.npr", tmpdir);
+	tmp_path(p, "fl.dump-0001.npr");
 	CHECK(access(p, F_OK) != 0, "dump waits for the end of the interval");
-	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 500);
-	CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
+	ofx_intervals_ok(&f, 21, 21, 500);
 	char note[1024] = "";
-	CHECK(rec_output_notice(o, note, sizeof(note)) == 1 && strstr(note, "fl.dump-0001.npr"),
+	CHECK(rec_output_notice(f.o, note, sizeof(note)) == 1 && strstr(note, "fl.dump-0001.npr"),
 	      "notice: %s", note);
 	struct summary s;
 	summarize(p, &s);
@@ -406,53 +433,39 @@ static void test_flight_seconds(void)
 	CHECK_EQ_U(s.trig_first, s.first_t0);
 	CHECK_EQ_U(s.trig_last, s.last_t1);
 	CHECK_EQ_U(s.n_end, 0);
-	/* keeps recording: a later trigger makes a second dump; stop makes a third */
-	for (i = 22; i <= 40; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 500);
-		CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) == 0, "%s", err);
-		if (i == 30)
-			rec_output_dump(o, "nprec --trigger", (i + 1) * SEC - 1, err, sizeof(err));
-	}
-	end_rb(&rb);
-	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
-	snprintf(p, sizeof(p), "%s/fl.dump-0002.npr", tmpdir);
-	summarize(p, &s);
+	/* keeps recording: a later trigger (at the end of interval 30) makes a
+	 * second dump; stop makes a third */
+	ofx_intervals_ok(&f, 22, 30, 500);
+	rec_output_dump(f.o, "nprec --trigger", 31 * SEC - 1, f.err, sizeof(f.err));
+	ofx_intervals_ok(&f, 31, 40, 500);
+	ofx_close(&f, true);
+	summarize(tmp_path(p, "fl.dump-0002.npr"), &s);
 	CHECK(clean(&s) && s.n_interval >= 6 && s.n_interval <= 7 && s.last_seq == 31,
 	      "second dump: %llu intervals, last seq %llu", (unsigned long long)s.n_interval,
 	      (unsigned long long)s.last_seq);
-	snprintf(p, sizeof(p), "%s/fl.dump-0003.npr", tmpdir);
-	summarize(p, &s);
+	summarize(tmp_path(p, "fl.dump-0003.npr"), &s);
 	CHECK(clean(&s) && s.n_end == 1 && s.last_seq == 40 && strcmp(s.trigger_why, "stop") == 0,
 	      "stop dump: end %llu last seq %llu why %s", (unsigned long long)s.n_end,
 	      (unsigned long long)s.last_seq, s.trigger_why);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 static void test_flight_bytes_and_condition(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "fb.npr");
-	c.flight_bytes = 8000;
-	c.trigger_on[c.ntrigger_on++] = "retrans>100/s";
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
+	struct ofx f;
+	ofx_init(&f, "fb.npr");
+	f.c.flight_bytes = 8000;
+	f.c.trigger_on[f.c.ntrigger_on++] = "retrans>100/s";
+	ofx_open(&f);
 	/* retrans per interval: low, then high for 3 intervals (one dump, not
 	 * three), low, high again (second dump) */
 	int retrans[] = { 10, 50, 90, 100, 30, 400, 500, 450, 20, 20, 300, 10 };
 	unsigned n = sizeof(retrans) / sizeof(retrans[0]);
-	for (unsigned i = 0; i < n; i++) {
-		interval_rb(&rb, i + 1, (i + 1) * SEC, (i + 2) * SEC, retrans[i], 1000);
-		CHECK(rec_output_interval(o, &rb, (i + 2) * SEC, err, sizeof(err)) == 0, "%s", err);
-	}
+	for (unsigned i = 0; i < n; i++)
+		CHECK(ofx_interval(&f, i + 1, retrans[i], 1000) == 0, "%s", f.err);
 	char p[600];
 	struct summary s;
-	snprintf(p, sizeof(p), "%s/fb.dump-0001.npr", tmpdir);
-	summarize(p, &s);
+	summarize(tmp_path(p, "fb.dump-0001.npr"), &s);
 	CHECK(clean(&s), "condition dump reads cleanly");
 	CHECK_EQ_U(s.last_seq, 6);          /* fired at the end of interval 6 (400/s) */
 	CHECK(strcmp(s.trig_expr, "retrans>100/s") == 0, "expr %s", s.trig_expr);
@@ -461,113 +474,81 @@ static void test_flight_bytes_and_condition(void)
 	CHECK(s.n_interval >= 6 && s.n_interval <= 7, "bytes ring holds %llu intervals",
 	      (unsigned long long)s.n_interval);
 	CHECK(s.size <= 8000 + 1000, "dump size %lld", (long long)s.size);
-	snprintf(p, sizeof(p), "%s/fb.dump-0002.npr", tmpdir);
-	summarize(p, &s);
+	summarize(tmp_path(p, "fb.dump-0002.npr"), &s);
 	CHECK(clean(&s) && s.last_seq == 11, "second condition dump ends at interval 11 (%llu)",
 	      (unsigned long long)s.last_seq);
-	snprintf(p, sizeof(p), "%s/fb.dump-0003.npr", tmpdir);
-	CHECK(access(p, F_OK) != 0, "no dump for a sustained condition");
-	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	CHECK(access(tmp_path(p, "fb.dump-0003.npr"), F_OK) != 0, "no dump for a sustained condition");
+	ofx_close(&f, false);
+	ofx_free(&f);
 }
 
 /* A trigger without --flight-recorder marks the moment in the recording. */
 static void test_mark(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "mark.npr");
-	c.trigger_on[c.ntrigger_on++] = "retrans > 5";
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	interval_rb(&rb, 1, SEC, 2 * SEC, 0, 10);
-	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
-	CHECK(rec_output_dump(o, "sigusr1", 2 * SEC + 5, err, sizeof(err)) == 0, "%s", err);
-	interval_rb(&rb, 2, 2 * SEC, 3 * SEC, 12, 10);
-	rec_output_interval(o, &rb, 3 * SEC, err, sizeof(err));
-	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	struct ofx f;
+	ofx_init(&f, "mark.npr");
+	f.c.trigger_on[f.c.ntrigger_on++] = "retrans > 5";
+	ofx_open(&f);
+	ofx_interval(&f, 1, 0, 10);
+	CHECK(rec_output_dump(f.o, "sigusr1", 2 * SEC + 5, f.err, sizeof(f.err)) == 0, "%s", f.err);
+	ofx_interval(&f, 2, 12, 10);
+	ofx_close(&f, false);
 	struct summary s;
-	summarize(c.output, &s);
+	summarize(f.c.output, &s);
 	CHECK(clean(&s) && s.n_trigger == 2 && s.n_interval == 2, "two marks, %llu",
 	      (unsigned long long)s.n_trigger);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 /* ---- SIGHUP reopen ---- */
 
 static void test_reopen(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "hup.npr");
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "", moved[600];
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	interval_rb(&rb, 1, SEC, 2 * SEC, -1, 10);
-	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
+	struct ofx f;
+	ofx_init(&f, "hup.npr");
+	char moved[600];
+	ofx_open(&f);
+	ofx_interval(&f, 1, -1, 10);
 	/* not moved: reopening must not truncate the recording */
-	CHECK(rec_output_reopen(o, err, sizeof(err)) == 0, "%s", err);
-	interval_rb(&rb, 2, 2 * SEC, 3 * SEC, -1, 10);
-	rec_output_interval(o, &rb, 3 * SEC, err, sizeof(err));
-	snprintf(moved, sizeof(moved), "%s.1", c.output);
-	CHECK(rename(c.output, moved) == 0, "rename");
-	CHECK(rec_output_reopen(o, err, sizeof(err)) == 0, "reopen: %s", err);
-	for (uint64_t i = 3; i <= 5; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 10);
-		rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
-	}
-	end_rb(&rb);
-	CHECK(rec_output_close(o, &rb, err, sizeof(err)) == 0, "close: %s", err);
+	CHECK(rec_output_reopen(f.o, f.err, sizeof(f.err)) == 0, "%s", f.err);
+	ofx_interval(&f, 2, -1, 10);
+	snprintf(moved, sizeof(moved), "%s.1", f.c.output);
+	CHECK(rename(f.c.output, moved) == 0, "rename");
+	CHECK(rec_output_reopen(f.o, f.err, sizeof(f.err)) == 0, "reopen: %s", f.err);
+	for (uint64_t i = 3; i <= 5; i++)
+		ofx_interval(&f, i, -1, 10);
+	ofx_close(&f, true);
 	struct summary a, b;
 	summarize(moved, &a);
-	summarize(c.output, &b);
+	summarize(f.c.output, &b);
 	CHECK(clean(&a) && a.n_interval == 2 && a.last_seq == 2, "old file: %llu intervals",
 	      (unsigned long long)a.n_interval);
 	CHECK(clean(&b) && b.n_header == 1 && b.n_interval == 3 && b.first_seq == 3 && b.n_end == 1,
 	      "new file: %llu intervals from %llu", (unsigned long long)b.n_interval,
 	      (unsigned long long)b.first_seq);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 /* SIGHUP with --rotate starts the next file of the set. */
 static void test_reopen_rotate(void)
 {
-	struct rec_config c;
-	cfg_init(&c, "hrot.npr");
-	c.rotate_size = 1 << 20;
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "", base[512];
-	snprintf(base, sizeof(base), "%s/hrot", tmpdir);
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	interval_rb(&rb, 1, SEC, 2 * SEC, -1, 10);
-	rec_output_interval(o, &rb, 2 * SEC, err, sizeof(err));
-	CHECK(rec_output_reopen(o, err, sizeof(err)) == 0, "reopen: %s", err);
-	interval_rb(&rb, 2, 2 * SEC, 3 * SEC, -1, 10);
-	rec_output_interval(o, &rb, 3 * SEC, err, sizeof(err));
-	CHECK(rec_output_close(o, NULL, err, sizeof(err)) == 0, "close: %s", err);
+	struct ofx f;
+	ofx_init(&f, "hrot.npr");
+	f.c.rotate_size = 1 << 20;
+	ofx_open(&f);
+	ofx_interval(&f, 1, -1, 10);
+	CHECK(rec_output_reopen(f.o, f.err, sizeof(f.err)) == 0, "reopen: %s", f.err);
+	ofx_interval(&f, 2, -1, 10);
+	ofx_close(&f, false);
 	char p[600];
 	struct summary s1, s2;
-	snprintf(p, sizeof(p), "%s.0001.npr", base);
-	summarize(p, &s1);
-	snprintf(p, sizeof(p), "%s.0002.npr", base);
-	summarize(p, &s2);
+	summarize(tmp_path(p, "hrot.0001.npr"), &s1);
+	summarize(tmp_path(p, "hrot.0002.npr"), &s2);
 	CHECK(clean(&s1) && clean(&s2) && s1.last_seq == 1 && s2.first_seq == 2 &&
 	      s2.rotation_index == 2, "HUP rotated: %llu -> %llu (index %llu)",
 	      (unsigned long long)s1.last_seq, (unsigned long long)s2.first_seq,
 	      (unsigned long long)s2.rotation_index);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 }
 
 /* ---- disk full ---- */
@@ -581,43 +562,30 @@ static void test_disk_full(void)
 		fprintf(stderr, "# disk-full test skipped: cannot mount tmpfs: %s\n", strerror(errno));
 		return;
 	}
-	struct rec_config c;
-	rec_config_defaults(&c);
+	struct ofx f;
+	ofx_init(&f, "unused.npr");
 	char path[400];
 	snprintf(path, sizeof(path), "%s/full.npr", mnt);
-	c.output = path;
-	c.interval_ns = SEC;
-	c.zstd_level = 3;
-	struct np_recbuf h, rb;
-	header_rb(&h);
-	np_recbuf_init(&rb);
-	char err[512] = "";
-	struct rec_output *o;
-	CHECK(rec_output_open(&o, &c, &h, err, sizeof(err)) == 0, "open: %s", err);
-	int rc = 0;
-	uint64_t i, ok = 0;
-	for (i = 1; i <= 1000 && rc == 0; i++) {
-		interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 10000);
-		rc = rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err));
-		ok += rc == 0;
-	}
+	f.c.output = path;
+	ofx_open(&f);
+	uint64_t i, ok;
+	int rc = ofx_fill(&f, 1000, 10000, &i, &ok);
 	CHECK(rc == -ENOSPC, "disk full gives -ENOSPC, got %d", rc);
-	CHECK(strstr(err, "No space left") && strstr(err, "kept") && strstr(err, "intervals"),
-	      "message says what was kept: %s", err);
-	interval_rb(&rb, i, i * SEC, (i + 1) * SEC, -1, 10);
-	CHECK(rec_output_interval(o, &rb, (i + 1) * SEC, err, sizeof(err)) < 0, "stays stopped");
-	np_recbuf_reset(&rb);
-	end_rb(&rb);
-	err[0] = 0;
-	CHECK(rec_output_close(o, &rb, err, sizeof(err)) < 0 && err[0], "close reports: %s", err);
+	CHECK(strstr(f.err, "No space left") && strstr(f.err, "kept") && strstr(f.err, "intervals"),
+	      "message says what was kept: %s", f.err);
+	CHECK(ofx_interval(&f, i, -1, 10) < 0, "stays stopped");
+	np_recbuf_reset(&f.rb);
+	end_rb(&f.rb);
+	f.err[0] = 0;
+	CHECK(rec_output_close(f.o, &f.rb, f.err, sizeof(f.err)) < 0 && f.err[0], "close reports: %s",
+	      f.err);
 	struct summary s;
 	summarize(path, &s);
 	CHECK(clean(&s), "full disk: file valid to the last chunk");
 	CHECK(!s.indexed, "full disk: no index after a failed write (readers scan)");
 	CHECK_EQ_U(s.n_interval, ok);
 	CHECK(ok >= 20, "intervals kept %llu", (unsigned long long)ok);
-	np_recbuf_free(&h);
-	np_recbuf_free(&rb);
+	ofx_free(&f);
 	umount2(mnt, MNT_DETACH);
 }
 
