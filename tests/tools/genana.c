@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "anatable.h"
+#include "../unit/tabcols.h"
 #include "container.h"
 #include "npmsg.h"
 #include "records.h"
@@ -85,18 +86,14 @@ static void gen_meta(struct np_recbuf *rb, const struct gen_opts *o)
 
 static void gen_hosts_clock(struct np_recbuf *rb)
 {
-	struct np_table *h = np_table_new("hosts", "Hosts", 1);
-	np_table_col(h, "host", "str", NULL);
-	np_table_col(h, "kernel", "str", NULL);
-	np_table_col(h, "ncpus", "count", NULL);
-	np_table_col(h, "events", "count", "packet-hook events");
-	np_table_col(h, "lost", "count", "events lost in the kernel");
-	struct np_table *c = np_table_new("clock", "Clock corrections", 1);
-	np_table_col(c, "host", "str", NULL);
-	np_table_col(c, "offset", "ns", "added to the host's clock");
-	np_table_col(c, "err_bound", "ns", NULL);
-	np_table_col(c, "drift", "ppm", NULL);
-	np_table_col(c, "samples", "count", NULL);
+	struct np_table *h = TABLE("hosts", "Hosts", 1,
+		{ "host", "str", NULL }, { "kernel", "str", NULL }, { "ncpus", "count", NULL },
+		{ "events", "count", "packet-hook events" },
+		{ "lost", "count", "events lost in the kernel" });
+	struct np_table *c = TABLE("clock", "Clock corrections", 1,
+		{ "host", "str", NULL }, { "offset", "ns", "added to the host's clock" },
+		{ "err_bound", "ns", NULL }, { "drift", "ppm", NULL },
+		{ "samples", "count", NULL });
 	for (int i = 0; i < 3; i++) {
 		size_t r = np_table_row(h);
 		np_table_set_str(h, r, 0, gen_hosts[i]);
@@ -120,15 +117,10 @@ static void gen_hosts_clock(struct np_recbuf *rb)
 
 static void gen_flows(struct np_recbuf *rb, const struct gen_opts *o)
 {
-	struct np_table *t = np_table_new("flows", "Flows", 1);
-	np_table_col(t, "flow", "str", NULL);
-	np_table_col(t, "bytes", "bytes", NULL);
-	np_table_col(t, "packets", "count", NULL);
-	np_table_col(t, "throughput", "bps", NULL);
-	np_table_col(t, "retrans", "count", NULL);
-	np_table_col(t, "p50", "ns", NULL);
-	np_table_col(t, "p99", "ns", NULL);
-	np_table_col(t, "p999", "ns", NULL);
+	struct np_table *t = TABLE("flows", "Flows", 1,
+		{ "flow", "str", NULL }, { "bytes", "bytes", NULL }, { "packets", "count", NULL },
+		{ "throughput", "bps", NULL }, { "retrans", "count", NULL },
+		{ "p50", "ns", NULL }, { "p99", "ns", NULL }, { "p999", "ns", NULL });
 	uint64_t ts[o->intervals + 1];
 	double p99[o->intervals + 1], p50[o->intervals + 1], tput[o->intervals + 1];
 	for (size_t k = 0; k < o->intervals; k++)
@@ -165,14 +157,10 @@ static void gen_flows(struct np_recbuf *rb, const struct gen_opts *o)
 
 static void gen_decomp(struct np_recbuf *rb, const struct gen_opts *o)
 {
-	struct np_table *t = np_table_new("decomp", "Latency decomposition", 2);
-	np_table_col(t, "flow", "str", NULL);
-	np_table_col(t, "segment", "str", NULL);
-	np_table_col(t, "packets", "count", NULL);
-	np_table_col(t, "p50", "ns", NULL);
-	np_table_col(t, "p99", "ns", NULL);
-	np_table_col(t, "mean", "ns", NULL);
-	np_table_col(t, "share", "ratio", "share of the end-to-end mean");
+	struct np_table *t = TABLE("decomp", "Latency decomposition", 2,
+		{ "flow", "str", NULL }, { "segment", "str", NULL }, { "packets", "count", NULL },
+		{ "p50", "ns", NULL }, { "p99", "ns", NULL }, { "mean", "ns", NULL },
+		{ "share", "ratio", "share of the end-to-end mean" });
 	for (size_t f = 0; f < o->flows && f < 3; f++) {
 		char flow[80];
 		snprintf(flow, sizeof(flow), "tcp %s:%zu>10.77.1.2:8080", gen_src, 40000 + f);
@@ -206,10 +194,9 @@ static void gen_decomp(struct np_recbuf *rb, const struct gen_opts *o)
 
 static void gen_loss_jitter(struct np_recbuf *rb, const struct gen_opts *o)
 {
-	struct np_table *j = np_table_new("jitter", "Jitter", 1);
-	np_table_col(j, "flow", "str", NULL);
-	np_table_col(j, "jitter_rfc3550", "ns", NULL);
-	np_table_col(j, "jitter_dt_p99", "ns", NULL);
+	struct np_table *j = TABLE("jitter", "Jitter", 1,
+		{ "flow", "str", NULL }, { "jitter_rfc3550", "ns", NULL },
+		{ "jitter_dt_p99", "ns", NULL });
 	size_t r = np_table_row(j);
 	np_table_set_str(j, r, 0, "tcp 10.77.1.1:40000>10.77.1.2:8080");
 	np_table_set_u64(j, r, 1, 45210);
@@ -217,13 +204,10 @@ static void gen_loss_jitter(struct np_recbuf *rb, const struct gen_opts *o)
 	np_table_pack(rb, j);
 	np_table_free(j);
 
-	struct np_table *l = np_table_new("loss", "Loss by segment", 2);
-	np_table_col(l, "from", "str", NULL);
-	np_table_col(l, "to", "str", NULL);
-	np_table_col(l, "sent", "count", NULL);
-	np_table_col(l, "lost", "count", NULL);
-	np_table_col(l, "loss_rate", "ratio", NULL);
-	np_table_col(l, "reason", "str", NULL);
+	struct np_table *l = TABLE("loss", "Loss by segment", 2,
+		{ "from", "str", NULL }, { "to", "str", NULL }, { "sent", "count", NULL },
+		{ "lost", "count", NULL }, { "loss_rate", "ratio", NULL },
+		{ "reason", "str", NULL });
 	static const char *const hops[][2] = { { "client:dev_xmit", "front:netif_receive" },
 					       { "front:dev_xmit", "back:netif_receive" },
 					       { "back:netif_receive", "back:tcp_rcv" } };
@@ -252,12 +236,9 @@ static void gen_loss_jitter(struct np_recbuf *rb, const struct gen_opts *o)
 
 static void gen_txn_netcpu(struct np_recbuf *rb, const struct gen_opts *o)
 {
-	struct np_table *t = np_table_new("txn", "Transactions by endpoint", 1);
-	np_table_col(t, "endpoint", "str", NULL);
-	np_table_col(t, "count", "count", NULL);
-	np_table_col(t, "rate", "rate", NULL);
-	np_table_col(t, "p50", "ns", NULL);
-	np_table_col(t, "p99", "ns", NULL);
+	struct np_table *t = TABLE("txn", "Transactions by endpoint", 1,
+		{ "endpoint", "str", NULL }, { "count", "count", NULL }, { "rate", "rate", NULL },
+		{ "p50", "ns", NULL }, { "p99", "ns", NULL });
 	struct np_sketch sk;
 	np_sketch_init(&sk);
 	for (int i = 0; i < 3000; i++)
@@ -273,13 +254,10 @@ static void gen_txn_netcpu(struct np_recbuf *rb, const struct gen_opts *o)
 	np_table_pack(rb, t);
 	np_table_free(t);
 
-	struct np_table *c = np_table_new("netcpu", "Network CPU cost", 1);
-	np_table_col(c, "host", "str", NULL);
-	np_table_col(c, "net_rx", "ns", NULL);
-	np_table_col(c, "net_tx", "ns", NULL);
-	np_table_col(c, "sock_send", "ns", NULL);
-	np_table_col(c, "sock_recv", "ns", NULL);
-	np_table_col(c, "cpu_share", "pct", NULL);
+	struct np_table *c = TABLE("netcpu", "Network CPU cost", 1,
+		{ "host", "str", NULL }, { "net_rx", "ns", NULL }, { "net_tx", "ns", NULL },
+		{ "sock_send", "ns", NULL }, { "sock_recv", "ns", NULL },
+		{ "cpu_share", "pct", NULL });
 	for (int h = 0; h < 3; h++) {
 		r = np_table_row(c);
 		np_table_set_str(c, r, 0, gen_hosts[h]);
@@ -302,13 +280,10 @@ static void gen_txn_netcpu(struct np_recbuf *rb, const struct gen_opts *o)
 
 static void gen_patterns_wide(struct np_recbuf *rb)
 {
-	struct np_table *p = np_table_new("patterns", "Degradation patterns", 1);
-	np_table_col(p, "pattern", "id", NULL);
-	np_table_col(p, "condition", "str", NULL);
-	np_table_col(p, "lat_lo", "ns", NULL);
-	np_table_col(p, "lat_hi", "ns", NULL);
-	np_table_col(p, "requests", "count", NULL);
-	np_table_col(p, "fscore", "ratio", NULL);
+	struct np_table *p = TABLE("patterns", "Degradation patterns", 1,
+		{ "pattern", "id", NULL }, { "condition", "str", NULL }, { "lat_lo", "ns", NULL },
+		{ "lat_hi", "ns", NULL }, { "requests", "count", NULL },
+		{ "fscore", "ratio", NULL });
 	size_t r = np_table_row(p);
 	np_table_set_u64(p, r, 0, 1);
 	np_table_set_str(p, r, 1, "rpc GET 10.77.2.2:9002/orders/checkout > 50.0 ms");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "anatable.h"
+#include "../unit/tabcols.h"
 #include "container.h"
 #include "hostinfo.h"
 #include "npmsg.h"
@@ -706,12 +707,10 @@ static int fx_analysis(const char *path)
 	np_pack_str(pk, "warnings");
 	msgpack_pack_array(pk, 0);
 
-	struct np_table *t = np_table_new("flows", "Flows", 1);
-	np_table_col(t, "flow", "str", "local > remote");
-	np_table_col(t, "tx_bytes", "bytes", NULL);
-	np_table_col(t, "rx_bytes", "bytes", NULL);
-	np_table_col(t, "retrans", "count", NULL);
-	np_table_col(t, "throughput_bps", "bps", "mean over the recording");
+	struct np_table *t = TABLE("flows", "Flows", 1,
+		{ "flow", "str", "local > remote" }, { "tx_bytes", "bytes", NULL },
+		{ "rx_bytes", "bytes", NULL }, { "retrans", "count", NULL },
+		{ "throughput_bps", "bps", "mean over the recording" });
 	size_t r = np_table_row(t);
 	np_table_set_str(t, r, 0, "10.0.1.1:40000>10.0.1.2:8080");
 	np_table_set_u64(t, r, 1, 1500000);

@@ -1,6 +1,7 @@
 /* Analysis model tests: tables, series, sketches, findings and meta written to
  * an .npa and loaded back; malformed records skipped; recordings refused. */
 #include "tap.h"
+#include "tabcols.h"
 #include "anatable.h"
 #include "npmsg.h"
 #include "records.h"
@@ -23,13 +24,10 @@ static void count_warn(void *ctx, const char *msg)
 
 static struct np_table *make_table(void)
 {
-	struct np_table *t = np_table_new("decomp", "Latency decomposition", 2);
-	np_table_col(t, "flow", "str", "sender>receiver");
-	np_table_col(t, "segment", "str", NULL);
-	np_table_col(t, "p99_ns", "ns", "99th percentile");
-	np_table_col(t, "delta", "ns", NULL);
-	np_table_col(t, "share", "ratio", NULL);
-	np_table_col(t, "note", "str", NULL);
+	struct np_table *t = TABLE("decomp", "Latency decomposition", 2,
+		{ "flow", "str", "sender>receiver" }, { "segment", "str", NULL },
+		{ "p99_ns", "ns", "99th percentile" }, { "delta", "ns", NULL },
+		{ "share", "ratio", NULL }, { "note", "str", NULL });
 	for (int r = 0; r < 100; r++) {
 		size_t row = np_table_row(t);
 		char buf[32];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "tabcols.h"
 #include "anatable.h"
 #include "compare.h"
 #include "compare_gate.h"
@@ -45,13 +46,10 @@ static void test_stable_keys(void)
  * by count, retransmission rate from the sums. */
 static void test_aggregation(void)
 {
-	struct np_table *t = np_table_new("flows", "Flows", 2);
-	np_table_col(t, "host", "str", NULL);
-	np_table_col(t, "flow", "str", NULL);
-	np_table_col(t, "tx_pkts", "count", NULL);
-	np_table_col(t, "retrans", "count", NULL);
-	np_table_col(t, "srtt_mean", "ns", NULL);
-	np_table_col(t, "throughput_max", "bps", NULL);
+	struct np_table *t = TABLE("flows", "Flows", 2,
+		{ "host", "str", NULL }, { "flow", "str", NULL }, { "tx_pkts", "count", NULL },
+		{ "retrans", "count", NULL }, { "srtt_mean", "ns", NULL },
+		{ "throughput_max", "bps", NULL });
 	const char *flows[] = { "tcp 10.0.0.2:80>10.0.0.1:40001", "tcp 10.0.0.2:80>10.0.0.1:40002" };
 	const double pkts[] = { 100, 300 }, rtx[] = { 1, 5 }, srtt[] = { 1000, 2000 }, mx[] = { 10, 30 };
 	for (size_t i = 0; i < 2; i++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "tabcols.h"
 #include "anatable.h"
 #include "incident.h"
 
@@ -64,11 +65,9 @@ static struct np_table *lost_table(void)
 
 static struct np_table *clock_table(void)
 {
-	struct np_table *t = np_table_new("clock", "Clock", 1);
-	np_table_col(t, "host", "str", NULL);
-	np_table_col(t, "quality", "str", NULL);
-	np_table_col(t, "offset", "ns", NULL);
-	np_table_col(t, "offset_err", "ns", NULL);
+	struct np_table *t = TABLE("clock", "Clock", 1,
+		{ "host", "str", NULL }, { "quality", "str", NULL }, { "offset", "ns", NULL },
+		{ "offset_err", "ns", NULL });
 	const char *h[] = { "h/client", "h/front", "h/back" }, *q[] = { "reference", "accurate", "accurate" };
 	const double off[] = { 0, 1200, 5000100 }, err[] = { 0, 900, 3000 };
 	for (size_t i = 0; i < 3; i++) {

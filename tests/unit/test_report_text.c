@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "tap.h"
+#include "tabcols.h"
 #include "anatable.h"
 #include "container.h"
 #include "csvout.h"
@@ -112,10 +113,8 @@ static void test_fit(void)
  * line within the width, no parts, the values in one unit. */
 static void test_wide_keys(void)
 {
-	struct np_table *t = np_table_new("transactions", "Tx", 3);
-	np_table_col(t, "level", "str", NULL);
-	np_table_col(t, "key", "str", NULL);
-	np_table_col(t, "host", "str", NULL);
+	struct np_table *t = TABLE("transactions", "Tx", 3,
+		{ "level", "str", NULL }, { "key", "str", NULL }, { "host", "str", NULL });
 	for (int c = 0; c < 6; c++) {
 		char name[16];
 		snprintf(name, sizeof(name), "p%d", 50 + c);
@@ -196,12 +195,9 @@ static void on_row(int c, void *data)
 
 static void test_csv_roundtrip(void)
 {
-	struct np_table *t = np_table_new("mixed", "Mixed", 1);
-	np_table_col(t, "name", "str", NULL);
-	np_table_col(t, "lat", "ns", NULL);
-	np_table_col(t, "delta_ns", "ns", NULL);
-	np_table_col(t, "bytes", "bytes", NULL);
-	np_table_col(t, "share", "ratio", NULL);
+	struct np_table *t = TABLE("mixed", "Mixed", 1,
+		{ "name", "str", NULL }, { "lat", "ns", NULL }, { "delta_ns", "ns", NULL },
+		{ "bytes", "bytes", NULL }, { "share", "ratio", NULL });
 	const char *names[] = { "plain", "comma, inside", "quote \"q\"", "new\nline", " lead" };
 	for (int r = 0; r < 5; r++) {
 		size_t row = np_table_row(t);

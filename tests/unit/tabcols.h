@@ -1,0 +1,25 @@
+/* Unit tests and test tools (tests/tools/genana, mkfixtures): an analysis
+ * table declared with all its columns in one call, rather than one
+ * np_table_col line a column in every test that builds a table. */
+#ifndef NP_TABCOLS_H
+#define NP_TABCOLS_H
+#include <stddef.h>
+#include "anatable.h"
+
+struct tcol { const char *name, *unit, *desc; };
+
+static inline struct np_table *tab_new(const char *name, const char *title, size_t nkey,
+				       const struct tcol *cols, size_t ncols)
+{
+	struct np_table *t = np_table_new(name, title, nkey);
+	for (size_t i = 0; i < ncols; i++)
+		np_table_col(t, cols[i].name, cols[i].unit, cols[i].desc);
+	return t;
+}
+
+/* TABLE("flows", "Flows", 1, { "flow", "str", NULL }, { "bytes", "bytes", "sent" }):
+ * the columns in that order. */
+#define TABLE(name, title, nkey, ...)                                             \
+	tab_new(name, title, nkey, (const struct tcol[]){ __VA_ARGS__ },          \
+		sizeof((const struct tcol[]){ __VA_ARGS__ }) / sizeof(struct tcol))
+#endif
