@@ -51,6 +51,30 @@ static void fx_strcol(msgpack_packer *pk, const char *key, const char *const *v,
 		np_pack_str(pk, v[i]);
 }
 
+/* One column of n values in a record: v (u64), d (u64, delta-coded) or s
+ * (strings); FXU/FXD/FXS name one. */
+struct fx_col { const char *key; const uint64_t *v, *d; const char *const *s; };
+#define FXU(k, a) { .key = (k), .v = (a) }
+#define FXD(k, a) { .key = (k), .d = (a) }
+#define FXS(k, a) { .key = (k), .s = (a) }
+
+static void fx_cols(msgpack_packer *pk, size_t n, const struct fx_col *c, size_t ncols)
+{
+	for (size_t i = 0; i < ncols; i++) {
+		if (c[i].s)
+			fx_strcol(pk, c[i].key, c[i].s, n);
+		else if (c[i].d)
+			np_pack_kv_u64_delta(pk, c[i].key, c[i].d, n);
+		else
+			np_pack_kv_u64_array(pk, c[i].key, c[i].v, n);
+	}
+}
+
+/* FX_COLS(pk, n, FXU("proto", proto), FXS("laddr", la), ...): the columns in that order. */
+#define FX_COLS(pk, n, ...)                                                          \
+	fx_cols(pk, n, (const struct fx_col[]){ __VA_ARGS__ },                       \
+		sizeof((const struct fx_col[]){ __VA_ARGS__ }) / sizeof(struct fx_col))
+
 static void fx_clockref(struct np_clockref *c, uint64_t mono)
 {
 	c->mono_ns = mono;
@@ -217,14 +241,9 @@ static void fx_threads(struct np_recbuf *rb, unsigned iv)
 	msgpack_pack_map(pk, 12);
 	fx_t01(pk, iv);
 	np_pack_kv_u64(pk, "n", 3);
-	np_pack_kv_u64_delta(pk, "tid_d", tid, 3);
-	np_pack_kv_u64_array(pk, "pid", pid, 3);
-	fx_strcol(pk, "comm", comm, 3);
-	np_pack_kv_u64_array(pk, "cgroup_id", cg, 3);
-	np_pack_kv_u64_array(pk, "oncpu_ns", oncpu, 3);
-	np_pack_kv_u64_array(pk, "nvcsw", nv, 3);
-	np_pack_kv_u64_array(pk, "nivcsw", niv, 3);
-	np_pack_kv_u64_array(pk, "exited", ex, 3);
+	FX_COLS(pk, 3,
+		FXD("tid_d", tid), FXU("pid", pid), FXS("comm", comm), FXU("cgroup_id", cg),
+		FXU("oncpu_ns", oncpu), FXU("nvcsw", nv), FXU("nivcsw", niv), FXU("exited", ex));
 	np_pack_kv_bool(pk, "hw", false);
 
 	uint64_t ids[3] = { 100, 200, 1 };
@@ -260,32 +279,15 @@ static void fx_flows(struct np_recbuf *rb, unsigned iv)
 	msgpack_pack_map(pk, 29);
 	fx_t01(pk, iv);
 	np_pack_kv_u64(pk, "n", n);
-	np_pack_kv_u64_array(pk, "proto", proto, n);
-	np_pack_kv_u64_array(pk, "netns", netns, n);
-	fx_strcol(pk, "laddr", la, n);
-	np_pack_kv_u64_array(pk, "lport", lport, n);
-	fx_strcol(pk, "raddr", ra, n);
-	np_pack_kv_u64_array(pk, "rport", rport, n);
-	np_pack_kv_u64_array(pk, "tx_bytes", tx, n);
-	np_pack_kv_u64_array(pk, "rx_bytes", rx, n);
-	np_pack_kv_u64_array(pk, "tx_pkts", txp, n);
-	np_pack_kv_u64_array(pk, "rx_pkts", rxp, n);
-	np_pack_kv_u64_array(pk, "retrans", re, n);
-	np_pack_kv_u64_array(pk, "retrans_segs", re, n);
-	np_pack_kv_u64_array(pk, "tx_bytes_total", txt, n);
-	np_pack_kv_u64_array(pk, "rx_bytes_total", rxt, n);
-	np_pack_kv_u64_array(pk, "srtt_n", srtt_n, n);
-	np_pack_kv_u64_array(pk, "srtt_mean_us", srtt, n);
-	np_pack_kv_u64_array(pk, "srtt_min_us", smin, n);
-	np_pack_kv_u64_array(pk, "srtt_max_us", smax, n);
-	np_pack_kv_u64_array(pk, "srtt_us", srtt, n);
-	np_pack_kv_u64_array(pk, "cwnd", cwnd, n);
-	np_pack_kv_u64_array(pk, "open_ns", open, n);
-	np_pack_kv_u64_array(pk, "close_ns", close, n);
-	np_pack_kv_u64_array(pk, "pid", pid, n);
-	np_pack_kv_u64_array(pk, "tid", pid, n);
-	fx_strcol(pk, "comm", comm, n);
-	np_pack_kv_u64_array(pk, "cgroup_id", cg, n);
+	FX_COLS(pk, n,
+		FXU("proto", proto), FXU("netns", netns), FXS("laddr", la), FXU("lport", lport),
+		FXS("raddr", ra), FXU("rport", rport), FXU("tx_bytes", tx), FXU("rx_bytes", rx),
+		FXU("tx_pkts", txp), FXU("rx_pkts", rxp), FXU("retrans", re),
+		FXU("retrans_segs", re), FXU("tx_bytes_total", txt), FXU("rx_bytes_total", rxt),
+		FXU("srtt_n", srtt_n), FXU("srtt_mean_us", srtt), FXU("srtt_min_us", smin),
+		FXU("srtt_max_us", smax), FXU("srtt_us", srtt), FXU("cwnd", cwnd),
+		FXU("open_ns", open), FXU("close_ns", close), FXU("pid", pid), FXU("tid", pid),
+		FXS("comm", comm), FXU("cgroup_id", cg));
 }
 
 /* 7 drops NO_SOCKET (reason 3) in interval 2 only. */
@@ -301,15 +303,10 @@ static void fx_drops(struct np_recbuf *rb, unsigned iv)
 	msgpack_pack_map(pk, 13);
 	fx_t01(pk, iv);
 	np_pack_kv_u64(pk, "n", 1);
-	np_pack_kv_u64_array(pk, "netns", netns, 1);
-	np_pack_kv_u64_array(pk, "proto", proto, 1);
-	fx_strcol(pk, "saddr", sa, 1);
-	np_pack_kv_u64_array(pk, "sport", sport, 1);
-	fx_strcol(pk, "daddr", da, 1);
-	np_pack_kv_u64_array(pk, "dport", dport, 1);
-	np_pack_kv_u64_array(pk, "reason", reason, 1);
-	fx_strcol(pk, "reason_name", rn, 1);
-	np_pack_kv_u64_array(pk, "count", count, 1);
+	FX_COLS(pk, 1,
+		FXU("netns", netns), FXU("proto", proto), FXS("saddr", sa), FXU("sport", sport),
+		FXS("daddr", da), FXU("dport", dport), FXU("reason", reason),
+		FXS("reason_name", rn), FXU("count", count));
 	np_pack_kv_bool(pk, "tuple_from_packet", true);
 }
 
@@ -383,18 +380,11 @@ static void fx_txn_events(struct np_recbuf *rb, unsigned iv)
 	msgpack_pack_map(pk, 16);
 	fx_t01(pk, iv);
 	np_pack_kv_u64(pk, "n", N);
-	np_pack_kv_u64_array(pk, "conn", conn, N);
-	np_pack_kv_u64_array(pk, "role", role, N);
-	np_pack_kv_u64_array(pk, "pid", pid, N);
-	np_pack_kv_u64_array(pk, "tid", pid, N);
-	np_pack_kv_u64_delta(pk, "start_ns_d", start, N);
-	np_pack_kv_u64_array(pk, "resp_off_ns", resp, N);
-	np_pack_kv_u64_array(pk, "dur_ns", dur, N);
-	np_pack_kv_u64_array(pk, "bytes_req", breq, N);
-	np_pack_kv_u64_array(pk, "bytes_resp", bresp, N);
-	fx_strcol(pk, "method", meth, N);
-	fx_strcol(pk, "path", path, N);
-	np_pack_kv_u64_array(pk, "path_hash", ph, N);
+	FX_COLS(pk, N,
+		FXU("conn", conn), FXU("role", role), FXU("pid", pid), FXU("tid", pid),
+		FXD("start_ns_d", start), FXU("resp_off_ns", resp), FXU("dur_ns", dur),
+		FXU("bytes_req", breq), FXU("bytes_resp", bresp), FXS("method", meth),
+		FXS("path", path), FXU("path_hash", ph));
 	np_pack_kv_bool(pk, "redacted", false);
 }
 
@@ -421,14 +411,9 @@ static void fx_sync(struct np_recbuf *rb, unsigned iv)
 	fx_t01(pk, iv);
 	np_pack_kv_u64(pk, "self_id", 0xa0a);
 	np_pack_kv_u64(pk, "n", N);
-	fx_strcol(pk, "role", role, N);
-	np_pack_kv_u64_array(pk, "peer_id", id, N);
-	fx_strcol(pk, "peer", peer, N);
-	np_pack_kv_u64_array(pk, "seq", seq, N);
-	np_pack_kv_u64_array(pk, "t1", t1, N);
-	np_pack_kv_u64_array(pk, "t2", t2, N);
-	np_pack_kv_u64_array(pk, "t3", t3, N);
-	np_pack_kv_u64_array(pk, "t4", t4, N);
+	FX_COLS(pk, N,
+		FXS("role", role), FXU("peer_id", id), FXS("peer", peer), FXU("seq", seq),
+		FXU("t1", t1), FXU("t2", t2), FXU("t3", t3), FXU("t4", t4));
 	np_pack_str(pk, "probes");
 	msgpack_pack_map(pk, 3);
 	np_pack_kv_u64(pk, "sent", N * (iv + 1));
