@@ -149,6 +149,35 @@ static size_t rt_collect(struct np_recbuf *rb, struct pktcols_ev **all)
 	return total;
 }
 
+/* The family opened on ctx (one CHECK); NULL when it did not open. */
+static void *rt_open(struct rec_ctx *ctx, const char *what)
+{
+	void *st = NULL;
+	char err[256] = "";
+	CHECK(rec_family_pktpath.open(ctx, &st, err, sizeof(err)) == 0, "open %s: %s", what, err);
+	return st;
+}
+
+/* After wait_us for the ring: the interval's records into rb (initialised
+ * here), their PKT_EVENTS into *ev; the number of events. */
+static size_t rt_snapshot(void *st, struct rec_ctx *ctx, unsigned wait_us, struct np_recbuf *rb,
+			  struct pktcols_ev **ev)
+{
+	usleep(wait_us);
+	rec_family_pktpath.drain(st);
+	np_recbuf_init(rb);
+	rec_family_pktpath.snapshot(st, ctx, rb, 0, 1);
+	return rt_collect(rb, ev);
+}
+
+/* What rt_open and rt_snapshot made, freed. */
+static void rt_close(void *st, struct np_recbuf *rb, struct pktcols_ev *ev)
+{
+	free(ev);
+	np_recbuf_free(rb);
+	rec_family_pktpath.close(st);
+}
+
 /* UDP over loopback: each datagram's best-effort ID is the same at the
  * sending and the receiving device hook, and distinct datagrams differ. */
 static void rt_udp(struct rec_config *cfg, struct rec_ctx *ctx)
@@ -161,9 +190,7 @@ static void rt_udp(struct rec_config *cfg, struct rec_ctx *ctx)
 	cfg->ports[0] = ntohs(a.sin_port);
 	cfg->nports = 1;
 	cfg->per_flow_cap = 0;
-	void *st = NULL;
-	char err[256] = "";
-	CHECK(rec_family_pktpath.open(ctx, &st, err, sizeof(err)) == 0, "open udp: %s", err);
+	void *st = rt_open(ctx, "udp");
 	if (!st)
 		return;
 	char msg[64];
@@ -172,13 +199,9 @@ static void rt_udp(struct rec_config *cfg, struct rec_ctx *ctx)
 		sendto(w, msg, strlen(msg), 0, (void *)&a, sizeof(a));
 		recv(r, msg, sizeof(msg), 0);
 	}
-	usleep(50000);
-	rec_family_pktpath.drain(st);
 	struct np_recbuf rb;
-	np_recbuf_init(&rb);
-	rec_family_pktpath.snapshot(st, ctx, &rb, 0, 1);
 	struct pktcols_ev *ev;
-	size_t n = rt_collect(&rb, &ev), q = 0, same = 0;
+	size_t n = rt_snapshot(st, ctx, 50000, &rb, &ev), q = 0, same = 0;
 	uint32_t ids[64];
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].hook != PK_HOOK_DEV_QUEUE || q >= 64)
@@ -197,9 +220,7 @@ static void rt_udp(struct rec_config *cfg, struct rec_ctx *ctx)
 	CHECK_EQ_U(q, 20);
 	CHECK_EQ_U(same, 20);
 	CHECK_EQ_U(distinct, 20);
-	free(ev);
-	np_recbuf_free(&rb);
-	rec_family_pktpath.close(st);
+	rt_close(st, &rb, ev);
 	close(r);
 	close(w);
 }
@@ -212,27 +233,19 @@ static void rt_cap(struct rec_config *cfg, struct rec_ctx *ctx)
 	cfg->ports[0] = port;
 	cfg->nports = 1;
 	cfg->per_flow_cap = 25;
-	void *st = NULL;
-	char err[256] = "";
-	CHECK(rec_family_pktpath.open(ctx, &st, err, sizeof(err)) == 0, "open cap: %s", err);
+	void *st = rt_open(ctx, "cap");
 	if (!st)
 		return;
 	pthread_t th;
 	pthread_create(&th, NULL, rt_reader, &ls);
 	rt_send(port);
 	pthread_join(th, NULL);
-	usleep(50000);
-	rec_family_pktpath.drain(st);
 	struct np_recbuf rb;
-	np_recbuf_init(&rb);
-	rec_family_pktpath.snapshot(st, ctx, &rb, 0, 1);
 	struct pktcols_ev *ev;
-	size_t n = rt_collect(&rb, &ev);
+	size_t n = rt_snapshot(st, ctx, 50000, &rb, &ev);
 	/* two directions = two flows; the transfer takes well under a second */
 	CHECK(n > 0 && n <= 2 * 25, "%zu events with a cap of 25 per flow", n);
-	free(ev);
-	np_recbuf_free(&rb);
-	rec_family_pktpath.close(st);
+	rt_close(st, &rb, ev);
 	cfg->per_flow_cap = 0;
 	close(ls);
 }
@@ -254,9 +267,7 @@ static void rt_v6(struct rec_config *cfg, struct rec_ctx *ctx)
 	}
 	cfg->ports[0] = ntohs(a.sin6_port);
 	cfg->nports = 1;
-	void *st = NULL;
-	char err[256] = "";
-	CHECK(rec_family_pktpath.open(ctx, &st, err, sizeof(err)) == 0, "open v6: %s", err);
+	void *st = rt_open(ctx, "v6");
 	if (!st)
 		return;
 	pthread_t th;
@@ -271,13 +282,9 @@ static void rt_v6(struct rec_config *cfg, struct rec_ctx *ctx)
 	void *got;
 	pthread_join(th, &got);
 	CHECK_EQ_U((size_t)got, 32 * sizeof(buf));
-	usleep(50000);
-	rec_family_pktpath.drain(st);
 	struct np_recbuf rb;
-	np_recbuf_init(&rb);
-	rec_family_pktpath.snapshot(st, ctx, &rb, 0, 1);
 	struct pktcols_ev *ev;
-	size_t n = rt_collect(&rb, &ev), q = 0, matched = 0, v6 = 0;
+	size_t n = rt_snapshot(st, ctx, 50000, &rb, &ev), q = 0, matched = 0, v6 = 0;
 	for (size_t i = 0; i < n; i++) {
 		v6 += (ev[i].flags & PK_F_V6) != 0;
 		if (ev[i].hook != PK_HOOK_DEV_QUEUE || ev[i].end_seq == ev[i].seq)
@@ -291,9 +298,7 @@ static void rt_v6(struct rec_config *cfg, struct rec_ctx *ctx)
 	}
 	CHECK(n > 0 && v6 == n, "all %zu events IPv6 (%zu)", n, v6);
 	CHECK(q > 0 && matched == q, "v6: %zu of %zu data segments matched", matched, q);
-	free(ev);
-	np_recbuf_free(&rb);
-	rec_family_pktpath.close(st);
+	rt_close(st, &rb, ev);
 	close(ls);
 }
 
@@ -327,13 +332,9 @@ int main(void)
 	void *got;
 	pthread_join(th, &got);
 	CHECK_EQ_U((size_t)got, RT_BYTES);
-	usleep(100000);
-	rec_family_pktpath.drain(st);
 	struct np_recbuf rb;
-	np_recbuf_init(&rb);
-	rec_family_pktpath.snapshot(st, &ctx, &rb, 0, 1);
 	struct pktcols_ev *ev;
-	size_t n = rt_collect(&rb, &ev);
+	size_t n = rt_snapshot(st, &ctx, 100000, &rb, &ev);
 	uint64_t send_bytes = 0, copy_bytes = 0, nhook[PK_HOOK_MAX] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].hook < PK_HOOK_MAX)
@@ -374,9 +375,7 @@ int main(void)
 	CHECK_EQ_U(rt_hook_counter(&rb, "netif_receive", "prog_missed"), 0);
 	CHECK(n == 0 || ev[0].ts > 5000, "shifted ts");
 	CHECK_EQ_U(rec_family_pktpath.lost(st), 0);
-	free(ev);
-	np_recbuf_free(&rb);
-	rec_family_pktpath.close(st);
+	rt_close(st, &rb, ev);
 	close(ls);
 	rt_udp(&cfg, &ctx);
 	rt_cap(&cfg, &ctx);
