@@ -151,10 +151,8 @@ int main(void)
 		CHECK(0, "private mount namespace: %s", strerror(errno));
 		return tap_done();
 	}
-	if (!mkdtemp(tmpdir)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
+	if (!tap_mkdtemp(tmpdir))
 		return tap_done();
-	}
 	test_find_mount();
 	unmount_all("tracefs");
 	unmount_all("debugfs");

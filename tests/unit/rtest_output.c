@@ -794,10 +794,8 @@ static void test_selfcost(void)
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/np-rtest-output.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (!tap_mkdtemp(tmpdir))
+		return tap_done();
 	test_plain();
 	test_max_size();
 	test_rotate();
@@ -814,9 +812,6 @@ int main(void)
 	test_trigger_parse();
 	test_trigger_counts();
 	test_selfcost();
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "# could not remove %s\n", tmpdir);
+	tap_rmdir(tmpdir);
 	return tap_done();
 }

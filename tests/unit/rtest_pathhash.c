@@ -101,17 +101,12 @@ static void test_refused(void)
 
 int main(void)
 {
-	if (!mkdtemp(ph_dir)) {
-		CHECK(0, "mkdtemp");
+	if (!tap_mkdtemp(ph_dir))
 		return tap_done();
-	}
 	test_unkeyed();
 	test_siphash_vector();
 	test_keyed();
 	test_refused();
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", ph_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", ph_dir);
+	tap_rmdir(ph_dir);
 	return tap_done();
 }

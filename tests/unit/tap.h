@@ -2,7 +2,10 @@
  * "N passed, N failed". */
 #ifndef NP_TAP_H
 #define NP_TAP_H
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 
@@ -15,6 +18,24 @@ static int tap_pass, tap_fail;
 	"%llu != %llu", (unsigned long long)(a), (unsigned long long)(b))
 #define CHECK_NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol), \
 	"%.9g vs %.9g (tol %.3g)", (double)(a), (double)(b), (double)(tol))
+/* mkdtemp(dir) for the runner's files: false after a failed CHECK. */
+static inline bool tap_mkdtemp(char *dir)
+{
+	if (mkdtemp(dir))
+		return true;
+	CHECK(0, "mkdtemp %s: %s", dir, strerror(errno));
+	return false;
+}
+
+/* Removes dir and all in it (a message, not a check, when it cannot). */
+static inline void tap_rmdir(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.500s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 static inline int tap_done(void)
 {
 	printf("%d passed, %d failed\n", tap_pass, tap_fail);

@@ -15,6 +15,7 @@
 #include "anatable.h"
 #include "npmsg.h"
 #include "records.h"
+#include "rechdr.h"
 #include "tap.h"
 
 #define NW_T0 1000000000000ull
@@ -36,22 +37,6 @@ static const struct nw_col nw_cols[] = {
 	{ "nettx_ns", 100 * NW_MS, false }, { "nettx_smp", 80, false }, { "nettx_smp_ns", 80 * NW_MS, false },
 };
 #define NW_NCOLS (sizeof(nw_cols) / sizeof(nw_cols[0]))
-
-static void nw_header(struct np_writer *w, struct np_recbuf *rb)
-{
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
-	np_pack_kv_str(pk, "kind", "recording");
-	np_pack_kv_str(pk, "producer", "test_ana_netcpu_window");
-	np_pack_str(pk, "host");
-	msgpack_pack_map(pk, 3);
-	np_pack_kv_str(pk, "hostname", "h1");
-	np_pack_kv_str(pk, "machine_id", "mmmm");
-	np_pack_kv_u64(pk, "ncpus", 2);
-	np_pack_kv_u64(pk, "interval_ns", NW_IV);
-	np_pack_kv_u64(pk, "start_ns", NW_T0);
-	np_writer_commit(w, rb);
-}
 
 /* probe: write the probe / outside / stray columns (exact mode since j24o) */
 static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const char *how, bool probe)
@@ -95,7 +80,7 @@ static int nw_write(const char *path, const char *how, bool probe)
 	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
 		return -1;
 	np_recbuf_init(&rb);
-	nw_header(w, &rb);
+	rechdr_commit(w, &rb, "test_ana_netcpu_window", "h1", "mmmm", NW_IV, NW_T0);
 	for (int iv = 0; iv < 2; iv++)
 		nw_interval(w, &rb, iv, how, probe);
 	np_recbuf_free(&rb);
@@ -212,15 +197,10 @@ static void nw_old_and_sampled(void)
 
 int main(void)
 {
-	if (!mkdtemp(nw_dir)) {
-		CHECK(0, "mkdtemp");
+	if (!tap_mkdtemp(nw_dir))
 		return tap_done();
-	}
 	nw_exact();
 	nw_old_and_sampled();
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", nw_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", nw_dir);
+	tap_rmdir(nw_dir);
 	return tap_done();
 }

@@ -10,28 +10,13 @@
 #include "npmsg.h"
 #include "records.h"
 #include "recschema.h"
+#include "rechdr.h"
 #include "tap.h"
 
 #define TP_T0 1000000000000ull
 #define TP_IV 1000000000ull
 
 static char tp_dir[] = "/tmp/np-test-progs.XXXXXX";
-
-static void tp_header(struct np_writer *w, struct np_recbuf *rb)
-{
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
-	np_pack_kv_str(pk, "kind", "recording");
-	np_pack_kv_str(pk, "producer", "test_ana_progs");
-	np_pack_str(pk, "host");
-	msgpack_pack_map(pk, 3);
-	np_pack_kv_str(pk, "hostname", "h1");
-	np_pack_kv_str(pk, "machine_id", "mmmm");
-	np_pack_kv_u64(pk, "ncpus", 2);
-	np_pack_kv_u64(pk, "interval_ns", TP_IV);
-	np_pack_kv_u64(pk, "start_ns", TP_T0);
-	np_writer_commit(w, rb);
-}
 
 /* One interval: INTERVAL, then PROGS with hub_state's and nc_tick's skipped runs. */
 static void tp_interval(struct np_writer *w, struct np_recbuf *rb, int iv, uint64_t hub, uint64_t *hub_total)
@@ -71,7 +56,7 @@ static int tp_write(const char *path, const uint64_t *hub)
 	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
 		return -1;
 	np_recbuf_init(&rb);
-	tp_header(w, &rb);
+	rechdr_commit(w, &rb, "test_ana_progs", "h1", "mmmm", TP_IV, TP_T0);
 	for (int iv = 0; iv < 3; iv++)
 		tp_interval(w, &rb, iv, hub[iv], &total);
 	np_recbuf_free(&rb);
@@ -103,10 +88,8 @@ int main(void)
 {
 	char path[96];
 	bool minor;
-	if (!mkdtemp(tp_dir)) {
-		CHECK(0, "mkdtemp");
+	if (!tap_mkdtemp(tp_dir))
 		return tap_done();
-	}
 	static const uint64_t skipped[3] = { 3, 0, 5 }, none[3] = { 0, 0, 0 };
 	snprintf(path, sizeof(path), "%s/skipped.npr", tp_dir);
 	CHECK(tp_write(path, skipped) == 0, "write %s", path);
@@ -116,9 +99,6 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/none.npr", tp_dir);
 	CHECK(tp_write(path, none) == 0, "write %s", path);
 	CHECK(!tp_noted(path, "skipped runs of the recorder's BPF programs", &minor), "no skipped run, no note");
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tp_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tp_dir);
+	tap_rmdir(tp_dir);
 	return tap_done();
 }

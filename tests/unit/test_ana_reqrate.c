@@ -261,14 +261,12 @@ static void test_idle_connection(void)
 
 int main(void)
 {
-	if (!mkdtemp(rr_dir)) {
-		CHECK(0, "mkdtemp");
+	if (!tap_mkdtemp(rr_dir))
 		return tap_done();
-	}
 	test_from_stats();
 	test_straggler();
 	test_older_recorder();
 	test_idle_connection();
-	txf_rmdir(rr_dir);
+	tap_rmdir(rr_dir);
 	return tap_done();
 }

@@ -266,13 +266,11 @@ static void test_sampled(void)
 
 int main(void)
 {
-	if (!mkdtemp(txe_dir)) {
-		CHECK(0, "mkdtemp");
+	if (!tap_mkdtemp(txe_dir))
 		return tap_done();
-	}
 	test_complete();
 	test_one_missing();
 	test_sampled();
-	txf_rmdir(txe_dir);
+	tap_rmdir(txe_dir);
 	return tap_done();
 }

@@ -564,10 +564,8 @@ static void test_window_read_ahead(void)
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (!tap_mkdtemp(tmpdir))
+		return tap_done();
 	test_chunk_time();
 	test_written_index();
 	test_window_index_and_scan();
@@ -575,9 +573,7 @@ int main(void)
 	test_hostile_bodies();
 	test_old_fixture();
 	test_window_read_ahead();
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (!getenv("KEEP") && system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	if (!getenv("KEEP"))
+		tap_rmdir(tmpdir);
 	return tap_done();
 }

@@ -1151,10 +1151,8 @@ static void test_raw_mode(void)
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (!tap_mkdtemp(tmpdir))
+		return tap_done();
 	test_crc();
 	test_hostinfo();
 	test_round_trip();
@@ -1173,9 +1171,6 @@ int main(void)
 	test_object_cap();
 	test_raw_mode();
 	got_free(expected_records());
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmpdir);
+	tap_rmdir(tmpdir);
 	return tap_done();
 }

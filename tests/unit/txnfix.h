@@ -9,23 +9,13 @@
 #include "ana.h"
 #include "npmsg.h"
 #include "records.h"
+#include "rechdr.h"
 #include "tap.h"
 
 /* Host "srv", 2 CPUs, 1 s intervals from t0. */
 static inline void txf_header(struct np_writer *w, struct np_recbuf *rb, const char *producer, uint64_t t0)
 {
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_HEADER, 1);
-	msgpack_pack_map(pk, 5);
-	np_pack_kv_str(pk, "kind", "recording");
-	np_pack_kv_str(pk, "producer", producer);
-	np_pack_str(pk, "host");
-	msgpack_pack_map(pk, 3);
-	np_pack_kv_str(pk, "hostname", "srv");
-	np_pack_kv_str(pk, "machine_id", "ssss");
-	np_pack_kv_u64(pk, "ncpus", 2);
-	np_pack_kv_u64(pk, "interval_ns", 1000000000ull);
-	np_pack_kv_u64(pk, "start_ns", t0);
-	np_writer_commit(w, rb);
+	rechdr_commit(w, rb, producer, "srv", "ssss", 1000000000ull, t0);
 }
 
 /* key: n copies of v */
@@ -56,15 +46,6 @@ static inline void txf_free(struct txf_run *r)
 	if (r->ok)
 		np_analysis_free(&r->a);
 	ana_model_free(&r->m);
-}
-
-/* The test's mkdtemp directory and what it holds. */
-static inline void txf_rmdir(const char *dir)
-{
-	char cmd[96];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 #endif
