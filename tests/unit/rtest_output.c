@@ -22,7 +22,7 @@
 #define SEC 1000000000ull
 #define REC_BLOB 99   /* an unknown record type: readers skip it */
 
-static char tmpdir[256];
+static char tmpdir[256] = "/tmp/np-rtest-output.XXXXXX";
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t xorshift(void)
@@ -793,25 +793,11 @@ static void test_selfcost(void)
 
 int main(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/np-rtest-output.XXXXXX");
-	if (!tap_mkdtemp(tmpdir))
-		return tap_done();
-	test_plain();
-	test_max_size();
-	test_rotate();
-	test_flight_seconds();
-	test_flight_bytes_and_condition();
-	test_restart();
-	test_mark();
-	test_reopen();
-	test_reopen_rotate();
-	test_disk_full();
-	test_errors();
-	test_flightring();
-	test_outrecs();
-	test_trigger_parse();
-	test_trigger_counts();
-	test_selfcost();
-	tap_rmdir(tmpdir);
-	return tap_done();
+	static void (*const tests[])(void) = {
+		test_plain, test_max_size, test_rotate, test_flight_seconds,
+		test_flight_bytes_and_condition, test_restart, test_mark, test_reopen,
+		test_reopen_rotate, test_disk_full, test_errors, test_flightring, test_outrecs,
+		test_trigger_parse, test_trigger_counts, test_selfcost, NULL
+	};
+	return tap_run_in(tmpdir, tests);
 }

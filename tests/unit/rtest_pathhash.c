@@ -101,12 +101,8 @@ static void test_refused(void)
 
 int main(void)
 {
-	if (!tap_mkdtemp(ph_dir))
-		return tap_done();
-	test_unkeyed();
-	test_siphash_vector();
-	test_keyed();
-	test_refused();
-	tap_rmdir(ph_dir);
-	return tap_done();
+	static void (*const tests[])(void) = {
+		test_unkeyed, test_siphash_vector, test_keyed, test_refused, NULL
+	};
+	return tap_run_in(ph_dir, tests);
 }

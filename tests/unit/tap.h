@@ -27,10 +27,13 @@ static inline bool tap_mkdtemp(char *dir)
 	return false;
 }
 
-/* Removes dir and all in it (a message, not a check, when it cannot). */
+/* Removes dir and all in it (a message, not a check, when it cannot);
+ * with KEEP set in the environment it stays, to look at after a failure. */
 static inline void tap_rmdir(const char *dir)
 {
 	char cmd[600];
+	if (getenv("KEEP"))
+		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%.500s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
@@ -40,5 +43,17 @@ static inline int tap_done(void)
 {
 	printf("%d passed, %d failed\n", tap_pass, tap_fail);
 	return tap_fail ? 1 : 0;
+}
+
+/* A runner's main: the NULL-terminated tests in order, in the temporary
+ * directory dir made first and removed after. */
+static inline int tap_run_in(char *dir, void (*const *tests)(void))
+{
+	if (!tap_mkdtemp(dir))
+		return tap_done();
+	for (; *tests; tests++)
+		(*tests)();
+	tap_rmdir(dir);
+	return tap_done();
 }
 #endif

@@ -197,10 +197,6 @@ static void nw_old_and_sampled(void)
 
 int main(void)
 {
-	if (!tap_mkdtemp(nw_dir))
-		return tap_done();
-	nw_exact();
-	nw_old_and_sampled();
-	tap_rmdir(nw_dir);
-	return tap_done();
+	static void (*const tests[])(void) = { nw_exact, nw_old_and_sampled, NULL };
+	return tap_run_in(nw_dir, tests);
 }

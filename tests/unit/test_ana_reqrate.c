@@ -261,12 +261,8 @@ static void test_idle_connection(void)
 
 int main(void)
 {
-	if (!tap_mkdtemp(rr_dir))
-		return tap_done();
-	test_from_stats();
-	test_straggler();
-	test_older_recorder();
-	test_idle_connection();
-	tap_rmdir(rr_dir);
-	return tap_done();
+	static void (*const tests[])(void) = {
+		test_from_stats, test_straggler, test_older_recorder, test_idle_connection, NULL
+	};
+	return tap_run_in(rr_dir, tests);
 }

@@ -266,11 +266,8 @@ static void test_sampled(void)
 
 int main(void)
 {
-	if (!tap_mkdtemp(txe_dir))
-		return tap_done();
-	test_complete();
-	test_one_missing();
-	test_sampled();
-	tap_rmdir(txe_dir);
-	return tap_done();
+	static void (*const tests[])(void) = {
+		test_complete, test_one_missing, test_sampled, NULL
+	};
+	return tap_run_in(txe_dir, tests);
 }

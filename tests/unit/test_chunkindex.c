@@ -564,16 +564,9 @@ static void test_window_read_ahead(void)
 
 int main(void)
 {
-	if (!tap_mkdtemp(tmpdir))
-		return tap_done();
-	test_chunk_time();
-	test_written_index();
-	test_window_index_and_scan();
-	test_damaged_index();
-	test_hostile_bodies();
-	test_old_fixture();
-	test_window_read_ahead();
-	if (!getenv("KEEP"))
-		tap_rmdir(tmpdir);
-	return tap_done();
+	static void (*const tests[])(void) = {
+		test_chunk_time, test_written_index, test_window_index_and_scan, test_damaged_index,
+		test_hostile_bodies, test_old_fixture, test_window_read_ahead, NULL
+	};
+	return tap_run_in(tmpdir, tests);
 }

@@ -247,6 +247,12 @@ static struct got *expected_records(void)
 	return &g;
 }
 
+/* After the last test. */
+static void free_expected(void)
+{
+	got_free(expected_records());
+}
+
 /* ---- tests ---- */
 
 static void test_crc(void)
@@ -1151,26 +1157,11 @@ static void test_raw_mode(void)
 
 int main(void)
 {
-	if (!tap_mkdtemp(tmpdir))
-		return tap_done();
-	test_crc();
-	test_hostinfo();
-	test_round_trip();
-	test_chunk_layout();
-	test_chunk_paced();
-	test_walk_backwards();
-	test_truncation();
-	test_fixture_truncation();
-	test_corruption();
-	test_garbage();
-	test_unknown();
-	test_errors();
-	test_disk_full();
-	test_enospc_tmpfs();
-	test_writer_opts();
-	test_object_cap();
-	test_raw_mode();
-	got_free(expected_records());
-	tap_rmdir(tmpdir);
-	return tap_done();
+	static void (*const tests[])(void) = {
+		test_crc, test_hostinfo, test_round_trip, test_chunk_layout, test_chunk_paced,
+		test_walk_backwards, test_truncation, test_fixture_truncation, test_corruption,
+		test_garbage, test_unknown, test_errors, test_disk_full, test_enospc_tmpfs,
+		test_writer_opts, test_object_cap, test_raw_mode, free_expected, NULL
+	};
+	return tap_run_in(tmpdir, tests);
 }
