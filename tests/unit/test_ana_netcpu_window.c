@@ -16,6 +16,7 @@
 #include "npmsg.h"
 #include "records.h"
 #include "rechdr.h"
+#include "tabcols.h"
 #include "tap.h"
 
 #define NW_T0 1000000000000ull
@@ -112,14 +113,7 @@ static bool nw_analyse(struct np_analysis *a, const char *name, const char *how,
 /* Column col of netcpu_sock's row of class cls; NAN for nil or none. */
 static double nw_cell(const struct np_analysis *a, const char *cls, const char *col)
 {
-	const struct np_table *t = np_analysis_table(a, "netcpu_sock");
-	int ik = t ? np_table_find_col(t, "class") : -1, ic = t ? np_table_find_col(t, col) : -1;
-	for (size_t i = 0; ik >= 0 && ic >= 0 && i < t->nrows; i++) {
-		const struct np_cell *c = np_table_cell_c(t, i, (size_t)ik);
-		if (c->kind == NP_CELL_STR && !strcmp(c->s, cls))
-			return np_cell_f64(np_table_cell_c(t, i, (size_t)ic));
-	}
-	return NAN;
+	return tab_lookup(np_analysis_table(a, "netcpu_sock"), "class", cls, col);
 }
 
 #define NW_NEAR(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b))

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "txnfix.h"
+#include "tabcols.h"
 
 #define RR_T0   1000000000000ull
 #define RR_IV   3
@@ -107,29 +108,13 @@ static void rr_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sta
 /* One interval's events: connections 1 and 2 only (3 sampled out). */
 static void rr_events(struct np_writer *w, struct np_recbuf *rb, int iv)
 {
-	uint64_t conn[100], role[100], start[100], dur[100];
+	struct txf_ev ev[100];
 	size_t n = 0;
 	for (int i = 0; i < 50; i++)
-		for (int c = 1; c <= 2; c++) {
-			conn[n] = (uint64_t)c;
-			role[n] = 2;
-			start[n] = rr_start(c, iv, i);
-			dur[n] = RR_DUR;
-			n++;
-		}
-	uint64_t t0 = RR_T0 + (uint64_t)iv * 1000000000ull;
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
-	msgpack_pack_map(pk, 9);
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
-	np_pack_kv_u64(pk, "n", n);
-	np_pack_kv_u64_array(pk, "conn", conn, n);
-	np_pack_kv_u64_array(pk, "role", role, n);
-	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
-	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
-	txf_strs(pk, "method", "GET", n);
-	txf_strs(pk, "path", "/x", n);
-	np_writer_commit(w, rb);
+		for (int c = 1; c <= 2; c++)
+			ev[n++] = (struct txf_ev){ .conn = (uint64_t)c, .role = 2, .start = rr_start(c, iv, i),
+						   .dur = RR_DUR, .path = "/x" };
+	txf_events(w, rb, RR_T0 + (uint64_t)iv * 1000000000ull, ev, n);
 }
 
 static int rr_write(const char *path, bool starts)
@@ -179,14 +164,7 @@ static void rr_analyse(struct txf_run *r, const char *name, bool starts)
 /* Column col of the row of t whose column kc is kv. */
 static double rr_cell(const struct txf_run *r, const char *table, const char *kc, const char *kv, const char *col)
 {
-	const struct np_table *t = r->ok ? np_analysis_table(&r->a, table) : NULL;
-	int ik = t ? np_table_find_col(t, kc) : -1, ic = t ? np_table_find_col(t, col) : -1;
-	for (size_t i = 0; ik >= 0 && ic >= 0 && i < t->nrows; i++) {
-		const struct np_cell *a = np_table_cell_c(t, i, (size_t)ik);
-		if (a->kind == NP_CELL_STR && !strcmp(a->s, kv))
-			return np_cell_f64(np_table_cell_c(t, i, (size_t)ic));
-	}
-	return NAN;
+	return tab_lookup(r->ok ? np_analysis_table(&r->a, table) : NULL, kc, kv, col);
 }
 
 #define RR_REL(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b))

@@ -77,36 +77,18 @@ static void txe_stats(struct np_writer *w, struct np_recbuf *rb, int iv, bool sa
 #define TXE_ALL 1000
 static void txe_events(struct np_writer *w, struct np_recbuf *rb, int iv, int skip)
 {
-	uint64_t conn[2 * TXE_PER], role[2 * TXE_PER], start[2 * TXE_PER], dur[2 * TXE_PER];
-	const char *path[2 * TXE_PER];
+	struct txf_ev ev[2 * TXE_PER];
 	size_t n = 0;
 	uint64_t t0 = TXE_T0 + (uint64_t)iv * 1000000000ull;
 	for (int i = 0; i < TXE_PER; i++)
 		for (int c = 1; c <= 2; c++) {
 			if (c == 2 && (i == skip || skip == TXE_ALL))
 				continue;
-			conn[n] = (uint64_t)c;
-			role[n] = 2;
-			start[n] = t0 + 1000000 + (uint64_t)i * 90000000ull + (uint64_t)c * 1000;
-			dur[n] = txe_dur(c, iv, i);
-			path[n] = i % 2 ? "/fast" : "/slow";
-			n++;
+			ev[n++] = (struct txf_ev){ .conn = (uint64_t)c, .role = 2,
+				.start = t0 + 1000000 + (uint64_t)i * 90000000ull + (uint64_t)c * 1000,
+				.dur = txe_dur(c, iv, i), .path = i % 2 ? "/fast" : "/slow" };
 		}
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
-	msgpack_pack_map(pk, 9);
-	np_pack_kv_u64(pk, "t0_ns", t0);
-	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
-	np_pack_kv_u64(pk, "n", n);
-	np_pack_kv_u64_array(pk, "conn", conn, n);
-	np_pack_kv_u64_array(pk, "role", role, n);
-	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
-	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
-	txf_strs(pk, "method", "GET", n);
-	np_pack_str(pk, "path");
-	msgpack_pack_array(pk, n);
-	for (size_t i = 0; i < n; i++)
-		np_pack_str(pk, path[i]);
-	np_writer_commit(w, rb);
+	txf_events(w, rb, t0, ev, n);
 }
 
 static void txe_lost(struct np_writer *w, struct np_recbuf *rb, uint64_t n)

@@ -27,6 +27,38 @@ static inline void txf_strs(msgpack_packer *pk, const char *key, const char *v, 
 		np_pack_str(pk, v);
 }
 
+/* One TXN_EVENTS record of [t0, t0 + 1 s]: n events, method GET. */
+struct txf_ev { uint64_t conn, role, start, dur; const char *path; };
+
+static inline void txf_events(struct np_writer *w, struct np_recbuf *rb, uint64_t t0,
+			      const struct txf_ev *ev, size_t n)
+{
+	uint64_t *col = malloc(4 * (n ? n : 1) * sizeof(*col));
+	uint64_t *conn = col, *role = col + n, *start = col + 2 * n, *dur = col + 3 * n;
+	for (size_t k = 0; k < n; k++) {
+		conn[k] = ev[k].conn;
+		role[k] = ev[k].role;
+		start[k] = ev[k].start;
+		dur[k] = ev[k].dur;
+	}
+	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
+	msgpack_pack_map(pk, 9);
+	np_pack_kv_u64(pk, "t0_ns", t0);
+	np_pack_kv_u64(pk, "t1_ns", t0 + 1000000000ull);
+	np_pack_kv_u64(pk, "n", n);
+	np_pack_kv_u64_array(pk, "conn", conn, n);
+	np_pack_kv_u64_array(pk, "role", role, n);
+	np_pack_kv_u64_delta(pk, "start_ns_d", start, n);
+	np_pack_kv_u64_array(pk, "dur_ns", dur, n);
+	txf_strs(pk, "method", "GET", n);
+	np_pack_str(pk, "path");
+	msgpack_pack_array(pk, n);
+	for (size_t k = 0; k < n; k++)
+		np_pack_str(pk, ev[k].path);
+	np_writer_commit(w, rb);
+	free(col);
+}
+
 struct txf_run { struct np_analysis a; struct ana_model m; struct ana_options o; bool ok; };
 
 /* npr analysed into npa and read back. */
