@@ -76,10 +76,7 @@ int main(void)
 	struct ana_out o;
 	size_t len = 0;
 	uint8_t *rec = dd_recording(&len);
-	CHECK(rec != NULL, "recording built");
-	ana_model_init(&m, &opt);
-	CHECK_EQ_U(ana_load_mem(&m, rec, len, "dd.npr"), 0);
-	ana_load_finish(&m);
+	tfile_load(&m, &opt, rec, len, "dd.npr");
 	CHECK_EQ_U(m.fstats.n, 0);
 	CHECK_EQ_U(m.drops.n, 1);
 	ana_out_init(&o);

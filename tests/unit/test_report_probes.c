@@ -141,10 +141,7 @@ int main(void)
 	struct ana_out o;
 	size_t len = 0;
 	uint8_t *rec = pp_recording(&len);
-	CHECK(rec != NULL, "recording built");
-	ana_model_init(&m, &opt);
-	CHECK_EQ_U(ana_load_mem(&m, rec, len, "pp.npr"), 0);
-	ana_load_finish(&m);
+	tfile_load(&m, &opt, rec, len, "pp.npr");
 	CHECK_EQ_U(m.probes.n, 2);
 	pp_fstats(&m);
 	ana_out_init(&o);

@@ -47,4 +47,17 @@ static inline uint8_t *tfile_recording(struct np_recbuf *rb, size_t *len)
 }
 #endif
 
+#if defined(NP_ANA_H) && defined(NP_TAP_H)
+/* The in-memory recording rec (len bytes, from tfile_recording) loaded into
+ * m as name and finished: two CHECKs (built, loaded). */
+static inline void tfile_load(struct ana_model *m, const struct ana_options *opt,
+			      const uint8_t *rec, size_t len, const char *name)
+{
+	CHECK(rec != NULL, "recording built");
+	ana_model_init(m, opt);
+	CHECK_EQ_U(ana_load_mem(m, rec, len, name), 0);
+	ana_load_finish(m);
+}
+#endif
+
 #endif
