@@ -9,6 +9,7 @@
 #include "ksyms.h"
 #include "netrxcat.h"
 #include "tap.h"
+#include "ksymfix.h"
 
 static const char *kallsyms =
 	"ffffffff81002000 T tcp_v4_rcv\n"
@@ -36,24 +37,6 @@ static const char *kallsyms =
 	"garbage line\n"
 	"ffffffff81003100 W weak_fn\n";
 
-#define A(x) (0xffffffff81000000ull + (x))
-
-static char *write_tmp(const char *text)
-{
-	static char path[2][64];
-	static int k;
-	char *p = path[k++ & 1];
-	snprintf(p, 64, "/tmp/nc_kallsyms.XXXXXX");
-	int fd = mkstemp(p);
-	if (fd < 0)
-		return NULL;
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
-		close(fd);
-		return NULL;
-	}
-	close(fd);
-	return p;
-}
 
 static void test_lookup(struct ksyms *k)
 {
@@ -136,13 +119,11 @@ static void test_stacks(struct ksyms *k)
 
 int main(void)
 {
-	char *path = write_tmp(kallsyms);
-	CHECK(path != NULL, "tmp file");
+	char *path;
+	struct ksyms *k;
+	int rc = ksymfix_load(kallsyms, &path, &k);
 	if (!path)
 		return tap_done();
-	struct ksyms *k = NULL;
-	int rc = ksyms_load(&k, path);
-	CHECK(rc == 0, "load: %d", rc);
 	if (rc == 0) {
 		test_lookup(k);
 		test_stacks(k);
@@ -152,7 +133,7 @@ int main(void)
 	unlink(path);
 
 	/* kptr_restrict: every address reads 0 */
-	char *zero = write_tmp("0000000000000000 T a\n0000000000000000 T b\n");
+	char *zero = ksymfix_write("0000000000000000 T a\n0000000000000000 T b\n");
 	struct ksyms *z = NULL;
 	CHECK(zero && ksyms_load(&z, zero) == -EPERM, "hidden addresses");
 	if (zero)

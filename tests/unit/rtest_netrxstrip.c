@@ -10,6 +10,7 @@
 #include "ksyms.h"
 #include "netrxcat.h"
 #include "tap.h"
+#include "ksymfix.h"
 
 static const char *kallsyms =
 	"ffffffff81001000 T net_rx_action\n"
@@ -32,23 +33,10 @@ static const char *kallsyms =
 	"ffffffff81002100 T asm_common_interrupt\n"
 	"ffffffff81002200 T do_softirq.part.0\n";
 
-#define A(x) (0xffffffff81000000ull + (x))
 #define BPF_PROG_IP 0xffffffffa0001234ull     /* no symbol: JITed program */
 
 /* tick handler frames, innermost first, as bpf_get_stackid sees them */
 #define TICK_FRAMES BPF_PROG_IP, A(0x1e10), A(0x1d10), A(0x1c10), A(0x1b10), A(0x1a10), A(0x2016)
-
-static char *write_tmp(const char *text)
-{
-	static char p[64];
-	snprintf(p, sizeof(p), "/tmp/nc_strip.XXXXXX");
-	int fd = mkstemp(p);
-	if (fd < 0)
-		return NULL;
-	ssize_t n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? p : NULL;
-}
 
 /* The tick interrupted NET_RX in sock_def_readable: after the cut the
  * leaf is the interrupted function and the category is socket, as a
@@ -107,13 +95,11 @@ static void test_no_entry(const struct ksyms *k)
 
 int main(void)
 {
-	char *path = write_tmp(kallsyms);
-	CHECK(path != NULL, "tmp file");
+	char *path;
+	struct ksyms *k;
+	int rc = ksymfix_load(kallsyms, &path, &k);
 	if (!path)
 		return tap_done();
-	struct ksyms *k = NULL;
-	int rc = ksyms_load(&k, path);
-	CHECK(rc == 0, "load: %d", rc);
 	if (rc == 0) {
 		test_tick_in_netrx(k);
 		test_nested_entries(k);
