@@ -1,11 +1,30 @@
-/* Unit tests that write a small recording by hand: its HEADER record
- * (kind, producer, host with 2 CPUs, interval, start), committed. */
+/* Unit tests that write a small recording by hand: the writer and record
+ * buffer opened and closed, and its HEADER record (kind, producer, host
+ * with 2 CPUs, interval, start), committed. */
 #ifndef NP_RECHDR_H
 #define NP_RECHDR_H
 #include <stdint.h>
 #include "container.h"
 #include "npmsg.h"
 #include "records.h"
+
+/* A recording writer on path and an empty record buffer; -1 when the file
+ * cannot be created. */
+static inline int rechdr_open(struct np_writer **w, struct np_recbuf *rb, const char *path)
+{
+	struct np_writer_opts wo = { 0 };
+	if (np_writer_open(w, path, NP_KIND_RECORDING, &wo))
+		return -1;
+	np_recbuf_init(rb);
+	return 0;
+}
+
+/* What rechdr_open made, closed: np_writer_close's result. */
+static inline int rechdr_close(struct np_writer *w, struct np_recbuf *rb)
+{
+	np_recbuf_free(rb);
+	return np_writer_close(w);
+}
 
 static inline void rechdr_commit(struct np_writer *w, struct np_recbuf *rb, const char *producer,
 				 const char *hostname, const char *machine_id, uint64_t interval_ns,

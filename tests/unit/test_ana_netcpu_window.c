@@ -77,15 +77,12 @@ static int nw_write(const char *path, const char *how, bool probe)
 {
 	struct np_writer *w;
 	struct np_recbuf rb;
-	struct np_writer_opts wo = { 0 };
-	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
+	if (rechdr_open(&w, &rb, path))
 		return -1;
-	np_recbuf_init(&rb);
 	rechdr_commit(w, &rb, "test_ana_netcpu_window", "h1", "mmmm", NW_IV, NW_T0);
 	for (int iv = 0; iv < 2; iv++)
 		nw_interval(w, &rb, iv, how, probe);
-	np_recbuf_free(&rb);
-	return np_writer_close(w);
+	return rechdr_close(w, &rb);
 }
 
 static bool nw_analyse(struct np_analysis *a, const char *name, const char *how, bool probe)

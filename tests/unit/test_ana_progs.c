@@ -51,16 +51,13 @@ static int tp_write(const char *path, const uint64_t *hub)
 {
 	struct np_writer *w;
 	struct np_recbuf rb;
-	struct np_writer_opts wo = { 0 };
 	uint64_t total = 0;
-	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
+	if (rechdr_open(&w, &rb, path))
 		return -1;
-	np_recbuf_init(&rb);
 	rechdr_commit(w, &rb, "test_ana_progs", "h1", "mmmm", TP_IV, TP_T0);
 	for (int iv = 0; iv < 3; iv++)
 		tp_interval(w, &rb, iv, hub[iv], &total);
-	np_recbuf_free(&rb);
-	return np_writer_close(w);
+	return rechdr_close(w, &rb);
 }
 
 /* The analysis's warnings and notes of path; *minor: all of them notes. */

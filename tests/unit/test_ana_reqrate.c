@@ -121,17 +121,14 @@ static int rr_write(const char *path, bool starts)
 {
 	struct np_writer *w;
 	struct np_recbuf rb;
-	struct np_writer_opts wo = { 0 };
-	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
+	if (rechdr_open(&w, &rb, path))
 		return -1;
-	np_recbuf_init(&rb);
 	txf_header(w, &rb, "test_ana_reqrate", RR_T0);
 	for (int iv = 0; iv < RR_IV; iv++) {
 		rr_stats(w, &rb, iv, starts);
 		rr_events(w, &rb, iv);
 	}
-	np_recbuf_free(&rb);
-	return np_writer_close(w);
+	return rechdr_close(w, &rb);
 }
 
 /* (N - 1) / (last - first) over the starts of the given connections

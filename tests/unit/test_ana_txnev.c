@@ -106,10 +106,8 @@ static int txe_write(const char *path, bool drop_one, bool sampled)
 {
 	struct np_writer *w;
 	struct np_recbuf rb;
-	struct np_writer_opts wo = { 0 };
-	if (np_writer_open(&w, path, NP_KIND_RECORDING, &wo))
+	if (rechdr_open(&w, &rb, path))
 		return -1;
-	np_recbuf_init(&rb);
 	txf_header(w, &rb, "test_ana_txnev", TXE_T0);
 	for (int iv = 0; iv < TXE_IV; iv++) {
 		txe_stats(w, &rb, iv, sampled);
@@ -117,8 +115,7 @@ static int txe_write(const char *path, bool drop_one, bool sampled)
 	}
 	if (drop_one)
 		txe_lost(w, &rb, 1);
-	np_recbuf_free(&rb);
-	return np_writer_close(w);
+	return rechdr_close(w, &rb);
 }
 
 static int txe_u64cmp(const void *a, const void *b)
