@@ -24,6 +24,7 @@
 #include "npmsg.h"
 #include "pktcols.h"
 #include "records.h"
+#include "../unit/xorshift.h"
 
 #define CB_BATCH 65536
 
@@ -35,23 +36,14 @@ static uint64_t cb_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t cb_state = 88172645463325252ull;
-static uint64_t cb_rng(void)
-{
-	cb_state ^= cb_state << 13;
-	cb_state ^= cb_state >> 7;
-	cb_state ^= cb_state << 17;
-	return cb_state;
-}
-
 /* Events of 64 interleaved TCP flows through 4 hooks, as a busy host sees. */
 static void cb_fill(struct pktcols_ev *ev, size_t n, uint64_t *t, uint32_t *seq)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct pktcols_ev *e = &ev[i];
-		uint32_t fl = (uint32_t)(cb_rng() % 64);
+		uint32_t fl = (uint32_t)(xs_next() % 64);
 		memset(e, 0, sizeof(*e));
-		*t += 200 + cb_rng() % 400;
+		*t += 200 + xs_next() % 400;
 		e->ts = *t;
 		e->flow = fl;
 		e->hook = (uint8_t)(2 + i % 4);

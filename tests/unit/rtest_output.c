@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "xorshift.h"
 #include "config.h"
 #include "flightring.h"
 #include "outrecs.h"
@@ -23,16 +24,6 @@
 #define REC_BLOB 99   /* an unknown record type: readers skip it */
 
 static char tmpdir[256] = "/tmp/np-rtest-output.XXXXXX";
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static void header_rb(struct np_recbuf *rb)
 {
 	np_recbuf_init(rb);
@@ -63,7 +54,7 @@ static void interval_rb(struct np_recbuf *rb, uint64_t seq, uint64_t t0, uint64_
 	if (blob) {
 		char *b = malloc(blob);
 		for (size_t i = 0; i < blob; i++)
-			b[i] = (char)xorshift();
+			b[i] = (char)xs_next();
 		pk = np_recbuf_begin(rb, REC_BLOB, 1);
 		msgpack_pack_map(pk, 1);
 		np_pack_str(pk, "data");

@@ -10,16 +10,7 @@
 #include <string.h>
 #include "ana_kth.h"
 #include "tap.h"
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t xr(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+#include "xorshift.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -52,11 +43,11 @@ static int check_one(int shape, size_t n)
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		v[i] = value(shape, xr());
+		v[i] = value(shape, xs_next());
 	memcpy(sorted, v, n * sizeof(*v));
 	memcpy(orig, v, n * sizeof(*v));
 	qsort(sorted, n, sizeof(*v), cmp_i64);
-	size_t ks[5] = { 0, n - 1, (n + 1) / 2 - 1, (size_t)((99 * n + 99) / 100) - 1, xr() % n };
+	size_t ks[5] = { 0, n - 1, (n + 1) / 2 - 1, (size_t)((99 * n + 99) / 100) - 1, xs_next() % n };
 	for (int q = 0; q < 5; q++) {
 		bad += ana_kth(v, n, ks[q], w) != sorted[ks[q]];
 		memcpy(w, v, n * sizeof(*v));
@@ -76,7 +67,7 @@ int main(void)
 			CHECK(check_one(shape, sizes[i]) == 0, "shape %d, %zu values", shape, sizes[i]);
 	int bad = 0;
 	for (int it = 0; it < 300; it++)
-		bad += check_one((int)(xr() % 6), 1 + xr() % 20000);
+		bad += check_one((int)(xs_next() % 6), 1 + xs_next() % 20000);
 	CHECK(bad == 0, "%d random arrays off", bad);
 	return tap_done();
 }

@@ -4,20 +4,16 @@
  * alignment of the start, on random bytes and on runs of 0x00 and 0xff;
  * the check value of "123456789" is 0xcbf43926. */
 #include "tap.h"
+#include "xorshift.h"
 #include "container.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <zlib.h>
 
-static uint64_t rng = 88172645463325252ull;
-
 static uint8_t rnd8(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint8_t)(rng >> 24);
+	return (uint8_t)(xs_next() >> 24);
 }
 
 static uint32_t ref(const uint8_t *p, size_t n)

@@ -7,15 +7,11 @@
 #include <stdlib.h>
 #include "sampleci.h"
 #include "tap.h"
-
-static uint64_t rng = 88172645463325252ull;
+#include "xorshift.h"
 
 static double uniform(void)      /* xorshift64, (0, 1) */
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+	return ((double)(xs_next() >> 11) + 0.5) / 9007199254740992.0;
 }
 
 /* a Poisson count of mean mu: arrivals of a unit-rate process in [0, mu) */
