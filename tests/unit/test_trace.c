@@ -50,30 +50,24 @@ static void test_csv(void)
 	CHECK(rc == 0 && t.nrows == 2 && lat(&t, "r,2") == 4, "CRLF + quoted id: %s", err);
 	pat_table_free(&t);
 
-	rc = csv("id,a,latency\nr1,1,2\nr2,x,3\n", &t, err);
-	CHECK(rc != 0 && strstr(err, "line 3") && strstr(err, "'x'"), "bad number: %s", err);
-	pat_table_free(&t);
-	rc = csv("id,a,latency\nr1,1\n", &t, err);
-	CHECK(rc != 0 && strstr(err, "line 2") && strstr(err, "2 fields"), "short row: %s", err);
-	pat_table_free(&t);
-	rc = csv("id,a,latency\nr1,\"1,2\n", &t, err);
-	CHECK(rc != 0, "unterminated quote accepted");
-	pat_table_free(&t);
-	rc = csv("id,a\n1,2\n", &t, err);
-	CHECK(rc != 0 && strstr(err, "no latency column"), "no latency: %s", err);
-	pat_table_free(&t);
-	rc = csv("", &t, err);
-	CHECK(rc != 0 && strstr(err, "empty"), "empty: %s", err);
-	pat_table_free(&t);
-	rc = csv("id,a,latency\nr1,-1,2\n", &t, err);
-	CHECK(rc != 0 && strstr(err, "line 2"), "negative: %s", err);
-	pat_table_free(&t);
-	rc = csv("id,a,latency\nr1,1,\n", &t, err);
-	CHECK(rc != 0 && strstr(err, "latency"), "empty latency: %s", err);
-	pat_table_free(&t);
-	rc = csv("id,a,latency\nr1,nan,2\n", &t, err);
-	CHECK(rc != 0, "nan accepted");
-	pat_table_free(&t);
+	/* refused, with an error naming the place (what, when not NULL) */
+	static const struct { const char *csv, *what, *what2, *label; } bad[] = {
+		{ "id,a,latency\nr1,1,2\nr2,x,3\n", "line 3", "'x'", "bad number" },
+		{ "id,a,latency\nr1,1\n", "line 2", "2 fields", "short row" },
+		{ "id,a,latency\nr1,\"1,2\n", NULL, NULL, "unterminated quote" },
+		{ "id,a\n1,2\n", "no latency column", NULL, "no latency" },
+		{ "", "empty", NULL, "empty" },
+		{ "id,a,latency\nr1,-1,2\n", "line 2", NULL, "negative" },
+		{ "id,a,latency\nr1,1,\n", "latency", NULL, "empty latency" },
+		{ "id,a,latency\nr1,nan,2\n", NULL, NULL, "nan" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = csv(bad[i].csv, &t, err);
+		CHECK(rc != 0 && (!bad[i].what || strstr(err, bad[i].what)) &&
+		      (!bad[i].what2 || strstr(err, bad[i].what2)), "%s: rc %d, %s", bad[i].label, rc,
+		      rc ? err : "accepted");
+		pat_table_free(&t);
+	}
 }
 
 static const char zipkin[] =
