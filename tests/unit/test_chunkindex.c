@@ -35,15 +35,6 @@ static char *tpath2(const char *name, int slot)
 }
 #define tpath(name) tpath2(name, 0)
 
-static int nwarn;
-static char lastwarn[512];
-static void count_warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	nwarn++;
-	snprintf(lastwarn, sizeof(lastwarn), "%s", msg);
-}
-
 /* ---- np_chunk_time on hand-made records ---- */
 
 static void pack_rec(struct np_recbuf *rb, uint16_t type, const char *const *keys,

@@ -157,15 +157,6 @@ static void got_free(struct got *g)
 	g->n = 0;
 }
 
-static int nwarn;
-static char lastwarn[512];
-static void count_warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	nwarn++;
-	snprintf(lastwarn, sizeof(lastwarn), "%s", msg);
-}
-
 static void read_all(struct np_reader *r, struct got *g)
 {
 	struct np_record rec;

@@ -62,15 +62,22 @@ static struct np_table *wide_table(void)
 	return t;
 }
 
-static void test_fit(void)
+/* t as rpt_text_table writes it with o (malloc'd). */
+static char *render(const struct np_table *t, const struct rpt_textopt *o)
 {
-	struct np_table *t = wide_table();
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
-	struct rpt_textopt o = { .width = 80 };
-	rpt_text_table(f, t, &o);
+	rpt_text_table(f, t, o);
 	fclose(f);
+	return out;
+}
+
+static void test_fit(void)
+{
+	struct np_table *t = wide_table();
+	struct rpt_textopt o = { .width = 80 };
+	char *out = render(t, &o);
 	size_t maxw = 0, lines = 0;
 	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
 		size_t w = rpt_strwidth(line);
@@ -80,28 +87,22 @@ static void test_fit(void)
 	CHECK(maxw <= 80, "widest line %zu > 80", maxw);
 	CHECK(lines >= 8, "header, label, rule, 4 rows, omitted columns (%zu lines)", lines);
 	free(out);
-	f = open_memstream(&out, &len);
-	rpt_text_table(f, t, &o);
-	fclose(f);
+	out = render(t, &o);
 	CHECK(!strstr(out, "(part"), "a row is never split into parts");
 	CHECK(strstr(out, "(not shown:") != NULL, "left-out columns are named:\n%s", out);
 	free(out);
 
 	/* --wide: every column on one row, whatever the width. */
-	f = open_memstream(&out, &len);
 	o.wide = true;
-	rpt_text_table(f, t, &o);
-	fclose(f);
+	out = render(t, &o);
 	CHECK(strstr(out, "metric_13") && strstr(out, "metric_00") && !strstr(out, "(not shown"),
 	      "wide shows all columns");
 	o.wide = false;
 	free(out);
 
 	/* Every column name appears; at 300 columns nothing is split. */
-	f = open_memstream(&out, &len);
 	o.width = 300;
-	rpt_text_table(f, t, &o);
-	fclose(f);
+	out = render(t, &o);
 	CHECK(strstr(out, "metric_13") && strstr(out, "metric_00"), "all columns shown");
 	CHECK(!strstr(out, "(part"), "no split at 300 columns");
 	CHECK(strstr(out, "with a very long name"), "long key kept when it fits");
@@ -130,12 +131,8 @@ static void test_wide_keys(void)
 		for (int c = 0; c < 6; c++)
 			np_table_set_u64(t, row, 3 + (size_t)c, 1000000ULL * (uint64_t)(r + 1) + (uint64_t)c * 1000);
 	}
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
 	struct rpt_textopt o = { .width = 80 };
-	rpt_text_table(f, t, &o);
-	fclose(f);
+	char *out = render(t, &o);
 	CHECK(!strstr(out, "(part"), "no parts:\n%s", out);
 	CHECK(strstr(out, "endpoint  10.78.2.2…heckout/2  vm/dm-bac…-long-name  3.00  3.00  3.00") != NULL,
 	      "keys shortened (both ends kept), values in one unit:\n%s", out);

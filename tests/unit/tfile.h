@@ -47,6 +47,16 @@ static inline uint8_t *tfile_recording(struct np_recbuf *rb, size_t *len)
 }
 #endif
 
+/* A reader's warning callback: counts them, keeps the last. */
+static int nwarn;
+static char lastwarn[512];
+static inline void count_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	nwarn++;
+	snprintf(lastwarn, sizeof(lastwarn), "%s", msg);
+}
+
 #if defined(NP_ANA_H) && defined(NP_TAP_H)
 /* The in-memory recording rec (len bytes, from tfile_recording) loaded into
  * m as name and finished: two CHECKs (built, loaded). */
