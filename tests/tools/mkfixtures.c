@@ -43,6 +43,17 @@ static void fx_t01(msgpack_packer *pk, unsigned iv)
 	np_pack_kv_u64(pk, "t1_ns", fx_t1(iv));
 }
 
+/* A record of type (version) with nkeys keys in all, the first ones t0_ns
+ * and t1_ns of interval iv: the packer for the others. */
+static msgpack_packer *fx_begin(struct np_recbuf *rb, uint16_t type, uint16_t version,
+				size_t nkeys, unsigned iv)
+{
+	msgpack_packer *pk = np_recbuf_begin(rb, type, version);
+	msgpack_pack_map(pk, nkeys);
+	fx_t01(pk, iv);
+	return pk;
+}
+
 static void fx_strcol(msgpack_packer *pk, const char *key, const char *const *v, size_t n)
 {
 	np_pack_str(pk, key);
@@ -168,9 +179,7 @@ static void fx_netcpu(struct np_recbuf *rb, unsigned iv)
 	static const char *const cls[] = { "netrx", "nettx", "send", "recv" };
 	static const uint64_t base[] = { 10000000, 2000000, 3000000, 4000000 };
 	uint64_t col[FX_NCPU];
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, 1);
-	msgpack_pack_map(pk, 4 + 2 * 4 + 2 + 1);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_NETCPU, 1, 4 + 2 * 4 + 2 + 1, iv);
 	for (int i = 0; i < FX_NCPU; i++)
 		col[i] = (uint64_t)i;
 	np_pack_kv_u64_array(pk, "cpu", col, FX_NCPU);
@@ -205,17 +214,14 @@ static void fx_netrx(struct np_recbuf *rb, unsigned iv)
 		cpu_cat[k] = samples[k] / 3;
 		cpu_cat[11 + k] = samples[k] - samples[k] / 3;
 	}
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETRX_STACKS, 1);
-	msgpack_pack_map(pk, 15);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_NETRX_STACKS, 1, 15, iv);
 	np_pack_kv_u64(pk, "hz", 997);
 	np_pack_kv_u64(pk, "samples", 1994);
 	np_pack_kv_u64(pk, "samples_netrx", 100);
 	np_pack_kv_u64(pk, "lost", 0);
 	np_pack_kv_u64(pk, "unresolved", 0);
-	fx_strcol(pk, "cat", cat, 11);
-	np_pack_kv_u64_array(pk, "cat_samples", samples, 11);
-	np_pack_kv_u64_array(pk, "cat_est_ns", est, 11);
+	FX_COLS(pk, 11,
+		FXS("cat", cat), FXU("cat_samples", samples), FXU("cat_est_ns", est));
 	np_pack_kv_u64(pk, "ncpu", FX_NCPU);
 	np_pack_kv_u64_array(pk, "cpu_cat_samples", cpu_cat, 22);
 	uint64_t top[1] = { 40 };
@@ -237,9 +243,7 @@ static void fx_threads(struct np_recbuf *rb, unsigned iv)
 	uint64_t cg[3] = { 100, 200, 1 }, oncpu[3] = { 50000000, 20000000, 5000000 };
 	uint64_t nv[3] = { 100 + iv, 50, 10 }, niv[3] = { 3, 1, 0 }, ex[3] = { 0, 0, 0 };
 	static const char *const comm[] = { "nginx", "curl", "ksoftirqd/0" };
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_THREADS, 1);
-	msgpack_pack_map(pk, 12);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_THREADS, 1, 12, iv);
 	np_pack_kv_u64(pk, "n", 3);
 	FX_COLS(pk, 3,
 		FXD("tid_d", tid), FXU("pid", pid), FXS("comm", comm), FXU("cgroup_id", cg),
@@ -275,9 +279,7 @@ static void fx_flows(struct np_recbuf *rb, unsigned iv)
 	uint64_t pid[2] = { 1000, 1000 }, cg[2] = { 200, 200 };
 	static const char *const la[] = { "10.0.1.1", "10.0.1.1" }, *const ra[] = { "10.0.1.2", "10.0.1.53" };
 	static const char *const comm[] = { "curl", "curl" };
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_FLOWS, 1);
-	msgpack_pack_map(pk, 29);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_FLOWS, 1, 29, iv);
 	np_pack_kv_u64(pk, "n", n);
 	FX_COLS(pk, n,
 		FXU("proto", proto), FXU("netns", netns), FXS("laddr", la), FXU("lport", lport),
@@ -299,9 +301,7 @@ static void fx_drops(struct np_recbuf *rb, unsigned iv)
 	uint64_t dport[1] = { 9999 }, reason[1] = { 3 }, count[1] = { 7 };
 	static const char *const sa[] = { "10.0.1.1" }, *const da[] = { "10.0.1.2" };
 	static const char *const rn[] = { "NO_SOCKET" };
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_DROPS, 1);
-	msgpack_pack_map(pk, 13);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_DROPS, 1, 13, iv);
 	np_pack_kv_u64(pk, "n", 1);
 	FX_COLS(pk, 1,
 		FXU("netns", netns), FXU("proto", proto), FXS("saddr", sa), FXU("sport", sport),
@@ -326,9 +326,7 @@ static void fx_txn_stats(struct np_recbuf *rb, unsigned iv)
 	uint64_t one[1];
 	static const char *const la[] = { "10.0.1.2" }, *const ra[] = { "10.0.1.1" };
 	static const char *const meth[] = { "GET" }, *const path[] = { "/api/items" };
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_STATS, 1);
-	msgpack_pack_map(pk, 24);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_TXN_STATS, 1, 24, iv);
 	np_pack_kv_u64(pk, "n", 1);
 #define FX_ONE(key, v) do { one[0] = (v); np_pack_kv_u64_array(pk, key, one, 1); } while (0)
 	FX_ONE("conn", 1);
@@ -376,9 +374,7 @@ static void fx_txn_events(struct np_recbuf *rb, unsigned iv)
 		meth[k] = "GET";
 		path[k] = "/api/items";
 	}
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_TXN_EVENTS, 1);
-	msgpack_pack_map(pk, 16);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_TXN_EVENTS, 1, 16, iv);
 	np_pack_kv_u64(pk, "n", N);
 	FX_COLS(pk, N,
 		FXU("conn", conn), FXU("role", role), FXU("pid", pid), FXU("tid", pid),
@@ -406,9 +402,7 @@ static void fx_sync(struct np_recbuf *rb, unsigned iv)
 		role[k] = "client";
 		peer[k] = "fx-host-b";
 	}
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_SYNC, 1);
-	msgpack_pack_map(pk, 13);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_SYNC, 1, 13, iv);
 	np_pack_kv_u64(pk, "self_id", 0xa0a);
 	np_pack_kv_u64(pk, "n", N);
 	FX_COLS(pk, N,
@@ -458,9 +452,7 @@ static void fx_pktpath(struct np_recbuf *rb, unsigned iv)
 			e->flags = 0x02;      /* TCP timestamp present */
 		}
 	}
-	pk = np_recbuf_begin(rb, NP_REC_PKT_EVENTS, PKTCOLS_VERSION);
-	msgpack_pack_map(pk, PKTCOLS_EVENT_KEYS + 4 + 2);
-	fx_t01(pk, iv);
+	pk = fx_begin(rb, NP_REC_PKT_EVENTS, PKTCOLS_VERSION, PKTCOLS_EVENT_KEYS + 4 + 2, iv);
 	np_pack_kv_u64(pk, "n", n);
 	np_pack_kv_u64(pk, "sample_n", 1);
 	np_pack_str(pk, "hooks");
@@ -488,9 +480,7 @@ static const uint64_t fx_sm_thresh[2][4] = { { 500000, 40000, 40000, 60000 },
 
 static void fx_stackmon(struct np_recbuf *rb, unsigned iv)
 {
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_STACK_EWMA, 1);
-	msgpack_pack_map(pk, 8 + 3 * 4);
-	fx_t01(pk, iv);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_STACK_EWMA, 1, 8 + 3 * 4, iv);
 	np_pack_kv_u64(pk, "n", 1);
 	static const char *const pa[] = { "10.0.1.1" }, *const ra[] = { "10.0.1.2" };
 	static const char *const bucket[] = { "intra" };
@@ -516,9 +506,7 @@ static void fx_stackmon(struct np_recbuf *rb, unsigned iv)
 	}
 
 	size_t n = iv == 3 ? 1 : 0;
-	pk = np_recbuf_begin(rb, NP_REC_ALERTS, 1);
-	msgpack_pack_map(pk, 18);
-	fx_t01(pk, iv);
+	pk = fx_begin(rb, NP_REC_ALERTS, 1, 18, iv);
 	np_pack_kv_u64(pk, "n", n);
 	np_pack_kv_u64(pk, "raised", iv >= 3 ? 2 : 0);
 	np_pack_kv_u64(pk, "kept", iv >= 3 ? 1 : 0);
@@ -528,15 +516,10 @@ static void fx_stackmon(struct np_recbuf *rb, unsigned iv)
 	uint64_t ts[1] = { fx_t0(iv) + 123456789 }, val[1] = { 60000 }, samp[1] = { 61000 };
 	uint64_t thr[1] = { fx_sm_thresh[0][2] }, seq[1] = { 1000000 + 1448 * 7 }, ack[1] = { 5003 };
 	static const char *const comp[] = { "cnst" }, *const flow[] = { "10.0.1.1:40000-10.0.1.2:8080" };
-	np_pack_kv_u64_array(pk, "ts_ns", ts, n);
-	fx_strcol(pk, "component", comp, n);
-	fx_strcol(pk, "bucket", bucket, n);
-	np_pack_kv_u64_array(pk, "value_ns", val, n);
-	np_pack_kv_u64_array(pk, "sample_ns", samp, n);
-	np_pack_kv_u64_array(pk, "threshold_ns", thr, n);
-	np_pack_kv_u64_array(pk, "seq", seq, n);
-	np_pack_kv_u64_array(pk, "ack", ack, n);
-	fx_strcol(pk, "flow", flow, n);
+	FX_COLS(pk, n,
+		FXU("ts_ns", ts), FXS("component", comp), FXS("bucket", bucket),
+		FXU("value_ns", val), FXU("sample_ns", samp), FXU("threshold_ns", thr),
+		FXU("seq", seq), FXU("ack", ack), FXS("flow", flow));
 	np_pack_str(pk, "thresholds");
 	msgpack_pack_map(pk, 2);
 	static const char *const bname[2] = { "intra", "inter" };
@@ -586,12 +569,9 @@ static void fx_lost_rec(struct np_recbuf *rb, unsigned iv)
 		for (unsigned j = 0; j <= iv; j++)
 			t[f] += fx_lost(f, j);
 	}
-	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_LOST, 1);
-	msgpack_pack_map(pk, 5);
-	fx_t01(pk, iv);
-	fx_strcol(pk, "family", fx_family_names, FX_NFAM);
-	np_pack_kv_u64_array(pk, "lost", d, FX_NFAM);
-	np_pack_kv_u64_array(pk, "lost_total", t, FX_NFAM);
+	msgpack_packer *pk = fx_begin(rb, NP_REC_LOST, 1, 5, iv);
+	FX_COLS(pk, FX_NFAM,
+		FXS("family", fx_family_names), FXU("lost", d), FXU("lost_total", t));
 }
 
 /* The families, in the order nprec snapshots them. Add new ones here. */
@@ -615,9 +595,8 @@ static void fx_end(struct np_recbuf *rb)
 	np_pack_kv_u64(pk, "events_total", tot);
 	np_pack_kv_u64(pk, "lost_total", 3);
 	np_pack_kv_u64(pk, "self_cpu_ns", 2000000ull * FX_INTERVALS);
-	fx_strcol(pk, "family", fx_family_names, FX_NFAM);
-	np_pack_kv_u64_array(pk, "events", ev, FX_NFAM);
-	np_pack_kv_u64_array(pk, "lost", lost, FX_NFAM);
+	FX_COLS(pk, FX_NFAM,
+		FXS("family", fx_family_names), FXU("events", ev), FXU("lost", lost));
 }
 
 /* ---- files ---- */
