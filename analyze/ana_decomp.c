@@ -173,6 +173,30 @@ static inline bool ana_dc_ok(const struct ana_dctx *d, uint16_t h)
 	return h < d->nclk && d->clk[h].ok;
 }
 
+/* The time from event prev to e of one packet's path: on one host its own
+ * clock; across hosts through the clock fit, -1 (and *cross_ok false) when
+ * either host has none; a negative time counts in *negative (own: in the
+ * window) and is 0. */
+static inline int64_t ana_step_dt(const struct ana_dctx *d, const struct ana_pe *prev,
+				  const struct ana_pe *e, bool newhost, bool own, bool *cross_ok,
+				  uint64_t *negative)
+{
+	int64_t dt;
+	if (!newhost)
+		dt = (int64_t)(e->ts - prev->ts);
+	else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
+		dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
+	else {
+		*cross_ok = false;
+		return -1;
+	}
+	if (dt < 0 && dt != -1) {
+		*negative += own;
+		dt = 0;
+	}
+	return dt;
+}
+
 /* The clocks of the hosts (NULL: no memory). */
 static struct ana_dclk *ana_dc_clocks(const struct ana_model *m)
 {
@@ -534,19 +558,7 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	for (size_t j = 1; j < t->nact; j++) {          /* as ana_packet_body */
 		const struct ana_pe *e = &ev[t->act[j].ev], *prev = &ev[t->act[j - 1].ev];
 		int sg = t->act[j].sg, pos = t->act[j].pos;
-		int64_t dt;
-		if (!t->act[j].newhost)
-			dt = (int64_t)(e->ts - prev->ts);
-		else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
-			dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
-		else {
-			cross_ok = false;
-			dt = -1;
-		}
-		if (dt < 0 && dt != -1) {
-			*negative += own;
-			dt = 0;
-		}
+		int64_t dt = ana_step_dt(d, prev, e, t->act[j].newhost, own, &cross_ok, negative);
 		if (dt >= 0) {
 			r->seg[sg] = r->seg[sg] < 0 ? dt
 				   : r->seg[sg] > INT64_MAX - dt ? INT64_MAX : r->seg[sg] + dt;
@@ -637,19 +649,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 		if (prev) {
 			/* a forwarding host (router, balancer) has segments of its own */
 			int seg = d->segof[e->hook][newhost][hostord == 1];
-			int64_t dt;
-			if (!newhost)
-				dt = (int64_t)(e->ts - prev->ts);
-			else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
-				dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
-			else {
-				cross_ok = false;
-				dt = -1;
-			}
-			if (dt < 0 && dt != -1) {
-				*negative += own;
-				dt = 0;
-			}
+			int64_t dt = ana_step_dt(d, prev, e, newhost, own, &cross_ok, negative);
 			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
 				r->seg[seg] = r->seg[seg] < 0 ? dt
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
