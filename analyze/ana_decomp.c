@@ -411,6 +411,22 @@ static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struc
 		f->pos[__builtin_ctz(b)].n++;
 }
 
+/* What the results pass counts besides the flows: cross-host segments
+ * clamped from below zero, and the sum of the packets' positive segments
+ * (capped at 2^53: past it the doubles that sum them may round, see struct
+ * ana_frange). */
+struct ana_rcnt { uint64_t negative, segsum; };
+
+/* Packet r, whose counted hops summed to sum (saturating), into c->segsum:
+ * its segments before the total hold those hops, and the total, when set,
+ * is sum again. Exact below 2^52, where nothing saturated; from there the
+ * cap is reached as the segments' own sum would reach it. */
+static inline void ana_rcnt_seg(struct ana_rcnt *c, const struct ana_pres *r, int64_t sum)
+{
+	uint64_t x = sum >= (1ll << 52) ? 1ull << 53 : (uint64_t)sum << (r->seg[ANA_SEG_TOTAL] >= 0);
+	c->segsum = c->segsum + x > (1ull << 53) ? 1ull << 53 : c->segsum + x;
+}
+
 /* ---- packet templates ----
  * Most packets of a flow take the same path: the same hosts and hooks in
  * the same order, so ana_dc_order's order, the roles, the flow's positions
@@ -515,7 +531,7 @@ no:
 
 /* Packet k by its template (see above); false: none fits, nothing done. */
 static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl, struct ana_fagg *fa,
-			uint64_t *negative)
+			struct ana_rcnt *c)
 {
 	const struct ana_pkt *q = &d->p->pkts[k];
 	size_t n = q->nev;
@@ -558,7 +574,7 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	for (size_t j = 1; j < t->nact; j++) {          /* as ana_packet_body */
 		const struct ana_pe *e = &ev[t->act[j].ev], *prev = &ev[t->act[j - 1].ev];
 		int sg = t->act[j].sg, pos = t->act[j].pos;
-		int64_t dt = ana_step_dt(d, prev, e, t->act[j].newhost, own, &cross_ok, negative);
+		int64_t dt = ana_step_dt(d, prev, e, t->act[j].newhost, own, &cross_ok, &c->negative);
 		if (dt >= 0) {
 			r->seg[sg] = r->seg[sg] < 0 ? dt
 				   : r->seg[sg] > INT64_MAX - dt ? INT64_MAX : r->seg[sg] + dt;
@@ -573,15 +589,16 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	r->transit = (int64_t)(last->ts - (t->hdr0 != 0xff ? &ev[t->hdr0] : e0)->ts);
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+	ana_rcnt_seg(c, r, sum);
 	ana_packet_count(d, r, f, t->multi);
 	return true;
 }
 
 /* The rest of packet k's result: segments, positions of its flow (the
  * flow's state: packets of one flow go through here in packet order);
- * cross-host segments clamped from below zero are counted in *negative. */
+ * cross-host segments clamped from below zero are counted in c. */
 static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, const uint8_t *role,
-			    size_t n, struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *rec)
+			    size_t n, struct ana_fagg *fa, struct ana_rcnt *c, struct ana_tpl *rec)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -649,7 +666,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 		if (prev) {
 			/* a forwarding host (router, balancer) has segments of its own */
 			int seg = d->segof[e->hook][newhost][hostord == 1];
-			int64_t dt = ana_step_dt(d, prev, e, newhost, own, &cross_ok, negative);
+			int64_t dt = ana_step_dt(d, prev, e, newhost, own, &cross_ok, &c->negative);
 			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
 				r->seg[seg] = r->seg[seg] < 0 ? dt
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
@@ -675,6 +692,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+	ana_rcnt_seg(c, r, sum);
 	if (rec)
 		ana_tpl_close(rec, d, k, idx, role, n, r, e0, hdr0, multi);
 	ana_packet_count(d, r, f, multi);
@@ -683,9 +701,9 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 /* Packet k's result, by its template or the general path (which leaves
  * one); false: skipped. tpl NULL: the general path only. */
 static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t *role,
-			   struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *tpl, size_t *hits)
+			   struct ana_fagg *fa, struct ana_rcnt *c, struct ana_tpl *tpl, size_t *hits)
 {
-	if (tpl && ana_tpl_try(d, k, tpl, fa, negative)) {
+	if (tpl && ana_tpl_try(d, k, tpl, fa, c)) {
 		++*hits;
 		return true;
 	}
@@ -700,7 +718,7 @@ static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t 
 		rec->nact = 0;
 		rec->ok = 1;
 	}
-	ana_packet_body(d, k, idx, role, n, fa, negative, rec);
+	ana_packet_body(d, k, idx, role, n, fa, c, rec);
 	return true;
 }
 
@@ -820,24 +838,21 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	ana_res_populate(d, lo, hi);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
-	uint64_t negative = 0, segsum = 0;
-	bool redo = false, segbig = false, anygroup = false;
+	struct ana_rcnt c = { 0, 0 };
+	bool redo = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		if (!ana_packet_one(d, k, idx, role, g->fa, &negative, tpl, &hits))
+		if (!ana_packet_one(d, k, idx, role, g->fa, &c, tpl, &hits))
 			continue;
 		redo |= !d->res[k].t;
-		for (int s = 0; s < ANA_NSEGS; s++)
-			if (d->res[k].seg[s] > 0 && (segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
-				segbig = true;
 	}
 	free(tpl);
 	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 	for (size_t fi = 0; fi < nf; fi++)
 		redo |= g->fa[fi].full;
-	g->negative = negative;
-	g->segsum = segsum;
-	g->segbig = segbig;
+	g->negative = c.negative;
+	g->segsum = c.segsum;
+	g->segbig = c.segsum >= (1ull << 53);
 	g->redo = redo;
 	g->anygroup = anygroup;
 }
@@ -966,11 +981,13 @@ static void ana_results_serial(struct ana_dctx *d)
 	bool anygroup = false;
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
+	struct ana_rcnt c = { 0, 0 };
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		ana_packet_one(d, k, idx, role, d->fa, &d->negative, tpl, &hits);
+		ana_packet_one(d, k, idx, role, d->fa, &c, tpl, &hits);
 	}
+	d->negative += c.negative;
 	d->anygroup = anygroup;
 	free(tpl);
 	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
