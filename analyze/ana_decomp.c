@@ -1860,20 +1860,25 @@ static void ana_tail_free(struct ana_tail *tl)
 	free(tl->sum); free(tl->p99); free(tl->n);
 }
 
-/* One pass over the packets; on a thread beside the jitter flows. The
- * packets' entries in d->totb pass over those below their groups' p99
- * buckets without reading their results (the index is monotone: tot >=
- * p99 has index(tot) >= index(p99)). */
-static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
+/* The groups' p99 of the total, and their sketch buckets (lob). */
+static void ana_tail_p99(const struct ana_dctx *d, struct ana_tail *tl, uint32_t *lob)
 {
-	uint32_t lob[ANA_TOP_FLOWS + 1];
 	for (size_t g = 0; g <= (size_t)d->ntop; g++) {
 		const struct np_sketch *sk = g ? d->top[g - 1] : d->all;
 		tl->p99[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
 		lob[g] = tl->p99[g] > INT64_MAX ? UINT32_MAX : np_sketch_index_fast(tl->p99[g]);
 	}
+}
+
+/* Packets [lo, hi) into sum and n; on a thread beside the jitter flows.
+ * The packets' entries in d->totb pass over those below their groups' p99
+ * buckets (lob) without reading their results (the index is monotone: tot
+ * >= p99 has index(tot) >= index(p99)). */
+static void ana_tail_sums(const struct ana_dctx *d, const struct ana_tail *tl, const uint32_t *lob,
+			  size_t lo, size_t hi, double (*sum)[ANA_NSEGS], uint64_t *n)
+{
 	const uint32_t *totb = d->totb;
-	for (size_t k = 0; k < d->p->npkts; k++) {
+	for (size_t k = lo; k < hi; k++) {
 		if (totb) {
 			uint32_t v = totb[k], b = v & 0xfff, g = v >> 12 & 0xff;
 			if (!((v & ANA_TB_DATA) && b >= lob[0]) && !(g && b >= lob[g]))
@@ -1893,8 +1898,8 @@ static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
 				if (r->seg[s] > 0)
-					tl->sum[g][s] += (double)r->seg[s];
-			tl->n[g]++;
+					sum[g][s] += (double)r->seg[s];
+			n[g]++;
 		}
 	}
 }
@@ -2077,31 +2082,41 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 }
 
 /* Tasks take the flows one at a time (flows differ in size). */
-/* Work items taken by the threads: the tail sums (when tail is set: item
- * 0), then the jitter flows, each sorted in its part of d->jit first. */
+/* Work items taken by the threads: the jitter flows, largest first (each
+ * sorted in its part of d->jit first), then the tail sums (when tail is
+ * set), in one item or two (halves of the packets: the second half's sums
+ * in sum1, n1, added after; the same sums while the segments' total stays
+ * below 2^53, see ana_tables_compute). */
 struct ana_jtask {
 	const struct ana_dctx *d;
 	struct ana_jit *j;
 	int64_t *absj;
 	struct ana_jres *v;
 	size_t nv, next;
+	uint8_t ord[ANA_TOP_FLOWS];   /* v by size, largest first */
 	struct ana_tail *tail;
+	uint32_t lob[ANA_TOP_FLOWS + 1];
+	unsigned ntail;
+	double (*sum1)[ANA_NSEGS];
+	uint64_t *n1;
 };
 
 static void ana_jitter_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t; (void)t1;
 	struct ana_jtask *jt = ctx;
-	size_t nt = jt->tail != NULL;
+	size_t npk = jt->d->p->npkts;
 	for (;;) {
 		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
-		if (i >= nt + jt->nv)
+		if (i >= jt->nv + jt->ntail)
 			break;
-		if (i < nt) {
-			ana_tail_sums(jt->d, jt->tail);
+		if (i >= jt->nv) {
+			size_t u = i - jt->nv;
+			ana_tail_sums(jt->d, jt->tail, jt->lob, npk * u / jt->ntail, npk * (u + 1) / jt->ntail,
+				      u ? jt->sum1 : jt->tail->sum, u ? jt->n1 : jt->tail->n);
 			continue;
 		}
-		struct ana_jres *x = &jt->v[i - nt];
+		struct ana_jres *x = &jt->v[jt->ord[i]];
 		ana_jit_sort(jt->j + x->a, x->b - x->a);
 		ana_jitter_flow(jt->d, jt->j, jt->absj, x);
 	}
@@ -2157,9 +2172,36 @@ static void ana_tables_compute(struct ana_dctx *d, struct ana_tail *tl, struct a
 			if (d->fa[fi].top >= 0 && d->jend[fi] - d->jat[fi] >= 2)
 				jt->v[jt->nv++] = (struct ana_jres){ .a = d->jat[fi], .b = d->jend[fi] };
 	}
-	size_t items = jt->nv + (jt->tail != NULL);
+	for (size_t i = 0; i < jt->nv; i++) {           /* by size, largest first */
+		size_t at = i;
+		for (; at && jt->v[jt->ord[at - 1]].b - jt->v[jt->ord[at - 1]].a <
+			     jt->v[i].b - jt->v[i].a; at--)
+			jt->ord[at] = jt->ord[at - 1];
+		jt->ord[at] = (uint8_t)i;
+	}
 	unsigned nt = d->p->npkts < 65536 ? 1 : ana_threads(d->m);
+	if (jt->tail) {
+		ana_tail_p99(d, tl, jt->lob);
+		jt->ntail = 1;
+		/* halves: their sums of whole nanoseconds, below 2^53 as the
+		 * results' (d->segbig, known with packet ranges), add exactly */
+		if (nt > 1 && d->rpk && !d->segbig) {
+			jt->sum1 = calloc((size_t)d->ntop + 1, sizeof(*jt->sum1));
+			jt->n1 = calloc((size_t)d->ntop + 1, sizeof(*jt->n1));
+			jt->ntail = jt->sum1 && jt->n1 ? 2 : 1;
+		}
+	}
+	size_t items = jt->nv + jt->ntail;
 	ana_par_tasks(nt < items ? nt : (unsigned)items, ana_jitter_task, jt);
+	for (size_t g = 0; jt->ntail == 2 && g <= (size_t)d->ntop; g++) {
+		for (int s = 0; s < ANA_NSEGS; s++)
+			tl->sum[g][s] += jt->sum1[g][s];
+		tl->n[g] += jt->n1[g];
+	}
+	free(jt->sum1);
+	free(jt->n1);
+	jt->sum1 = NULL;
+	jt->n1 = NULL;
 }
 
 static void ana_jitter_table(struct ana_dctx *d, struct ana_jtask *jt)
