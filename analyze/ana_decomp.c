@@ -752,6 +752,20 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
+/* Task t of nt's share of res's pages made present: every nt-th run of
+ * 2 MB. Packet ranges would leave it uneven: the pages of the event array's
+ * tail (p->spare) are present already, and res begins there, so the last
+ * range alone faulted in the rest (~92 MB on the 10 M case, ~21 k faults,
+ * 0.02 s). */
+static void ana_res_populate_share(struct ana_dctx *d, size_t t, size_t nt)
+{
+	size_t run = 2u << 20, len = d->p->npkts * sizeof(*d->res);
+	for (size_t a = t * run; a < len; a += nt * run) {
+		size_t b = a + run < len ? a + run : len;
+		ana_res_populate(d, a / sizeof(*d->res), (b + sizeof(*d->res) - 1) / sizeof(*d->res));
+	}
+}
+
 struct ana_skout;
 struct ana_sktask {                /* the sketch pass's nt tasks over d */
 	struct ana_dctx *d;
@@ -835,7 +849,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 		return;
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
-	ana_res_populate(d, lo, hi);
+	ana_res_populate_share(d, t, x->n);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
 	struct ana_rcnt c = { 0, 0 };
