@@ -9,6 +9,7 @@
 #include "ana_par.h"
 #include "ana_path.h"
 #include "ana_kth.h"
+#include "ana_kth2.h"
 
 #define ANA_TOP_FLOWS 64
 #define ANA_MAX_POS   32
@@ -2079,8 +2080,7 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 		}
 	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
 	if (w) {
-		x->p99 = ana_kth(absj, na, i99, w);
-		x->p50 = ana_kth(absj, na, i50, w);
+		ana_kth2(absj, na, i99, i50, w, &x->p99, &x->p50);
 		free(w);
 	} else {
 		ana_select(absj, na, i99);
