@@ -413,10 +413,10 @@ static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struc
 }
 
 /* What the results pass counts besides the flows: cross-host segments
- * clamped from below zero, and the sum of the packets' positive segments
- * (capped at 2^53: past it the doubles that sum them may round, see struct
- * ana_frange). */
-struct ana_rcnt { uint64_t negative, segsum; };
+ * clamped from below zero, and, with packet ranges (sums set), the sum of
+ * the packets' positive segments (capped at 2^53: past it the doubles that
+ * sum them may round, see struct ana_frange). */
+struct ana_rcnt { uint64_t negative, segsum; bool sums; };
 
 /* Packet r, whose counted hops summed to sum (saturating), into c->segsum:
  * its segments before the total hold those hops, and the total, when set,
@@ -424,6 +424,8 @@ struct ana_rcnt { uint64_t negative, segsum; };
  * cap is reached as the segments' own sum would reach it. */
 static inline void ana_rcnt_seg(struct ana_rcnt *c, const struct ana_pres *r, int64_t sum)
 {
+	if (!c->sums)
+		return;
 	uint64_t x = sum >= (1ll << 52) ? 1ull << 53 : (uint64_t)sum << (r->seg[ANA_SEG_TOTAL] >= 0);
 	c->segsum = c->segsum + x > (1ull << 53) ? 1ull << 53 : c->segsum + x;
 }
@@ -853,7 +855,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	ana_res_populate_share(d, t, x->n);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
-	struct ana_rcnt c = { 0, 0 };
+	struct ana_rcnt c = { 0, 0, true };
 	bool redo = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
@@ -996,7 +998,7 @@ static void ana_results_serial(struct ana_dctx *d)
 	bool anygroup = false;
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
-	struct ana_rcnt c = { 0, 0 };
+	struct ana_rcnt c = { 0, 0, false };
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
