@@ -392,12 +392,14 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx, uint8
 
 /* Packet r into its flow's counts (sums, extremes: any order of the flow's
  * packets gives the same, except f->first's 0-as-unset, kept as the packet
- * order has it); multi: some hook may have seen more than one copy. */
-static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struct ana_fagg *f,
+ * order has it); multi: some hook may have seen more than one copy. Its
+ * positions' counts are the caller's (ana_pos_count). False: not in the
+ * window, not counted. */
+static bool ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struct ana_fagg *f,
 			     bool multi)
 {
 	if (!ana_dc_inwin(d, r->t))
-		return;
+		return false;
 	f->pkts++;
 	if (multi)
 		r->copies_later = 1;
@@ -408,8 +410,14 @@ static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struc
 		f->retx++;                  /* the other retransmissions: ana_retx_mark */
 	if (!f->first || r->t < f->first) f->first = r->t;
 	if (r->t > f->last) f->last = r->t;
-	for (uint32_t b = r->posmask; b; b &= b - 1)
-		f->pos[__builtin_ctz(b)].n++;
+	return true;
+}
+
+/* cnt packets seen at the positions of posmask. */
+static void ana_pos_count(struct ana_fagg *f, uint32_t posmask, uint64_t cnt)
+{
+	for (uint32_t b = posmask; b; b &= b - 1)
+		f->pos[__builtin_ctz(b)].n += cnt;
 }
 
 /* What the results pass counts besides the flows: cross-host segments
@@ -456,6 +464,8 @@ struct ana_tpl {
 				       * header event (0xff: none) */
 	uint8_t nhosts, ctl, dup, resent, multi, ok;
 	uint32_t posmask;
+	uint64_t pend;                /* packets counted since the positions' counts
+				       * took them (ana_tpl_flush) */
 	uint32_t sig[ANA_TPL_MAXEV];  /* host | hook << 16 | flags << 24, stored order */
 	uint8_t perm[ANA_TPL_MAXEV];  /* path order: stored indices */
 	uint8_t tie[ANA_TPL_MAXEV];   /* path position i: 0 another host than i - 1; 1 its
@@ -476,6 +486,21 @@ static inline size_t ana_tpl_slot(uint32_t flow, size_t n)
 static inline uint8_t ana_tpl_lenc(uint32_t len)
 {
 	return len == 0 ? 0 : len == 1 ? 1 : 2;
+}
+
+/* Template t's pending packets into its flow's position counts (fa: the
+ * flows it was made with; counts add in any order). */
+static void ana_tpl_flush(struct ana_tpl *t, struct ana_fagg *fa)
+{
+	if (t->pend)
+		ana_pos_count(&fa[t->flow], t->posmask, t->pend);
+	t->pend = 0;
+}
+
+static void ana_tpl_flush_all(struct ana_tpl *tpl, struct ana_fagg *fa)
+{
+	for (size_t i = 0; tpl && i < ANA_TPL_SLOTS; i++)
+		ana_tpl_flush(&tpl[i], fa);
 }
 
 /* The body's counted event (stored index ev) into the template. */
@@ -533,7 +558,7 @@ no:
 }
 
 /* Packet k by its template (see above); false: none fits, nothing done. */
-static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl, struct ana_fagg *fa,
+static bool ana_tpl_try(struct ana_dctx *d, size_t k, struct ana_tpl *tpl, struct ana_fagg *fa,
 			struct ana_rcnt *c)
 {
 	const struct ana_pkt *q = &d->p->pkts[k];
@@ -541,7 +566,7 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	if (n - 1 >= ANA_TPL_MAXEV)
 		return false;
 	const struct ana_pe *ev = d->p->pe + q->head;
-	const struct ana_tpl *t = &tpl[ana_tpl_slot(ev[0].flow, n)];
+	struct ana_tpl *t = &tpl[ana_tpl_slot(ev[0].flow, n)];
 	uint32_t len = q->minlen == UINT32_MAX ? 0 : q->minlen;
 	if (t->n != n || t->key != ev[0].flow || t->lenc != ana_tpl_lenc(len) || t->udp != q->udp ||
 	    ev[t->e0].flow != t->flow)
@@ -593,7 +618,7 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
 	ana_rcnt_seg(c, r, sum);
-	ana_packet_count(d, r, f, t->multi);
+	t->pend += ana_packet_count(d, r, f, t->multi);    /* its positions: ana_tpl_flush */
 	return true;
 }
 
@@ -698,7 +723,8 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 	ana_rcnt_seg(c, r, sum);
 	if (rec)
 		ana_tpl_close(rec, d, k, idx, role, n, r, e0, hdr0, multi);
-	ana_packet_count(d, r, f, multi);
+	if (ana_packet_count(d, r, f, multi))
+		ana_pos_count(f, r->posmask, 1);
 }
 
 /* Packet k's result, by its template or the general path (which leaves
@@ -717,6 +743,7 @@ static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t 
 	const struct ana_pkt *q = &d->p->pkts[k];
 	if (tpl && q->nev - 1 < ANA_TPL_MAXEV) {
 		rec = &tpl[ana_tpl_slot(d->p->pe[q->head].flow, q->nev)];
+		ana_tpl_flush(rec, fa);
 		rec->n = 0;
 		rec->nact = 0;
 		rec->ok = 1;
@@ -863,6 +890,7 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 			continue;
 		redo |= !d->res[k].t;
 	}
+	ana_tpl_flush_all(tpl, g->fa);
 	free(tpl);
 	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 	for (size_t fi = 0; fi < nf; fi++)
@@ -1006,6 +1034,7 @@ static void ana_results_serial(struct ana_dctx *d)
 	}
 	d->negative += c.negative;
 	d->anygroup = anygroup;
+	ana_tpl_flush_all(tpl, d->fa);
 	free(tpl);
 	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 }
