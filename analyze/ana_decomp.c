@@ -9,6 +9,7 @@
 #include "ana_par.h"
 #include "ana_path.h"
 #include "ana_kth.h"
+#include "ana_kth2.h"
 
 #define ANA_TOP_FLOWS 64
 #define ANA_MAX_POS   32
@@ -171,6 +172,30 @@ static inline int64_t ana_dc_ref(const struct ana_dctx *d, uint16_t h, uint64_t 
 static inline bool ana_dc_ok(const struct ana_dctx *d, uint16_t h)
 {
 	return h < d->nclk && d->clk[h].ok;
+}
+
+/* The time from event prev to e of one packet's path: on one host its own
+ * clock; across hosts through the clock fit, -1 (and *cross_ok false) when
+ * either host has none; a negative time counts in *negative (own: in the
+ * window) and is 0. */
+static inline int64_t ana_step_dt(const struct ana_dctx *d, const struct ana_pe *prev,
+				  const struct ana_pe *e, bool newhost, bool own, bool *cross_ok,
+				  uint64_t *negative)
+{
+	int64_t dt;
+	if (!newhost)
+		dt = (int64_t)(e->ts - prev->ts);
+	else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
+		dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
+	else {
+		*cross_ok = false;
+		return -1;
+	}
+	if (dt < 0 && dt != -1) {
+		*negative += own;
+		dt = 0;
+	}
+	return dt;
 }
 
 /* The clocks of the hosts (NULL: no memory). */
@@ -367,12 +392,14 @@ static size_t ana_packet_head(struct ana_dctx *d, size_t k, uint32_t *idx, uint8
 
 /* Packet r into its flow's counts (sums, extremes: any order of the flow's
  * packets gives the same, except f->first's 0-as-unset, kept as the packet
- * order has it); multi: some hook may have seen more than one copy. */
-static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struct ana_fagg *f,
+ * order has it); multi: some hook may have seen more than one copy. Its
+ * positions' counts are the caller's (ana_pos_count). False: not in the
+ * window, not counted. */
+static bool ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struct ana_fagg *f,
 			     bool multi)
 {
 	if (!ana_dc_inwin(d, r->t))
-		return;
+		return false;
 	f->pkts++;
 	if (multi)
 		r->copies_later = 1;
@@ -383,8 +410,32 @@ static void ana_packet_count(const struct ana_dctx *d, struct ana_pres *r, struc
 		f->retx++;                  /* the other retransmissions: ana_retx_mark */
 	if (!f->first || r->t < f->first) f->first = r->t;
 	if (r->t > f->last) f->last = r->t;
-	for (uint32_t b = r->posmask; b; b &= b - 1)
-		f->pos[__builtin_ctz(b)].n++;
+	return true;
+}
+
+/* cnt packets seen at the positions of posmask. */
+static void ana_pos_count(struct ana_fagg *f, uint32_t posmask, uint64_t cnt)
+{
+	for (uint32_t b = posmask; b; b &= b - 1)
+		f->pos[__builtin_ctz(b)].n += cnt;
+}
+
+/* What the results pass counts besides the flows: cross-host segments
+ * clamped from below zero, and, with packet ranges (sums set), the sum of
+ * the packets' positive segments (capped at 2^53: past it the doubles that
+ * sum them may round, see struct ana_frange). */
+struct ana_rcnt { uint64_t negative, segsum; bool sums; };
+
+/* Packet r, whose counted hops summed to sum (saturating), into c->segsum:
+ * its segments before the total hold those hops, and the total, when set,
+ * is sum again. Exact below 2^52, where nothing saturated; from there the
+ * cap is reached as the segments' own sum would reach it. */
+static inline void ana_rcnt_seg(struct ana_rcnt *c, const struct ana_pres *r, int64_t sum)
+{
+	if (!c->sums)
+		return;
+	uint64_t x = sum >= (1ll << 52) ? 1ull << 53 : (uint64_t)sum << (r->seg[ANA_SEG_TOTAL] >= 0);
+	c->segsum = c->segsum + x > (1ull << 53) ? 1ull << 53 : c->segsum + x;
 }
 
 /* ---- packet templates ----
@@ -413,6 +464,8 @@ struct ana_tpl {
 				       * header event (0xff: none) */
 	uint8_t nhosts, ctl, dup, resent, multi, ok;
 	uint32_t posmask;
+	uint64_t pend;                /* packets counted since the positions' counts
+				       * took them (ana_tpl_flush) */
 	uint32_t sig[ANA_TPL_MAXEV];  /* host | hook << 16 | flags << 24, stored order */
 	uint8_t perm[ANA_TPL_MAXEV];  /* path order: stored indices */
 	uint8_t tie[ANA_TPL_MAXEV];   /* path position i: 0 another host than i - 1; 1 its
@@ -433,6 +486,21 @@ static inline size_t ana_tpl_slot(uint32_t flow, size_t n)
 static inline uint8_t ana_tpl_lenc(uint32_t len)
 {
 	return len == 0 ? 0 : len == 1 ? 1 : 2;
+}
+
+/* Template t's pending packets into its flow's position counts (fa: the
+ * flows it was made with; counts add in any order). */
+static void ana_tpl_flush(struct ana_tpl *t, struct ana_fagg *fa)
+{
+	if (t->pend)
+		ana_pos_count(&fa[t->flow], t->posmask, t->pend);
+	t->pend = 0;
+}
+
+static void ana_tpl_flush_all(struct ana_tpl *tpl, struct ana_fagg *fa)
+{
+	for (size_t i = 0; tpl && i < ANA_TPL_SLOTS; i++)
+		ana_tpl_flush(&tpl[i], fa);
 }
 
 /* The body's counted event (stored index ev) into the template. */
@@ -490,15 +558,15 @@ no:
 }
 
 /* Packet k by its template (see above); false: none fits, nothing done. */
-static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl, struct ana_fagg *fa,
-			uint64_t *negative)
+static bool ana_tpl_try(struct ana_dctx *d, size_t k, struct ana_tpl *tpl, struct ana_fagg *fa,
+			struct ana_rcnt *c)
 {
 	const struct ana_pkt *q = &d->p->pkts[k];
 	size_t n = q->nev;
 	if (n - 1 >= ANA_TPL_MAXEV)
 		return false;
 	const struct ana_pe *ev = d->p->pe + q->head;
-	const struct ana_tpl *t = &tpl[ana_tpl_slot(ev[0].flow, n)];
+	struct ana_tpl *t = &tpl[ana_tpl_slot(ev[0].flow, n)];
 	uint32_t len = q->minlen == UINT32_MAX ? 0 : q->minlen;
 	if (t->n != n || t->key != ev[0].flow || t->lenc != ana_tpl_lenc(len) || t->udp != q->udp ||
 	    ev[t->e0].flow != t->flow)
@@ -534,19 +602,7 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	for (size_t j = 1; j < t->nact; j++) {          /* as ana_packet_body */
 		const struct ana_pe *e = &ev[t->act[j].ev], *prev = &ev[t->act[j - 1].ev];
 		int sg = t->act[j].sg, pos = t->act[j].pos;
-		int64_t dt;
-		if (!t->act[j].newhost)
-			dt = (int64_t)(e->ts - prev->ts);
-		else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
-			dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
-		else {
-			cross_ok = false;
-			dt = -1;
-		}
-		if (dt < 0 && dt != -1) {
-			*negative += own;
-			dt = 0;
-		}
+		int64_t dt = ana_step_dt(d, prev, e, t->act[j].newhost, own, &cross_ok, &c->negative);
 		if (dt >= 0) {
 			r->seg[sg] = r->seg[sg] < 0 ? dt
 				   : r->seg[sg] > INT64_MAX - dt ? INT64_MAX : r->seg[sg] + dt;
@@ -561,15 +617,16 @@ static bool ana_tpl_try(struct ana_dctx *d, size_t k, const struct ana_tpl *tpl,
 	r->transit = (int64_t)(last->ts - (t->hdr0 != 0xff ? &ev[t->hdr0] : e0)->ts);
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
-	ana_packet_count(d, r, f, t->multi);
+	ana_rcnt_seg(c, r, sum);
+	t->pend += ana_packet_count(d, r, f, t->multi);    /* its positions: ana_tpl_flush */
 	return true;
 }
 
 /* The rest of packet k's result: segments, positions of its flow (the
  * flow's state: packets of one flow go through here in packet order);
- * cross-host segments clamped from below zero are counted in *negative. */
+ * cross-host segments clamped from below zero are counted in c. */
 static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, const uint8_t *role,
-			    size_t n, struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *rec)
+			    size_t n, struct ana_fagg *fa, struct ana_rcnt *c, struct ana_tpl *rec)
 {
 	struct ana_model *m = d->m;
 	const struct ana_pe *ev = d->p->pe;
@@ -637,19 +694,7 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 		if (prev) {
 			/* a forwarding host (router, balancer) has segments of its own */
 			int seg = d->segof[e->hook][newhost][hostord == 1];
-			int64_t dt;
-			if (!newhost)
-				dt = (int64_t)(e->ts - prev->ts);
-			else if (ana_dc_ok(d, e->host) && ana_dc_ok(d, prev->host))
-				dt = ana_dc_ref(d, e->host, e->ts) - ana_dc_ref(d, prev->host, prev->ts);
-			else {
-				cross_ok = false;
-				dt = -1;
-			}
-			if (dt < 0 && dt != -1) {
-				*negative += own;
-				dt = 0;
-			}
+			int64_t dt = ana_step_dt(d, prev, e, newhost, own, &cross_ok, &c->negative);
 			if (dt >= 0) {   /* saturating: damaged timestamps (fuzz) */
 				r->seg[seg] = r->seg[seg] < 0 ? dt
 					    : r->seg[seg] > INT64_MAX - dt ? INT64_MAX : r->seg[seg] + dt;
@@ -675,17 +720,19 @@ static void ana_packet_body(struct ana_dctx *d, size_t k, const uint32_t *idx, c
 	 * of 4 539 %) */
 	if (cross_ok && n > 1)
 		r->seg[ANA_SEG_TOTAL] = sum;
+	ana_rcnt_seg(c, r, sum);
 	if (rec)
 		ana_tpl_close(rec, d, k, idx, role, n, r, e0, hdr0, multi);
-	ana_packet_count(d, r, f, multi);
+	if (ana_packet_count(d, r, f, multi))
+		ana_pos_count(f, r->posmask, 1);
 }
 
 /* Packet k's result, by its template or the general path (which leaves
  * one); false: skipped. tpl NULL: the general path only. */
 static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t *role,
-			   struct ana_fagg *fa, uint64_t *negative, struct ana_tpl *tpl, size_t *hits)
+			   struct ana_fagg *fa, struct ana_rcnt *c, struct ana_tpl *tpl, size_t *hits)
 {
-	if (tpl && ana_tpl_try(d, k, tpl, fa, negative)) {
+	if (tpl && ana_tpl_try(d, k, tpl, fa, c)) {
 		++*hits;
 		return true;
 	}
@@ -696,11 +743,12 @@ static bool ana_packet_one(struct ana_dctx *d, size_t k, uint32_t *idx, uint8_t 
 	const struct ana_pkt *q = &d->p->pkts[k];
 	if (tpl && q->nev - 1 < ANA_TPL_MAXEV) {
 		rec = &tpl[ana_tpl_slot(d->p->pe[q->head].flow, q->nev)];
+		ana_tpl_flush(rec, fa);
 		rec->n = 0;
 		rec->nact = 0;
 		rec->ok = 1;
 	}
-	ana_packet_body(d, k, idx, role, n, fa, negative, rec);
+	ana_packet_body(d, k, idx, role, n, fa, c, rec);
 	return true;
 }
 
@@ -732,6 +780,20 @@ static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 	uintptr_t b = ((uintptr_t)(d->res + hi) + pg - 1) & ~(pg - 1);
 	if (b > a)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
+/* Task t of nt's share of res's pages made present: every nt-th run of
+ * 2 MB. Packet ranges would leave it uneven: the pages of the event array's
+ * tail (p->spare) are present already, and res begins there, so the last
+ * range alone faulted in the rest (~92 MB on the 10 M case, ~21 k faults,
+ * 0.02 s). */
+static void ana_res_populate_share(struct ana_dctx *d, size_t t, size_t nt)
+{
+	size_t run = 2u << 20, len = d->p->npkts * sizeof(*d->res);
+	for (size_t a = t * run; a < len; a += nt * run) {
+		size_t b = a + run < len ? a + run : len;
+		ana_res_populate(d, a / sizeof(*d->res), (b + sizeof(*d->res) - 1) / sizeof(*d->res));
+	}
 }
 
 struct ana_skout;
@@ -817,27 +879,25 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 		return;
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
-	ana_res_populate(d, lo, hi);
+	ana_res_populate_share(d, t, x->n);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
-	uint64_t negative = 0, segsum = 0;
-	bool redo = false, segbig = false, anygroup = false;
+	struct ana_rcnt c = { 0, 0, true };
+	bool redo = false, anygroup = false;
 	for (size_t k = lo; k < hi; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		if (!ana_packet_one(d, k, idx, role, g->fa, &negative, tpl, &hits))
+		if (!ana_packet_one(d, k, idx, role, g->fa, &c, tpl, &hits))
 			continue;
 		redo |= !d->res[k].t;
-		for (int s = 0; s < ANA_NSEGS; s++)
-			if (d->res[k].seg[s] > 0 && (segsum += (uint64_t)d->res[k].seg[s]) >= (1ull << 53))
-				segbig = true;
 	}
+	ana_tpl_flush_all(tpl, g->fa);
 	free(tpl);
 	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 	for (size_t fi = 0; fi < nf; fi++)
 		redo |= g->fa[fi].full;
-	g->negative = negative;
-	g->segsum = segsum;
-	g->segbig = segbig;
+	g->negative = c.negative;
+	g->segsum = c.segsum;
+	g->segbig = c.segsum >= (1ull << 53);
 	g->redo = redo;
 	g->anygroup = anygroup;
 }
@@ -966,12 +1026,15 @@ static void ana_results_serial(struct ana_dctx *d)
 	bool anygroup = false;
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
+	struct ana_rcnt c = { 0, 0, false };
 	ana_res_populate(d, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
-		ana_packet_one(d, k, idx, role, d->fa, &d->negative, tpl, &hits);
+		ana_packet_one(d, k, idx, role, d->fa, &c, tpl, &hits);
 	}
+	d->negative += c.negative;
 	d->anygroup = anygroup;
+	ana_tpl_flush_all(tpl, d->fa);
 	free(tpl);
 	__atomic_fetch_add(&ana_decomp_tpl_hits, hits, __ATOMIC_RELAXED);
 }
@@ -1843,20 +1906,25 @@ static void ana_tail_free(struct ana_tail *tl)
 	free(tl->sum); free(tl->p99); free(tl->n);
 }
 
-/* One pass over the packets; on a thread beside the jitter flows. The
- * packets' entries in d->totb pass over those below their groups' p99
- * buckets without reading their results (the index is monotone: tot >=
- * p99 has index(tot) >= index(p99)). */
-static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
+/* The groups' p99 of the total, and their sketch buckets (lob). */
+static void ana_tail_p99(const struct ana_dctx *d, struct ana_tail *tl, uint32_t *lob)
 {
-	uint32_t lob[ANA_TOP_FLOWS + 1];
 	for (size_t g = 0; g <= (size_t)d->ntop; g++) {
 		const struct np_sketch *sk = g ? d->top[g - 1] : d->all;
 		tl->p99[g] = sk[ANA_SEG_TOTAL].n ? np_sketch_quantile(&sk[ANA_SEG_TOTAL], 0.99) : UINT64_MAX;
 		lob[g] = tl->p99[g] > INT64_MAX ? UINT32_MAX : np_sketch_index_fast(tl->p99[g]);
 	}
+}
+
+/* Packets [lo, hi) into sum and n; on a thread beside the jitter flows.
+ * The packets' entries in d->totb pass over those below their groups' p99
+ * buckets (lob) without reading their results (the index is monotone: tot
+ * >= p99 has index(tot) >= index(p99)). */
+static void ana_tail_sums(const struct ana_dctx *d, const struct ana_tail *tl, const uint32_t *lob,
+			  size_t lo, size_t hi, double (*sum)[ANA_NSEGS], uint64_t *n)
+{
 	const uint32_t *totb = d->totb;
-	for (size_t k = 0; k < d->p->npkts; k++) {
+	for (size_t k = lo; k < hi; k++) {
 		if (totb) {
 			uint32_t v = totb[k], b = v & 0xfff, g = v >> 12 & 0xff;
 			if (!((v & ANA_TB_DATA) && b >= lob[0]) && !(g && b >= lob[g]))
@@ -1876,8 +1944,8 @@ static void ana_tail_sums(const struct ana_dctx *d, struct ana_tail *tl)
 				continue;
 			for (int s = 0; s < ANA_NSEGS; s++)
 				if (r->seg[s] > 0)
-					tl->sum[g][s] += (double)r->seg[s];
-			tl->n[g]++;
+					sum[g][s] += (double)r->seg[s];
+			n[g]++;
 		}
 	}
 }
@@ -2043,8 +2111,7 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 		}
 	size_t i99 = (size_t)ceil(0.99 * (double)na) - 1, i50 = (size_t)ceil(0.5 * (double)na) - 1;
 	if (w) {
-		x->p99 = ana_kth(absj, na, i99, w);
-		x->p50 = ana_kth(absj, na, i50, w);
+		ana_kth2(absj, na, i99, i50, w, &x->p99, &x->p50);
 		free(w);
 	} else {
 		ana_select(absj, na, i99);
@@ -2060,31 +2127,41 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 }
 
 /* Tasks take the flows one at a time (flows differ in size). */
-/* Work items taken by the threads: the tail sums (when tail is set: item
- * 0), then the jitter flows, each sorted in its part of d->jit first. */
+/* Work items taken by the threads: the jitter flows, largest first (each
+ * sorted in its part of d->jit first), then the tail sums (when tail is
+ * set), in one item or two (halves of the packets: the second half's sums
+ * in sum1, n1, added after; the same sums while the segments' total stays
+ * below 2^53, see ana_tables_compute). */
 struct ana_jtask {
 	const struct ana_dctx *d;
 	struct ana_jit *j;
 	int64_t *absj;
 	struct ana_jres *v;
 	size_t nv, next;
+	uint8_t ord[ANA_TOP_FLOWS];   /* v by size, largest first */
 	struct ana_tail *tail;
+	uint32_t lob[ANA_TOP_FLOWS + 1];
+	unsigned ntail;
+	double (*sum1)[ANA_NSEGS];
+	uint64_t *n1;
 };
 
 static void ana_jitter_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t; (void)t1;
 	struct ana_jtask *jt = ctx;
-	size_t nt = jt->tail != NULL;
+	size_t npk = jt->d->p->npkts;
 	for (;;) {
 		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
-		if (i >= nt + jt->nv)
+		if (i >= jt->nv + jt->ntail)
 			break;
-		if (i < nt) {
-			ana_tail_sums(jt->d, jt->tail);
+		if (i >= jt->nv) {
+			size_t u = i - jt->nv;
+			ana_tail_sums(jt->d, jt->tail, jt->lob, npk * u / jt->ntail, npk * (u + 1) / jt->ntail,
+				      u ? jt->sum1 : jt->tail->sum, u ? jt->n1 : jt->tail->n);
 			continue;
 		}
-		struct ana_jres *x = &jt->v[i - nt];
+		struct ana_jres *x = &jt->v[jt->ord[i]];
 		ana_jit_sort(jt->j + x->a, x->b - x->a);
 		ana_jitter_flow(jt->d, jt->j, jt->absj, x);
 	}
@@ -2140,9 +2217,36 @@ static void ana_tables_compute(struct ana_dctx *d, struct ana_tail *tl, struct a
 			if (d->fa[fi].top >= 0 && d->jend[fi] - d->jat[fi] >= 2)
 				jt->v[jt->nv++] = (struct ana_jres){ .a = d->jat[fi], .b = d->jend[fi] };
 	}
-	size_t items = jt->nv + (jt->tail != NULL);
+	for (size_t i = 0; i < jt->nv; i++) {           /* by size, largest first */
+		size_t at = i;
+		for (; at && jt->v[jt->ord[at - 1]].b - jt->v[jt->ord[at - 1]].a <
+			     jt->v[i].b - jt->v[i].a; at--)
+			jt->ord[at] = jt->ord[at - 1];
+		jt->ord[at] = (uint8_t)i;
+	}
 	unsigned nt = d->p->npkts < 65536 ? 1 : ana_threads(d->m);
+	if (jt->tail) {
+		ana_tail_p99(d, tl, jt->lob);
+		jt->ntail = 1;
+		/* halves: their sums of whole nanoseconds, below 2^53 as the
+		 * results' (d->segbig, known with packet ranges), add exactly */
+		if (nt > 1 && d->rpk && !d->segbig) {
+			jt->sum1 = calloc((size_t)d->ntop + 1, sizeof(*jt->sum1));
+			jt->n1 = calloc((size_t)d->ntop + 1, sizeof(*jt->n1));
+			jt->ntail = jt->sum1 && jt->n1 ? 2 : 1;
+		}
+	}
+	size_t items = jt->nv + jt->ntail;
 	ana_par_tasks(nt < items ? nt : (unsigned)items, ana_jitter_task, jt);
+	for (size_t g = 0; jt->ntail == 2 && g <= (size_t)d->ntop; g++) {
+		for (int s = 0; s < ANA_NSEGS; s++)
+			tl->sum[g][s] += jt->sum1[g][s];
+		tl->n[g] += jt->n1[g];
+	}
+	free(jt->sum1);
+	free(jt->n1);
+	jt->sum1 = NULL;
+	jt->n1 = NULL;
 }
 
 static void ana_jitter_table(struct ana_dctx *d, struct ana_jtask *jt)
