@@ -14,6 +14,8 @@
  * spares ana_path_match a pass over every event when none has. On one
  * thread the sock_send ranges are taken in the same pass (ana_ranges's
  * steps, in the same visit order). */
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,6 +712,7 @@ struct pj_after {
 	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
 	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
 	int rc;
+	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
 };
 
 /* Range r's lists read along the visit order: li[t] is partition t's next
@@ -751,6 +754,13 @@ static void pj_ranges_by_id(struct pj_after *a)
 
 static void pj_remap(struct pj_after *a, size_t r, bool release);
 
+/* The ranges' packet ids to global numbers, and each packet's range (a
+ * packet takes one at most). A pass over every range, ~8 ms on the 10 M
+ * case: on the ranges' thread, which is done sooner than the main one. */
+struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
+
+static void pj_fix_range(void *ctx, size_t lo, size_t hi);
+
 /* Every joined event's index into p->order, grouped by packet, each
  * packet's in ascending index (ana_group_order's order without the
  * extras, which follow a packet's own events): the visit order takes each
@@ -786,6 +796,7 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	struct pj_after *a = ctx;
 	if (t == 0) {
 		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur);
+		atomic_store_explicit(&a->merged, 1, memory_order_release);
 		for (unsigned u = 0; u < a->nt; u++) {
 			free(a->part[u].pk);
 			a->part[u].pk = NULL;
@@ -810,8 +821,18 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 		}
 		for (size_t r = 0; r < a->nt; r++)
 			pj_remap(a, r, false);
-	} else
+	} else {
 		pj_ranges_by_id(a);
+		/* the ranges' ids to global numbers here, when the merge is
+		 * over (it is sooner than the main thread's scatter or remap):
+		 * task 0 runs first when there is no thread for this one */
+		while (!atomic_load_explicit(&a->merged, memory_order_acquire))
+			sched_yield();
+		if (!a->rc) {
+			struct pj_fix fx = { a->p, a->gmap[0] };
+			pj_fix_range(&fx, 0, a->p->nextra);
+		}
+	}
 }
 
 /* evpkt of the events of range r (every one: it was not set before). With
@@ -839,10 +860,6 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 	pj_remap(ctx, r, true);
 }
 
-/* The ranges' packet ids to global numbers, and each packet's range (a
- * packet takes one at most: the slices write disjoint packets). A pass
- * over every range, ~14 ms on the 10 M case: on the threads. */
-struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
 
 static void pj_fix_range(void *ctx, size_t lo, size_t hi)
 {
@@ -855,7 +872,7 @@ static void pj_fix_range(void *ctx, size_t lo, size_t hi)
 }
 
 /* Merge, ranges, then every event's packet number. */
-static int pj_finish(struct pj_after *a, uint32_t *gall)
+static int pj_finish(struct pj_after *a)
 {
 	struct ana_paths *p = a->p;
 	ana_par_tasks(a->has_rng ? 2 : 1, pj_after_task, a);
@@ -868,8 +885,6 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 		ana_par_tasks(a->nt, pj_remap_task, a);
 		return 0;
 	}
-	struct pj_fix fx = { p, gall };
-	ana_par_for(p->nextra, a->nt, pj_fix_range, &fx);
 	p->ranges_done = true;
 	return 0;
 }
@@ -1400,7 +1415,7 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, siz
 			own &= !part[t].super && !part[t].n0_over;
 		if (own && !(a.cur = malloc((a.total ? a.total : 1) * 2 * sizeof(uint32_t))))
 			goto out;
-		if (pj_finish(&a, gall))
+		if (pj_finish(&a))
 			goto out;
 	}
 	rc = 0;
