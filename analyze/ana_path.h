@@ -54,6 +54,9 @@ struct ana_paths {
 	size_t spare_len;
 	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
 	bool ranges_done;           /* ana_pjoin took the sock_send ranges too */
+	bool order_own;             /* ana_pjoin left order (norder entries) with each packet's
+				     * own events only, from its head, and no evpkt: the
+				     * extras (ranges only) are not placed yet */
 	size_t njoined;             /* events joined by key (evpkt set) */
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
@@ -134,6 +137,8 @@ static inline size_t ana_vstep2(const struct ana_pev *ev, struct ana_vruns *v, s
  * p->npkts, p->super and allocates p->evpkt (every event's packet,
  * UINT32_MAX none), on threads threads; the same result for any count. On
  * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
+ * On several, with p->pending, the ranges too, and when it can, p->order
+ * instead of evpkt (p->order_own).
  * 0 or -1 (no memory). */
 int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads);

@@ -14,6 +14,8 @@
  * spares ana_path_match a pass over every event when none has. On one
  * thread the sock_send ranges are taken in the same pass (ana_ranges's
  * steps, in the same visit order). */
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@ struct pj_pkt {
 	uint32_t first;             /* visit position of its first event */
 	uint32_t nev;               /* events joined */
 	uint8_t udp;
+	uint16_t n0;                /* several partitions, two runs: those of run 0 (in the padding) */
 };
 
 /* A retransmission: local packet l belongs to the group of local packet
@@ -60,6 +63,7 @@ struct pj_part {
 				     * (it, the latest of them), in local packet order */
 	size_t nsib, sibcap;
 	bool super;                 /* a packet has events of two payload lengths */
+	bool n0_over;               /* a packet's n0 wrapped */
 	size_t njoined;             /* counted per event: ... */
 	int err;
 	char pad[64];               /* ... kept off the next partition's line */
@@ -443,6 +447,7 @@ struct pj_split {
 	const uint32_t *vis;
 	unsigned nt;
 	int err;
+	size_t cut;                 /* two runs: run 1's first event (SIZE_MAX: not two runs) */
 	size_t side;                /* how far a piece may pass the next one's start */
 	size_t lo[PJ_MAXT + 1];     /* range r: vis[lo[r], lo[r + 1]) */
 	uint8_t *pb;                /* per visit position: partition | PJ_EGRESS, or PJ_UNKEYED */
@@ -509,6 +514,9 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 {
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
+	/* SIZE_MAX: no event is below it, nothing counted */
+	size_t cut = s->cut == SIZE_MAX ? 0 : s->cut;
+	unsigned over = 0;
 	for (unsigned r = 0; r < s->nt; r++) {
 		uint32_t *en = pj_list(s, r, p->t);
 		size_t n = s->cnt[r][p->t];
@@ -530,9 +538,18 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 				ring[x % PJ_RING] = fh;
 				pj_fetch_slot(p, fh);
 			}
-			en[x] = pj_join_one(p, e, hv, j);
+			uint32_t k = pj_join_one(p, e, hv, j);
+			en[x] = k;
+			if (k != UINT32_MAX) {
+				/* run 0's events of the packet, for pj_scatter */
+				struct pj_pkt *q = &p->pk[k];
+				uint16_t n0 = (uint16_t)(q->n0 + (p->vis[j] < cut));
+				over |= n0 < q->n0;
+				q->n0 = n0;
+			}
 		}
 	}
+	p->n0_over = over;
 	pj_slots_unmap(p);
 	pj_groups(p);
 }
@@ -637,10 +654,13 @@ static void pj_release(const void *base, const void *upto, uintptr_t *done)
 }
 
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
- * is the global index. */
-static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap)
+ * is the global index. With cur, also pj_scatter's cursors: each packet's
+ * own events laid out in packet order, its run-0 events from cur[2 g], its
+ * run-1 events from cur[2 g + 1]. */
+static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
+		    uint32_t *cur)
 {
-	size_t total = 0, at[PJ_MAXT] = { 0 };
+	size_t total = 0, at[PJ_MAXT] = { 0 }, acc = 0;
 	uintptr_t done[PJ_MAXT] = { 0 };
 	for (unsigned t = 0; t < nt; t++)
 		total += part[t].n;
@@ -656,7 +676,13 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 				best = t;
 			}
 		gmap[best][at[best]] = (uint32_t)g;
-		p->pkts[g] = pj_pkt_out(&part[best].pk[at[best]++], (uint32_t)g);
+		const struct pj_pkt *q = &part[best].pk[at[best]++];
+		p->pkts[g] = pj_pkt_out(q, (uint32_t)g);
+		if (cur) {
+			cur[2 * g] = (uint32_t)acc;
+			cur[2 * g + 1] = (uint32_t)(acc + q->n0);
+			acc += q->nev;
+		}
 		if (!(at[best] & 4095))
 			pj_release(part[best].pk, part[best].pk + at[best], &done[best]);
 	}
@@ -684,7 +710,9 @@ struct pj_after {
 	uint32_t *gmap[PJ_MAXT];    /* into gall */
 	size_t base[PJ_MAXT], total;
 	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
+	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
 	int rc;
+	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
 };
 
 /* Range r's lists read along the visit order: li[t] is partition t's next
@@ -726,6 +754,40 @@ static void pj_ranges_by_id(struct pj_after *a)
 
 static void pj_remap(struct pj_after *a, size_t r, bool release);
 
+/* The ranges' packet ids to global numbers, and each packet's range (a
+ * packet takes one at most). A pass over every range, ~8 ms on the 10 M
+ * case: on the ranges' thread, which is done sooner than the main one. */
+struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
+
+static void pj_fix_range(void *ctx, size_t lo, size_t hi);
+
+/* Every joined event's index into p->order, grouped by packet, each
+ * packet's in ascending index (ana_group_order's order without the
+ * extras, which follow a packet's own events): the visit order takes each
+ * of the two runs by index, and run 0's events come before run 1's, so a
+ * packet's run-0 events go from its first place up (cursor cur[2 g]), its
+ * run-1 events from n0 places later (cur[2 g + 1]; the run picks the
+ * cursor without a branch: the runs alternate every few events). Replaces
+ * the remap into evpkt and ana_group_order's pass over it (two passes over
+ * every event on the main thread). */
+static void pj_scatter(struct pj_after *a)
+{
+	const struct pj_split *s = a->split;
+	uint32_t *order = a->p->order, *cur = a->cur, *li[PJ_MAXT];
+	size_t cut = s->cut;
+	for (unsigned r = 0; r < a->nt; r++) {
+		pj_cursor(s, r, li);
+		for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
+			uint8_t b = s->pb[j];
+			if (b == PJ_UNKEYED)
+				continue;
+			unsigned t = b & ~PJ_EGRESS;
+			uint32_t g = a->gmap[t][*li[t]++], i = s->vis[j];
+			order[cur[2 * (size_t)g + (i >= cut)]++] = i;
+		}
+	}
+}
+
 /* Task 0 merges, then (ranges beside it: the longer of the two) writes
  * every event's packet number, which needs the merge's numbers only. */
 static void pj_after_task(void *ctx, size_t t, size_t t1)
@@ -733,13 +795,25 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	(void)t1;
 	struct pj_after *a = ctx;
 	if (t == 0) {
-		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap);
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur);
+		atomic_store_explicit(&a->merged, 1, memory_order_release);
 		for (unsigned u = 0; u < a->nt; u++) {
 			free(a->part[u].pk);
 			a->part[u].pk = NULL;
 		}
 		if (a->rc || !a->has_rng)
 			return;
+		if (a->cur) {
+			size_t nj = a->p->njoined;
+			if (!(a->p->order = malloc((nj ? nj : 1) * sizeof(uint32_t)))) {
+				a->rc = -1;
+				return;
+			}
+			pj_scatter(a);
+			a->p->norder = nj;
+			a->p->order_own = true;
+			return;
+		}
 		/* only now: in the heap pages the partitions' packets gave back */
 		if (!(a->p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t)))) {
 			a->rc = -1;
@@ -747,8 +821,18 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 		}
 		for (size_t r = 0; r < a->nt; r++)
 			pj_remap(a, r, false);
-	} else
+	} else {
 		pj_ranges_by_id(a);
+		/* the ranges' ids to global numbers here, when the merge is
+		 * over (it is sooner than the main thread's scatter or remap):
+		 * task 0 runs first when there is no thread for this one */
+		while (!atomic_load_explicit(&a->merged, memory_order_acquire))
+			sched_yield();
+		if (!a->rc) {
+			struct pj_fix fx = { a->p, a->gmap[0] };
+			pj_fix_range(&fx, 0, a->p->nextra);
+		}
+	}
 }
 
 /* evpkt of the events of range r (every one: it was not set before). With
@@ -776,10 +860,6 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 	pj_remap(ctx, r, true);
 }
 
-/* The ranges' packet ids to global numbers, and each packet's range (a
- * packet takes one at most: the slices write disjoint packets). A pass
- * over every range, ~14 ms on the 10 M case: on the threads. */
-struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
 
 static void pj_fix_range(void *ctx, size_t lo, size_t hi)
 {
@@ -792,7 +872,7 @@ static void pj_fix_range(void *ctx, size_t lo, size_t hi)
 }
 
 /* Merge, ranges, then every event's packet number. */
-static int pj_finish(struct pj_after *a, uint32_t *gall)
+static int pj_finish(struct pj_after *a)
 {
 	struct ana_paths *p = a->p;
 	ana_par_tasks(a->has_rng ? 2 : 1, pj_after_task, a);
@@ -805,8 +885,6 @@ static int pj_finish(struct pj_after *a, uint32_t *gall)
 		ana_par_tasks(a->nt, pj_remap_task, a);
 		return 0;
 	}
-	struct pj_fix fx = { p, gall };
-	ana_par_for(p->nextra, a->nt, pj_fix_range, &fx);
 	p->ranges_done = true;
 	return 0;
 }
@@ -1200,8 +1278,13 @@ static int pj_pieces_run(struct pj_split *s, uint32_t *vis, size_t nvis, bool sc
 		for (unsigned k = 0; !rc && k < s->nt; k++)
 			if (ps->pc[k].bad)
 				rc = 2;
-		if (!rc)
+		if (!rc) {
 			pj_pieces_close(ps);
+			/* the runs [0, cut) and [cut, n): each run's events are in
+			 * the visit order by index */
+			if (v0.n == 2)
+				s->cut = v0.at[1];
+		}
 	}
 	for (unsigned k = 0; k < s->nt; k++) {
 		free(ps->pc[k].rpos);
@@ -1223,6 +1306,7 @@ static int pj_split_init(struct pj_split *s, const struct ana_model *m, uint32_t
 	s->m = m;
 	s->vis = vis;
 	s->nt = nt;
+	s->cut = SIZE_MAX;
 	for (unsigned r = 0; r <= nt; r++)
 		s->lo[r] = nvis * r / nt;
 	/* an eighth of a piece: the pieces run on inputs as small as the unit
@@ -1324,7 +1408,14 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, siz
 			goto out;
 		for (unsigned t = 0; t < nt; t++)
 			a.gmap[t] = gall + a.base[t];
-		if (pj_finish(&a, gall))
+		/* the order without evpkt: two runs, ranges taken here, no
+		 * super-packet (its walk reads evpkt), no n0 wrapped */
+		bool own = split->cut != SIZE_MAX && a.has_rng;
+		for (unsigned t = 0; t < nt; t++)
+			own &= !part[t].super && !part[t].n0_over;
+		if (own && !(a.cur = malloc((a.total ? a.total : 1) * 2 * sizeof(uint32_t))))
+			goto out;
+		if (pj_finish(&a))
 			goto out;
 	}
 	rc = 0;
@@ -1343,5 +1434,6 @@ out:
 	}
 	free(gall);
 	free(a.has_rng);
+	free(a.cur);
 	return rc;
 }

@@ -195,10 +195,93 @@ static void test_visit_pieces(void)
 	ana_model_free(&m);
 }
 
+/* A storm of one packet's copies on host 0 (nstorm events of one key, with
+ * a sock_send range before each tenth) among packets of one event each,
+ * some of them and the storm's key seen again on host 1: the packets and
+ * the events in packet order from ana_path_match on 2 and 3 threads are
+ * 1 thread's. Past 65 535 of the storm's events on host 0, the 2-thread
+ * join's per-packet count of host 0's events would wrap (it then takes the
+ * event-to-packet array instead). */
+static struct ana_paths *storm_match(uint32_t nstorm, unsigned threads, struct ana_model *m,
+				     struct ana_options *o)
+{
+	*o = (struct ana_options){ .quiet = true, .threads = threads };
+	ana_model_init(m, o);
+	for (int h = 0; h < 2; h++) {
+		struct ana_host *x = ANA_PUSH(m->hosts);
+		if (x)
+			memset(x, 0, sizeof(*x));
+	}
+	for (int f = 0; f < 2; f++) {
+		struct ana_flow *x = ANA_PUSH(m->flows);
+		if (x) {
+			memset(x, 0, sizeof(*x));
+			x->proto = 6;
+			x->host = (uint16_t)f;
+		}
+	}
+	for (uint32_t i = 0; i < 2 * nstorm; i++) {
+		struct ana_pev *e = ANA_PUSH(m->pev);
+		bool storm = i % 2 == 0;
+		if (!e)
+			break;
+		*e = (struct ana_pev){ .ts = 1000 * (uint64_t)i, .seq = storm ? 1 : 100000 + i,
+				       .ack = 5, .xid = 1, .len = 100, .hook = PK_HOOK_DEV_XMIT };
+		if (i % 20 == 1 && (e = ANA_PUSH(m->pev)))
+			*e = (struct ana_pev){ .ts = 1000 * (uint64_t)i + 1, .seq = 100000 + i + 2,
+					       .len = 100, .hook = PK_HOOK_SOCK_SEND,
+					       .flags = 0x04 };
+	}
+	for (uint32_t i = 0; i < 40000; i++) {
+		struct ana_pev *e = ANA_PUSH(m->pev);
+		if (e)
+			*e = (struct ana_pev){ .ts = 1000 * (uint64_t)(i * 3) + 500,
+					       .seq = i % 100 == 0 ? 1 : 100000 + i * 3, .ack = 5,
+					       .xid = 1, .len = 100, .flow = 1, .host = 1,
+					       .hook = PK_HOOK_TCP_RCV };
+	}
+	return ana_path_match(m);
+}
+
+static void test_storm(uint32_t nstorm)
+{
+	struct ana_options o[3];
+	struct ana_model m[3];
+	struct ana_paths *p[3];
+	for (unsigned t = 0; t < 3; t++)
+		p[t] = storm_match(nstorm, t + 1, &m[t], &o[t]);
+	CHECK(p[0] && p[1] && p[2], "storm of %u: matched", nstorm);
+	for (unsigned t = 1; t < 3 && p[0] && p[t]; t++) {
+		bool same = p[t]->npkts == p[0]->npkts && p[t]->norder == p[0]->norder;
+		for (size_t k = 0; same && k < p[0]->npkts; k++) {
+			const struct ana_pkt *a = &p[0]->pkts[k], *b = &p[t]->pkts[k];
+			same = a->seq == b->seq && a->head == b->head && a->nev == b->nev &&
+			       a->group == b->group && a->range_ev == b->range_ev;
+		}
+		same = same && !memcmp(p[0]->pe, p[t]->pe, p[0]->norder * sizeof(*p[0]->pe));
+		CHECK(same, "storm of %u: %u threads: the packets and their events in order as on 1",
+		      nstorm, t + 1);
+	}
+	size_t big = 0, ranged = 0;
+	for (size_t k = 0; p[0] && k < p[0]->npkts; k++) {
+		if (p[0]->pkts[k].nev > big)
+			big = p[0]->pkts[k].nev;
+		ranged += p[0]->pkts[k].range_ev != UINT32_MAX;
+	}
+	CHECK(big == nstorm + 400, "storm of %u: its packet has every copy: %zu", nstorm, big);
+	CHECK(ranged > 0, "storm of %u: ranges taken: %zu", nstorm, ranged);
+	for (unsigned t = 0; t < 3; t++) {
+		ana_path_free(p[t]);
+		ana_model_free(&m[t]);
+	}
+}
+
 int main(void)
 {
 	test_visit_cap();
 	test_visit_pieces();
+	test_storm(30000);
+	test_storm(70000);
 	struct ana_options o = { .quiet = true };
 	struct ana_model m;
 	ana_model_init(&m, &o);
