@@ -322,18 +322,20 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
  * few hundred ns (probe reads through the fd table): done only when an op
  * in flight is switched out (so that blocking read()s of pipes, ttys and
  * files are not parked) and in the socket-time sampler. */
+/* t may be another CPU's task (nc_sample_remote): probe reads throughout. */
 static __always_inline struct file *nc_fd_sock_file(struct task_struct *t, unsigned long fd)
 {
-	struct files_struct *files = t->files;
+	struct files_struct *files = BPF_CORE_READ(t, files);
 	struct fdtable *fdt;
-	struct file *f = NULL;
+	struct file *f = NULL, **fds;
 
 	if (!files)
 		return NULL;
-	fdt = files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
+	fdt = BPF_CORE_READ(files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
 		return NULL;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]) || !f)
+	fds = BPF_CORE_READ(fdt, fd);
+	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
 		return NULL;
 	if ((BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) != NC_S_IFSOCK)
 		return NULL;
@@ -711,7 +713,7 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 
 /* *wp gets the walk if one was taken (NULL: none was needed). */
 static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struct nc_cpu *c,
-					  struct nc_walk **wp)
+					  struct nc_walk **wp, bool sock_local)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct nc_walk *w = NULL;
@@ -751,7 +753,7 @@ static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struc
 		if (c->sirq_any && vec < 0)
 			c->smp_sirq_missed++;
 	}
-	if (nc_sirq_clock ? !c->sirq_any : vec < 0)
+	if (sock_local && (nc_sirq_clock ? !c->sirq_any : vec < 0))
 		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs));
 	*wp = w;
 	return vec;
@@ -785,16 +787,24 @@ __noinline int nc_walk_reaches_entry(const struct nc_walk *w)
  * time (at --netcpu sample no slot is ever stamped: 0). */
 const volatile __u32 nc_sock_clock = 0;    /* the exact socket clock runs (--netcpu exact) */
 
-static __always_inline bool nc_exact_runs(struct nc_cpu *c, struct task_struct *t, __u64 nr)
+/* Whether the exact clock of slot c runs for task pid's call nr. */
+static __always_inline bool nc_exact_runs(struct nc_cpu *c, __u32 pid, __u64 nr)
 {
-	return c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr &&
+	return c->op_tid == pid && c->op_ts && c->op_nr == (__u32)nr &&
 	       !(c->op_flags & NC_F_ENDING);
+}
+
+/* cnt counts the sample, slot the sampled CPU's exact clock (the same
+ * CPU except for the remote sampler). */
+static __always_inline void nc_count_probe2(struct nc_cpu *cnt, struct nc_cpu *slot, __u32 pid, __u64 nr)
+{
+	if (nc_sock_clock && nc_exact_runs(slot, pid, nr))
+		cnt->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
 static __always_inline void nc_count_probe(struct nc_cpu *c, struct task_struct *t, __u64 nr)
 {
-	if (nc_sock_clock && nc_exact_runs(c, t, nr))
-		c->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
+	nc_count_probe2(c, c, t->pid, nr);
 }
 
 static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
@@ -834,7 +844,7 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
 	/* the converse of a probe sample: the sampler's time that the exact
 	 * clock does not hold (exact mode's cross-check only) */
-	if (nc_sock_clock && !nc_exact_runs(c, t, nr))
+	if (nc_sock_clock && !nc_exact_runs(c, t->pid, nr))
 		c->smp_sock_outside[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
@@ -874,7 +884,7 @@ static __always_inline void nc_count_stack(struct nc_cpu *c, struct nc_walk *w)
  * program's context, which bpf_get_stack walks from (the interrupted
  * context for perf_event, the tracepoint's own frames for tp_btf, stripped
  * in user space: record/families/netrxcat.c nc_strip_irq). */
-static __always_inline int nc_sample_body(void *ctx, bool sock)
+static __always_inline int nc_sample_body(void *ctx, bool sock, bool sock_local)
 {
 	struct nc_cpu *c = nc_this_cpu();
 	struct nc_walk *w = NULL;
@@ -887,7 +897,7 @@ static __always_inline int nc_sample_body(void *ctx, bool sock)
 	/* the tick with the exact pair needs no walk to decide: the pair
 	 * says NET_RX */
 	if (sock) {
-		vec = nc_time_sample(ctx, c, &w);
+		vec = nc_time_sample(ctx, c, &w, sock_local);
 	} else if (!nc_sirq_clock) {
 		w = nc_walk_stack(ctx);
 		vec = nc_sirq_vector(w);
@@ -909,7 +919,7 @@ static __always_inline int nc_sample_body(void *ctx, bool sock)
 SEC("perf_event")
 int nc_sample(struct bpf_perf_event_data *ctx)
 {
-	return nc_sample_body(ctx, true);
+	return nc_sample_body(ctx, true, true);
 }
 
 /* --netcpu sample with the tick source asked for: the NET_RX stacks come
@@ -932,10 +942,160 @@ int nc_sock_sample(struct bpf_perf_event_data *ctx)
 	struct nc_walk *w;
 
 	if (nc_sock_stacks)
-		return nc_sample_body(ctx, true);
+		return nc_sample_body(ctx, true, true);
 	c = nc_this_cpu();
 	if (c)
-		nc_time_sample(ctx, c, &w);
+		nc_time_sample(ctx, c, &w, true);
+	return 0;
+}
+
+/* Remote socket sampler (the default's on two or more CPUs; docs/NETCPU.md
+ * "Remote socket sampler", j32c). A CPU's own timer finds the softirqs
+ * inside a receive call less often than their share where TCP paces on
+ * this VM: arming a pacing hrtimer costs a ~13 us VM exit unless the
+ * CPU's own next timer event comes first, which near the sampler's own
+ * expiry it does (j31d), so the rest of the call is over-found (1.1-1.2 x
+ * exact for iperf3 receive under BBR). Another CPU's timer has no such
+ * coupling: here the timer of CPU i reads the state of CPU nc_rtarget[i]
+ * from memory, as that CPU's timer program would from its registers:
+ * the current task of its runqueue, its preempt_count (softirq) and the
+ * task's user-entry frame (syscall nr, -ENOSYS until the syscall function
+ * returns, first argument). What a remote read cannot see is the
+ * interrupted instruction and stack: no entry-work check (with no
+ * deferred timer delivery there is nothing to correct), no tracer frames
+ * (task_struct.bpf_ctx, set while a tracing program runs on the task,
+ * stands in for them: the programs, not their tracepoint's dispatch). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);     /* user space: the possible CPUs */
+	__type(key, __u32);
+	__type(value, __u32);       /* 1 + the CPU this CPU's timer samples, 0 none */
+} nc_rtarget SEC(".maps");
+
+/* task_pt_regs(t) - t->stack (x86_64: THREAD_SIZE less the frame and any
+ * padding), taken from the first task a timer program finds */
+__u64 nc_regs_off = 0;
+
+/* This CPU's runqueue (as nc_pc_softirq finds it) for the other CPUs'
+ * timers: once, from the first sample whose task's cfs_rq is this CPU's. */
+static __always_inline void nc_publish_rq(struct nc_cpu *c)
+{
+	struct task_struct *t;
+	struct cfs_rq *cfs;
+	struct rq *rq;
+	__u64 regs;
+
+	if (c->rq_addr || !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, cpu))
+		return;
+	t = bpf_get_current_task_btf();
+	cfs = t->se.cfs_rq;
+	rq = cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id())
+		return;
+	if (!nc_regs_off) {
+		*(volatile __u64 *)&c->ptr_tmp = (__u64)bpf_task_pt_regs(t);
+		regs = *(volatile __u64 *)&c->ptr_tmp;
+		if (regs)
+			nc_regs_off = regs - (__u64)BPF_CORE_READ(t, stack);
+	}
+	c->rq_addr = (__u64)rq;
+}
+
+/* The task on another CPU (rq->curr, read without its lock): counted in
+ * c, this CPU's counters, as the state of CPU r's slot owner. */
+static __always_inline void nc_sample_remote(struct nc_cpu *c)
+{
+	__u32 me = bpf_get_smp_processor_id(), zero = 0, pc = 0, *tgt;
+	struct task_struct *t;
+	struct pt_regs *regs;
+	struct nc_cpu *r;
+	struct sock *sk;
+	struct rq *rq;
+	__u64 nr;
+	__u32 pid;
+	int k;
+
+	tgt = bpf_map_lookup_elem(&nc_rtarget, &me);
+	if (!tgt || !*tgt)
+		return;
+	r = bpf_map_lookup_percpu_elem(&nc_cpus, &zero, *tgt - 1);
+	if (!r)
+		return;
+	rq = (struct rq *)r->rq_addr;
+	if (!rq || !nc_regs_off) {
+		c->smp_remote_unknown++;
+		return;
+	}
+	if (bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + nc_pc_delta)) {
+		c->smp_pc_unknown++;
+		return;
+	}
+	if (pc & NC_SOFTIRQ_OFFSET)
+		c->smp_remote_sirq++;
+	/* exact mode: the pair says softirq, as for the local sampler */
+	if (nc_sirq_clock ? r->sirq_any : pc & NC_SOFTIRQ_OFFSET)
+		return;
+	t = BPF_CORE_READ(rq, curr);
+	pid = t ? BPF_CORE_READ(t, pid) : 0;
+	if (!pid || (BPF_CORE_READ(t, flags) & NC_PF_KTHREAD))
+		return;
+	regs = (struct pt_regs *)((__u64)BPF_CORE_READ(t, stack) + nc_regs_off);
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (!nc_syscall_listed((long)nr) || BPF_CORE_READ(regs, ax) != NC_AX_IN_SYSCALL)
+		return;
+	k = nc_syscall_is_send(nr) ? 0 : 1;
+	if (!rc_filter_pid(BPF_CORE_READ(t, tgid)) ||
+	    (rc_filter_cgroup_id && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != rc_filter_cgroup_id))
+		return;
+	sk = nc_fd_sock(t, BPF_CORE_READ(regs, di));
+	if (!sk || !rc_filter_sk(sk))
+		return;
+	/* a tracing program runs on the task: a tracer's time, left out as
+	 * the local sampler leaves out the walks that stop in one (counted
+	 * apart as cut) */
+	if (bpf_core_field_exists(t->bpf_ctx) && BPF_CORE_READ(t, bpf_ctx)) {
+		if (k)
+			c->smp_sock_cut[1]++;
+		else
+			c->smp_sock_cut[0]++;
+		nc_count_probe2(c, r, pid, nr);
+		return;
+	}
+	if (k)
+		c->smp_sock[1]++;
+	else
+		c->smp_sock[0]++;
+	if (nc_sock_clock && !nc_exact_runs(r, pid, nr)) {
+		if (k)
+			c->smp_sock_outside[1]++;
+		else
+			c->smp_sock_outside[0]++;
+	}
+}
+
+/* The socket sampler's timer with remote socket samples: the timer runs
+ * in user mode too (exclude_user 0: what the other CPU does owes nothing
+ * to this one's mode); this CPU's softirq estimate (and NET_RX stacks)
+ * from its kernel-mode samples as nc_sock_sample takes them. */
+SEC("perf_event")
+int nc_sock_sample_remote(struct bpf_perf_event_data *ctx)
+{
+	struct nc_cpu *c = nc_this_cpu();
+	struct nc_walk *w;
+
+	if (!c)
+		return 0;
+	nc_publish_rq(c);
+	/* kernel text is in the upper half (a u64 context load: a narrower
+	 * one of cs is refused) */
+	if ((__s64)PT_REGS_IP(&ctx->regs) < 0) {
+		if (nc_sock_stacks)
+			nc_sample_body(ctx, true, false);
+		else
+			nc_time_sample(ctx, c, &w, false);
+	}
+	nc_sample_remote(c);
 	return 0;
 }
 
@@ -948,5 +1108,5 @@ int BPF_PROG(nc_tick, struct hrtimer *timer, ktime_t *now)
 {
 	if ((__u64)timer->function != nc_tick_fn)
 		return 0;
-	return nc_sample_body(ctx, false);
+	return nc_sample_body(ctx, false, false);
 }

@@ -94,6 +94,17 @@ struct nc_cpu {
 				     * smp_sock) while the exact clock did not
 				     * run for the task: the syscall's tail
 				     * after sock_*_length, lost exact time */
+	/* remote socket sampler (bpf/netcpu.bpf.c nc_sock_sample_remote):
+	 * this CPU's runqueue, published by its own timer's program for the
+	 * other CPUs' timers (0 = not yet); its smp_sock, smp_sock_probe and
+	 * smp_sock_outside then count the state of the CPU it samples */
+	__u64 rq_addr;
+	__u64 ptr_tmp;              /* a pointer's value through memory (the
+				     * verifier allows no arithmetic on it) */
+	__u64 smp_remote_unknown;   /* remote samples not taken: the target's
+				     * runqueue not yet published */
+	__u64 smp_remote_sirq;      /* remote samples that found the target
+				     * serving a softirq (preempt_count) */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

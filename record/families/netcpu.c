@@ -3,6 +3,7 @@
  * NP_REC_NETRX_STACKS when stack sampling is on. docs/NETCPU.md has the
  * method, docs/records/netcpu-threads.md the bodies. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,12 @@ struct nc_state {
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
 	bool sched_entry;                /* exact: the kernel has sched_entry_tp (6.16+) */
+	bool sock_remote;                /* socket time read from another CPU's timer
+					  * (nc_sock_sample_remote) */
+	char remote_why[120];            /* why the local sampler instead, "" if not asked */
+	int *rsrc;                       /* per CPU: the CPU whose counters hold its socket
+					  * samples (itself unless remote), -1 none */
+	uint64_t *rtmp;                  /* 2 x ncpu: the socket estimates rotated */
 	struct ksyms *ksyms;
 	struct rapl rapl;
 	bool have_rapl;
@@ -146,7 +153,7 @@ struct nc_state {
 static void nc_close(void *state);
 static size_t nc_take_counts(struct nc_state *s);
 
-static int nc_perf_open(unsigned hz, int cpu)
+static int nc_perf_open(unsigned hz, int cpu, bool user)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -156,13 +163,15 @@ static int nc_perf_open(unsigned hz, int cpu)
 		.freq = 1,
 		.exclude_user = 1,     /* NET_RX and socket ops run in the kernel only */
 	};
+	/* the remote sampler: another CPU's state, whatever this one's mode */
+	a.exclude_user = !user;
 	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Opens one cpu-clock event per CPU at hz and attaches p to each.
  * Returns the number of CPUs sampled; reason says why none was. */
 static int nc_attach_timers(struct nc_state *s, struct nc_timers *tm, struct bpf_program *p,
-			    unsigned hz, char *reason, size_t rlen)
+			    unsigned hz, bool user, char *reason, size_t rlen)
 {
 	int ok = 0, err = 0;
 	tm->fds = calloc(s->ncpu, sizeof(int));
@@ -172,7 +181,7 @@ static int nc_attach_timers(struct nc_state *s, struct nc_timers *tm, struct bpf
 		return 0;
 	}
 	for (int cpu = 0; cpu < s->ncpu; cpu++) {
-		tm->fds[cpu] = nc_perf_open(hz, cpu);
+		tm->fds[cpu] = nc_perf_open(hz, cpu, user);
 		if (tm->fds[cpu] < 0) {
 			if (errno != ENODEV)      /* offline CPU: nothing to sample */
 				err = errno;
@@ -331,8 +340,12 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		s->dw = calloc(s->ncpu, sizeof(*s->dw));
 		s->scratch = calloc(s->ncpu, sizeof(struct nc_cpu));
 		s->est = calloc((size_t)s->ncpu * NC_CLASS_MAX, sizeof(uint64_t));
+		s->rsrc = calloc(s->ncpu, sizeof(int));
+		s->rtmp = calloc((size_t)s->ncpu * 2, sizeof(uint64_t));
+		for (int i = 0; s->rsrc && i < s->ncpu; i++)
+			s->rsrc[i] = i;
 	}
-	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est) {
+	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est || !s->rsrc || !s->rtmp) {
 		nc_close(s);
 		return NULL;
 	}
@@ -640,7 +653,7 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_ATTACHED, why);
 		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, "tick source used");
 	} else {
-		if (nc_attach_timers(s, &s->stack_timers, k->progs.nc_sample, s->sample_hz, why,
+		if (nc_attach_timers(s, &s->stack_timers, k->progs.nc_sample, s->sample_hz, false, why,
 				     sizeof(why)) == 0) {
 			rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_FAILED, why);
 			return;
@@ -651,6 +664,36 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 			rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, "--sample-hz N");
 	}
 	s->sampling = true;
+}
+
+static void nc_set_target(struct nc_state *s, int fd, int from, int to)
+{
+	__u32 key = (__u32)from, v = (__u32)to + 1;
+	if (bpf_map_update_elem(fd, &key, &v, BPF_ANY) == 0)
+		s->rsrc[to] = from;
+}
+
+/* The remote sampler's ring: each CPU with a timer samples the next one
+ * with a timer (s->rsrc the converse); one alone samples itself. Appends
+ * to why what the probe line says. */
+static void nc_set_targets(struct nc_state *s, char *why, size_t len)
+{
+	int first = -1, prev = -1, fd = bpf_map__fd(s->skel->maps.nc_rtarget);
+	for (int cpu = 0; cpu < s->ncpu; cpu++)
+		s->rsrc[cpu] = -1;
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		if (s->sock_timers.fds[cpu] < 0)
+			continue;
+		if (prev < 0)
+			first = cpu;
+		else
+			nc_set_target(s, fd, prev, cpu);
+		prev = cpu;
+	}
+	if (prev >= 0)
+		nc_set_target(s, fd, prev, first);
+	snprintf(why, len, ", %s", prev == first ? "remote read of its own CPU (one CPU sampled)"
+						  : "the next CPU's state (remote read)");
 }
 
 /* After the stack sampler: socket time rides on its cpu-clock timer, else
@@ -674,15 +717,20 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, why);
 		return;
 	}
-	if (nc_attach_timers(s, &s->sock_timers, s->skel->progs.nc_sock_sample, s->sock_hz, why,
-			     sizeof(why)) == 0) {
+	struct bpf_program *p = s->sock_remote ? s->skel->progs.nc_sock_sample_remote
+					       : s->skel->progs.nc_sock_sample;
+	if (nc_attach_timers(s, &s->sock_timers, p, s->sock_hz, s->sock_remote, why, sizeof(why)) == 0) {
 		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_FAILED, why);
 		return;
 	}
 	s->sock_rate = s->sock_hz;
 	s->sock_src = &s->sock_timers;
 	s->sampling |= s->src == NC_SRC_SOCK;
-	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	int n = snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	if (s->sock_remote)
+		nc_set_targets(s, why + n, sizeof(why) - (size_t)n);
+	else if (s->remote_why[0])
+		snprintf(why + n, sizeof(why) - (size_t)n, ", own CPU's state (%s)", s->remote_why);
 	nc_dither_start(s, why, sizeof(why));
 	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
@@ -789,7 +837,9 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_map__set_max_entries(s->skel->maps.nc_stack_counts, (__u32)s->keys_max);
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
-	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
+	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK && !s->sock_remote);
+	bpf_program__set_autoload(s->skel->progs.nc_sock_sample_remote, s->src != NC_SRC_CLOCK && s->sock_remote);
+	bpf_map__set_max_entries(s->skel->maps.nc_rtarget, (__u32)(s->ncpu > 0 ? s->ncpu : 1));
 	s->skel->rodata->nc_sock_stacks = s->src == NC_SRC_SOCK;
 	nc_sys_tps_autoload(s->skel, sys_tps && s->exact);
 	s->sys_tps_loaded = sys_tps && s->exact;
@@ -843,6 +893,59 @@ static int nc_load_any(struct rec_ctx *ctx, struct nc_state *s, const struct rec
 	return 0;
 }
 
+/* Whether BTF type t (a struct or union) has member field, also inside
+ * an anonymous struct or union member (rq.curr shares one with donor). */
+static bool nc_type_has(const struct btf *btf, const struct btf_type *t, const char *field, int depth)
+{
+	if (!t || !(btf_is_struct(t) || btf_is_union(t)) || depth > 3)
+		return false;
+	const struct btf_member *m = btf_members(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		if (n && strcmp(n, field) == 0)
+			return true;
+		if ((!n || !*n) && nc_type_has(btf, btf__type_by_id(btf, m->type), field, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+/* Whether vmlinux BTF has struct name's member field. */
+static bool nc_have_member(const char *name, const char *field)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT) : -1;
+	return id > 0 && nc_type_has(btf, btf__type_by_id(btf, id), field, 0);
+}
+
+/* The socket sampler reads another CPU's state (bpf/netcpu.bpf.c
+ * nc_sock_sample_remote) when two or more CPUs are online and the kernel
+ * has what that read needs: the offset of preempt_count from the
+ * runqueue, the runqueue's current task, the cfs_rq's runqueue (how each
+ * CPU finds its own) and task_struct.bpf_ctx (a tracer's program running).
+ * Not with --sample-hz N, whose timer carries the socket samples.
+ * NPREC_TEST_SOCK_SAMPLER=local keeps the CPU's own state (A/B). */
+static void nc_choose_remote(struct nc_state *s)
+{
+	const char *want = getenv("NPREC_TEST_SOCK_SAMPLER");
+	const char *no = NULL;
+	s->sock_remote = false;
+	if (s->src == NC_SRC_CLOCK)
+		return;
+	if (want && strcmp(want, "local") == 0)
+		no = "NPREC_TEST_SOCK_SAMPLER=local";
+	else if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		no = "one CPU online";
+	else if (!nc_preempt_delta())
+		no = "no __preempt_count or runqueues in vmlinux BTF";
+	else if (!nc_have_member("rq", "curr") || !nc_have_member("rq", "cpu") ||
+		 !nc_have_member("cfs_rq", "rq") || !nc_have_member("task_struct", "bpf_ctx"))
+		no = "rq.curr, rq.cpu, cfs_rq.rq or task_struct.bpf_ctx not in vmlinux BTF";
+	if (no)
+		snprintf(s->remote_why, sizeof(s->remote_why), "%s", no);
+	s->sock_remote = !no;
+}
+
 static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	const struct rec_config *cfg = ctx->cfg;
@@ -855,7 +958,14 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		return -ENOMEM;
 	nc_prepare_sampler(ctx, s);
 	rec_drain_opened(ctx);
+	nc_choose_remote(s);
 	int rc = nc_load_any(ctx, s, cfg);
+	if (rc && s->sock_remote && nc_retryable(rc)) {
+		snprintf(s->remote_why, sizeof(s->remote_why), "the remote sampler does not load here: %s",
+			 strerror(-rc));
+		s->sock_remote = false;
+		rc = nc_load_any(ctx, s, cfg);
+	}
 	rec_drain_opened(ctx);
 	if (!rc && s->src == NC_SRC_TICK && !nc_attach_tick(ctx, s))
 		rc = nc_load_any(ctx, s, cfg);      /* now with the cpu-clock program */
@@ -925,7 +1035,8 @@ static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
 	static const int sv[2] = { NC_SV_RX, NC_SV_TX };
 	if (c < NC_SOCK_SEND)
 		return s->cur[i].smp_sirq[sv[c]] - s->prev[i].smp_sirq[sv[c]];
-	return s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND];
+	i = s->rsrc[i];
+	return i < 0 ? 0 : s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND];
 }
 
 /* The timers' mean period, NSEC_PER_SEC / rate (the kernel's period for a
@@ -940,9 +1051,33 @@ static uint64_t nc_period(const struct nc_state *s)
 /* This interval's sampled estimate of every class on every CPU (s->est). */
 static void nc_take_estimates(struct nc_state *s, uint64_t t0, uint64_t t1)
 {
+	uint64_t *e = s->est;
 	nc_weigh(s, s->cur);
 	for (int i = 0; i < s->ncpu; i++)
-		nc_dweight_take(&s->dw[i], t1 - t0, &s->est[(size_t)i * NC_CLASS_MAX]);
+		nc_dweight_take(&s->dw[i], t1 - t0, &e[(size_t)i * NC_CLASS_MAX]);
+	if (!s->sock_remote)
+		return;
+	/* the socket classes, weighed at the sampling CPU's periods, belong
+	 * to the CPU it sampled */
+	for (int i = 0; i < s->ncpu; i++)
+		for (int k = 0; k < 2; k++)
+			s->rtmp[2 * i + k] = s->rsrc[i] < 0 ? 0 : e[(size_t)s->rsrc[i] * NC_CLASS_MAX + NC_SOCK_SEND + k];
+	for (int i = 0; i < s->ncpu; i++)
+		for (int k = 0; k < 2; k++)
+			e[(size_t)i * NC_CLASS_MAX + NC_SOCK_SEND + k] = s->rtmp[2 * i + k];
+}
+
+/* A socket counter of CPU i since the last interval (field at offset off
+ * of struct nc_cpu), from the counters of the CPU that samples it. */
+static uint64_t nc_sock_cnt(const struct nc_state *s, int i, size_t off)
+{
+	int j = s->rsrc[i];
+	if (j < 0)
+		return 0;
+	uint64_t a, b;
+	memcpy(&a, (const char *)&s->cur[j] + off, sizeof(a));
+	memcpy(&b, (const char *)&s->prev[j] + off, sizeof(b));
+	return a - b;
 }
 
 static uint64_t nc_est(const struct nc_state *s, int c, int i)
@@ -1007,19 +1142,29 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 	nc_pack_col(pk, "pc_unknown_smp", col, s->ncpu);
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
+			col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_sock_cut[k]));
 		nc_pack_col(pk, k ? "recv_cut_smp" : "send_cut_smp", col, s->ncpu);
 	}
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = s->cur[i].smp_sock_probe[k] - s->prev[i].smp_sock_probe[k];
+			col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_sock_probe[k]));
 		nc_pack_col(pk, k ? "recv_probe_smp" : "send_probe_smp", col, s->ncpu);
 	}
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = s->cur[i].smp_sock_outside[k] - s->prev[i].smp_sock_outside[k];
+			col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_sock_outside[k]));
 		nc_pack_col(pk, k ? "recv_outside_smp" : "send_outside_smp", col, s->ncpu);
 	}
+	/* the remote sampler's own: samples not taken (the sampled CPU's
+	 * runqueue not yet known) and those that found it in a softirq, by
+	 * the CPU sampled */
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_remote_unknown));
+	nc_pack_col(pk, "remote_unknown_smp", col, s->ncpu);
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = s->sock_remote ? nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_remote_sirq)) : 0;
+	nc_pack_col(pk, "remote_sirq_smp", col, s->ncpu);
+	np_pack_kv_str(pk, "sock_sampler", s->sock_remote ? "remote" : "local");
 	np_pack_kv_u64(pk, "smp_period_ns", period);
 }
 
@@ -1047,7 +1192,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 20 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 23 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
@@ -1383,6 +1528,8 @@ static void nc_close(void *state)
 	free(s->dw);
 	free(s->scratch);
 	free(s->est);
+	free(s->rsrc);
+	free(s->rtmp);
 	free(s);
 }
 
