@@ -709,11 +709,17 @@ static __always_inline void nc_count_sirq(struct nc_cpu *c, int vec)
  * estimate), outside for socket time. With the exact pair running, the
  * pair says whether a softirq runs (as it stops the exact socket clock). */
 static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
-					   struct task_struct *t, __u64 ip);
+					   struct task_struct *t, __u64 ip, bool sirq);
+
+/* what a time sample counts of its own CPU's socket calls */
+#define NC_SOCK_NONE 0      /* nothing (the stack sampler's timer) */
+#define NC_SOCK_LOCAL 1     /* socket time outside softirqs */
+#define NC_SOCK_CALL 2      /* that, and the call's time under softirqs apart
+			     * (the remote sampler's combined estimate) */
 
 /* *wp gets the walk if one was taken (NULL: none was needed). */
 static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struct nc_cpu *c,
-					  struct nc_walk **wp, bool sock_local)
+					  struct nc_walk **wp, int sock)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct nc_walk *w = NULL;
@@ -753,8 +759,10 @@ static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struc
 		if (c->sirq_any && vec < 0)
 			c->smp_sirq_missed++;
 	}
-	if (sock_local && (nc_sirq_clock ? !c->sirq_any : vec < 0))
-		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs));
+	if (sock != NC_SOCK_NONE && (nc_sirq_clock ? !c->sirq_any : vec < 0))
+		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs), false);
+	else if (sock == NC_SOCK_CALL)
+		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs), true);
 	*wp = w;
 	return vec;
 }
@@ -787,28 +795,24 @@ __noinline int nc_walk_reaches_entry(const struct nc_walk *w)
  * time (at --netcpu sample no slot is ever stamped: 0). */
 const volatile __u32 nc_sock_clock = 0;    /* the exact socket clock runs (--netcpu exact) */
 
-/* Whether the exact clock of slot c runs for task pid's call nr. */
-static __always_inline bool nc_exact_runs(struct nc_cpu *c, __u32 pid, __u64 nr)
+static __always_inline bool nc_exact_runs(struct nc_cpu *c, struct task_struct *t, __u64 nr)
 {
-	return c->op_tid == pid && c->op_ts && c->op_nr == (__u32)nr &&
+	return c->op_tid == (__u32)t->pid && c->op_ts && c->op_nr == (__u32)nr &&
 	       !(c->op_flags & NC_F_ENDING);
-}
-
-/* cnt counts the sample, slot the sampled CPU's exact clock (the same
- * CPU except for the remote sampler). */
-static __always_inline void nc_count_probe2(struct nc_cpu *cnt, struct nc_cpu *slot, __u32 pid, __u64 nr)
-{
-	if (nc_sock_clock && nc_exact_runs(slot, pid, nr))
-		cnt->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
 static __always_inline void nc_count_probe(struct nc_cpu *c, struct task_struct *t, __u64 nr)
 {
-	nc_count_probe2(c, c, t->pid, nr);
+	if (nc_sock_clock && nc_exact_runs(c, t, nr))
+		c->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
+/* sirq: the sample is under a softirq (NC_SOCK_CALL); it counts as the
+ * call's time under softirqs (smp_sock_sirq) when the task is in a socket
+ * call, by the same checks but the entry work's (the interrupted ip is
+ * the softirq's). */
 static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
-					   struct task_struct *t, __u64 ip)
+					   struct task_struct *t, __u64 ip, bool sirq)
 {
 	struct nc_walk *w = *wp;
 	struct pt_regs *regs;
@@ -821,7 +825,7 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	if (!regs)
 		return;
 	nr = regs->orig_ax;
-	if (!nc_syscall_listed((long)nr) || regs->ax != NC_AX_IN_SYSCALL || nc_in_entry_work(ip))
+	if (!nc_syscall_listed((long)nr) || regs->ax != NC_AX_IN_SYSCALL || (!sirq && nc_in_entry_work(ip)))
 		return;
 	if (!rc_filter_pid(t->tgid) ||
 	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id))
@@ -832,6 +836,11 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	/* the walk is taken here when the softirq test needed none */
 	if (!w)
 		*wp = w = nc_walk_stack(ctx);
+	if (sirq) {
+		if (!nc_in_tracer(w) && nc_walk_reaches_entry(w))
+			c->smp_sock_sirq[nc_syscall_is_send(nr) ? 0 : 1]++;
+		return;
+	}
 	if (nc_in_tracer(w)) {
 		nc_count_probe(c, t, nr);
 		return;
@@ -844,7 +853,7 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	c->smp_sock[nc_syscall_is_send(nr) ? 0 : 1]++;
 	/* the converse of a probe sample: the sampler's time that the exact
 	 * clock does not hold (exact mode's cross-check only) */
-	if (nc_sock_clock && !nc_exact_runs(c, t->pid, nr))
+	if (nc_sock_clock && !nc_exact_runs(c, t, nr))
 		c->smp_sock_outside[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
@@ -884,7 +893,8 @@ static __always_inline void nc_count_stack(struct nc_cpu *c, struct nc_walk *w)
  * program's context, which bpf_get_stack walks from (the interrupted
  * context for perf_event, the tracepoint's own frames for tp_btf, stripped
  * in user space: record/families/netrxcat.c nc_strip_irq). */
-static __always_inline int nc_sample_body(void *ctx, bool sock, bool sock_local)
+/* sock: NC_SOCK_* (NONE: no time sample, the stack sampler's timer) */
+static __always_inline int nc_sample_body(void *ctx, int sock)
 {
 	struct nc_cpu *c = nc_this_cpu();
 	struct nc_walk *w = NULL;
@@ -896,8 +906,8 @@ static __always_inline int nc_sample_body(void *ctx, bool sock, bool sock_local)
 	c->samples++;
 	/* the tick with the exact pair needs no walk to decide: the pair
 	 * says NET_RX */
-	if (sock) {
-		vec = nc_time_sample(ctx, c, &w, sock_local);
+	if (sock != NC_SOCK_NONE) {
+		vec = nc_time_sample(ctx, c, &w, sock);
 	} else if (!nc_sirq_clock) {
 		w = nc_walk_stack(ctx);
 		vec = nc_sirq_vector(w);
@@ -919,7 +929,7 @@ static __always_inline int nc_sample_body(void *ctx, bool sock, bool sock_local)
 SEC("perf_event")
 int nc_sample(struct bpf_perf_event_data *ctx)
 {
-	return nc_sample_body(ctx, true, true);
+	return nc_sample_body(ctx, NC_SOCK_LOCAL);
 }
 
 /* --netcpu sample with the tick source asked for: the NET_RX stacks come
@@ -942,29 +952,35 @@ int nc_sock_sample(struct bpf_perf_event_data *ctx)
 	struct nc_walk *w;
 
 	if (nc_sock_stacks)
-		return nc_sample_body(ctx, true, true);
+		return nc_sample_body(ctx, NC_SOCK_LOCAL);
 	c = nc_this_cpu();
 	if (c)
-		nc_time_sample(ctx, c, &w, true);
+		nc_time_sample(ctx, c, &w, NC_SOCK_LOCAL);
 	return 0;
 }
 
-/* Remote socket sampler (the default's on two or more CPUs; docs/NETCPU.md
- * "Remote socket sampler", j32c). A CPU's own timer finds the softirqs
- * inside a receive call less often than their share where TCP paces on
- * this VM: arming a pacing hrtimer costs a ~13 us VM exit unless the
- * CPU's own next timer event comes first, which near the sampler's own
- * expiry it does (j31d), so the rest of the call is over-found (1.1-1.2 x
- * exact for iperf3 receive under BBR). Another CPU's timer has no such
- * coupling: here the timer of CPU i reads the state of CPU nc_rtarget[i]
- * from memory, as that CPU's timer program would from its registers:
- * the current task of its runqueue, its preempt_count (softirq) and the
- * task's user-entry frame (syscall nr, -ENOSYS until the syscall function
- * returns, first argument). What a remote read cannot see is the
- * interrupted instruction and stack: no entry-work check (with no
- * deferred timer delivery there is nothing to correct), no tracer frames
- * (task_struct.bpf_ctx, set while a tracing program runs on the task,
- * stands in for them: the programs, not their tracepoint's dispatch). */
+/* Remote split (NPREC_TEST_SOCK_SAMPLER=remote, two or more CPUs; not the
+ * default: docs/NETCPU.md "Remote split", j32c). A CPU's own timer finds its task inside
+ * a socket call at the call's share, but the softirqs inside the call
+ * less often than theirs where TCP paces on this VM: arming a pacing
+ * hrtimer costs a ~13 us VM exit unless the CPU's own next timer event
+ * comes first, which near the sampler's own expiry it does (j31d), so the
+ * rest of the call is over-found (1.1-1.2 x exact for iperf3 receive
+ * under BBR). Another CPU's timer has no such coupling. So the estimate
+ * is combined: the call total from the CPU's own timer, with all its
+ * checks (NC_SOCK_CALL: smp_sock + smp_sock_sirq), and its split between
+ * the call's own work and softirqs from CPU i's timer reading the state
+ * of CPU nc_rtarget[i] from memory (smp_rsock, smp_rsirq): the current
+ * task of its runqueue, its preempt_count (softirq) and the task's
+ * user-entry frame (syscall nr, -ENOSYS until the syscall function
+ * returns, first argument). A remote read alone (j32c's first version)
+ * cannot see the interrupted instruction or stack, so it counted the
+ * syscall entry's slow path and tail as the call's (20-25 % of wrk's
+ * samples beside an exact recorder): it sets the split only. The split
+ * has a bias of its own: the remote read runs ~20 us into this CPU's
+ * timer stop, and what the other CPU does then depends on it (a sender's
+ * softirqs under Reno found 0.5-0.9 x the own timer's share, send 1.04-1.14
+ * x exact), which is why it is not the default. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);     /* user space: the possible CPUs */
@@ -1002,8 +1018,9 @@ static __always_inline void nc_publish_rq(struct nc_cpu *c)
 	c->rq_addr = (__u64)rq;
 }
 
-/* The task on another CPU (rq->curr, read without its lock): counted in
- * c, this CPU's counters, as the state of CPU r's slot owner. */
+/* The task on another CPU (rq->curr, read without its lock) in a socket
+ * call: counted in c, this CPU's counters, outside or under a softirq
+ * (exact mode: the pair's flag of CPU r, as for the local sampler). */
 static __always_inline void nc_sample_remote(struct nc_cpu *c)
 {
 	__u32 me = bpf_get_smp_processor_id(), zero = 0, pc = 0, *tgt;
@@ -1012,9 +1029,8 @@ static __always_inline void nc_sample_remote(struct nc_cpu *c)
 	struct nc_cpu *r;
 	struct sock *sk;
 	struct rq *rq;
+	bool sirq;
 	__u64 nr;
-	__u32 pid;
-	int k;
 
 	tgt = bpf_map_lookup_elem(&nc_rtarget, &me);
 	if (!tgt || !*tgt)
@@ -1031,46 +1047,40 @@ static __always_inline void nc_sample_remote(struct nc_cpu *c)
 		c->smp_pc_unknown++;
 		return;
 	}
-	if (pc & NC_SOFTIRQ_OFFSET)
-		c->smp_remote_sirq++;
-	/* exact mode: the pair says softirq, as for the local sampler */
-	if (nc_sirq_clock ? r->sirq_any : pc & NC_SOFTIRQ_OFFSET)
-		return;
+	sirq = nc_sirq_clock ? r->sirq_any : pc & NC_SOFTIRQ_OFFSET;
 	t = BPF_CORE_READ(rq, curr);
-	pid = t ? BPF_CORE_READ(t, pid) : 0;
-	if (!pid || (BPF_CORE_READ(t, flags) & NC_PF_KTHREAD))
+	if (!t || !BPF_CORE_READ(t, pid) || (BPF_CORE_READ(t, flags) & NC_PF_KTHREAD))
 		return;
 	regs = (struct pt_regs *)((__u64)BPF_CORE_READ(t, stack) + nc_regs_off);
 	nr = BPF_CORE_READ(regs, orig_ax);
 	if (!nc_syscall_listed((long)nr) || BPF_CORE_READ(regs, ax) != NC_AX_IN_SYSCALL)
 		return;
-	k = nc_syscall_is_send(nr) ? 0 : 1;
+	/* a tracing program runs on the task: a tracer's time, neither */
+	if (bpf_core_field_exists(t->bpf_ctx) && BPF_CORE_READ(t, bpf_ctx))
+		return;
 	if (!rc_filter_pid(BPF_CORE_READ(t, tgid)) ||
 	    (rc_filter_cgroup_id && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != rc_filter_cgroup_id))
 		return;
 	sk = nc_fd_sock(t, BPF_CORE_READ(regs, di));
 	if (!sk || !rc_filter_sk(sk))
 		return;
-	/* a tracing program runs on the task: a tracer's time, left out as
-	 * the local sampler leaves out the walks that stop in one (counted
-	 * apart as cut) */
-	if (bpf_core_field_exists(t->bpf_ctx) && BPF_CORE_READ(t, bpf_ctx)) {
-		if (k)
-			c->smp_sock_cut[1]++;
+	/* constant indexes (nc_count_sirq) */
+	if (pc & NC_SOFTIRQ_OFFSET) {
+		if (nc_syscall_is_send(nr))
+			c->smp_rpc_sirq[0]++;
 		else
-			c->smp_sock_cut[0]++;
-		nc_count_probe2(c, r, pid, nr);
-		return;
+			c->smp_rpc_sirq[1]++;
 	}
-	if (k)
-		c->smp_sock[1]++;
-	else
-		c->smp_sock[0]++;
-	if (nc_sock_clock && !nc_exact_runs(r, pid, nr)) {
-		if (k)
-			c->smp_sock_outside[1]++;
+	if (nc_syscall_is_send(nr)) {
+		if (sirq)
+			c->smp_rsirq[0]++;
 		else
-			c->smp_sock_outside[0]++;
+			c->smp_rsock[0]++;
+	} else {
+		if (sirq)
+			c->smp_rsirq[1]++;
+		else
+			c->smp_rsock[1]++;
 	}
 }
 
@@ -1091,9 +1101,9 @@ int nc_sock_sample_remote(struct bpf_perf_event_data *ctx)
 	 * one of cs is refused) */
 	if ((__s64)PT_REGS_IP(&ctx->regs) < 0) {
 		if (nc_sock_stacks)
-			nc_sample_body(ctx, true, false);
+			nc_sample_body(ctx, NC_SOCK_CALL);
 		else
-			nc_time_sample(ctx, c, &w, false);
+			nc_time_sample(ctx, c, &w, NC_SOCK_CALL);
 	}
 	nc_sample_remote(c);
 	return 0;
@@ -1108,5 +1118,5 @@ int BPF_PROG(nc_tick, struct hrtimer *timer, ktime_t *now)
 {
 	if ((__u64)timer->function != nc_tick_fn)
 		return 0;
-	return nc_sample_body(ctx, false, false);
+	return nc_sample_body(ctx, NC_SOCK_NONE);
 }

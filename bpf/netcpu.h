@@ -103,8 +103,18 @@ struct nc_cpu {
 				     * verifier allows no arithmetic on it) */
 	__u64 smp_remote_unknown;   /* remote samples not taken: the target's
 				     * runqueue not yet published */
-	__u64 smp_remote_sirq;      /* remote samples that found the target
-				     * serving a softirq (preempt_count) */
+	/* the combined estimate (remote sampler): this CPU's own samples of
+	 * its task inside a socket call under a softirq (the call total is
+	 * smp_sock + these), and the remote samples of the CPU this one
+	 * samples, inside a socket call outside / under a softirq (their
+	 * split is the call's) */
+	__u64 smp_sock_sirq[2];
+	__u64 smp_rsock[2];
+	__u64 smp_rsirq[2];
+	__u64 smp_rpc_sirq[2];      /* remote samples in the call whose
+				     * preempt_count says softirq (exact mode:
+				     * against the pair's smp_rsirq, the pair's
+				     * own cost and the softirq loop's) */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

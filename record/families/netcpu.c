@@ -137,7 +137,8 @@ struct nc_state {
 	char remote_why[120];            /* why the local sampler instead, "" if not asked */
 	int *rsrc;                       /* per CPU: the CPU whose counters hold its socket
 					  * samples (itself unless remote), -1 none */
-	uint64_t *rtmp;                  /* 2 x ncpu: the socket estimates rotated */
+	double *rfrac;                   /* 2 x ncpu: the combined estimate's split of the
+					  * call this interval (send, receive per CPU) */
 	struct ksyms *ksyms;
 	struct rapl rapl;
 	bool have_rapl;
@@ -151,6 +152,13 @@ struct nc_state {
 };
 
 static void nc_close(void *state);
+
+/* The weighed classes (struct nc_dweight): enum nc_class, then the
+ * remote sampler's combined estimate's counts, send and receive each: the
+ * CPU's own samples of the call under softirqs, the remote samples of
+ * the CPU it samples in the call outside / under softirqs. */
+enum { NC_DW_SOCK_SIRQ = NC_CLASS_MAX, NC_DW_RSOCK = NC_CLASS_MAX + 2, NC_DW_RSIRQ = NC_CLASS_MAX + 4 };
+_Static_assert(NC_DW_CLASSES == NC_CLASS_MAX + 6, "NC_DW_CLASSES: enum nc_class and 6 more");
 static size_t nc_take_counts(struct nc_state *s);
 
 static int nc_perf_open(unsigned hz, int cpu, bool user)
@@ -220,6 +228,11 @@ static void nc_smp_counts(const struct nc_cpu *x, uint64_t out[NC_DW_CLASSES])
 	out[NC_NET_TX] = x->smp_sirq[NC_SV_TX];
 	out[NC_SOCK_SEND] = x->smp_sock[0];
 	out[NC_SOCK_RECV] = x->smp_sock[1];
+	for (int k = 0; k < 2; k++) {
+		out[NC_DW_SOCK_SIRQ + k] = x->smp_sock_sirq[k];
+		out[NC_DW_RSOCK + k] = x->smp_rsock[k];
+		out[NC_DW_RSIRQ + k] = x->smp_rsirq[k];
+	}
 }
 
 /* Weighs every CPU's samples since the last call at its period in force. */
@@ -339,13 +352,13 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
 		s->dw = calloc(s->ncpu, sizeof(*s->dw));
 		s->scratch = calloc(s->ncpu, sizeof(struct nc_cpu));
-		s->est = calloc((size_t)s->ncpu * NC_CLASS_MAX, sizeof(uint64_t));
+		s->est = calloc((size_t)s->ncpu * NC_DW_CLASSES, sizeof(uint64_t));
 		s->rsrc = calloc(s->ncpu, sizeof(int));
-		s->rtmp = calloc((size_t)s->ncpu * 2, sizeof(uint64_t));
+		s->rfrac = calloc((size_t)s->ncpu * 2, sizeof(double));
 		for (int i = 0; s->rsrc && i < s->ncpu; i++)
 			s->rsrc[i] = i;
 	}
-	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est || !s->rsrc || !s->rtmp) {
+	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est || !s->rsrc || !s->rfrac) {
 		nc_close(s);
 		return NULL;
 	}
@@ -692,8 +705,8 @@ static void nc_set_targets(struct nc_state *s, char *why, size_t len)
 	}
 	if (prev >= 0)
 		nc_set_target(s, fd, prev, first);
-	snprintf(why, len, ", %s", prev == first ? "remote read of its own CPU (one CPU sampled)"
-						  : "the next CPU's state (remote read)");
+	snprintf(why, len, ", %s", prev == first ? "split by a remote read of its own CPU (one CPU sampled)"
+						  : "split by the other CPU's timer (remote read)");
 }
 
 /* After the stack sampler: socket time rides on its cpu-clock timer, else
@@ -918,23 +931,23 @@ static bool nc_have_member(const char *name, const char *field)
 	return id > 0 && nc_type_has(btf, btf__type_by_id(btf, id), field, 0);
 }
 
-/* The socket sampler reads another CPU's state (bpf/netcpu.bpf.c
- * nc_sock_sample_remote) when two or more CPUs are online and the kernel
- * has what that read needs: the offset of preempt_count from the
- * runqueue, the runqueue's current task, the cfs_rq's runqueue (how each
- * CPU finds its own) and task_struct.bpf_ctx (a tracer's program running).
- * Not with --sample-hz N, whose timer carries the socket samples.
- * NPREC_TEST_SOCK_SAMPLER=local keeps the CPU's own state (A/B). */
+/* NPREC_TEST_SOCK_SAMPLER=remote: the socket sampler's split of a call
+ * between its own work and softirqs comes from another CPU's timer
+ * (bpf/netcpu.bpf.c nc_sock_sample_remote), when two or more CPUs are
+ * online and the kernel has what the remote read needs: the offset of
+ * preempt_count from the runqueue, the runqueue's current task, the
+ * cfs_rq's runqueue (how each CPU finds its own) and task_struct.bpf_ctx.
+ * Not with --sample-hz N, whose timer carries the socket samples. Not the
+ * default: it removes the receive excess of paced TCP but reads the
+ * sender's softirqs low under Reno (docs/NETCPU.md "Remote split", j32c). */
 static void nc_choose_remote(struct nc_state *s)
 {
 	const char *want = getenv("NPREC_TEST_SOCK_SAMPLER");
 	const char *no = NULL;
 	s->sock_remote = false;
-	if (s->src == NC_SRC_CLOCK)
+	if (s->src == NC_SRC_CLOCK || !want || strcmp(want, "remote") != 0)
 		return;
-	if (want && strcmp(want, "local") == 0)
-		no = "NPREC_TEST_SOCK_SAMPLER=local";
-	else if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		no = "one CPU online";
 	else if (!nc_preempt_delta())
 		no = "no __preempt_count or runqueues in vmlinux BTF";
@@ -942,7 +955,7 @@ static void nc_choose_remote(struct nc_state *s)
 		 !nc_have_member("cfs_rq", "rq") || !nc_have_member("task_struct", "bpf_ctx"))
 		no = "rq.curr, rq.cpu, cfs_rq.rq or task_struct.bpf_ctx not in vmlinux BTF";
 	if (no)
-		snprintf(s->remote_why, sizeof(s->remote_why), "%s", no);
+		snprintf(s->remote_why, sizeof(s->remote_why), "NPREC_TEST_SOCK_SAMPLER=remote: %s", no);
 	s->sock_remote = !no;
 }
 
@@ -961,8 +974,8 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	nc_choose_remote(s);
 	int rc = nc_load_any(ctx, s, cfg);
 	if (rc && s->sock_remote && nc_retryable(rc)) {
-		snprintf(s->remote_why, sizeof(s->remote_why), "the remote sampler does not load here: %s",
-			 strerror(-rc));
+		snprintf(s->remote_why, sizeof(s->remote_why),
+			 "NPREC_TEST_SOCK_SAMPLER=remote: does not load here: %s", strerror(-rc));
 		s->sock_remote = false;
 		rc = nc_load_any(ctx, s, cfg);
 	}
@@ -1035,8 +1048,13 @@ static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
 	static const int sv[2] = { NC_SV_RX, NC_SV_TX };
 	if (c < NC_SOCK_SEND)
 		return s->cur[i].smp_sirq[sv[c]] - s->prev[i].smp_sirq[sv[c]];
-	i = s->rsrc[i];
-	return i < 0 ? 0 : s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND];
+	int k = c - NC_SOCK_SEND;
+	uint64_t n = s->cur[i].smp_sock[k] - s->prev[i].smp_sock[k];
+	if (!s->sock_remote)
+		return n;
+	/* the combined estimate: the call's samples at the remote split */
+	n += s->cur[i].smp_sock_sirq[k] - s->prev[i].smp_sock_sirq[k];
+	return (uint64_t)((double)n * s->rfrac[2 * i + k] + 0.5);
 }
 
 /* The timers' mean period, NSEC_PER_SEC / rate (the kernel's period for a
@@ -1048,30 +1066,43 @@ static uint64_t nc_period(const struct nc_state *s)
 	return s->sock_rate ? 1000000000ull / s->sock_rate : 0;
 }
 
+/* The remote sampler's combined estimate of CPU j's socket class k (0
+ * send, 1 receive): the call's time by j's own timer (outside and under
+ * softirqs), at the split the remote samples of j found (weighed at the
+ * sampling CPU's periods). Without remote samples of a call this
+ * interval, the own timer's split (the local estimate). */
+static void nc_combine(struct nc_state *s, int j, int k)
+{
+	uint64_t *e = &s->est[(size_t)j * NC_DW_CLASSES];
+	double call = (double)e[NC_SOCK_SEND + k] + (double)e[NC_DW_SOCK_SIRQ + k];
+	double rs = 0, rq = 0, f;
+	int i = s->rsrc[j];
+	if (i >= 0) {
+		rs = (double)s->est[(size_t)i * NC_DW_CLASSES + NC_DW_RSOCK + k];
+		rq = (double)s->est[(size_t)i * NC_DW_CLASSES + NC_DW_RSIRQ + k];
+	}
+	f = rs + rq > 0 ? rs / (rs + rq) : call > 0 ? (double)e[NC_SOCK_SEND + k] / call : 0;
+	s->rfrac[2 * j + k] = f;
+	e[NC_SOCK_SEND + k] = (uint64_t)(call * f + 0.5);
+}
+
 /* This interval's sampled estimate of every class on every CPU (s->est). */
 static void nc_take_estimates(struct nc_state *s, uint64_t t0, uint64_t t1)
 {
-	uint64_t *e = s->est;
 	nc_weigh(s, s->cur);
 	for (int i = 0; i < s->ncpu; i++)
-		nc_dweight_take(&s->dw[i], t1 - t0, &e[(size_t)i * NC_CLASS_MAX]);
+		nc_dweight_take(&s->dw[i], t1 - t0, &s->est[(size_t)i * NC_DW_CLASSES]);
 	if (!s->sock_remote)
 		return;
-	/* the socket classes, weighed at the sampling CPU's periods, belong
-	 * to the CPU it sampled */
 	for (int i = 0; i < s->ncpu; i++)
 		for (int k = 0; k < 2; k++)
-			s->rtmp[2 * i + k] = s->rsrc[i] < 0 ? 0 : e[(size_t)s->rsrc[i] * NC_CLASS_MAX + NC_SOCK_SEND + k];
-	for (int i = 0; i < s->ncpu; i++)
-		for (int k = 0; k < 2; k++)
-			e[(size_t)i * NC_CLASS_MAX + NC_SOCK_SEND + k] = s->rtmp[2 * i + k];
+			nc_combine(s, i, k);
 }
 
-/* A socket counter of CPU i since the last interval (field at offset off
- * of struct nc_cpu), from the counters of the CPU that samples it. */
-static uint64_t nc_sock_cnt(const struct nc_state *s, int i, size_t off)
+/* A counter of CPU j (field at offset off of struct nc_cpu) since the
+ * last interval; 0 for j < 0. */
+static uint64_t nc_cnt(const struct nc_state *s, int j, size_t off)
 {
-	int j = s->rsrc[i];
 	if (j < 0)
 		return 0;
 	uint64_t a, b;
@@ -1082,7 +1113,7 @@ static uint64_t nc_sock_cnt(const struct nc_state *s, int i, size_t off)
 
 static uint64_t nc_est(const struct nc_state *s, int c, int i)
 {
-	return s->est[(size_t)i * NC_CLASS_MAX + c];
+	return s->est[(size_t)i * NC_DW_CLASSES + c];
 }
 
 /* Column cls_ns (and cls_n when counted) of class c; adds to *total. In
@@ -1108,6 +1139,35 @@ static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_
 		col[i] = s->cur[i].n[c] - s->prev[i].n[c];
 	snprintf(key, sizeof(key), "%s_n", nc_class_key[c]);
 	nc_pack_col(pk, key, col, s->ncpu);
+}
+
+/* The remote sampler's counts (zero with the local one), by the CPU they
+ * describe: its own samples of the call under softirqs, the remote
+ * samples of it in the call outside and under softirqs (whose split the
+ * combined estimate takes; in exact mode by the pair, and apart by
+ * preempt_count, rpc), and those not taken (its runqueue not yet
+ * known); which sampler ran. */
+static void nc_pack_remote(struct nc_state *s, msgpack_packer *pk, uint64_t *col)
+{
+	static const char *const key[4][2] = { { "send_sirq_smp", "recv_sirq_smp" },
+						{ "send_rsmp", "recv_rsmp" },
+						{ "send_rsirq_smp", "recv_rsirq_smp" },
+						{ "send_rpc_sirq_smp", "recv_rpc_sirq_smp" } };
+	static const size_t off[4][2] = {
+		{ offsetof(struct nc_cpu, smp_sock_sirq[0]), offsetof(struct nc_cpu, smp_sock_sirq[1]) },
+		{ offsetof(struct nc_cpu, smp_rsock[0]), offsetof(struct nc_cpu, smp_rsock[1]) },
+		{ offsetof(struct nc_cpu, smp_rsirq[0]), offsetof(struct nc_cpu, smp_rsirq[1]) },
+		{ offsetof(struct nc_cpu, smp_rpc_sirq[0]), offsetof(struct nc_cpu, smp_rpc_sirq[1]) } };
+	for (int f = 0; f < 4; f++)
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; i < s->ncpu; i++)
+				col[i] = nc_cnt(s, f ? s->rsrc[i] : i, off[f][k]);
+			nc_pack_col(pk, key[f][k], col, s->ncpu);
+		}
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = nc_cnt(s, s->sock_remote ? s->rsrc[i] : -1, offsetof(struct nc_cpu, smp_remote_unknown));
+	nc_pack_col(pk, "remote_unknown_smp", col, s->ncpu);
+	np_pack_kv_str(pk, "sock_sampler", s->sock_remote ? "remote" : "local");
 }
 
 /* The sampler's socket counts (both modes: in exact mode they are the
@@ -1142,29 +1202,20 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 	nc_pack_col(pk, "pc_unknown_smp", col, s->ncpu);
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_sock_cut[k]));
+			col[i] = s->cur[i].smp_sock_cut[k] - s->prev[i].smp_sock_cut[k];
 		nc_pack_col(pk, k ? "recv_cut_smp" : "send_cut_smp", col, s->ncpu);
 	}
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_sock_probe[k]));
+			col[i] = s->cur[i].smp_sock_probe[k] - s->prev[i].smp_sock_probe[k];
 		nc_pack_col(pk, k ? "recv_probe_smp" : "send_probe_smp", col, s->ncpu);
 	}
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < s->ncpu; i++)
-			col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_sock_outside[k]));
+			col[i] = s->cur[i].smp_sock_outside[k] - s->prev[i].smp_sock_outside[k];
 		nc_pack_col(pk, k ? "recv_outside_smp" : "send_outside_smp", col, s->ncpu);
 	}
-	/* the remote sampler's own: samples not taken (the sampled CPU's
-	 * runqueue not yet known) and those that found it in a softirq, by
-	 * the CPU sampled */
-	for (int i = 0; i < s->ncpu; i++)
-		col[i] = nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_remote_unknown));
-	nc_pack_col(pk, "remote_unknown_smp", col, s->ncpu);
-	for (int i = 0; i < s->ncpu; i++)
-		col[i] = s->sock_remote ? nc_sock_cnt(s, i, offsetof(struct nc_cpu, smp_remote_sirq)) : 0;
-	nc_pack_col(pk, "remote_sirq_smp", col, s->ncpu);
-	np_pack_kv_str(pk, "sock_sampler", s->sock_remote ? "remote" : "local");
+	nc_pack_remote(s, pk, col);
 	np_pack_kv_u64(pk, "smp_period_ns", period);
 }
 
@@ -1192,7 +1243,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 23 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 30 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
@@ -1529,7 +1580,7 @@ static void nc_close(void *state)
 	free(s->scratch);
 	free(s->est);
 	free(s->rsrc);
-	free(s->rtmp);
+	free(s->rfrac);
 	free(s);
 }
 
