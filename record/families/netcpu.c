@@ -132,6 +132,8 @@ struct nc_state {
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
 	bool sched_entry;                /* exact: the kernel has sched_entry_tp (6.16+) */
+	bool remote_recv_only;           /* NPREC_TEST_SOCK_SAMPLER=remote-recv: the remote
+					  * split for receive calls, the own one for send */
 	bool sock_remote;                /* socket time read from another CPU's timer
 					  * (nc_sock_sample_remote) */
 	char remote_why[120];            /* why the local sampler instead, "" if not asked */
@@ -705,8 +707,9 @@ static void nc_set_targets(struct nc_state *s, char *why, size_t len)
 	}
 	if (prev >= 0)
 		nc_set_target(s, fd, prev, first);
-	snprintf(why, len, ", %s", prev == first ? "split by a remote read of its own CPU (one CPU sampled)"
-						  : "split by the other CPU's timer (remote read)");
+	snprintf(why, len, ", %s%s", prev == first ? "split by a remote read of its own CPU (one CPU sampled)"
+						    : "split by the other CPU's timer (remote read)",
+		 s->remote_recv_only ? ", receive calls only" : "");
 }
 
 /* After the stack sampler: socket time rides on its cpu-clock timer, else
@@ -945,7 +948,11 @@ static void nc_choose_remote(struct nc_state *s)
 	const char *want = getenv("NPREC_TEST_SOCK_SAMPLER");
 	const char *no = NULL;
 	s->sock_remote = false;
-	if (s->src == NC_SRC_CLOCK || !want || strcmp(want, "remote") != 0)
+	/* remote-recv: only receive calls take the remote split (the own
+	 * timer's bias is in the softirqs of receive calls, the remote read's
+	 * in a sender's: j32c) */
+	s->remote_recv_only = want && strcmp(want, "remote-recv") == 0;
+	if (s->src == NC_SRC_CLOCK || !want || (strcmp(want, "remote") != 0 && !s->remote_recv_only))
 		return;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		no = "one CPU online";
@@ -1081,6 +1088,8 @@ static void nc_combine(struct nc_state *s, int j, int k)
 		rs = (double)s->est[(size_t)i * NC_DW_CLASSES + NC_DW_RSOCK + k];
 		rq = (double)s->est[(size_t)i * NC_DW_CLASSES + NC_DW_RSIRQ + k];
 	}
+	if (k == 0 && s->remote_recv_only)
+		rs = rq = 0;
 	f = rs + rq > 0 ? rs / (rs + rq) : call > 0 ? (double)e[NC_SOCK_SEND + k] / call : 0;
 	s->rfrac[2 * j + k] = f;
 	e[NC_SOCK_SEND + k] = (uint64_t)(call * f + 0.5);
@@ -1167,7 +1176,7 @@ static void nc_pack_remote(struct nc_state *s, msgpack_packer *pk, uint64_t *col
 	for (int i = 0; i < s->ncpu; i++)
 		col[i] = nc_cnt(s, s->sock_remote ? s->rsrc[i] : -1, offsetof(struct nc_cpu, smp_remote_unknown));
 	nc_pack_col(pk, "remote_unknown_smp", col, s->ncpu);
-	np_pack_kv_str(pk, "sock_sampler", s->sock_remote ? "remote" : "local");
+	np_pack_kv_str(pk, "sock_sampler", !s->sock_remote ? "local" : s->remote_recv_only ? "remote-recv" : "remote");
 }
 
 /* The sampler's socket counts (both modes: in exact mode they are the
