@@ -10,16 +10,22 @@
 # nprec options, e.g. "--sample-hz 10000"), NPREC_ALT (another build dir:
 # measured after NP_BUILD on the same veth pair, ROUNDS times each in
 # turn, 1 by default), IPERF_ARGS (more iperf3 client options, e.g. "-b 200M":
-# a paced transfer, CPUs mostly idle).
+# a paced transfer, CPUs mostly idle), NPREC_ALT_ENV (environment of the
+# NPREC_ALT runs, e.g. NPREC_TEST_SOCK_SAMPLER=local: NPREC_ALT=$NP_BUILD
+# then compares the remote socket sampler with the local one in one
+# build), BENCH_NS (prefix of the namespaces and veth ends, nc-pc),
+# BENCH_NET (the veth pair's /24, 10.78.8).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
 T=${BENCH_T:-5}
+BNS=${BENCH_NS:-nc-pc} NET=${BENCH_NET:-10.78.8}
+NSA=$BNS-a NSB=$BNS-b VA=${BNS}a0 VB=${BNS}b0
 TMP=$(mktemp -d /tmp/np-bench-progcost.XXXXXX)
 PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	ip netns del nc-pc-a 2>/dev/null; ip netns del nc-pc-b 2>/dev/null
+	ip netns del "$NSA" 2>/dev/null; ip netns del "$NSB" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -40,17 +46,17 @@ while os.getppid() != 1 and os.path.exists(sys.argv[1]):
 ' "$TMP/stats.on" & PIDS+=($!)
 for _ in $(seq 50); do [ -e "$TMP/stats.on" ] && break; sleep 0.1; done
 [ -e "$TMP/stats.on" ] || { echo "cannot enable BPF statistics" >&2; exit 1; }
-ip netns add nc-pc-a && ip netns add nc-pc-b || exit 1
-ip link add ncpa0 netns nc-pc-a type veth peer name ncpb0 netns nc-pc-b
-ip -n nc-pc-a addr add 10.78.8.1/24 dev ncpa0; ip -n nc-pc-b addr add 10.78.8.2/24 dev ncpb0
-ip -n nc-pc-a link set ncpa0 up; ip -n nc-pc-b link set ncpb0 up
-ip netns exec nc-pc-b iperf3 -s -B 10.78.8.2 -p 5401 >/dev/null 2>&1 & PIDS+=($!)
+ip netns add "$NSA" && ip netns add "$NSB" || exit 1
+ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+ip -n "$NSA" addr add "$NET.1/24" dev "$VA"; ip -n "$NSB" addr add "$NET.2/24" dev "$VB"
+ip -n "$NSA" link set "$VA" up; ip -n "$NSB" link set "$VB" up
+ip netns exec "$NSB" iperf3 -s -B "$NET.2" -p 5401 >/dev/null 2>&1 & PIDS+=($!)
 # measure BUILD: one recording over one transfer, a line per program
 measure() {
 	local build=$1 P IDS
 	rm -f "$TMP/pc.npr"
 	# shellcheck disable=SC2086
-	"$build/nprec" -q --no-flows --no-txn ${NC_ARGS:-} -o "$TMP/pc.npr" & P=$!; PIDS+=($P)
+	env ${2:-} "$build/nprec" -q --no-flows --no-txn ${NC_ARGS:-} -o "$TMP/pc.npr" & P=$!; PIDS+=($P)
 	for _ in $(seq 100); do [ -s "$TMP/pc.npr" ] && break; sleep 0.1; done
 	sleep 1
 	# only this nprec's programs (other recorders may run on the machine):
@@ -66,11 +72,11 @@ measure() {
 	snap > "$TMP/s0"
 	T0=$(date +%s%N)
 	# shellcheck disable=SC2086
-	ip netns exec nc-pc-a iperf3 -c 10.78.8.2 -p 5401 -t "$T" ${IPERF_ARGS:-} >/dev/null
+	ip netns exec "$NSA" iperf3 -c "$NET.2" -p 5401 -t "$T" ${IPERF_ARGS:-} >/dev/null
 	T1=$(date +%s%N)
 	snap > "$TMP/s1"
 	kill -INT "$P"; wait "$P"
-	echo "== $build"
+	echo "== $build ${2:-}"
 	printf "%-18s %10s %8s %12s\n" program runs/s ns/run "CPU ms/s"
 	join "$TMP/s0" "$TMP/s1" | awk -v d="$(( (T1 - T0) ))" '
 		{ dt = $4 - $2; dc = $5 - $3
@@ -78,6 +84,6 @@ measure() {
 }
 for _ in $(seq "${ROUNDS:-1}"); do
 	measure "$NP_BUILD"
-	[ -n "${NPREC_ALT:-}" ] && measure "$NPREC_ALT"
+	[ -n "${NPREC_ALT:-}" ] && measure "$NPREC_ALT" "${NPREC_ALT_ENV:-}"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -37,7 +37,12 @@
 # is its estimate over the exact figure. The exact recording's sampler
 # decides softirq by the exact pair, the default's by preempt_count and the
 # walk, so only this column checks the default's own rule: docs/NETCPU.md
-# j29d), BENCH_CC (the namespaces' congestion control, e.g. reno). Row
+# j29d; BENCH_DUAL=2: a third recorder like it in the environment ALT_ENV,
+# NPREC_TEST_SOCK_SAMPLER=remote by default, column `alt/n`: an A/B in the
+# same calls; NC_ENV: environment of the exact recorder, e.g.
+# NPREC_TEST_SOCK_SAMPLER=remote; rows `split`: the remote sampler's
+# counts, docs/NETCPU.md j32c), BENCH_CC (the namespaces' congestion
+# control, e.g. reno). Row
 # `nrx` per workload: NET_RX over all CPUs, the exact pair's
 # ns against the exact recording's sampler (ratio, covers) and, with
 # BENCH_DUAL=1, the default's (dflt/n): a CPU's own timer under-finds the
@@ -110,19 +115,26 @@ workload() {
 # window holds")
 hook_links() { bpftool link list 2>/dev/null | grep -c "tp '$1'"; }
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), T=${T}s, REPS=$REPS, SOCK_HZ=${SOCK_HZ:-997}, NC_ARGS='${NC_ARGS-$FILTER_DEF}', BENCH_HOG=${BENCH_HOG:-0}${BENCH_HOG_CPUS:+ on CPUs $BENCH_HOG_CPUS}, BENCH_DUAL=${BENCH_DUAL:-0}, cc $(ip netns exec $NSA sysctl -n net.ipv4.tcp_congestion_control)"
-printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %-10s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "dflt/n" "hook links"
+printf "%-7s %-4s %3s %14s %7s %14s %7s %-10s %5s %9s %5s %11s %7s %6s %8s %8s %7s %-10s %-15s %-15s %s\n" workload cls rep exact_ns samples est_ns ratio "95% covers" cut "ratio+cut" probe "ratio+probe" outside calls "ns/call" "probe/c" net "net covers" "dflt/n" "alt/n" "hook links"
 for rep in $(seq "$REPS"); do
 	for w in ${BENCH_W:-iperf3 wrk paced}; do
-		dp=""
-		if [ "${BENCH_DUAL:-0}" = 1 ]; then
+		dp="" ap=""
+		if [ "${BENCH_DUAL:-0}" -ge 1 ]; then
 			# shellcheck disable=SC2086
 			"$NPREC" -q --netcpu sample:"${SOCK_HZ:-997}" --no-flows --no-txn --no-threads \
 				${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.dflt.npr" & dp=$!
 			PIDS+=("$dp")
 			for _ in $(seq 100); do [ -s "$TMP/$w.dflt.npr" ] && break; sleep 0.1; done
 		fi
+		if [ "${BENCH_DUAL:-0}" -ge 2 ]; then
+			# shellcheck disable=SC2086
+			env ${ALT_ENV:-NPREC_TEST_SOCK_SAMPLER=remote} "$NPREC" -q --netcpu sample:"${SOCK_HZ:-997}" \
+				--no-flows --no-txn --no-threads ${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.alt.npr" & ap=$!
+			PIDS+=("$ap")
+			for _ in $(seq 100); do [ -s "$TMP/$w.alt.npr" ] && break; sleep 0.1; done
+		fi
 		# shellcheck disable=SC2086
-		"$NPREC" -q --netcpu exact:"${SOCK_HZ:-997}" ${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.npr" & rp=$!
+		env ${NC_ENV:-} "$NPREC" -q --netcpu exact:"${SOCK_HZ:-997}" ${NC_ARGS-$FILTER_DEF} -o "$TMP/$w.npr" & rp=$!
 		PIDS+=($rp)
 		for _ in $(seq 100); do [ -s "$TMP/$w.npr" ] && break; sleep 0.1; done
 		sleep 1
@@ -142,10 +154,19 @@ for rep in $(seq "$REPS"); do
 			kill -INT $dp; wait $dp 2>/dev/null
 			# the default's estimates, renamed dflt_*: sent along with the exact recording's
 			dflt=$("$NPREPORT" dump "$TMP/$w.dflt.npr" | python3 "$ROOT/tests/tools/nc_npr.py" sockest |
-				tr ' ' '\n' | grep -E '^(send|recv|netrx)_(smp|est_ns)=' | sed 's/^/dflt_/' | tr '\n' ' ')
+				tr ' ' '\n' | grep -E '^(send|recv|netrx)_(smp|est_ns|cut_smp)=' | sed 's/^/dflt_/' | tr '\n' ' ')
+			dflt="$dflt $("$NPREPORT" dump "$TMP/$w.dflt.npr" | python3 "$ROOT/bench/netcpu_split.py" split_dflt_)"
 			rm -f "$TMP/$w.dflt.npr"
 		fi
+		if [ -n "$ap" ]; then
+			kill -INT $ap; wait $ap 2>/dev/null
+			dflt="$dflt $("$NPREPORT" dump "$TMP/$w.alt.npr" | python3 "$ROOT/tests/tools/nc_npr.py" sockest |
+				tr ' ' '\n' | grep -E '^(send|recv|netrx)_(smp|est_ns|cut_smp)=' | sed 's/^/alt_/' | tr '\n' ' ')"
+			dflt="$dflt $("$NPREPORT" dump "$TMP/$w.alt.npr" | python3 "$ROOT/bench/netcpu_split.py" split_alt_)"
+			rm -f "$TMP/$w.alt.npr"
+		fi
 		"$NPREPORT" dump "$TMP/$w.npr" > "$TMP/$w.json"
+		dflt="$dflt $(python3 "$ROOT/bench/netcpu_split.py" split_exact_ < "$TMP/$w.json")"
 		{ python3 "$ROOT/tests/tools/nc_npr.py" sockest < "$TMP/$w.json"
 		  python3 "$ROOT/tests/tools/nc_npr.py" netcpu < "$TMP/$w.json"; echo "$dflt"; } | python3 -c '
 import math, sys
@@ -168,23 +189,53 @@ for i, c in enumerate(("send", "recv")):
     m = n - out + pr
     nlo, nhi = ci(m)
     dn, de = int(kv.get("dflt_" + c + "_smp", -1)), int(kv.get("dflt_" + c + "_est_ns", 0))
-    dflt = "%.3f/%d" % (de / x, dn) if dn >= 0 and x else "-"
-    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %7d %7d %6.0f %8.0f %7.3f %-10s %-10s %s" % (
+    # /n+cut: the count, and the samples left out as a tracer program (the
+    # walk stopped short, or the remote task ran a BPF program)
+    dc, lc = int(kv.get("dflt_" + c + "_cut_smp", 0)), int(kv.get("alt_" + c + "_cut_smp", 0))
+    dflt = "%.3f/%d+%d" % (de / x, dn, dc) if dn >= 0 and x else "-"
+    ln, le = int(kv.get("alt_" + c + "_smp", -1)), int(kv.get("alt_" + c + "_est_ns", 0))
+    local = "%.3f/%d+%d" % (le / x, ln, lc) if ln >= 0 and x else "-"
+    print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5d %9.3f %5d %11.3f %7d %7d %6.0f %8.0f %7.3f %-10s %-15s %-15s %s" % (
           sys.argv[1], c, sys.argv[2], x, n, e,
           e / x if x else 0, "yes" if lo <= x <= hi else "NO", cut, (e + cut * p) / x if x else 0,
           pr, (e + pr * p) / x if x else 0, out, calls, x / calls if calls else 0,
           pr * per / calls if calls else 0, m * per / x if x else 0,
-          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, links[i]))
+          "yes" if nlo * per <= x <= nhi * per else "NO", dflt, local, links[i]))
 # NET_RX (all CPUs): the exact pair against the exact recording sampler
 # (walk) and the default recorder (preempt_count and walk); a CPU own
 # timer under-finds the softirqs of a busy receiving CPU (docs/NETCPU.md j31d)
 x, n, e = int(kv["netrx_exact_ns"]), int(kv["netrx_smp"]), int(kv["netrx_est_ns"])
 dn, de = int(kv.get("dflt_netrx_smp", -1)), int(kv.get("dflt_netrx_est_ns", 0))
+ln, le = int(kv.get("alt_netrx_smp", -1)), int(kv.get("alt_netrx_est_ns", 0))
 lo, hi = int(kv["netrx_lo_ns"]), int(kv["netrx_hi_ns"])
 print("%-7s %-4s %3s %14d %7d %14d %7.3f %-10s %5s %9s %5s %11.3f  (+probe: the pair own programs) %s" % (
       sys.argv[1], "nrx", sys.argv[2], x, n, e, e / x if x else 0, "yes" if lo <= x <= hi else "NO",
       "-", "-", kv.get("netrx_probe_smp", "-"), float(kv.get("netrx_win_ratio", 0)),
-      "dflt/n %.3f/%d" % (de / x, dn) if dn >= 0 and x else ""))' "$w" "$rep" "$links"
+      ("dflt/n %.3f/%d" % (de / x, dn) if dn >= 0 and x else "") +
+      (" alt/n %.3f/%d" % (le / x, ln) if ln >= 0 and x else "")))
+# the remote sampler split (bench/netcpu_split.py) of each recorder that
+# ran it: own timer sock/sirq, remote rsock/rsirq; adj: a sampled
+# recorder figure had its split counted the exact pair own cost (inside
+# softirqs by preempt_count, outside the pair window: the exact
+# recorder rpc - rsirq) as call time, as the exact clock does
+for r in ("dflt", "alt"):
+    for c in ("send", "recv"):
+        g = lambda r, k: int(kv.get("split_%s_%s_%s" % (r, c, k), 0))
+        rd, re = g(r, "rsock") + g(r, "rsirq"), g("exact", "rsock") + g("exact", "rsirq")
+        x, de = int(kv[c + "_exact_ns"]), int(kv.get(r + "_" + c + "_est_ns", 0))
+        if rd and re and x and de:
+            fd, pe = g(r, "rsirq") / rd, (g("exact", "rpc") - g("exact", "rsirq")) / re
+            kv["adj_%s_%s" % (r, c)] = "%.3f" % (de / x * (1 - fd + pe) / (1 - fd))
+for r in ("dflt", "alt", "exact"):
+    for c in ("send", "recv"):
+        g = lambda k: int(kv.get("split_%s_%s_%s" % (r, c, k), 0))
+        if g("rsock") + g("rsirq") == 0:
+            continue
+        lc, rc = g("sock") + g("sirq"), g("rsock") + g("rsirq")
+        print("%-7s %-4s %3s split %-5s own %d+%d (sirq %.3f) remote %d+%d (sirq %.3f, by preempt_count %.3f)" % (
+              sys.argv[1], c, sys.argv[2], r, g("sock"), g("sirq"), g("sirq") / lc if lc else 0,
+              g("rsock"), g("rsirq"), g("rsirq") / rc, g("rpc") / rc) +
+              (" %s/x adj %s" % (r, kv["adj_%s_%s" % (r, c)]) if "adj_%s_%s" % (r, c) in kv else ""))' "$w" "$rep" "$links"
 		rm -f "$TMP/$w.npr" "$TMP/$w.json"
 	done
 done

@@ -322,18 +322,20 @@ int BPF_PROG(nc_softirq_exit, unsigned int vec)
  * few hundred ns (probe reads through the fd table): done only when an op
  * in flight is switched out (so that blocking read()s of pipes, ttys and
  * files are not parked) and in the socket-time sampler. */
+/* t may be another CPU's task (nc_sample_remote): probe reads throughout. */
 static __always_inline struct file *nc_fd_sock_file(struct task_struct *t, unsigned long fd)
 {
-	struct files_struct *files = t->files;
+	struct files_struct *files = BPF_CORE_READ(t, files);
 	struct fdtable *fdt;
-	struct file *f = NULL;
+	struct file *f = NULL, **fds;
 
 	if (!files)
 		return NULL;
-	fdt = files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
+	fdt = BPF_CORE_READ(files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
 		return NULL;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]) || !f)
+	fds = BPF_CORE_READ(fdt, fd);
+	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
 		return NULL;
 	if ((BPF_CORE_READ(f, f_inode, i_mode) & NC_S_IFMT) != NC_S_IFSOCK)
 		return NULL;
@@ -707,11 +709,19 @@ static __always_inline void nc_count_sirq(struct nc_cpu *c, int vec)
  * estimate), outside for socket time. With the exact pair running, the
  * pair says whether a softirq runs (as it stops the exact socket clock). */
 static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
-					   struct task_struct *t, __u64 ip);
+					   struct task_struct *t, __u64 ip, bool sirq);
+
+static __always_inline void nc_count_pair_probe(struct nc_cpu *c, struct task_struct *t);
+
+/* what a time sample counts of its own CPU's socket calls */
+#define NC_SOCK_NONE 0      /* nothing (the stack sampler's timer) */
+#define NC_SOCK_LOCAL 1     /* socket time outside softirqs */
+#define NC_SOCK_CALL 2      /* that, and the call's time under softirqs apart
+			     * (the remote sampler's combined estimate) */
 
 /* *wp gets the walk if one was taken (NULL: none was needed). */
 static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struct nc_cpu *c,
-					  struct nc_walk **wp)
+					  struct nc_walk **wp, int sock)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct nc_walk *w = NULL;
@@ -751,8 +761,12 @@ static __always_inline int nc_time_sample(struct bpf_perf_event_data *ctx, struc
 		if (c->sirq_any && vec < 0)
 			c->smp_sirq_missed++;
 	}
-	if (nc_sirq_clock ? !c->sirq_any : vec < 0)
-		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs));
+	if (sock != NC_SOCK_NONE && nc_sirq_clock && c->sirq_any && c->op_ts)
+		nc_count_pair_probe(c, t);
+	if (sock != NC_SOCK_NONE && (nc_sirq_clock ? !c->sirq_any : vec < 0))
+		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs), false);
+	else if (sock == NC_SOCK_CALL)
+		nc_sample_sock(ctx, &w, c, t, PT_REGS_IP(&ctx->regs), true);
 	*wp = w;
 	return vec;
 }
@@ -797,8 +811,35 @@ static __always_inline void nc_count_probe(struct nc_cpu *c, struct task_struct 
 		c->smp_sock_probe[nc_syscall_is_send(nr) ? 0 : 1]++;
 }
 
+/* Exact mode: the softirq flag is set but the exact clock still runs for
+ * the task: the sample fell in the pair's softirq_entry program before its
+ * clock read (inside the softirq). The exact clock holds that time, this
+ * sample's own stall included, as the op's; the sampler calls it softirq,
+ * as the default's preempt_count does: a probe sample of the exact clock's
+ * own programs. 1.5-2.3 % of the exact send time of veth HTTP, whose send
+ * calls run the peer's NET_RX inside (docs/NETCPU.md j32g). */
+static __always_inline void nc_count_pair_probe(struct nc_cpu *c, struct task_struct *t)
+{
+	struct pt_regs *regs;
+	struct sock *sk;
+
+	if (!nc_sock_clock || !t->pid || (t->flags & NC_PF_KTHREAD))
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs || !nc_exact_runs(c, t, regs->orig_ax) || regs->ax != NC_AX_IN_SYSCALL)
+		return;
+	sk = nc_fd_sock(t, regs->di);
+	if (!sk || !rc_filter_sk(sk))
+		return;
+	c->smp_sock_probe[nc_syscall_is_send(regs->orig_ax) ? 0 : 1]++;
+}
+
+/* sirq: the sample is under a softirq (NC_SOCK_CALL); it counts as the
+ * call's time under softirqs (smp_sock_sirq) when the task is in a socket
+ * call, by the same checks but the entry work's (the interrupted ip is
+ * the softirq's). */
 static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struct nc_cpu *c,
-					   struct task_struct *t, __u64 ip)
+					   struct task_struct *t, __u64 ip, bool sirq)
 {
 	struct nc_walk *w = *wp;
 	struct pt_regs *regs;
@@ -811,7 +852,7 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	if (!regs)
 		return;
 	nr = regs->orig_ax;
-	if (!nc_syscall_listed((long)nr) || regs->ax != NC_AX_IN_SYSCALL || nc_in_entry_work(ip))
+	if (!nc_syscall_listed((long)nr) || regs->ax != NC_AX_IN_SYSCALL || (!sirq && nc_in_entry_work(ip)))
 		return;
 	if (!rc_filter_pid(t->tgid) ||
 	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id))
@@ -822,6 +863,11 @@ static __always_inline void nc_sample_sock(void *ctx, struct nc_walk **wp, struc
 	/* the walk is taken here when the softirq test needed none */
 	if (!w)
 		*wp = w = nc_walk_stack(ctx);
+	if (sirq) {
+		if (!nc_in_tracer(w) && nc_walk_reaches_entry(w))
+			c->smp_sock_sirq[nc_syscall_is_send(nr) ? 0 : 1]++;
+		return;
+	}
 	if (nc_in_tracer(w)) {
 		nc_count_probe(c, t, nr);
 		return;
@@ -874,7 +920,8 @@ static __always_inline void nc_count_stack(struct nc_cpu *c, struct nc_walk *w)
  * program's context, which bpf_get_stack walks from (the interrupted
  * context for perf_event, the tracepoint's own frames for tp_btf, stripped
  * in user space: record/families/netrxcat.c nc_strip_irq). */
-static __always_inline int nc_sample_body(void *ctx, bool sock)
+/* sock: NC_SOCK_* (NONE: no time sample, the stack sampler's timer) */
+static __always_inline int nc_sample_body(void *ctx, int sock)
 {
 	struct nc_cpu *c = nc_this_cpu();
 	struct nc_walk *w = NULL;
@@ -886,8 +933,8 @@ static __always_inline int nc_sample_body(void *ctx, bool sock)
 	c->samples++;
 	/* the tick with the exact pair needs no walk to decide: the pair
 	 * says NET_RX */
-	if (sock) {
-		vec = nc_time_sample(ctx, c, &w);
+	if (sock != NC_SOCK_NONE) {
+		vec = nc_time_sample(ctx, c, &w, sock);
 	} else if (!nc_sirq_clock) {
 		w = nc_walk_stack(ctx);
 		vec = nc_sirq_vector(w);
@@ -909,7 +956,7 @@ static __always_inline int nc_sample_body(void *ctx, bool sock)
 SEC("perf_event")
 int nc_sample(struct bpf_perf_event_data *ctx)
 {
-	return nc_sample_body(ctx, true);
+	return nc_sample_body(ctx, NC_SOCK_LOCAL);
 }
 
 /* --netcpu sample with the tick source asked for: the NET_RX stacks come
@@ -932,10 +979,160 @@ int nc_sock_sample(struct bpf_perf_event_data *ctx)
 	struct nc_walk *w;
 
 	if (nc_sock_stacks)
-		return nc_sample_body(ctx, true);
+		return nc_sample_body(ctx, NC_SOCK_LOCAL);
 	c = nc_this_cpu();
 	if (c)
-		nc_time_sample(ctx, c, &w);
+		nc_time_sample(ctx, c, &w, NC_SOCK_LOCAL);
+	return 0;
+}
+
+/* Remote split (NPREC_TEST_SOCK_SAMPLER=remote, two or more CPUs; not the
+ * default: docs/NETCPU.md "Remote split", j32c). A CPU's own timer finds its task inside
+ * a socket call at the call's share, but the softirqs inside the call
+ * less often than theirs where TCP paces on this VM: arming a pacing
+ * hrtimer costs a ~13 us VM exit unless the CPU's own next timer event
+ * comes first, which near the sampler's own expiry it does (j31d), so the
+ * rest of the call is over-found (1.1-1.2 x exact for iperf3 receive
+ * under BBR). Another CPU's timer has no such coupling. So the estimate
+ * is combined: the call total from the CPU's own timer, with all its
+ * checks (NC_SOCK_CALL: smp_sock + smp_sock_sirq), and its split between
+ * the call's own work and softirqs from CPU i's timer reading the state
+ * of CPU nc_rtarget[i] from memory (smp_rsock, smp_rsirq): the current
+ * task of its runqueue, its preempt_count (softirq) and the task's
+ * user-entry frame (syscall nr, -ENOSYS until the syscall function
+ * returns, first argument). A remote read alone (j32c's first version)
+ * cannot see the interrupted instruction or stack, so it counted the
+ * syscall entry's slow path and tail as the call's (20-25 % of wrk's
+ * samples beside an exact recorder): it sets the split only. The split
+ * has a bias of its own: the remote read runs ~20 us into this CPU's
+ * timer stop, and what the other CPU does then depends on it (a sender's
+ * softirqs under Reno found 0.5-0.9 x the own timer's share, send 1.04-1.14
+ * x exact), which is why it is not the default. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);     /* user space: the possible CPUs */
+	__type(key, __u32);
+	__type(value, __u32);       /* 1 + the CPU this CPU's timer samples, 0 none */
+} nc_rtarget SEC(".maps");
+
+/* task_pt_regs(t) - t->stack (x86_64: THREAD_SIZE less the frame and any
+ * padding), taken from the first task a timer program finds */
+__u64 nc_regs_off = 0;
+
+/* This CPU's runqueue (as nc_pc_softirq finds it) for the other CPUs'
+ * timers: once, from the first sample whose task's cfs_rq is this CPU's. */
+static __always_inline void nc_publish_rq(struct nc_cpu *c)
+{
+	struct task_struct *t;
+	struct cfs_rq *cfs;
+	struct rq *rq;
+	__u64 regs;
+
+	if (c->rq_addr || !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, cpu))
+		return;
+	t = bpf_get_current_task_btf();
+	cfs = t->se.cfs_rq;
+	rq = cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id())
+		return;
+	if (!nc_regs_off) {
+		*(volatile __u64 *)&c->ptr_tmp = (__u64)bpf_task_pt_regs(t);
+		regs = *(volatile __u64 *)&c->ptr_tmp;
+		if (regs)
+			nc_regs_off = regs - (__u64)BPF_CORE_READ(t, stack);
+	}
+	c->rq_addr = (__u64)rq;
+}
+
+/* The task on another CPU (rq->curr, read without its lock) in a socket
+ * call: counted in c, this CPU's counters, outside or under a softirq
+ * (exact mode: the pair's flag of CPU r, as for the local sampler). */
+static __always_inline void nc_sample_remote(struct nc_cpu *c)
+{
+	__u32 me = bpf_get_smp_processor_id(), zero = 0, pc = 0, *tgt;
+	struct task_struct *t;
+	struct pt_regs *regs;
+	struct nc_cpu *r;
+	struct sock *sk;
+	struct rq *rq;
+	bool sirq;
+	__u64 nr;
+
+	tgt = bpf_map_lookup_elem(&nc_rtarget, &me);
+	if (!tgt || !*tgt)
+		return;
+	r = bpf_map_lookup_percpu_elem(&nc_cpus, &zero, *tgt - 1);
+	if (!r)
+		return;
+	rq = (struct rq *)r->rq_addr;
+	if (!rq || !nc_regs_off) {
+		c->smp_remote_unknown++;
+		return;
+	}
+	if (bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + nc_pc_delta)) {
+		c->smp_pc_unknown++;
+		return;
+	}
+	sirq = nc_sirq_clock ? r->sirq_any : pc & NC_SOFTIRQ_OFFSET;
+	t = BPF_CORE_READ(rq, curr);
+	if (!t || !BPF_CORE_READ(t, pid) || (BPF_CORE_READ(t, flags) & NC_PF_KTHREAD))
+		return;
+	regs = (struct pt_regs *)((__u64)BPF_CORE_READ(t, stack) + nc_regs_off);
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (!nc_syscall_listed((long)nr) || BPF_CORE_READ(regs, ax) != NC_AX_IN_SYSCALL)
+		return;
+	/* a tracing program runs on the task: a tracer's time, neither */
+	if (bpf_core_field_exists(t->bpf_ctx) && BPF_CORE_READ(t, bpf_ctx))
+		return;
+	if (!rc_filter_pid(BPF_CORE_READ(t, tgid)) ||
+	    (rc_filter_cgroup_id && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != rc_filter_cgroup_id))
+		return;
+	sk = nc_fd_sock(t, BPF_CORE_READ(regs, di));
+	if (!sk || !rc_filter_sk(sk))
+		return;
+	/* constant indexes (nc_count_sirq) */
+	if (pc & NC_SOFTIRQ_OFFSET) {
+		if (nc_syscall_is_send(nr))
+			c->smp_rpc_sirq[0]++;
+		else
+			c->smp_rpc_sirq[1]++;
+	}
+	if (nc_syscall_is_send(nr)) {
+		if (sirq)
+			c->smp_rsirq[0]++;
+		else
+			c->smp_rsock[0]++;
+	} else {
+		if (sirq)
+			c->smp_rsirq[1]++;
+		else
+			c->smp_rsock[1]++;
+	}
+}
+
+/* The socket sampler's timer with remote socket samples: the timer runs
+ * in user mode too (exclude_user 0: what the other CPU does owes nothing
+ * to this one's mode); this CPU's softirq estimate (and NET_RX stacks)
+ * from its kernel-mode samples as nc_sock_sample takes them. */
+SEC("perf_event")
+int nc_sock_sample_remote(struct bpf_perf_event_data *ctx)
+{
+	struct nc_cpu *c = nc_this_cpu();
+	struct nc_walk *w;
+
+	if (!c)
+		return 0;
+	nc_publish_rq(c);
+	/* kernel text is in the upper half (a u64 context load: a narrower
+	 * one of cs is refused) */
+	if ((__s64)PT_REGS_IP(&ctx->regs) < 0) {
+		if (nc_sock_stacks)
+			nc_sample_body(ctx, NC_SOCK_CALL);
+		else
+			nc_time_sample(ctx, c, &w, NC_SOCK_CALL);
+	}
+	nc_sample_remote(c);
 	return 0;
 }
 
@@ -948,5 +1145,5 @@ int BPF_PROG(nc_tick, struct hrtimer *timer, ktime_t *now)
 {
 	if ((__u64)timer->function != nc_tick_fn)
 		return 0;
-	return nc_sample_body(ctx, false);
+	return nc_sample_body(ctx, NC_SOCK_NONE);
 }

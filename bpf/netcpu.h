@@ -94,6 +94,27 @@ struct nc_cpu {
 				     * smp_sock) while the exact clock did not
 				     * run for the task: the syscall's tail
 				     * after sock_*_length, lost exact time */
+	/* remote socket sampler (bpf/netcpu.bpf.c nc_sock_sample_remote):
+	 * this CPU's runqueue, published by its own timer's program for the
+	 * other CPUs' timers (0 = not yet); its smp_sock, smp_sock_probe and
+	 * smp_sock_outside then count the state of the CPU it samples */
+	__u64 rq_addr;
+	__u64 ptr_tmp;              /* a pointer's value through memory (the
+				     * verifier allows no arithmetic on it) */
+	__u64 smp_remote_unknown;   /* remote samples not taken: the target's
+				     * runqueue not yet published */
+	/* the combined estimate (remote sampler): this CPU's own samples of
+	 * its task inside a socket call under a softirq (the call total is
+	 * smp_sock + these), and the remote samples of the CPU this one
+	 * samples, inside a socket call outside / under a softirq (their
+	 * split is the call's) */
+	__u64 smp_sock_sirq[2];
+	__u64 smp_rsock[2];
+	__u64 smp_rsirq[2];
+	__u64 smp_rpc_sirq[2];      /* remote samples in the call whose
+				     * preempt_count says softirq (exact mode:
+				     * against the pair's smp_rsirq, the pair's
+				     * own cost and the softirq loop's) */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

@@ -3,6 +3,7 @@
  * NP_REC_NETRX_STACKS when stack sampling is on. docs/NETCPU.md has the
  * method, docs/records/netcpu-threads.md the bodies. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,15 @@ struct nc_state {
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
 	bool sched_entry;                /* exact: the kernel has sched_entry_tp (6.16+) */
+	bool remote_recv_only;           /* NPREC_TEST_SOCK_SAMPLER=remote-recv: the remote
+					  * split for receive calls, the own one for send */
+	bool sock_remote;                /* socket time read from another CPU's timer
+					  * (nc_sock_sample_remote) */
+	char remote_why[120];            /* why the local sampler instead, "" if not asked */
+	int *rsrc;                       /* per CPU: the CPU whose counters hold its socket
+					  * samples (itself unless remote), -1 none */
+	double *rfrac;                   /* 2 x ncpu: the combined estimate's split of the
+					  * call this interval (send, receive per CPU) */
 	struct ksyms *ksyms;
 	struct rapl rapl;
 	bool have_rapl;
@@ -144,9 +154,16 @@ struct nc_state {
 };
 
 static void nc_close(void *state);
+
+/* The weighed classes (struct nc_dweight): enum nc_class, then the
+ * remote sampler's combined estimate's counts, send and receive each: the
+ * CPU's own samples of the call under softirqs, the remote samples of
+ * the CPU it samples in the call outside / under softirqs. */
+enum { NC_DW_SOCK_SIRQ = NC_CLASS_MAX, NC_DW_RSOCK = NC_CLASS_MAX + 2, NC_DW_RSIRQ = NC_CLASS_MAX + 4 };
+_Static_assert(NC_DW_CLASSES == NC_CLASS_MAX + 6, "NC_DW_CLASSES: enum nc_class and 6 more");
 static size_t nc_take_counts(struct nc_state *s);
 
-static int nc_perf_open(unsigned hz, int cpu)
+static int nc_perf_open(unsigned hz, int cpu, bool user)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a),
@@ -156,13 +173,15 @@ static int nc_perf_open(unsigned hz, int cpu)
 		.freq = 1,
 		.exclude_user = 1,     /* NET_RX and socket ops run in the kernel only */
 	};
+	/* the remote sampler: another CPU's state, whatever this one's mode */
+	a.exclude_user = !user;
 	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Opens one cpu-clock event per CPU at hz and attaches p to each.
  * Returns the number of CPUs sampled; reason says why none was. */
 static int nc_attach_timers(struct nc_state *s, struct nc_timers *tm, struct bpf_program *p,
-			    unsigned hz, char *reason, size_t rlen)
+			    unsigned hz, bool user, char *reason, size_t rlen)
 {
 	int ok = 0, err = 0;
 	tm->fds = calloc(s->ncpu, sizeof(int));
@@ -172,7 +191,7 @@ static int nc_attach_timers(struct nc_state *s, struct nc_timers *tm, struct bpf
 		return 0;
 	}
 	for (int cpu = 0; cpu < s->ncpu; cpu++) {
-		tm->fds[cpu] = nc_perf_open(hz, cpu);
+		tm->fds[cpu] = nc_perf_open(hz, cpu, user);
 		if (tm->fds[cpu] < 0) {
 			if (errno != ENODEV)      /* offline CPU: nothing to sample */
 				err = errno;
@@ -211,6 +230,11 @@ static void nc_smp_counts(const struct nc_cpu *x, uint64_t out[NC_DW_CLASSES])
 	out[NC_NET_TX] = x->smp_sirq[NC_SV_TX];
 	out[NC_SOCK_SEND] = x->smp_sock[0];
 	out[NC_SOCK_RECV] = x->smp_sock[1];
+	for (int k = 0; k < 2; k++) {
+		out[NC_DW_SOCK_SIRQ + k] = x->smp_sock_sirq[k];
+		out[NC_DW_RSOCK + k] = x->smp_rsock[k];
+		out[NC_DW_RSIRQ + k] = x->smp_rsirq[k];
+	}
 }
 
 /* Weighs every CPU's samples since the last call at its period in force. */
@@ -330,9 +354,13 @@ static struct nc_state *nc_alloc(const struct rec_config *cfg)
 		s->cpu_cat = calloc((size_t)s->ncpu * NC_CAT_MAX, sizeof(uint64_t));
 		s->dw = calloc(s->ncpu, sizeof(*s->dw));
 		s->scratch = calloc(s->ncpu, sizeof(struct nc_cpu));
-		s->est = calloc((size_t)s->ncpu * NC_CLASS_MAX, sizeof(uint64_t));
+		s->est = calloc((size_t)s->ncpu * NC_DW_CLASSES, sizeof(uint64_t));
+		s->rsrc = calloc(s->ncpu, sizeof(int));
+		s->rfrac = calloc((size_t)s->ncpu * 2, sizeof(double));
+		for (int i = 0; s->rsrc && i < s->ncpu; i++)
+			s->rsrc[i] = i;
 	}
-	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est) {
+	if (!s->cur || !s->prev || !s->cpu_cat || !s->dw || !s->scratch || !s->est || !s->rsrc || !s->rfrac) {
 		nc_close(s);
 		return NULL;
 	}
@@ -640,7 +668,7 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 		rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_ATTACHED, why);
 		rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_SKIPPED, "tick source used");
 	} else {
-		if (nc_attach_timers(s, &s->stack_timers, k->progs.nc_sample, s->sample_hz, why,
+		if (nc_attach_timers(s, &s->stack_timers, k->progs.nc_sample, s->sample_hz, false, why,
 				     sizeof(why)) == 0) {
 			rec_probe(ctx, "netcpu", NC_CLOCK_PROBE, REC_PROBE_FAILED, why);
 			return;
@@ -651,6 +679,37 @@ static void nc_setup_sampler(struct rec_ctx *ctx, struct nc_state *s, bool sirq)
 			rec_probe(ctx, "netcpu", NC_TICK_PROBE, REC_PROBE_SKIPPED, "--sample-hz N");
 	}
 	s->sampling = true;
+}
+
+static void nc_set_target(struct nc_state *s, int fd, int from, int to)
+{
+	__u32 key = (__u32)from, v = (__u32)to + 1;
+	if (bpf_map_update_elem(fd, &key, &v, BPF_ANY) == 0)
+		s->rsrc[to] = from;
+}
+
+/* The remote sampler's ring: each CPU with a timer samples the next one
+ * with a timer (s->rsrc the converse); one alone samples itself. Appends
+ * to why what the probe line says. */
+static void nc_set_targets(struct nc_state *s, char *why, size_t len)
+{
+	int first = -1, prev = -1, fd = bpf_map__fd(s->skel->maps.nc_rtarget);
+	for (int cpu = 0; cpu < s->ncpu; cpu++)
+		s->rsrc[cpu] = -1;
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		if (s->sock_timers.fds[cpu] < 0)
+			continue;
+		if (prev < 0)
+			first = cpu;
+		else
+			nc_set_target(s, fd, prev, cpu);
+		prev = cpu;
+	}
+	if (prev >= 0)
+		nc_set_target(s, fd, prev, first);
+	snprintf(why, len, ", %s%s", prev == first ? "split by a remote read of its own CPU (one CPU sampled)"
+						    : "split by the other CPU's timer (remote read)",
+		 s->remote_recv_only ? ", receive calls only" : "");
 }
 
 /* After the stack sampler: socket time rides on its cpu-clock timer, else
@@ -674,15 +733,20 @@ static void nc_setup_sock_sampler(struct rec_ctx *ctx, struct nc_state *s, bool 
 		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_SKIPPED, why);
 		return;
 	}
-	if (nc_attach_timers(s, &s->sock_timers, s->skel->progs.nc_sock_sample, s->sock_hz, why,
-			     sizeof(why)) == 0) {
+	struct bpf_program *p = s->sock_remote ? s->skel->progs.nc_sock_sample_remote
+					       : s->skel->progs.nc_sock_sample;
+	if (nc_attach_timers(s, &s->sock_timers, p, s->sock_hz, s->sock_remote, why, sizeof(why)) == 0) {
 		rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_FAILED, why);
 		return;
 	}
 	s->sock_rate = s->sock_hz;
 	s->sock_src = &s->sock_timers;
 	s->sampling |= s->src == NC_SRC_SOCK;
-	snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	int n = snprintf(why, sizeof(why), "%u Hz", s->sock_hz);
+	if (s->sock_remote)
+		nc_set_targets(s, why + n, sizeof(why) - (size_t)n);
+	else if (s->remote_why[0])
+		snprintf(why + n, sizeof(why) - (size_t)n, ", own CPU's state (%s)", s->remote_why);
 	nc_dither_start(s, why, sizeof(why));
 	rec_probe(ctx, "netcpu", NC_SOCK_PROBE, REC_PROBE_ATTACHED, why);
 }
@@ -789,7 +853,9 @@ static int nc_load(struct rec_ctx *ctx, struct nc_state *s, const struct rec_con
 	bpf_map__set_max_entries(s->skel->maps.nc_stack_counts, (__u32)s->keys_max);
 	bpf_program__set_autoload(s->skel->progs.nc_sample, s->src == NC_SRC_CLOCK);
 	bpf_program__set_autoload(s->skel->progs.nc_tick, s->src == NC_SRC_TICK);
-	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK);
+	bpf_program__set_autoload(s->skel->progs.nc_sock_sample, s->src != NC_SRC_CLOCK && !s->sock_remote);
+	bpf_program__set_autoload(s->skel->progs.nc_sock_sample_remote, s->src != NC_SRC_CLOCK && s->sock_remote);
+	bpf_map__set_max_entries(s->skel->maps.nc_rtarget, (__u32)(s->ncpu > 0 ? s->ncpu : 1));
 	s->skel->rodata->nc_sock_stacks = s->src == NC_SRC_SOCK;
 	nc_sys_tps_autoload(s->skel, sys_tps && s->exact);
 	s->sys_tps_loaded = sys_tps && s->exact;
@@ -843,6 +909,63 @@ static int nc_load_any(struct rec_ctx *ctx, struct nc_state *s, const struct rec
 	return 0;
 }
 
+/* Whether BTF type t (a struct or union) has member field, also inside
+ * an anonymous struct or union member (rq.curr shares one with donor). */
+static bool nc_type_has(const struct btf *btf, const struct btf_type *t, const char *field, int depth)
+{
+	if (!t || !(btf_is_struct(t) || btf_is_union(t)) || depth > 3)
+		return false;
+	const struct btf_member *m = btf_members(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		if (n && strcmp(n, field) == 0)
+			return true;
+		if ((!n || !*n) && nc_type_has(btf, btf__type_by_id(btf, m->type), field, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+/* Whether vmlinux BTF has struct name's member field. */
+static bool nc_have_member(const char *name, const char *field)
+{
+	const struct btf *btf = rc_vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT) : -1;
+	return id > 0 && nc_type_has(btf, btf__type_by_id(btf, id), field, 0);
+}
+
+/* NPREC_TEST_SOCK_SAMPLER=remote: the socket sampler's split of a call
+ * between its own work and softirqs comes from another CPU's timer
+ * (bpf/netcpu.bpf.c nc_sock_sample_remote), when two or more CPUs are
+ * online and the kernel has what the remote read needs: the offset of
+ * preempt_count from the runqueue, the runqueue's current task, the
+ * cfs_rq's runqueue (how each CPU finds its own) and task_struct.bpf_ctx.
+ * Not with --sample-hz N, whose timer carries the socket samples. Not the
+ * default: it removes the receive excess of paced TCP but reads the
+ * sender's softirqs low under Reno (docs/NETCPU.md "Remote split", j32c). */
+static void nc_choose_remote(struct nc_state *s)
+{
+	const char *want = getenv("NPREC_TEST_SOCK_SAMPLER");
+	const char *no = NULL;
+	s->sock_remote = false;
+	/* remote-recv: only receive calls take the remote split (the own
+	 * timer's bias is in the softirqs of receive calls, the remote read's
+	 * in a sender's: j32c) */
+	s->remote_recv_only = want && strcmp(want, "remote-recv") == 0;
+	if (s->src == NC_SRC_CLOCK || !want || (strcmp(want, "remote") != 0 && !s->remote_recv_only))
+		return;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		no = "one CPU online";
+	else if (!nc_preempt_delta())
+		no = "no __preempt_count or runqueues in vmlinux BTF";
+	else if (!nc_have_member("rq", "curr") || !nc_have_member("rq", "cpu") ||
+		 !nc_have_member("cfs_rq", "rq") || !nc_have_member("task_struct", "bpf_ctx"))
+		no = "rq.curr, rq.cpu, cfs_rq.rq or task_struct.bpf_ctx not in vmlinux BTF";
+	if (no)
+		snprintf(s->remote_why, sizeof(s->remote_why), "NPREC_TEST_SOCK_SAMPLER=remote: %s", no);
+	s->sock_remote = !no;
+}
+
 static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 {
 	const struct rec_config *cfg = ctx->cfg;
@@ -855,7 +978,14 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 		return -ENOMEM;
 	nc_prepare_sampler(ctx, s);
 	rec_drain_opened(ctx);
+	nc_choose_remote(s);
 	int rc = nc_load_any(ctx, s, cfg);
+	if (rc && s->sock_remote && nc_retryable(rc)) {
+		snprintf(s->remote_why, sizeof(s->remote_why),
+			 "NPREC_TEST_SOCK_SAMPLER=remote: does not load here: %s", strerror(-rc));
+		s->sock_remote = false;
+		rc = nc_load_any(ctx, s, cfg);
+	}
 	rec_drain_opened(ctx);
 	if (!rc && s->src == NC_SRC_TICK && !nc_attach_tick(ctx, s))
 		rc = nc_load_any(ctx, s, cfg);      /* now with the cpu-clock program */
@@ -925,7 +1055,13 @@ static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
 	static const int sv[2] = { NC_SV_RX, NC_SV_TX };
 	if (c < NC_SOCK_SEND)
 		return s->cur[i].smp_sirq[sv[c]] - s->prev[i].smp_sirq[sv[c]];
-	return s->cur[i].smp_sock[c - NC_SOCK_SEND] - s->prev[i].smp_sock[c - NC_SOCK_SEND];
+	int k = c - NC_SOCK_SEND;
+	uint64_t n = s->cur[i].smp_sock[k] - s->prev[i].smp_sock[k];
+	if (!s->sock_remote)
+		return n;
+	/* the combined estimate: the call's samples at the remote split */
+	n += s->cur[i].smp_sock_sirq[k] - s->prev[i].smp_sock_sirq[k];
+	return (uint64_t)((double)n * s->rfrac[2 * i + k] + 0.5);
 }
 
 /* The timers' mean period, NSEC_PER_SEC / rate (the kernel's period for a
@@ -937,17 +1073,56 @@ static uint64_t nc_period(const struct nc_state *s)
 	return s->sock_rate ? 1000000000ull / s->sock_rate : 0;
 }
 
+/* The remote sampler's combined estimate of CPU j's socket class k (0
+ * send, 1 receive): the call's time by j's own timer (outside and under
+ * softirqs), at the split the remote samples of j found (weighed at the
+ * sampling CPU's periods). Without remote samples of a call this
+ * interval, the own timer's split (the local estimate). */
+static void nc_combine(struct nc_state *s, int j, int k)
+{
+	uint64_t *e = &s->est[(size_t)j * NC_DW_CLASSES];
+	double call = (double)e[NC_SOCK_SEND + k] + (double)e[NC_DW_SOCK_SIRQ + k];
+	double rs = 0, rq = 0, f;
+	int i = s->rsrc[j];
+	if (i >= 0) {
+		rs = (double)s->est[(size_t)i * NC_DW_CLASSES + NC_DW_RSOCK + k];
+		rq = (double)s->est[(size_t)i * NC_DW_CLASSES + NC_DW_RSIRQ + k];
+	}
+	if (k == 0 && s->remote_recv_only)
+		rs = rq = 0;
+	f = rs + rq > 0 ? rs / (rs + rq) : call > 0 ? (double)e[NC_SOCK_SEND + k] / call : 0;
+	s->rfrac[2 * j + k] = f;
+	e[NC_SOCK_SEND + k] = (uint64_t)(call * f + 0.5);
+}
+
 /* This interval's sampled estimate of every class on every CPU (s->est). */
 static void nc_take_estimates(struct nc_state *s, uint64_t t0, uint64_t t1)
 {
 	nc_weigh(s, s->cur);
 	for (int i = 0; i < s->ncpu; i++)
-		nc_dweight_take(&s->dw[i], t1 - t0, &s->est[(size_t)i * NC_CLASS_MAX]);
+		nc_dweight_take(&s->dw[i], t1 - t0, &s->est[(size_t)i * NC_DW_CLASSES]);
+	if (!s->sock_remote)
+		return;
+	for (int i = 0; i < s->ncpu; i++)
+		for (int k = 0; k < 2; k++)
+			nc_combine(s, i, k);
+}
+
+/* A counter of CPU j (field at offset off of struct nc_cpu) since the
+ * last interval; 0 for j < 0. */
+static uint64_t nc_cnt(const struct nc_state *s, int j, size_t off)
+{
+	if (j < 0)
+		return 0;
+	uint64_t a, b;
+	memcpy(&a, (const char *)&s->cur[j] + off, sizeof(a));
+	memcpy(&b, (const char *)&s->prev[j] + off, sizeof(b));
+	return a - b;
 }
 
 static uint64_t nc_est(const struct nc_state *s, int c, int i)
 {
-	return s->est[(size_t)i * NC_CLASS_MAX + c];
+	return s->est[(size_t)i * NC_DW_CLASSES + c];
 }
 
 /* Column cls_ns (and cls_n when counted) of class c; adds to *total. In
@@ -973,6 +1148,35 @@ static void nc_pack_class(struct nc_state *s, msgpack_packer *pk, int c, uint64_
 		col[i] = s->cur[i].n[c] - s->prev[i].n[c];
 	snprintf(key, sizeof(key), "%s_n", nc_class_key[c]);
 	nc_pack_col(pk, key, col, s->ncpu);
+}
+
+/* The remote sampler's counts (zero with the local one), by the CPU they
+ * describe: its own samples of the call under softirqs, the remote
+ * samples of it in the call outside and under softirqs (whose split the
+ * combined estimate takes; in exact mode by the pair, and apart by
+ * preempt_count, rpc), and those not taken (its runqueue not yet
+ * known); which sampler ran. */
+static void nc_pack_remote(struct nc_state *s, msgpack_packer *pk, uint64_t *col)
+{
+	static const char *const key[4][2] = { { "send_sirq_smp", "recv_sirq_smp" },
+						{ "send_rsmp", "recv_rsmp" },
+						{ "send_rsirq_smp", "recv_rsirq_smp" },
+						{ "send_rpc_sirq_smp", "recv_rpc_sirq_smp" } };
+	static const size_t off[4][2] = {
+		{ offsetof(struct nc_cpu, smp_sock_sirq[0]), offsetof(struct nc_cpu, smp_sock_sirq[1]) },
+		{ offsetof(struct nc_cpu, smp_rsock[0]), offsetof(struct nc_cpu, smp_rsock[1]) },
+		{ offsetof(struct nc_cpu, smp_rsirq[0]), offsetof(struct nc_cpu, smp_rsirq[1]) },
+		{ offsetof(struct nc_cpu, smp_rpc_sirq[0]), offsetof(struct nc_cpu, smp_rpc_sirq[1]) } };
+	for (int f = 0; f < 4; f++)
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; i < s->ncpu; i++)
+				col[i] = nc_cnt(s, f ? s->rsrc[i] : i, off[f][k]);
+			nc_pack_col(pk, key[f][k], col, s->ncpu);
+		}
+	for (int i = 0; i < s->ncpu; i++)
+		col[i] = nc_cnt(s, s->sock_remote ? s->rsrc[i] : -1, offsetof(struct nc_cpu, smp_remote_unknown));
+	nc_pack_col(pk, "remote_unknown_smp", col, s->ncpu);
+	np_pack_kv_str(pk, "sock_sampler", !s->sock_remote ? "local" : s->remote_recv_only ? "remote-recv" : "remote");
 }
 
 /* The sampler's socket counts (both modes: in exact mode they are the
@@ -1020,6 +1224,7 @@ static void nc_pack_sock_samples(struct nc_state *s, msgpack_packer *pk, uint64_
 			col[i] = s->cur[i].smp_sock_outside[k] - s->prev[i].smp_sock_outside[k];
 		nc_pack_col(pk, k ? "recv_outside_smp" : "send_outside_smp", col, s->ncpu);
 	}
+	nc_pack_remote(s, pk, col);
 	np_pack_kv_u64(pk, "smp_period_ns", period);
 }
 
@@ -1047,7 +1252,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 20 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 30 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
@@ -1383,6 +1588,8 @@ static void nc_close(void *state)
 	free(s->dw);
 	free(s->scratch);
 	free(s->est);
+	free(s->rsrc);
+	free(s->rfrac);
 	free(s);
 }
 

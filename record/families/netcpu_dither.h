@@ -36,10 +36,11 @@ bool nc_dither_due(const struct nc_dither *d, uint64_t now);
 /* A new random period (ns) for one CPU's timer. */
 uint64_t nc_dither_draw(struct nc_dither *d);
 
-/* The sampled classes of one CPU (enum nc_class order) weighed by their
- * timer's period: samples counted while a period was in force stand for
- * that period each. */
-#define NC_DW_CLASSES 4
+/* The sampled classes of one CPU (enum nc_class order, then the remote
+ * sampler's six counts: record/families/netcpu.c NC_DW_SOCK_SIRQ...)
+ * weighed by their timer's period: samples counted while a period was in
+ * force stand for that period each. */
+#define NC_DW_CLASSES 10
 struct nc_dweight {
 	uint64_t base[NC_DW_CLASSES];   /* the counters when last weighed */
 	double ns[NC_DW_CLASSES];       /* weighed ns since the last take */
