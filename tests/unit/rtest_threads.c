@@ -53,21 +53,28 @@ static uint64_t clk(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void *worker(void *arg)
+/* The test thread: rounds of cpu_ns of its own CPU, each followed by a
+ * sleep of sleep_us; then it parks until the test lets it go. */
+static void burn_rounds(const char *who, int rounds, uint64_t cpu_ns, useconds_t sleep_us)
 {
-	(void)arg;
 	truth.tid = (pid_t)syscall(SYS_gettid);
 	volatile uint64_t x = 0;
-	for (int round = 0; round < 20; round++) {
-		uint64_t until = clk(CLOCK_THREAD_CPUTIME_ID) + 10000000;   /* 10 ms of CPU */
+	for (int round = 0; round < rounds; round++) {
+		uint64_t until = clk(CLOCK_THREAD_CPUTIME_ID) + cpu_ns;
 		while (clk(CLOCK_THREAD_CPUTIME_ID) < until)
 			x++;
-		usleep(2000);
+		usleep(sleep_us);
 	}
 	char c;
 	truth.parked = 1;
 	if (read(truth.park[0], &c, 1) < 0)
-		perror("worker: read");
+		fprintf(stderr, "%s: read: %s\n", who, strerror(errno));
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	burn_rounds("worker", 20, 10000000, 2000);   /* 10 ms of CPU a round */
 	return NULL;
 }
 
@@ -295,18 +302,7 @@ static void run(bool switch_variant)
 static void *racer(void *arg)
 {
 	(void)arg;
-	truth.tid = (pid_t)syscall(SYS_gettid);
-	volatile uint64_t x = 0;
-	for (int round = 0; round < 200; round++) {
-		uint64_t until = clk(CLOCK_THREAD_CPUTIME_ID) + 1000000;
-		while (clk(CLOCK_THREAD_CPUTIME_ID) < until)
-			x++;
-		usleep(300);
-	}
-	char c;
-	truth.parked = 1;
-	if (read(truth.park[0], &c, 1) < 0)
-		perror("racer: read");
+	burn_rounds("racer", 200, 1000000, 300);
 	return NULL;
 }
 

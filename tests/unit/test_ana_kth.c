@@ -10,26 +10,8 @@
 #include <string.h>
 #include "ana_kth.h"
 #include "tap.h"
+#include "kthfix.h"
 #include "xorshift.h"
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int64_t value(int shape, uint64_t r)
-{
-	switch (shape) {
-	case 0: return (int64_t)r;                                   /* whole range, signed */
-	case 1: return 42;                                           /* one value */
-	case 2: return (int64_t)(r % 7);                             /* few distinct */
-	case 3: return (r & 1) ? INT64_MIN : INT64_MAX;              /* the extremes */
-	case 4: return (int64_t)(r % 1000) - 500;                    /* around zero */
-	default:                                                     /* a long tail */
-		return (int64_t)(r % 100000) * (r % 997 == 0 ? 100000 : 1);
-	}
-}
 
 /* One array of shape and size n: ranks 0, n-1, the p50's, the p99's and a
  * random one against the sort, and against ana_select. */
@@ -43,7 +25,7 @@ static int check_one(int shape, size_t n)
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		v[i] = value(shape, xs_next());
+		v[i] = kth_value(shape, xs_next());
 	memcpy(sorted, v, n * sizeof(*v));
 	memcpy(orig, v, n * sizeof(*v));
 	qsort(sorted, n, sizeof(*v), cmp_i64);

@@ -9,36 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ana_kth2.h"
+#include "kthfix.h"
 #include "tap.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t xr(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int64_t value(int shape, uint64_t r)
-{
-	switch (shape) {
-	case 0: return (int64_t)r;                                   /* whole range, signed */
-	case 1: return 42;                                           /* one value */
-	case 2: return (int64_t)(r % 7);                             /* few distinct */
-	case 3: return (r & 1) ? INT64_MIN : INT64_MAX;              /* the extremes */
-	case 4: return (int64_t)(r % 1000) - 500;                    /* around zero */
-	case 5: return (int64_t)(r % 100000) * (r % 997 == 0 ? 100000 : 1);   /* a long tail */
-	default: return r % 5000 == 0 ? INT64_MAX / 2 : (int64_t)(r % 3000);   /* one far outlier */
-	}
-}
+#include "xorshift.h"
 
 /* One array of shape and size n, ranks (k1, k2) of several kinds. */
 static int check_one(int shape, size_t n)
@@ -51,13 +24,13 @@ static int check_one(int shape, size_t n)
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
-		v[i] = value(shape, xr());
+		v[i] = kth_value(shape, xs_next());
 	memcpy(sorted, v, n * sizeof(*v));
 	memcpy(orig, v, n * sizeof(*v));
 	qsort(sorted, n, sizeof(*v), cmp_i64);
 	size_t p50 = (n + 1) / 2 - 1, p99 = (size_t)((99 * n + 99) / 100) - 1;
 	size_t ks[][2] = { { p99, p50 }, { p50, p99 }, { 0, n - 1 }, { n - 1, 0 }, { p50, p50 },
-			   { xr() % n, xr() % n }, { p99, p99 > 0 ? p99 - 1 : 0 } };
+			   { xs_next() % n, xs_next() % n }, { p99, p99 > 0 ? p99 - 1 : 0 } };
 	for (size_t q = 0; q < sizeof(ks) / sizeof(ks[0]); q++) {
 		int64_t x1 = 7, x2 = 7;
 		w[n] = 0x5a5a;
@@ -73,13 +46,14 @@ static int check_one(int shape, size_t n)
 
 int main(void)
 {
+	xs_state = 0x9e3779b97f4a7c15ull;   /* the stream this test was written with */
 	static const size_t sizes[] = { 1, 2, 63, 64, 65, 66, 1000, 4097, 100000 };
-	for (int shape = 0; shape < 7; shape++)
+	for (int shape = 0; shape < KTH_SHAPES; shape++)
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 			CHECK(check_one(shape, sizes[i]) == 0, "shape %d, %zu values", shape, sizes[i]);
 	int bad = 0;
 	for (int it = 0; it < 300; it++)
-		bad += check_one((int)(xr() % 7), 1 + xr() % 20000);
+		bad += check_one((int)(xs_next() % KTH_SHAPES), 1 + xs_next() % 20000);
 	CHECK(bad == 0, "%d random arrays off", bad);
 	return tap_done();
 }
