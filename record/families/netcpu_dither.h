@@ -71,8 +71,9 @@ void nc_dweight_take(struct nc_dweight *w, uint64_t span_ns, uint64_t out[NC_DW_
  * (1 - f)/(f (nr - 1)) (the share: the unbiased binomial estimate, so
  * that intervals with few remote samples do not count as sure) + the
  * cross term. About call x f when nr = call; fewer when the remote
- * samples are fewer, 0 with one; call x f with none (nc_combine then
- * takes the own timer's split, whose count that is). rtest_netcpu_dither
+ * samples are fewer; call x f with none (nc_combine then takes the own
+ * timer's split, whose count that is) and at a share of 0 or 1 (a
+ * receive call without softirqs: paced HTTP). rtest_netcpu_dither
  * checks the interval's coverage against simulated truth. */
 double nc_split_count(uint64_t call, uint64_t nr, double f);
 
