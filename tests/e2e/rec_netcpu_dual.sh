@@ -127,7 +127,8 @@ dual() {
 	fi
 	S=$(sampler "$L")
 	check "$tag local: the records say sock_sampler local (${S% *})" [ "${S% *}" = local ]
-	est_check "$tag" default "$D" "$SX" 0
+	# on one CPU the default is the own timer: its allowance
+	est_check "$tag" default "$D" "$SX" "$([ "$(nproc)" -ge 2 ] && echo 0 || echo "$2")"
 	est_check "$tag" local "$L" "$SX" "$2"
 }
 
