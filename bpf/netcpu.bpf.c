@@ -986,8 +986,10 @@ int nc_sock_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Remote split (NPREC_TEST_SOCK_SAMPLER=remote, two or more CPUs; not the
- * default: docs/NETCPU.md "Remote split", j32c). A CPU's own timer finds its task inside
+/* Remote split (two or more CPUs; the default for receive calls since
+ * j33a, for send calls too with NPREC_TEST_SOCK_SAMPLER=remote:
+ * docs/NETCPU.md "Receive calls: the split by the other CPU's timer",
+ * j32c). A CPU's own timer finds its task inside
  * a socket call at the call's share, but the softirqs inside the call
  * less often than theirs where TCP paces on this VM: arming a pacing
  * hrtimer costs a ~13 us VM exit unless the CPU's own next timer event

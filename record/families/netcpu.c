@@ -132,11 +132,12 @@ struct nc_state {
 	bool exact;                      /* --netcpu exact: every socket call stamped */
 	bool sys_tps_loaded;             /* the per-syscall tracepoints are in the object */
 	bool sched_entry;                /* exact: the kernel has sched_entry_tp (6.16+) */
-	bool remote_recv_only;           /* NPREC_TEST_SOCK_SAMPLER=remote-recv: the remote
-					  * split for receive calls, the own one for send */
+	bool remote_recv_only;           /* the remote split for receive calls, the own
+					  * one for send (the default; not with
+					  * NPREC_TEST_SOCK_SAMPLER=remote) */
 	bool sock_remote;                /* socket time read from another CPU's timer
 					  * (nc_sock_sample_remote) */
-	char remote_why[120];            /* why the local sampler instead, "" if not asked */
+	char remote_why[120];            /* why the local sampler instead */
 	int *rsrc;                       /* per CPU: the CPU whose counters hold its socket
 					  * samples (itself unless remote), -1 none */
 	double *rfrac;                   /* 2 x ncpu: the combined estimate's split of the
@@ -934,26 +935,31 @@ static bool nc_have_member(const char *name, const char *field)
 	return id > 0 && nc_type_has(btf, btf__type_by_id(btf, id), field, 0);
 }
 
-/* NPREC_TEST_SOCK_SAMPLER=remote: the socket sampler's split of a call
- * between its own work and softirqs comes from another CPU's timer
- * (bpf/netcpu.bpf.c nc_sock_sample_remote), when two or more CPUs are
- * online and the kernel has what the remote read needs: the offset of
- * preempt_count from the runqueue, the runqueue's current task, the
- * cfs_rq's runqueue (how each CPU finds its own) and task_struct.bpf_ctx.
- * Not with --sample-hz N, whose timer carries the socket samples. Not the
- * default: it removes the receive excess of paced TCP but reads the
- * sender's softirqs low under Reno (docs/NETCPU.md "Remote split", j32c). */
+/* The socket sampler's split of a receive call between its own work and
+ * softirqs comes from another CPU's timer (bpf/netcpu.bpf.c
+ * nc_sock_sample_remote) by default, when two or more CPUs are online and
+ * the kernel has what the remote read needs: the offset of preempt_count
+ * from the runqueue, the runqueue's current task, the cfs_rq's runqueue
+ * (how each CPU finds its own) and task_struct.bpf_ctx; else the CPU's
+ * own timer, and remote_why says why. Send calls keep the own timer's
+ * split: the own timer's bias is in the softirqs of receive calls (paced
+ * TCP's ACKs: receive read 1.03-1.20 x exact), the remote read's in a
+ * sender's under Reno (docs/NETCPU.md "j32c", "j33a"). Not with
+ * --sample-hz N, whose timer carries the socket samples.
+ * NPREC_TEST_SOCK_SAMPLER=local|remote|remote-recv forces one (tests and
+ * benches; remote: the remote split for send calls too). */
 static void nc_choose_remote(struct nc_state *s)
 {
 	const char *want = getenv("NPREC_TEST_SOCK_SAMPLER");
 	const char *no = NULL;
 	s->sock_remote = false;
-	/* remote-recv: only receive calls take the remote split (the own
-	 * timer's bias is in the softirqs of receive calls, the remote read's
-	 * in a sender's: j32c) */
-	s->remote_recv_only = want && strcmp(want, "remote-recv") == 0;
-	if (s->src == NC_SRC_CLOCK || !want || (strcmp(want, "remote") != 0 && !s->remote_recv_only))
+	s->remote_recv_only = !want || !*want || strcmp(want, "remote-recv") == 0;
+	if (s->src == NC_SRC_CLOCK)
 		return;
+	if (!s->remote_recv_only && strcmp(want, "remote") != 0) {
+		snprintf(s->remote_why, sizeof(s->remote_why), "NPREC_TEST_SOCK_SAMPLER=%.40s", want);
+		return;
+	}
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		no = "one CPU online";
 	else if (!nc_preempt_delta())
@@ -962,7 +968,7 @@ static void nc_choose_remote(struct nc_state *s)
 		 !nc_have_member("cfs_rq", "rq") || !nc_have_member("task_struct", "bpf_ctx"))
 		no = "rq.curr, rq.cpu, cfs_rq.rq or task_struct.bpf_ctx not in vmlinux BTF";
 	if (no)
-		snprintf(s->remote_why, sizeof(s->remote_why), "NPREC_TEST_SOCK_SAMPLER=remote: %s", no);
+		snprintf(s->remote_why, sizeof(s->remote_why), "no remote split: %s", no);
 	s->sock_remote = !no;
 }
 
@@ -982,7 +988,7 @@ static int nc_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
 	int rc = nc_load_any(ctx, s, cfg);
 	if (rc && s->sock_remote && nc_retryable(rc)) {
 		snprintf(s->remote_why, sizeof(s->remote_why),
-			 "NPREC_TEST_SOCK_SAMPLER=remote: does not load here: %s", strerror(-rc));
+			 "no remote split: does not load here: %s", strerror(-rc));
 		s->sock_remote = false;
 		rc = nc_load_any(ctx, s, cfg);
 	}
@@ -1049,6 +1055,18 @@ static bool nc_class_sampled(const struct nc_state *s, int c)
 	return c < NC_SOCK_SEND ? !s->sirq_clock : !s->exact;
 }
 
+/* A counter of CPU j (field at offset off of struct nc_cpu) since the
+ * last interval; 0 for j < 0. */
+static uint64_t nc_cnt(const struct nc_state *s, int j, size_t off)
+{
+	if (j < 0)
+		return 0;
+	uint64_t a, b;
+	memcpy(&a, (const char *)&s->cur[j] + off, sizeof(a));
+	memcpy(&b, (const char *)&s->prev[j] + off, sizeof(b));
+	return a - b;
+}
+
 /* The sampler's count of class c on CPU i, since the last interval. */
 static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
 {
@@ -1059,9 +1077,14 @@ static uint64_t nc_class_smp(const struct nc_state *s, int c, int i)
 	uint64_t n = s->cur[i].smp_sock[k] - s->prev[i].smp_sock[k];
 	if (!s->sock_remote)
 		return n;
-	/* the combined estimate: the call's samples at the remote split */
+	/* the combined estimate: the count of the call's samples at the
+	 * remote split whose interval is the estimate's */
 	n += s->cur[i].smp_sock_sirq[k] - s->prev[i].smp_sock_sirq[k];
-	return (uint64_t)((double)n * s->rfrac[2 * i + k] + 0.5);
+	uint64_t nr = 0;
+	if (k == 1 || !s->remote_recv_only)
+		nr = nc_cnt(s, s->rsrc[i], offsetof(struct nc_cpu, smp_rsock) + (size_t)k * sizeof(uint64_t)) +
+		     nc_cnt(s, s->rsrc[i], offsetof(struct nc_cpu, smp_rsirq) + (size_t)k * sizeof(uint64_t));
+	return (uint64_t)(nc_split_count(n, nr, s->rfrac[2 * i + k]) + 0.5);
 }
 
 /* The timers' mean period, NSEC_PER_SEC / rate (the kernel's period for a
@@ -1106,18 +1129,6 @@ static void nc_take_estimates(struct nc_state *s, uint64_t t0, uint64_t t1)
 	for (int i = 0; i < s->ncpu; i++)
 		for (int k = 0; k < 2; k++)
 			nc_combine(s, i, k);
-}
-
-/* A counter of CPU j (field at offset off of struct nc_cpu) since the
- * last interval; 0 for j < 0. */
-static uint64_t nc_cnt(const struct nc_state *s, int j, size_t off)
-{
-	if (j < 0)
-		return 0;
-	uint64_t a, b;
-	memcpy(&a, (const char *)&s->cur[j] + off, sizeof(a));
-	memcpy(&b, (const char *)&s->prev[j] + off, sizeof(b));
-	return a - b;
 }
 
 static uint64_t nc_est(const struct nc_state *s, int c, int i)

@@ -61,3 +61,13 @@ void nc_dweight_take(struct nc_dweight *w, uint64_t span_ns, uint64_t out[NC_DW_
 	}
 	w->lost = 0;
 }
+
+double nc_split_count(uint64_t call, uint64_t nr, double f)
+{
+	double c = (double)call, r = (double)nr;
+	/* no remote sample: the own split; a share of 0 or 1 (all that one
+	 * remote sample can give): no binomial spread to add */
+	if (!nr || f <= 0.0 || f >= 1.0)
+		return c * f;
+	return c * f * (r - 1.0) / (f * (r - 1.0) + (1.0 - f) * (c + 1.0));
+}

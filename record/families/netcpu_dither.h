@@ -62,4 +62,19 @@ void nc_dweight_restart(struct nc_dweight *w, uint64_t period);
  * next interval. */
 void nc_dweight_take(struct nc_dweight *w, uint64_t span_ns, uint64_t out[NC_DW_CLASSES]);
 
+/* The count that stands for a remote-split estimate (record/families/
+ * netcpu.c nc_combine: the call's own samples, call of them, times the
+ * share f outside softirqs that nr remote samples found) in the records'
+ * *_smp, so that the Poisson interval that npanalyze and the tests put on
+ * the count (common/sampleci.h) is the estimate's: the count whose
+ * relative variance 1/count is the product's, 1/call (the call total) +
+ * (1 - f)/(f (nr - 1)) (the share: the unbiased binomial estimate, so
+ * that intervals with few remote samples do not count as sure) + the
+ * cross term. About call x f when nr = call; fewer when the remote
+ * samples are fewer; call x f with none (nc_combine then takes the own
+ * timer's split, whose count that is) and at a share of 0 or 1 (a
+ * receive call without softirqs: paced HTTP). rtest_netcpu_dither
+ * checks the interval's coverage against simulated truth. */
+double nc_split_count(uint64_t call, uint64_t nr, double f);
+
 #endif

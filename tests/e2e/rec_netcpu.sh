@@ -26,7 +26,10 @@
 #  - threads: the iperf3 server's on-CPU time agrees with the kernel's own
 #    schedstat for its threads (bounds below), its cgroup path is the
 #    cgroup the test put it in, the client's threads are there too;
-#  - the probe list says what happened to RAPL and hardware counters.
+#  - the probe list says what happened to RAPL and hardware counters, and
+#    whether the default's socket sampler splits receive calls by the other
+#    CPU's timer (the records' sock_sampler then remote-recv) or why not.
+# NCE_PREFIX names the namespaces and veth ends (default nc).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_netcpu
 e2e_need_root
@@ -37,8 +40,10 @@ command -v iperf3 >/dev/null || e2e_skip "iperf3 not installed"
 NC="python3 $E2E_ROOT/tests/tools/nc_npr.py"
 T=$E2E_TMP
 
-ns_add nc-a && ns_add nc-b || e2e_skip "cannot create namespaces"
-veth_pair nc-a nca0 10.78.1.1/24 nc-b ncb0 10.78.1.2/24
+P=${NCE_PREFIX:-nc}
+NSA=$P-a NSB=$P-b
+ns_add $NSA && ns_add $NSB || e2e_skip "cannot create namespaces"
+veth_pair $NSA ${P}a0 10.78.1.1/24 $NSB ${P}b0 10.78.1.2/24
 
 # A cgroup v2 group of our own for the server, so the recorded path is known.
 CG2=$(findmnt -n -t cgroup2 -o TARGET | head -1)
@@ -53,9 +58,9 @@ nc_cleanup() {
 }
 trap nc_cleanup EXIT
 
-bg ip netns exec nc-b taskset -c 1 iperf3 -s -B 10.78.1.2 -p 5201 --logfile "$T/server.log"; SPID=$BG_PID
+bg ip netns exec $NSB taskset -c 1 iperf3 -s -B 10.78.1.2 -p 5201 --logfile "$T/server.log"; SPID=$BG_PID
 [ -n "$CGDIR" ] && echo "$SPID" > "$CGDIR/cgroup.procs"
-for _ in $(seq 50); do ip netns exec nc-b ss -ltn 2>/dev/null | grep -q ':5201' && break; sleep 0.1; done
+for _ in $(seq 50); do ip netns exec $NSB ss -ltn 2>/dev/null | grep -q ':5201' && break; sleep 0.1; done
 
 dump() { "$NPREPORT" dump "$1" 2>/dev/null; }
 # val LINE KEY [INDEX]: a key=value token of an nc_npr.py line (INDEX-th of a list)
@@ -66,18 +71,18 @@ schedstat() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{pri
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
 # ---- idle ----
-"$NPREC" -q --netns nc-a -d 3 -o "$T/idle_a.npr" & IA=$!
-"$NPREC" -q --netns nc-b -d 3 -o "$T/idle_b.npr" & IB=$!
+"$NPREC" -q --netns $NSA -d 3 -o "$T/idle_a.npr" & IA=$!
+"$NPREC" -q --netns $NSB -d 3 -o "$T/idle_b.npr" & IB=$!
 wait $IA; RIA=$?; wait $IB; RIB=$?
 check "idle recordings exit 0" [ "$RIA" -eq 0 -a "$RIB" -eq 0 ]
 
 # ---- busy ----
 S0=$(schedstat "$SPID")
-bg "$NPREC" -q --netcpu exact:997 --netns nc-a -o "$T/busy_a.npr"; PA=$BG_PID
-bg "$NPREC" -q --netcpu exact:997 --netns nc-b -o "$T/busy_b.npr"; PB=$BG_PID
+bg "$NPREC" -q --netcpu exact:997 --netns $NSA -o "$T/busy_a.npr"; PA=$BG_PID
+bg "$NPREC" -q --netcpu exact:997 --netns $NSB -o "$T/busy_b.npr"; PB=$BG_PID
 wait_file "$T/busy_a.npr" && wait_file "$T/busy_b.npr" || echo "nprec did not start" >&2
 sleep 0.5
-bg ip netns exec nc-a taskset -c 0 iperf3 -c 10.78.1.2 -p 5201 -t 3 -J --logfile "$T/client.json"
+bg ip netns exec $NSA taskset -c 0 iperf3 -c 10.78.1.2 -p 5201 -t 3 -J --logfile "$T/client.json"
 CPID=$BG_PID
 wait "$CPID"; RC=$?
 sleep 1.2      # the server settles, one snapshot interval passes
@@ -109,7 +114,7 @@ done
 # every program of every family listed with the runs the kernel skipped
 # (PROGS, record/core/progtab.c): none skipped while nothing runs here
 PG=$(dump "$T/idle_a.npr" | $NC progs)
-echo "programs (idle nc-a): $PG" >&2
+echo "programs (idle $NSA): $PG" >&2
 check "idle: PROGS every interval" ge "$(val "$PG" records)" 3
 check "idle: programs of the hub and every default family listed" \
 	[ "$(val "$PG" families)" = flows,hub,netcpu,threads,txn ]
@@ -124,6 +129,19 @@ check "defaults: socket sampler at 97 Hz" \
 	grep -q '^netcpu perf_event/cpu-clock (socket time) attached 97 Hz' <<<"$IPROBES"
 check "defaults: the socket sampler's rate dithered (docs/NETCPU.md)" \
 	grep -q '^netcpu perf_event/cpu-clock (socket time) attached 97 Hz,.*rate dithered' <<<"$IPROBES"
+# the remote split for receive calls where it loads, else the reason
+check "defaults: receive calls split by the other CPU's timer, or why not" \
+	grep -Eq "^netcpu perf_event/cpu-clock \(socket time\) attached 97 Hz, (split by the other CPU's timer \(remote read\)|own CPU's state \(.+\))" <<<"$IPROBES"
+SAMPLER=$(dump "$T/idle_a.npr" | python3 -c '
+import json, sys
+rs = [json.loads(l) for l in sys.stdin if l.strip()]
+print(" ".join(sorted({r["body"].get("sock_sampler", "-") for r in rs if r.get("type") == "netcpu"})))')
+# (NPREC_TEST_SOCK_SAMPLER=local|remote forces one, as in j32c's runs)
+WANT=local
+grep -q "^netcpu perf_event/cpu-clock (socket time) attached .*remote read" <<<"$IPROBES" && WANT=remote
+grep -q "^netcpu perf_event/cpu-clock (socket time) attached .*remote read), receive calls only" <<<"$IPROBES" &&
+	WANT=remote-recv
+check "defaults: the records name the probe line's sampler ($SAMPLER, want $WANT)" [ "$SAMPLER" = "$WANT" ]
 
 # busy: work lands on the CPU that did it
 check "client send time on CPU 0" gt "$(val "$BUSY_A" send_ns 0)" 0
