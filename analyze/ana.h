@@ -221,9 +221,13 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	 * and samples counted while it did not run (outside; NET_RX: stray) */
 	uint64_t send_probe_smp, recv_probe_smp, send_out_smp, recv_out_smp, rx_stray_smp;
 	uint8_t probe_mask;         /* ANA_NC_PROBE_*: the record had those columns */
+	uint8_t sock_sampler;       /* enum ana_sock_sampler: who split socket calls from softirqs */
 };
 
 enum { ANA_NC_PROBE_SOCK = 1, ANA_NC_PROBE_RX = 2 };
+
+/* the record's sock_sampler (absent before j32c: unnamed, the own timer) */
+enum ana_sock_sampler { ANA_SAMPLER_UNNAMED = 0, ANA_SAMPLER_LOCAL, ANA_SAMPLER_REMOTE_RECV, ANA_SAMPLER_REMOTE };
 
 enum ana_sock_how { ANA_SOCK_EXACT = 0, ANA_SOCK_SAMPLED, ANA_SOCK_NONE };
 

@@ -672,7 +672,24 @@ struct ana_sock_sum {
 	 * figures hold") */
 	uint64_t probe, out;
 	bool no_probe;              /* an exact interval without those columns */
+	unsigned split_mask;        /* socket classes: 1 << enum ana_sock_split of its intervals */
 };
+
+/* Who split a socket call's samples from the softirqs under it: the CPU's
+ * own timer, the other CPU's timer (the remote split, docs/NETCPU.md
+ * "j32c", "j33a"), or a record that does not say (before j32c: own). */
+enum ana_sock_split { ANA_SPLIT_UNNAMED = 0, ANA_SPLIT_OWN, ANA_SPLIT_REMOTE };
+
+/* k: 0 send, 1 receive */
+static unsigned ana_sock_split_of(const struct ana_netcpu *x, int k)
+{
+	switch (x->sock_sampler) {
+	case ANA_SAMPLER_LOCAL: return ANA_SPLIT_OWN;
+	case ANA_SAMPLER_REMOTE_RECV: return k ? ANA_SPLIT_REMOTE : ANA_SPLIT_OWN;
+	case ANA_SAMPLER_REMOTE: return ANA_SPLIT_REMOTE;
+	}
+	return ANA_SPLIT_UNNAMED;
+}
 
 static const char *ana_sock_how_name(unsigned mask)
 {
@@ -682,6 +699,19 @@ static const char *ana_sock_how_name(unsigned mask)
 	case 1u << ANA_SOCK_NONE: return "none";
 	}
 	return "mixed";
+}
+
+/* netcpu_sock's how: a sampled socket row also names its sampler; plain
+ * "sampled" when no record named it (recordings before j32c) */
+static const char *ana_sock_row_how(const struct ana_sock_sum *s)
+{
+	if (s->how_mask != 1u << ANA_SOCK_SAMPLED || !s->split_mask || s->split_mask == 1u << ANA_SPLIT_UNNAMED)
+		return ana_sock_how_name(s->how_mask);
+	if (!(s->split_mask & (1u << ANA_SPLIT_REMOTE)))
+		return "sampled (own timer)";
+	if (s->split_mask == 1u << ANA_SPLIT_REMOTE)
+		return "sampled (remote split)";
+	return "sampled (own timer and remote split)";
 }
 
 /* smp_ns: the samples weighed by their own periods, 0 in recordings before
@@ -717,12 +747,14 @@ static struct np_table *ana_sock_table(void)
 	np_table_col_at(t, NS_HOST, "host", "str", NULL);
 	np_table_col_at(t, NS_CLASS, "class", "str", "net_rx, net_tx, sock_send or sock_recv (columns of netcpu)");
 	np_table_col_at(t, NS_HOW, "how", "str",
-			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x their timer periods");
+			"exact: every socket call / softirq clocked (nprec --netcpu exact); sampled: samples x their timer periods; "
+			"socket rows name who split the calls from their softirqs: (own timer) or (remote split), the other CPU's timer");
 	np_table_col_at(t, NS_TIME, "time", "ns", "the figure in netcpu");
 	np_table_col_at(t, NS_LO, "ci95_lo", "ns", "sampled: 95 % interval, low (Poisson score interval of the samples)");
 	np_table_col_at(t, NS_HI, "ci95_hi", "ns", "sampled: 95 % interval, high");
 	np_table_col_at(t, NS_ERR, "err95", "pct", "sampled: half-width of the interval, % of the figure");
-	np_table_col_at(t, NS_SAMPLES, "samples", "count", "timer samples inside socket calls / the softirq");
+	np_table_col_at(t, NS_SAMPLES, "samples", "count",
+			"timer samples inside socket calls / the softirq (remote split: the count whose interval is the estimate's)");
 	np_table_col_at(t, NS_SAMPLED, "sampled", "ns", "exact: the sampler's estimate over the same time");
 	np_table_col_at(t, NS_RATIO, "sampled_vs_exact", "ratio",
 			"exact: sampled / exact (bare: exact also holds tracers' programs, see window_vs_exact)");
@@ -762,7 +794,7 @@ static void ana_sock_row(struct np_table *t, const char *host, const char *cls, 
 	size_t r = np_table_row(t);
 	np_table_set_str(t, r, NS_HOST, host);
 	np_table_set_str(t, r, NS_CLASS, cls);
-	np_table_set_str(t, r, NS_HOW, ana_sock_how_name(s->how_mask));
+	np_table_set_str(t, r, NS_HOW, ana_sock_row_how(s));
 	np_table_set_u64(t, r, NS_TIME, s->ns);
 	/* sampled with no sample: the interval still bounds the time */
 	if (s->how_mask & (1u << ANA_SOCK_NONE) || !s->period ||
@@ -821,6 +853,8 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 			rx += x->net_rx_ns; tx += x->net_tx_ns; sd += x->sock_send_ns; rv += x->sock_recv_ns;
 			ana_sock_add(&ss, x, x->sock_send_ns, x->send_smp, x->send_smp_ns, x->sock_how);
 			ana_sock_add(&sr, x, x->sock_recv_ns, x->recv_smp, x->recv_smp_ns, x->sock_how);
+			ss.split_mask |= 1u << ana_sock_split_of(x, 0);
+			sr.split_mask |= 1u << ana_sock_split_of(x, 1);
 			ana_sock_add(&sx, x, x->net_rx_ns, x->rx_smp, x->rx_smp_ns, x->sirq_how);
 			ana_sock_add(&sy, x, x->net_tx_ns, x->tx_smp, x->tx_smp_ns, x->sirq_how);
 			bool ps = x->probe_mask & ANA_NC_PROBE_SOCK, pr = x->probe_mask & ANA_NC_PROBE_RX;

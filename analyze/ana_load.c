@@ -413,6 +413,20 @@ static void ana_load_txn_events(struct ana_loadctx *c, const msgpack_object *bod
 	np_cols_close(&r);
 }
 
+/* The record's sock_sampler (since j32c); a name this reader does not
+ * know counts as unnamed, as an absent one. */
+static uint8_t ana_sock_sampler(const msgpack_object *body)
+{
+	static const char *const name[] = { [ANA_SAMPLER_LOCAL] = "local", [ANA_SAMPLER_REMOTE_RECV] = "remote-recv",
+					    [ANA_SAMPLER_REMOTE] = "remote" };
+	char s[16] = "";
+	np_get_strbuf(body, "sock_sampler", s, sizeof(s));
+	for (uint8_t k = ANA_SAMPLER_LOCAL; k <= ANA_SAMPLER_REMOTE; k++)
+		if (!strcmp(s, name[k]))
+			return k;
+	return ANA_SAMPLER_UNNAMED;
+}
+
 static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 {
 	static const char *const lk[] = { "cpus", NULL };
@@ -466,6 +480,7 @@ static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 	x->sirq_how = !strcmp(how, "sampled") ? ANA_SOCK_SAMPLED : !strcmp(how, "none") ? ANA_SOCK_NONE
 										  : ANA_SOCK_EXACT;
 	np_get_u64(body, "smp_period_ns", &x->smp_period_ns);
+	x->sock_sampler = ana_sock_sampler(body);
 	ana_host_seen(c->m, c->host, x->t);
 	ana_rows_close(&r);
 }
