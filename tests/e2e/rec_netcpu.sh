@@ -28,7 +28,8 @@
 #    cgroup the test put it in, the client's threads are there too;
 #  - the probe list says what happened to RAPL and hardware counters, and
 #    whether the default's socket sampler splits receive calls by the other
-#    CPU's timer (the records' sock_sampler then remote-recv) or why not.
+#    CPU's timer (the records' sock_sampler then remote-recv) or why not,
+#    and the report's netcpu_sock row names that sampler in `how`.
 # NCE_PREFIX names the namespaces and veth ends (default nc).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_netcpu
@@ -142,6 +143,22 @@ grep -q "^netcpu perf_event/cpu-clock (socket time) attached .*remote read" <<<"
 grep -q "^netcpu perf_event/cpu-clock (socket time) attached .*remote read), receive calls only" <<<"$IPROBES" &&
 	WANT=remote-recv
 check "defaults: the records name the probe line's sampler ($SAMPLER, want $WANT)" [ "$SAMPLER" = "$WANT" ]
+# and the report names it: netcpu_sock's how of sock_recv / sock_send
+# (analyze/ana_families.c: the other CPU's timer = remote split)
+case $WANT in
+remote-recv) HOW_WANT="sampled (own timer)/sampled (remote split)" ;;
+remote) HOW_WANT="sampled (remote split)/sampled (remote split)" ;;
+*) HOW_WANT="sampled (own timer)/sampled (own timer)" ;;
+esac
+HOW=
+if "$NPANALYZE" -q -o "$T/idle_a.npa" "$T/idle_a.npr" >/dev/null 2>&1; then
+	HOW=$("$NPREPORT" "$T/idle_a.npa" -f csv -s netcpu_sock 2>/dev/null | python3 -c '
+import csv, sys
+how = {r["class"]: r.get("how", "") for r in csv.DictReader(sys.stdin)}
+print(how.get("sock_send", "-") + "/" + how.get("sock_recv", "-"))')
+fi
+check "defaults: the report's netcpu_sock how names the sampler (${HOW:-none}, want $HOW_WANT)" \
+	[ "$HOW" = "$HOW_WANT" ]
 
 # busy: work lands on the CPU that did it
 check "client send time on CPU 0" gt "$(val "$BUSY_A" send_ns 0)" 0

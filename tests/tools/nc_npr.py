@@ -7,12 +7,16 @@ JSON lines on stdin and prints one line of key=value tokens.
   nc_npr.py stacks        samples=N samples_netrx=N lost=N unresolved=N cat_NAME=N ...
   nc_npr.py threads PID   tids=N oncpu_ns=X nvcsw=N nivcsw=N comm=a,b cgroup=PATH|?
   nc_npr.py progs         records=N progs=N families=a,b missed=N missed_total=N
-  nc_npr.py sockest [Z]   sock=MODE sirq=MODE period_ns=P, then per class (netrx,
+  nc_npr.py sockest [Z]   sock=MODE sirq=MODE sampler=S (the records' sock_sampler,
+                          - when absent) period_ns=P, then per class (netrx,
                           nettx, send, recv):
                           CLS_exact_ns=X CLS_smp=N CLS_est_ns=E CLS_lo_ns=L CLS_hi_ns=H
                           CLS_ratio=E/X (exact figures only from --netcpu exact
                           recordings; the interval is the Poisson score interval
-                          of the sample count at Z, default 1.96, as npanalyze's);
+                          of the sample count at Z, default 1.96, as npanalyze's;
+                          a class of the remote split, recv with sampler
+                          remote-recv: N is the count whose interval is the
+                          estimate's, not the own samples outside softirqs);
                           netrx_probe_smp=N (exact mode: samples in the pair's
                           NET_RX window outside net_rx_action), netrx_stray_smp=N
                           (walk in net_rx_action outside it), sirq_other_smp=N,
@@ -129,10 +133,11 @@ def sockest(z):
            "send_probe_smp": 0, "recv_probe_smp": 0, "send_outside_smp": 0, "recv_outside_smp": 0}
     for c, _ in classes:
         acc[c + "_ns"] = acc[c + "_smp"] = acc[c + "_smp_ns"] = 0
-    period, mode = 0, {"sock": "?", "sirq": "?"}
+    period, mode, samplers = 0, {"sock": "?", "sirq": "?"}, set()
     for b in records("netcpu"):
         for m in mode:
             mode[m] = b.get(m, "exact")
+        samplers.add(b.get("sock_sampler", "-"))
         period = b.get("smp_period_ns", period)
         for k in acc:
             acc[k] += sum(b.get(k, []))
@@ -144,7 +149,8 @@ def sockest(z):
     def per(c):
         n = acc[c + "_smp"]
         return acc[c + "_smp_ns"] / n if n else period
-    out = ["sock=%s" % mode["sock"], "sirq=%s" % mode["sirq"], "period_ns=%d" % period]
+    out = ["sock=%s" % mode["sock"], "sirq=%s" % mode["sirq"], "sampler=%s" % (",".join(sorted(samplers)) or "-"),
+           "period_ns=%d" % period]
     for c, m in classes:
         ex = acc[c + "_ns"] if mode[m] == "exact" else 0
         out += est_tokens(c, acc[c + "_smp"], ex, per(c), z)
