@@ -24,14 +24,26 @@ mkdir -p "$MNT"
 mount -t tmpfs -o size=2m,mode=0700 in-tiny "$MNT" || e2e_skip "cannot mount a tmpfs"
 trap 'umount -l "$MNT" 2>/dev/null; e2e_cleanup' EXIT
 
+# rec_load FILE ERR NPREC-OPTIONS...: nprec with an iperf3 paced at 800M
+# that starts once the recorder has written its header (every family
+# attached). Started before it, the traffic of the recorder's start-up
+# (seconds on a loaded machine: the verifier) all went into the first
+# 250 ms interval, which alone could be over the bound: 0 intervals kept
+# (CI). Sets rc to nprec's exit code.
+rec_load() {
+	local f=$1 err=$2 npid ipc
+	shift 2
+	bg timeout 60 "$NPREC" -q -o "$f" "$@" 2> "$err"
+	npid=$BG_PID
+	wait_rec "$f" $npid || echo "  (nprec wrote no header)" >&2
+	bg ip netns exec in-a iperf3 -c 10.231.4.2 -p $IPORT -t 30 -b 800M >/dev/null
+	ipc=$BG_PID
+	wait $npid; rc=$?
+	kill $ipc 2>/dev/null; wait $ipc 2>/dev/null
+}
+
 # ---- disk full ----
-# Paced like --max-size below: unpaced on a loaded machine, the first 250 ms
-# interval alone was over the 2 MB (CI: 0 intervals kept).
-bg ip netns exec in-a iperf3 -c 10.231.4.2 -p $IPORT -t 30 -b 800M >/dev/null
-IPC=$BG_PID
-timeout 60 "$NPREC" -q -o "$MNT/full.npr" -I 250ms --packets 2> "$E2E_TMP/full.err"
-rc=$?
-kill $IPC 2>/dev/null; wait $IPC 2>/dev/null
+rec_load "$MNT/full.npr" "$E2E_TMP/full.err" -I 250ms --packets
 msg=$(cat "$E2E_TMP/full.err")
 echo "  nprec said: $msg" >&2
 check "disk full: nprec exits non-zero (rc=$rc)" test $rc -ne 0 -a $rc -ne 124
@@ -48,14 +60,12 @@ check "disk full: it recorded until the disk was full ($size bytes, $n_interval 
 
 # ---- --max-size ----
 rm -f "$MNT/full.npr"
-# Paced: unpaced iperf3 on veth can fill 600K of packet events inside the
-# first 250 ms interval (seen on a fast run: 0 intervals), and this check is
-# about a clean stop after recording, not about the event rate.
-bg ip netns exec in-a iperf3 -c 10.231.4.2 -p $IPORT -t 30 -b 800M >/dev/null
-IPC=$BG_PID
-timeout 60 "$NPREC" -q -o "$MNT/max.npr" -I 250ms --packets --max-size 600K 2> "$E2E_TMP/max.err"
-rc=$?
-kill $IPC 2>/dev/null; wait $IPC 2>/dev/null
+# Only the test's namespace here (~10 KB an interval: 600K in ~15 s). The
+# whole host's traffic is not bounded by the test: on the shared dev VM a
+# neighbour's benches put 300-600 KB into one 250 ms interval, which the
+# 600K cannot hold (0 intervals, a 2179-byte file: 2 of 6 runs at load
+# 2.5-5.7). The 2 MB disk above has room for such an interval.
+rec_load "$MNT/max.npr" "$E2E_TMP/max.err" -I 250ms --packets --max-size 600K --netns in-a
 eval "$("$SUM" "$MNT/max.npr")"
 size=$(stat -c %s "$MNT/max.npr")
 check "--max-size: clean stop, exit 0 (rc=$rc)" [ $rc -eq 0 ]

@@ -306,14 +306,27 @@ check "request rate: transactions server ($TXS/s) and client ($TXC/s) endpoints 
 	all_within1 "${TXS:-0}" "${TXC:-0}" "${GAR:-1}"
 # wrk's own Requests/sec: its count (the graph's within 1 %: checked
 # above) over its wall time, which holds every request start and more: its
-# threads' start and connects, and after the last start the response wrk
-# waited for until its stop timer (100 ms ticks) ended the run; a server
-# that stalls when wrk stops adds the stall (110 ms seen: 3.7 % of 3 s).
-# The graph's server rows see the first and last start late by nginx's
-# wakeup (2 ms in one run: 0.08 % below wrk's). So: from 1 % below
-# wrk's rate to 5 % above it.
-check "request rate: the graph's ($GAR/s) from 1 % below to 5 % above wrk's own over its wall time ($WOWN/s)" \
-	awk -v g="${GAR:-0}" -v w="${WOWN:-0}" 'BEGIN {exit !(w > 0 && g >= w * 0.99 && g <= w * 1.05)}'
+# connects (under a ms), and after the last start the responses wrk
+# waited for until its stop timer ended the run. With the server's 1 %
+# drop rule (~110 drops in 3 s over 8 connections) each connection waits
+# out a retransmission timeout (~200 ms) about 5 times a second: all 8
+# wait at once for ~145 ms of every ~210 (the capture of one run). When
+# the run ends in such a wait, no request starts in its last 150-200 ms:
+# 5.1 % of 3 s in 1 of 11 runs
+# (the 8 last requests dropped at INPUT, resent after wrk's FIN), past the
+# 5 % this check allowed. That time is in the client's capture: from the
+# last first transmission of a request to the first FIN or RST after it.
+# So: from 1 % below wrk's rate to 1 % above its count over its wall time
+# less that tail. (The graph's server rows see the first and last start
+# late by nginx's wakeup: 2 ms in one run, 0.08 % below wrk's.)
+WTAIL=$(tcpdump -r "$T/mb-c0.pcap" -nn -tt -S 'tcp dst port 80' 2>/dev/null | awk '
+	$7 ~ /[FR]/ {c[++nc] = $1}
+	/ seq [0-9]+:[0-9]+,/ {match($0, / seq [0-9]+:/); k = $3 substr($0, RSTART, RLENGTH)
+		if (!(k in seen)) {seen[k] = 1; l = $1}}
+	END {for (i = 1; i <= nc; i++) if (c[i] > l) {printf "%.4f", c[i] - l; exit}}')
+WMAX=$(awk -v n="${REQ:-0}" -v r="${WOWN:-0}" -v i="${WTAIL:-0}" 'BEGIN {if (n > 0 && r > 0 && n / r > i) printf "%.2f", n / (n / r - i) * 1.01}')
+check "request rate: the graph's ($GAR/s) from 1 % below wrk's own ($WOWN/s) to 1 % above its count over its wall time less the capture's ${WTAIL:-?} s after the last request start (${WMAX:-?}/s)" \
+	awk -v g="${GAR:-0}" -v w="${WOWN:-0}" -v m="${WMAX:-0}" 'BEGIN {exit !(w > 0 && g >= w * 0.99 && g <= m)}'
 if [ -n "$REDIS" ]; then
 	RR=$(gcol "s:pid[$RPID]" requests)
 	RN=$(( ${MB_REDIS_N:-10000} * 2 ))

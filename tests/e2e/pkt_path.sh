@@ -53,22 +53,33 @@ PKTMATCH_VERBOSE=1 "$PM" paths -s dev_xmit -r netif_receive "$T/c.npr" "$T/s.npr
 cat "$T/m.txt" >&2
 v() { awk -F= -v k="$1" '$1==k{print $2}' "$T/m.txt"; }
 check "server saw data segments ($(v recv_data))" gt "$(v recv_data)" 500
-check "every received data segment matched ($(v unmatched) unmatched)" [ "$(v unmatched)" = 0 ]
+# The kernel skips a tracepoint program now and then (1 of 1350 client
+# sends at load 8: a retransmission with its tc_egress event and no
+# dev_queue, dev_start_xmit or dev_xmit event; the recorder counted it in
+# missed_dev_queue, checked below): such a send cannot match at dev_xmit.
+# Every one is matched one hook earlier, at TC egress (below, exactly).
+"$PM" stats "$T/c.npr" >"$T/c.stats"
+cgap=$(awk -F= '$1 == "hook_tc_egress" {e = $2} $1 == "hook_dev_xmit" {x = $2} END {print e - x}' "$T/c.stats")
+check "every received data segment matched, but for client sends without a dev_xmit event ($(v unmatched) unmatched, <= $cgap)" \
+	[ "$(v unmatched)" -le "$cgap" ]
 check "no false matches ($(v false))" [ "$(v false)" = 0 ]
 check "no ambiguous matches ($(v ambiguous))" [ "$(v ambiguous)" = 0 ]
 check "GSO sends matched to smaller received segments ($(v gso_split))" gt "$(v gso_split)" 100
 check "passive IDs equal for matched segments" [ "$(v id_equal)" = "$(v matched)" ]
 check "client retransmitted ($retrans segments)" gt "${retrans:-0}" 0
 check "retransmitted copies seen twice by the server ($(v recv_dups))" gt "$(v recv_dups)" 0
-check "each copy matched to its own send ($(v recv_dups_told_apart)/$(v recv_dups))" \
-	[ "$(v recv_dups_told_apart)" = "$(v recv_dups)" ]
+check "each copy matched to its own send ($(v recv_dups_told_apart)/$(v recv_dups), all but <= $cgap)" \
+	[ $(( $(v recv_dups) - $(v recv_dups_told_apart) )) -le "$cgap" ]
 check "no lost events ($(v lost))" [ "$(v lost)" = 0 ]
 
 # The same check one hook later on the client (TC egress) and at the server's
 # socket (tcp_rcv covers coalesced data, so only containment is required).
 "$PM" paths -s tc_egress -r tc_ingress "$T/c.npr" "$T/s.npr" >"$T/m2.txt"
-u2=$(awk -F= '$1=="unmatched"{print $2}' "$T/m2.txt"); r2=$(awk -F= '$1=="recv_data"{print $2}' "$T/m2.txt")
+v2() { awk -F= -v k="$1" '$1==k{print $2}' "$T/m2.txt"; }
+u2=$(v2 unmatched) r2=$(v2 recv_data)
 check "TC egress -> TC ingress: $r2 segments, $u2 unmatched" [ "$u2" = 0 -a "${r2:-0}" -gt 500 ]
+check "TC egress -> TC ingress: each copy matched to its own send ($(v2 recv_dups_told_apart)/$(v2 recv_dups))" \
+	[ "$(v2 recv_dups_told_apart)" = "$(v2 recv_dups)" -a "$(v2 recv_dups)" -gt 0 ]
 
 # Skipped tracepoint runs are counted, none vanishes: TC ingress checks
 # netif_receive right after it, TC egress checks dev_queue right before it
