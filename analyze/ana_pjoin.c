@@ -14,6 +14,7 @@
  * spares ana_path_match a pass over every event when none has. On one
  * thread the sock_send ranges are taken in the same pass (ana_ranges's
  * steps, in the same visit order). */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -742,8 +743,30 @@ static uint32_t *pj_reuse_block(struct pj_part *part, unsigned nt, size_t n)
  * base + its local index (id), as the global numbers are not known yet;
  * gall maps ids to global numbers after. Each packet takes at most one
  * range, so p->extra holds them all: a bit per packet says which have one. */
+/* A one-shot flag one task waits on (blocked: the waiting thread's CPU
+ * stays the work it does). */
+struct pj_flag { pthread_mutex_t mu; pthread_cond_t cv; int v; };
+
+static void pj_flag_set(struct pj_flag *f, int v)
+{
+	pthread_mutex_lock(&f->mu);
+	f->v = v;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+static int pj_flag_wait(struct pj_flag *f)
+{
+	pthread_mutex_lock(&f->mu);
+	while (!f->v)
+		pthread_cond_wait(&f->cv, &f->mu);
+	int v = f->v;
+	pthread_mutex_unlock(&f->mu);
+	return v;
+}
+
 struct pj_after {
-	const struct ana_model *m;
+	struct ana_model *m;
 	struct ana_paths *p;
 	struct pj_part *part;
 	struct pj_split *split;
@@ -754,6 +777,13 @@ struct pj_after {
 	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
 	int rc;
 	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
+	/* with cur: ana_path_match's next steps beside (pj_after_task) */
+	uint32_t *vis;
+	size_t nvis;
+	unsigned threads;
+	struct pj_flag ranged;      /* task 1's ranges are over */
+	struct pj_flag go;          /* task 0's scatter is over: 1 done, 2 failed */
+	bool main_fix;              /* task 0 fixes the ranges' ids and places (set before go) */
 };
 
 /* Range r's lists read along the visit order: li[t] is partition t's next
@@ -829,6 +859,25 @@ static void pj_scatter(struct pj_after *a)
 	}
 }
 
+/* With cur, task 0 after its scatter: the ranges' ids fixed and the
+ * extras placed once task 1's ranges are over (they read vis, which the
+ * placing overwrites), while task 1 runs the events' first shrink step
+ * (nothing here reads the events). ~35 ms of task 0's wait for the ranges
+ * and ~35 ms of the shrink's step after, side by side (10 M case). Only
+ * when task 1 has a thread: else it runs after this and does the fix-up,
+ * and ana_path_match places. */
+static void pj_after_scattered(struct pj_after *a)
+{
+	a->main_fix = ana_par_concurrent();
+	pj_flag_set(&a->go, 1);
+	if (!a->main_fix)
+		return;
+	pj_flag_wait(&a->ranged);
+	struct pj_fix fx = { a->p, a->gmap[0] };
+	pj_fix_range(&fx, 0, a->p->nextra);
+	(void)ana_order_place_vis(a->p, a->vis, a->nvis);  /* else ana_path_match tries */
+}
+
 /* Task 0 merges, then (ranges beside it: the longer of the two) writes
  * every event's packet number, which needs the merge's numbers only. */
 static void pj_after_task(void *ctx, size_t t, size_t t1)
@@ -838,17 +887,21 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	if (t == 0) {
 		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur);
 		atomic_store_explicit(&a->merged, 1, memory_order_release);
-		if (a->rc || !a->has_rng)   /* pj_finish goes on, or ana_pjoin frees */
-			return;
-		if (a->cur) {
+		if (!a->rc && a->cur) {
 			size_t nj = a->p->njoined;
-			if (!(a->p->order = pj_reuse_block(a->part, a->nt, nj))) {
+			if (!(a->p->order = pj_reuse_block(a->part, a->nt, nj)))
 				a->rc = -1;
-				return;
-			}
+		}
+		if (a->rc || !a->has_rng) {  /* pj_finish goes on, or ana_pjoin frees */
+			if (a->cur)
+				pj_flag_set(&a->go, 2);
+			return;
+		}
+		if (a->cur) {
 			pj_scatter(a);
-			a->p->norder = nj;
+			a->p->norder = a->p->njoined;
 			a->p->order_own = true;
+			pj_after_scattered(a);
 			return;
 		}
 		if (!(a->p->evpkt = pj_reuse_block(a->part, a->nt, a->m->pev.n))) {
@@ -859,6 +912,14 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 			pj_remap(a, r, false);
 	} else {
 		pj_ranges_by_id(a);
+		if (a->cur) {
+			pj_flag_set(&a->ranged, 1);
+			if (pj_flag_wait(&a->go) != 1)
+				return;
+			a->p->pe_pre = ana_pe_shrink_first(a->m, ana_pe_in_place(a->m, a->p, a->threads));
+			if (a->main_fix)
+				return;
+		}
 		/* the ranges' ids to global numbers here, when the merge is
 		 * over (it is sooner than the main thread's scatter or remap):
 		 * task 0 runs first when there is no thread for this one */
@@ -1379,13 +1440,16 @@ static void pj_split_free(struct pj_split *s)
 			free(s->list[r][t]);
 }
 
-int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
+int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads)
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
 	struct pj_split *split = nt > 1 ? calloc(1, sizeof(*split)) : NULL;
-	struct pj_after a = { .m = m, .p = p, .part = part, .split = split, .nt = nt };
+	struct pj_after a = { .m = m, .p = p, .part = part, .split = split, .nt = nt,
+			      .vis = vis, .nvis = nvis, .threads = threads,
+			      .ranged = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 },
+			      .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 } };
 	uint32_t *gall = NULL;
 	int rc = -1;
 	if (!part || (nt > 1 && !split)) {
