@@ -737,12 +737,6 @@ static uint32_t *pj_reuse_block(struct pj_part *part, unsigned nt, size_t n)
 	return v ? v : malloc((n ? n : 1) * sizeof(uint32_t));
 }
 
-/* Several partitions: after their joins, the merge and (with p->pending)
- * the sock_send ranges run side by side. The ranges take the events in
- * visit order as ana_ranges would, naming each packet by its partition's
- * base + its local index (id), as the global numbers are not known yet;
- * gall maps ids to global numbers after. Each packet takes at most one
- * range, so p->extra holds them all: a bit per packet says which have one. */
 /* A one-shot flag one task waits on (blocked: the waiting thread's CPU
  * stays the work it does). */
 struct pj_flag { pthread_mutex_t mu; pthread_cond_t cv; int v; };
@@ -765,6 +759,12 @@ static int pj_flag_wait(struct pj_flag *f)
 	return v;
 }
 
+/* Several partitions: after their joins, the merge and (with p->pending)
+ * the sock_send ranges run side by side. The ranges take the events in
+ * visit order as ana_ranges would, naming each packet by its partition's
+ * base + its local index (id), as the global numbers are not known yet;
+ * gall maps ids to global numbers after. Each packet takes at most one
+ * range, so p->extra holds them all: a bit per packet says which have one. */
 struct pj_after {
 	struct ana_model *m;
 	struct ana_paths *p;
@@ -878,8 +878,9 @@ static void pj_after_scattered(struct pj_after *a)
 	(void)ana_order_place_vis(a->p, a->vis, a->nvis);  /* else ana_path_match tries */
 }
 
-/* Task 0 merges, then (ranges beside it: the longer of the two) writes
- * every event's packet number, which needs the merge's numbers only. */
+/* Task 0 merges, then writes every event's packet number (evpkt) or, with
+ * cur, each event into its packet's place (and pj_after_scattered); task 1
+ * takes the ranges beside it, which need none of the merge's numbers. */
 static void pj_after_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
