@@ -16,15 +16,27 @@ static void *par_run(void *arg)
 	return NULL;
 }
 
+static _Thread_local bool par_all_started;     /* ana_par_concurrent */
+
+bool ana_par_concurrent(void)
+{
+	return par_all_started;
+}
+
 /* Runs the jobs, the first in the caller's thread; a job whose thread
- * cannot start runs there too. */
+ * cannot start runs there too, after it. */
 static void par_spawn(struct par_job *job, unsigned n)
 {
 	pthread_t th[PAR_MAXT];
 	int started[PAR_MAXT] = { 0 };
-	for (unsigned t = 1; t < n; t++)
+	bool all = true, outer = par_all_started;
+	for (unsigned t = 1; t < n; t++) {
 		started[t] = pthread_create(&th[t], NULL, par_run, &job[t]) == 0;
+		all &= started[t] != 0;
+	}
+	par_all_started = all;
 	par_run(&job[0]);
+	par_all_started = outer;
 	for (unsigned t = 1; t < n; t++) {
 		if (started[t])
 			pthread_join(th[t], NULL);

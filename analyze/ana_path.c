@@ -543,6 +543,36 @@ static void ana_order_place(struct ana_paths *p, const uint32_t *src, uint32_t *
 	p->norder = acc;
 }
 
+int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n)
+{
+	uint32_t *src = p->order;
+	uint32_t *dst = p->norder + p->nextra <= n ? vis
+			: malloc((p->norder + p->nextra) * sizeof(uint32_t));
+	if (!dst)
+		return -1;
+	ana_order_place(p, src, dst);
+	free(src);
+	p->order = dst;
+	p->order_own = false;
+	return 0;
+}
+
+bool ana_pe_in_place(const struct ana_model *m, const struct ana_paths *p, unsigned threads)
+{
+	/* in place on one thread, or in one analysis of the whole input: a
+	 * window of the streamed analysis (ana_stream.c) on 2 threads peaked at
+	 * 150-170 MB instead of 124 MB in about half the runs (10 M genfix
+	 * case, not understood); the in-memory run saves faulting a fresh
+	 * array of ana_pe (~30 ms of CPU at 10 M events) */
+	bool streamed = m->own_set || m->sacc;
+	return (threads <= 1 || !streamed) && m->pev.n && p->njoined + p->nextra <= m->pev.n;
+}
+
+struct ana_pe *ana_pe_shrink_first(struct ana_model *m, bool in_place)
+{
+	return in_place ? ana_pe_upper_range(m, m->pev.n / 2, m->pev.n) : ana_pe_compact(m);
+}
+
 /* With p->order_own, in two steps: task 0 places the extras while task 1
  * shrinks the upper half of the events (ana_pe_upper's record i lands on
  * event (n + i) / 2: the upper half's records on the events of that half
@@ -555,17 +585,14 @@ static void ana_sort_own_task(void *ctx, size_t t, size_t t1)
 	(void)t1;
 	struct ana_sort *s = ctx;
 	if (t == 0) {
-		uint32_t *src = s->p->order;
-		s->order = s->p->norder + s->p->nextra <= s->n ? s->vis
-			   : malloc((s->p->norder + s->p->nextra) * sizeof(uint32_t));
-		if (s->order)
-			ana_order_place(s->p, src, s->order);
-		free(src);
+		if (ana_order_place_vis(s->p, s->vis, s->n)) {
+			free(s->p->order);
+			s->p->order = NULL;
+		}
+		s->order = s->p->order;
 		s->p->order = NULL;
-	} else if (s->in_place)
-		s->pe = ana_pe_upper_range(s->m, s->n / 2, s->n);
-	else
-		s->pe = ana_pe_compact(s->m);
+	} else
+		s->pe = s->p->pe_pre ? s->p->pe_pre : ana_pe_shrink_first(s->m, s->in_place);
 }
 
 static void ana_sort_low_task(void *ctx, size_t t, size_t t1)
@@ -614,24 +641,21 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		}
 		ana_walk_super(p, ev, n);
 	}
-	/* in place on one thread, or in one analysis of the whole input: a
-	 * window of the streamed analysis (ana_stream.c) on 2 threads peaked at
-	 * 150-170 MB instead of 124 MB in about half the runs (10 M genfix
-	 * case, not understood); the in-memory run saves faulting a fresh
-	 * array of ana_pe (~30 ms of CPU at 10 M events) */
-	bool streamed = m->own_set || m->sacc;
 	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
-			       .in_place = (threads == 1 || !streamed) && n &&
-					   p->njoined + p->nextra <= n };
+			       .in_place = ana_pe_in_place(m, p, threads) };
 	bool two = threads > 1 && n >= (1u << 16);
-	if (p->order_own) {
-		p->order_own = false;
-		if (two)
+	if (p->order_own || p->pe_pre) {
+		if (!p->order_own) {        /* ana_pjoin placed and shrank beside its merge */
+			so.order = p->order;
+			so.pe = p->pe_pre;
+		} else if (two)
 			ana_par_tasks(2, ana_sort_own_task, &so);
 		else {
 			ana_sort_own_task(&so, 0, 1);
 			ana_sort_own_task(&so, 1, 2);
 		}
+		p->order_own = false;
+		p->pe_pre = NULL;
 		if (so.in_place) {
 			if (two)
 				ana_par_tasks(2, ana_sort_low_task, &so);

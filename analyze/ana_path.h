@@ -57,6 +57,8 @@ struct ana_paths {
 	bool order_own;             /* ana_pjoin left order (norder entries) with each packet's
 				     * own events only, from its head, and no evpkt: the
 				     * extras (ranges only) are not placed yet */
+	struct ana_pe *pe_pre;      /* ana_pjoin ran ana_pe_shrink_first beside its merge (its
+				     * result; NULL: not) */
 	size_t njoined;             /* events joined by key (evpkt set) */
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
@@ -131,6 +133,19 @@ static inline size_t ana_vstep2(const struct ana_pev *ev, struct ana_vruns *v, s
 	return stop;
 }
 
+/* The steps of ana_path_match after the join that ana_pjoin runs beside
+ * its merge on the p->order_own path (ana_path.c). Whether the events
+ * shrink in place (else compacted), from the final njoined and nextra: */
+bool ana_pe_in_place(const struct ana_model *m, const struct ana_paths *p, unsigned threads);
+/* The shrink's first step once nothing reads the 32-byte events any more:
+ * the upper half of their block (the lower half follows on two threads)
+ * or, not in place, all of them compacted. Returns the ana_pe. */
+struct ana_pe *ana_pe_shrink_first(struct ana_model *m, bool in_place);
+/* p->order_own's order with the extras placed (into vis, n entries, when
+ * they fit, else a new array; the old order freed): p->order, order_own
+ * cleared. -1: no memory, nothing changed. */
+int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n);
+
 /* The key join (ana_pjoin.c): fills vis with the visit order (every event
  * of m once: ana_visit_fill's) and joins the events in that order: fills
  * p->pkts (keys, minlen, retransmission group, events joined in nev),
@@ -138,9 +153,11 @@ static inline size_t ana_vstep2(const struct ana_pev *ev, struct ana_vruns *v, s
  * UINT32_MAX none), on threads threads; the same result for any count. On
  * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
  * On several, with p->pending, the ranges too, and when it can, p->order
- * instead of evpkt (p->order_own).
+ * instead of evpkt (p->order_own), then beside the merge the events'
+ * first shrink step (p->pe_pre: m->pev is not read after) and the
+ * placing of the extras (order_own cleared) when its threads run at once.
  * 0 or -1 (no memory). */
-int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
+int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads);
 
 static inline bool ana_is_egress(int hook)

@@ -14,6 +14,7 @@
  * spares ana_path_match a pass over every event when none has. On one
  * thread the sock_send ranges are taken in the same pass (ana_ranges's
  * steps, in the same visit order). */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -653,38 +654,60 @@ static void pj_release(const void *base, const void *upto, uintptr_t *done)
 	*done = hi;
 }
 
+/* p->pkts in partition 0's block (ana_pjoin left it room), grown to
+ * total packets when short: pj_merge converts in place. */
+static int pj_pkts_in_part0(struct ana_paths *p, struct pj_part *part0, size_t total)
+{
+	size_t need = (total ? total : 1) * sizeof(struct ana_pkt);
+	void *v = part0->pk;
+	if (need > part0->cap * sizeof(struct pj_pkt) && !(v = realloc(part0->pk, need)))
+		return -1;
+	free(p->pkts);
+	p->pkts = v;
+	p->pkcap = need / sizeof(struct ana_pkt);
+	part0->pk = NULL;
+	return 0;
+}
+
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
  * is the global index. With cur, also pj_scatter's cursors: each packet's
  * own events laid out in packet order, its run-0 events from cur[2 g], its
- * run-1 events from cur[2 g + 1]. */
+ * run-1 events from cur[2 g + 1]. Backwards (the last seen first), in
+ * partition 0's block: packet g's 36 bytes land at or past the 28 of
+ * partition 0's packets not read yet (its local index is at most g), so
+ * its pages are not faulted in twice (~8 k faults on the main thread at
+ * 10 M events, 2 threads). First sights are distinct visit positions. */
 static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
 		    uint32_t *cur)
 {
-	size_t total = 0, at[PJ_MAXT] = { 0 }, acc = 0;
-	uintptr_t done[PJ_MAXT] = { 0 };
-	for (unsigned t = 0; t < nt; t++)
+	size_t total = 0, at[PJ_MAXT], acc = 0;
+	for (unsigned t = 0; t < nt; t++) {
 		total += part[t].n;
-	if (total >= UINT32_MAX ||
-	    ana_vec_grow((void **)&p->pkts, &p->pkcap, total ? total : 1, sizeof(struct ana_pkt)))
+		acc += part[t].njoined;         /* the sum of the packets' nev */
+		at[t] = part[t].n;
+	}
+	const struct pj_pkt *pk[PJ_MAXT];
+	for (unsigned t = 0; t < nt; t++)
+		pk[t] = part[t].pk;
+	if (total >= UINT32_MAX || pj_pkts_in_part0(p, &part[0], total))
 		return -1;
-	for (size_t g = 0; g < total; g++) {
-		unsigned best = 0;
-		uint32_t bf = UINT32_MAX;
+	pk[0] = (const struct pj_pkt *)(const void *)p->pkts;
+	for (size_t g = total; g-- > 0;) {
+		unsigned best = nt;
+		uint32_t bf = 0;
 		for (unsigned t = 0; t < nt; t++)
-			if (at[t] < part[t].n && part[t].pk[at[t]].first < bf) {
-				bf = part[t].pk[at[t]].first;
+			if (at[t] && (best == nt || pk[t][at[t] - 1].first > bf)) {
+				bf = pk[t][at[t] - 1].first;
 				best = t;
 			}
+		const struct pj_pkt q = pk[best][--at[best]];
 		gmap[best][at[best]] = (uint32_t)g;
-		const struct pj_pkt *q = &part[best].pk[at[best]++];
-		p->pkts[g] = pj_pkt_out(q, (uint32_t)g);
 		if (cur) {
+			acc -= q.nev;
 			cur[2 * g] = (uint32_t)acc;
-			cur[2 * g + 1] = (uint32_t)(acc + q->n0);
-			acc += q->nev;
+			cur[2 * g + 1] = (uint32_t)(acc + q.n0);
 		}
-		if (!(at[best] & 4095))
-			pj_release(part[best].pk, part[best].pk + at[best], &done[best]);
+		p->pkts[g] = pj_pkt_out(&q, (uint32_t)g);
 	}
 	p->npkts = total;
 	for (unsigned t = 0; t < nt; t++) {
@@ -695,6 +718,47 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 	return 0;
 }
 
+/* An array of n uint32_t after the merge: the block of a partition other
+ * than 0 when it holds them (its pages are present: the scatter's or
+ * remap's ~10 k faults saved at 10 M events), else a fresh one; the other
+ * partitions' packets freed. */
+static uint32_t *pj_reuse_block(struct pj_part *part, unsigned nt, size_t n)
+{
+	uint32_t *v = NULL;
+	for (unsigned u = 1; u < nt; u++)
+		if (!v && part[u].pk && part[u].cap * sizeof(struct pj_pkt) >= n * sizeof(uint32_t)) {
+			v = (uint32_t *)(void *)part[u].pk;
+			part[u].pk = NULL;
+		}
+	for (unsigned u = 0; u < nt; u++) {
+		free(part[u].pk);
+		part[u].pk = NULL;
+	}
+	return v ? v : malloc((n ? n : 1) * sizeof(uint32_t));
+}
+
+/* A one-shot flag one task waits on (blocked: the waiting thread's CPU
+ * stays the work it does). */
+struct pj_flag { pthread_mutex_t mu; pthread_cond_t cv; int v; };
+
+static void pj_flag_set(struct pj_flag *f, int v)
+{
+	pthread_mutex_lock(&f->mu);
+	f->v = v;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+static int pj_flag_wait(struct pj_flag *f)
+{
+	pthread_mutex_lock(&f->mu);
+	while (!f->v)
+		pthread_cond_wait(&f->cv, &f->mu);
+	int v = f->v;
+	pthread_mutex_unlock(&f->mu);
+	return v;
+}
+
 /* Several partitions: after their joins, the merge and (with p->pending)
  * the sock_send ranges run side by side. The ranges take the events in
  * visit order as ana_ranges would, naming each packet by its partition's
@@ -702,7 +766,7 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
  * gall maps ids to global numbers after. Each packet takes at most one
  * range, so p->extra holds them all: a bit per packet says which have one. */
 struct pj_after {
-	const struct ana_model *m;
+	struct ana_model *m;
 	struct ana_paths *p;
 	struct pj_part *part;
 	struct pj_split *split;
@@ -713,6 +777,13 @@ struct pj_after {
 	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
 	int rc;
 	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
+	/* with cur: ana_path_match's next steps beside (pj_after_task) */
+	uint32_t *vis;
+	size_t nvis;
+	unsigned threads;
+	struct pj_flag ranged;      /* task 1's ranges are over */
+	struct pj_flag go;          /* task 0's scatter is over: 1 done, 2 failed */
+	bool main_fix;              /* task 0 fixes the ranges' ids and places (set before go) */
 };
 
 /* Range r's lists read along the visit order: li[t] is partition t's next
@@ -788,8 +859,28 @@ static void pj_scatter(struct pj_after *a)
 	}
 }
 
-/* Task 0 merges, then (ranges beside it: the longer of the two) writes
- * every event's packet number, which needs the merge's numbers only. */
+/* With cur, task 0 after its scatter: the ranges' ids fixed and the
+ * extras placed once task 1's ranges are over (they read vis, which the
+ * placing overwrites), while task 1 runs the events' first shrink step
+ * (nothing here reads the events). ~35 ms of task 0's wait for the ranges
+ * and ~35 ms of the shrink's step after, side by side (10 M case). Only
+ * when task 1 has a thread: else it runs after this and does the fix-up,
+ * and ana_path_match places. */
+static void pj_after_scattered(struct pj_after *a)
+{
+	a->main_fix = ana_par_concurrent();
+	pj_flag_set(&a->go, 1);
+	if (!a->main_fix)
+		return;
+	pj_flag_wait(&a->ranged);
+	struct pj_fix fx = { a->p, a->gmap[0] };
+	pj_fix_range(&fx, 0, a->p->nextra);
+	(void)ana_order_place_vis(a->p, a->vis, a->nvis);  /* else ana_path_match tries */
+}
+
+/* Task 0 merges, then writes every event's packet number (evpkt) or, with
+ * cur, each event into its packet's place (and pj_after_scattered); task 1
+ * takes the ranges beside it, which need none of the merge's numbers. */
 static void pj_after_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -797,25 +888,24 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	if (t == 0) {
 		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur);
 		atomic_store_explicit(&a->merged, 1, memory_order_release);
-		for (unsigned u = 0; u < a->nt; u++) {
-			free(a->part[u].pk);
-			a->part[u].pk = NULL;
-		}
-		if (a->rc || !a->has_rng)
-			return;
-		if (a->cur) {
+		if (!a->rc && a->cur) {
 			size_t nj = a->p->njoined;
-			if (!(a->p->order = malloc((nj ? nj : 1) * sizeof(uint32_t)))) {
+			if (!(a->p->order = pj_reuse_block(a->part, a->nt, nj)))
 				a->rc = -1;
-				return;
-			}
-			pj_scatter(a);
-			a->p->norder = nj;
-			a->p->order_own = true;
+		}
+		if (a->rc || !a->has_rng) {  /* pj_finish goes on, or ana_pjoin frees */
+			if (a->cur)
+				pj_flag_set(&a->go, 2);
 			return;
 		}
-		/* only now: in the heap pages the partitions' packets gave back */
-		if (!(a->p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t)))) {
+		if (a->cur) {
+			pj_scatter(a);
+			a->p->norder = a->p->njoined;
+			a->p->order_own = true;
+			pj_after_scattered(a);
+			return;
+		}
+		if (!(a->p->evpkt = pj_reuse_block(a->part, a->nt, a->m->pev.n))) {
 			a->rc = -1;
 			return;
 		}
@@ -823,6 +913,14 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 			pj_remap(a, r, false);
 	} else {
 		pj_ranges_by_id(a);
+		if (a->cur) {
+			pj_flag_set(&a->ranged, 1);
+			if (pj_flag_wait(&a->go) != 1)
+				return;
+			a->p->pe_pre = ana_pe_shrink_first(a->m, ana_pe_in_place(a->m, a->p, a->threads));
+			if (a->main_fix)
+				return;
+		}
 		/* the ranges' ids to global numbers here, when the merge is
 		 * over (it is sooner than the main thread's scatter or remap):
 		 * task 0 runs first when there is no thread for this one */
@@ -879,8 +977,7 @@ static int pj_finish(struct pj_after *a)
 	if (a->rc)
 		return -1;
 	if (!a->has_rng) {
-		/* only now: in the heap pages the partitions' packets gave back */
-		if (!(p->evpkt = malloc((a->m->pev.n ? a->m->pev.n : 1) * sizeof(uint32_t))))
+		if (!(p->evpkt = pj_reuse_block(a->part, a->nt, a->m->pev.n)))
 			return -1;
 		ana_par_tasks(a->nt, pj_remap_task, a);
 		return 0;
@@ -1344,13 +1441,16 @@ static void pj_split_free(struct pj_split *s)
 			free(s->list[r][t]);
 }
 
-int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
+int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads)
 {
 	unsigned nt = threads < 1 ? 1 : threads > PJ_MAXT ? PJ_MAXT : threads;
 	struct pj_part *part = calloc(nt, sizeof(*part));
 	struct pj_split *split = nt > 1 ? calloc(1, sizeof(*split)) : NULL;
-	struct pj_after a = { .m = m, .p = p, .part = part, .split = split, .nt = nt };
+	struct pj_after a = { .m = m, .p = p, .part = part, .split = split, .nt = nt,
+			      .vis = vis, .nvis = nvis, .threads = threads,
+			      .ranged = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 },
+			      .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 } };
 	uint32_t *gall = NULL;
 	int rc = -1;
 	if (!part || (nt > 1 && !split)) {
@@ -1375,6 +1475,11 @@ int ana_pjoin(const struct ana_model *m, struct ana_paths *p, uint32_t *vis, siz
 		 * is mapped, only its used pages are resident, and growing by
 		 * doubling next to the other partitions would leave holes */
 		part[t].cap = nvis / 2 / nt + 1024;
+		/* several: partition 0's block has room for every partition's
+		 * packets as ana_pkt, which pj_merge converts into it (in the
+		 * heap, as npanalyze sets malloc: grown it would be copied) */
+		if (t == 0 && nt > 1)
+			part[t].cap = (nvis / 2 + 1024 * nt) * sizeof(struct ana_pkt) / sizeof(*part[t].pk);
 		part[t].pk = malloc(part[t].cap * sizeof(*part[t].pk));
 		if (!part[t].slot || !part[t].pk)
 			goto out;
