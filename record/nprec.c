@@ -457,7 +457,9 @@ static int rc_finish(struct rc_run *r, uint64_t t0, const char *reason, int code
 		/* the last partial interval and the END record, in the final chunk */
 		uint64_t now = np_mono_ns();
 		char err[256] = "";
+		r->ctx.final_drain = true;
 		rc_drain(r);
+		now = np_mono_ns();
 		rc_interval_record(r, t0, now);
 		for (unsigned i = 0; i < r->nfams; i++) {
 			struct rc_fam *fm = &r->fams[i];

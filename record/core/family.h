@@ -87,6 +87,10 @@ struct rec_ctx {
 	bool hub_off;
 	/* kernel filesystems found or mounted (record/core/kfs.h), for the header */
 	const struct rec_kfs *kfs;
+	/* set by nprec.c for the drain before END: a family's drain then
+	 * empties its rings (what it cannot keep is counted lost), since they
+	 * are freed at close */
+	bool final_drain;
 	/* drains the families opened so far (set by nprec.c; NULL in tests) */
 	void (*drain_opened)(void *arg);
 	void *drain_arg;
