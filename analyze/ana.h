@@ -480,7 +480,7 @@ struct ana_cspan { uint16_t host; uint64_t conn, lo, hi; const uint64_t *starts;
 		    * row with requests did not carry them (older recorder) */
 		   uint64_t slo, shi, sgaps; bool nostarts;
 		   /* its 2nd start (when slo is its 1st) and the one before shi */
-		   uint64_t s2, sp; bool sfirst; };
+		   uint64_t s2, sp; bool sfirst, server; };
 struct ana_cspans { struct ana_cspan *v; size_t n; uint64_t *starts; };
 void ana_conn_spans(const struct ana_model *m, struct ana_cspans *s);
 void ana_conn_spans_free(struct ana_cspans *s);

@@ -301,6 +301,7 @@ static void ana_conn_spans_stats(const struct ana_model *m, struct ana_cspans *s
 		}
 		if (x->start_second > c->s2) c->s2 = x->start_second;
 		c->sfirst |= x->start_first_row;
+		c->server |= x->server;
 		c->sgaps += x->start_gaps;
 	}
 }
@@ -383,7 +384,7 @@ static uint64_t ana_cspan_starts(const struct ana_cspan *c, uint64_t *lo, uint64
 	uint64_t n = c->sgaps + 1;
 	*lo = c->slo;
 	*hi = c->shi;
-	if (c->sgaps < 3)
+	if (c->sgaps < 3 || !c->server)
 		return n;
 	double gap = (double)(c->shi - c->slo) / (double)c->sgaps;
 	if (c->sfirst && c->s2 > c->slo && c->s2 < c->shi &&
