@@ -1,7 +1,8 @@
 #!/bin/bash
 # The default's own socket-time estimate against the exact clock (issue
 # 24): a veth iperf3 transfer recorded by three nprec at once, the default
-# `--netcpu sample:997`, the same with the CPU's own timer only and
+# `--netcpu sample:997` (each CPU's own timer), the same with receive calls
+# split by the other CPU's timer (NPREC_TEST_SOCK_SAMPLER=remote-recv) and
 # `--netcpu exact:997`, all netcpu alone and filtered to the server's
 # address. An exact recording's own
 # sampler decides softirq by the exact pair, the default's by
@@ -14,23 +15,21 @@
 #    probe samples x their period: the default recording has none of
 #    them), within the 99.99 % Poisson interval of the default's sample
 #    count x its mean period, no allowance: the tolerance is the sample
-#    count's (the default before j29d's fix fails it on send). On two or
-#    more CPUs the default splits a receive call between its own work and
-#    softirqs by the other CPU's timer (docs/NETCPU.md "j33a"), and its
-#    recv_smp is the count whose interval is that estimate's (the call
-#    total's and the split's error: record/families/netcpu_dither.h
+#    count's (the default before j29d's fix fails it on send). The remote
+#    split's recv_smp is the count whose interval is that estimate's (the
+#    call total's and the split's error: record/families/netcpu_dither.h
 #    nc_split_count);
-#  - its records say which sampler ran (remote-recv on two or more CPUs,
-#    local on one) and, with the remote split, hold remote samples of the
-#    receiver's calls.
+#  - the records say which sampler ran (the default: local; the remote
+#    split: remote-recv on two or more CPUs, local on one) and, with the
+#    remote split, hold remote samples of the receiver's calls.
 # Two transfers, each under its own recorders: the first under the
 # machine's congestion control (BBR on the project VM: paced), the second
 # under Reno, set in the two namespaces, which TCP does not pace (skipped
-# where a namespace may not set reno). Each has a third recorder, the
-# default with the CPU's own timer for the whole call
-# (NPREC_TEST_SOCK_SAMPLER=local, the fallback where the remote split does
-# not load), checked the same way but, under the paced transfer, with 0.25
-# of allowance on the high side for receive: a CPU's own timer finds the
+# where a namespace may not set reno). Under the paced transfer both
+# samplers' receive estimates have 0.25 of allowance on the high side:
+# the remote split read 0.92-1.02 x in j32c's runs, 0.978-1.123 in j33a's
+# and 1.136 in a CI run whose own timer read 1.007 (docs/NETCPU.md
+# "j33a": why is not known, so it is not the default); a CPU's own timer finds the
 # softirqs inside the receive calls 0.76-0.87 x as often as their share,
 # and iperf3's receive calls spend about half their time in softirqs, so
 # its socket time reads 1.03-1.23 x (docs/NETCPU.md j31d,
@@ -101,11 +100,11 @@ est_check() {
 # dual TAG LOCAL_RECV_ALLOW: one 6 s transfer under the default, exact
 # and own-timer recorders, checked
 dual() {
-	local tag=$1 D=$E2E_TMP/$1.dflt.npr X=$E2E_TMP/$1.exact.npr L=$E2E_TMP/$1.local.npr DP XP LP RC SENT SX S
+	local tag=$1 D=$E2E_TMP/$1.dflt.npr X=$E2E_TMP/$1.exact.npr L=$E2E_TMP/$1.remote.npr DP XP LP RC SENT SX S
 	bg "$NPREC" -q --netcpu sample:997 "${ONLY[@]}" -o "$D"; DP=$BG_PID
 	wait_rec "$D" "$DP" || e2e_skip "nprec (sample) did not start"
-	NPREC_TEST_SOCK_SAMPLER=local bg "$NPREC" -q --netcpu sample:997 "${ONLY[@]}" -o "$L"; LP=$BG_PID
-	wait_rec "$L" "$LP" || e2e_skip "nprec (sample, own timer) did not start"
+	NPREC_TEST_SOCK_SAMPLER=remote-recv bg "$NPREC" -q --netcpu sample:997 "${ONLY[@]}" -o "$L"; LP=$BG_PID
+	wait_rec "$L" "$LP" || e2e_skip "nprec (sample, remote split) did not start"
 	bg "$NPREC" -q --netcpu exact:997 "${ONLY[@]}" -o "$X"; XP=$BG_PID
 	wait_rec "$X" "$XP" || e2e_skip "nprec (exact) did not start"
 	sleep 1
@@ -119,21 +118,20 @@ dual() {
 	SX=$("$NPREPORT" dump "$X" 2>/dev/null | $NC sockest 3.89)
 	check "$tag: the exact recording is exact (sock=$(val "$SX" sock))" [ "$(val "$SX" sock)" = exact ]
 	S=$(sampler "$D")
-	if [ "$(nproc)" -ge 2 ]; then
-		check "$tag default: the records say sock_sampler remote-recv (${S% *})" [ "${S% *}" = remote-recv ]
-		check "$tag default: remote samples of the receiver's calls (${S#* } >= 100)" ge "${S#* }" 100
-	else
-		check "$tag default: one CPU, the own timer (${S% *})" [ "${S% *}" = local ]
-	fi
+	check "$tag default: the records say sock_sampler local (${S% *})" [ "${S% *}" = local ]
 	S=$(sampler "$L")
-	check "$tag local: the records say sock_sampler local (${S% *})" [ "${S% *}" = local ]
-	# on one CPU the default is the own timer: its allowance
-	est_check "$tag" default "$D" "$SX" "$([ "$(nproc)" -ge 2 ] && echo 0 || echo "$2")"
-	est_check "$tag" local "$L" "$SX" "$2"
+	if [ "$(nproc)" -ge 2 ]; then
+		check "$tag remote: the records say sock_sampler remote-recv (${S% *})" [ "${S% *}" = remote-recv ]
+		check "$tag remote: remote samples of the receiver's calls (${S#* } >= 100)" ge "${S#* }" 100
+	else
+		check "$tag remote: one CPU, the own timer (${S% *})" [ "${S% *}" = local ]
+	fi
+	est_check "$tag" default "$D" "$SX" "$2"
+	est_check "$tag" remote "$L" "$SX" "$2"
 }
 
-# the machine's congestion control (BBR here: paced, the own timer's receive
-# with its allowance)
+# the machine's congestion control (BBR here: paced, receive with its
+# allowance)
 dual "cc-$(ip netns exec $NSA sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)" 0.25
 # Reno, which TCP does not pace: no allowance
 if ip netns exec $NSA sysctl -qw net.ipv4.tcp_congestion_control=reno 2>/dev/null &&
