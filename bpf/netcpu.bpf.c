@@ -156,6 +156,17 @@ static __always_inline void nc_charge(struct nc_cpu *c, int kind, __u64 now)
 	}
 }
 
+/* A socket call of ours that has no stamp of its own: counted, not
+ * clocked. Runs only on the calls without a stamp, where the filters'
+ * cost does not add to a clocked call's time. */
+static __always_inline void nc_unclocked(struct nc_cpu *c, struct sock *sk, int kind)
+{
+	if (!rc_filter_pid(bpf_get_current_pid_tgid() >> 32) || !rc_filter_sk(sk) ||
+	    (rc_filter_cgroup_id && bpf_get_current_cgroup_id() != rc_filter_cgroup_id))
+		return;
+	c->unclocked[kind == NC_SOCK_SEND ? 0 : 1]++;
+}
+
 /* sock_send_length / sock_recv_length: the end of the socket layer's part
  * of the op (the syscall's tail to its exit is not counted). */
 static __always_inline int nc_op_done(struct sock *sk, int kind)
@@ -165,8 +176,12 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 	struct pt_regs *regs;
 	__u64 now;
 
-	if (!c || !c->op_tid)
+	if (!c)
 		return 0;
+	if (!c->op_tid) {
+		nc_unclocked(c, sk, kind);
+		return 0;
+	}
 	/* the op's end, read before this program's own checks: the exact
 	 * clock holds as little of its own probes as it can (the sampler
 	 * leaves them out, bpf/netcpu.bpf.c nc_count_probe) */
@@ -178,6 +193,7 @@ static __always_inline int nc_op_done(struct sock *sk, int kind)
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	if (c->op_tid != (__u32)t->pid || !regs || regs->orig_ax != c->op_nr) {
 		c->op_flags &= ~NC_F_ENDING;
+		nc_unclocked(c, sk, kind);
 		return 0;
 	}
 	/* for txn, which may run after us on this tracepoint (bpf/txn.bpf.c,

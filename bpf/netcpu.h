@@ -115,6 +115,13 @@ struct nc_cpu {
 				     * preempt_count says softirq (exact mode:
 				     * against the pair's smp_rsirq, the pair's
 				     * own cost and the softirq loop's) */
+	__u64 unclocked[2];         /* exact mode: send / receive calls of the
+				     * recorded processes that reached
+				     * sock_*_length without a stamp of their
+				     * own (a call the syscall hooks do not list,
+				     * sendfile or splice, or a stamp the kernel
+				     * skipped or a switch lost): in no
+				     * n[]/ns[], counted so they are not silent */
 };
 
 /* A socket op whose task was switched out (task storage, created on the

@@ -1266,7 +1266,7 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		nkeys += !nc_class_known(s, c) ? 0 : nc_class_sampled(s, c) ? 1 : 2;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_NETCPU, NC_REC_VERSION);
-	msgpack_pack_map(pk, 6 + nkeys + (s->sock_rate ? 30 : 0) + 2 + (energy ? 2 : 1));
+	msgpack_pack_map(pk, 6 + nkeys + (s->exact ? 2 : 0) + (s->sock_rate ? 30 : 0) + 2 + (energy ? 2 : 1));
 	np_pack_kv_u64(pk, "t0_ns", t0);
 	np_pack_kv_u64(pk, "t1_ns", t1);
 	for (int i = 0; i < n; i++)
@@ -1277,6 +1277,12 @@ static void nc_pack_netcpu(struct nc_state *s, struct np_recbuf *rb, uint64_t t0
 	for (int c = 0; c < NC_CLASS_MAX; c++)
 		if (nc_class_known(s, c))
 			nc_pack_class(s, pk, c, col, &net_total);
+	if (s->exact)
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; i < n; i++)
+				col[i] = s->cur[i].unclocked[k] - s->prev[i].unclocked[k];
+			nc_pack_col(pk, k ? "recv_unclocked_n" : "send_unclocked_n", col, n);
+		}
 	if (s->sock_rate)
 		nc_pack_sock_samples(s, pk, period, col);
 	for (int i = 0; i < n; i++)
