@@ -19,7 +19,8 @@ OUT=$E2E_TMP/out
 # its last 0.3 s: 34 packets libpcap had not handed over yet, lost at the
 # signal; --immediate-mode hands each one over at once).
 CAP=$E2E_TMP/back.pcap
-( for _ in $(seq 600); do ip netns exec dm-back ip link show dm-b0 >/dev/null 2>&1 && break; sleep 0.05; done
+# (up, not only there: tcpdump refuses a device that is down)
+( for _ in $(seq 600); do ip -n dm-back link show up dev dm-b0 2>/dev/null | grep -q dm-b0 && break; sleep 0.05; done
   exec ip netns exec dm-back tcpdump -i dm-b0 --immediate-mode -U -s 512 -w "$CAP" 'tcp port 9002' ) 2> "$E2E_TMP/tcpdump.err" &
 CAP_PID=$!
 ( while [ ! -e "$OUT/report.txt" ] && kill -0 $CAP_PID 2>/dev/null; do sleep 0.2; done
