@@ -59,13 +59,16 @@ wait $CAP_PID 2>/dev/null
 # comes from the capture, not from their duration (under 150 ms or not:
 # under load 8 the injected 50 ms stretched to 130 ms, 157 ms in all, and
 # a browse RPC took 263 ms with no drop): each tree is the orders request
-# sent after the transaction began whose response came last before it
-# ended. A request resent after a drop waited >= 200 ms (RTO): the network
+# inside the transaction nearest both its ends (sent soonest after it
+# began, answered soonest before it ended: the one answered last matched a
+# concurrent checkout answered 4 ms after this RPC's own resent request). A request resent after a drop waited >= 200 ms (RTO): the network
 # is the cause. A checkout RPC not resent holds the injected 50 ms in
-# dm-back's application, named the bottleneck when dm-back's time in the
-# capture (request in to response out) is over half of the transaction.
+# dm-back's application. (Whether that is the largest part is not checked:
+# under load the rest of such an RPC grew past 50 ms, and dm-back's time in
+# the capture is no measure of its application's: a checkout spent 407 ms
+# there, not resent, 51 ms of it in the application.)
 python3 "$E2E_ROOT/tests/tools/dm_resent.py" "$CAP" "$MONO_OFF" > "$E2E_TMP/resent.txt" 2>&1
-read -r nt nm nl nl_net nc nc_50 nb nb_app < <(python3 - "$OUT/csv/bottlenecks.csv" "$E2E_TMP/resent.txt" <<'PY' 2> "$E2E_TMP/trees.txt" || echo "0 0 0 0 0 0 0 0"
+read -r nt nm nl nl_net nc nc_50 < <(python3 - "$OUT/csv/bottlenecks.csv" "$E2E_TMP/resent.txt" <<'PY' 2> "$E2E_TMP/trees.txt" || echo "0 0 0 0 0 0"
 import csv, sys
 reqs = []
 for line in open(sys.argv[2]):
@@ -81,25 +84,22 @@ for r in csv.DictReader(open(sys.argv[1])):
         t["name"] = r["component"]
     if r["component"].startswith("app:") and r["component"].endswith("dm-back"):
         t["back"] = int(r["d_i_ns"])
-nm = nl = nl_net = nc = nc_50 = nb = nb_app = 0
+nm = nl = nl_net = nc = nc_50 = 0
 for (lo, hi), t in trees.items():
     inside = [q for q in reqs if q[0] >= lo and 0 < q[1] <= hi]
     if not inside:
         print(lo, hi, t["name"], t["back"], "no orders request inside", file=sys.stderr)
         continue
     nm += 1
-    q = max(inside, key=lambda q: q[1])
+    q = min(inside, key=lambda q: (q[0] - lo) + (hi - q[1]))
     if q[2]:
         nl += 1
         nl_net += t["name"] == "network"
     elif q[3].startswith("/orders/checkout"):
         nc += 1
         nc_50 += t["back"] >= 50000000
-        if q[1] - q[0] > (hi - lo) / 2:
-            nb += 1
-            nb_app += t["name"] is not None and t["name"].endswith("dm-back")
     print(lo, hi, t["name"], t["back"], q, file=sys.stderr)
-print(len(trees), nm, nl, nl_net, nc, nc_50, nb, nb_app)
+print(len(trees), nm, nl, nl_net, nc, nc_50)
 PY
 )
 cat "$E2E_TMP/trees.txt" >&2
@@ -109,8 +109,6 @@ check "the network named for the RPCs whose orders request was resent, per the c
 	test "${nl_net:-0}" -eq "${nl:-x}"
 check "checkout RPCs not resent: dm-back's application holds the injected 50 ms ($nc_50 of $nc)" \
 	test "${nc_50:-0}" -eq "${nc:-x}"
-check "... and is named the bottleneck where dm-back's time in the capture is over half the RPC ($nb_app of $nb)" \
-	test "${nb_app:-0}" -eq "${nb:-x}"
 if [ "$(v iptables_dropped)" -gt 0 ]; then
 	# the kernel's drop reason counts vs iptables' own counter (both count
 	# every drop of the rule while the recorders run)
@@ -121,8 +119,30 @@ if [ "$(v iptables_dropped)" -gt 0 ]; then
 else
 	echo "  (iptables dropped nothing in this short run: loss checks skipped)" >&2
 fi
-check "a degradation pattern conditions on the orders RPC >= ~50 ms (F = $(v orders_pattern_fscore))" \
-	sh -c "awk -v f='$(v orders_pattern_fscore)' 'BEGIN{exit !(f>=0.5)}'"
+# The pattern's lower bound on the orders RPC is 35-60 ms (the injected
+# 50 ms), or lower only as far as the capture shows browse orders calls
+# that neither the injection nor a drop slowed: under load 10 eleven took
+# >= 17 ms at dm-back, and the miner rightly put the bound at 17.2 ms, the
+# edge of the browse calls (F 0.67), which dm_claims' 35-60 ms rejected.
+read -r pat_f pat_lo pat_slow < <(python3 - "$OUT/csv/patterns.csv" "$E2E_TMP/resent.txt" <<'PY' 2>/dev/null || echo "0 - 0"
+import csv, re, sys
+slow = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) == 4 and f[0].isdigit() and int(f[1]) > 0 and f[2] == "0" and not f[3].startswith("/orders/checkout"):
+        slow.append((int(f[1]) - int(f[0])) / 1e6)
+best, lo_best, n_best = 0.0, "-", 0
+for r in csv.DictReader(open(sys.argv[1])):
+    for lo, unit in re.findall(r"9002[^∈]*∈ \[([0-9.]+) (ms|µs|s)", r["conditions"]):
+        b = float(lo) * {"ms": 1, "µs": 1e-3, "s": 1e3}[unit]
+        n = sum(1 for d in slow if b <= d < 35)
+        if b <= 60 and (b >= 35 or n > 0) and float(r["fscore_ratio"]) > best:
+            best, lo_best, n_best = float(r["fscore_ratio"]), lo + " " + unit, n
+print(best, lo_best.replace(" ", ""), n_best)
+PY
+)
+check "a degradation pattern conditions on the orders RPC >= ~50 ms (F = $pat_f, bound $pat_lo; $pat_slow browse orders calls from the bound to 35 ms, not resent, in the capture)" \
+	sh -c "awk -v f='$pat_f' 'BEGIN{exit !(f>=0.5)}'"
 check "text report names the shifted host's clock" grep -q 'dm-back' "$OUT/report.txt"
 # The report's incident summary (incident.csv), written from the analysis
 # alone, states the injected conditions and agrees with the tables above.
