@@ -61,8 +61,9 @@ wait $CAP_PID 2>/dev/null
 # a browse RPC took 263 ms with no drop): each tree is the orders request
 # inside the transaction nearest both its ends (sent soonest after it
 # began, answered soonest before it ended: the one answered last matched a
-# concurrent checkout answered 4 ms after this RPC's own resent request). A request resent after a drop waited >= 200 ms (RTO): the network
-# is the cause. A checkout RPC not resent holds the injected 50 ms in
+# concurrent checkout answered 4 ms after this RPC's own resent request).
+# A request resent after a drop waited >= 200 ms (RTO): the network is the
+# cause. A checkout RPC not resent holds the injected 50 ms in
 # dm-back's application. (Whether that is the largest part is not checked:
 # under load the rest of such an RPC grew past 50 ms, and dm-back's time in
 # the capture is no measure of its application's: a checkout spent 407 ms
