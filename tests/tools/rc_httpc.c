@@ -5,6 +5,11 @@
  * (Content-Length), and prints the exact percentiles it saw and the time
  * from its first request's start (before write()) to its last one's:
  *   requests=K errors=E p50_ns=... p90_ns=... p99_ns=... mean_ns=... start_span_ns=...
+ *   start_span_min_ns=... start_span_max_ns=...
+ * The kernel sends a request between the clock reads before and after its
+ * write(): the span between the first and the last send is within
+ * [last's before - first's after, last's after - first's before], however
+ * long this process was descheduled around either write.
  * With -l FILE it also writes one latency (ns) per line.
  * usage: rc_httpc -h ADDR -p PORT [-n K] [-c C] [-u PATH] [-l FILE] */
 #include <arpa/inet.h>
@@ -55,17 +60,26 @@ int main(int argc, char **argv)
 	int rl = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: rc_httpc\r\n\r\n", path, host);
 	long errors = 0, done = 0;
 	uint64_t first = 0, last = 0;      /* starts of the first and last completed request */
+	uint64_t first_out = 0, last_out = 0;  /* ... and when their write() returned */
 	for (long i = 0; i < k; i++) {
 		int fd = fds[i % c];
 		uint64_t t0 = hl_now_ns();
-		if (write(fd, req, (size_t)rl) != rl || hl_read_response(fd, buf, bufsz) < 0) {
+		if (write(fd, req, (size_t)rl) != rl) {
+			errors++;
+			continue;
+		}
+		uint64_t t_out = hl_now_ns();
+		if (hl_read_response(fd, buf, bufsz) < 0) {
 			errors++;
 			continue;
 		}
 		lat[done++] = hl_now_ns() - t0;
-		if (!first)
+		if (!first) {
 			first = t0;
+			first_out = t_out;
+		}
 		last = t0;
+		last_out = t_out;
 	}
 	for (long i = 0; i < c; i++)
 		close(fds[i]);
@@ -80,9 +94,12 @@ int main(int argc, char **argv)
 	for (long i = 0; i < done; i++)
 		sum += (double)lat[i];
 #define PCT(q) (done ? lat[(size_t)((q) * (double)(done - 1) + 0.5)] : 0)
-	printf("requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f start_span_ns=%llu\n",
+	uint64_t span_min = last > first_out ? last - first_out : 0;
+	printf("requests=%ld errors=%ld p50_ns=%llu p90_ns=%llu p99_ns=%llu mean_ns=%.0f start_span_ns=%llu"
+	       " start_span_min_ns=%llu start_span_max_ns=%llu\n",
 	       done, errors, (unsigned long long)PCT(0.50), (unsigned long long)PCT(0.90),
-	       (unsigned long long)PCT(0.99), done ? sum / (double)done : 0.0, (unsigned long long)(last - first));
+	       (unsigned long long)PCT(0.99), done ? sum / (double)done : 0.0, (unsigned long long)(last - first),
+	       (unsigned long long)span_min, (unsigned long long)(last_out - first));
 	free(fds); free(lat); free(buf);
 	return errors ? 1 : 0;
 }

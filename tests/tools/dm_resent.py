@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Ground truth for the demo's slow RPCs from a capture on dm-back's veth
+(tcpdump -i dm-b0, before iptables' INPUT drop): one line per request to
+the orders backend (DPORT, default 9002), in CLOCK_MONOTONIC ns (the
+recorders' clock; OFFSET_NS = realtime - monotonic when captured):
+  req_ns resp_ns resent path
+req_ns: the request's first transmission; resp_ns: the first response
+data segment after it on the same connection (0: none); resent: 1 when a
+request segment was seen again (the drop after this capture point was
+repaired by a retransmission); path: the request line's path.
+  dm_resent.py PCAP OFFSET_NS [DPORT]
+"""
+import struct
+import sys
+
+
+def frames(path):
+    """Yields (ts_ns, sport, dport, seq, payload bytes) of IPv4/TCP frames."""
+    with open(path, "rb") as f:
+        gh = f.read(24)
+        if len(gh) < 24:
+            return
+        magic = struct.unpack("<I", gh[:4])[0]
+        e = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+        nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
+        while True:
+            rh = f.read(16)
+            if len(rh) < 16:
+                return
+            sec, frac, incl, _ = struct.unpack(e + "IIII", rh)
+            d = f.read(incl)
+            if len(d) < incl or len(d) < 34 or d[12:14] != b"\x08\x00":
+                continue
+            ip = d[14:]
+            ihl = (ip[0] & 15) * 4
+            if ip[9] != 6:
+                continue
+            tot = struct.unpack(">H", ip[2:4])[0]
+            tcp = ip[ihl:]
+            sport, dport, seq = struct.unpack(">HHI", tcp[:8])
+            doff = (tcp[12] >> 4) * 4
+            yield (sec * 10**9 + frac * (1 if nano else 1000), sport, dport, seq, ip[ihl + doff:tot])
+
+
+def main():
+    pcap, off = sys.argv[1], int(sys.argv[2])
+    port = int(sys.argv[3]) if len(sys.argv) > 3 else 9002
+    reqs, seen, open_req = [], {}, {}
+    for ts, sport, dport, seq, data in frames(pcap):
+        if not data:
+            continue
+        if dport == port:
+            key = (sport, seq)
+            if key in seen:
+                seen[key][2] = 1         # a copy of a request segment again
+                continue
+            r = [ts - off, 0, 0, "?"]
+            if data.startswith(b"GET ") or data.startswith(b"POST "):
+                r[3] = data.split(b" ")[1].decode(errors="replace")
+                reqs.append(r)
+                open_req[sport] = r
+            else:
+                r = open_req.get(sport, r)   # a request's later segment
+            seen[key] = r
+        elif sport == port and dport in open_req:
+            r = open_req.pop(dport)
+            r[1] = ts - off
+    for r in reqs:
+        print(r[0], r[1], r[2], r[3])
+
+
+if __name__ == "__main__":
+    main()
