@@ -160,8 +160,9 @@ int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n);
  * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
  * On several, with p->pending, the ranges too, and when it can, p->order
  * instead of evpkt (p->order_own), then beside the merge the events'
- * first shrink step (p->pe_pre: m->pev is not read after) and the
- * placing of the extras (order_own cleared) when its threads run at once.
+ * shrink (p->pe_pre: m->pev is not read after; in place, both steps:
+ * p->pe_low_done) and the placing of the extras (order_own cleared) when
+ * its threads run at once.
  * 0 or -1 (no memory). */
 int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads);

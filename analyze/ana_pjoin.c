@@ -856,10 +856,13 @@ static void pj_ranges_bytes(struct pj_after *a, size_t j, size_t hi, uint32_t **
 
 /* Eight partition bytes at a time (a 64-bit word, byte k at bits 8 k ..):
  * the ones the ranges read (bit 7: PJ_EGRESS, or PJ_UNKEYED) by their
- * bits, and each partition's keyed bytes counted, not walked one by one
- * (~23 of the ~37 instructions a position of the walk, callgrind). A
- * partition is below 64: bit 6 marks PJ_UNKEYED. Masks hold bit 7 of
- * each byte. */
+ * bits, and each partition's keyed bytes counted, not walked one by one.
+ * About as many instructions as the walk (callgrind, 10 M case: 387 M
+ * against 364 M), but no branch on each byte's kind and no cursor stored
+ * and reloaded each position: 29 % fewer mispredicted branches (s150,
+ * --branch-sim), the ranges ~116 -> ~95 ms on the 10 M case (instrumented,
+ * chrt). A partition is below 64: bit 6 marks PJ_UNKEYED. Masks hold bit
+ * 7 of each byte. */
 #define PJ_H8 0x8080808080808080ULL
 #define PJ_L7 0x7f7f7f7f7f7f7f7fULL
 #define PJ_B8 0x0101010101010101ULL
