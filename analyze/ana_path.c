@@ -573,6 +573,11 @@ struct ana_pe *ana_pe_shrink_first(struct ana_model *m, bool in_place)
 	return in_place ? ana_pe_upper_range(m, m->pev.n / 2, m->pev.n) : ana_pe_compact(m);
 }
 
+void ana_pe_shrink_low(struct ana_model *m, size_t lo, size_t hi)
+{
+	(void)ana_pe_upper_range(m, lo, hi);
+}
+
 /* With p->order_own, in two steps: task 0 places the extras while task 1
  * shrinks the upper half of the events (ana_pe_upper's record i lands on
  * event (n + i) / 2: the upper half's records on the events of that half
@@ -643,7 +648,8 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 	}
 	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
 			       .in_place = ana_pe_in_place(m, p, threads) };
-	bool two = threads > 1 && n >= (1u << 16);
+	bool two = threads > 1 && n >= (1u << 16), low_done = p->pe_low_done;
+	p->pe_low_done = false;
 	if (p->order_own || p->pe_pre) {
 		if (!p->order_own) {        /* ana_pjoin placed and shrank beside its merge */
 			so.order = p->order;
@@ -656,7 +662,7 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		}
 		p->order_own = false;
 		p->pe_pre = NULL;
-		if (so.in_place) {
+		if (so.in_place && !low_done) {
 			if (two)
 				ana_par_tasks(2, ana_sort_low_task, &so);
 			else {

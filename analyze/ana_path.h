@@ -59,6 +59,8 @@ struct ana_paths {
 				     * extras (ranges only) are not placed yet */
 	struct ana_pe *pe_pre;      /* ana_pjoin ran ana_pe_shrink_first beside its merge (its
 				     * result; NULL: not) */
+	bool pe_low_done;           /* and, in place, the second step (ana_pe_shrink_low of
+				     * the whole lower half): pe_pre is every event's */
 	size_t njoined;             /* events joined by key (evpkt set) */
 	struct { uint32_t seq, ack, xid, idx1, udp; } cache[ANA_PKT_CACHE];  /* idx1 = packet + 1 */
 };
@@ -141,6 +143,10 @@ bool ana_pe_in_place(const struct ana_model *m, const struct ana_paths *p, unsig
  * the upper half of their block (the lower half follows on two threads)
  * or, not in place, all of them compacted. Returns the ana_pe. */
 struct ana_pe *ana_pe_shrink_first(struct ana_model *m, bool in_place);
+/* The in-place shrink's second step, once the first is over: events
+ * [lo, hi) of the lower half (hi <= m->pev.n / 2); disjoint pieces in any
+ * order and on any threads. */
+void ana_pe_shrink_low(struct ana_model *m, size_t lo, size_t hi);
 /* p->order_own's order with the extras placed (into vis, n entries, when
  * they fit, else a new array; the old order freed): p->order, order_own
  * cleared. -1: no memory, nothing changed. */
@@ -154,8 +160,9 @@ int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n);
  * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
  * On several, with p->pending, the ranges too, and when it can, p->order
  * instead of evpkt (p->order_own), then beside the merge the events'
- * first shrink step (p->pe_pre: m->pev is not read after) and the
- * placing of the extras (order_own cleared) when its threads run at once.
+ * shrink (p->pe_pre: m->pev is not read after; in place, both steps:
+ * p->pe_low_done) and the placing of the extras (order_own cleared) when
+ * its threads run at once.
  * 0 or -1 (no memory). */
 int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads);
