@@ -14,10 +14,18 @@ static int tap_pass, tap_fail;
 	if (cond) tap_pass++; \
 	else { tap_fail++; fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
 	       fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
-#define CHECK_EQ_U(a, b) CHECK((unsigned long long)(a) == (unsigned long long)(b), \
-	"%llu != %llu", (unsigned long long)(a), (unsigned long long)(b))
-#define CHECK_NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol), \
-	"%.9g vs %.9g (tol %.3g)", (double)(a), (double)(b), (double)(tol))
+/* Each operand evaluated once: the FAIL line shows the values compared
+ * (evaluated again, a counter that moved printed "0 != 0"). */
+#define TAP_FAIL_(...) do { tap_fail++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
+#define CHECK_EQ_U(a, b) do { \
+	unsigned long long tap_a_ = (unsigned long long)(a), tap_b_ = (unsigned long long)(b); \
+	if (tap_a_ == tap_b_) tap_pass++; \
+	else TAP_FAIL_("%s == %s: %llu != %llu", #a, #b, tap_a_, tap_b_); } while (0)
+#define CHECK_NEAR(a, b, tol) do { \
+	double tap_a_ = (double)(a), tap_b_ = (double)(b), tap_t_ = (double)(tol); \
+	if (fabs(tap_a_ - tap_b_) <= tap_t_) tap_pass++; \
+	else TAP_FAIL_("|%s - %s| <= %s: %.9g vs %.9g (tol %.3g)", #a, #b, #tol, tap_a_, tap_b_, tap_t_); } while (0)
 /* mkdtemp(dir) for the runner's files: false after a failed CHECK. */
 static inline bool tap_mkdtemp(char *dir)
 {
