@@ -13,7 +13,13 @@ for s in "${scripts[@]}"; do
 	f=$(echo "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+'); f=${f:-0}
 	sk=$(echo "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+'); sk=${sk:-0}
 	if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "$f" -eq 0 ]; }; then f=$((f + 1)); fi
-	if [ "$f" -ne 0 ]; then tail -40 "$log.err" >&2; fi
+	if [ "$f" -ne 0 ]; then
+		# every failed check, also those scrolled out of the tail kept below
+		echo "  [e2e] $(basename "$s"): failed checks:" >&2
+		grep -E '^  FAIL ' "$log.err" >&2
+		echo "  [e2e] $(basename "$s"): last 40 lines of stderr:" >&2
+		tail -40 "$log.err" >&2
+	fi
 	echo "  [e2e] $(basename "$s"): $p passed, $f failed${sk:+, $sk skipped} ($(( $(date +%s) - start )) s)" >&2
 	tp=$((tp + p)); tf=$((tf + f)); ts=$((ts + sk))
 	rm -f "$log" "$log.err"

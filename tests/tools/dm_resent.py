@@ -10,36 +10,20 @@ request segment was seen again (the drop after this capture point was
 repaired by a retransmission); path: the request line's path.
   dm_resent.py PCAP OFFSET_NS [DPORT]
 """
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcapsum import segments  # noqa: E402
 
 
 def frames(path):
     """Yields (ts_ns, sport, dport, seq, payload bytes) of IPv4/TCP frames."""
-    with open(path, "rb") as f:
-        gh = f.read(24)
-        if len(gh) < 24:
-            return
-        magic = struct.unpack("<I", gh[:4])[0]
-        e = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-        nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
-        while True:
-            rh = f.read(16)
-            if len(rh) < 16:
-                return
-            sec, frac, incl, _ = struct.unpack(e + "IIII", rh)
-            d = f.read(incl)
-            if len(d) < incl or len(d) < 34 or d[12:14] != b"\x08\x00":
-                continue
-            ip = d[14:]
-            ihl = (ip[0] & 15) * 4
-            if ip[9] != 6:
-                continue
-            tot = struct.unpack(">H", ip[2:4])[0]
-            tcp = ip[ihl:]
-            sport, dport, seq = struct.unpack(">HHI", tcp[:8])
-            doff = (tcp[12] >> 4) * 4
-            yield (sec * 10**9 + frac * (1 if nano else 1000), sport, dport, seq, ip[ihl + doff:tot])
+    for ts, ip, tcp, tot, _ in segments(path):
+        sport, dport, seq = struct.unpack(">HHI", tcp[:8])
+        doff = (tcp[12] >> 4) * 4
+        yield ts, sport, dport, seq, ip[len(ip) - len(tcp) + doff:tot]
 
 
 def main():

@@ -30,8 +30,10 @@ import struct
 import sys
 
 
-def packets(path):
-    """Yields (ts, saddr, sport, daddr, dport, seq, ack, flags, tsval, payload)."""
+def frames(path):
+    """Yields (ts_ns, ip, orig) of the IPv4 frames of an Ethernet capture:
+    ip = the frame from the IP header on, orig = the frame's original length.
+    Also the demo's reader (dm_resent.py)."""
     with open(path, "rb") as f:
         gh = f.read(24)
         if len(gh) < 24:
@@ -43,6 +45,7 @@ def packets(path):
             e = ">"
         else:
             raise SystemExit(f"{path}: not a pcap file")
+        nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
         if struct.unpack(e + "I", gh[20:24])[0] != 1:
             raise SystemExit(f"{path}: link type is not Ethernet")
         while True:
@@ -51,43 +54,53 @@ def packets(path):
                 return
             sec, frac, incl, orig = struct.unpack(e + "IIII", rh)
             d = f.read(incl)
-            if len(d) < incl or len(d) < 14 + 20:
+            if len(d) < incl:
                 return
-            if d[12:14] != b"\x08\x00":
+            if len(d) < 14 + 20 or d[12:14] != b"\x08\x00":
                 continue
-            ip = d[14:]
-            ihl = (ip[0] & 15) * 4
-            if ip[9] != 6 or len(ip) < ihl + 20:
+            yield sec * 10**9 + frac * (1 if nano else 1000), d[14:], orig
+
+
+def segments(path):
+    """Yields (ts_ns, ip, tcp, tot, orig) of the TCP frames: ip and tcp = the
+    frame from each header on, tot = the IP header's total length."""
+    for ts_ns, ip, orig in frames(path):
+        ihl = (ip[0] & 15) * 4
+        if ip[9] == 6 and len(ip) >= ihl + 20:
+            yield ts_ns, ip, ip[ihl:], struct.unpack(">H", ip[2:4])[0], orig
+
+
+def packets(path):
+    """Yields (ts_ns, saddr, sport, daddr, dport, seq, ack, flags, tsval, payload)."""
+    for ts_ns, ip, tcp, tot, orig in segments(path):
+        ihl = (ip[0] & 15) * 4
+        sport, dport, seq, ack = struct.unpack(">HHII", tcp[:12])
+        doff = (tcp[12] >> 4) * 4
+        flags = tcp[13]
+        tsval = None
+        o = 20
+        while o < doff and o < len(tcp):
+            k = tcp[o]
+            if k == 0:
+                break
+            if k == 1:
+                o += 1
                 continue
-            tot = struct.unpack(">H", ip[2:4])[0]
-            tcp = ip[ihl:]
-            sport, dport, seq, ack = struct.unpack(">HHII", tcp[:12])
-            doff = (tcp[12] >> 4) * 4
-            flags = tcp[13]
-            tsval = None
-            o = 20
-            while o < doff and o < len(tcp):
-                k = tcp[o]
-                if k == 0:
-                    break
-                if k == 1:
-                    o += 1
-                    continue
-                if o + 1 >= len(tcp):
-                    break
-                ln = tcp[o + 1]
-                if k == 8 and ln == 10 and o + 6 <= len(tcp):
-                    tsval = struct.unpack(">I", tcp[o + 2:o + 6])[0]
-                if ln < 2:
-                    break
-                o += ln
-            # GSO super-packets carry tot_len 0 or that of the whole skb;
-            # the frame's original length is the truth
-            ipl = tot if tot else orig - 14
-            ipl = max(ipl, orig - 14)
-            payload = max(0, ipl - ihl - doff)
-            yield (sec + frac * 1e-6, ip[12:16], sport, ip[16:20], dport, seq, ack, flags,
-                   tsval, payload)
+            if o + 1 >= len(tcp):
+                break
+            ln = tcp[o + 1]
+            if k == 8 and ln == 10 and o + 6 <= len(tcp):
+                tsval = struct.unpack(">I", tcp[o + 2:o + 6])[0]
+            if ln < 2:
+                break
+            o += ln
+        # GSO super-packets carry tot_len 0 or that of the whole skb;
+        # the frame's original length is the truth
+        ipl = tot if tot else orig - 14
+        ipl = max(ipl, orig - 14)
+        payload = max(0, ipl - ihl - doff)
+        yield (ts_ns, ip[12:16], sport, ip[16:20], dport, seq, ack, flags,
+               tsval, payload)
 
 
 def dotted(a):
@@ -164,7 +177,7 @@ def transit(a, b, sport):
     d.sort()
     n = len(d)
     mean = sum(d) / n if n else 0
-    print(f"matched={n}\nmean_ns={mean * 1e9:.0f}\np50_ns={(d[n // 2] if n else 0) * 1e9:.0f}")
+    print(f"matched={n}\nmean_ns={mean:.0f}\np50_ns={d[n // 2] if n else 0}")
 
 
 def reqrate(path, port):
@@ -177,8 +190,8 @@ def reqrate(path, port):
     t.sort()
     n = len(t)
     span = t[n - 1] - t[0] if n >= 2 else 0
-    rate = (n - 1) / span if span > 0 else 0
-    print(f"requests={n}\nspan_ns={span * 1e9:.0f}\nrate={rate:.2f}")
+    rate = (n - 1) * 1e9 / span if span > 0 else 0
+    print(f"requests={n}\nspan_ns={span}\nrate={rate:.2f}")
 
 
 def main():
