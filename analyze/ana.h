@@ -221,6 +221,12 @@ struct ana_netcpu {             /* NETCPU: per host per interval (summed over CP
 	 * and samples counted while it did not run (outside; NET_RX: stray) */
 	uint64_t send_probe_smp, recv_probe_smp, send_out_smp, recv_out_smp, rx_stray_smp;
 	uint8_t probe_mask;         /* ANA_NC_PROBE_*: the record had those columns */
+	/* exact mode: socket calls that reached the end of the socket layer
+	 * without a syscall stamp (sendfile, splice, io_uring, a lost stamp),
+	 * so in no sock_*_ns; has_unclocked: the record carried the columns
+	 * (absent before 2026-11-27: unknown, not 0) */
+	uint64_t send_unclocked, recv_unclocked;
+	bool has_unclocked;
 	uint8_t sock_sampler;       /* enum ana_sock_sampler: who split socket calls from softirqs */
 };
 

@@ -673,6 +673,10 @@ struct ana_sock_sum {
 	uint64_t probe, out;
 	bool no_probe;              /* an exact interval without those columns */
 	unsigned split_mask;        /* socket classes: 1 << enum ana_sock_split of its intervals */
+	/* exact socket classes: calls not clocked (in no ns); uc_seen: an exact
+	 * interval counted, uc_unknown: one without the columns */
+	uint64_t unclocked;
+	bool uc_seen, uc_unknown;
 };
 
 /* Who split a socket call's samples from the softirqs under it: the CPU's
@@ -737,9 +741,18 @@ static void ana_sock_add_probe(struct ana_sock_sum *s, unsigned how, uint64_t pr
 		s->no_probe = true;
 }
 
+static void ana_sock_add_unclocked(struct ana_sock_sum *s, unsigned how, uint64_t n, bool has)
+{
+	if (how != ANA_SOCK_EXACT)
+		return;
+	s->unclocked += n;
+	s->uc_seen = true;
+	s->uc_unknown |= !has;
+}
+
 /* columns of "netcpu_sock", in the order of the np_table_col_at calls below */
 enum { NS_HOST, NS_CLASS, NS_HOW, NS_TIME, NS_LO, NS_HI, NS_ERR, NS_SAMPLES, NS_SAMPLED,
-       NS_RATIO, NS_WIN, NS_WIN_LO, NS_WIN_HI, NS_PROBE, NS_OUTSIDE, NS_NCOLS };
+       NS_RATIO, NS_WIN, NS_WIN_LO, NS_WIN_HI, NS_PROBE, NS_OUTSIDE, NS_UNCLOCKED, NS_NCOLS };
 
 static struct np_table *ana_sock_table(void)
 {
@@ -766,6 +779,9 @@ static struct np_table *ana_sock_table(void)
 			"exact: samples in tracers' programs while the exact clock ran (exact holds them, sampled not)");
 	np_table_col_at(t, NS_OUTSIDE, "outside", "count",
 			"exact: samples counted while the exact clock did not run (socket: the syscall's tail)");
+	np_table_col_at(t, NS_UNCLOCKED, "unclocked", "count",
+			"exact socket rows: calls that reached the socket layer without a syscall stamp (sendfile, "
+			"splice, io_uring, a stamp the kernel did not deliver): their time is not in time");
 	return t;
 }
 
@@ -796,6 +812,8 @@ static void ana_sock_row(struct np_table *t, const char *host, const char *cls, 
 	np_table_set_str(t, r, NS_CLASS, cls);
 	np_table_set_str(t, r, NS_HOW, ana_sock_row_how(s));
 	np_table_set_u64(t, r, NS_TIME, s->ns);
+	if (s->how_mask == 1u << ANA_SOCK_EXACT && s->uc_seen && !s->uc_unknown)
+		np_table_set_u64(t, r, NS_UNCLOCKED, s->unclocked);
 	/* sampled with no sample: the interval still bounds the time */
 	if (s->how_mask & (1u << ANA_SOCK_NONE) || !s->period ||
 	    (!s->smp_ns && s->how_mask == 1u << ANA_SOCK_EXACT))
@@ -862,6 +880,8 @@ void ana_netcpu_run(const struct ana_model *m, struct ana_out *o)
 			ana_sock_add_probe(&sr, x->sock_how, x->recv_probe_smp, x->recv_out_smp, ps);
 			ana_sock_add_probe(&sx, x->sirq_how, x->rx_probe_smp, x->rx_stray_smp, pr);
 			ana_sock_add_probe(&sy, x->sirq_how, 0, 0, false);
+			ana_sock_add_unclocked(&ss, x->sock_how, x->send_unclocked, x->has_unclocked);
+			ana_sock_add_unclocked(&sr, x->sock_how, x->recv_unclocked, x->has_unclocked);
 			dur += x->dur_ns;
 			double pct = x->dur_ns ? 100.0 * (double)tot / (double)x->dur_ns : 0;
 			if (pct > mx) mx = pct;

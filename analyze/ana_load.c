@@ -468,6 +468,11 @@ static void ana_load_netcpu(struct ana_loadctx *c, const msgpack_object *body)
 		if (ana_rows_u64(&r, i, "recv_smp_ns", &v)) x->recv_smp_ns += v;
 		if (ana_rows_u64(&r, i, "netrx_smp_ns", &v)) x->rx_smp_ns += v;
 		if (ana_rows_u64(&r, i, "nettx_smp_ns", &v)) x->tx_smp_ns += v;
+		if (ana_rows_u64(&r, i, "send_unclocked_n", &v)) {
+			x->send_unclocked += v;
+			x->has_unclocked = true;
+		}
+		if (ana_rows_u64(&r, i, "recv_unclocked_n", &v)) x->recv_unclocked += v;
 	}
 	/* sock: absent before issue 24 = exact */
 	char how[16] = "exact";

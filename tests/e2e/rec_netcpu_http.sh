@@ -17,7 +17,13 @@
 #    recorders it read 0.35-0.87 for receive (j27e);
 #  - npanalyze's netcpu_sock table gives the same like-for-like ratio
 #    (window_vs_exact) as this script's own arithmetic on the dump, inside
-#    its own interval.
+#    its own interval;
+#  - calls the exact clock cannot time (no syscall stamp) are counted
+#    apart, as netcpu_sock's unclocked: none (<= 0.2 % of the calls) while
+#    nginx answers with writev (sendfile off, its default); in a second
+#    recording against a server with `sendfile on`, one unclocked send per
+#    response wrk counted (the 4 KiB body goes out by sendfile(), the
+#    headers by writev), receives still none.
 # NCH_PREFIX names the namespaces and veth ends (default nch<pid>).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init rec_netcpu_http
@@ -51,10 +57,11 @@ http {
   uwsgi_temp_path $E2E_TMP/logs; scgi_temp_path $E2E_TMP/logs;
   keepalive_requests 10000000;
   server { listen $IPB:8080; root $E2E_TMP/www; }
+  server { listen $IPB:8081; root $E2E_TMP/www; sendfile on; }
 }
 CONF
 bg ip netns exec $NSB nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
-ns_wait_listen $NSB 8080 || e2e_skip "nginx did not listen"
+ns_wait_listen $NSB 8080 && ns_wait_listen $NSB 8081 || e2e_skip "nginx did not listen"
 sleep 0.5
 
 R=$E2E_TMP/http.npr
@@ -74,6 +81,12 @@ NCV=$($NC netcpu < "$E2E_TMP/dump.json")
 in_ci() { [ -n "$2" ] && [ -n "$3" ] && gt "$1" 0 && ge "$1" "$2" && le "$1" "$3"; }
 val() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2}'; }
 sum() { val "$1" "$2" | tr ',' '\n' | awk '{s += $1} END {printf "%d", s}'; }
+# netcpu_sock's unclocked count of class $2 in the CSV $1 (empty: unknown)
+unclocked() {
+	awk -F, -v cl="$2" '{ sub(/\r$/, "") }
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["class"] == cl { print $col["unclocked"] }' "$1"
+}
 
 echo "programs on sock_recv_length when wrk started: $LINKS (nprec's hub among them)" >&2
 declare -A NET
@@ -111,8 +124,35 @@ if "$NPANALYZE" -q -o "$E2E_TMP/http.npa" "$R" >/dev/null 2>&1 &&
 			awk -v a="${W:-x}" -v b="${NET[$c]:-y}" 'BEGIN { exit !(a + 0 == a && b + 0 == b && a - b <= 0.002 && b - a <= 0.002) }'
 		check "$c: inside its own interval [${WLO:-?}, ${WHI:-?}]" \
 			awk -v a="${W:-x}" -v l="${WLO:-y}" -v h="${WHI:-z}" 'BEGIN { exit !(l + 0 == l && h + 0 == h && l <= a && a <= h) }'
+		UC=$(unclocked "$E2E_TMP/nc.csv" sock_$c) CALLS=$(sum "$NCV" ${c}_n)
+		check "$c: writev server: unclocked ${UC:-none} of ${CALLS:-0} calls (<= 0.2 %) and = the dump's" \
+			sh -c "[ -n '$UC' ] && [ '$UC' -le $(( ${CALLS:-0} / 500 )) ] && [ '$UC' = '$(sum "$NCV" ${c}_unclocked_n)' ]"
 	done
 else
 	check "npanalyze and npreport read the recording" false
+fi
+
+# sendfile: the body of every response leaves by a call no listed syscall
+# stamps, so exact mode counts it unclocked
+R2=$E2E_TMP/sf.npr
+bg "$NPREC" -q --netcpu exact:997 --host $IPB -o "$R2"; RP=$BG_PID
+if wait_rec "$R2" "$RP"; then
+	sleep 1
+	REQ2=$(ip netns exec $NSA "${PIN_W[@]}" wrk -t1 -c4 -d2s "http://$IPB:8081/index.html" |
+		awk '/requests in/ {print $1}')
+	kill -INT "$RP"; wait "$RP" 2>/dev/null
+	check "wrk completed requests against the sendfile server (${REQ2:-none})" gt "${REQ2:-0}" 1000
+	"$NPANALYZE" -q -o "$E2E_TMP/sf.npa" "$R2" >/dev/null 2>&1 &&
+		"$NPREPORT" "$E2E_TMP/sf.npa" -f csv -s netcpu_sock > "$E2E_TMP/sf.csv" 2>/dev/null
+	US=$(unclocked "$E2E_TMP/sf.csv" sock_send) UR=$(unclocked "$E2E_TMP/sf.csv" sock_recv)
+	echo "sendfile server: ${REQ2:-?} requests, unclocked sends ${US:-?}, receives ${UR:-?}" >&2
+	# a request answered by the time wrk stops counts; one cut off by the
+	# stop may have sent its body already: up to -c4 more
+	check "sendfile: one unclocked send per response (${US:-none}, ${REQ2:-?} requests; 0.2 % of runs may be skipped)" \
+		sh -c "[ -n '$US' ] && [ '$US' -ge $(( ${REQ2:-0} - ${REQ2:-0} / 500 )) ] && [ '$US' -le $(( ${REQ2:-0} + 4 )) ]"
+	check "sendfile: receives stay clocked (${UR:-none} unclocked <= 0.2 % of requests)" \
+		sh -c "[ -n '$UR' ] && [ '$UR' -le $(( ${REQ2:-0} / 500 )) ]"
+else
+	check "nprec started for the sendfile recording" false
 fi
 e2e_finish

@@ -6,7 +6,10 @@
  * window_vs_exact = (samples - outside + probe) x mean period / exact, with
  * the 95 % score interval of that count; sampled_vs_exact stays the bare
  * ratio. A recording without the probe columns (before j24o) and a sampled
- * one get no window figures; NET_TX, which has no probe column, neither. */
+ * one get no window figures; NET_TX, which has no probe column, neither.
+ * The socket rows' unclocked count (calls without a syscall stamp, exact
+ * mode since 2026-11-27) is the columns' sum, and unknown (nil) when an
+ * exact recording lacks them, not 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +28,27 @@
 
 static char nw_dir[] = "/tmp/np-test-ncwin.XXXXXX";
 
+/* Which columns a record has: since the first exact recordings, since the
+ * probe columns (j24o), since the unclocked counts (2026-11-27). */
+enum { NW_OLD, NW_PROBE, NW_UNCLOCKED };
+
 /* Column totals over the recording; each is split over interval x CPU as
  * 1, 2, 3, 4 tenths so that the loader must sum cells and records. */
-struct nw_col { const char *key; uint64_t total; bool probe; };
+struct nw_col { const char *key; uint64_t total; int since; };
 static const struct nw_col nw_cols[] = {
-	{ "send_ns", 440 * NW_MS, false }, { "send_smp", 300, false }, { "send_smp_ns", 330 * NW_MS, false },
-	{ "send_probe_smp", 120, true }, { "send_outside_smp", 20, true },
-	{ "recv_ns", 500 * NW_MS, false }, { "recv_smp", 250, false }, { "recv_smp_ns", 250 * NW_MS, false },
-	{ "recv_probe_smp", 40, true }, { "recv_outside_smp", 10, true },
-	{ "netrx_ns", 300 * NW_MS, false }, { "netrx_smp", 200, false }, { "netrx_smp_ns", 200 * NW_MS, false },
-	{ "netrx_probe_smp", 50, true }, { "netrx_stray_smp", 10, true },
-	{ "nettx_ns", 100 * NW_MS, false }, { "nettx_smp", 80, false }, { "nettx_smp_ns", 80 * NW_MS, false },
+	{ "send_ns", 440 * NW_MS, NW_OLD }, { "send_smp", 300, NW_OLD }, { "send_smp_ns", 330 * NW_MS, NW_OLD },
+	{ "send_probe_smp", 120, NW_PROBE }, { "send_outside_smp", 20, NW_PROBE },
+	{ "recv_ns", 500 * NW_MS, NW_OLD }, { "recv_smp", 250, NW_OLD }, { "recv_smp_ns", 250 * NW_MS, NW_OLD },
+	{ "recv_probe_smp", 40, NW_PROBE }, { "recv_outside_smp", 10, NW_PROBE },
+	{ "netrx_ns", 300 * NW_MS, NW_OLD }, { "netrx_smp", 200, NW_OLD }, { "netrx_smp_ns", 200 * NW_MS, NW_OLD },
+	{ "netrx_probe_smp", 50, NW_PROBE }, { "netrx_stray_smp", 10, NW_PROBE },
+	{ "nettx_ns", 100 * NW_MS, NW_OLD }, { "nettx_smp", 80, NW_OLD }, { "nettx_smp_ns", 80 * NW_MS, NW_OLD },
+	{ "send_unclocked_n", 30, NW_UNCLOCKED }, { "recv_unclocked_n", 0, NW_UNCLOCKED },
 };
 #define NW_NCOLS (sizeof(nw_cols) / sizeof(nw_cols[0]))
 
-/* probe: write the probe / outside / stray columns (exact mode since j24o) */
-static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const char *how, bool probe)
+/* since: the newest columns written (NW_*) */
+static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const char *how, int since)
 {
 	uint64_t t0 = NW_T0 + (uint64_t)iv * NW_IV, t1 = t0 + NW_IV;
 	msgpack_packer *pk = np_recbuf_begin(rb, NP_REC_INTERVAL, 1);
@@ -52,7 +60,7 @@ static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const
 
 	size_t n = 0;
 	for (size_t c = 0; c < NW_NCOLS; c++)
-		n += !nw_cols[c].probe || probe;
+		n += nw_cols[c].since <= since;
 	pk = np_recbuf_begin(rb, NP_REC_NETCPU, 1);
 	msgpack_pack_map(pk, 6 + n);
 	np_pack_kv_u64(pk, "t0_ns", t0);
@@ -63,7 +71,7 @@ static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const
 	uint64_t cpu[2] = { 0, 1 };
 	np_pack_kv_u64_array(pk, "cpu", cpu, 2);
 	for (size_t c = 0; c < NW_NCOLS; c++) {
-		if (nw_cols[c].probe && !probe)
+		if (nw_cols[c].since > since)
 			continue;
 		uint64_t v[2];
 		for (int k = 0; k < 2; k++)
@@ -73,7 +81,7 @@ static void nw_interval(struct np_writer *w, struct np_recbuf *rb, int iv, const
 	np_writer_commit(w, rb);
 }
 
-static int nw_write(const char *path, const char *how, bool probe)
+static int nw_write(const char *path, const char *how, int since)
 {
 	struct np_writer *w;
 	struct np_recbuf rb;
@@ -81,18 +89,18 @@ static int nw_write(const char *path, const char *how, bool probe)
 		return -1;
 	rechdr_commit(w, &rb, "test_ana_netcpu_window", "h1", "mmmm", NW_IV, NW_T0);
 	for (int iv = 0; iv < 2; iv++)
-		nw_interval(w, &rb, iv, how, probe);
+		nw_interval(w, &rb, iv, how, since);
 	return rechdr_close(w, &rb);
 }
 
-static bool nw_analyse(struct np_analysis *a, const char *name, const char *how, bool probe)
+static bool nw_analyse(struct np_analysis *a, const char *name, const char *how, int since)
 {
 	char npr[96], npa[96];
 	struct ana_model m;
 	struct ana_options o = { .quiet = true };
 	snprintf(npr, sizeof(npr), "%s/%s.npr", nw_dir, name);
 	snprintf(npa, sizeof(npa), "%s/%s.npa", nw_dir, name);
-	if (nw_write(npr, how, probe)) {
+	if (nw_write(npr, how, since)) {
 		CHECK(0, "write %s", npr);
 		return false;
 	}
@@ -151,7 +159,7 @@ static void nw_no_window(const struct np_analysis *a, const char *cls, const cha
 static void nw_exact(void)
 {
 	struct np_analysis a;
-	if (!nw_analyse(&a, "exact", "exact", true))
+	if (!nw_analyse(&a, "exact", "exact", NW_UNCLOCKED))
 		return;
 	/* bare: sampled / exact, unchanged */
 	CHECK(NW_NEAR(nw_cell(&a, "sock_send", "sampled_vs_exact"), 330.0 / 440.0), "send bare 0.75");
@@ -165,23 +173,35 @@ static void nw_exact(void)
 	nw_check_window(&a, "net_rx", 240, 1e6, 300e6, 50, 10);
 	nw_no_window(&a, "net_tx", "exact");
 	CHECK(NW_NEAR(nw_cell(&a, "net_tx", "sampled_vs_exact"), 0.8), "net_tx bare 0.8");
+	CHECK_EQ_U((uint64_t)nw_cell(&a, "sock_send", "unclocked"), 30);
+	CHECK(nw_cell(&a, "sock_recv", "unclocked") == 0, "recv: 0 unclocked, not unknown (%.0f)",
+	      nw_cell(&a, "sock_recv", "unclocked"));
+	CHECK(isnan(nw_cell(&a, "net_rx", "unclocked")), "net_rx: no unclocked count");
 	np_analysis_free(&a);
 }
 
 static void nw_old_and_sampled(void)
 {
 	struct np_analysis a;
-	if (nw_analyse(&a, "old", "exact", false)) {
+	if (nw_analyse(&a, "old", "exact", NW_OLD)) {
 		CHECK(NW_NEAR(nw_cell(&a, "sock_send", "sampled_vs_exact"), 0.75), "old: bare ratio still there");
 		for (const char *const *c = (const char *const[]){ "sock_send", "sock_recv", "net_rx", NULL }; *c; c++)
 			nw_no_window(&a, *c, "before j24o");
+		CHECK(isnan(nw_cell(&a, "sock_send", "unclocked")), "old: unclocked unknown, not 0");
 		np_analysis_free(&a);
 	}
-	if (nw_analyse(&a, "sampled", "sampled", true)) {
+	if (nw_analyse(&a, "probe", "exact", NW_PROBE)) {
+		CHECK(isnan(nw_cell(&a, "sock_send", "unclocked")) && isnan(nw_cell(&a, "sock_recv", "unclocked")),
+		      "before the unclocked counts: unknown");
+		nw_check_window(&a, "sock_send", 400, 1.1e6, 440e6, 120, 20);
+		np_analysis_free(&a);
+	}
+	if (nw_analyse(&a, "sampled", "sampled", NW_PROBE)) {
 		CHECK(nw_cell(&a, "sock_send", "samples") == 300 && isnan(nw_cell(&a, "sock_send", "sampled_vs_exact")),
 		      "sampled: samples, no cross-check");
 		nw_no_window(&a, "sock_send", "sampled");
 		nw_no_window(&a, "net_rx", "sampled");
+		CHECK(isnan(nw_cell(&a, "sock_send", "unclocked")), "sampled: no unclocked count");
 		np_analysis_free(&a);
 	}
 }
