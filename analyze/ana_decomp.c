@@ -772,14 +772,22 @@ static struct ana_pres *ana_res_alloc(struct ana_paths *p, size_t n, size_t *len
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Pages of res[lo, hi) made present and writable (Linux 5.14; without it,
- * or out of memory, they fault in as they are written). */
+/* The pages [p, p + len) touches made present and writable (Linux 5.14;
+ * without it, or out of memory, they fault in as they are written). On
+ * this VM a fault costs ~2.3 us a page, populating ~1.6 us. For an array
+ * about to be written in full; a page another thread writes at the same
+ * time is safe (populating a present page leaves it as it is). */
+static void ana_populate(const void *p, size_t len)
+{
+	uintptr_t pg = 4096, a = (uintptr_t)p & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)p + len + pg - 1) & ~(pg - 1);
+	if (len && b > a)
+		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
 static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 {
-	uintptr_t pg = 4096, a = (uintptr_t)(d->res + lo) & ~(pg - 1);
-	uintptr_t b = ((uintptr_t)(d->res + hi) + pg - 1) & ~(pg - 1);
-	if (b > a)
-		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	ana_populate(d->res + lo, (hi - lo) * sizeof(*d->res));
 }
 
 /* Task t of nt's share of res's pages made present: every nt-th run of
@@ -880,6 +888,8 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
 	ana_res_populate_share(d, t, x->n);
+	if (d->gdeliv)         /* zeroed here for the sketch pass: on the main thread alone, ~1 ms */
+		memset(d->gdeliv + lo, 0, hi - lo);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
 	struct ana_rcnt c = { 0, 0, true };
@@ -1028,6 +1038,8 @@ static void ana_results_serial(struct ana_dctx *d)
 	size_t hits = 0;
 	struct ana_rcnt c = { 0, 0, false };
 	ana_res_populate(d, 0, d->p->npkts);
+	if (d->gdeliv)
+		memset(d->gdeliv, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
 		ana_packet_one(d, k, idx, role, d->fa, &c, tpl, &hits);
@@ -1433,6 +1445,23 @@ ana_sk_segs(const struct ana_sksink *sk, const struct ana_pres *r, const struct 
 	}
 }
 
+/* The jitter parts task t of the sketch pass writes, made present: with
+ * packet ranges its share of each flow's part, else the parts of its flows
+ * (fi % nt == t). A part under 64 KB faults in as it is written (a call
+ * each would cost more than it saves). */
+static void ana_jit_populate(const struct ana_dctx *d, const struct ana_sktask *st,
+			     const size_t *jend, size_t t)
+{
+	size_t nf = d->m->flows.n;
+	for (size_t fi = st->rg ? 0 : t; jend && fi < nf; fi += st->rg ? 1 : st->nt) {
+		if (!d->m->sacc && d->fa[fi].top < 0)
+			continue;
+		size_t n = st->rg ? d->rpk[t * nf + fi] : d->fa[fi].pkts;
+		if (n * sizeof(*d->jit) >= (64u << 10))
+			ana_populate(d->jit + jend[fi], n * sizeof(*d->jit));
+	}
+}
+
 /* By segment (rg NULL): task t adds the segments s with s % nt == t of
  * every packet to the sketches (each sketch gets its values in packet
  * order, as with one thread); task 0 also counts the interval bytes and
@@ -1463,6 +1492,9 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 	const struct ana_sksink sk = o->sk;
 	struct ana_ivq ivc = { 0, 0, 0 };
 	uint32_t *totb = own ? d->totb : NULL;
+	if (totb)
+		ana_populate(totb + lo, (hi - lo) * sizeof(*totb));
+	ana_jit_populate(d, st, o->jend, t);
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (totb)
@@ -1668,7 +1700,6 @@ static void ana_accumulate_pass(struct ana_dctx *d)
 	d->ivpkts = calloc(d->nint, sizeof(*d->ivpkts));
 	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
 	d->whole = calloc((size_t)d->ntop + 1, sizeof(*d->whole));
-	d->gdeliv = calloc(p->npkts ? p->npkts : 1, 1);
 	d->totb = malloc((p->npkts ? p->npkts : 1) * sizeof(*d->totb));
 	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
@@ -2097,6 +2128,8 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 	double J = 0, Jsum = 0;
 	size_t na = 0;
 	absj += x->a;
+	if ((x->b - x->a) * sizeof(*absj) >= (64u << 10))
+		ana_populate(absj, (x->b - x->a) * sizeof(*absj));
 	for (size_t i = x->a + 1; i < x->b; i++) {
 		int64_t dj = j[i].lat - j[i - 1].lat;
 		if (dj < mn) mn = dj;
@@ -2126,12 +2159,13 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 	x->Jsum = Jsum;
 }
 
-/* Tasks take the flows one at a time (flows differ in size). */
-/* Work items taken by the threads: the jitter flows, largest first (each
- * sorted in its part of d->jit first), then the tail sums (when tail is
- * set), in one item or two (halves of the packets: the second half's sums
- * in sum1, n1, added after; the same sums while the segments' total stays
- * below 2^53, see ana_tables_compute). */
+/* Work items taken by the threads, largest first so that the last one
+ * taken is small (both threads end together): the tail sums (when tail
+ * is set) in ntail pieces of the packets, then the jitter flows by size
+ * (each sorted in its part of d->jit first). Piece u > 0 sums into
+ * sum1[u - 1], n1[u - 1], added after in piece order: the same sums while
+ * the segments' total stays below 2^53, see ana_tables_compute. */
+#define ANA_TAIL_PIECES 16
 struct ana_jtask {
 	const struct ana_dctx *d;
 	struct ana_jit *j;
@@ -2142,7 +2176,7 @@ struct ana_jtask {
 	struct ana_tail *tail;
 	uint32_t lob[ANA_TOP_FLOWS + 1];
 	unsigned ntail;
-	double (*sum1)[ANA_NSEGS];
+	double (*sum1)[ANA_NSEGS];    /* (ntail - 1) * (ntop + 1) */
 	uint64_t *n1;
 };
 
@@ -2150,18 +2184,18 @@ static void ana_jitter_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t; (void)t1;
 	struct ana_jtask *jt = ctx;
-	size_t npk = jt->d->p->npkts;
+	size_t npk = jt->d->p->npkts, ng = (size_t)jt->d->ntop + 1;
 	for (;;) {
 		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
 		if (i >= jt->nv + jt->ntail)
 			break;
-		if (i >= jt->nv) {
-			size_t u = i - jt->nv;
-			ana_tail_sums(jt->d, jt->tail, jt->lob, npk * u / jt->ntail, npk * (u + 1) / jt->ntail,
-				      u ? jt->sum1 : jt->tail->sum, u ? jt->n1 : jt->tail->n);
+		if (i < jt->ntail) {
+			ana_tail_sums(jt->d, jt->tail, jt->lob, npk * i / jt->ntail, npk * (i + 1) / jt->ntail,
+				      i ? jt->sum1 + (i - 1) * ng : jt->tail->sum,
+				      i ? jt->n1 + (i - 1) * ng : jt->tail->n);
 			continue;
 		}
-		struct ana_jres *x = &jt->v[jt->ord[i]];
+		struct ana_jres *x = &jt->v[jt->ord[i - jt->ntail]];
 		ana_jit_sort(jt->j + x->a, x->b - x->a);
 		ana_jitter_flow(jt->d, jt->j, jt->absj, x);
 	}
@@ -2225,24 +2259,29 @@ static void ana_tables_compute(struct ana_dctx *d, struct ana_tail *tl, struct a
 		jt->ord[at] = (uint8_t)i;
 	}
 	unsigned nt = d->p->npkts < 65536 ? 1 : ana_threads(d->m);
+	size_t ng = (size_t)d->ntop + 1;
 	if (jt->tail) {
 		ana_tail_p99(d, tl, jt->lob);
 		jt->ntail = 1;
-		/* halves: their sums of whole nanoseconds, below 2^53 as the
-		 * results' (d->segbig, known with packet ranges), add exactly */
+		/* pieces (two per thread, so that the flows after them even
+		 * the threads out): their sums of whole nanoseconds, below
+		 * 2^53 as the results' (d->segbig, known with packet ranges),
+		 * add exactly */
+		unsigned np = 2 * nt < ANA_TAIL_PIECES ? 2 * nt : ANA_TAIL_PIECES;
 		if (nt > 1 && d->rpk && !d->segbig) {
-			jt->sum1 = calloc((size_t)d->ntop + 1, sizeof(*jt->sum1));
-			jt->n1 = calloc((size_t)d->ntop + 1, sizeof(*jt->n1));
-			jt->ntail = jt->sum1 && jt->n1 ? 2 : 1;
+			jt->sum1 = calloc((np - 1) * ng, sizeof(*jt->sum1));
+			jt->n1 = calloc((np - 1) * ng, sizeof(*jt->n1));
+			jt->ntail = jt->sum1 && jt->n1 ? np : 1;
 		}
 	}
 	size_t items = jt->nv + jt->ntail;
 	ana_par_tasks(nt < items ? nt : (unsigned)items, ana_jitter_task, jt);
-	for (size_t g = 0; jt->ntail == 2 && g <= (size_t)d->ntop; g++) {
-		for (int s = 0; s < ANA_NSEGS; s++)
-			tl->sum[g][s] += jt->sum1[g][s];
-		tl->n[g] += jt->n1[g];
-	}
+	for (size_t u = 1; u < jt->ntail; u++)
+		for (size_t g = 0; g < ng; g++) {
+			for (int s = 0; s < ANA_NSEGS; s++)
+				tl->sum[g][s] += jt->sum1[(u - 1) * ng + g][s];
+			tl->n[g] += jt->n1[(u - 1) * ng + g];
+		}
 	free(jt->sum1);
 	free(jt->n1);
 	jt->sum1 = NULL;
@@ -3712,6 +3751,7 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	if (!p || !p->npkts)
 		return;
 	d.res = ana_res_alloc(p, p->npkts, &d.res_len, &d.res_spare);
+	d.gdeliv = malloc(p->npkts);     /* zeroed by the results pass (NULL: every group undelivered) */
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
 	d.clk = ana_dc_clocks(m);
 	d.nclk = m->hosts.n;
