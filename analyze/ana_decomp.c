@@ -12,6 +12,8 @@
 #include "ana_kth2.h"
 
 #define ANA_TOP_FLOWS 64
+#define ANA_SK_CHUNKS 32              /* chunks per range of the results, for the sketch pass */
+#define ANA_SK_CHUNK_COUNTS (1u << 20) /* chunks times flows at most (their counts: 8 MB) */
 #define ANA_MAX_POS   32
 #define ANA_MAX_INTERVALS 600
 #define ANA_LOST_ROWS 10000
@@ -111,8 +113,9 @@ struct ana_dctx {
 	struct ana_klist lc;          /* packets that may have lost copies, in packet order */
 	struct ana_jit *jit;          /* jitter: full-path packets, each flow's from jat[flow] */
 	size_t *jat, *jend;
-	uint64_t *rpk;                /* packet ranges of the results: range t's packets of
-				       * flow f at [t * flows + f] (NULL: one pass) */
+	uint64_t *rpk;                /* chunks of the results' packet ranges (nrg of them,
+				       * ana_chunk_bounds): chunk g's packets of flow f
+				       * at [g * flows + f] (NULL: one pass) */
 	unsigned nrg;
 	bool segbig;                  /* the results' segments sum to 2^53 or more */
 	bool anygroup;                /* a retransmission group has several packets
@@ -772,14 +775,22 @@ static struct ana_pres *ana_res_alloc(struct ana_paths *p, size_t n, size_t *len
 	return m == MAP_FAILED ? NULL : m;
 }
 
-/* Pages of res[lo, hi) made present and writable (Linux 5.14; without it,
- * or out of memory, they fault in as they are written). */
+/* The pages [p, p + len) touches made present and writable (Linux 5.14;
+ * without it, or out of memory, they fault in as they are written). On
+ * this VM a fault costs ~2.3 us a page, populating ~1.6 us. For an array
+ * about to be written in full; a page another thread writes at the same
+ * time is safe (populating a present page leaves it as it is). */
+static void ana_populate(const void *p, size_t len)
+{
+	uintptr_t pg = 4096, a = (uintptr_t)p & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)p + len + pg - 1) & ~(pg - 1);
+	if (len && b > a)
+		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
 static void ana_res_populate(struct ana_dctx *d, size_t lo, size_t hi)
 {
-	uintptr_t pg = 4096, a = (uintptr_t)(d->res + lo) & ~(pg - 1);
-	uintptr_t b = ((uintptr_t)(d->res + hi) + pg - 1) & ~(pg - 1);
-	if (b > a)
-		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	ana_populate(d->res + lo, (hi - lo) * sizeof(*d->res));
 }
 
 /* Task t of nt's share of res's pages made present: every nt-th run of
@@ -800,7 +811,10 @@ struct ana_skout;
 struct ana_sktask {                /* the sketch pass's nt tasks over d */
 	struct ana_dctx *d;
 	unsigned nt;
-	struct ana_skout *rg;          /* the sketch pass by packet range, or NULL */
+	struct ana_skout *rg;          /* by chunk: the threads' sinks; NULL: by segment */
+	size_t next;                   /* by chunk: the next chunk to take */
+	size_t *coff;                  /* the chunks' jitter ends per flow (NULL: no jitter) */
+	struct ana_klist *clc;         /* the chunks' loss candidates */
 };
 
 /* Unmapping res frees its pages (~60 000, 20 ms on the 10 M case): with
@@ -837,12 +851,22 @@ struct ana_frange {
 	bool anygroup;                /* as ana_dctx's, for its packets */
 };
 
-struct ana_franges { struct ana_dctx *d; struct ana_frange *rg; unsigned n; };
+/* Each range in k chunks (ana_chunk_bounds, nested in the ranges); at the
+ * end of chunk g of a range its flows' packet counts so far go to cpk[g *
+ * flows + f] (cpk NULL: k is 1, the ranges' counts are kept). */
+struct ana_franges { struct ana_dctx *d; struct ana_frange *rg; unsigned n, k; uint64_t *cpk; };
+
+/* Chunk g of nc over the packets; chunk t * k + c of n * k is part c of
+ * range t of n (npk * t * k / (n * k) is npk * t / n). */
+static void ana_chunk_bounds(size_t npk, size_t nc, size_t g, size_t *lo, size_t *hi)
+{
+	*lo = npk * g / nc;
+	*hi = npk * (g + 1) / nc;
+}
 
 static void ana_franges_bounds(const struct ana_franges *x, size_t t, size_t *lo, size_t *hi)
 {
-	*lo = x->d->p->npkts * t / x->n;
-	*hi = x->d->p->npkts * (t + 1) / x->n;
+	ana_chunk_bounds(x->d->p->npkts, x->n, t, lo, hi);
 }
 
 /* The range's copy of the streamed run's positions (ana_stream_seed), with
@@ -880,15 +904,22 @@ static void ana_franges_task(void *ctx, size_t t, size_t t1)
 	struct ana_tpl *tpl = ana_decomp_tpl_on ? calloc(ANA_TPL_SLOTS, sizeof(*tpl)) : NULL;
 	size_t hits = 0;
 	ana_res_populate_share(d, t, x->n);
+	if (d->gdeliv)         /* zeroed here for the sketch pass: on the main thread alone, ~1 ms */
+		memset(d->gdeliv + lo, 0, hi - lo);
 	/* counted in locals, stored once: the ranges' entries share cache
 	 * lines, and a store per packet took the line from the other thread */
 	struct ana_rcnt c = { 0, 0, true };
 	bool redo = false, anygroup = false;
-	for (size_t k = lo; k < hi; k++) {
-		anygroup |= d->p->pkts[k].ngroup != 0;
-		if (!ana_packet_one(d, k, idx, role, g->fa, &c, tpl, &hits))
-			continue;
-		redo |= !d->res[k].t;
+	for (size_t ci = t * x->k; ci < (t + 1) * x->k; ci++) {
+		ana_chunk_bounds(d->p->npkts, (size_t)x->n * x->k, ci, &lo, &hi);
+		for (size_t k = lo; k < hi; k++) {
+			anygroup |= d->p->pkts[k].ngroup != 0;
+			if (!ana_packet_one(d, k, idx, role, g->fa, &c, tpl, &hits))
+				continue;
+			redo |= !d->res[k].t;
+		}
+		for (size_t fi = 0; x->cpk && fi < nf; fi++)
+			x->cpk[ci * nf + fi] = g->fa[fi].pkts;
 	}
 	ana_tpl_flush_all(tpl, g->fa);
 	free(tpl);
@@ -1006,17 +1037,24 @@ static bool ana_franges_merge(struct ana_dctx *d, struct ana_franges *x)
 	return true;
 }
 
-/* The ranges' packet counts per flow, for the sketch pass's ranges (d->rpk
- * stays NULL without memory: that pass then splits by segment). */
-static void ana_franges_keep_counts(struct ana_dctx *d, const struct ana_franges *x)
+/* The chunks' packet counts per flow, for the sketch pass's chunks (d->rpk
+ * stays NULL without memory: that pass then splits by segment); x->cpk is
+ * taken (the counts so far turned into each chunk's own). */
+static void ana_franges_keep_counts(struct ana_dctx *d, struct ana_franges *x)
 {
-	size_t nf = d->m->flows.n;
-	if (!(d->rpk = malloc((size_t)x->n * (nf ? nf : 1) * sizeof(*d->rpk))))
-		return;
-	d->nrg = x->n;
-	for (unsigned t = 0; t < x->n; t++)
-		for (size_t fi = 0; fi < nf; fi++)
-			d->rpk[t * nf + fi] = x->rg[t].fa[fi].pkts;
+	size_t nf = d->m->flows.n, nc = (size_t)x->n * x->k;
+	if (x->cpk) {
+		for (size_t g = nc; g-- > 0;)
+			for (size_t fi = 0; g % x->k && fi < nf; fi++)
+				x->cpk[g * nf + fi] -= x->cpk[(g - 1) * nf + fi];
+		d->rpk = x->cpk;
+		x->cpk = NULL;
+	} else if ((d->rpk = malloc(nc * (nf ? nf : 1) * sizeof(*d->rpk)))) {
+		for (size_t g = 0; g < nc; g++)
+			for (size_t fi = 0; fi < nf; fi++)
+				d->rpk[g * nf + fi] = x->rg[g].fa[fi].pkts;
+	}
+	d->nrg = d->rpk ? (unsigned)nc : 0;
 }
 
 static void ana_results_serial(struct ana_dctx *d)
@@ -1028,6 +1066,8 @@ static void ana_results_serial(struct ana_dctx *d)
 	size_t hits = 0;
 	struct ana_rcnt c = { 0, 0, false };
 	ana_res_populate(d, 0, d->p->npkts);
+	if (d->gdeliv)
+		memset(d->gdeliv, 0, d->p->npkts);
 	for (size_t k = 0; k < d->p->npkts; k++) {
 		anygroup |= d->p->pkts[k].ngroup != 0;
 		ana_packet_one(d, k, idx, role, d->fa, &c, tpl, &hits);
@@ -1050,7 +1090,13 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 		return;
 	}
 	struct ana_frange rg[ANA_PAR_MAXT] = { 0 };
-	struct ana_franges x = { d, rg, threads };
+	/* fewer chunks with many flows (their counts per chunk) */
+	size_t k = ANA_SK_CHUNK_COUNTS / ((size_t)threads * (nf ? nf : 1));
+	struct ana_franges x = { d, rg, threads, k < ANA_SK_CHUNKS ? (unsigned)k : ANA_SK_CHUNKS, NULL };
+	if (x.k > 1)
+		x.cpk = malloc((size_t)threads * x.k * (nf ? nf : 1) * sizeof(*x.cpk));
+	if (!x.cpk)
+		x.k = 1;
 	ana_par_tasks(threads, ana_franges_task, &x);
 	bool ok = ana_franges_merge(d, &x);
 	if (ok) {
@@ -1058,6 +1104,7 @@ static void ana_results(struct ana_dctx *d, unsigned threads)
 		ana_franges_keep_counts(d, &x);
 	}
 	ana_franges_free(&x, nf);
+	free(x.cpk);
 	if (ok)
 		return;
 	/* rare (see struct ana_frange): once more in one pass, from the seeds */
@@ -1263,6 +1310,7 @@ static void ana_jit_prep(struct ana_dctx *d)
 		if (d->m->sacc || d->fa[fi].top >= 0)
 			n += d->fa[fi].pkts;
 	}
+	d->jat[nf] = n;
 }
 
 /* Packet r (not skipped nor retransmitted, in the window) for jitter;
@@ -1433,36 +1481,46 @@ ana_sk_segs(const struct ana_sksink *sk, const struct ana_pres *r, const struct 
 	}
 }
 
-/* By segment (rg NULL): task t adds the segments s with s % nt == t of
- * every packet to the sketches (each sketch gets its values in packet
- * order, as with one thread); task 0 also counts the interval bytes and
- * packets, the copies of the packets that may have more than one and the
- * loss candidates; the jitter packets go to the task of their flow. By
- * packet range (rg): task t does all of that for range t of the results
- * (ana_results), into rg[t]. */
-static void ana_sketch_task(void *ctx, size_t t, size_t t1)
+/* The jitter parts task t of the sketch pass by segment writes (those of
+ * flows fi % nt == t), made present. A part under 64 KB faults in as it is
+ * written (a call each would cost more than it saves). */
+static void ana_jit_populate(const struct ana_dctx *d, const struct ana_sktask *st,
+			     const size_t *jend, size_t t)
 {
-	(void)t1;
-	const struct ana_sktask *st = ctx;
-	struct ana_dctx *d = st->d;
-	size_t lo = 0, hi = d->p->npkts, s0 = t, ds = st->nt;
-	struct ana_skout seg, *o = &seg;
-	bool own = t == 0;
-	if (st->rg) {
-		o = &st->rg[t];
-		lo = d->p->npkts * t / st->nt;
-		hi = d->p->npkts * (t + 1) / st->nt;
-		s0 = 0;
-		ds = 1;
-		own = true;
-	} else {
-		seg = (struct ana_skout){ .ivbytes = d->ivbytes, .ivpkts = d->ivpkts, .lc = d->lc };
-		ana_sksink_open(&seg.sk, d, t, st->nt);
-		seg.jend = ana_jend_open(d, t, st->nt);
+	for (size_t fi = t; jend && fi < d->m->flows.n; fi += st->nt) {
+		size_t n = !d->m->sacc && d->fa[fi].top < 0 ? 0 : d->fa[fi].pkts;
+		if (n * sizeof(*d->jit) >= (64u << 10))
+			ana_populate(d->jit + jend[fi], n * sizeof(*d->jit));
 	}
+}
+
+/* By chunks: share t of nt of the jitter parts and of totb made present
+ * (each is written nearly in full, by whichever thread takes a chunk). */
+static void ana_chunks_populate(const struct ana_dctx *d, const struct ana_sktask *st, size_t t)
+{
+	size_t nj = d->jit ? d->jat[d->m->flows.n] : 0;
+	if (nj)
+		ana_populate(d->jit + nj * t / st->nt, (nj * (t + 1) / st->nt - nj * t / st->nt) * sizeof(*d->jit));
+	size_t npk = d->p->npkts;
+	if (d->totb)
+		ana_populate(d->totb + npk * t / st->nt, (npk * (t + 1) / st->nt - npk * t / st->nt) * sizeof(*d->totb));
+}
+
+/* Packets [lo, hi) of the sketch pass into o's sinks (o->jend, o->lc
+ * unused: jend, lc), as task t (by segment) or for chunk t (st->rg). */
+static void ana_sketch_range(const struct ana_sktask *st, struct ana_skout *o, size_t *jend,
+			     struct ana_klist *lc, size_t lo, size_t hi, size_t t)
+{
+	struct ana_dctx *d = st->d;
+	size_t s0 = st->rg ? 0 : t, ds = st->rg ? 1 : st->nt;
+	bool own = st->rg || t == 0;
 	const struct ana_sksink sk = o->sk;
 	struct ana_ivq ivc = { 0, 0, 0 };
 	uint32_t *totb = own ? d->totb : NULL;
+	if (totb && !st->rg)
+		ana_populate(totb + lo, (hi - lo) * sizeof(*totb));
+	if (!st->rg)
+		ana_jit_populate(d, st, jend, t);
 	for (size_t k = lo; k < hi; k++) {
 		const struct ana_pres *r = &d->res[k];
 		if (totb)
@@ -1471,7 +1529,7 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 			continue;
 		struct ana_fagg *f = &d->fa[r->flow];
 		if (own)
-			ana_loss_prep(d, k, r, f, &o->lc);
+			ana_loss_prep(d, k, r, f, lc);
 		if (!ana_dc_inwin(d, r->t))
 			continue;
 		int64_t ii = ana_ivq(d, &ivc, r->t);
@@ -1488,29 +1546,60 @@ static void ana_sketch_task(void *ctx, size_t t, size_t t1)
 		if (totb && r->seg[ANA_SEG_TOTAL] >= 0)
 			totb[k] = ANA_TB_SET | np_sketch_index_fast((uint64_t)r->seg[ANA_SEG_TOTAL]) |
 				  (uint32_t)(f->top + 1) << 12 | (r->ctl ? 0 : ANA_TB_DATA);
-		if (o->jend && (st->rg || r->flow % st->nt == t))
-			ana_jit_put(d, o->jend, r);
+		if (jend && (st->rg || r->flow % st->nt == t))
+			ana_jit_put(d, jend, r);
 		if (ds == 1)        /* a constant stride: the loop unrolled */
 			ana_sk_segs(&sk, r, f, iv, 0, 1);
 		else
 			ana_sk_segs(&sk, r, f, iv, s0, ds);
 	}
-	if (!st->rg) {
-		ana_sksink_close(&seg.sk, d, t, st->nt);
-		ana_jend_close(d, seg.jend, t, st->nt);
-		if (t == 0)
-			d->lc = seg.lc;
-	}
 }
 
-/* Packet ranges for the sketch pass: range 0 adds into the shared sketches
- * and counters, range t > 0 into its own, merged after in range order.
- * The same as one pass: counts and extremes merge exactly, and the sums are
- * of whole nanoseconds in doubles, exact in any order while the results'
- * segments sum below 2^53 (d->segbig). Range t's jitter packets of flow f
- * go after the earlier ranges' packets of f (d->rpk), closed up after. */
-struct ana_skranges { struct ana_dctx *d; struct ana_skout *rg; unsigned n; };
+/* By segment (rg NULL): task t adds the segments s with s % nt == t of
+ * every packet to the sketches (each sketch gets its values in packet
+ * order, as with one thread); task 0 also counts the interval bytes and
+ * packets, the copies of the packets that may have more than one and the
+ * loss candidates; the jitter packets go to the task of their flow. By
+ * chunks of the results' ranges (rg): task t takes the next chunk not
+ * taken and does all of that for it into rg[t], its jitter packets and
+ * loss candidates into the chunk's own (a thread slowed down, as on a
+ * loaded machine, takes fewer chunks: with a range each, one thread waited
+ * a median 12 ms for the other at load 3). */
+static void ana_sketch_task(void *ctx, size_t t, size_t t1)
+{
+	(void)t1;
+	struct ana_sktask *st = ctx;
+	struct ana_dctx *d = st->d;
+	if (st->rg) {
+		size_t nf = d->m->flows.n, lo, hi;
+		ana_chunks_populate(d, st, t);
+		for (;;) {
+			size_t g = __atomic_fetch_add(&st->next, 1, __ATOMIC_RELAXED);
+			if (g >= d->nrg)
+				return;
+			ana_chunk_bounds(d->p->npkts, d->nrg, g, &lo, &hi);
+			ana_sketch_range(st, &st->rg[t], st->coff ? st->coff + g * nf : NULL, &st->clc[g],
+					 lo, hi, g);
+		}
+	}
+	struct ana_skout seg = { .ivbytes = d->ivbytes, .ivpkts = d->ivpkts, .lc = d->lc };
+	ana_sksink_open(&seg.sk, d, t, st->nt);
+	seg.jend = ana_jend_open(d, t, st->nt);
+	ana_sketch_range(st, &seg, seg.jend, &seg.lc, 0, d->p->npkts, t);
+	ana_sksink_close(&seg.sk, d, t, st->nt);
+	ana_jend_close(d, seg.jend, t, st->nt);
+	if (t == 0)
+		d->lc = seg.lc;
+}
 
+/* Chunks for the sketch pass: thread 0 adds into the shared sketches and
+ * counters, thread t > 0 into its own, merged after. The same as one
+ * pass: counts and extremes merge exactly, and the sums are of whole
+ * nanoseconds in doubles, exact in any order while the results' segments
+ * sum below 2^53 (d->segbig). Chunk g's jitter packets of flow f go after
+ * the earlier chunks' packets of f (d->rpk: from coff[g * flows + f], its
+ * end there after), closed up after; its loss candidates into clc[g],
+ * joined in chunk order (packet order). */
 static void ana_skrange_free(struct ana_dctx *d, struct ana_skout *o)
 {
 	for (int s = 0; o->sk.all && s < ANA_NSEGS; s++) {
@@ -1524,8 +1613,8 @@ static void ana_skrange_free(struct ana_dctx *d, struct ana_skout *o)
 	free(o->copies); free(o->ivbytes); free(o->ivpkts); free(o->jend); free(o->lc.v);
 }
 
-/* Range t > 0's sinks; false: no memory. */
-static bool ana_skrange_open(struct ana_dctx *d, struct ana_skout *o, unsigned t)
+/* Thread t > 0's sinks; false: no memory. */
+static bool ana_skrange_open(struct ana_dctx *d, struct ana_skout *o)
 {
 	size_t nf = d->m->flows.n, n1 = nf ? nf : 1;
 	*o = (struct ana_skout){
@@ -1535,48 +1624,65 @@ static bool ana_skrange_open(struct ana_dctx *d, struct ana_skout *o, unsigned t
 		.copies = calloc(n1, sizeof(*o->copies)),
 		.ivbytes = calloc(d->nint, sizeof(*o->ivbytes)),
 		.ivpkts = calloc(d->nint, sizeof(*o->ivpkts)),
-		.jend = d->jit ? malloc(n1 * sizeof(*o->jend)) : NULL,
 	};
 	o->sk.all = o->sk.allbuf;
 	for (int s = 0; s < ANA_NSEGS; s++)
 		np_sketch_init(&o->sk.all[s]);
-	for (size_t fi = 0; o->jend && fi < nf; fi++) {
-		o->jend[fi] = d->jat[fi];
-		for (unsigned u = 0; u < t; u++)
-			o->jend[fi] += d->rpk[u * nf + fi];
-	}
-	return o->sk.top && o->sk.ivsk && o->sk.whole && o->copies && o->ivbytes && o->ivpkts &&
-	       (o->jend || !d->jit);
+	return o->sk.top && o->sk.ivsk && o->sk.whole && o->copies && o->ivbytes && o->ivpkts;
 }
 
-/* The ranges' sinks; false (none left open): no memory. */
-static bool ana_skranges_open(struct ana_dctx *d, struct ana_skranges *x)
+/* The chunks' jitter starts (st->coff) and loss lists (st->clc). */
+static bool ana_skchunks_open(struct ana_dctx *d, struct ana_sktask *st)
 {
-	struct ana_skout *rg = x->rg;
-	rg[0] = (struct ana_skout){ .ivbytes = d->ivbytes, .ivpkts = d->ivpkts,
-				    .jend = d->jit ? d->jend : NULL, .lc = d->lc };
-	ana_sksink_shared(&rg[0].sk, d);
-	for (unsigned t = 1; t < x->n; t++)
-		if (!ana_skrange_open(d, &rg[t], t)) {
-			for (unsigned u = 1; u <= t; u++)
-				ana_skrange_free(d, &rg[u]);
-			return false;
+	size_t nf = d->m->flows.n;
+	st->clc = calloc(d->nrg, sizeof(*st->clc));
+	st->coff = d->jit ? malloc((size_t)d->nrg * (nf ? nf : 1) * sizeof(*st->coff)) : NULL;
+	if (!st->clc || (d->jit && !st->coff))
+		return false;
+	st->clc[0] = d->lc;
+	for (size_t fi = 0; st->coff && fi < nf; fi++) {
+		size_t at = d->jat[fi];
+		for (size_t g = 0; g < d->nrg; g++) {
+			st->coff[g * nf + fi] = at;
+			at += d->rpk[g * nf + fi];
 		}
+	}
 	return true;
 }
 
-/* Task t merges segments s with s % n == t of every later range into the
- * shared sketches and sums, and closes up the jitter parts of the flows
- * with fi % n == t. */
+/* The threads' sinks and the chunks' lists; false (none left open): no memory. */
+static bool ana_skranges_open(struct ana_dctx *d, struct ana_sktask *st)
+{
+	struct ana_skout *rg = st->rg;
+	rg[0] = (struct ana_skout){ .ivbytes = d->ivbytes, .ivpkts = d->ivpkts };
+	ana_sksink_shared(&rg[0].sk, d);
+	bool ok = ana_skchunks_open(d, st);
+	for (unsigned t = 1; ok && t < st->nt; t++)
+		if (!ana_skrange_open(d, &rg[t])) {
+			for (unsigned u = 1; u <= t; u++)
+				ana_skrange_free(d, &rg[u]);
+			ok = false;
+		}
+	if (!ok) {
+		free(st->clc); free(st->coff);
+		st->clc = NULL;
+		st->coff = NULL;
+	}
+	return ok;
+}
+
+/* Task t merges segments s with s % n == t of every other thread's sinks
+ * into the shared sketches and sums, and closes up the jitter parts of the
+ * flows with fi % n == t. */
 static void ana_skranges_merge(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
-	const struct ana_skranges *x = ctx;
+	const struct ana_sktask *x = ctx;
 	struct ana_dctx *d = x->d;
 	size_t nf = d->m->flows.n;
-	for (unsigned u = 1; u < x->n; u++) {
+	for (unsigned u = 1; u < x->nt; u++) {
 		const struct ana_sksink *k = &x->rg[u].sk;
-		for (size_t s = t; s < ANA_NSEGS; s += x->n) {
+		for (size_t s = t; s < ANA_NSEGS; s += x->nt) {
 			np_sketch_merge(&d->all[s], &k->all[s]);
 			for (int f = 0; f < d->ntop; f++)
 				np_sketch_merge(&d->top[f][s], &k->top[f][s]);
@@ -1586,25 +1692,25 @@ static void ana_skranges_merge(void *ctx, size_t t, size_t t1)
 				d->whole[f][s] += k->whole[f][s];
 		}
 	}
-	for (size_t fi = t; d->jit && fi < nf; fi += x->n) {
-		size_t at = d->jend[fi], from = d->jat[fi] + d->rpk[fi];
-		for (unsigned u = 1; u < x->n; u++) {
-			size_t cnt = x->rg[u].jend[fi] - from;
+	for (size_t fi = t; x->coff && fi < nf; fi += x->nt) {
+		size_t at = d->jat[fi], from = d->jat[fi];
+		for (size_t g = 0; g < d->nrg; g++) {
+			size_t cnt = x->coff[g * nf + fi] - from;
 			if (cnt && at != from)
 				memmove(d->jit + at, d->jit + from, cnt * sizeof(*d->jit));
 			at += cnt;
-			from += d->rpk[u * nf + fi];
+			from += d->rpk[g * nf + fi];
 		}
 		d->jend[fi] = at;
 	}
 }
 
-/* The later ranges' counters added in range order, their sinks freed. */
-static void ana_skranges_close(struct ana_dctx *d, struct ana_skranges *x)
+/* The other threads' counters added, the chunks' loss candidates joined
+ * in chunk order; their sinks and lists freed. */
+static void ana_skranges_close(struct ana_dctx *d, struct ana_sktask *x)
 {
-	ana_par_tasks(x->n, ana_skranges_merge, x);
-	d->lc = x->rg[0].lc;
-	for (unsigned u = 1; u < x->n; u++) {
+	ana_par_tasks(x->nt, ana_skranges_merge, x);
+	for (unsigned u = 1; u < x->nt; u++) {
 		const struct ana_skout *o = &x->rg[u];
 		for (size_t fi = 0; fi < d->m->flows.n; fi++)
 			d->fa[fi].copies += o->copies[fi];
@@ -1613,11 +1719,17 @@ static void ana_skranges_close(struct ana_dctx *d, struct ana_skranges *x)
 				d->ivbytes[i][f] += o->ivbytes[i][f];
 				d->ivpkts[i][f] += o->ivpkts[i][f];
 			}
-		d->lc.full |= o->lc.full;
-		for (size_t c = 0; !d->lc.full && c < o->lc.n; c++)
-			ana_klist_add(&d->lc, o->lc.v[c]);
 		ana_skrange_free(d, &x->rg[u]);
 	}
+	d->lc = x->clc[0];
+	for (size_t g = 1; g < d->nrg; g++) {
+		const struct ana_klist *l = &x->clc[g];
+		d->lc.full |= l->full;
+		for (size_t c = 0; !d->lc.full && c < l->n; c++)
+			ana_klist_add(&d->lc, l->v[c]);
+		free(l->v);
+	}
+	free(x->clc); free(x->coff);
 }
 
 /* "all" of segment s, the serial way: its values added in packet order. */
@@ -1668,20 +1780,18 @@ static void ana_accumulate_pass(struct ana_dctx *d)
 	d->ivpkts = calloc(d->nint, sizeof(*d->ivpkts));
 	d->ivlost = calloc(d->nint, sizeof(*d->ivlost));
 	d->whole = calloc((size_t)d->ntop + 1, sizeof(*d->whole));
-	d->gdeliv = calloc(p->npkts ? p->npkts : 1, 1);
 	d->totb = malloc((p->npkts ? p->npkts : 1) * sizeof(*d->totb));
 	if (!d->top || !d->ivsk || !d->ivbytes || !d->ivpkts || !d->ivlost || !d->whole)
 		return;
 	ana_jit_prep(d);
 	struct ana_skout rg[ANA_PAR_MAXT];
-	struct ana_skranges x = { d, rg, d->nrg };
-	if (d->rpk && !d->segbig && ana_skranges_open(d, &x)) {
-		struct ana_sktask st = { d, x.n, rg };
-		ana_par_tasks(st.nt, ana_sketch_task, &st);
-		ana_skranges_close(d, &x);
+	struct ana_sktask ck = { d, ana_threads(d->m) < d->nrg ? ana_threads(d->m) : d->nrg, rg, 0, NULL, NULL };
+	if (d->rpk && !d->segbig && ck.nt > 1 && ana_skranges_open(d, &ck)) {
+		ana_par_tasks(ck.nt, ana_sketch_task, &ck);
+		ana_skranges_close(d, &ck);
 		return;
 	}
-	struct ana_sktask st = { d, ana_threads(d->m), NULL };
+	struct ana_sktask st = { d, ana_threads(d->m), NULL, 0, NULL, NULL };
 	if (st.nt > ANA_NSEGS)
 		st.nt = ANA_NSEGS;
 	if (p->npkts < 65536)
@@ -2097,6 +2207,8 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 	double J = 0, Jsum = 0;
 	size_t na = 0;
 	absj += x->a;
+	if ((x->b - x->a) * sizeof(*absj) >= (64u << 10))
+		ana_populate(absj, (x->b - x->a) * sizeof(*absj));
 	for (size_t i = x->a + 1; i < x->b; i++) {
 		int64_t dj = j[i].lat - j[i - 1].lat;
 		if (dj < mn) mn = dj;
@@ -2126,12 +2238,13 @@ static void ana_jitter_flow(const struct ana_dctx *d, const struct ana_jit *j, i
 	x->Jsum = Jsum;
 }
 
-/* Tasks take the flows one at a time (flows differ in size). */
-/* Work items taken by the threads: the jitter flows, largest first (each
- * sorted in its part of d->jit first), then the tail sums (when tail is
- * set), in one item or two (halves of the packets: the second half's sums
- * in sum1, n1, added after; the same sums while the segments' total stays
- * below 2^53, see ana_tables_compute). */
+/* Work items taken by the threads, largest first so that the last one
+ * taken is small (both threads end together): the tail sums (when tail
+ * is set) in ntail pieces of the packets, then the jitter flows by size
+ * (each sorted in its part of d->jit first). Piece u > 0 sums into
+ * sum1[u - 1], n1[u - 1], added after in piece order: the same sums while
+ * the segments' total stays below 2^53, see ana_tables_compute. */
+#define ANA_TAIL_PIECES 16
 struct ana_jtask {
 	const struct ana_dctx *d;
 	struct ana_jit *j;
@@ -2142,7 +2255,7 @@ struct ana_jtask {
 	struct ana_tail *tail;
 	uint32_t lob[ANA_TOP_FLOWS + 1];
 	unsigned ntail;
-	double (*sum1)[ANA_NSEGS];
+	double (*sum1)[ANA_NSEGS];    /* (ntail - 1) * (ntop + 1) */
 	uint64_t *n1;
 };
 
@@ -2150,18 +2263,18 @@ static void ana_jitter_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t; (void)t1;
 	struct ana_jtask *jt = ctx;
-	size_t npk = jt->d->p->npkts;
+	size_t npk = jt->d->p->npkts, ng = (size_t)jt->d->ntop + 1;
 	for (;;) {
 		size_t i = __atomic_fetch_add(&jt->next, 1, __ATOMIC_RELAXED);
 		if (i >= jt->nv + jt->ntail)
 			break;
-		if (i >= jt->nv) {
-			size_t u = i - jt->nv;
-			ana_tail_sums(jt->d, jt->tail, jt->lob, npk * u / jt->ntail, npk * (u + 1) / jt->ntail,
-				      u ? jt->sum1 : jt->tail->sum, u ? jt->n1 : jt->tail->n);
+		if (i < jt->ntail) {
+			ana_tail_sums(jt->d, jt->tail, jt->lob, npk * i / jt->ntail, npk * (i + 1) / jt->ntail,
+				      i ? jt->sum1 + (i - 1) * ng : jt->tail->sum,
+				      i ? jt->n1 + (i - 1) * ng : jt->tail->n);
 			continue;
 		}
-		struct ana_jres *x = &jt->v[jt->ord[i]];
+		struct ana_jres *x = &jt->v[jt->ord[i - jt->ntail]];
 		ana_jit_sort(jt->j + x->a, x->b - x->a);
 		ana_jitter_flow(jt->d, jt->j, jt->absj, x);
 	}
@@ -2225,24 +2338,29 @@ static void ana_tables_compute(struct ana_dctx *d, struct ana_tail *tl, struct a
 		jt->ord[at] = (uint8_t)i;
 	}
 	unsigned nt = d->p->npkts < 65536 ? 1 : ana_threads(d->m);
+	size_t ng = (size_t)d->ntop + 1;
 	if (jt->tail) {
 		ana_tail_p99(d, tl, jt->lob);
 		jt->ntail = 1;
-		/* halves: their sums of whole nanoseconds, below 2^53 as the
-		 * results' (d->segbig, known with packet ranges), add exactly */
+		/* pieces (two per thread, so that the flows after them even
+		 * the threads out): their sums of whole nanoseconds, below
+		 * 2^53 as the results' (d->segbig, known with packet ranges),
+		 * add exactly */
+		unsigned np = 2 * nt < ANA_TAIL_PIECES ? 2 * nt : ANA_TAIL_PIECES;
 		if (nt > 1 && d->rpk && !d->segbig) {
-			jt->sum1 = calloc((size_t)d->ntop + 1, sizeof(*jt->sum1));
-			jt->n1 = calloc((size_t)d->ntop + 1, sizeof(*jt->n1));
-			jt->ntail = jt->sum1 && jt->n1 ? 2 : 1;
+			jt->sum1 = calloc((np - 1) * ng, sizeof(*jt->sum1));
+			jt->n1 = calloc((np - 1) * ng, sizeof(*jt->n1));
+			jt->ntail = jt->sum1 && jt->n1 ? np : 1;
 		}
 	}
 	size_t items = jt->nv + jt->ntail;
 	ana_par_tasks(nt < items ? nt : (unsigned)items, ana_jitter_task, jt);
-	for (size_t g = 0; jt->ntail == 2 && g <= (size_t)d->ntop; g++) {
-		for (int s = 0; s < ANA_NSEGS; s++)
-			tl->sum[g][s] += jt->sum1[g][s];
-		tl->n[g] += jt->n1[g];
-	}
+	for (size_t u = 1; u < jt->ntail; u++)
+		for (size_t g = 0; g < ng; g++) {
+			for (int s = 0; s < ANA_NSEGS; s++)
+				tl->sum[g][s] += jt->sum1[(u - 1) * ng + g][s];
+			tl->n[g] += jt->n1[(u - 1) * ng + g];
+		}
 	free(jt->sum1);
 	free(jt->n1);
 	jt->sum1 = NULL;
@@ -3712,6 +3830,7 @@ void ana_decomp_run(struct ana_model *m, struct ana_paths *p, struct ana_out *o)
 	if (!p || !p->npkts)
 		return;
 	d.res = ana_res_alloc(p, p->npkts, &d.res_len, &d.res_spare);
+	d.gdeliv = malloc(p->npkts);     /* zeroed by the results pass (NULL: every group undelivered) */
 	d.fa = calloc(m->flows.n ? m->flows.n : 1, sizeof(*d.fa));
 	d.clk = ana_dc_clocks(m);
 	d.nclk = m->hosts.n;
