@@ -99,6 +99,7 @@ struct rc_txn {
 	uint64_t sk_seen[2];            /* txn_sk_made of each slot when it was last taken */
 	bool sk_left[2];                /* entries of the slot may be left in the map: read it */
 	bool sk_late;                   /* the last flip gave up waiting for the writers */
+	bool test_sk_walk;              /* NPREC_TEST_TXN_SKNEW0: read the sketch map whole */
 	unsigned test_flipwait_ms;      /* NPREC_TEST_TXN_FLIPWAIT: ms between stats read and flip */
 	struct rc_col col[EC_N];        /* this interval's events, packed */
 	size_t nev;
@@ -293,6 +294,10 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	 * (rec_txn.sh: their rows come a snapshot after their buckets) */
 	const char *fw = getenv("NPREC_TEST_TXN_FLIPWAIT");
 	t->test_flipwait_ms = fw ? (unsigned)atoi(fw) : 0;
+	/* the sketch map read whole at every snapshot, as with more new
+	 * entries than txn_sk_new holds (rec_txn_sketchwords.sh) */
+	const char *sk = getenv("NPREC_TEST_TXN_SKNEW0");
+	t->test_sk_walk = sk && *sk == '1';
 	uint32_t n = ctx->cfg->txn_events_n;
 	t->ev_auto = n == 0;
 	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
@@ -759,7 +764,7 @@ static int rc_txn_collect_sketch(struct rc_txn *t)
 	bool left = t->sk_left[slot];
 	t->sk_seen[slot] = made;
 	t->sk_left[slot] = t->sk_late;  /* a late writer's entry: read the map next time */
-	if (!left && !t->sk_late && n <= TXN_SK_NEW)
+	if (!left && !t->sk_late && n <= TXN_SK_NEW && !t->test_sk_walk)
 		return rc_txn_take_new(t, slot, made - n, n);
 	int rc = rc_map_dump(fd, sizeof(struct rc_txn_skey), vsz, &t->skd);
 	if (rc) {
