@@ -807,6 +807,43 @@ static int rc_cmp_bucket(const void *a, const void *b)
 	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
 }
 
+/* One row's buckets sorted by bucket (all of one connection): two 6-bit
+ * counting passes through tmp (n entries), buckets being < 4096 (txn.h:
+ * the word's 12-bit tag); a short run by insertion. qsort's merge sort
+ * with a comparator call per step was 7 % of nprec's CPU under paced wrk
+ * (~200 buckets a connection a snapshot). */
+static void rc_sort_buckets(struct rc_txn_bucket *b, size_t n, struct rc_txn_bucket *tmp)
+{
+	if (n < 32) {
+		for (size_t i = 1; i < n; i++) {
+			struct rc_txn_bucket x = b[i];
+			size_t j = i;
+			for (; j && b[j - 1].bucket > x.bucket; j--)
+				b[j] = b[j - 1];
+			b[j] = x;
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (b[i].bucket >= 4096) {
+			qsort(b, n, sizeof(*b), rc_cmp_bucket);
+			return;
+		}
+	for (unsigned sh = 0; sh < 12; sh += 6) {
+		struct rc_txn_bucket *src = sh ? tmp : b, *dst = sh ? b : tmp;
+		size_t at[64] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[(src[i].bucket >> sh) & 63]++;
+		for (size_t k = 0, sum = 0; k < 64; k++) {
+			size_t c = at[k];
+			at[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[at[(src[i].bucket >> sh) & 63]++] = src[i];
+	}
+}
+
 static size_t rc_row_of(const struct rc_txn *t, uint64_t conn)
 {
 	size_t lo = 0, hi = t->nrows;
@@ -891,15 +928,17 @@ static int rc_txn_join(struct rc_txn *t)
 		}
 	}
 	free(row);
-	free(t->sk);
+	/* the old array, as large as out, is the sort's scratch */
+	struct rc_txn_bucket *tmp = t->sk;
 	t->capsk = t->nsk ? t->nsk : 1;     /* what out holds */
 	t->sk = out;
 	t->nsk = at;
 	for (size_t i = 0; i < t->nrows; i++) {
 		cpuslice_point();
-		qsort(t->sk + t->rows[i].sk_first, t->rows[i].sk_n, sizeof(*t->sk), rc_cmp_bucket);
+		rc_sort_buckets(t->sk + t->rows[i].sk_first, t->rows[i].sk_n, tmp);
 		rc_txn_merge_run(t, &t->rows[i]);
 	}
+	free(tmp);
 	return 0;
 }
 
