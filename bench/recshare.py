@@ -121,9 +121,9 @@ def by_symbol(rx, syms, ips, irq, out):
 
 
 def proc_call(syms, ips):
-    """What an own-process sample was doing: "user LEAF" in user space, the
+    """What an own-process sample was doing: "user:LEAF" in user space, the
     system call and the function it was in ("bpf/map_lookup_elem"), or
-    "kernel LEAF" (faults, interrupts)."""
+    "kernel:LEAF" (faults, interrupts)."""
     if not ips or ips[0] < KERNEL_IP:
         return "user:" + (syms[0] if syms else "-")
     for i, s in enumerate(syms):
@@ -200,7 +200,8 @@ def main():
         print("%s %d %d %d %d" % (r, busy, k + p, k, p))
         for kind, d in sorted(sym[r].items()):
             for key, n in sorted(d.items(), key=lambda x: -x[1]):
-                print("%s %s %s %d" % (r, kind, key, n))
+                # one field: --merge-by-symbol splits on white space
+                print("%s %s %s %d" % (r, kind, re.sub(r"\s+", "_", key), n))
     return 0
 
 
