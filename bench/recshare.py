@@ -15,13 +15,29 @@ the traffic's); the same rule applied to both recorders, in the same run,
 makes their figures comparable. Samples whose leaf is an idle halt are idle; the
 rest are busy.
 
-usage: recshare.py [--workload REGEX] RULE... < perf-script-output
+usage: recshare.py [--workload REGEX] [--by-symbol] RULE... < perf-script-output
+       recshare.py --merge-by-symbol < lines of --by-symbol output, each led by "MODE REP "
   RULE: nprec | tcpdump (the entry points and process name of each)
   --workload REGEX: count only samples of processes whose name matches (the
     benchmark's endpoints, idle-context softirq) or of a recorder's own
     process: on a machine shared with other work (compilers of other
     users), their busy samples would otherwise dilute the share
 prints, per rule: RULE busy_samples rec_samples rec_kernel rec_process
+  --by-symbol: after that line, where the rule's samples are, one line per
+    RULE KIND NAME SAMPLES, KIND one of
+      prog   kernel samples by the leafmost BPF program on the chain
+             (bpf_prog_<tag>_NAME -> NAME; "-" when none: the dispatch or
+             syscall slow path only)
+      entry  kernel samples by the kernel function that called into the
+             recorder's outermost frame (the tracepoint's site, the perf
+             event overflow, the syscall entry)
+      kleaf  kernel samples by their leaf frame (a program, a helper, ...)
+      pleaf  own-process samples by their leaf frame
+      pcall  own-process samples by what they were doing: "user:LEAF" in
+             user space; in a system call, the call and the function it
+             was in ("bpf/map_lookup_elem"); else "kernel:LEAF"
+  --merge-by-symbol: sums such lines over repetitions, per mode: a table
+    per kind with samples and their share of the mode's busy samples
 """
 import re
 import sys
@@ -55,8 +71,9 @@ def first(rx, syms):
     return len(syms)
 
 
-def samples(stream):
-    """(comm, [symbol, ...] leaf first) per sample."""
+def samples(stream, ips=None):
+    """(comm, [symbol, ...] leaf first) per sample; with a list for ips,
+    that list holds the sample's addresses in the same order."""
     comm, syms = None, []
     for line in stream:
         if not line.strip():
@@ -70,22 +87,98 @@ def samples(stream):
         else:
             f = line.split(None, 1)
             if len(f) == 2:
+                if not syms and ips is not None:
+                    ips.clear()
                 syms.append(f[1].split("+")[0].strip())
+                if ips is not None:
+                    ips.append(int(f[0], 16) if re.match(r"^[0-9a-f]+$", f[0]) else 0)
     if comm is not None:
         yield comm, syms
 
 
+KERNEL_IP = 0xffff800000000000
+
+
+def prog_name(sym):
+    m = re.match(r"^bpf_prog_[0-9a-f]+_(\w+)$", sym)
+    return m.group(1) if m else sym
+
+
+def by_symbol(rx, syms, ips, irq, out):
+    """Adds the sample's keys to out[kind][key] (see the docstring)."""
+    def add(kind, key):
+        d = out.setdefault(kind, {})
+        d[key] = d.get(key, 0) + 1
+    if first(rx, syms) < irq:
+        progs = [s for s in syms[:irq] if s.startswith("bpf_prog_")]
+        add("prog", prog_name(progs[0]) if progs else "-")
+        outer = max(i for i in range(irq) if rx.match(syms[i]))
+        add("entry", syms[outer + 1] if outer + 1 < len(syms) else "-")
+        add("kleaf", prog_name(syms[0]))
+    else:
+        add("pleaf", syms[0] if syms else "-")
+        add("pcall", proc_call(syms, ips))
+
+
+def proc_call(syms, ips):
+    """What an own-process sample was doing: "user:LEAF" in user space, the
+    system call and the function it was in ("bpf/map_lookup_elem"), or
+    "kernel:LEAF" (faults, interrupts)."""
+    if not ips or ips[0] < KERNEL_IP:
+        return "user:" + (syms[0] if syms else "-")
+    for i, s in enumerate(syms):
+        if s in ("do_syscall_64", "x64_sys_call"):
+            chain = [x for x in syms[:i] if not re.match(r"^(x64_sys_call|__x64_sys_|__sys_|ksys_|"
+                                                        r"__do_sys_|do_sys_)", x)]
+            call = re.sub(r"^(__x64_sys_|__sys_|ksys_)", "", syms[i - 1]) if i else "?"
+            return "%s/%s" % (call, chain[-1] if chain else "-")
+    return "kernel:" + syms[0]
+
+
+def merge():
+    """--merge-by-symbol: per mode and kind, samples summed over the profiles."""
+    busy, acc, reps = {}, {}, {}
+    for line in sys.stdin:
+        f = line.split()
+        if len(f) == 7 and f[3].isdigit():    # MODE REP RULE busy rec kernel process
+            busy[f[0]] = busy.get(f[0], 0) + int(f[3])
+            reps.setdefault(f[0], set()).add(f[1])
+        elif len(f) == 6:         # MODE REP RULE KIND NAME SAMPLES
+            d = acc.setdefault((f[0], f[3]), {})
+            d[f[4]] = d.get(f[4], 0) + int(f[5])
+    for mode in busy:
+        print("%s: %d profiles, %d busy samples" % (mode, len(reps[mode]), busy[mode]))
+        for kind in ("prog", "entry", "kleaf", "pcall", "pleaf"):
+            d = acc.get((mode, kind), {})
+            if not d:
+                continue
+            tot = sum(d.values())
+            print("  %-6s %6d samples %6.2f %% of busy" % (kind, tot, 100.0 * tot / busy[mode]))
+            for k, n in sorted(d.items(), key=lambda x: -x[1])[:15]:
+                print("    %-44s %6d %6.2f %%" % (k, n, 100.0 * n / busy[mode]))
+    return 0
+
+
 def main():
-    rules, only = sys.argv[1:], None
-    if len(rules) >= 2 and rules[0] == "--workload":
-        only, rules = re.compile(rules[1]), rules[2:]
+    rules, only, bysym = sys.argv[1:], None, False
+    if rules == ["--merge-by-symbol"]:
+        return merge()
+    while len(rules) >= 1 and rules[0] in ("--workload", "--by-symbol"):
+        if rules[0] == "--by-symbol":
+            bysym, rules = True, rules[1:]
+        elif len(rules) >= 2:
+            only, rules = re.compile(rules[1]), rules[2:]
+        else:
+            break
     own = {RULES[r][1] for r in rules if r in RULES}
     if not rules or any(r not in RULES for r in rules):
         sys.stderr.write(__doc__)
         return 2
     busy = 0
     hit = {r: [0, 0] for r in rules}      # kernel entry point, own process
-    for comm, syms in samples(sys.stdin):
+    sym = {r: {} for r in rules}          # --by-symbol: kind -> key -> samples
+    ips = []
+    for comm, syms in samples(sys.stdin, ips):
         if syms and IDLE.match(syms[0]):
             continue
         if only and comm not in own and not only.match(comm):
@@ -98,9 +191,17 @@ def main():
                 hit[r][0] += 1
             elif comm == name and irq == len(syms):
                 hit[r][1] += 1
+            else:
+                continue
+            if bysym:
+                by_symbol(rx, syms, ips, irq, sym[r])
     for r in rules:
         k, p = hit[r]
         print("%s %d %d %d %d" % (r, busy, k + p, k, p))
+        for kind, d in sorted(sym[r].items()):
+            for key, n in sorted(d.items(), key=lambda x: -x[1]):
+                # one field: --merge-by-symbol splits on white space
+                print("%s %s %s %d" % (r, kind, re.sub(r"\s+", "_", key), n))
     return 0
 
 

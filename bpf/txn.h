@@ -92,6 +92,11 @@ struct rc_txn_skey {
 	__u32 slot;                 /* 0 or 1 */
 };
 
+/* The keys of the last TXN_SK_NEW entries made in each slot (txn_sk_new in
+ * bpf/txn.bpf.c): a snapshot with at most that many new ones takes them
+ * key by key instead of walking the whole map. */
+#define TXN_SK_NEW 256
+
 /* Pending sketch counts of a connection's socket storage (bpf/txn.bpf.c):
  * word bucket % TXN_SKW is (bucket + 1) << TXN_SKW_CBITS | count. */
 #define TXN_SKW 256

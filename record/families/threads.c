@@ -443,7 +443,7 @@ static int nt_row_cmp(const void *a, const void *b)
 static size_t nt_build_rows(struct nt_state *s, size_t n, uint64_t now, struct rc_dtab *next)
 {
 	static const struct nt_prev zero;
-	size_t nrows = 0;
+	size_t nrows = 0, ndel = 0;     /* exited threads' tids, moved to the front of s->keys */
 	for (size_t i = 0; i < n; i++) {
 		const struct nt_thread *v = &s->vals[i];
 		__u32 tid = s->keys[i];
@@ -462,7 +462,7 @@ static size_t nt_build_rows(struct nt_state *s, size_t n, uint64_t now, struct r
 		bool exited = v->flags & NT_F_EXITED;
 		bool any = nt_diff(&cur, &old, &r->d);
 		if (exited) {
-			bpf_map__delete_elem(s->skel->maps.nt_threads, &tid, sizeof(tid), 0);
+			s->keys[ndel++] = tid;
 		} else {
 			void *slot = rc_dtab_put(next, &tid);
 			if (slot)
@@ -477,6 +477,15 @@ static size_t nt_build_rows(struct nt_state *s, size_t n, uint64_t now, struct r
 		r->cgroup_id = v->cgroup_id;
 		r->exited = exited;
 		nrows++;
+	}
+	if (ndel) {
+		/* one system call for all of them (a busy host ends tens of
+		 * threads a second), one each if that fails */
+		int fd = bpf_map__fd(s->skel->maps.nt_threads);
+		__u32 cnt = (__u32)ndel;
+		if (bpf_map_delete_batch(fd, s->keys, &cnt, NULL))
+			for (size_t i = cnt; i < ndel; i++)   /* cnt: deleted before the failure */
+				bpf_map_delete_elem(fd, &s->keys[i]);
 	}
 	qsort(s->rows, nrows, sizeof(*s->rows), nt_row_cmp);
 	return nrows;

@@ -96,6 +96,10 @@ struct rc_txn {
 	struct rc_txn_bucket *carry; size_t ncarry, capcarry;   /* waiting for their row */
 	uint64_t sk_orphan;             /* sketch counts whose row never came (counted lost) */
 	uint32_t sk_old;                /* the slot retired at this snapshot's flip */
+	uint64_t sk_seen[2];            /* txn_sk_made of each slot when it was last taken */
+	bool sk_left[2];                /* entries of the slot may be left in the map: read it */
+	bool sk_late;                   /* the last flip gave up waiting for the writers */
+	bool test_sk_walk;              /* NPREC_TEST_TXN_SKNEW0: read the sketch map whole */
 	unsigned test_flipwait_ms;      /* NPREC_TEST_TXN_FLIPWAIT: ms between stats read and flip */
 	struct rc_col col[EC_N];        /* this interval's events, packed */
 	size_t nev;
@@ -290,6 +294,10 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	 * (rec_txn.sh: their rows come a snapshot after their buckets) */
 	const char *fw = getenv("NPREC_TEST_TXN_FLIPWAIT");
 	t->test_flipwait_ms = fw ? (unsigned)atoi(fw) : 0;
+	/* the sketch map read whole at every snapshot, as with more new
+	 * entries than txn_sk_new holds (rec_txn_sketchwords.sh) */
+	const char *sk = getenv("NPREC_TEST_TXN_SKNEW0");
+	t->test_sk_walk = sk && *sk == '1';
 	uint32_t n = ctx->cfg->txn_events_n;
 	t->ev_auto = n == 0;
 	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
@@ -588,6 +596,7 @@ static int rc_txn_collect_stats(struct rc_txn *t)
 		usleep(t->test_flipwait_ms * 1000u);
 	t->sk_old = rc_txn_sk_flip(t, &late);
 	t->flush_failed += late;
+	t->sk_late = late;
 	if (rc_dtab_init_for(&next, sizeof(uint64_t), sizeof(struct rc_txn_prev), t->st.n))
 		return -ENOMEM;
 	t->nrows = 0;
@@ -699,46 +708,88 @@ static int rc_txn_flush(struct rc_txn *t)
 	return rc;
 }
 
+/* One entry's counts (all CPUs' values v) as a bucket of this interval. */
+static int rc_txn_take_entry(struct rc_txn *t, const struct rc_txn_skey *key, const char *v)
+{
+	size_t stride = rc_pcpu_stride(sizeof(uint64_t));
+	uint64_t d = 0;
+	for (int c = 0; c < t->ncpus; c++)
+		d += *(const uint64_t *)(v + (size_t)c * stride);
+	if (!d)
+		return 0;
+	struct rc_txn_bucket *b = rc_push((void **)&t->sk, &t->nsk, &t->capsk, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	*b = (struct rc_txn_bucket){ .conn = key->conn, .bucket = key->bucket, .count = d };
+	return 0;
+}
+
+/* The n entries made in the slot since it was last taken, by their keys
+ * (txn_sk_new): one system call each, where reading the map walks all
+ * its hash buckets. */
+static int rc_txn_take_new(struct rc_txn *t, uint32_t slot, uint64_t from, uint64_t n)
+{
+	int fd = bpf_map__fd(t->skel->maps.txn_sketch);
+	const struct rc_txn_skey *keys = t->skel->bss->txn_sk_new[slot];
+	for (uint64_t i = 0; i < n; i++) {
+		struct rc_txn_skey key = keys[(from + i) & (TXN_SK_NEW - 1)];
+		if ((i & 63) == 63)
+			cpuslice_point();
+		if (bpf_map_lookup_and_delete_elem(fd, &key, t->vbuf)) {
+			t->sk_left[slot] = true;        /* the map read next time finds it */
+			continue;
+		}
+		int rc = rc_txn_take_entry(t, &key, t->vbuf);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* This interval's sketch counts: the entries of the slot just retired,
  * read and deleted. Every entry is the counts added since its slot was
  * last taken, so a snapshot reads the buckets that changed, not every
  * bucket of every open connection (~1 us an entry in the kernel); a
- * closed connection's buckets go with the rest. */
+ * closed connection's buckets go with the rest. A slot with no new entry
+ * is not read at all, one with a few is taken key by key. */
 static int rc_txn_collect_sketch(struct rc_txn *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.txn_sketch);
-	size_t stride = rc_pcpu_stride(sizeof(uint64_t)), vsz = stride * (size_t)t->ncpus;
+	size_t vsz = rc_pcpu_stride(sizeof(uint64_t)) * (size_t)t->ncpus;
 	uint32_t slot = t->sk_old;
+	/* read after the flip's wait: every entry made in the slot is
+	 * counted, and its key in txn_sk_new (unless the wait gave up) */
+	uint64_t made = __atomic_load_n(&t->skel->bss->txn_sk_made[slot], __ATOMIC_ACQUIRE);
+	uint64_t n = made - t->sk_seen[slot];
+	bool left = t->sk_left[slot];
+	t->sk_seen[slot] = made;
+	t->sk_left[slot] = t->sk_late;  /* a late writer's entry: read the map next time */
+	if (!left && !t->sk_late && n <= TXN_SK_NEW && !t->test_sk_walk)
+		return rc_txn_take_new(t, slot, made - n, n);
 	int rc = rc_map_dump(fd, sizeof(struct rc_txn_skey), vsz, &t->skd);
-	if (rc)
+	if (rc) {
+		t->sk_left[slot] = true;
 		return rc;
+	}
 	size_t ndel = 0;    /* the slot's keys, moved to the front of skd.keys */
-	for (size_t i = 0; i < t->skd.n; i++) {
+	for (size_t i = 0; i < t->skd.n && !rc; i++) {
 		const struct rc_txn_skey key = ((const struct rc_txn_skey *)t->skd.keys)[i];
 		if ((i & 255) == 255)
 			cpuslice_point();
 		if (key.slot != slot)
 			continue;       /* written since the flip: the next interval's */
 		((struct rc_txn_skey *)t->skd.keys)[ndel++] = key;
-		const char *v = (const char *)t->skd.vals + i * vsz;
-		uint64_t d = 0;
-		for (int c = 0; c < t->ncpus; c++)
-			d += *(const uint64_t *)(v + (size_t)c * stride);
-		if (!d)
-			continue;
-		struct rc_txn_bucket *b = rc_push((void **)&t->sk, &t->nsk, &t->capsk, sizeof(*b));
-		if (!b) {
-			rc = -ENOMEM;
-			break;
-		}
-		*b = (struct rc_txn_bucket){ .conn = key.conn, .bucket = key.bucket, .count = d };
+		rc = rc_txn_take_entry(t, &key, (const char *)t->skd.vals + i * vsz);
 	}
 	if (ndel) {
 		__u32 cnt = (__u32)ndel;
 		if (bpf_map_delete_batch(fd, t->skd.keys, &cnt, NULL))
 			for (size_t i = cnt; i < ndel; i++)   /* cnt: deleted before the failure */
-				bpf_map_delete_elem(fd, (struct rc_txn_skey *)t->skd.keys + i);
+				if (bpf_map_delete_elem(fd, (struct rc_txn_skey *)t->skd.keys + i))
+					t->sk_left[slot] = true;
 	}
+	if (rc)                 /* some were not taken: read the slot next time */
+		t->sk_left[slot] = true;
 	return rc;
 }
 
@@ -754,6 +805,43 @@ static int rc_cmp_bucket(const void *a, const void *b)
 	if (x->conn != y->conn)
 		return x->conn < y->conn ? -1 : 1;
 	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+/* One row's buckets sorted by bucket (all of one connection): two 6-bit
+ * counting passes through tmp (n entries), buckets being < 4096 (txn.h:
+ * the word's 12-bit tag); a short run by insertion. qsort's merge sort
+ * with a comparator call per step was 7 % of nprec's CPU under paced wrk
+ * (~200 buckets a connection a snapshot). */
+static void rc_sort_buckets(struct rc_txn_bucket *b, size_t n, struct rc_txn_bucket *tmp)
+{
+	if (n < 32) {
+		for (size_t i = 1; i < n; i++) {
+			struct rc_txn_bucket x = b[i];
+			size_t j = i;
+			for (; j && b[j - 1].bucket > x.bucket; j--)
+				b[j] = b[j - 1];
+			b[j] = x;
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (b[i].bucket >= 4096) {
+			qsort(b, n, sizeof(*b), rc_cmp_bucket);
+			return;
+		}
+	for (unsigned sh = 0; sh < 12; sh += 6) {
+		struct rc_txn_bucket *src = sh ? tmp : b, *dst = sh ? b : tmp;
+		size_t at[64] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			at[(src[i].bucket >> sh) & 63]++;
+		for (size_t k = 0, sum = 0; k < 64; k++) {
+			size_t c = at[k];
+			at[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[at[(src[i].bucket >> sh) & 63]++] = src[i];
+	}
 }
 
 static size_t rc_row_of(const struct rc_txn *t, uint64_t conn)
@@ -840,15 +928,17 @@ static int rc_txn_join(struct rc_txn *t)
 		}
 	}
 	free(row);
-	free(t->sk);
+	/* the old array, as large as out, is the sort's scratch */
+	struct rc_txn_bucket *tmp = t->sk;
 	t->capsk = t->nsk ? t->nsk : 1;     /* what out holds */
 	t->sk = out;
 	t->nsk = at;
 	for (size_t i = 0; i < t->nrows; i++) {
 		cpuslice_point();
-		qsort(t->sk + t->rows[i].sk_first, t->rows[i].sk_n, sizeof(*t->sk), rc_cmp_bucket);
+		rc_sort_buckets(t->sk + t->rows[i].sk_first, t->rows[i].sk_n, tmp);
 		rc_txn_merge_run(t, &t->rows[i]);
 	}
+	free(tmp);
 	return 0;
 }
 
