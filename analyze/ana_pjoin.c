@@ -66,6 +66,7 @@ struct pj_part {
 	bool super;                 /* a packet has events of two payload lengths */
 	bool n0_over;               /* a packet's n0 wrapped */
 	size_t njoined;             /* counted per event: ... */
+	size_t nres;                /* several partitions: packets with payload (pj_merge) */
 	int err;
 	char pad[64];               /* ... kept off the next partition's line */
 };
@@ -360,9 +361,10 @@ static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
 
 /* Event e (keyed, of this partition, at visit position j, packet key
  * hash hv) into its packet: the packet's local index, UINT32_MAX on no
- * memory (p->err set). */
+ * memory (p->err set). With nres, the packets with payload counted there
+ * (a local: in memory, ~6 instructions a payload event, callgrind). */
 static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, struct pj_h h,
-				   uint32_t j)
+				   uint32_t j, size_t *nres)
 {
 	uint8_t udp = p->m->flows.v[e->flow].proto == 17;
 	uint32_t k = pj_get(p, h, e->seq, e->ack, e->xid, udp, j);
@@ -377,6 +379,8 @@ static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part
 		/* two lengths in one packet: the longer is a super-packet */
 		if (q->minlen != UINT32_MAX && e->len != q->minlen)
 			p->super = true;
+		if (nres)
+			*nres += q->minlen == UINT32_MAX;
 		if (e->len < q->minlen)
 			q->minlen = e->len;
 	}
@@ -441,7 +445,7 @@ static void pj_run(struct pj_part *p)
 				ana_range_open(p->paths, e, i);
 			continue;
 		}
-		uint32_t k = pj_join_one(p, e, hv, (uint32_t)j);
+		uint32_t k = pj_join_one(p, e, hv, (uint32_t)j, NULL);
 		if (k == UINT32_MAX)
 			continue;
 		p->evpkt[i] = k;
@@ -534,7 +538,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
 	/* SIZE_MAX: no event is below it, nothing counted */
-	size_t cut = s->cut == SIZE_MAX ? 0 : s->cut;
+	size_t cut = s->cut == SIZE_MAX ? 0 : s->cut, nres = 0;
 	unsigned over = 0;
 	for (unsigned r = 0; r < s->nt; r++) {
 		uint32_t *en = pj_list(s, r, p->t);
@@ -557,7 +561,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 				ring[x % PJ_RING] = fh;
 				pj_fetch_slot(p, fh);
 			}
-			uint32_t k = pj_join_one(p, e, hv, j);
+			uint32_t k = pj_join_one(p, e, hv, j, &nres);
 			en[x] = k;
 			if (k != UINT32_MAX) {
 				/* run 0's events of the packet, for pj_scatter */
@@ -569,6 +573,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 		}
 	}
 	p->n0_over = over;
+	p->nres = nres;
 	pj_groups(p);               /* the slot table is kept: pj_slots_take */
 }
 
@@ -688,19 +693,21 @@ static int pj_pkts_in_part0(struct ana_paths *p, struct pj_part *part0, size_t t
 
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
  * is the global index. With cur, also pj_scatter's cursors: each packet's
- * own events laid out in packet order, its run-0 events from cur[2 g], its
- * run-1 events from cur[2 g + 1]. Backwards (the last seen first), in
+ * own events laid out in packet order from its head, its run-0 events from
+ * cur[2 g], its run-1 events from cur[2 g + 1], and after them, when it
+ * has payload (only such a packet takes a sock_send range), a slot for its
+ * range (pj_place_ranges). Backwards (the last seen first), in
  * partition 0's block: packet g's 36 bytes land at or past the 28 of
  * partition 0's packets not read yet (its local index is at most g), so
  * its pages are not faulted in twice (~8 k faults on the main thread at
  * 10 M events, 2 threads). First sights are distinct visit positions. */
 static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
-		    uint32_t *cur)
+		    uint32_t *cur, const size_t *base, uint64_t *res)
 {
 	size_t total = 0, at[PJ_MAXT], acc = 0;
 	for (unsigned t = 0; t < nt; t++) {
 		total += part[t].n;
-		acc += part[t].njoined;         /* the sum of the packets' nev */
+		acc += part[t].njoined + part[t].nres;  /* the packets' nev and range slots */
 		at[t] = part[t].n;
 	}
 	const struct pj_pkt *pk[PJ_MAXT];
@@ -719,12 +726,16 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 			}
 		const struct pj_pkt q = pk[best][--at[best]];
 		gmap[best][at[best]] = (uint32_t)g;
+		p->pkts[g] = pj_pkt_out(&q, (uint32_t)g);
 		if (cur) {
-			acc -= q.nev;
+			size_t id = base[best] + at[best];
+			uint64_t slot = q.minlen != UINT32_MAX;
+			acc -= q.nev + slot;
 			cur[2 * g] = (uint32_t)acc;
 			cur[2 * g + 1] = (uint32_t)(acc + q.n0);
+			p->pkts[g].head = (uint32_t)acc;
+			res[id >> 6] |= slot << (id & 63);
 		}
-		p->pkts[g] = pj_pkt_out(&q, (uint32_t)g);
 	}
 	p->npkts = total;
 	for (unsigned t = 0; t < nt; t++) {
@@ -791,6 +802,8 @@ struct pj_after {
 	uint32_t *gmap[PJ_MAXT];    /* into gall */
 	size_t base[PJ_MAXT], total;
 	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
+	uint64_t *res;              /* with cur: id -> a slot for a range (bits, pj_merge) */
+	size_t nres;                /* the slots (packets with payload) */
 	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
 	int rc;
 	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
@@ -932,10 +945,12 @@ static void pj_remap(struct pj_after *a, size_t r, bool release);
 struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
 
 static void pj_fix_range(void *ctx, size_t lo, size_t hi);
+static void pj_place_ranges(struct pj_after *a);
 
 /* Every joined event's index into p->order, grouped by packet, each
- * packet's in ascending index (ana_group_order's order without the
- * extras, which follow a packet's own events): the visit order takes each
+ * packet's in ascending index (ana_group_order's order, the extras (its
+ * range) in the slot after a packet's own events, pj_place_ranges): the
+ * visit order takes each
  * of the two runs by index, and run 0's events come before run 1's, so a
  * packet's run-0 events go from its first place up (cursor cur[2 g]), its
  * run-1 events from n0 places later (cur[2 g + 1]; the run picks the
@@ -977,27 +992,21 @@ static void pj_shrink_low(struct pj_after *a)
 
 /* With cur, task 0 after its merge: it lets task 1 shrink the events once
  * its ranges are over (nothing here reads the events; only the merge or
- * the order's block can fail), scatters, fixes the ranges' ids and places
- * the extras once the ranges are over (they read vis, which the placing
- * overwrites), then takes pieces of the lower half's shrink once the
- * upper half's is over. The ranges read only their positions (s->need),
- * so task 1 shrinks the upper half and most of the lower one while task 0
- * scatters and places, and ana_path_match's two-thread lower-half step
- * goes. Only when task 1 has a thread: else it runs after this and does
- * the fix-up and the whole shrink, and ana_path_match places. */
+ * the order's block can fail), scatters, puts the ranges into their slots
+ * once the ranges are over, then takes pieces of the lower half's shrink
+ * once the upper half's is over. So task 1 shrinks the upper half and
+ * most of the lower one while task 0 scatters, and ana_path_match's
+ * two-thread lower-half step goes. Only when task 1 has a thread: else it
+ * runs after this and puts the ranges in and does the whole shrink. */
 static void pj_after_merged(struct pj_after *a)
 {
 	a->main_fix = ana_par_concurrent();
 	pj_flag_set(&a->go, 1);
 	pj_scatter(a);
-	a->p->norder = a->p->njoined;
-	a->p->order_own = true;
 	if (!a->main_fix)
 		return;
 	pj_flag_wait(&a->ranged);
-	struct pj_fix fx = { a->p, a->gmap[0] };
-	pj_fix_range(&fx, 0, a->p->nextra);
-	(void)ana_order_place_vis(a->p, a->vis, a->nvis);  /* else ana_path_match tries */
+	pj_place_ranges(a);
 	if (pj_flag_wait(&a->upper) == 1)
 		pj_shrink_low(a);
 }
@@ -1009,7 +1018,7 @@ static bool pj_after_ranged(struct pj_after *a)
 	pj_flag_set(&a->ranged, 1);
 	if (pj_flag_wait(&a->go) != 1)
 		return false;
-	bool in_place = ana_pe_in_place(a->m, a->p, a->threads);
+	bool in_place = ana_pe_in_place(a->m, a->p->njoined + a->nres, a->threads);
 	a->p->pe_pre = ana_pe_shrink_first(a->m, in_place);
 	a->low_n = in_place ? a->m->pev.n / 2 : 0;
 	a->low = in_place;
@@ -1027,11 +1036,11 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	(void)t1;
 	struct pj_after *a = ctx;
 	if (t == 0) {
-		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur);
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur, a->base, a->res);
 		atomic_store_explicit(&a->merged, 1, memory_order_release);
 		if (!a->rc && a->cur) {
-			size_t nj = a->p->njoined;
-			if (!(a->p->order = pj_reuse_block(a->part, a->nt, nj)))
+			/* the own events and the range slots */
+			if (!(a->p->order = pj_reuse_block(a->part, a->nt, a->p->njoined + a->nres)))
 				a->rc = -1;
 		}
 		if (a->rc || !a->has_rng) {  /* pj_finish goes on, or ana_pjoin frees */
@@ -1060,7 +1069,9 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 		 * task 0 runs first when there is no thread for this one */
 		while (!atomic_load_explicit(&a->merged, memory_order_acquire))
 			sched_yield();
-		if (!a->rc) {
+		if (!a->rc && a->cur)
+			pj_place_ranges(a);
+		else if (!a->rc) {
 			struct pj_fix fx = { a->p, a->gmap[0] };
 			pj_fix_range(&fx, 0, a->p->nextra);
 		}
@@ -1101,6 +1112,34 @@ static void pj_fix_range(void *ctx, size_t lo, size_t hi)
 		f->p->extra[j].pkt = k;
 		f->p->pkts[k].range_ev = f->p->extra[j].ev;
 	}
+}
+
+/* With cur, once the scatter and the ranges are over: each range into
+ * its packet's slot (pj_merge left one after the own events of every
+ * packet with payload, as only such a packet takes one). A slot left
+ * empty stays (no packet's events: closing it up would move every later
+ * packet, ana_order_place's pass over all of them, ~25 ms at 10 M events,
+ * for the few packets whose range was replaced); it takes an event index
+ * for the gather to read. The empty ones are found by the bits: a
+ * packet with payload (pj_merge) without a range (the ranges). */
+static void pj_place_ranges(struct pj_after *a)
+{
+	struct ana_paths *p = a->p;
+	const uint32_t *gall = a->gmap[0];
+	size_t nres = a->nres;
+	for (size_t j = 0; j < p->nextra; j++) {
+		uint32_t k = gall[p->extra[j].pkt];
+		struct ana_pkt *q = &p->pkts[k];
+		p->extra[j].pkt = k;
+		q->range_ev = p->extra[j].ev;
+		p->order[q->head + q->nev++] = q->range_ev;
+	}
+	p->norder = p->njoined + nres;
+	for (size_t w = 0; p->nextra < nres && w <= a->total / 64; w++)
+		for (uint64_t e = a->res[w] & ~a->has_rng[w]; e; e &= e - 1) {
+			const struct ana_pkt *q = &p->pkts[gall[w * 64 + (size_t)__builtin_ctzll(e)]];
+			p->order[q->head + q->nev] = p->order[q->head];
+		}
 }
 
 /* Merge, ranges, then every event's packet number. */
@@ -1222,6 +1261,8 @@ static inline __attribute__((always_inline)) void pj_emit_at(struct pj_out *o,
 	o->bad |= o->guessed & bad;
 }
 
+#define PJ_STEP 256             /* events of a step at most (ana_vstep's stretch) */
+
 /* The stretch [lo, hi) of piece k at its next positions: the lists' room
  * made once for the stretch (at most 256 events), then its part before
  * the next piece's start into vis, the rest aside. */
@@ -1231,7 +1272,7 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 	const struct ana_pev *ev = s->m->pev.v;
 	unsigned nt = s->nt;
 	for (unsigned t = 0; t < nt; t++)
-		while (o->n[t] + (hi - lo) > o->cap[t]) {
+		while (o->n[t] + (hi - lo) + PJ_STEP > o->cap[t]) {
 			if (pj_list_grow(s, k, t))
 				return -1;
 			o->l[t] = s->list[k][t];
@@ -1246,22 +1287,101 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 
 #define PJ_VFETCH 64            /* events ahead of a run's next step (ana_visit_two's) */
 
+/* Event e at position pos of a fused step (pj_walk2_nt): pj_byte and
+ * pj_emit_at's writes, with the lists' cursors in locals (c0, c1 for two
+ * partitions: registers, no index into the lists each event). */
+static inline __attribute__((always_inline)) void pj_emit_fast(const struct ana_pev *e, uint32_t i,
+							       size_t pos, uint32_t *vis, uint8_t *pb,
+							       uint32_t **lc, uint32_t **c0, uint32_t **c1,
+							       const unsigned NT)
+{
+	unsigned part = pj_part_of(e->seq, e->ack, NT);
+	unsigned eg = (e->len != 0) & ((unsigned)e->hook - PK_HOOK_DEV_QUEUE <=
+				       PK_HOOK_DEV_XMIT - PK_HOOK_DEV_QUEUE);
+	unsigned keyed = pj_keyed(e);
+	vis[pos] = i;
+	pb[pos] = (uint8_t)(part | eg << 7 | (keyed - 1));   /* PJ_UNKEYED when not keyed */
+	/* a range event's position is written past its list's end, not
+	 * counted (no branch on the kind) */
+	if (NT == 2) {
+		uint32_t *d = part ? *c1 : *c0;
+		*d = (uint32_t)pos;
+		*c0 += keyed & (part ^ 1);
+		*c1 += keyed & part;
+	} else {
+		*lc[part] = (uint32_t)pos;
+		lc[part] += keyed;
+	}
+}
+
+/* A step of one run fused: its events from i while their time (less
+ * base) is at most limit, PJ_STEP at most, emitted at pos on as they are
+ * read (the step's room checked by the caller). Returns where it stopped. */
+static inline __attribute__((always_inline)) size_t pj_step_fused(const struct ana_pev *ev, size_t i,
+								  size_t end, uint64_t base,
+								  uint64_t limit, uint16_t h, size_t pos,
+								  uint32_t *vis, uint8_t *pb, uint32_t **lc,
+								  uint32_t **c0, uint32_t **c1,
+								  unsigned *bad, const unsigned NT)
+{
+	size_t lim = end - i < PJ_STEP ? end : i + PJ_STEP, stop = i;
+	unsigned bd = 0;
+	__builtin_prefetch(&ev[i + PJ_VFETCH < end ? i + PJ_VFETCH : i]);
+	for (;;) {
+		const struct ana_pev *e = &ev[stop];
+		bd |= e->host != h;
+		pj_emit_fast(e, (uint32_t)stop, pos++, vis, pb, lc, c0, c1, NT);
+		if (++stop >= lim || ev[stop].ts - base > limit)
+			break;
+	}
+	*bad |= bd;
+	return stop;
+}
+
 /* The main stretch of a piece's walk over two runs (the usual input):
  * ana_vstep2's steps, started below position until, with the runs' places
- * in registers and the lists' room checked once a step. A step is about
- * two events: with ana_vstep and a check of the room and of the next
- * piece's start for every one, the pieces took ~2.5 times the single
- * walk's instructions (callgrind). A step that runs past o->to, and
- * growing a list, take pj_piece_emit. */
-static int pj_walk2(struct pj_out *o, struct pj_split *s, unsigned k, struct ana_vruns *v,
-		    size_t until)
+ * in registers. While both runs have events, a step that cannot pass
+ * o->to and has room in every list is emitted as it is scanned, on a path
+ * of its own per run (scanning first and emitting after, with the run's
+ * values picked each step, the pieces took ~100 instructions an event
+ * against the single walk's ~33, callgrind); other steps (near o->to,
+ * short of room, a run over) take pj_piece_emit, which grows the lists. */
+static inline __attribute__((always_inline)) int pj_walk2_nt(struct pj_out *o, struct pj_split *s,
+							     unsigned k, struct ana_vruns *v,
+							     size_t until, const unsigned NT)
 {
 	const struct ana_pev *ev = s->m->pev.v;
-	unsigned nt = s->nt;
-	size_t a = v->at[0], ea = v->end[0], b = v->at[1], eb = v->end[1], room = 0;
+	size_t a = v->at[0], ea = v->end[0], b = v->at[1], eb = v->end[1], pos = o->pos;
+	size_t fast = 0;            /* a fused step may start at pos <= fast (pos 0: not) */
+	bool fast_ok = false;
 	uint64_t ba = v->base[0], bb = v->base[1];
+	uint32_t *lc[PJ_MAXT], *c0 = NULL, *c1 = NULL, *vis = o->vis;
+	uint8_t *pb = o->pb;
+	unsigned bad = 0;
 	int rc = 0;
-	while (o->pos < until) {
+	for (unsigned t = 0; t < NT; t++)
+		lc[t] = o->l[t] + o->n[t];
+	if (NT == 2) {
+		c0 = lc[0];
+		c1 = lc[1];
+	}
+	while (pos < until) {
+		if (fast_ok && pos <= fast && a < ea && b < eb) {
+			uint64_t ka = ev[a].ts - ba, kb = ev[b].ts - bb;
+			size_t stop;
+			if (ka <= kb && ka < UINT64_MAX) {
+				stop = pj_step_fused(ev, a, ea, ba, kb, o->h[0], pos, vis, pb, lc,
+						     &c0, &c1, &bad, NT);
+				pos += stop - a;
+				a = stop;
+			} else {
+				stop = pj_step_fused(ev, b, eb, bb, ka, o->h[1], pos, vis, pb, lc,
+						     &c0, &c1, &bad, NT);
+				pos += stop - b;
+				b = stop;
+			}
+			continue;
+		}
 		bool ha = a < ea, hb = b < eb;
 		uint64_t ka = ha ? ev[a].ts - ba : UINT64_MAX, kb = hb ? ev[b].ts - bb : UINT64_MAX;
 		bool one = !(ka < UINT64_MAX && ka <= kb);   /* ana_vstep2's choice */
@@ -1269,29 +1389,60 @@ static int pj_walk2(struct pj_out *o, struct pj_split *s, unsigned k, struct ana
 			break;
 		size_t i = one ? b : a, end = one ? eb : ea, stop = i + 1;
 		uint64_t limit = one ? ka : kb, base = one ? bb : ba;
-		__builtin_prefetch(&ev[i + PJ_VFETCH < end ? i + PJ_VFETCH : i]);
-		while (stop < end && stop - i < 256 && ev[stop].ts - base <= limit)
+		while (stop < end && stop - i < PJ_STEP && ev[stop].ts - base <= limit)
 			stop++;
+		/* the cursors back into o, pj_piece_emit, and back */
+		if (NT == 2) {
+			lc[0] = c0;
+			lc[1] = c1;
+		}
+		for (unsigned t = 0; t < NT; t++)
+			o->n[t] = (size_t)(lc[t] - o->l[t]);
+		o->pos = pos;
+		if ((rc = pj_piece_emit(o, s, k, i, stop)))
+			break;
 		if (one)
 			b = stop;
 		else
 			a = stop;
-		size_t len = stop - i;
-		if (len > room || o->pos + len > o->to) {
-			if ((rc = pj_piece_emit(o, s, k, i, stop)))
-				break;
-			room = SIZE_MAX;
-			for (unsigned t = 0; t < nt; t++)
-				if (o->cap[t] - o->n[t] < room)
-					room = o->cap[t] - o->n[t];
-			continue;
+		pos = o->pos;
+		size_t room = SIZE_MAX;
+		for (unsigned t = 0; t < NT; t++) {
+			lc[t] = o->l[t] + o->n[t];
+			if (o->cap[t] - o->n[t] < room)
+				room = o->cap[t] - o->n[t];
 		}
-		room -= len;
-		pj_emit_at(o, ev, nt, i, stop, o->vis, o->pb, 0, o->h[one]);
+		if (NT == 2) {
+			c0 = lc[0];
+			c1 = lc[1];
+		}
+		/* each event adds to one list at most: room for a step at
+		 * every position up to fast */
+		size_t upto = o->to - pos < room ? o->to : pos + room;
+		fast_ok = pos < o->to && upto >= pos + PJ_STEP;
+		fast = fast_ok ? upto - PJ_STEP : 0;
 	}
+	if (!rc) {
+		if (NT == 2) {
+			lc[0] = c0;
+			lc[1] = c1;
+		}
+		for (unsigned t = 0; t < NT; t++)
+			o->n[t] = (size_t)(lc[t] - o->l[t]);
+		o->pos = pos;
+	}
+	o->bad |= o->guessed & bad;
 	v->at[0] = a;
 	v->at[1] = b;
 	return rc;
+}
+
+static int pj_walk2(struct pj_out *o, struct pj_split *s, unsigned k, struct ana_vruns *v,
+		    size_t until)
+{
+	if (s->nt == 2)
+		return pj_walk2_nt(o, s, k, v, until, 2);
+	return pj_walk2_nt(o, s, k, v, until, s->nt);
 }
 
 /* Whether piece c, about to step at c->pos, is in a state the next piece
@@ -1643,6 +1794,7 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 		for (unsigned t = 0; t < nt; t++) {
 			a.base[t] = a.total;
 			a.total += part[t].n;
+			a.nres += part[t].nres;
 		}
 		a.has_rng = p->pending ? calloc(a.total / 64 + 1, sizeof(*a.has_rng)) : NULL;
 		if (p->pending && !a.has_rng)
@@ -1655,6 +1807,8 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 		size_t nk = a.total ? a.total : 1;
 		if (own && !(a.cur = pj_slots_take(part, nt, nk * 2 * sizeof(uint32_t), &cur_from)) &&
 		    !(a.cur = malloc(nk * 2 * sizeof(uint32_t))))
+			goto out;
+		if (own && !(a.res = calloc(a.total / 64 + 1, sizeof(*a.res))))
 			goto out;
 		if (!(gall = pj_slots_take(part, nt, nk * sizeof(*gall), &gall_from)) &&
 		    !(gall = malloc(nk * sizeof(*gall))))
@@ -1684,6 +1838,7 @@ out:
 	if (gall_from == nt)
 		free(gall);
 	free(a.has_rng);
+	free(a.res);
 	if (cur_from == nt)
 		free(a.cur);
 	return rc;
