@@ -142,22 +142,19 @@ static void pj_slots_unmap(struct pj_part *p)
 
 static void pj_slots_present(uint64_t *slot, size_t n);
 
-/* After the join: an array of bytes in a partition's slot table, whose
- * pages are present and huge, when one is left that holds it (else NULL:
- * malloc). The merge's cursors and packet numbers (~27 MB at 10 M events:
- * ~7 k fresh pages on the main thread) and the scatter's random cursor
- * updates (fewer TLB misses). *from: the table taken, nt when none. */
-static void *pj_slots_take(struct pj_part *part, unsigned nt, size_t bytes, unsigned *from)
+/* After the join: an array of bytes in partition p's slot table, whose
+ * pages are present and huge, when it holds them (else NULL: malloc).
+ * The merge's packet numbers and cursors of the partition's packets (~14
+ * MB each at 10 M events: ~7 k fresh pages on the main thread, in one
+ * table ~4.5 k of them) and the scatter's random cursor updates (fewer
+ * TLB misses). */
+static void *pj_slots_take(struct pj_part *p, size_t bytes)
 {
-	*from = nt;
-	for (unsigned t = 0; t < nt; t++)
-		if (part[t].slot && bytes <= part[t].scap * sizeof(*part[t].slot)) {
-			void *v = part[t].slot;
-			part[t].slot = NULL;        /* its mapping stays until pj_slots_unmap */
-			*from = t;
-			return v;
-		}
-	return NULL;
+	if (!p->slot || bytes > p->scap * sizeof(*p->slot))
+		return NULL;
+	void *v = p->slot;
+	p->slot = NULL;             /* its mapping stays until pj_slots_unmap */
+	return v;
 }
 
 /* A key's hashes: hv of the whole key (the recent cache's index), pos
@@ -704,7 +701,7 @@ static int pj_pkts_in_part0(struct ana_paths *p, struct pj_part *part0, size_t t
  * 10 M events, 2 threads). First sights are distinct visit positions. */
 struct pj_mout {
 	struct ana_paths *p;
-	uint32_t **gmap, *cur;
+	uint32_t **gmap, **cur;     /* cur NULL: no cursors */
 	const size_t *base;
 	uint64_t *res;
 	size_t acc;
@@ -721,15 +718,15 @@ static inline __attribute__((always_inline)) void pj_merge_one(struct pj_mout *o
 		size_t id = o->base[t] + l;
 		uint64_t slot = q.minlen != UINT32_MAX;
 		o->acc -= q.nev + slot;
-		o->cur[2 * id] = (uint32_t)o->acc;
-		o->cur[2 * id + 1] = (uint32_t)(o->acc + q.n0);
+		o->cur[t][2 * (size_t)l] = (uint32_t)o->acc;
+		o->cur[t][2 * (size_t)l + 1] = (uint32_t)(o->acc + q.n0);
 		o->p->pkts[g].head = (uint32_t)o->acc;
 		o->res[id >> 6] |= slot << (id & 63);
 	}
 }
 
 static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
-		    uint32_t *cur, const size_t *base, uint64_t *res)
+		    uint32_t **cur, const size_t *base, uint64_t *res)
 {
 	size_t total = 0, at[PJ_MAXT], acc = 0;
 	for (unsigned t = 0; t < nt; t++) {
@@ -822,7 +819,7 @@ static int pj_flag_wait(struct pj_flag *f)
  * the sock_send ranges run side by side. The ranges take the events in
  * visit order as ana_ranges would, naming each packet by its partition's
  * base + its local index (id), as the global numbers are not known yet;
- * gall maps ids to global numbers after. Each packet takes at most one
+ * gmap maps them to global numbers after (pj_gnum). Each packet takes at most one
  * range, so p->extra holds them all: a bit per packet says which have one. */
 struct pj_after {
 	struct ana_model *m;
@@ -830,12 +827,15 @@ struct pj_after {
 	struct pj_part *part;
 	struct pj_split *split;
 	unsigned nt;
-	uint32_t *gmap[PJ_MAXT];    /* into gall */
+	uint32_t *gmap[PJ_MAXT];    /* partition t's local packet -> global number */
 	size_t base[PJ_MAXT], total;
 	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
 	uint64_t *res;              /* with cur: id -> a slot for a range (bits, pj_merge) */
 	size_t nres;                /* the slots (packets with payload) */
-	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
+	uint32_t *cur[PJ_MAXT];     /* partition t's: pj_scatter's cursors, two a local packet */
+	bool own;                   /* the order (cur), not evpkt */
+	uint32_t *blk[PJ_MAXT];     /* gmap[t] and cur[t] in one block */
+	bool blk_heap[PJ_MAXT];     /* malloc'd, not a slot table */
 	int rc;
 	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
 	/* with cur: ana_path_match's next steps beside (pj_after_task) */
@@ -970,12 +970,19 @@ static void pj_ranges_by_id(struct pj_after *a)
 
 static void pj_remap(struct pj_after *a, size_t r, bool release);
 
+/* The global number of packet id (base[t] + local). */
+static inline uint32_t pj_gnum(const struct pj_after *a, size_t id)
+{
+	unsigned t = a->nt - 1;
+	while (id < a->base[t])
+		t--;
+	return a->gmap[t][id - a->base[t]];
+}
+
 /* The ranges' packet ids to global numbers, and each packet's range (a
  * packet takes one at most). A pass over every range, ~8 ms on the 10 M
  * case: on the ranges' thread, which is done sooner than the main one. */
-struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
-
-static void pj_fix_range(void *ctx, size_t lo, size_t hi);
+static void pj_fix_range(struct pj_after *a);
 static void pj_place_ranges(struct pj_after *a);
 
 /* Every joined event's index into p->order, grouped by packet, each
@@ -996,7 +1003,7 @@ static void pj_scatter_range(struct pj_after *a, unsigned r)
 	size_t cut = s->cut, hi = s->lo[r + 1];
 	pj_cursor(s, r, li);
 	for (unsigned t = 0; t < a->nt; t++)
-		ct[t] = a->cur + 2 * a->base[t];
+		ct[t] = a->cur[t];
 	for (size_t j = s->lo[r]; j < hi; j++) {
 		uint8_t b = pb[j];
 		if (b == PJ_UNKEYED)
@@ -1074,19 +1081,19 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	(void)t1;
 	struct pj_after *a = ctx;
 	if (t == 0) {
-		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur, a->base, a->res);
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->own ? a->cur : NULL, a->base, a->res);
 		atomic_store_explicit(&a->merged, 1, memory_order_release);
-		if (!a->rc && a->cur) {
+		if (!a->rc && a->own) {
 			/* the own events and the range slots */
 			if (!(a->p->order = pj_reuse_block(a->part, a->nt, a->p->njoined + a->nres)))
 				a->rc = -1;
 		}
 		if (a->rc || !a->has_rng) {  /* pj_finish goes on, or ana_pjoin frees */
-			if (a->cur)
+			if (a->own)
 				pj_flag_set(&a->go, 2);
 			return;
 		}
-		if (a->cur) {
+		if (a->own) {
 			pj_after_merged(a);
 			return;
 		}
@@ -1098,7 +1105,7 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 			pj_remap(a, r, false);
 	} else {
 		pj_ranges_by_id(a);
-		if (a->cur) {
+		if (a->own) {
 			if (!pj_after_ranged(a) || a->main_fix)
 				return;
 		}
@@ -1107,12 +1114,10 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 		 * task 0 runs first when there is no thread for this one */
 		while (!atomic_load_explicit(&a->merged, memory_order_acquire))
 			sched_yield();
-		if (!a->rc && a->cur)
+		if (!a->rc && a->own)
 			pj_place_ranges(a);
-		else if (!a->rc) {
-			struct pj_fix fx = { a->p, a->gmap[0] };
-			pj_fix_range(&fx, 0, a->p->nextra);
-		}
+		else if (!a->rc)
+			pj_fix_range(a);
 	}
 }
 
@@ -1142,13 +1147,13 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 }
 
 
-static void pj_fix_range(void *ctx, size_t lo, size_t hi)
+static void pj_fix_range(struct pj_after *a)
 {
-	const struct pj_fix *f = ctx;
-	for (size_t j = lo; j < hi; j++) {
-		uint32_t k = f->gall[f->p->extra[j].pkt];
-		f->p->extra[j].pkt = k;
-		f->p->pkts[k].range_ev = f->p->extra[j].ev;
+	struct ana_paths *p = a->p;
+	for (size_t j = 0; j < p->nextra; j++) {
+		uint32_t k = pj_gnum(a, p->extra[j].pkt);
+		p->extra[j].pkt = k;
+		p->pkts[k].range_ev = p->extra[j].ev;
 	}
 }
 
@@ -1163,10 +1168,9 @@ static void pj_fix_range(void *ctx, size_t lo, size_t hi)
 static void pj_place_ranges(struct pj_after *a)
 {
 	struct ana_paths *p = a->p;
-	const uint32_t *gall = a->gmap[0];
 	size_t nres = a->nres;
 	for (size_t j = 0; j < p->nextra; j++) {
-		uint32_t k = gall[p->extra[j].pkt];
+		uint32_t k = pj_gnum(a, p->extra[j].pkt);
 		struct ana_pkt *q = &p->pkts[k];
 		p->extra[j].pkt = k;
 		q->range_ev = p->extra[j].ev;
@@ -1175,7 +1179,7 @@ static void pj_place_ranges(struct pj_after *a)
 	p->norder = p->njoined + nres;
 	for (size_t w = 0; p->nextra < nres && w <= a->total / 64; w++)
 		for (uint64_t e = a->res[w] & ~a->has_rng[w]; e; e &= e - 1) {
-			const struct ana_pkt *q = &p->pkts[gall[w * 64 + (size_t)__builtin_ctzll(e)]];
+			const struct ana_pkt *q = &p->pkts[pj_gnum(a, w * 64 + (size_t)__builtin_ctzll(e))];
 			p->order[q->head + q->nev] = p->order[q->head];
 		}
 }
@@ -1776,8 +1780,6 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 			      .ranged = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 },
 			      .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 },
 			      .upper = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 } };
-	uint32_t *gall = NULL;
-	unsigned gall_from = nt, cur_from = nt;     /* pj_slots_take's: nt, malloc'd */
 	int rc = -1;
 	if (!part || (nt > 1 && !split)) {
 		free(part);
@@ -1842,17 +1844,19 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 		bool own = split->cut != SIZE_MAX && a.has_rng;
 		for (unsigned t = 0; t < nt; t++)
 			own &= !part[t].super && !part[t].n0_over;
-		size_t nk = a.total ? a.total : 1;
-		if (own && !(a.cur = pj_slots_take(part, nt, nk * 2 * sizeof(uint32_t), &cur_from)) &&
-		    !(a.cur = malloc(nk * 2 * sizeof(uint32_t))))
-			goto out;
+		a.own = own;
 		if (own && !(a.res = calloc(a.total / 64 + 1, sizeof(*a.res))))
 			goto out;
-		if (!(gall = pj_slots_take(part, nt, nk * sizeof(*gall), &gall_from)) &&
-		    !(gall = malloc(nk * sizeof(*gall))))
-			goto out;
+		/* each partition's packet numbers, and cursors, in its table */
 		for (unsigned t = 0; t < nt; t++) {
-			a.gmap[t] = gall + a.base[t];
+			size_t nl = part[t].n ? part[t].n : 1, bytes = nl * (own ? 3 : 1) * sizeof(uint32_t);
+			if (!(a.blk[t] = pj_slots_take(&part[t], bytes))) {
+				a.blk_heap[t] = true;
+				if (!(a.blk[t] = malloc(bytes)))
+					goto out;
+			}
+			a.gmap[t] = a.blk[t];
+			a.cur[t] = own ? a.blk[t] + nl : NULL;
 			if (part[t].slot)           /* not taken: its pages back now */
 				pj_slots_unmap(&part[t]);
 		}
@@ -1873,11 +1877,10 @@ out:
 		pj_split_free(split);
 		free(split);
 	}
-	if (gall_from == nt)
-		free(gall);
+	for (unsigned t = 0; t < nt; t++)
+		if (a.blk_heap[t])
+			free(a.blk[t]);
 	free(a.has_rng);
 	free(a.res);
-	if (cur_from == nt)
-		free(a.cur);
 	return rc;
 }

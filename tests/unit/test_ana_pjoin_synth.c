@@ -251,16 +251,23 @@ static void test_storm(uint32_t nstorm)
 	for (unsigned t = 0; t < 3; t++)
 		p[t] = storm_match(nstorm, t + 1, &m[t], &o[t]);
 	CHECK(p[0] && p[1] && p[2], "storm of %u: matched", nstorm);
+	/* several threads leave an unused entry after each packet with payload
+	 * that took no range, when they fill the order themselves: not when
+	 * the storm's packet has more than 65 535 events on the first host
+	 * (their count wraps: the path through every event's packet) */
+	size_t unused = 0;
+	for (size_t k = 0; p[0] && nstorm < 65536 && k < p[0]->npkts; k++)
+		unused += p[0]->pkts[k].range_ev == UINT32_MAX;    /* every packet has payload */
 	for (unsigned t = 1; t < 3 && p[0] && p[t]; t++) {
-		bool same = p[t]->npkts == p[0]->npkts && p[t]->norder == p[0]->norder;
+		bool same = p[t]->npkts == p[0]->npkts && p[t]->norder == p[0]->norder + unused;
 		for (size_t k = 0; same && k < p[0]->npkts; k++) {
 			const struct ana_pkt *a = &p[0]->pkts[k], *b = &p[t]->pkts[k];
-			same = a->seq == b->seq && a->head == b->head && a->nev == b->nev &&
-			       a->group == b->group && a->range_ev == b->range_ev;
+			same = a->seq == b->seq && a->nev == b->nev && a->group == b->group &&
+			       a->range_ev == b->range_ev && (size_t)b->head + b->nev <= p[t]->norder &&
+			       !memcmp(p[0]->pe + a->head, p[t]->pe + b->head, a->nev * sizeof(*p[0]->pe));
 		}
-		same = same && !memcmp(p[0]->pe, p[t]->pe, p[0]->norder * sizeof(*p[0]->pe));
-		CHECK(same, "storm of %u: %u threads: the packets and their events in order as on 1",
-		      nstorm, t + 1);
+		CHECK(same, "storm of %u: %u threads: the packets and their events in order as on 1 "
+		      "(%zu unused entries)", nstorm, t + 1, unused);
 	}
 	size_t big = 0, ranged = 0;
 	for (size_t k = 0; p[0] && k < p[0]->npkts; k++) {
