@@ -1333,25 +1333,26 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
  * pj_emit_at's writes, with the lists' cursors in locals (c0, c1 for two
  * partitions: registers, no index into the lists each event). */
 static inline __attribute__((always_inline)) void pj_emit_fast(const struct ana_pev *e, uint32_t i,
-							       size_t pos, uint32_t *vis, uint8_t *pb,
-							       uint32_t **lc, uint32_t **c0, uint32_t **c1,
-							       const unsigned NT)
+							       size_t x, uint32_t *vis, uint8_t *pb,
+							       uint32_t off, uint32_t **lc, uint32_t **c0,
+							       uint32_t **c1, const unsigned NT)
 {
+	uint32_t pos = (uint32_t)x + off;
 	unsigned part = pj_part_of(e->seq, e->ack, NT);
 	unsigned eg = (e->len != 0) & ((unsigned)e->hook - PK_HOOK_DEV_QUEUE <=
 				       PK_HOOK_DEV_XMIT - PK_HOOK_DEV_QUEUE);
 	unsigned keyed = pj_keyed(e);
-	vis[pos] = i;
-	pb[pos] = (uint8_t)(part | eg << 7 | (keyed - 1));   /* PJ_UNKEYED when not keyed */
+	vis[x] = i;
+	pb[x] = (uint8_t)(part | eg << 7 | (keyed - 1));   /* PJ_UNKEYED when not keyed */
 	/* a range event's position is written past its list's end, not
 	 * counted (no branch on the kind) */
 	if (NT == 2) {
 		uint32_t *d = part ? *c1 : *c0;
-		*d = (uint32_t)pos;
+		*d = pos;
 		*c0 += keyed & (part ^ 1);
 		*c1 += keyed & part;
 	} else {
-		*lc[part] = (uint32_t)pos;
+		*lc[part] = pos;
 		lc[part] += keyed;
 	}
 }
@@ -1366,17 +1367,18 @@ static inline __attribute__((always_inline)) size_t pj_step_fused(const struct a
 								  uint32_t **c0, uint32_t **c1,
 								  unsigned *bad, const unsigned NT)
 {
-	size_t lim = end - i < PJ_STEP ? end : i + PJ_STEP, stop = i;
-	unsigned bd = 0;
+	size_t lim = end - i < PJ_STEP ? end : i + PJ_STEP, stop = i, off = pos - i;
+	/* event stop at position stop + off: one counter */
+	uint32_t *vo = vis + off;
+	uint8_t *po = pb + off;
 	__builtin_prefetch(&ev[i + PJ_VFETCH < end ? i + PJ_VFETCH : i]);
 	for (;;) {
 		const struct ana_pev *e = &ev[stop];
-		bd |= e->host != h;
-		pj_emit_fast(e, (uint32_t)stop, pos++, vis, pb, lc, c0, c1, NT);
+		*bad |= e->host != h;
+		pj_emit_fast(e, (uint32_t)stop, stop, vo, po, (uint32_t)off, lc, c0, c1, NT);
 		if (++stop >= lim || ev[stop].ts - base > limit)
 			break;
 	}
-	*bad |= bd;
 	return stop;
 }
 
@@ -1394,8 +1396,7 @@ static inline __attribute__((always_inline)) int pj_walk2_nt(struct pj_out *o, s
 {
 	const struct ana_pev *ev = s->m->pev.v;
 	size_t a = v->at[0], ea = v->end[0], b = v->at[1], eb = v->end[1], pos = o->pos;
-	size_t fast = 0;            /* a fused step may start at pos <= fast (pos 0: not) */
-	bool fast_ok = false;
+	size_t fast = 0;            /* a fused step may start below it */
 	uint64_t ba = v->base[0], bb = v->base[1];
 	uint32_t *lc[PJ_MAXT], *c0 = NULL, *c1 = NULL, *vis = o->vis;
 	uint8_t *pb = o->pb;
@@ -1408,7 +1409,7 @@ static inline __attribute__((always_inline)) int pj_walk2_nt(struct pj_out *o, s
 		c1 = lc[1];
 	}
 	while (pos < until) {
-		if (fast_ok && pos <= fast && a < ea && b < eb) {
+		if (pos < fast && a < ea && b < eb) {
 			uint64_t ka = ev[a].ts - ba, kb = ev[b].ts - bb;
 			size_t stop;
 			if (ka <= kb && ka < UINT64_MAX) {
@@ -1461,8 +1462,7 @@ static inline __attribute__((always_inline)) int pj_walk2_nt(struct pj_out *o, s
 		/* each event adds to one list at most: room for a step at
 		 * every position up to fast */
 		size_t upto = o->to - pos < room ? o->to : pos + room;
-		fast_ok = pos < o->to && upto >= pos + PJ_STEP;
-		fast = fast_ok ? upto - PJ_STEP : 0;
+		fast = pos < o->to && upto >= pos + PJ_STEP ? upto - PJ_STEP + 1 : 0;
 	}
 	if (!rc) {
 		if (NT == 2) {
