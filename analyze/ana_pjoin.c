@@ -702,6 +702,7 @@ static int pj_pkts_in_part0(struct ana_paths *p, struct pj_part *part0, size_t t
 struct pj_mout {
 	struct ana_paths *p;
 	uint32_t **gmap, **cur;     /* cur NULL: no cursors */
+	bool slots;                 /* a slot after each packet with payload */
 	const size_t *base;
 	uint64_t *res;
 	size_t acc;
@@ -716,7 +717,7 @@ static inline __attribute__((always_inline)) void pj_merge_one(struct pj_mout *o
 	o->p->pkts[g] = pj_pkt_out(&q, (uint32_t)g);
 	if (o->cur) {
 		size_t id = o->base[t] + l;
-		uint64_t slot = q.minlen != UINT32_MAX;
+		uint64_t slot = o->slots && q.minlen != UINT32_MAX;
 		o->acc -= q.nev + slot;
 		o->cur[t][2 * (size_t)l] = (uint32_t)o->acc;
 		o->cur[t][2 * (size_t)l + 1] = (uint32_t)(o->acc + q.n0);
@@ -726,12 +727,12 @@ static inline __attribute__((always_inline)) void pj_merge_one(struct pj_mout *o
 }
 
 static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
-		    uint32_t **cur, const size_t *base, uint64_t *res)
+		    uint32_t **cur, const size_t *base, uint64_t *res, size_t nres)
 {
-	size_t total = 0, at[PJ_MAXT], acc = 0;
+	size_t total = 0, at[PJ_MAXT], acc = nres;      /* the packets' nev and range slots */
 	for (unsigned t = 0; t < nt; t++) {
 		total += part[t].n;
-		acc += part[t].njoined + part[t].nres;  /* the packets' nev and range slots */
+		acc += part[t].njoined;
 		at[t] = part[t].n;
 	}
 	const struct pj_pkt *pk[PJ_MAXT];
@@ -740,7 +741,7 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 	if (total >= UINT32_MAX || pj_pkts_in_part0(p, &part[0], total))
 		return -1;
 	pk[0] = (const struct pj_pkt *)(const void *)p->pkts;
-	struct pj_mout o = { p, gmap, cur, base, res, acc };
+	struct pj_mout o = { p, gmap, cur, nres > 0, base, res, acc };
 	size_t g = total;
 	if (nt == 2) {
 		/* the later first sight of the two (~40 instructions a packet
@@ -984,6 +985,7 @@ static inline uint32_t pj_gnum(const struct pj_after *a, size_t id)
  * case: on the ranges' thread, which is done sooner than the main one. */
 static void pj_fix_range(struct pj_after *a);
 static void pj_place_ranges(struct pj_after *a);
+static size_t pj_order_len(const struct pj_after *a);
 
 /* Every joined event's index into p->order, grouped by packet, each
  * packet's in ascending index (ana_group_order's order, the extras (its
@@ -1063,7 +1065,7 @@ static bool pj_after_ranged(struct pj_after *a)
 	pj_flag_set(&a->ranged, 1);
 	if (pj_flag_wait(&a->go) != 1)
 		return false;
-	bool in_place = ana_pe_in_place(a->m, a->p->njoined + a->nres, a->threads);
+	bool in_place = ana_pe_in_place(a->m, pj_order_len(a), a->threads);
 	a->p->pe_pre = ana_pe_shrink_first(a->m, in_place);
 	a->low_n = in_place ? a->m->pev.n / 2 : 0;
 	a->low = in_place;
@@ -1081,7 +1083,8 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	(void)t1;
 	struct pj_after *a = ctx;
 	if (t == 0) {
-		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->own ? a->cur : NULL, a->base, a->res);
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->own ? a->cur : NULL, a->base, a->res,
+				 a->own ? a->nres : 0);
 		atomic_store_explicit(&a->merged, 1, memory_order_release);
 		if (!a->rc && a->own) {
 			/* the own events and the range slots */
@@ -1165,10 +1168,34 @@ static void pj_fix_range(struct pj_after *a)
  * for the few packets whose range was replaced); it takes an event index
  * for the gather to read. The empty ones are found by the bits: a
  * packet with payload (pj_merge) without a range (the ranges). */
+/* The order's final length: with its unused entries while that is no
+ * more than the events (the in-place gather's bound: ana_pe_in_place),
+ * else closed up (more packets with payload than sock_send events, as
+ * when one send makes several packets: as many entries as on 1 thread).
+ * The same on both threads once the ranges are over. */
+static size_t pj_order_len(const struct pj_after *a)
+{
+	size_t full = a->p->njoined + a->nres;
+	return full <= a->nvis ? full : a->p->njoined + a->p->nextra;
+}
+
+/* The slots of packets without a range closed up from the first (g0):
+ * every later packet's events move (ana_order_place's pass, only here). */
+static void pj_close_slots(struct ana_paths *p, size_t g0)
+{
+	uint32_t *o = p->order;
+	size_t acc = p->pkts[g0].head + p->pkts[g0].nev;
+	for (size_t k = g0 + 1; k < p->npkts; k++) {
+		struct ana_pkt *q = &p->pkts[k];
+		memmove(o + acc, o + q->head, q->nev * sizeof(*o));
+		q->head = (uint32_t)acc;
+		acc += q->nev;
+	}
+}
+
 static void pj_place_ranges(struct pj_after *a)
 {
 	struct ana_paths *p = a->p;
-	size_t nres = a->nres;
 	for (size_t j = 0; j < p->nextra; j++) {
 		uint32_t k = pj_gnum(a, p->extra[j].pkt);
 		struct ana_pkt *q = &p->pkts[k];
@@ -1176,12 +1203,18 @@ static void pj_place_ranges(struct pj_after *a)
 		q->range_ev = p->extra[j].ev;
 		p->order[q->head + q->nev++] = q->range_ev;
 	}
-	p->norder = p->njoined + nres;
-	for (size_t w = 0; p->nextra < nres && w <= a->total / 64; w++)
+	p->norder = pj_order_len(a);
+	bool close = p->norder < p->njoined + a->nres;
+	size_t g0 = SIZE_MAX;
+	for (size_t w = 0; p->nextra < a->nres && w <= a->total / 64; w++)
 		for (uint64_t e = a->res[w] & ~a->has_rng[w]; e; e &= e - 1) {
-			const struct ana_pkt *q = &p->pkts[pj_gnum(a, w * 64 + (size_t)__builtin_ctzll(e))];
+			size_t g = pj_gnum(a, w * 64 + (size_t)__builtin_ctzll(e));
+			const struct ana_pkt *q = &p->pkts[g];
 			p->order[q->head + q->nev] = p->order[q->head];
+			g0 = g < g0 ? g : g0;
 		}
+	if (close && g0 != SIZE_MAX)
+		pj_close_slots(p, g0);
 }
 
 /* Merge, ranges, then every event's packet number. */
@@ -1831,11 +1864,16 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 		if (pj_take(p, &part[0]))
 			goto out;
 	} else {
+		size_t nkeyed = 0;
 		for (unsigned t = 0; t < nt; t++) {
 			a.base[t] = a.total;
 			a.total += part[t].n;
 			a.nres += part[t].nres;
+			nkeyed += part[t].njoined;
 		}
+		/* no sock_send event: no packet takes a range, no slots */
+		if (nkeyed == nvis)
+			a.nres = 0;
 		a.has_rng = p->pending ? calloc(a.total / 64 + 1, sizeof(*a.has_rng)) : NULL;
 		if (p->pending && !a.has_rng)
 			goto out;
