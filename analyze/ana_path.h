@@ -154,8 +154,9 @@ void ana_pe_shrink_low(struct ana_model *m, size_t lo, size_t hi);
  * UINT32_MAX none), on threads threads; the same result for any count. On
  * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
  * On several, with p->pending, the ranges too, and when it can, p->order
- * (norder entries: ana_group_order's, heads and counts set, and an
- * unused entry after a packet with payload that took no range) instead of
+ * (norder entries: ana_group_order's, heads and counts set, and, while
+ * no longer than the events, an unused entry after each packet with
+ * payload that took no range) instead of
  * evpkt, then beside the merge the events' shrink (p->pe_pre: m->pev is
  * not read after; in place, both steps when its threads run at once:
  * p->pe_low_done).

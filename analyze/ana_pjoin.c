@@ -1160,14 +1160,6 @@ static void pj_fix_range(struct pj_after *a)
 	}
 }
 
-/* With cur, once the scatter and the ranges are over: each range into
- * its packet's slot (pj_merge left one after the own events of every
- * packet with payload, as only such a packet takes one). A slot left
- * empty stays (no packet's events: closing it up would move every later
- * packet, ana_order_place's pass over all of them, ~25 ms at 10 M events,
- * for the few packets whose range was replaced); it takes an event index
- * for the gather to read. The empty ones are found by the bits: a
- * packet with payload (pj_merge) without a range (the ranges). */
 /* The order's final length: with its unused entries while that is no
  * more than the events (the in-place gather's bound: ana_pe_in_place),
  * else closed up (more packets with payload than sock_send events, as
@@ -1180,7 +1172,8 @@ static size_t pj_order_len(const struct pj_after *a)
 }
 
 /* The slots of packets without a range closed up from the first (g0):
- * every later packet's events move (ana_order_place's pass, only here). */
+ * every later packet's events move (a pass over them as the old placing
+ * of the ranges made over all packets, only here). */
 static void pj_close_slots(struct ana_paths *p, size_t g0)
 {
 	uint32_t *o = p->order;
@@ -1193,6 +1186,15 @@ static void pj_close_slots(struct ana_paths *p, size_t g0)
 	}
 }
 
+/* With cur, once the scatter and the ranges are over: each range into
+ * its packet's slot (pj_merge left one after the own events of every
+ * packet with payload, as only such a packet takes one). A slot left
+ * empty stays when the order may be that long (pj_order_len): it holds
+ * no packet's events, and closing it up would move every later packet
+ * (~25 ms at 10 M events, where a few packets' ranges were replaced); it
+ * takes an event index for the gather to read. The empty ones are found
+ * by the bits: a packet with payload (pj_merge) without a range (the
+ * ranges). */
 static void pj_place_ranges(struct pj_after *a)
 {
 	struct ana_paths *p = a->p;
