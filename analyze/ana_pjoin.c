@@ -153,6 +153,13 @@ static void *pj_slots_take(struct pj_part *p, size_t bytes)
 	if (!p->slot || bytes > p->scap * sizeof(*p->slot))
 		return NULL;
 	void *v = p->slot;
+	/* the table's pages past the block back now: kept to the end of the
+	 * join they raised the match's peak (~10 MB with two tables, 10 M
+	 * events with losses) */
+	uintptr_t pg = 4096, a = ((uintptr_t)v + bytes + pg - 1) & ~(pg - 1);
+	uintptr_t b = (uintptr_t)(p->slot + p->scap) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
 	p->slot = NULL;             /* its mapping stays until pj_slots_unmap */
 	return v;
 }
