@@ -522,42 +522,7 @@ struct ana_sort {
 	struct ana_pe *pe;          /* the shrunk events */
 };
 
-/* ana_pjoin's p->order_own (each packet's own events, from its head) to
- * ana_group_order's: into dst, each packet's sock_send range (its only
- * extra) after its own events, heads and counts set. */
-static void ana_order_place(struct ana_paths *p, const uint32_t *src, uint32_t *dst)
-{
-	size_t acc = 0;
-	for (size_t k = 0; k < p->npkts; k++) {
-		struct ana_pkt *q = &p->pkts[k];
-		uint32_t own = q->nev;
-		q->head = (uint32_t)acc;
-		for (uint32_t x = 0; x < own; x++)
-			dst[acc + x] = *src++;
-		acc += own;
-		if (q->range_ev != UINT32_MAX) {
-			dst[acc++] = q->range_ev;
-			q->nev = own + 1;
-		}
-	}
-	p->norder = acc;
-}
-
-int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n)
-{
-	uint32_t *src = p->order;
-	uint32_t *dst = p->norder + p->nextra <= n ? vis
-			: malloc((p->norder + p->nextra) * sizeof(uint32_t));
-	if (!dst)
-		return -1;
-	ana_order_place(p, src, dst);
-	free(src);
-	p->order = dst;
-	p->order_own = false;
-	return 0;
-}
-
-bool ana_pe_in_place(const struct ana_model *m, const struct ana_paths *p, unsigned threads)
+bool ana_pe_in_place(const struct ana_model *m, size_t total, unsigned threads)
 {
 	/* in place on one thread, or in one analysis of the whole input: a
 	 * window of the streamed analysis (ana_stream.c) on 2 threads peaked at
@@ -565,7 +530,7 @@ bool ana_pe_in_place(const struct ana_model *m, const struct ana_paths *p, unsig
 	 * case, not understood); the in-memory run saves faulting a fresh
 	 * array of ana_pe (~30 ms of CPU at 10 M events) */
 	bool streamed = m->own_set || m->sacc;
-	return (threads <= 1 || !streamed) && m->pev.n && p->njoined + p->nextra <= m->pev.n;
+	return (threads <= 1 || !streamed) && m->pev.n && total <= m->pev.n;
 }
 
 struct ana_pe *ana_pe_shrink_first(struct ana_model *m, bool in_place)
@@ -578,28 +543,9 @@ void ana_pe_shrink_low(struct ana_model *m, size_t lo, size_t hi)
 	(void)ana_pe_upper_range(m, lo, hi);
 }
 
-/* With p->order_own, in two steps: task 0 places the extras while task 1
- * shrinks the upper half of the events (ana_pe_upper's record i lands on
- * event (n + i) / 2: the upper half's records on the events of that half
- * only, so that half, taken backwards, runs alone), then both shrink a
- * quarter each of the lower half (whose records land on events read
- * already). ana_group_order's evpkt pass and the serial shrink took ~75
- * ms each on the 10 M case, on one thread each. */
-static void ana_sort_own_task(void *ctx, size_t t, size_t t1)
-{
-	(void)t1;
-	struct ana_sort *s = ctx;
-	if (t == 0) {
-		if (ana_order_place_vis(s->p, s->vis, s->n)) {
-			free(s->p->order);
-			s->p->order = NULL;
-		}
-		s->order = s->p->order;
-		s->p->order = NULL;
-	} else
-		s->pe = s->p->pe_pre ? s->p->pe_pre : ana_pe_shrink_first(s->m, s->in_place);
-}
-
+/* After ana_pjoin's shrink of the upper half (p->pe_pre) when it did not
+ * shrink the lower half too: a quarter each of the lower half on two
+ * threads (the records land on events read already). */
 static void ana_sort_low_task(void *ctx, size_t t, size_t t1)
 {
 	(void)t1;
@@ -646,21 +592,15 @@ struct ana_paths *ana_path_match(struct ana_model *m)
 		}
 		ana_walk_super(p, ev, n);
 	}
+	/* the gather's length: ana_pjoin's order (p->pe_pre) has it */
+	size_t total = p->pe_pre ? p->norder : p->njoined + p->nextra;
 	struct ana_sort so = { .m = m, .p = p, .vis = vis, .n = n,
-			       .in_place = ana_pe_in_place(m, p, threads) };
+			       .in_place = ana_pe_in_place(m, total, threads) };
 	bool two = threads > 1 && n >= (1u << 16), low_done = p->pe_low_done;
 	p->pe_low_done = false;
-	if (p->order_own || p->pe_pre) {
-		if (!p->order_own) {        /* ana_pjoin placed and shrank beside its merge */
-			so.order = p->order;
-			so.pe = p->pe_pre;
-		} else if (two)
-			ana_par_tasks(2, ana_sort_own_task, &so);
-		else {
-			ana_sort_own_task(&so, 0, 1);
-			ana_sort_own_task(&so, 1, 2);
-		}
-		p->order_own = false;
+	if (p->pe_pre) {                /* ana_pjoin ordered and shrank beside its merge */
+		so.order = p->order;
+		so.pe = p->pe_pre;
 		p->pe_pre = NULL;
 		if (so.in_place && !low_done) {
 			if (two)

@@ -46,7 +46,8 @@ struct ana_paths {
 	struct ana_pending (*pending)[ANA_PENDING];   /* per flow, during the join */
 	uint32_t *order;            /* event indices grouped by packet (during the join) */
 	struct ana_pe *pe;          /* events grouped by packet: pkts[k].head .. + nev */
-	size_t norder;              /* entries of order, then of pe (the gather's length) */
+	size_t norder;              /* entries of order, then of pe (the gather's length; ana_pjoin's
+				     * may hold unused entries between packets) */
 	/* the event block's pages past pe (kept by an in-place gather): the
 	 * decomposition's results array takes them (no fresh pages to fault
 	 * in), or hands them back; part of pe's block, freed with it */
@@ -54,9 +55,6 @@ struct ana_paths {
 	size_t spare_len;
 	bool super;                 /* a packet has events of two payload lengths (ana_pjoin) */
 	bool ranges_done;           /* ana_pjoin took the sock_send ranges too */
-	bool order_own;             /* ana_pjoin left order (norder entries) with each packet's
-				     * own events only, from its head, and no evpkt: the
-				     * extras (ranges only) are not placed yet */
 	struct ana_pe *pe_pre;      /* ana_pjoin ran ana_pe_shrink_first beside its merge (its
 				     * result; NULL: not) */
 	bool pe_low_done;           /* and, in place, the second step (ana_pe_shrink_low of
@@ -136,9 +134,10 @@ static inline size_t ana_vstep2(const struct ana_pev *ev, struct ana_vruns *v, s
 }
 
 /* The steps of ana_path_match after the join that ana_pjoin runs beside
- * its merge on the p->order_own path (ana_path.c). Whether the events
- * shrink in place (else compacted), from the final njoined and nextra: */
-bool ana_pe_in_place(const struct ana_model *m, const struct ana_paths *p, unsigned threads);
+ * its merge when it fills p->order (ana_path.c). Whether the events
+ * shrink in place (else compacted), from the gather's length total (the
+ * order's entries): */
+bool ana_pe_in_place(const struct ana_model *m, size_t total, unsigned threads);
 /* The shrink's first step once nothing reads the 32-byte events any more:
  * the upper half of their block (the lower half follows on two threads)
  * or, not in place, all of them compacted. Returns the ana_pe. */
@@ -147,10 +146,6 @@ struct ana_pe *ana_pe_shrink_first(struct ana_model *m, bool in_place);
  * [lo, hi) of the lower half (hi <= m->pev.n / 2); disjoint pieces in any
  * order and on any threads. */
 void ana_pe_shrink_low(struct ana_model *m, size_t lo, size_t hi);
-/* p->order_own's order with the extras placed (into vis, n entries, when
- * they fit, else a new array; the old order freed): p->order, order_own
- * cleared. -1: no memory, nothing changed. */
-int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n);
 
 /* The key join (ana_pjoin.c): fills vis with the visit order (every event
  * of m once: ana_visit_fill's) and joins the events in that order: fills
@@ -159,10 +154,12 @@ int ana_order_place_vis(struct ana_paths *p, uint32_t *vis, size_t n);
  * UINT32_MAX none), on threads threads; the same result for any count. On
  * one thread, with p->pending, also the sock_send ranges (p->ranges_done).
  * On several, with p->pending, the ranges too, and when it can, p->order
- * instead of evpkt (p->order_own), then beside the merge the events'
- * shrink (p->pe_pre: m->pev is not read after; in place, both steps:
- * p->pe_low_done) and the placing of the extras (order_own cleared) when
- * its threads run at once.
+ * (norder entries: ana_group_order's, heads and counts set, and, while
+ * no longer than the events, an unused entry after each packet with
+ * payload that took no range) instead of
+ * evpkt, then beside the merge the events' shrink (p->pe_pre: m->pev is
+ * not read after; in place, both steps when its threads run at once:
+ * p->pe_low_done).
  * 0 or -1 (no memory). */
 int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nvis,
 	      unsigned threads);

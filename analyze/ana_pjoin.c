@@ -66,6 +66,7 @@ struct pj_part {
 	bool super;                 /* a packet has events of two payload lengths */
 	bool n0_over;               /* a packet's n0 wrapped */
 	size_t njoined;             /* counted per event: ... */
+	size_t nres;                /* several partitions: packets with payload (pj_merge) */
 	int err;
 	char pad[64];               /* ... kept off the next partition's line */
 };
@@ -141,22 +142,26 @@ static void pj_slots_unmap(struct pj_part *p)
 
 static void pj_slots_present(uint64_t *slot, size_t n);
 
-/* After the join: an array of bytes in a partition's slot table, whose
- * pages are present and huge, when one is left that holds it (else NULL:
- * malloc). The merge's cursors and packet numbers (~27 MB at 10 M events:
- * ~7 k fresh pages on the main thread) and the scatter's random cursor
- * updates (fewer TLB misses). *from: the table taken, nt when none. */
-static void *pj_slots_take(struct pj_part *part, unsigned nt, size_t bytes, unsigned *from)
+/* After the join: an array of bytes in partition p's slot table, whose
+ * pages are present and huge, when it holds them (else NULL: malloc).
+ * The merge's packet numbers and cursors of the partition's packets (~14
+ * MB each at 10 M events: ~7 k fresh pages on the main thread, in one
+ * table ~4.5 k of them) and the scatter's random cursor updates (fewer
+ * TLB misses). */
+static void *pj_slots_take(struct pj_part *p, size_t bytes)
 {
-	*from = nt;
-	for (unsigned t = 0; t < nt; t++)
-		if (part[t].slot && bytes <= part[t].scap * sizeof(*part[t].slot)) {
-			void *v = part[t].slot;
-			part[t].slot = NULL;        /* its mapping stays until pj_slots_unmap */
-			*from = t;
-			return v;
-		}
-	return NULL;
+	if (!p->slot || bytes > p->scap * sizeof(*p->slot))
+		return NULL;
+	void *v = p->slot;
+	/* the table's pages past the block back now: kept to the end of the
+	 * join they raised the match's peak (~10 MB with two tables, 10 M
+	 * events with losses) */
+	uintptr_t pg = 4096, a = ((uintptr_t)v + bytes + pg - 1) & ~(pg - 1);
+	uintptr_t b = (uintptr_t)(p->slot + p->scap) & ~(pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+	p->slot = NULL;             /* its mapping stays until pj_slots_unmap */
+	return v;
 }
 
 /* A key's hashes: hv of the whole key (the recent cache's index), pos
@@ -360,9 +365,10 @@ static int pj_range(struct pj_part *p, const struct ana_pev *e, uint32_t k)
 
 /* Event e (keyed, of this partition, at visit position j, packet key
  * hash hv) into its packet: the packet's local index, UINT32_MAX on no
- * memory (p->err set). */
+ * memory (p->err set). With nres, the packets with payload counted there
+ * (a local: in memory, ~6 instructions a payload event, callgrind). */
 static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part *p, const struct ana_pev *e, struct pj_h h,
-				   uint32_t j)
+				   uint32_t j, size_t *nres)
 {
 	uint8_t udp = p->m->flows.v[e->flow].proto == 17;
 	uint32_t k = pj_get(p, h, e->seq, e->ack, e->xid, udp, j);
@@ -377,6 +383,8 @@ static inline __attribute__((always_inline)) uint32_t pj_join_one(struct pj_part
 		/* two lengths in one packet: the longer is a super-packet */
 		if (q->minlen != UINT32_MAX && e->len != q->minlen)
 			p->super = true;
+		if (nres)
+			*nres += q->minlen == UINT32_MAX;
 		if (e->len < q->minlen)
 			q->minlen = e->len;
 	}
@@ -441,7 +449,7 @@ static void pj_run(struct pj_part *p)
 				ana_range_open(p->paths, e, i);
 			continue;
 		}
-		uint32_t k = pj_join_one(p, e, hv, (uint32_t)j);
+		uint32_t k = pj_join_one(p, e, hv, (uint32_t)j, NULL);
 		if (k == UINT32_MAX)
 			continue;
 		p->evpkt[i] = k;
@@ -534,7 +542,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 	const struct ana_pev *ev = p->ev;
 	const struct ana_flow *fl = p->m->flows.v;
 	/* SIZE_MAX: no event is below it, nothing counted */
-	size_t cut = s->cut == SIZE_MAX ? 0 : s->cut;
+	size_t cut = s->cut == SIZE_MAX ? 0 : s->cut, nres = 0;
 	unsigned over = 0;
 	for (unsigned r = 0; r < s->nt; r++) {
 		uint32_t *en = pj_list(s, r, p->t);
@@ -557,7 +565,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 				ring[x % PJ_RING] = fh;
 				pj_fetch_slot(p, fh);
 			}
-			uint32_t k = pj_join_one(p, e, hv, j);
+			uint32_t k = pj_join_one(p, e, hv, j, &nres);
 			en[x] = k;
 			if (k != UINT32_MAX) {
 				/* run 0's events of the packet, for pj_scatter */
@@ -569,6 +577,7 @@ static void pj_run_lists(struct pj_part *p, const struct pj_split *s)
 		}
 	}
 	p->n0_over = over;
+	p->nres = nres;
 	pj_groups(p);               /* the slot table is kept: pj_slots_take */
 }
 
@@ -687,20 +696,50 @@ static int pj_pkts_in_part0(struct ana_paths *p, struct pj_part *part0, size_t t
 }
 
 /* Numbers the partitions' packets by first sight into p->pkts; gmap[t][local]
- * is the global index. With cur, also pj_scatter's cursors: each packet's
- * own events laid out in packet order, its run-0 events from cur[2 g], its
- * run-1 events from cur[2 g + 1]. Backwards (the last seen first), in
+ * is the global index. With cur, also pj_scatter's cursors, by packet id
+ * (base[t] + local: the scatter needs no global number): each packet's
+ * own events laid out in packet order from its head, its run-0 events from
+ * cur[2 id], its run-1 events from cur[2 id + 1], and after them, when it
+ * has payload (only such a packet takes a sock_send range), a slot for its
+ * range (pj_place_ranges). Backwards (the last seen first), in
  * partition 0's block: packet g's 36 bytes land at or past the 28 of
  * partition 0's packets not read yet (its local index is at most g), so
  * its pages are not faulted in twice (~8 k faults on the main thread at
  * 10 M events, 2 threads). First sights are distinct visit positions. */
-static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
-		    uint32_t *cur)
+struct pj_mout {
+	struct ana_paths *p;
+	uint32_t **gmap, **cur;     /* cur NULL: no cursors */
+	bool slots;                 /* a slot after each packet with payload */
+	const size_t *base;
+	uint64_t *res;
+	size_t acc;
+};
+
+/* Local packet l of partition t (q, a copy: its bytes may be overwritten)
+ * is packet g. */
+static inline __attribute__((always_inline)) void pj_merge_one(struct pj_mout *o, const struct pj_pkt q,
+							       unsigned t, uint32_t l, size_t g)
 {
-	size_t total = 0, at[PJ_MAXT], acc = 0;
+	o->gmap[t][l] = (uint32_t)g;
+	o->p->pkts[g] = pj_pkt_out(&q, (uint32_t)g);
+	if (o->cur) {
+		size_t id = o->base[t] + l;
+		uint64_t slot = o->slots && q.minlen != UINT32_MAX;
+		o->acc -= q.nev + slot;
+		o->cur[t][2 * (size_t)l] = (uint32_t)o->acc;
+		o->cur[t][2 * (size_t)l + 1] = (uint32_t)(o->acc + q.n0);
+		o->p->pkts[g].head = (uint32_t)o->acc;
+		o->res[id >> 6] |= slot << (id & 63);
+	}
+}
+
+static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint32_t **gmap,
+		    uint32_t **cur, const size_t *base, uint64_t *res, size_t nres)
+{
+	size_t total = 0, at[PJ_MAXT], acc = nres;      /* the packets' nev and range slots */
 	for (unsigned t = 0; t < nt; t++) {
 		total += part[t].n;
-		acc += part[t].njoined;         /* the sum of the packets' nev */
+		acc += part[t].njoined;
 		at[t] = part[t].n;
 	}
 	const struct pj_pkt *pk[PJ_MAXT];
@@ -709,7 +748,21 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 	if (total >= UINT32_MAX || pj_pkts_in_part0(p, &part[0], total))
 		return -1;
 	pk[0] = (const struct pj_pkt *)(const void *)p->pkts;
-	for (size_t g = total; g-- > 0;) {
+	struct pj_mout o = { p, gmap, cur, nres > 0, base, res, acc };
+	size_t g = total;
+	if (nt == 2) {
+		/* the later first sight of the two (~40 instructions a packet
+		 * less than the loop over the partitions, callgrind) */
+		size_t a0 = at[0], a1 = at[1];
+		while (a0 && a1) {
+			bool one = pk[1][a1 - 1].first > pk[0][a0 - 1].first;
+			size_t l = one ? --a1 : --a0;
+			pj_merge_one(&o, pk[one][l], one, (uint32_t)l, --g);
+		}
+		at[0] = a0;
+		at[1] = a1;
+	}
+	while (g-- > 0) {
 		unsigned best = nt;
 		uint32_t bf = 0;
 		for (unsigned t = 0; t < nt; t++)
@@ -717,14 +770,8 @@ static int pj_merge(struct ana_paths *p, struct pj_part *part, unsigned nt, uint
 				bf = pk[t][at[t] - 1].first;
 				best = t;
 			}
-		const struct pj_pkt q = pk[best][--at[best]];
-		gmap[best][at[best]] = (uint32_t)g;
-		if (cur) {
-			acc -= q.nev;
-			cur[2 * g] = (uint32_t)acc;
-			cur[2 * g + 1] = (uint32_t)(acc + q.n0);
-		}
-		p->pkts[g] = pj_pkt_out(&q, (uint32_t)g);
+		--at[best];
+		pj_merge_one(&o, pk[best][at[best]], best, (uint32_t)at[best], g);
 	}
 	p->npkts = total;
 	for (unsigned t = 0; t < nt; t++) {
@@ -780,7 +827,7 @@ static int pj_flag_wait(struct pj_flag *f)
  * the sock_send ranges run side by side. The ranges take the events in
  * visit order as ana_ranges would, naming each packet by its partition's
  * base + its local index (id), as the global numbers are not known yet;
- * gall maps ids to global numbers after. Each packet takes at most one
+ * gmap maps them to global numbers after (pj_gnum). Each packet takes at most one
  * range, so p->extra holds them all: a bit per packet says which have one. */
 struct pj_after {
 	struct ana_model *m;
@@ -788,10 +835,15 @@ struct pj_after {
 	struct pj_part *part;
 	struct pj_split *split;
 	unsigned nt;
-	uint32_t *gmap[PJ_MAXT];    /* into gall */
+	uint32_t *gmap[PJ_MAXT];    /* partition t's local packet -> global number */
 	size_t base[PJ_MAXT], total;
 	uint64_t *has_rng;          /* id -> a range taken (bits; NULL: no ranges) */
-	uint32_t *cur;              /* pj_scatter's cursors, two a packet (NULL: evpkt instead) */
+	uint64_t *res;              /* with cur: id -> a slot for a range (bits, pj_merge) */
+	size_t nres;                /* the slots (packets with payload) */
+	uint32_t *cur[PJ_MAXT];     /* partition t's: pj_scatter's cursors, two a local packet */
+	bool own;                   /* the order (cur), not evpkt */
+	uint32_t *blk[PJ_MAXT];     /* gmap[t] and cur[t] in one block */
+	bool blk_heap[PJ_MAXT];     /* malloc'd, not a slot table */
 	int rc;
 	atomic_int merged;          /* task 0's merge is over (a->rc says how) */
 	/* with cur: ana_path_match's next steps beside (pj_after_task) */
@@ -926,38 +978,55 @@ static void pj_ranges_by_id(struct pj_after *a)
 
 static void pj_remap(struct pj_after *a, size_t r, bool release);
 
+/* The global number of packet id (base[t] + local). */
+static inline uint32_t pj_gnum(const struct pj_after *a, size_t id)
+{
+	unsigned t = a->nt - 1;
+	while (id < a->base[t])
+		t--;
+	return a->gmap[t][id - a->base[t]];
+}
+
 /* The ranges' packet ids to global numbers, and each packet's range (a
  * packet takes one at most). A pass over every range, ~8 ms on the 10 M
  * case: on the ranges' thread, which is done sooner than the main one. */
-struct pj_fix { struct ana_paths *p; const uint32_t *gall; };
-
-static void pj_fix_range(void *ctx, size_t lo, size_t hi);
+static void pj_fix_range(struct pj_after *a);
+static void pj_place_ranges(struct pj_after *a);
+static size_t pj_order_len(const struct pj_after *a);
 
 /* Every joined event's index into p->order, grouped by packet, each
- * packet's in ascending index (ana_group_order's order without the
- * extras, which follow a packet's own events): the visit order takes each
- * of the two runs by index, and run 0's events come before run 1's, so a
- * packet's run-0 events go from its first place up (cursor cur[2 g]), its
- * run-1 events from n0 places later (cur[2 g + 1]; the run picks the
- * cursor without a branch: the runs alternate every few events). Replaces
- * the remap into evpkt and ana_group_order's pass over it (two passes over
- * every event on the main thread). */
-static void pj_scatter(struct pj_after *a)
+ * packet's in ascending index (ana_group_order's order, the extras (its
+ * range) in the slot after a packet's own events, pj_place_ranges): the
+ * visit order takes each of the two runs by index, and run 0's events
+ * come before run 1's, so a packet's run-0 events go from its first place
+ * up (cursor cur[2 id]), its run-1 events from n0 places later (cur[2 id +
+ * 1]; the run picks the cursor without a branch: the runs alternate every
+ * few events). Replaces the remap into evpkt and ana_group_order's pass
+ * over it (two passes over every event on the main thread). */
+static void pj_scatter_range(struct pj_after *a, unsigned r)
 {
 	const struct pj_split *s = a->split;
-	uint32_t *order = a->p->order, *cur = a->cur, *li[PJ_MAXT];
-	size_t cut = s->cut;
-	for (unsigned r = 0; r < a->nt; r++) {
-		pj_cursor(s, r, li);
-		for (size_t j = s->lo[r]; j < s->lo[r + 1]; j++) {
-			uint8_t b = s->pb[j];
-			if (b == PJ_UNKEYED)
-				continue;
-			unsigned t = b & ~PJ_EGRESS;
-			uint32_t g = a->gmap[t][*li[t]++], i = s->vis[j];
-			order[cur[2 * (size_t)g + (i >= cut)]++] = i;
-		}
+	const uint32_t *vis = s->vis;
+	const uint8_t *pb = s->pb;
+	uint32_t *order = a->p->order, *li[PJ_MAXT], *ct[PJ_MAXT];
+	size_t cut = s->cut, hi = s->lo[r + 1];
+	pj_cursor(s, r, li);
+	for (unsigned t = 0; t < a->nt; t++)
+		ct[t] = a->cur[t];
+	for (size_t j = s->lo[r]; j < hi; j++) {
+		uint8_t b = pb[j];
+		if (b == PJ_UNKEYED)
+			continue;
+		unsigned t = b & ~PJ_EGRESS;
+		uint32_t l = *li[t]++, i = vis[j];
+		order[ct[t][2 * (size_t)l + (i >= cut)]++] = i;
 	}
+}
+
+static void pj_scatter(struct pj_after *a)
+{
+	for (unsigned r = 0; r < a->nt; r++)
+		pj_scatter_range(a, r);
 }
 
 #define PJ_LOW_PIECE 65536u      /* events of the lower half a thread shrinks at a time */
@@ -977,27 +1046,21 @@ static void pj_shrink_low(struct pj_after *a)
 
 /* With cur, task 0 after its merge: it lets task 1 shrink the events once
  * its ranges are over (nothing here reads the events; only the merge or
- * the order's block can fail), scatters, fixes the ranges' ids and places
- * the extras once the ranges are over (they read vis, which the placing
- * overwrites), then takes pieces of the lower half's shrink once the
- * upper half's is over. The ranges read only their positions (s->need),
- * so task 1 shrinks the upper half and most of the lower one while task 0
- * scatters and places, and ana_path_match's two-thread lower-half step
- * goes. Only when task 1 has a thread: else it runs after this and does
- * the fix-up and the whole shrink, and ana_path_match places. */
+ * the order's block can fail), scatters, puts the ranges into their slots
+ * once the ranges are over, then takes pieces of the lower half's shrink
+ * once the upper half's is over. So task 1 shrinks the upper half and
+ * most of the lower one while task 0 scatters, and ana_path_match's
+ * two-thread lower-half step goes. Only when task 1 has a thread: else it
+ * runs after this and puts the ranges in and does the whole shrink. */
 static void pj_after_merged(struct pj_after *a)
 {
 	a->main_fix = ana_par_concurrent();
 	pj_flag_set(&a->go, 1);
 	pj_scatter(a);
-	a->p->norder = a->p->njoined;
-	a->p->order_own = true;
 	if (!a->main_fix)
 		return;
 	pj_flag_wait(&a->ranged);
-	struct pj_fix fx = { a->p, a->gmap[0] };
-	pj_fix_range(&fx, 0, a->p->nextra);
-	(void)ana_order_place_vis(a->p, a->vis, a->nvis);  /* else ana_path_match tries */
+	pj_place_ranges(a);
 	if (pj_flag_wait(&a->upper) == 1)
 		pj_shrink_low(a);
 }
@@ -1009,7 +1072,7 @@ static bool pj_after_ranged(struct pj_after *a)
 	pj_flag_set(&a->ranged, 1);
 	if (pj_flag_wait(&a->go) != 1)
 		return false;
-	bool in_place = ana_pe_in_place(a->m, a->p, a->threads);
+	bool in_place = ana_pe_in_place(a->m, pj_order_len(a), a->threads);
 	a->p->pe_pre = ana_pe_shrink_first(a->m, in_place);
 	a->low_n = in_place ? a->m->pev.n / 2 : 0;
 	a->low = in_place;
@@ -1027,19 +1090,20 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 	(void)t1;
 	struct pj_after *a = ctx;
 	if (t == 0) {
-		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->cur);
+		a->rc = pj_merge(a->p, a->part, a->nt, a->gmap, a->own ? a->cur : NULL, a->base, a->res,
+				 a->own ? a->nres : 0);
 		atomic_store_explicit(&a->merged, 1, memory_order_release);
-		if (!a->rc && a->cur) {
-			size_t nj = a->p->njoined;
-			if (!(a->p->order = pj_reuse_block(a->part, a->nt, nj)))
+		if (!a->rc && a->own) {
+			/* the own events and the range slots */
+			if (!(a->p->order = pj_reuse_block(a->part, a->nt, a->p->njoined + a->nres)))
 				a->rc = -1;
 		}
 		if (a->rc || !a->has_rng) {  /* pj_finish goes on, or ana_pjoin frees */
-			if (a->cur)
+			if (a->own)
 				pj_flag_set(&a->go, 2);
 			return;
 		}
-		if (a->cur) {
+		if (a->own) {
 			pj_after_merged(a);
 			return;
 		}
@@ -1051,7 +1115,7 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 			pj_remap(a, r, false);
 	} else {
 		pj_ranges_by_id(a);
-		if (a->cur) {
+		if (a->own) {
 			if (!pj_after_ranged(a) || a->main_fix)
 				return;
 		}
@@ -1060,10 +1124,10 @@ static void pj_after_task(void *ctx, size_t t, size_t t1)
 		 * task 0 runs first when there is no thread for this one */
 		while (!atomic_load_explicit(&a->merged, memory_order_acquire))
 			sched_yield();
-		if (!a->rc) {
-			struct pj_fix fx = { a->p, a->gmap[0] };
-			pj_fix_range(&fx, 0, a->p->nextra);
-		}
+		if (!a->rc && a->own)
+			pj_place_ranges(a);
+		else if (!a->rc)
+			pj_fix_range(a);
 	}
 }
 
@@ -1093,14 +1157,73 @@ static void pj_remap_task(void *ctx, size_t r, size_t r1)
 }
 
 
-static void pj_fix_range(void *ctx, size_t lo, size_t hi)
+static void pj_fix_range(struct pj_after *a)
 {
-	const struct pj_fix *f = ctx;
-	for (size_t j = lo; j < hi; j++) {
-		uint32_t k = f->gall[f->p->extra[j].pkt];
-		f->p->extra[j].pkt = k;
-		f->p->pkts[k].range_ev = f->p->extra[j].ev;
+	struct ana_paths *p = a->p;
+	for (size_t j = 0; j < p->nextra; j++) {
+		uint32_t k = pj_gnum(a, p->extra[j].pkt);
+		p->extra[j].pkt = k;
+		p->pkts[k].range_ev = p->extra[j].ev;
 	}
+}
+
+/* The order's final length: with its unused entries while that is no
+ * more than the events (the in-place gather's bound: ana_pe_in_place),
+ * else closed up (more packets with payload than sock_send events, as
+ * when one send makes several packets: as many entries as on 1 thread).
+ * The same on both threads once the ranges are over. */
+static size_t pj_order_len(const struct pj_after *a)
+{
+	size_t full = a->p->njoined + a->nres;
+	return full <= a->nvis ? full : a->p->njoined + a->p->nextra;
+}
+
+/* The slots of packets without a range closed up from the first (g0):
+ * every later packet's events move (a pass over them as the old placing
+ * of the ranges made over all packets, only here). */
+static void pj_close_slots(struct ana_paths *p, size_t g0)
+{
+	uint32_t *o = p->order;
+	size_t acc = p->pkts[g0].head + p->pkts[g0].nev;
+	for (size_t k = g0 + 1; k < p->npkts; k++) {
+		struct ana_pkt *q = &p->pkts[k];
+		memmove(o + acc, o + q->head, q->nev * sizeof(*o));
+		q->head = (uint32_t)acc;
+		acc += q->nev;
+	}
+}
+
+/* With cur, once the scatter and the ranges are over: each range into
+ * its packet's slot (pj_merge left one after the own events of every
+ * packet with payload, as only such a packet takes one). A slot left
+ * empty stays when the order may be that long (pj_order_len): it holds
+ * no packet's events, and closing it up would move every later packet
+ * (~25 ms at 10 M events, where a few packets' ranges were replaced); it
+ * takes an event index for the gather to read. The empty ones are found
+ * by the bits: a packet with payload (pj_merge) without a range (the
+ * ranges). */
+static void pj_place_ranges(struct pj_after *a)
+{
+	struct ana_paths *p = a->p;
+	for (size_t j = 0; j < p->nextra; j++) {
+		uint32_t k = pj_gnum(a, p->extra[j].pkt);
+		struct ana_pkt *q = &p->pkts[k];
+		p->extra[j].pkt = k;
+		q->range_ev = p->extra[j].ev;
+		p->order[q->head + q->nev++] = q->range_ev;
+	}
+	p->norder = pj_order_len(a);
+	bool close = p->norder < p->njoined + a->nres;
+	size_t g0 = SIZE_MAX;
+	for (size_t w = 0; p->nextra < a->nres && w <= a->total / 64; w++)
+		for (uint64_t e = a->res[w] & ~a->has_rng[w]; e; e &= e - 1) {
+			size_t g = pj_gnum(a, w * 64 + (size_t)__builtin_ctzll(e));
+			const struct ana_pkt *q = &p->pkts[g];
+			p->order[q->head + q->nev] = p->order[q->head];
+			g0 = g < g0 ? g : g0;
+		}
+	if (close && g0 != SIZE_MAX)
+		pj_close_slots(p, g0);
 }
 
 /* Merge, ranges, then every event's packet number. */
@@ -1222,6 +1345,8 @@ static inline __attribute__((always_inline)) void pj_emit_at(struct pj_out *o,
 	o->bad |= o->guessed & bad;
 }
 
+#define PJ_STEP 256             /* events of a step at most (ana_vstep's stretch) */
+
 /* The stretch [lo, hi) of piece k at its next positions: the lists' room
  * made once for the stretch (at most 256 events), then its part before
  * the next piece's start into vis, the rest aside. */
@@ -1231,7 +1356,7 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 	const struct ana_pev *ev = s->m->pev.v;
 	unsigned nt = s->nt;
 	for (unsigned t = 0; t < nt; t++)
-		while (o->n[t] + (hi - lo) > o->cap[t]) {
+		while (o->n[t] + (hi - lo) + PJ_STEP > o->cap[t]) {
 			if (pj_list_grow(s, k, t))
 				return -1;
 			o->l[t] = s->list[k][t];
@@ -1246,22 +1371,102 @@ static inline int pj_piece_emit(struct pj_out *o, struct pj_split *s, unsigned k
 
 #define PJ_VFETCH 64            /* events ahead of a run's next step (ana_visit_two's) */
 
+/* Event e at position pos of a fused step (pj_walk2_nt): pj_byte and
+ * pj_emit_at's writes, with the lists' cursors in locals (c0, c1 for two
+ * partitions: registers, no index into the lists each event). */
+static inline __attribute__((always_inline)) void pj_emit_fast(const struct ana_pev *e, uint32_t i,
+							       size_t x, uint32_t *vis, uint8_t *pb,
+							       uint32_t off, uint32_t **lc, uint32_t **c0,
+							       uint32_t **c1, const unsigned NT)
+{
+	uint32_t pos = (uint32_t)x + off;
+	unsigned part = pj_part_of(e->seq, e->ack, NT);
+	unsigned eg = (e->len != 0) & ((unsigned)e->hook - PK_HOOK_DEV_QUEUE <=
+				       PK_HOOK_DEV_XMIT - PK_HOOK_DEV_QUEUE);
+	unsigned keyed = pj_keyed(e);
+	vis[x] = i;
+	pb[x] = (uint8_t)(part | eg << 7 | (keyed - 1));   /* PJ_UNKEYED when not keyed */
+	/* a range event's position is written past its list's end, not
+	 * counted (no branch on the kind) */
+	if (NT == 2) {
+		uint32_t *d = part ? *c1 : *c0;
+		*d = pos;
+		*c0 += keyed & (part ^ 1);
+		*c1 += keyed & part;
+	} else {
+		*lc[part] = pos;
+		lc[part] += keyed;
+	}
+}
+
+/* A step of one run fused: its events from i while their time (less
+ * base) is at most limit, PJ_STEP at most, emitted at pos on as they are
+ * read (the step's room checked by the caller). Returns where it stopped. */
+static inline __attribute__((always_inline)) size_t pj_step_fused(const struct ana_pev *ev, size_t i,
+								  size_t end, uint64_t base,
+								  uint64_t limit, uint16_t h, size_t pos,
+								  uint32_t *vis, uint8_t *pb, uint32_t **lc,
+								  uint32_t **c0, uint32_t **c1,
+								  unsigned *bad, const unsigned NT)
+{
+	size_t lim = end - i < PJ_STEP ? end : i + PJ_STEP, stop = i, off = pos - i;
+	/* event stop at position stop + off: one counter */
+	uint32_t *vo = vis + off;
+	uint8_t *po = pb + off;
+	__builtin_prefetch(&ev[i + PJ_VFETCH < end ? i + PJ_VFETCH : i]);
+	for (;;) {
+		const struct ana_pev *e = &ev[stop];
+		*bad |= e->host != h;
+		pj_emit_fast(e, (uint32_t)stop, stop, vo, po, (uint32_t)off, lc, c0, c1, NT);
+		if (++stop >= lim || ev[stop].ts - base > limit)
+			break;
+	}
+	return stop;
+}
+
 /* The main stretch of a piece's walk over two runs (the usual input):
  * ana_vstep2's steps, started below position until, with the runs' places
- * in registers and the lists' room checked once a step. A step is about
- * two events: with ana_vstep and a check of the room and of the next
- * piece's start for every one, the pieces took ~2.5 times the single
- * walk's instructions (callgrind). A step that runs past o->to, and
- * growing a list, take pj_piece_emit. */
-static int pj_walk2(struct pj_out *o, struct pj_split *s, unsigned k, struct ana_vruns *v,
-		    size_t until)
+ * in registers. While both runs have events, a step that cannot pass
+ * o->to and has room in every list is emitted as it is scanned, on a path
+ * of its own per run (scanning first and emitting after, with the run's
+ * values picked each step, the pieces took ~100 instructions an event
+ * against the single walk's ~33, callgrind); other steps (near o->to,
+ * short of room, a run over) take pj_piece_emit, which grows the lists. */
+static inline __attribute__((always_inline)) int pj_walk2_nt(struct pj_out *o, struct pj_split *s,
+							     unsigned k, struct ana_vruns *v,
+							     size_t until, const unsigned NT)
 {
 	const struct ana_pev *ev = s->m->pev.v;
-	unsigned nt = s->nt;
-	size_t a = v->at[0], ea = v->end[0], b = v->at[1], eb = v->end[1], room = 0;
+	size_t a = v->at[0], ea = v->end[0], b = v->at[1], eb = v->end[1], pos = o->pos;
+	size_t fast = 0;            /* a fused step may start below it */
 	uint64_t ba = v->base[0], bb = v->base[1];
+	uint32_t *lc[PJ_MAXT], *c0 = NULL, *c1 = NULL, *vis = o->vis;
+	uint8_t *pb = o->pb;
+	unsigned bad = 0;
 	int rc = 0;
-	while (o->pos < until) {
+	for (unsigned t = 0; t < NT; t++)
+		lc[t] = o->l[t] + o->n[t];
+	if (NT == 2) {
+		c0 = lc[0];
+		c1 = lc[1];
+	}
+	while (pos < until) {
+		if (pos < fast && a < ea && b < eb) {
+			uint64_t ka = ev[a].ts - ba, kb = ev[b].ts - bb;
+			size_t stop;
+			if (ka <= kb && ka < UINT64_MAX) {
+				stop = pj_step_fused(ev, a, ea, ba, kb, o->h[0], pos, vis, pb, lc,
+						     &c0, &c1, &bad, NT);
+				pos += stop - a;
+				a = stop;
+			} else {
+				stop = pj_step_fused(ev, b, eb, bb, ka, o->h[1], pos, vis, pb, lc,
+						     &c0, &c1, &bad, NT);
+				pos += stop - b;
+				b = stop;
+			}
+			continue;
+		}
 		bool ha = a < ea, hb = b < eb;
 		uint64_t ka = ha ? ev[a].ts - ba : UINT64_MAX, kb = hb ? ev[b].ts - bb : UINT64_MAX;
 		bool one = !(ka < UINT64_MAX && ka <= kb);   /* ana_vstep2's choice */
@@ -1269,29 +1474,59 @@ static int pj_walk2(struct pj_out *o, struct pj_split *s, unsigned k, struct ana
 			break;
 		size_t i = one ? b : a, end = one ? eb : ea, stop = i + 1;
 		uint64_t limit = one ? ka : kb, base = one ? bb : ba;
-		__builtin_prefetch(&ev[i + PJ_VFETCH < end ? i + PJ_VFETCH : i]);
-		while (stop < end && stop - i < 256 && ev[stop].ts - base <= limit)
+		while (stop < end && stop - i < PJ_STEP && ev[stop].ts - base <= limit)
 			stop++;
+		/* the cursors back into o, pj_piece_emit, and back */
+		if (NT == 2) {
+			lc[0] = c0;
+			lc[1] = c1;
+		}
+		for (unsigned t = 0; t < NT; t++)
+			o->n[t] = (size_t)(lc[t] - o->l[t]);
+		o->pos = pos;
+		if ((rc = pj_piece_emit(o, s, k, i, stop)))
+			break;
 		if (one)
 			b = stop;
 		else
 			a = stop;
-		size_t len = stop - i;
-		if (len > room || o->pos + len > o->to) {
-			if ((rc = pj_piece_emit(o, s, k, i, stop)))
-				break;
-			room = SIZE_MAX;
-			for (unsigned t = 0; t < nt; t++)
-				if (o->cap[t] - o->n[t] < room)
-					room = o->cap[t] - o->n[t];
-			continue;
+		pos = o->pos;
+		size_t room = SIZE_MAX;
+		for (unsigned t = 0; t < NT; t++) {
+			lc[t] = o->l[t] + o->n[t];
+			if (o->cap[t] - o->n[t] < room)
+				room = o->cap[t] - o->n[t];
 		}
-		room -= len;
-		pj_emit_at(o, ev, nt, i, stop, o->vis, o->pb, 0, o->h[one]);
+		if (NT == 2) {
+			c0 = lc[0];
+			c1 = lc[1];
+		}
+		/* each event adds to one list at most: room for a step at
+		 * every position up to fast */
+		size_t upto = o->to - pos < room ? o->to : pos + room;
+		fast = pos < o->to && upto >= pos + PJ_STEP ? upto - PJ_STEP + 1 : 0;
 	}
+	if (!rc) {
+		if (NT == 2) {
+			lc[0] = c0;
+			lc[1] = c1;
+		}
+		for (unsigned t = 0; t < NT; t++)
+			o->n[t] = (size_t)(lc[t] - o->l[t]);
+		o->pos = pos;
+	}
+	o->bad |= o->guessed & bad;
 	v->at[0] = a;
 	v->at[1] = b;
 	return rc;
+}
+
+static int pj_walk2(struct pj_out *o, struct pj_split *s, unsigned k, struct ana_vruns *v,
+		    size_t until)
+{
+	if (s->nt == 2)
+		return pj_walk2_nt(o, s, k, v, until, 2);
+	return pj_walk2_nt(o, s, k, v, until, s->nt);
 }
 
 /* Whether piece c, about to step at c->pos, is in a state the next piece
@@ -1587,8 +1822,6 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 			      .ranged = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 },
 			      .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 },
 			      .upper = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 } };
-	uint32_t *gall = NULL;
-	unsigned gall_from = nt, cur_from = nt;     /* pj_slots_take's: nt, malloc'd */
 	int rc = -1;
 	if (!part || (nt > 1 && !split)) {
 		free(part);
@@ -1640,10 +1873,16 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 		if (pj_take(p, &part[0]))
 			goto out;
 	} else {
+		size_t nkeyed = 0;
 		for (unsigned t = 0; t < nt; t++) {
 			a.base[t] = a.total;
 			a.total += part[t].n;
+			a.nres += part[t].nres;
+			nkeyed += part[t].njoined;
 		}
+		/* no sock_send event: no packet takes a range, no slots */
+		if (nkeyed == nvis)
+			a.nres = 0;
 		a.has_rng = p->pending ? calloc(a.total / 64 + 1, sizeof(*a.has_rng)) : NULL;
 		if (p->pending && !a.has_rng)
 			goto out;
@@ -1652,15 +1891,19 @@ int ana_pjoin(struct ana_model *m, struct ana_paths *p, uint32_t *vis, size_t nv
 		bool own = split->cut != SIZE_MAX && a.has_rng;
 		for (unsigned t = 0; t < nt; t++)
 			own &= !part[t].super && !part[t].n0_over;
-		size_t nk = a.total ? a.total : 1;
-		if (own && !(a.cur = pj_slots_take(part, nt, nk * 2 * sizeof(uint32_t), &cur_from)) &&
-		    !(a.cur = malloc(nk * 2 * sizeof(uint32_t))))
+		a.own = own;
+		if (own && !(a.res = calloc(a.total / 64 + 1, sizeof(*a.res))))
 			goto out;
-		if (!(gall = pj_slots_take(part, nt, nk * sizeof(*gall), &gall_from)) &&
-		    !(gall = malloc(nk * sizeof(*gall))))
-			goto out;
+		/* each partition's packet numbers, and cursors, in its table */
 		for (unsigned t = 0; t < nt; t++) {
-			a.gmap[t] = gall + a.base[t];
+			size_t nl = part[t].n ? part[t].n : 1, bytes = nl * (own ? 3 : 1) * sizeof(uint32_t);
+			if (!(a.blk[t] = pj_slots_take(&part[t], bytes))) {
+				a.blk_heap[t] = true;
+				if (!(a.blk[t] = malloc(bytes)))
+					goto out;
+			}
+			a.gmap[t] = a.blk[t];
+			a.cur[t] = own ? a.blk[t] + nl : NULL;
 			if (part[t].slot)           /* not taken: its pages back now */
 				pj_slots_unmap(&part[t]);
 		}
@@ -1681,10 +1924,10 @@ out:
 		pj_split_free(split);
 		free(split);
 	}
-	if (gall_from == nt)
-		free(gall);
+	for (unsigned t = 0; t < nt; t++)
+		if (a.blk_heap[t])
+			free(a.blk[t]);
 	free(a.has_rng);
-	if (cur_from == nt)
-		free(a.cur);
+	free(a.res);
 	return rc;
 }
