@@ -35,6 +35,12 @@ VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 export NP_BUILD ?= $(abspath $(O))
 export O
 GITREV    := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# NP_VERSION is given on the command line, which make does not track: the
+# objects that use it depend on $(O)/np_version, rewritten only when the
+# version or HEAD changed, so a make after a commit or merge rebuilds those
+# few objects (not main.o's stale revision, not everything) and a make with
+# nothing new rebuilds none.
+VERSION_SRC := $(shell grep -rl --include='*.c' NP_VERSION common record analyze report tests 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror
 INCLUDES  := -Icommon -Irecord -Irecord/core -Irecord/families -Ianalyze -Ianalyze/patterns -Ianalyze/traces -Ireport -Ibpf
@@ -102,6 +108,13 @@ nprec npanalyze npreport: %: $(O)/%
 	@ln -sf $(O)/$@ $@
 
 # ---------- objects ----------
+$(O)/np_version: FORCE
+	@mkdir -p $(O); v='$(VERSION) ($(GITREV))'; \
+	    [ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" > $@
+$(call objs,n,$(VERSION_SRC)) $(call objs,a,$(VERSION_SRC)): $(O)/np_version
+FORCE:
+.PHONY: FORCE
+
 $(O)/n/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
