@@ -106,10 +106,21 @@ PY
 cat "$E2E_TMP/trees.txt" >&2
 check "slow RPCs split over their calls ($nt call trees)" test "${nt:-0}" -gt 0
 check "every slow RPC matched to its orders request in dm-back's capture ($nm of $nt)" test "${nm:-0}" -eq "${nt:-0}"
-check "the network named for the RPCs whose orders request was resent, per the capture ($nl_net of $nl)" \
-	test "${nl_net:-0}" -eq "${nl:-x}"
-check "checkout RPCs not resent: dm-back's application holds the injected 50 ms ($nc_50 of $nc)" \
-	test "${nc_50:-0}" -eq "${nc:-x}"
+# Either set can be empty: on a quiet machine every slow RPC was resent (no
+# checkout RPC among them), in a run without drops none was. "0 of 0" is
+# no evidence: skipped, not passed.
+if [ "${nl:-0}" -gt 0 ]; then
+	check "the network named for the RPCs whose orders request was resent, per the capture ($nl_net of $nl)" \
+		test "${nl_net:-0}" -eq "$nl"
+else
+	skip "the network named for the resent RPCs: no slow RPC's orders request was resent in this run"
+fi
+if [ "${nc:-0}" -gt 0 ]; then
+	check "checkout RPCs not resent: dm-back's application holds the injected 50 ms ($nc_50 of $nc)" \
+		test "${nc_50:-0}" -eq "$nc"
+else
+	skip "checkout RPCs not resent hold the injected 50 ms: none among the slow RPCs (all of them resent)"
+fi
 if [ "$(v iptables_dropped)" -gt 0 ]; then
 	# the kernel's drop reason counts vs iptables' own counter (both count
 	# every drop of the rule while the recorders run)
