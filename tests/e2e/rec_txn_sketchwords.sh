@@ -71,25 +71,23 @@ c.close()
 print(n, slow)
 PY
 # count slow: transactions recorded in the role, and those whose bucket
-# starts at or above 1.5 ms (common/npwire.h: 64 buckets an octave)
+# starts at or above 1.5 ms (tests/tools/rc_npr.py: the dump reader and
+# the bucket bounds, common/npwire.h's 64 buckets an octave)
 cat > "$E2E_TMP/sk.py" <<'PY'
-import json, sys
+import sys
+sys.path.insert(0, sys.argv[2])
+from rc_npr import records, sk_lo_hi
 role = {"client": 1, "server": 2}[sys.argv[1]]
 n = slow = 0
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("type") != "txn_stats":
-        continue
-    b = r["body"]
+for b in records("txn_stats"):
     for i in range(b["n"]):
         if b["role"][i] != role:
             continue
         bl = b["lat"][i]["b"]
         for j in range(0, len(bl), 2):
             k, cnt = bl[j], bl[j + 1]
-            lo = k if k < 64 else (64 + k % 64) << (k // 64 - 1)
             n += cnt
-            slow += cnt if lo >= 1500000 else 0
+            slow += cnt if sk_lo_hi(k)[0] >= 1500000 else 0
 print(n, slow)
 PY
 
@@ -111,7 +109,7 @@ check "about a third of the requests at or above 1.5 ms by the client's clock ($
 	[ "${CSLOW:-0}" -ge $((N * 3 / 10)) -a "${CSLOW:-0}" -le $((N * 4 / 10)) ]
 near() { local d=$(($1 - $2)); [ ${d#-} -le $((N / 100)) ]; }
 for f in a w; do
-	read -r SN SSLOW < <("$NPREPORT" dump "$E2E_TMP/$f.npr" | python3 "$E2E_TMP/sk.py" client)
+	read -r SN SSLOW < <("$NPREPORT" dump "$E2E_TMP/$f.npr" | python3 "$E2E_TMP/sk.py" client "$E2E_ROOT/tests/tools")
 	what=$([ $f = a ] && echo "defaults" || echo "sketch map read whole")
 	check "$what: sketch holds every transaction (${SN:-none} of $N)" [ "${SN:-0}" = "$N" ]
 	check "$what: ${SSLOW:-?} at or above 1.5 ms, client ${CSLOW:-?} (within $((N / 100)))" \

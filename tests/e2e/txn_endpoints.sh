@@ -95,14 +95,12 @@ SLOW_NS=$((SLOW_MS * 1000000))
 
 # ---- recorder: TXN_EVENTS per role and path (exact durations) ----
 cat > "$T/ev.py" <<'PY'
-import json, sys
+import sys
+sys.path.insert(0, sys.argv[2])
+from rc_npr import records    # the dump reader of the REC-CORE tests
 role_want = int(sys.argv[1])
 per, empty, n = {}, 0, 0
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("type") != "txn_events":
-        continue
-    b = r["body"]
+for b in records("txn_events"):
     for i in range(b["n"]):
         if b["role"][i] != role_want:
             continue
@@ -121,8 +119,8 @@ for k, v in sorted(per.items()):
     nb = lambda p: (v[max(int(p * (len(v) - 1) + 0.5) - 1, 0)], v[min(int(p * (len(v) - 1) + 0.5) + 1, len(v) - 1)])
     print(k.replace(" ", "_"), len(v), q(0.5), q(0.99), *nb(0.5), *nb(0.99))
 PY
-"$NPREPORT" dump "$T/c.npr" | python3 "$T/ev.py" 1 > "$T/c.ev"
-"$NPREPORT" dump "$T/s.npr" | python3 "$T/ev.py" 2 > "$T/s.ev"
+"$NPREPORT" dump "$T/c.npr" | python3 "$T/ev.py" 1 "$E2E_ROOT/tests/tools" > "$T/c.ev"
+"$NPREPORT" dump "$T/s.npr" | python3 "$T/ev.py" 2 "$E2E_ROOT/tests/tools" > "$T/s.ev"
 echo "client-role events: $(tr '\n' ';' < "$T/c.ev")" >&2
 echo "server-role events: $(tr '\n' ';' < "$T/s.ev")" >&2
 read -r _ CN CEMPTY < <(grep '^all' "$T/c.ev")
