@@ -34,7 +34,6 @@ HF=$NP_BUILD/tools/hookfloor
 T=${BENCH_T:-3}
 PAIRS=${PAIRS:-8}
 NSA=${BENCH_NS:-hf-bench}-a NSB=${BENCH_NS:-hf-bench}-b
-IFA=hfla0 IFB=hflb0
 IPA=10.77.13.1 IPB=10.77.13.2
 TMP=$(mktemp -d /tmp/np-bench-hookfloor.XXXXXX)
 CONFIGS=(${HF_CONFIGS:-all all_tick all_clock all_nosampler syscalls softirq sock sched sampler tick tcp nprec})
@@ -83,29 +82,9 @@ for c in "${CONFIGS[@]}"; do
 done
 
 # ---- setup: two namespaces, veth, nginx + iperf3 server in B ----
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add $IFA netns $NSA type veth peer name $IFB netns $NSB
-ip -n $NSA addr add $IPA/24 dev $IFA; ip -n $NSB addr add $IPB/24 dev $IFB
-ip -n $NSA link set $IFA up; ip -n $NSB link set $IFB up
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-# worker_cpu_affinity 10: the one worker on CPU 1, wrk on CPU 0
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-worker_cpu_affinity 10;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+# (nginx's one worker on CPU 1, wrk on CPU 0)
+. "$ROOT/bench/txn_lib.sh"   # txn_setup_nginx
+txn_setup_nginx hfl 10
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 sleep 1
 

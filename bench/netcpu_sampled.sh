@@ -60,42 +60,22 @@ NSA=$BNS-bench-a NSB=$BNS-bench-b NET=${BENCH_NET:-10.78.19} IPA=$NET.1 IPB=$NET
 # machine moved the counts by 2-10x); NC_ARGS= (empty) records the machine
 FILTER_DEF="--host $IPB"
 TMP=$(mktemp -d /tmp/np-bench-ncsampled.XXXXXX)
-. "$ROOT/bench/txn_lib.sh"   # txn_traps: PIDS, namespaces and $TMP cleaned on exit
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (PIDS, namespaces and $TMP cleaned on exit), txn_setup_veth, txn_start_nginx
 txn_traps
 for t in iperf3 wrk nginx; do
 	command -v $t >/dev/null || { echo "bench/netcpu_sampled.sh: $t missing" >&2; exit 1; }
 done
 PIN_C=() PIN_W=() AFF=""
-if [ "$(nproc)" -ge 2 ]; then PIN_C=(-A 0,1) PIN_W=(taskset -c 0) AFF="worker_cpu_affinity 10;"; fi
+if [ "$(nproc)" -ge 2 ]; then PIN_C=(-A 0,1) PIN_W=(taskset -c 0) AFF=10; fi
 
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-VA=${BNS}ba0 VB=${BNS}bb0
-ip link add $VA netns $NSA type veth peer name $VB netns $NSB
+txn_setup_veth ${BNS}b
 # BENCH_CC: the namespaces' congestion control (reno: TCP arms no pacing
-# timers, whose TSC-deadline exits bias a CPU's own timer: NETCPU.md j31d)
+# timers, whose TSC-deadline exits bias a CPU's own timer: NETCPU.md j31d);
+# set before nginx listens (its connections take the listener's)
 if [ -n "${BENCH_CC:-}" ]; then
 	for ns in $NSA $NSB; do ip netns exec $ns sysctl -qw net.ipv4.tcp_congestion_control="$BENCH_CC" || exit 1; done
 fi
-ip -n $NSA addr add $IPA/24 dev $VA; ip -n $NSB addr add $IPB/24 dev $VB
-ip -n $NSA link set $VA up; ip -n $NSB link set $VB up
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-$AFF
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+txn_start_nginx "$AFF"
 ip netns exec $NSB iperf3 -s -B $IPB -p 5311 >/dev/null 2>&1 & PIDS+=($!)
 echo "function delay() return 1 end" > "$TMP/pace.lua"
 sleep 1

@@ -131,7 +131,7 @@ fi
 # Endpoint pinning (see the header): only with >= 2 CPUs, else nothing to separate.
 NCPU=$(nproc)
 if [ "$NCPU" -ge 2 ]; then
-	IPERF_PIN=(-A 0,1) WRK_PIN=(taskset -c 0) NGINX_AFF="worker_cpu_affinity 10;"
+	IPERF_PIN=(-A 0,1) WRK_PIN=(taskset -c 0) NGINX_AFF=10
 	PIN_NOTE="endpoints pinned: iperf3 client CPU 0 / server CPU 1, wrk CPU 0, nginx worker CPU 1; recorders unpinned"
 else
 	IPERF_PIN=() WRK_PIN=() NGINX_AFF=""
@@ -139,10 +139,8 @@ else
 fi
 
 # ---- setup: two namespaces, veth, nginx + iperf3 server in B ----
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add rcbncha0 netns $NSA type veth peer name rcbnchb0 netns $NSB
-ip -n $NSA addr add $IPA/24 dev rcbncha0; ip -n $NSB addr add $IPB/24 dev rcbnchb0
-ip -n $NSA link set rcbncha0 up; ip -n $NSB link set rcbnchb0 up
+. "$ROOT/bench/txn_lib.sh"   # txn_setup_veth, txn_rps, txn_start_nginx
+txn_setup_veth rcbnch
 # Pinned endpoints on veth reorder a bulk flow: data sent from the client's
 # syscall on CPU 0 and data sent from ACK processing on CPU 1 go through two
 # CPUs' backlogs, and iperf3 spent ~10k fast retransmits/s (DSACKed,
@@ -151,28 +149,9 @@ ip -n $NSA link set rcbncha0 up; ip -n $NSB link set rcbnchb0 up
 # the client's CPU 0, ACKs to the server's CPU 1): in order, 0 retransmits.
 # BENCH_RPS=0 keeps the kernel default.
 if [ "${BENCH_RPS:-1}" = 1 ] && [ "$NCPU" -ge 2 ]; then
-	ip netns exec $NSB sh -c 'echo 1 > /sys/class/net/rcbnchb0/queues/rx-0/rps_cpus' &&
-	ip netns exec $NSA sh -c 'echo 2 > /sys/class/net/rcbncha0/queues/rx-0/rps_cpus' &&
-	PIN_NOTE="$PIN_NOTE; RPS: data to CPU 0, ACKs to CPU 1"
+	txn_rps rcbnch && PIN_NOTE="$PIN_NOTE; RPS: data to CPU 0, ACKs to CPU 1"
 fi
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-$NGINX_AFF
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+txn_start_nginx "$NGINX_AFF"
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
@@ -251,7 +230,10 @@ phase_mark() {
 # a control (it should be ~0).
 # Samples counted: the endpoints', idle-context softirq (swapper,
 # ksoftirqd) and the recorders' own; other processes of a shared machine
-# (RECSHARE_ALL=1 counts every process, as before 2026-11-25)
+# (RECSHARE_ALL=1 counts every process, as before 2026-11-25), among them
+# other recorders (nprec, tcpdump) and samples through BPF programs this
+# mode's recorder does not hold (rec_own_samples, as bench/recpaced.sh):
+# before 2026-11-27 "none" read up to 9.75 % while another nprec ran.
 SHARE_WORKLOAD='^(wrk|nginx|iperf3|swapper|ksoftirqd/[0-9]+)$'
 [ "${RECSHARE_ALL:-0}" = 1 ] && SHARE_WORKLOAD='.'
 perf_start() {
@@ -267,7 +249,7 @@ perf_stop() {
 		echo "bench-record: perf record wrote no profile for $1 $2 (perf_event_paranoid?)" >&2
 		return 0
 	fi
-	perf script -i "$TMP/phase.perf" -F comm,ip,sym 2>/dev/null |
+	rec_own_samples "$TMP/phase.perf" ${REC_PIDS[@]+"${REC_PIDS[@]}"} |
 		python3 "$ROOT/bench/recshare.py" --workload "$SHARE_WORKLOAD" $rules |
 		sed "s/^/$1 $2 /" >> "$TMP/shares"
 	rm -f "$TMP/phase.perf"

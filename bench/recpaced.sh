@@ -25,7 +25,7 @@ NPREC_B=${NPREC_B:-}
 T=${BENCH_T:-3}
 REPS=${REPS:-6}
 PFX=${BENCH_NS:-rp}
-NSA=$PFX-a NSB=$PFX-b IFA=${PFX}a0 IFB=${PFX}b0
+NSA=$PFX-a NSB=$PFX-b
 IPA=10.77.19.1 IPB=10.77.19.2
 TMP=$(mktemp -d /tmp/np-recpaced.XXXXXX)
 PIDS=()
@@ -46,49 +46,19 @@ trap 'exit 130' INT TERM
 BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 [ "$(id -u)" -eq 0 ] || { echo "recpaced: needs root" >&2; exit 1; }
 
-. "$ROOT/bench/rec_lib.sh"   # rec_wait_ready
+. "$ROOT/bench/rec_lib.sh"   # rec_wait_ready, rec_own_samples
+. "$ROOT/bench/txn_lib.sh"   # txn_setup_nginx, txn_rps
 REC_PIDS=()
 
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add $IFA netns $NSA type veth peer name $IFB netns $NSB
-ip -n $NSA addr add $IPA/24 dev $IFA; ip -n $NSB addr add $IPB/24 dev $IFB
-ip -n $NSA link set $IFA up; ip -n $NSB link set $IFB up
-# as bench/record.sh: endpoints pinned, RPS to the endpoints' CPUs
-ip netns exec $NSB sh -c "echo 1 > /sys/class/net/$IFB/queues/rx-0/rps_cpus"
-ip netns exec $NSA sh -c "echo 2 > /sys/class/net/$IFA/queues/rx-0/rps_cpus"
-mkdir -p "$TMP/www" "$TMP/logs"; chmod 755 "$TMP" "$TMP/www"
-head -c 4096 /dev/zero | tr '\0' x > "$TMP/www/index.html"
-cat > "$TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-worker_cpu_affinity 10;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/logs; proxy_temp_path $TMP/logs; fastcgi_temp_path $TMP/logs;
-  uwsgi_temp_path $TMP/logs; scgi_temp_path $TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $TMP/www; }
-}
-CONF
-ip netns exec $NSB nginx -e "$TMP/logs/error.log" -p "$TMP" -c "$TMP/nginx.conf" & PIDS+=($!)
+# as bench/record.sh: endpoints pinned (nginx's worker on CPU 1), RPS to the endpoints' CPUs
+txn_setup_nginx $PFX 10
+txn_rps $PFX
 echo "function delay() return ${PACE_MS:-1} end" > "$TMP/pace.lua"
 sleep 1
 
 sched_ns() { awk '{print $1}' "/proc/$1/schedstat" 2>/dev/null || echo 0; }
 busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
 bpf_sum() { [ "${BPF_STATS:-0}" = 1 ] && python3 "$ROOT/bench/recprogs.py" --sum "$@" | awk '{print $1, $3}' || echo "0 0"; }
-
-# prog_tags PID: the tags of the BPF programs the process holds, space-separated
-prog_tags() {
-	local fd
-	for fd in /proc/$1/fd/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf-prog ] || continue
-		awk '$1 == "prog_tag:" {printf "%s ", $2}' "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null
-	done
-}
 
 # measure MODE REP: one line "mode rep rps rec_ms_per_s busy_ms bpf_ns bpf_runs"
 measure() {
@@ -102,7 +72,6 @@ measure() {
 		rec_wait_ready
 		sleep 1
 	fi
-	TAGS=$(prog_tags $pid)
 	[ "${PERF:-0}" = 1 ] && { perf record -q -a -g -F 997 -e cpu-clock -o "$TMP/p.perf" >/dev/null 2>&1 & PERF_PID=$!; PIDS+=($PERF_PID); sleep 0.5; }
 	[ "${BPF_STATS:-0}" = 1 ] && [ "$pid" != 0 ] && python3 "$ROOT/bench/recprogs.py" $pid > "$TMP/progs0"
 	s0=$(sched_ns $pid); b0=$(busy_ticks); f0=$(bpf_sum $pid); t0=$(date +%s%N)
@@ -115,10 +84,10 @@ measure() {
 	if [ "${PERF:-0}" = 1 ]; then
 		kill -INT $PERF_PID; wait $PERF_PID 2>/dev/null
 		# other recorders on the machine (other users' tests): their process
-		# renamed, and samples through their BPF programs (a tag this one
-		# does not hold) left out of the workload, so only this recorder counts
-		perf script -i "$TMP/p.perf" -F comm,pid,ip,sym 2>/dev/null |
-			awk -v me=$pid -v tags="$TAGS" -f "$ROOT/bench/recpaced_own.awk" > "$TMP/p.txt"
+		# renamed, and samples through their BPF programs (code outside this
+		# one's programs: by address, a recorder of the same build has the
+		# same tags) left out of the workload, so only this recorder counts
+		rec_own_samples "$TMP/p.perf" ${REC_PIDS[@]+"${REC_PIDS[@]}"} > "$TMP/p.txt"
 		[ -n "$KEEP" ] && cp "$TMP/p.txt" "$KEEP/$mode.$rep.txt"
 		python3 "$ROOT/bench/recshare.py" --by-symbol --workload '^(wrk|nginx|swapper|ksoftirqd/[0-9]+)$' nprec \
 			< "$TMP/p.txt" | sed "s/^/$mode $rep /" >> "$TMP/bysym"
