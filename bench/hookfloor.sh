@@ -54,15 +54,8 @@ cfg_tcp() { rec_bg "$HF" -q --only tcp; }
 cfg_nprec() { rec_bg "$NPREC" -q -o "$TMP/rec.npr"; }
 cfg_nprec_1k() { rec_bg "$NPREC" -q --sample-hz 1000 -o "$TMP/rec.npr"; }
 
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (txn_cleanup on exit), txn_setup_nginx
+txn_traps
 
 rec_bg() { "$@" 2>>"$TMP/rec.err" & REC=$!; PIDS+=($!); }
 rec_stop() {
@@ -83,7 +76,6 @@ done
 
 # ---- setup: two namespaces, veth, nginx + iperf3 server in B ----
 # (nginx's one worker on CPU 1, wrk on CPU 0)
-. "$ROOT/bench/txn_lib.sh"   # txn_setup_nginx
 txn_setup_nginx hfl 10
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 sleep 1

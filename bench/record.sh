@@ -95,17 +95,9 @@ mode_tcpdump() {
 mode_nprec_packets() { rec_bg "$NPREC" -q --packets --netns $NSA -i rcbncha0 -o "$1.npr"; }
 mode_nprec_packets16() { rec_bg "$NPREC" -q --packets --sample 1/16 --netns $NSA -i rcbncha0 -o "$1.npr"; }
 
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	sysctl -qw kernel.bpf_stats_enabled="${BPF_STATS_ORIG:-0}" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-trap 'exit 130' INT TERM
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (txn_cleanup on exit), txn_setup_veth, txn_rps, txn_start_nginx
+txn_traps
 
 . "$ROOT/bench/rec_lib.sh"   # rec_wait_ready, to_us, npr_lost
 REC_PIDS=()
@@ -139,7 +131,6 @@ else
 fi
 
 # ---- setup: two namespaces, veth, nginx + iperf3 server in B ----
-. "$ROOT/bench/txn_lib.sh"   # txn_setup_veth, txn_rps, txn_start_nginx
 txn_setup_veth rcbnch
 # Pinned endpoints on veth reorder a bulk flow: data sent from the client's
 # syscall on CPU 0 and data sent from ACK processing on CPU 1 go through two

@@ -33,21 +33,12 @@ MODES=(${MODES:-none A${NPREC_B:+ B}})
 KEEP=${KEEP:-}
 [ -n "$KEEP" ] && mkdir -p "$KEEP"
 
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	sysctl -qw kernel.bpf_stats_enabled="${BPF_STATS_ORIG:-0}" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (txn_cleanup on exit), txn_setup_nginx, txn_rps
+txn_traps
 [ "$(id -u)" -eq 0 ] || { echo "recpaced: needs root" >&2; exit 1; }
 
 . "$ROOT/bench/rec_lib.sh"   # rec_wait_ready, rec_own_samples
-. "$ROOT/bench/txn_lib.sh"   # txn_setup_nginx, txn_rps
 REC_PIDS=()
 
 # as bench/record.sh: endpoints pinned (nginx's worker on CPU 1), RPS to the endpoints' CPUs

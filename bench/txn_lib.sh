@@ -10,8 +10,7 @@
 # pid in NGM and in PIDS. txn_setup_nginx IFPREFIX [AFFINITY]: both.
 # txn_rps IFPREFIX: as bench/record.sh, what arrives at B (data) handled
 # on CPU 0, what arrives at A (ACKs) on CPU 1.
-# txn_traps: on exit, PIDS killed, namespaces $NSA and $NSB and $TMP
-# removed; needs root. txn_cpu_ms PID: on-CPU ms of all its threads;
+# txn_traps: txn_cleanup on exit; needs root. txn_cpu_ms PID: on-CPU ms of all its threads;
 # txn_ready PID FILE: nprec has written FILE and its start-up is over (its
 # CPU stopped growing).
 txn_setup_veth() {
@@ -44,14 +43,21 @@ txn_rps() {
 	ip netns exec $NSA sh -c "echo 2 > /sys/class/net/${1}a0/queues/rx-0/rps_cpus"
 }
 
+# txn_cleanup: PIDS stopped (SIGTERM, then SIGKILL), the namespaces'
+# processes killed and the namespaces removed, kernel.bpf_stats_enabled
+# back to BPF_STATS_ORIG when the script set that, $TMP removed
+txn_cleanup() {
+	local p ns
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	sleep 0.3
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
+	[ -n "${BPF_STATS_ORIG:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_ORIG" 2>/dev/null
+	rm -rf "$TMP"
+}
+
 txn_traps() {
 	PIDS=()
-	txn_cleanup() {
-		for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-		sleep 0.3
-		for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-		rm -rf "$TMP"
-	}
 	trap txn_cleanup EXIT
 	trap 'exit 130' INT TERM
 	[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
