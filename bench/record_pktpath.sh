@@ -9,7 +9,8 @@
 # mean ns per program run and the CPU share they took, figures the load of
 # the machine does not blur the way it blurs throughput.
 # Modes are interleaved over REPS repetitions; medians are printed.
-# Env: BENCH_T (seconds per run, 5), REPS (3), NP_BUILD (build/).
+# Env: BENCH_T (seconds per run, 5), REPS (3), NP_BUILD (build/), BENCH_NS
+# (namespace prefix, pk-bench).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NP_BUILD=${NP_BUILD:-$ROOT/build}
@@ -17,26 +18,16 @@ NPREC=$NP_BUILD/nprec
 PM=$NP_BUILD/tools/pktmatch
 T=${BENCH_T:-5}
 REPS=${REPS:-3}
-NSA=pk-bench-a NSB=pk-bench-b
+NSA=${BENCH_NS:-pk-bench}-a NSB=${BENCH_NS:-pk-bench}-b IPA=10.77.8.1 IPB=10.77.8.2
 TMP=$(mktemp -d /tmp/np-bench-pkt.XXXXXX)
 PIDS=()
 BPF_STATS_ORIG=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
-cleanup() {
-	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_ORIG" 2>/dev/null
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (txn_cleanup on exit), txn_setup_veth
+txn_traps
 [ "$(id -u)" -eq 0 ] || { echo "bench-pktpath: needs root" >&2; exit 1; }
 [ -x "$NPREC" ] && [ -x "$PM" ] || { echo "bench-pktpath: nprec or tools/pktmatch not built" >&2; exit 1; }
 
-for ns in $NSA $NSB; do ip netns del $ns 2>/dev/null; ip netns add $ns; ip -n $ns link set lo up; done
-ip link add pk-ba0 netns $NSA type veth peer name pk-bb0 netns $NSB
-ip -n $NSA addr add 10.77.8.1/24 dev pk-ba0; ip -n $NSB addr add 10.77.8.2/24 dev pk-bb0
-ip -n $NSA link set pk-ba0 up; ip -n $NSB link set pk-bb0 up
+txn_setup_veth pk-b
 ip netns exec $NSB iperf3 -s -p 5201 >/dev/null 2>&1 & PIDS+=($!)
 sysctl -qw kernel.bpf_stats_enabled=1 2>/dev/null
 sleep 1
@@ -63,7 +54,7 @@ measure() {   # MODE REP -> "mode gbps events_per_s bytes_per_event lost"
 		sleep 0.5
 	fi
 	local gbps
-	gbps=$(ip netns exec $NSA iperf3 -c 10.77.8.2 -p 5201 -t "$T" "${ip[@]}" -J 2>/dev/null |
+	gbps=$(ip netns exec $NSA iperf3 -c $IPB -p 5201 -t "$T" "${ip[@]}" -J 2>/dev/null |
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9))' 2>/dev/null)
 	local ev=0 bytes=0 lost=0 runs=0 rns=0
 	if [ "${mode%_small}" != none ]; then
