@@ -90,16 +90,8 @@ MODES=(${E2E_MODES:-none nprec tcpdump})
 TMP=$(mktemp -d /tmp/np-e2e-pairs.XXXXXX)
 PIDS=() REC_PIDS=()
 
-cleanup() {
-	local p ns
-	for p in "${REC_PIDS[@]}" "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for p in "${REC_PIDS[@]}" "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (txn_cleanup on exit: REC_PIDS, PIDS, namespaces, $TMP), txn_setup_nginx
+txn_traps
 
 [ "$(id -u)" -eq 0 ] || { echo "e2e-pairs: needs root" >&2; exit 1; }
 for t in wrk nginx tcpdump taskset chrt; do
@@ -111,7 +103,6 @@ if [ -n "${E2E_SCHED:-}" ] && ! command -v perf >/dev/null; then
 	echo "e2e-pairs: E2E_SCHED needs perf" >&2; exit 1
 fi
 
-. "$ROOT/bench/txn_lib.sh"   # txn_setup_nginx
 . "$ROOT/bench/rec_lib.sh"   # rec_wait_ready, to_us, npr_lost
 
 rec_bg() { "$@" 2>>"$TMP/rec.err" & REC_PIDS+=($!); }

@@ -22,16 +22,8 @@ NSA=$PFX-a NSB=$PFX-b IPA=10.77.33.1 IPB=10.77.33.2
 MODES=(${PROBE_MODES:-none nprec})
 TMP=$(mktemp -d /tmp/np-e2e-probe.XXXXXX)
 PIDS=() REC_PIDS=()
-cleanup() {
-	local p ns
-	for p in "${REC_PIDS[@]}" "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	sleep 0.3
-	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-. "$ROOT/bench/txn_lib.sh"
+. "$ROOT/bench/txn_lib.sh"   # txn_traps (txn_cleanup on exit: REC_PIDS, PIDS, namespaces, $TMP), txn_setup_nginx
+txn_traps
 . "$ROOT/bench/rec_lib.sh"
 txn_setup_nginx "$PFX"
 sleep 1

@@ -43,14 +43,14 @@ txn_rps() {
 	ip netns exec $NSA sh -c "echo 2 > /sys/class/net/${1}a0/queues/rx-0/rps_cpus"
 }
 
-# txn_cleanup: PIDS stopped (SIGTERM, then SIGKILL), the namespaces'
+# txn_cleanup: REC_PIDS (when set) and PIDS stopped (SIGTERM, then SIGKILL), the namespaces'
 # processes killed and the namespaces removed, kernel.bpf_stats_enabled
 # back to BPF_STATS_ORIG when the script set that, $TMP removed
 txn_cleanup() {
 	local p ns
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in ${REC_PIDS[@]+"${REC_PIDS[@]}"} "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.3
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in ${REC_PIDS[@]+"${REC_PIDS[@]}"} "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
 	for ns in $NSA $NSB; do ip netns pids $ns 2>/dev/null | xargs -r kill -9; ip netns del $ns 2>/dev/null; done
 	[ -n "${BPF_STATS_ORIG:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_ORIG" 2>/dev/null
 	rm -rf "$TMP"
