@@ -76,8 +76,8 @@ _Static_assert(sizeof(struct txn_conn) == 56, "txn_conn is not the 56 bytes afte
 /* Who the connection is and the request line read last: written at its
  * key and at a parsed request, read by flushes, events and HTTP
  * transactions' ends. Kept after the state a transaction's end writes
- * (txn_conn_sk), not between: that end then touches three lines of the
- * socket's storage and its sketch word's, not four (issue 24). */
+ * (txn_conn_sk), not between: that end then touches two lines of the
+ * socket's storage and its sketch word's (issue 24). */
 struct txn_conn_id {
 	__u64 conn;                 /* connection id (per boot of the BPF object) */
 	__u64 first_resp_ns;        /* of the current transaction, when its event is kept */
