@@ -44,14 +44,17 @@ const volatile bool txn_http = true;       /* read request lines for method + pa
  * user space lowers it while recording (--txn-events auto). */
 __u32 txn_ev_keep = TXN_EV_ALL;
 
-/* Per socket: where the current transaction is. The first 48 bytes are
- * all a send/recv that starts no request touches: in socket storage they
- * share one cache line with the storage's map pointer that the lookup
- * reads (the element's data part is line-aligned, the data 8 bytes in;
- * 48 bytes would fit 16 bytes in too), instead of two lines (issue 24:
- * under paced load the hooks run cache-cold, and their misses, not their
- * instructions, are the cost). A request's start also touches the line
- * after the pad. */
+/* Per socket: where the current transaction is; everything a request
+ * touches in the steady state (no event kept, no request line read),
+ * together with txn_acc's first 64 bytes: in socket storage these 56
+ * bytes share one cache line with the storage's map pointer that the
+ * lookup reads (the element's data part is line-aligned, the data 8 bytes
+ * in), and the hot part of txn_acc is the next line. A transaction's end
+ * and the next request's start then touch two lines of the storage and a
+ * sketch word's, not three, and a call that starts no request one (issue
+ * 24: under load the hooks run cache-cold, and their misses, not their
+ * instructions, are the cost). What only kept events read (the
+ * connection id, the first response's time) is in txn_conn_id. */
 struct txn_conn {
 	__u8  role;                 /* k.role, for the hot path */
 	__u8  phase, keyed;
@@ -60,23 +63,24 @@ struct txn_conn {
 	__u8  ev;                   /* the current transaction's event is kept */
 	__u8  path_due;             /* read the next request line even without an event */
 	__u8  fresh;                /* method/path parsed since they were last stored */
-	__u64 start_ns, first_resp_ns, last_ns;
-	__u64 bytes_req, bytes_resp;
-	__u64 pad;                  /* the next group starts on the next line */
-	__u32 pid, tid;
-	__u16 evh;                  /* id.k.evh, for a request's start */
 	__u8  http;
-	__u64 conn;
+	__u8  nstart;               /* request starts stored as acc's first two (0-2) */
+	__u16 evh;                  /* id.k.evh, for a request's start */
+	__u32 pid, tid;
+	__u32 pad;
+	__u64 start_ns, last_ns;
+	__u64 bytes_req, bytes_resp;
 };
-_Static_assert(__builtin_offsetof(struct txn_conn, pad) == 48, "txn_conn's hot part is not 48 bytes");
-_Static_assert(sizeof(struct txn_conn) == 80, "txn_conn is not 80 bytes");
+_Static_assert(sizeof(struct txn_conn) == 56, "txn_conn is not the 56 bytes after the storage's map pointer");
 
 /* Who the connection is and the request line read last: written at its
  * key and at a parsed request, read by flushes, events and HTTP
  * transactions' ends. Kept after the state a transaction's end writes
- * (txn_conn_sk), not between: that end then touches three lines of the
- * socket's storage and its sketch word's, not four (issue 24). */
+ * (txn_conn_sk), not between: that end then touches two lines of the
+ * socket's storage and its sketch word's (issue 24). */
 struct txn_conn_id {
+	__u64 conn;                 /* connection id (per boot of the BPF object) */
+	__u64 first_resp_ns;        /* of the current transaction, when its event is kept */
 	struct rc_txn_ckey k;
 	char  method[TXN_METHOD_LEN];
 	char  path[TXN_PATH_LEN];
@@ -95,9 +99,13 @@ struct {
 	__type(value, struct txn_conn_raw);
 } txn_conns SEC(".maps");
 
-/* Sums of a connection's completed transactions (tp_btf only). */
+/* Sums of a connection's completed transactions (tp_btf only). count_http
+ * is count + (HTTP ones << 32) in one word (one line less for a
+ * transaction's end): a flush's difference of it, taken mod 2^64, splits
+ * back exactly as long as fewer than 2^32 transactions end between two
+ * flushes of the connection. */
 struct txn_sums {
-	__u64 count, bytes_req, bytes_resp, lat_sum_ns, http_count;
+	__u64 count_http, bytes_req, bytes_resp, lat_sum_ns;
 };
 
 /* Completed transactions not yet in txn_stats / txn_sketch (tp_btf only).
@@ -108,15 +116,16 @@ struct txn_sums {
  * ending never lose or double one, and a transaction's end takes no
  * locked instruction for them (it took five). */
 struct txn_acc {
-	/* what a transaction's end writes, together (88 bytes: the rest of
-	 * txn_conn's second line and one more, txn_conn_sk; not three lines
-	 * with taken in the middle) */
+	/* what a transaction's end writes, together: the 64 bytes of the
+	 * storage's line after txn_conn's (txn_conn_sk) */
 	struct txn_sums sum;
 	__u64 last_ns;                    /* of the last completed one */
 	__u64 start_prev_ns;              /* of the last two completed */
 	__u64 start_last_ns;
 	__u32 pid, tid;
-	__u64 start_first_ns;             /* request starts of the first two completed (kept) */
+	/* request starts of the first two completed (kept), written while
+	 * txn_conn's nstart < 2 only */
+	__u64 start_first_ns;
 	__u64 start_second_ns;
 	struct txn_sums taken;            /* the flushes' */
 	char  method[TXN_METHOD_LEN];     /* of the last completed HTTP one */
@@ -134,17 +143,18 @@ struct txn_acc {
 _Static_assert(NP_SK_NBUCKETS < (1u << (32 - TXN_SKW_CBITS)), "bucket tag does not fit a word");
 
 /* The socket's storage: the state plus what waits to be flushed. The
- * storage's data starts 8 bytes into a cache line, so c is line 0 and the
- * first 24 bytes of line 1, acc's sums the rest of line 1, and the rest of
- * what a transaction's end writes (last_ns .. start_second_ns) line 2. */
+ * storage's data starts 8 bytes into a cache line (after the element's
+ * map pointer: struct bpf_local_storage_elem's sdata is cache-line
+ * aligned), so c is the rest of line 0 and acc's hot part line 1. */
 struct txn_conn_sk {
 	struct txn_conn c;                /* first: a txn_conn * of tp_btf programs points here */
 	struct txn_acc acc;
 	struct txn_conn_id id;
 	__u32 skw[TXN_SKW];
 };
-_Static_assert(__builtin_offsetof(struct txn_conn_sk, acc) + __builtin_offsetof(struct txn_acc, start_second_ns) + 8 <=
-	       3 * 64 - 8, "a transaction's end writes more than lines 0-2 of the storage");
+_Static_assert(__builtin_offsetof(struct txn_conn_sk, acc) == 64 - 8 &&
+	       __builtin_offsetof(struct txn_acc, start_first_ns) == 64,
+	       "a transaction's end writes more than lines 0-1 of the storage");
 
 /* btf: c is a txn_conn_sk's (tp_btf programs: socket storage, whether
  * buffered or not), else a txn_conn_raw's */
@@ -511,14 +521,14 @@ drop:
 /* This CPU's counters of the connection; the addresses go in once. */
 static __always_inline struct rc_txn_stats *stats_get(const struct txn_conn *c, const struct txn_conn_id *d)
 {
-	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &c->conn);
+	struct rc_txn_stats *s = bpf_map_lookup_elem(&txn_stats, &d->conn);
 	if (!s) {
-		bpf_map_update_elem(&txn_stats, &c->conn, &zero_stats, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&txn_stats, &c->conn);
+		bpf_map_update_elem(&txn_stats, &d->conn, &zero_stats, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&txn_stats, &d->conn);
 	}
 	if (s && !s->conn) {
 		s->k = d->k;
-		s->conn = c->conn;
+		s->conn = d->conn;
 	}
 	return s;
 }
@@ -613,7 +623,7 @@ static __always_inline void finish_direct(struct txn_conn *c, struct txn_conn_id
 			__builtin_memcpy(s->path, d->path, TXN_PATH_LEN);
 		}
 	}
-	sketch_add(c->conn, np_sketch_index(lat), 1);
+	sketch_add(d->conn, np_sketch_index(lat), 1);
 }
 
 /* One more transaction of bucket b (tag: its word's) in word *w if that
@@ -653,10 +663,10 @@ static __always_inline void skw_add(struct txn_conn_sk *x, __u32 b)
 		 * one's goes to the map, this one takes its place */
 		cur = __sync_lock_test_and_set(w, tag | 1);
 		if (cur & TXN_SKW_CMAX)
-			sketch_add(x->c.conn, (cur >> TXN_SKW_CBITS) - 1, cur & TXN_SKW_CMAX);
+			sketch_add(x->id.conn, (cur >> TXN_SKW_CBITS) - 1, cur & TXN_SKW_CMAX);
 		return;
 	}
-	sketch_add(x->c.conn, b, 1);      /* lost a race with a flush: directly */
+	sketch_add(x->id.conn, b, 1);     /* lost a race with a flush: directly */
 }
 
 /* Into the socket's storage (c is the first member of a txn_conn_sk). */
@@ -669,8 +679,17 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 	 * count (txn_take) sees its start and its sketch word, and one that
 	 * takes no count may skip the words (txn_flush) */
 	skw_add(x, np_sketch_index(lat));
-	txn_starts_add(&a->start_first_ns, &a->start_second_ns, &a->start_prev_ns, &a->start_last_ns,
-		       c->start_ns);
+	/* the first two starts (txn_starts_add's) on their cold line only
+	 * while they are being set */
+	if (c->nstart < 2) {
+		if (c->nstart)
+			a->start_second_ns = c->start_ns;
+		else
+			a->start_first_ns = c->start_ns;
+		c->nstart++;
+	}
+	a->start_prev_ns = a->start_last_ns;
+	a->start_last_ns = c->start_ns;
 	a->last_ns = c->last_ns;
 	a->pid = c->pid;
 	a->tid = c->tid;
@@ -678,7 +697,6 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 	a->sum.bytes_resp += c->bytes_resp;
 	a->sum.lat_sum_ns += lat;
 	if (c->http) {
-		a->sum.http_count++;
 		if (c->fresh) {
 			__builtin_memcpy(a->method, x->id.method, TXN_METHOD_LEN);
 			__builtin_memcpy(a->path, x->id.path, TXN_PATH_LEN);
@@ -688,7 +706,7 @@ static __always_inline void finish_buffered(struct txn_conn *c, __u64 lat)
 	/* stored after the rest: x86 keeps stores in order, the barrier
 	 * keeps clang from moving them */
 	asm volatile("" ::: "memory");
-	a->sum.count++;
+	a->sum.count_http += 1 + ((__u64)(c->http != 0) << 32);
 }
 
 /* What of *sum this flush takes: from taken up to the value read, claimed
@@ -729,7 +747,7 @@ static __always_inline void skw_move(struct skw_walk *k, __u32 i)
 	if (o)
 		o->w[o->n++ & (TXN_SKW - 1)] = w;
 	else
-		sketch_add_in(k->slot, k->x->c.conn, (w >> TXN_SKW_CBITS) - 1, w & TXN_SKW_CMAX);
+		sketch_add_in(k->slot, k->x->id.conn, (w >> TXN_SKW_CBITS) - 1, w & TXN_SKW_CMAX);
 }
 
 #define TXN_SKW_STEP 4      /* words a bpf_loop step looks at: one 16-byte test */
@@ -825,7 +843,7 @@ static __always_inline void skw_to_seq(struct txn_conn_sk *x, struct seq_file *s
 		return;
 	if (n > TXN_SKW)
 		n = TXN_SKW;
-	o->conn = x->c.conn;
+	o->conn = x->id.conn;
 	o->n = n;
 	/* txn_test_seq_full: odd connections as if their record found no room */
 	if ((txn_test_seq_full && (o->conn & 1)) ||
@@ -844,14 +862,14 @@ static __always_inline void txn_flush_to(struct txn_conn_sk *x, bool all, struct
 	struct txn_acc *a = &x->acc;
 	/* the count first: a transaction it takes has its starts and its
 	 * sketch word in already */
-	__u64 count = txn_take(&a->sum.count, &a->taken.count);
+	__u64 ch = txn_take(&a->sum.count_http, &a->taken.count_http);
 	asm volatile("" ::: "memory");
+	__u64 count = (__u32)ch, http = ch >> 32;
 	__u64 breq = txn_take(&a->sum.bytes_req, &a->taken.bytes_req);
 	__u64 bresp = txn_take(&a->sum.bytes_resp, &a->taken.bytes_resp);
 	__u64 lat = txn_take(&a->sum.lat_sum_ns, &a->taken.lat_sum_ns);
-	__u64 http = txn_take(&a->sum.http_count, &a->taken.http_count);
 
-	if (!x->c.conn)
+	if (!x->id.conn)
 		return;
 	/* a connection without events has its request line read once an
 	 * interval: the path its TXN_STATS row carries */
@@ -915,9 +933,9 @@ static __always_inline void txn_finish(struct txn_conn *c, bool btf)
 	if (!e) {
 		counter_add(TXN_CNT_RB_LOST);
 	} else {
-		e->conn = c->conn;
+		e->conn = d->conn;
 		e->start_ns = c->start_ns;
-		e->first_resp_ns = c->first_resp_ns;
+		e->first_resp_ns = d->first_resp_ns;
 		e->end_ns = c->last_ns;
 		e->bytes_req = c->bytes_req;
 		e->bytes_resp = c->bytes_resp;
@@ -964,11 +982,11 @@ static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 rol
 		bpf_map_update_elem(&txn_conns, &skp, &zero_conn, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&txn_conns, &skp);
 	}
-	if (c && !c->conn) {       /* new (conn ids start at 1) */
+	if (c && !conn_id(c, btf)->conn) {   /* new (conn ids start at 1) */
 		conn_id(c, btf)->k.role = role;
 		c->role = role;
 		c->path_due = 1;
-		c->conn = __sync_fetch_and_add(&txn_next_conn, 1) + 1;
+		conn_id(c, btf)->conn = __sync_fetch_and_add(&txn_next_conn, 1) + 1;
 	}
 	return c;
 }
@@ -1001,7 +1019,6 @@ static __always_inline void req_begin(struct txn_conn *c, __u64 now, bool btf)
 		txn_finish(c, btf);
 	__u64 id = bpf_get_current_pid_tgid();
 	c->start_ns = now;
-	c->first_resp_ns = 0;
 	c->bytes_req = 0;
 	c->bytes_resp = 0;
 	c->pid = id >> 32;
@@ -1011,6 +1028,8 @@ static __always_inline void req_begin(struct txn_conn *c, __u64 now, bool btf)
 	 * keeps the method and path read last, and its transactions skip the
 	 * user-memory read that was most of the per-request cost. */
 	c->ev = c->evh < txn_ev_keep;
+	if (c->ev)
+		conn_id(c, btf)->first_resp_ns = 0;
 	c->parse = txn_http && (c->ev || c->path_due || !(btf && txn_buffered));
 	if (c->parse) {
 		c->http = 0;
@@ -1063,7 +1082,8 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 			return 0;   /* unsolicited data (a banner, a late tail): no transaction */
 		__u64 now = bpf_ktime_get_ns();
 		if (c->phase == PH_REQ) {
-			c->first_resp_ns = now;
+			if (c->ev)          /* only events carry it */
+				conn_id(c, btf)->first_resp_ns = now;
 			c->phase = PH_RESP;
 		}
 		c->bytes_resp += ret;
