@@ -43,13 +43,6 @@ T=$E2E_TMP
 N_UDP=400 N_TCP=300 SZ=1000
 PT=5811 PU=5812
 
-# unmount_all FSTYPE: every mount of that type, in this namespace only
-unmount_all() {
-	local m
-	while m=$(findmnt -rn -t "$1" -o TARGET | tail -1) && [ -n "$m" ]; do
-		umount -l "$m" || return 1
-	done
-}
 mounted() { grep -q " - $1 " /proc/self/mountinfo; }
 unmount_all tracefs && unmount_all debugfs
 check "this namespace has no tracefs and no debugfs" bash -c '! grep -qE " - (tracefs|debugfs) " /proc/self/mountinfo'

@@ -10,10 +10,20 @@
 # and HTML incident summaries' RECORDER line names the failed probe, its
 # reason (tracefs) and its fallback. Control: a recording whose probes all
 # attached (default syscall hook) is summarised without "missing probes".
-# Needs root (eBPF); no namespaces, no traffic.
+# Needs root (eBPF); no network namespaces, no traffic. Runs in a mount
+# namespace of its own with tracefs and debugfs unmounted there, as on a
+# fresh VM: where tracefs is mounted (systemd at boot, perf record), nprec
+# finds the mount and uses it whatever the kernel's filesystem list says.
+if [ -z "${PROBES_E2E_INNER:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null; then
+	PROBES_E2E_INNER=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init report_probes
 e2e_need_root
+[ -n "${PROBES_E2E_INNER:-}" ] || e2e_skip "needs unshare (util-linux) for a mount namespace of its own"
+command -v findmnt > /dev/null || e2e_skip "findmnt missing"
+unmount_all tracefs && unmount_all debugfs
+check "this namespace has no tracefs and no debugfs" bash -c '! grep -qE " - (tracefs|debugfs) " /proc/self/mountinfo'
 for b in "$NPREC" "$NPANALYZE" "$NPREPORT"; do [ -x "$b" ] || e2e_skip "build $b first"; done
 command -v python3 > /dev/null || e2e_skip "python3 missing"
 cd "$E2E_TMP" || exit 1

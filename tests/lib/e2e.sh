@@ -131,6 +131,16 @@ ns_wait_drained() {
 
 # skip DESCRIPTION: a check that has nothing to look at in this run (counted
 # as skipped, not passed: "0 of 0" is no evidence).
+# unmount_all FSTYPE: every mount of that type, in this mount namespace only
+# (a test that needs the machine as it comes runs in one of its own:
+# systemd mounts tracefs at boot, a fresh VM does not, perf mounts it)
+unmount_all() {
+	local m
+	while m=$(findmnt -rn -t "$1" -o TARGET | tail -1) && [ -n "$m" ]; do
+		umount -l "$m" || return 1
+	done
+}
+
 skip() { E2E_SKIP=$((E2E_SKIP + 1)); echo "  skip $1" >&2; }
 
 # check DESCRIPTION CMD...: run CMD; pass if it exits 0.
