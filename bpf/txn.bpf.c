@@ -1039,6 +1039,64 @@ static __always_inline void req_begin(struct txn_conn *c, __u64 now, bool btf)
 	c->phase = PH_REQ;
 }
 
+/* When a server's request was there, from its socket: TCP refreshes
+ * tcp_clock_cache (ns, tcp_clock_ns(): CLOCK_MONOTONIC, the clock of
+ * bpf_ktime_get_ns) at the start of every segment it processes
+ * (tcp_rcv_established, tcp_rcv_state_process) and every transmit
+ * (tcp_write_xmit), so by the time a read returns data the cache is at or
+ * after the arrival of the last segment read, and never after now: the
+ * request's start within [its data's arrival, the read's return], the
+ * arrival when nothing happened on the socket since: the server's time
+ * then includes its wait to read the request, which its client waits too.
+ * It replaces a clock read (~47 ns a receive run on the project VM,
+ * docs/BENCHMARKS.md "txn's in-line time by knock-out") with one load
+ * from the socket's tx/rx-hot line, on the server's CPU, which saturated
+ * HTTP makes the bottleneck. A value before lo (the previous response's
+ * end: data that came before it, a pipelined request) or none (not TCP,
+ * a kernel without the field) reads the clock: the read's return, as
+ * before. Not used for a client's response, whose end is when the client
+ * had it (its own wakeup delay included: txn_endpoints checks recorded
+ * against the client's timing). Sends: sk_tx_end_time. */
+static __always_inline __u64 sk_rx_time(const struct sock *sk, __u64 lo, bool btf)
+{
+	__u64 t = 0;
+
+	if (btf) {
+		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (tp)
+			t = tp->tcp_clock_cache;
+	} else if (bpf_core_field_exists(((struct tcp_sock *)0)->tcp_clock_cache) &&
+		   rc_sk_protocol_x(sk, false) == RC_IPPROTO_TCP) {
+		t = BPF_CORE_READ((const struct tcp_sock *)sk, tcp_clock_cache);
+	}
+	return t && t >= lo ? t : bpf_ktime_get_ns();
+}
+
+/* When a server's response send ended, from its socket: with nothing
+ * left unsent (snd_nxt == write_seq) the send's last bytes went out in a
+ * tcp_write_xmit that began after they were queued (the send holds the
+ * socket lock while it copies; a deferred transmit runs at its release),
+ * and tcp_write_xmit refreshes tcp_clock_cache (sk_rx_time) as it begins:
+ * the cache is within [the last bytes' copy, now], at most the transmit's
+ * own time before the send returned. With bytes still queued (cwnd,
+ * autocork holding them until a TX completion, a rate-limiting qdisc) the
+ * cache may be older than this send's copy: then the clock, as for UDP,
+ * the raw_tp programs and a value before lo (the request's start). Saves
+ * the clock read (~60-70 ns a send run, docs/BENCHMARKS.md "txn's in-line
+ * time by knock-out") on most responses of a request/response server. */
+static __always_inline __u64 sk_tx_end_time(const struct sock *sk, __u64 lo, bool btf)
+{
+	if (btf) {
+		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (tp && tp->snd_nxt == tp->write_seq) {
+			__u64 t = tp->tcp_clock_cache;
+			if (t && t >= lo)
+				return t;
+		}
+	}
+	return bpf_ktime_get_ns();
+}
+
 /* btf: a tp_btf program (direct loads from the socket, filter.bpf.h) */
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
@@ -1065,7 +1123,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		 * the next request's lower bound is that end), so a request's
 		 * later reads and sends take no clock read. */
 		if (c->phase != PH_REQ)
-			req_begin(c, !tx ? bpf_ktime_get_ns() :
+			req_begin(c, !tx ? sk_rx_time(sk, c->last_ns, btf) :
 				     txn_nc_start ? req_start(bpf_ktime_get_ns()) : sk_tx_start(sk, c->last_ns, btf),
 				  btf);
 		if (c->parse) {
@@ -1080,7 +1138,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	} else {
 		if (c->phase == PH_IDLE)
 			return 0;   /* unsolicited data (a banner, a late tail): no transaction */
-		__u64 now = bpf_ktime_get_ns();
+		__u64 now = tx ? sk_tx_end_time(sk, c->start_ns, btf) : bpf_ktime_get_ns();
 		if (c->phase == PH_REQ) {
 			if (c->ev)          /* only events carry it */
 				conn_id(c, btf)->first_resp_ns = now;
