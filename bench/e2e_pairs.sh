@@ -31,6 +31,12 @@
 #   phase); beside it the p99 of the histograms merged over all rounds with
 #   its bootstrap interval, which one stall can dominate (wrk's
 #   coordinated-omission correction multiplies a stall's samples).
+# - what the CPUs did in the saturated phases (2026-11-28): busy ticks
+#   (/proc/stat user + nice + system + irq + softirq) and steal of CPU 0
+#   (wrk) and CPU 1 (nginx), per mode: which one is the bottleneck, and
+#   whether steal explains the rounds' spread (it did not: 0.1-0.3 %;
+#   e2e_stats.py). The adjacent-window comparison of bench/e2e_toggle.sh
+#   is the narrower measure of the programs' cost.
 # Both figures are printed for both metrics. The verdict per target says
 # "met" only when the whole interval is inside it, "NOT met" when it is
 # wholly outside.
@@ -214,6 +220,12 @@ wrk_run() {
 	wait $!
 	echo "$(awk '/^# requests/ {if ($5 > 0) printf "%.0f", $3 * 1e6 / $5}' "$4" 2>/dev/null) $(to_us "$(awk '$1=="50%" {print $2}' "$TMP/wrk.out")") $(to_us "$(awk '$1=="99%" {print $2}' "$TMP/wrk.out")")"
 }
+# cpu_ticks: per CPU 0 and 1, "busy steal" in USER_HZ ticks from /proc/stat
+# (busy = user nice system irq softirq; idle, iowait and steal left out;
+# steal: time the host gave our vCPU to another guest).
+cpu_ticks() {
+	awk '$1=="cpu0" || $1=="cpu1" {printf "%d %d ", $2+$3+$4+$7+$8, $9}' /proc/stat
+}
 # rec_signal SIG: to every recorder process (nprec_stop)
 rec_signal() { local p; for p in "${REC_PIDS[@]}"; do kill -"$1" "$p" 2>/dev/null; done; }
 
@@ -221,7 +233,7 @@ rec_signal() { local p; for p in "${REC_PIDS[@]}"; do kill -"$1" "$p" 2>/dev/nul
 # run_ns wait_ns slices (saturated) run_ns wait_ns slices (paced) cpus_sat
 # cpus_paced"; the two phases' histograms go to hist/MODE.ROUND.sat|paced
 measure() {
-	local mode=$1 round=$2 out="$TMP/$1.$2" sat pac s0 s1 s2 a1 a2 lost=0 f
+	local mode=$1 round=$2 out="$TMP/$1.$2" sat pac s0 s1 s2 a1 a2 c0 c1 nreq lost=0 f
 	mode_start "$mode" "$out"
 	rec_wait_ready
 	sleep "$SETTLE"
@@ -231,7 +243,9 @@ measure() {
 	[ -n "${E2E_SCHED:-}" ] && sched=1
 	[ -n "$sched" ] && sched_start "$mode.$round.sat"
 	s0=$(rec_sched)
+	c0=$(cpu_ticks)
 	sat=$(wrk_run "$CONNS" 0 "$T" "$TMP/hist/$mode.$round.sat")
+	c1=$(cpu_ticks)
 	s1=$(rec_sched)
 	a1=$(rec_cpus)
 	[ -n "$sched" ] && sched_stop "$mode.$round.sat" && sched_start "$mode.$round.paced"
@@ -248,8 +262,10 @@ measure() {
 	[ "$mode" = tcpdump ] && lost=$(grep -ho '[0-9]* packets dropped by kernel' "$TMP/rec.err" | awk '{s+=$1} END {print s+0}')
 	: > "$TMP/rec.err"
 	rm -f "$out".*
+	nreq=$(awk '/^# requests/ {print $3; exit}' "$TMP/hist/$mode.$round.sat" 2>/dev/null)
 	echo "$mode $round ${sat:-0 0 0} ${pac:-0 0 0} $lost" \
-		"$(echo "${s0:-0 0 0} ${s1:-0 0 0} ${s2:-0 0 0}" | awk '{printf "%d %d %d %d %d %d", $4-$1, $5-$2, $6-$3, $7-$4, $8-$5, $9-$6}')" "${a1:--} ${a2:--}" >> "$TMP/results"
+		"$(echo "${s0:-0 0 0} ${s1:-0 0 0} ${s2:-0 0 0}" | awk '{printf "%d %d %d %d %d %d", $4-$1, $5-$2, $6-$3, $7-$4, $8-$5, $9-$6}')" "${a1:--} ${a2:--}" \
+		"$(echo "$c0 $c1" | awk '{printf "%d %d %d %d", $5-$1, $6-$2, $7-$3, $8-$4}') ${nreq:-0}" >> "$TMP/results"
 }
 
 echo "e2e-pairs: $ROUNDS rounds x (${MODES[*]}), saturated wrk -t1 -c$CONNS and paced wrk -t1 -c$PCONNS" \

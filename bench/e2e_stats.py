@@ -23,8 +23,16 @@ a header line; E2E_BOOT: bootstrap resamples, default 4000)
 A row of RESULTS: mode round rps p50 p99 prps pp50 pp99 lost
                   run_ns wait_ns slices (saturated) run_ns wait_ns slices (paced)
                   cpus_sat cpus_paced (the recorder's allowed CPUs at the phase's end)
-HISTDIR/MODE.ROUND.sat|paced: "# requests N duration_us D errors E", then
-"latency_us count" lines (bench/e2e_hist.lua).
+                  cpu0_busy cpu0_steal cpu1_busy cpu1_steal (USER_HZ ticks over the
+                  saturated phase, /proc/stat) sat_requests (newer rows only)
+Per mode it also prints what the CPUs did in the saturated phases: busy
+ticks (user nice system irq softirq) and steal (the host running another
+guest on our vCPU) of CPU 0 (wrk) and CPU 1 (nginx). On 2026-11-28 nginx's
+CPU was 99-100 % busy in every mode, wrk's 72-76 %, steal 0.1-0.3 %: the
+rounds' spread (none 58-93 k req/s in one run) is the host's speed, not
+steal, and requests per busy tick (tried as a second estimate of the
+loss) came out as wide as req/s. bench/e2e_toggle.sh compares adjacent
+half-second windows instead.
 """
 import bisect
 import math
@@ -35,6 +43,7 @@ import sys
 
 RPS, P50, P99, PRPS, PP50, PP99, LOST = range(2, 9)
 SRUN, SWAIT, SSLC, PRUN, PWAIT, PSLC = range(9, 15)
+C0B, C0S, C1B, C1S, NREQ = range(17, 22)   # rows of 2026-11-28 on
 LEVEL = 0.95
 BOOT = int(os.environ.get("E2E_BOOT", "4000"))
 
@@ -230,6 +239,15 @@ def absolute(rows, hdir, modes):
             m, md[RPS], s99, md[PRPS], p50, p99, p999, ab, max(float(x[LOST]) for x in r), len(r),
             md[SRUN] / 1e6, md[SSLC], md[PRUN] / 1e6, md[PSLC]))
     print("(lost: the largest over the rounds; nprec_stop loses by design)")
+    for m in modes:
+        r = [x for x in rows if x[0] == m and len(x) > NREQ]
+        if r:
+            tot = lambda i: sum(float(x[i]) for x in r)
+            dur = sum(float(x[NREQ]) / float(x[RPS]) for x in r if float(x[RPS]) > 0)   # s, wrk's own
+            print("%-16s saturated phases: CPU 0 (wrk) busy %.0f ticks, steal %.0f; CPU 1 (nginx) busy %.0f,"
+                  " steal %.0f; %.0f requests in %.1f s of wrk's time (busy/wrk's time: CPU 0 %.0f %%, CPU 1 %.0f %%)" % (
+                      m, tot(C0B), tot(C0S), tot(C1B), tot(C1S), tot(NREQ), dur,
+                      tot(C0B) / max(dur, 1e-9), tot(C1B) / max(dur, 1e-9)))
 
 
 def main():
@@ -279,7 +297,8 @@ def main():
                     m, fmt_b(b), s))
     print()
     print("raw rows: mode round req/s p50 p99 paced_req/s paced_p50 paced_p99 lost"
-          " sat_run_ns sat_wait_ns sat_slices paced_run_ns paced_wait_ns paced_slices cpus_sat cpus_paced")
+          " sat_run_ns sat_wait_ns sat_slices paced_run_ns paced_wait_ns paced_slices cpus_sat cpus_paced"
+          " [cpu0_busy cpu0_steal cpu1_busy cpu1_steal sat_requests]")
     for r in sorted(rows, key=lambda x: (int(x[1]), modes.index(x[0]) if x[0] in modes else 99)):
         print(" ".join(r))
 

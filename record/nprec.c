@@ -703,8 +703,11 @@ int main(int argc, char **argv)
 	code = rc_start(r);
 	if (!code)
 		code = rc_drop_privileges(r);
-	if (!code)
+	if (!code) {
+		hookhub_toggle_start(&r->ctx);
 		code = rc_loop(r);
+	}
+	hookhub_toggle_stop(&r->ctx);
 	rec_privdrop_teardown();
 	rc_close_families(r);
 	rec_progtab_free(&r->progs);

@@ -1,10 +1,13 @@
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include "hookhub.h"
 #include "hub.skel.h"
+#include "hostinfo.h"
 
 struct hookhub {
 	struct hub_bpf *skel;
@@ -15,6 +18,12 @@ struct hookhub {
 	struct bpf_program *prog[HUB_NHOOKS][HUB_NSLOTS];   /* members */
 	struct bpf_link *solo[HUB_NHOOKS][HUB_NSLOTS];      /* after dissolving */
 	bool dissolved[HUB_NHOOKS];
+	/* NPREC_TEST_HUB_TOGGLE_MS (hookhub_toggle_start) */
+	pthread_t toggle_th;
+	bool toggling;
+	volatile bool toggle_stop;
+	unsigned toggle_ms, toggle_mask;
+	FILE *toggle_log;
 };
 
 static const char *const hub_tps[HUB_NHOOKS] = {
@@ -174,11 +183,82 @@ size_t hookhub_prog_fds(const struct rec_ctx *ctx, int *fds, size_t max)
 	return n;
 }
 
+/* The hooks in mask attached (on) or detached; false when an attach
+ * failed (the others stay as they are). */
+static bool hub_heads_set(struct hookhub *h, unsigned mask, bool on)
+{
+	bool ok = true;
+	for (int i = 0; i < HUB_NHOOKS; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		if (!on) {
+			bpf_link__destroy(h->head[i]);
+			h->head[i] = NULL;
+		} else if (!h->head[i] && !(h->head[i] = bpf_program__attach(h->head_prog[i]))) {
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static void *hub_toggle_main(void *arg)
+{
+	struct hookhub *h = arg;
+	bool on = true;
+	while (!h->toggle_stop) {
+		for (unsigned t = 0; t < h->toggle_ms && !h->toggle_stop; t++)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		if (h->toggle_stop)
+			break;
+		on = !on;
+		if (!hub_heads_set(h, h->toggle_mask, on))
+			fprintf(stderr, "nprec: NPREC_TEST_HUB_TOGGLE_MS: cannot attach a hub head: %s"
+				" (run with -Z root)\n", strerror(errno));
+		fprintf(h->toggle_log, "%llu %d\n", (unsigned long long)np_mono_ns(), on);
+		fflush(h->toggle_log);
+	}
+	hub_heads_set(h, h->toggle_mask, true);
+	return NULL;
+}
+
+void hookhub_toggle_start(struct rec_ctx *ctx)
+{
+	struct hookhub *h = ctx->hub;
+	const char *ms = getenv("NPREC_TEST_HUB_TOGGLE_MS");
+	if (!h || !ms || atoi(ms) <= 0 || h->toggling)
+		return;
+	const char *path = getenv("NPREC_TEST_HUB_TOGGLE_LOG");
+	h->toggle_log = path && *path ? fopen(path, "w") : NULL;
+	if (!h->toggle_log)
+		h->toggle_log = stderr;
+	h->toggle_ms = (unsigned)atoi(ms);
+	for (int i = 0; i < HUB_NHOOKS; i++)
+		if (h->head[i])
+			h->toggle_mask |= 1u << i;
+	fprintf(h->toggle_log, "%llu 1\n", (unsigned long long)np_mono_ns());
+	h->toggle_stop = false;
+	h->toggling = pthread_create(&h->toggle_th, NULL, hub_toggle_main, h) == 0;
+}
+
+void hookhub_toggle_stop(struct rec_ctx *ctx)
+{
+	struct hookhub *h = ctx->hub;
+	if (!h || !h->toggling)
+		return;
+	h->toggle_stop = true;
+	pthread_join(h->toggle_th, NULL);
+	h->toggling = false;
+	if (h->toggle_log != stderr)
+		fclose(h->toggle_log);
+	h->toggle_log = NULL;
+}
+
 void hookhub_free(struct rec_ctx *ctx)
 {
 	struct hookhub *h = ctx->hub;
 	if (!h)
 		return;
+	hookhub_toggle_stop(ctx);
 	for (int i = 0; i < HUB_NHOOKS; i++) {
 		bpf_link__destroy(h->head[i]);
 		for (int j = 0; j < HUB_NSLOTS; j++)

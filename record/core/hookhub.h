@@ -49,6 +49,16 @@ void hub_member_leave(struct hub_member *m);
  * 0 when ctx has no hub. */
 size_t hookhub_prog_fds(const struct rec_ctx *ctx, int *fds, size_t max);
 
+/* Bench aid (bench/e2e_toggle.sh): with NPREC_TEST_HUB_TOGGLE_MS=N a
+ * thread detaches every attached head (so no member runs) and attaches
+ * them again every N ms, and writes "CLOCK_MONOTONIC-ns 0|1" (1: attached)
+ * at each switch to NPREC_TEST_HUB_TOGGLE_LOG (else stderr), so that a
+ * workload's rate can be compared between adjacent windows with and
+ * without the programs. Needs the privileges to attach (-Z root). Start
+ * once the programs are attached; stop before the families close (they
+ * leave the hub). Without the variable both do nothing. */
+void hookhub_toggle_start(struct rec_ctx *ctx);
+void hookhub_toggle_stop(struct rec_ctx *ctx);
 /* Detaches the heads and frees the hub (after every family closed). */
 void hookhub_free(struct rec_ctx *ctx);
 
