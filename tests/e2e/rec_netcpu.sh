@@ -67,9 +67,12 @@ for _ in $(seq 50); do ip netns exec $NSB ss -ltn 2>/dev/null | grep -q ':5201' 
 dump() { "$NPREPORT" dump "$1" 2>/dev/null; }
 # val LINE KEY [INDEX]: a key=value token of an nc_npr.py line (INDEX-th of a list)
 val() { local v; v=$(tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"); [ $# -ge 3 ] && v=$(cut -d, -f$(($3 + 1)) <<<"$v"); echo "${v:-0}"; }
-sum() { tr ',' '\n' <<<"$(val "$1" "$2")" | awk '{s+=$1} END{print s+0}'; }
+# sums of ns: printf, as mawk prints a number >= 2^31 as %.6g ("2.25728e+09",
+# which bash arithmetic refuses: the fresh-clone CI of 68301a6 lost the
+# whole script that way when the iperf3 server used > 2.1 s of CPU)
+sum() { tr ',' '\n' <<<"$(val "$1" "$2")" | awk '{s+=$1} END{printf "%.0f\n", s}'; }
 within_bounds() { ge "$1" "$2" && le "$1" "$3"; }
-schedstat() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{print s+0}'; }
+schedstat() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END{printf "%.0f\n", s}'; }
 wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
 # ---- idle ----
@@ -286,8 +289,8 @@ check "server thread(s) recorded as iperf3" [ "$(val "$THS" comm)" = iperf3 ]
 # after S1, and the server is idle outside, so the two agree up to the
 # idle server's few wakeups. Bounds: schedstat +- 2 % +- 2 ms.
 SD=$((S1 - S0)); ON=$(val "$THS" oncpu_ns)
-LO=$(awk -v s="$SD" 'BEGIN{printf "%d", s * 0.98 - 2000000}')
-HI=$(awk -v s="$SD" 'BEGIN{printf "%d", s * 1.02 + 2000000}')
+LO=$(awk -v s="$SD" 'BEGIN{printf "%.0f", s * 0.98 - 2000000}')
+HI=$(awk -v s="$SD" 'BEGIN{printf "%.0f", s * 1.02 + 2000000}')
 check "server on-CPU within schedstat bounds ($LO <= $ON <= $HI)" \
 	within_bounds "$ON" "$LO" "$HI"
 if [ -n "$CGDIR" ]; then
