@@ -26,7 +26,9 @@
 # logged by the bench itself: its loss must come out ~0 (the method's own
 # bias and interval on the same machine).
 #
-# Env: NP_BUILD (build/), D (60 s of wrk), TOGGLE_MS (500), GUARD_MS (50),
+# TOGGLE_HOOKS=TP[,TP] switches only those tracepoints' heads (e.g.
+# sock_send_length): the others stay attached in both windows.
+# Env: NP_BUILD (build/), D (60 s of wrk), TOGGLE_MS (500), GUARD_MS (50), TOGGLE_HOOKS,
 # E2E_CONNS (32), MODE (nprec | aa | both: aa then nprec, default both),
 # E2E_NS (namespace prefix, e2et), NPREC_ARGS (extra nprec options), KEEP=DIR.
 set -u
@@ -84,6 +86,7 @@ run() {
 		python3 "$TMP/fakeflip.py" "$TMP/$label.flips" "$TOGGLE_MS" & flip=$!; PIDS+=($flip)
 	else
 		NPREC_TEST_HUB_TOGGLE_MS=$TOGGLE_MS NPREC_TEST_HUB_TOGGLE_LOG="$TMP/$label.flips" \
+			NPREC_TEST_HUB_TOGGLE_HOOKS=${TOGGLE_HOOKS:-} \
 			"$NPREC" -q -Z root ${NPREC_ARGS:-} -o "$TMP/rec.npr" 2>>"$TMP/rec.err" & rec=$!; REC_PIDS+=($rec)
 		sleep 3
 	fi

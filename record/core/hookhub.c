@@ -232,8 +232,11 @@ void hookhub_toggle_start(struct rec_ctx *ctx)
 	if (!h->toggle_log)
 		h->toggle_log = stderr;
 	h->toggle_ms = (unsigned)atoi(ms);
+	/* NPREC_TEST_HUB_TOGGLE_HOOKS=TP[,TP...]: only those tracepoints'
+	 * heads ("sock_send_length"), to split the cost by hook */
+	const char *only = getenv("NPREC_TEST_HUB_TOGGLE_HOOKS");
 	for (int i = 0; i < HUB_NHOOKS; i++)
-		if (h->head[i])
+		if (h->head[i] && (!only || !*only || strstr(only, hub_tps[i])))
 			h->toggle_mask |= 1u << i;
 	fprintf(h->toggle_log, "%llu 1\n", (unsigned long long)np_mono_ns());
 	h->toggle_stop = false;

@@ -54,7 +54,9 @@ size_t hookhub_prog_fds(const struct rec_ctx *ctx, int *fds, size_t max);
  * them again every N ms, and writes "CLOCK_MONOTONIC-ns 0|1" (1: attached)
  * at each switch to NPREC_TEST_HUB_TOGGLE_LOG (else stderr), so that a
  * workload's rate can be compared between adjacent windows with and
- * without the programs. Needs the privileges to attach (-Z root). Start
+ * without the programs (NPREC_TEST_HUB_TOGGLE_HOOKS=TP[,TP]: only the
+ * heads of those tracepoints, e.g. sock_send_length). Needs the
+ * privileges to attach (-Z root). Start
  * once the programs are attached; stop before the families close (they
  * leave the hub). Without the variable both do nothing. */
 void hookhub_toggle_start(struct rec_ctx *ctx);
