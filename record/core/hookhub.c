@@ -20,8 +20,9 @@ struct hookhub {
 	bool dissolved[HUB_NHOOKS];
 	/* NPREC_TEST_HUB_TOGGLE_MS (hookhub_toggle_start) */
 	pthread_t toggle_th;
-	bool toggling;
-	volatile bool toggle_stop;
+	pthread_mutex_t toggle_mu;
+	pthread_cond_t toggle_cv;   /* signalled to stop */
+	bool toggling, toggle_stop;
 	unsigned toggle_ms, toggle_mask;
 	FILE *toggle_log;
 };
@@ -205,9 +206,16 @@ static void *hub_toggle_main(void *arg)
 {
 	struct hookhub *h = arg;
 	bool on = true;
-	while (!h->toggle_stop) {
-		for (unsigned t = 0; t < h->toggle_ms && !h->toggle_stop; t++)
-			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	struct timespec at;
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	pthread_mutex_lock(&h->toggle_mu);
+	for (;;) {
+		/* one wakeup a switch: what nprec's process costs stays its own */
+		at.tv_nsec += (long)(h->toggle_ms % 1000) * 1000000;
+		at.tv_sec += h->toggle_ms / 1000 + at.tv_nsec / 1000000000;
+		at.tv_nsec %= 1000000000;
+		while (!h->toggle_stop && pthread_cond_timedwait(&h->toggle_cv, &h->toggle_mu, &at) != ETIMEDOUT)
+			;
 		if (h->toggle_stop)
 			break;
 		on = !on;
@@ -217,6 +225,7 @@ static void *hub_toggle_main(void *arg)
 		fprintf(h->toggle_log, "%llu %d\n", (unsigned long long)np_mono_ns(), on);
 		fflush(h->toggle_log);
 	}
+	pthread_mutex_unlock(&h->toggle_mu);
 	hub_heads_set(h, h->toggle_mask, true);
 	return NULL;
 }
@@ -240,6 +249,12 @@ void hookhub_toggle_start(struct rec_ctx *ctx)
 			h->toggle_mask |= 1u << i;
 	fprintf(h->toggle_log, "%llu 1\n", (unsigned long long)np_mono_ns());
 	h->toggle_stop = false;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->toggle_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&h->toggle_mu, NULL);
 	h->toggling = pthread_create(&h->toggle_th, NULL, hub_toggle_main, h) == 0;
 }
 
@@ -248,9 +263,14 @@ void hookhub_toggle_stop(struct rec_ctx *ctx)
 	struct hookhub *h = ctx->hub;
 	if (!h || !h->toggling)
 		return;
+	pthread_mutex_lock(&h->toggle_mu);
 	h->toggle_stop = true;
+	pthread_cond_signal(&h->toggle_cv);
+	pthread_mutex_unlock(&h->toggle_mu);
 	pthread_join(h->toggle_th, NULL);
 	h->toggling = false;
+	pthread_cond_destroy(&h->toggle_cv);
+	pthread_mutex_destroy(&h->toggle_mu);
 	if (h->toggle_log != stderr)
 		fclose(h->toggle_log);
 	h->toggle_log = NULL;
