@@ -33,6 +33,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_TCP_SYN_RECV 3
 #define RC_TCP_FIN_WAIT1 4
 #define RC_TCP_CLOSE 7
+#define RC_TCP_CLOSE_WAIT 8
 #define RC_TCP_LAST_ACK 9
 #define RC_MSG_PEEK 2
 
@@ -67,7 +68,7 @@ struct txn_conn {
 	__u8  nstart;               /* request starts stored as acc's first two (0-2) */
 	__u16 evh;                  /* id.k.evh, for a request's start */
 	__u32 pid, tid;
-	__u32 pad;
+	__u32 ws_mark;              /* !txn_send_calls: tcp_sock.write_seq at the last mark */
 	__u64 start_ns, last_ns;
 	__u64 bytes_req, bytes_resp;
 };
@@ -170,6 +171,11 @@ static __always_inline struct txn_conn_id *conn_id(struct txn_conn *c, bool btf)
  * through the socket storage (struct txn_conn_sk), else straight into the
  * maps. */
 const volatile bool txn_buffered = false;
+
+/* False when sock_send_length is not hooked (NPREC_TEST_TXN_RECV_ONLY=1,
+ * tp_btf only): what the sends told comes from the socket at the next
+ * receive or the close instead (on_recv_only). */
+const volatile bool txn_send_calls = true;
 
 /* The same state in the socket itself, for the tp_btf programs (which get
  * the socket as a BTF pointer): one cached lookup instead of hashing into
@@ -1097,6 +1103,88 @@ static __always_inline __u64 sk_tx_end_time(const struct sock *sk, __u64 lo, boo
 	return bpf_ktime_get_ns();
 }
 
+/* !txn_send_calls: when a server's response (what it wrote since its
+ * request began) left, read at its next request or its close. With all of
+ * it acknowledged, tcp_sock.rack.mstamp is the (re)transmit time of the
+ * latest-sent segment among those delivered (tcp_rack_advance, us): the
+ * response's last one, sent before the client could read it and write
+ * again. At a close with bytes still in flight but none unsent,
+ * tcp_wstamp_ns: the last transmit's departure (the FIN is queued after
+ * the state changes), unless pacing put it ahead of now. Else the clock,
+ * an upper bound (a pipelined request; data still queued). lo: the
+ * request's start, which the us truncation may put the stamp up to 1 us
+ * before. */
+static __always_inline __u64 sk_resp_end(const struct tcp_sock *tp, __u32 ws, __u64 lo, bool closing)
+{
+	if (tp->snd_una == ws) {
+		__u64 t = tp->rack.mstamp * 1000;
+		if (t + 1000 > lo)
+			return t < lo ? lo : t;
+	} else if (closing && tp->snd_nxt == ws) {
+		__u64 t = tp->tcp_wstamp_ns, now = bpf_ktime_get_ns();
+		return t >= lo && t <= now ? t : now;
+	}
+	return bpf_ktime_get_ns();
+}
+
+/* !txn_send_calls: a server's response complete by its socket (bytes
+ * written since the request began, sk_resp_end); false when it wrote
+ * nothing. */
+static __always_inline bool resp_from_socket(struct txn_conn *c, const struct tcp_sock *tp, bool closing)
+{
+	__u32 ws = tp->write_seq;
+	if (c->phase != PH_REQ || ws == c->ws_mark)
+		return false;
+	c->bytes_resp = ws - c->ws_mark;
+	c->last_ns = sk_resp_end(tp, ws, c->start_ns, closing);
+	c->phase = PH_RESP;
+	return true;
+}
+
+/* !txn_send_calls, at a receive: what the sends would have told, from
+ * what the connection wrote since its last mark (tcp_sock.write_seq). A
+ * server's writes since its request began were the response: complete
+ * now, and the mark moves to where this request begins. A client's
+ * writes since the mark began a request, which started when its first
+ * segment left (sk_tx_start; its request line is not read: it was in the
+ * send). false: nothing to record at this receive (a client connection
+ * first seen here is only marked: what it wrote before is unknown). */
+static __always_inline bool sends_from_socket(struct txn_conn *c, const struct sock *sk)
+{
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!tp)
+		return false;
+	__u32 ws = tp->write_seq;
+	if (c->role == TXN_ROLE_SERVER) {
+		resp_from_socket(c, tp, false);
+		if (c->phase != PH_REQ)
+			c->ws_mark = ws;
+		return true;
+	}
+	if (!c->last_ns) {
+		c->ws_mark = ws;
+		c->last_ns = bpf_ktime_get_ns();
+		return false;
+	}
+	if (ws != c->ws_mark) {
+		__u32 n = ws - c->ws_mark;
+		c->ws_mark = ws;
+		req_begin(c, sk_tx_start(sk, c->last_ns, true), true);
+		c->bytes_req = n;
+	}
+	return true;
+}
+
+/* A connection whose handshake was not seen, met at a receive with
+ * !txn_send_calls (who sends first is not seen): the side on the higher
+ * port is taken as the client (ephemeral ports are high). */
+static __always_inline __u8 sk_guess_role(const struct sock *sk)
+{
+	__u16 lport = sk->__sk_common.skc_num;
+	__u16 rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	return lport > rport ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER;
+}
+
 /* btf: a tp_btf program (direct loads from the socket, filter.bpf.h) */
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
@@ -1105,12 +1193,15 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	if (!sk_wanted(sk, btf))
 		return 0;
 	/* a connection we saw no handshake for: who sends first is the client */
-	struct txn_conn *c = conn_get(sk, tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER, btf);
+	bool sends = txn_send_calls || !btf;
+	struct txn_conn *c = conn_get(sk, sends ? (tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER) : sk_guess_role(sk), btf);
 	if (!c)
 		return 0;
 	counter_add(TXN_CNT_IO);
 	if (!c->keyed)
 		conn_key(c, sk, btf);
+	if (!sends && !sends_from_socket(c, sk))
+		return 0;
 	bool req = (c->role == TXN_ROLE_CLIENT) == tx;
 	if (req) {
 		/* a client's request began at its send's start (the syscall
@@ -1211,8 +1302,14 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		/* a client's handshake is over: the lower bound of its first
 		 * request's start (sk_tx_start; the SYN's stamp is older) */
 		struct txn_conn *c = conn_find(sk, btf);
-		if (c && c->phase == PH_IDLE)
+		if (c && c->phase == PH_IDLE) {
 			c->last_ns = bpf_ktime_get_ns();
+			if (!txn_send_calls && btf) {   /* what it writes from here is requests */
+				const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+				if (tp)
+					c->ws_mark = tp->write_seq;
+			}
+		}
 		return 0;
 	}
 	if (newstate != RC_TCP_FIN_WAIT1 && newstate != RC_TCP_LAST_ACK && newstate != RC_TCP_CLOSE)
@@ -1220,6 +1317,15 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	struct txn_conn *c = conn_find(sk, btf);
 	if (!c)
 		return 0;
+	/* !txn_send_calls: a server's response that no request followed,
+	 * from its socket. Not at a CLOSE after the application's close: the
+	 * FIN is in write_seq by then, and that close saw the response. */
+	if (!txn_send_calls && btf && c->role == TXN_ROLE_SERVER &&
+	    (newstate != RC_TCP_CLOSE || oldstate == RC_TCP_ESTABLISHED || oldstate == RC_TCP_CLOSE_WAIT)) {
+		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+		if (tp)
+			resp_from_socket(c, tp, true);
+	}
 	/* the application closed (or the connection died): the response run
 	 * that was going on is complete */
 	if (c->phase == PH_RESP)

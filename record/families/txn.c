@@ -33,6 +33,8 @@
 
 #define RC_TXN_FAMILY "txn"
 #define RC_TXN_NTP 4
+#define RC_TXN_TP_SEND 0        /* sock_send_length: tps from tp0 (1 without it) */
+#define RC_TXN_TP_RECV 1
 #define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
 #define RC_TXN_TP_SENDMSG 3     /* tcp_sendmsg_locked, the last one */
 /* --txn-events auto: every connection's events until an interval has more
@@ -84,7 +86,9 @@ struct rc_txn {
 	bool buffered;                  /* txn_buffered: flush by txn_flush_iter at snapshots */
 	bool nc_start;                  /* txn_nc_start: request starts from netcpu's stamps */
 	bool sendmsg;                   /* tcp_sendmsg_locked hooked (NPREC_TEST_TXN_SENDMSG=1) */
-	size_t ntps;                    /* tps in use (without tcp_sendmsg_locked unless sendmsg) */
+	size_t tp0, ntps;               /* tps[tp0..ntps) in use (without tcp_sendmsg_locked unless
+					 * sendmsg; without sock_send_length unless send_calls) */
+	bool send_calls;                /* txn_send_calls (NPREC_TEST_TXN_RECV_ONLY=1 clears it) */
 	uint64_t flush_failed;          /* snapshots whose flush failed (counted as lost) */
 	int ncpus;
 	void *vbuf;
@@ -307,13 +311,24 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].raw_prog, false);
 	}
-	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps, t->ntps, use_raw, err, errlen);
+	/* Sends from the socket at the next receive or the close instead of
+	 * a program on every send call (bpf/txn.bpf.c sends_from_socket):
+	 * tp_btf only; being measured (issue 24), not a user option yet */
+	const char *ro = getenv("NPREC_TEST_TXN_RECV_ONLY");
+	t->send_calls = use_raw || t->sendmsg || t->nc_start || !(ro && *ro == '1');
+	t->skel->rodata->txn_send_calls = t->send_calls;
+	t->tp0 = t->send_calls ? RC_TXN_TP_SEND : RC_TXN_TP_RECV;
+	if (!t->send_calls) {
+		bpf_program__set_autoload(t->tps[RC_TXN_TP_SEND].btf_prog, false);
+		bpf_program__set_autoload(t->tps[RC_TXN_TP_SEND].raw_prog, false);
+	}
+	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps + t->tp0, t->ntps - t->tp0, use_raw, err, errlen);
 	/* Transactions gather in socket storage and are flushed into the maps
 	 * at every snapshot and at close (bpf/txn.bpf.c): needs the tp_btf
 	 * programs and the close of every connection, so the state hook
 	 * becomes required. */
 	struct rc_tp *state = &t->tps[RC_TXN_TP_STATE];
-	t->buffered = !rc && bpf_program__autoload(t->tps[0].btf_prog) && state->present;
+	t->buffered = !rc && bpf_program__autoload(t->tps[RC_TXN_TP_RECV].btf_prog) && state->present;
 	t->skel->rodata->txn_buffered = t->buffered;
 	state->required = t->buffered;
 	bpf_program__set_autoload(t->skel->progs.txn_flush_iter, t->buffered);
@@ -334,7 +349,7 @@ static void rc_txn_close(void *state)
 	if (!t)
 		return;
 	ring_buffer__free(t->ring);
-	rc_tp_detach(t->tps, t->ntps);
+	rc_tp_detach(t->tps + t->tp0, t->ntps - t->tp0);
 	txn_bpf__destroy(t->skel);
 	rc_dtab_free(&t->prev);
 	rc_pathkey_wipe(&t->pathkey);
@@ -397,8 +412,8 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 			snprintf(err, errlen, "%s", err2);
 	}
 	if (!rc)
-		rc = rc_tp_attach(ctx, RC_TXN_FAMILY, t->tps, t->ntps,
-				  !bpf_program__autoload(t->tps[0].btf_prog), err, errlen);
+		rc = rc_tp_attach(ctx, RC_TXN_FAMILY, t->tps + t->tp0, t->ntps - t->tp0,
+				  !bpf_program__autoload(t->tps[RC_TXN_TP_RECV].btf_prog), err, errlen);
 	if (!rc && t->buffered)
 		rc = rc_txn_attach_flush(t, err, errlen);
 	if (!rc) {
@@ -412,6 +427,10 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 		rc_txn_close(t);
 		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;   /* no such tracepoint: family off */
 	}
+	if (!t->send_calls)
+		rec_probe(ctx, RC_TXN_FAMILY, "sock_send_length", REC_PROBE_SKIPPED,
+			  "not hooked (NPREC_TEST_TXN_RECV_ONLY=1): what a connection wrote is read from its "
+			  "socket at its next receive or close; no client request lines");
 	if (!t->sendmsg)
 		rec_probe(ctx, RC_TXN_FAMILY, "tcp_sendmsg_locked", REC_PROBE_SKIPPED,
 			  t->nc_start ? "not needed: a client request starts at its send syscall's entry, "

@@ -68,11 +68,14 @@ bg "$NPREC" -q --txn-events all --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
 # the defaults no longer load), to pair with a.npr's below
 NPREC_TEST_TXN_SENDMSG=1 bg "$NPREC" -q --txn-events all --no-flows --no-netcpu --no-threads \
 	--netns $NSA -o "$E2E_TMP/sm.npr"; PSM=$BG_PID
-for f in a b sm; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
+# without a program on socket sends (phase 1c below)
+NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ra.npr"; PRA=$BG_PID
+NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rb.npr"; PRB=$BG_PID
+for f in a b sm ra rb; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
 OUT=$(ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$K" -c 4 -u /index.html)
 echo "client: $OUT" >&2
 sleep 1.2   # let one snapshot interval pass so the close is seen
-kill -INT $PA $PB $PSM; wait $PA; RA=$?; wait $PB; RB=$?; wait $PSM
+kill -INT $PA $PB $PSM $PRA $PRB; wait $PA; RA=$?; wait $PB; RB=$?; wait $PSM $PRA $PRB
 check "nprec (client ns) exit 0" [ "$RA" -eq 0 ]
 check "nprec (server ns) exit 0" [ "$RB" -eq 0 ]
 
@@ -163,11 +166,13 @@ check "128 KiB: every server transaction start inside its client's, ends in >= 9
 # Phase 1b: small responses (one segment each), same check
 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ca.npr"; PA=$BG_PID
 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/cb.npr"; PB=$BG_PID
-for f in ca cb; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
+NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/rca.npr"; PRA=$BG_PID
+NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rcb.npr"; PRB=$BG_PID
+for f in ca cb rca rcb; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
 KC=2000
 ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$KC" -c 4 -u /small.txt >/dev/null
 sleep 1.2
-kill -INT $PA $PB; wait $PA $PB
+kill -INT $PA $PB $PRA $PRB; wait $PA $PB $PRA $PRB
 "$NPREPORT" dump "$E2E_TMP/ca.npr" > "$E2E_TMP/ca.dump"
 "$NPREPORT" dump "$E2E_TMP/cb.npr" > "$E2E_TMP/cb.dump"
 read -r CTN CTSI CTEI CTWS CTWE CTR CTMIN < <(python3 "$E2E_ROOT/tests/tools/txn_contain.py" "$E2E_TMP/ca.dump" "$E2E_TMP/cb.dump")
@@ -179,6 +184,47 @@ check "small responses: every server transaction start inside its client's, ends
 # nginx's read, lookup and write of a request take microseconds (the
 # shortest was 4.3-6.5 us here, 2026-11-28, against ~0 for such an end).
 check "small responses: shortest server time ${CTMIN:-?} ns >= 1 us" [ "${CTMIN:-0}" -ge 1000 ]
+
+# Phase 1c: the traffic of phases 1 and 1b recorded without a program on
+# socket sends (NPREC_TEST_TXN_RECV_ONLY=1, issue 24): what a connection
+# wrote is read from its socket at its next receive or its close
+# (bpf/txn.bpf.c sends_from_socket): a server's response ends at its last
+# segment's transmit (tcp_sock.rack.mstamp), a client's request starts at
+# its first's (first_tx_mstamp). Counts, bytes and latencies as the
+# recorders that hook sends saw them, every server time inside its
+# client's; no client request lines (they were in the sends).
+for f in ra rb rca rcb; do
+	"$NPREPORT" dump "$E2E_TMP/$f.npr" > "$E2E_TMP/$f.dump"
+	$NPR txn < "$E2E_TMP/$f.dump" > "$E2E_TMP/$f.txn"
+done
+echo "sends from the socket: client side: $(cat "$E2E_TMP/ra.txn")" >&2
+echo "sends from the socket: server side: $(cat "$E2E_TMP/rb.txn")" >&2
+read -r _ RACOUNT _ _ RAP50 RAP99 RABREQ RABRESP RASK _ < <(grep '^client' "$E2E_TMP/ra.txn")
+read -r _ RBCOUNT RBEV RBHTTP _ _ RBBREQ RBBRESP RBSK _ < <(grep '^server' "$E2E_TMP/rb.txn")
+read -r _ _ _ _ _ _ ABREQ _ _ _ < <(grep '^client' "$E2E_TMP/a.txn")
+read -r _ _ _ _ _ _ BBREQ BBRESP _ _ < <(grep '^server' "$E2E_TMP/b.txn")
+check "sends from the socket: sock_send_length not hooked" \
+	grep -q '^txn sock_send_length skipped' < <($NPR probes < "$E2E_TMP/ra.dump")
+check "sends from the socket: $EXP client and $EXP server transactions, sketches too (${RACOUNT:-none} ${RASK:-none}, ${RBCOUNT:-none} ${RBSK:-none})" \
+	[ "${RACOUNT:-0}" -eq "$EXP" -a "${RASK:-0}" -eq "$EXP" -a "${RBCOUNT:-0}" -eq "$EXP" -a "${RBSK:-0}" -eq "$EXP" ]
+check "sends from the socket: one server event per transaction ($RBEV), request lines parsed ($RBHTTP)" \
+	[ "${RBEV:-0}" -eq "$EXP" -a "${RBHTTP:-0}" -eq "$EXP" ]
+check "sends from the socket: client request bytes ${RABREQ:-?} = the send hook's ${ABREQ:-?}" \
+	[ -n "$ABREQ" ] && [ "${RABREQ:-0}" = "$ABREQ" ]
+check "sends from the socket: server bytes ${RBBREQ:-?}/${RBBRESP:-?} = the send hook's ${BBREQ:-?}/${BBRESP:-?}" \
+	[ -n "$BBRESP" ] && [ "${RBBRESP:-0}" = "$BBRESP" -a "${RBBREQ:-0}" = "$BBREQ" ]
+check "sends from the socket: client p50 ${RAP50:-?} ns within 5% of its own ${CP50} ns" within "${RAP50:-0}" "$CP50" 5
+check "sends from the socket: client p99 ${RAP99:-?} ns within 5% or 50 us of its own ${CP99} ns" \
+	awk -v a="${RAP99:-0}" -v b="$CP99" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d<=b*0.05 || d<=50000)}'
+read -r CTN CTSI CTEI CTWS CTWE CTR CTMIN < <(python3 "$E2E_ROOT/tests/tools/txn_contain.py" "$E2E_TMP/ra.dump" "$E2E_TMP/rb.dump")
+echo "sends from the socket: containment, 128 KiB: $CTN pairs, starts inside $CTSI, ends inside $CTEI, worst start excess $CTWS ns, end $CTWE ns, server/client duration median $CTR, shortest server $CTMIN ns" >&2
+check "sends from the socket, 128 KiB: server transactions inside their client's (${CTSI:-?}, ${CTEI:-?} of ${CTN:-?}; $EXP)" \
+	contained "$EXP"
+read -r CTN CTSI CTEI CTWS CTWE CTR CTMIN < <(python3 "$E2E_ROOT/tests/tools/txn_contain.py" "$E2E_TMP/rca.dump" "$E2E_TMP/rcb.dump")
+echo "sends from the socket: containment, small: $CTN pairs, starts inside $CTSI, ends inside $CTEI, worst start excess $CTWS ns, end $CTWE ns, server/client duration median $CTR, shortest server $CTMIN ns" >&2
+check "sends from the socket, small: server transactions inside their client's (${CTSI:-?}, ${CTEI:-?} of ${CTN:-?}; $KC)" \
+	contained "$KC"
+check "sends from the socket, small: shortest server time ${CTMIN:-?} ns >= 1 us" [ "${CTMIN:-0}" -ge 1000 ]
 
 # Phase 2 (after the latency measurement, which runs with one recorder per
 # namespace as in real use): filters and the raw_tp fallback on K2 requests.
