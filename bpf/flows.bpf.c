@@ -21,7 +21,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_IPPROTO_TCP 6
 #define RC_IPPROTO_UDP 17
 #define RC_TCP_ESTABLISHED 1
+#define RC_TCP_FIN_WAIT1 4
 #define RC_TCP_CLOSE 7
+#define RC_TCP_CLOSE_WAIT 8
+#define RC_TCP_LAST_ACK 9
 #define RC_MSG_PEEK 2
 #define RC_ETH_P_IP 0x0800
 #define RC_ETH_P_IPV6 0x86DD
@@ -86,8 +89,47 @@ const volatile __u32 flows_slot_mask = FLOWS_MAX_ENTRIES - 1;   /* flow_meta's m
  * kernels load the programs. */
 const volatile bool flows_retrans_has_err = false;
 
+/* False when sock_send_length is not hooked (NPREC_TEST_FLOWS_NO_SEND=1,
+ * tp_btf only): a TCP flow's bytes sent come from its socket (tcp_written)
+ * at every snapshot (flows_tcp_iter) and when it closes; UDP sends are not
+ * counted. */
+const volatile bool flows_send_calls = true;
+
 /* generations handed out so far */
 __u64 flows_gen = 0;
+
+/* A TCP socket's flow and what the application had written to it when the
+ * flow's slot was claimed (!flows_send_calls) */
+struct flows_tcp_at {
+	__u32 slot, pad;
+	__u64 gen, base;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct flows_tcp_at);
+} flows_tcp_sk SEC(".maps");
+
+/* Bytes the application has written to a TCP socket: those acknowledged
+ * (64 bits) and those after snd_una (in flight or unsent). A queued FIN
+ * counts one: read only before the application's close queues it. */
+static __always_inline __u64 tcp_written(const struct tcp_sock *tp)
+{
+	return tp->bytes_acked + (__u32)(tp->write_seq - tp->snd_una);
+}
+
+/* The slot's tx_bytes from its socket (!flows_send_calls). Only raised:
+ * an iterator pass and a close racing each other store what they read,
+ * and the later read is the larger. */
+static __always_inline void tcp_tx_store(const struct tcp_sock *tp, const struct flows_tcp_at *a,
+					 struct rc_flow_meta *m)
+{
+	__u64 w = tcp_written(tp);
+	if (w > a->base && w - a->base > m->tx_bytes)
+		m->tx_bytes = w - a->base;
+}
 
 static __always_inline void count_ev(__u32 k)
 {
@@ -215,6 +257,44 @@ static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
 	bpf_get_current_comm(m->comm, sizeof(m->comm));
 }
 
+/* !flows_send_calls: the socket's storage names its new slot, with what
+ * was written so far (what a flow first seen mid-connection sent before
+ * is not its interval's). */
+static __always_inline void tcp_at_claim(const struct sock *sk, __u32 slot, __u64 gen)
+{
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!tp)
+		return;
+	struct flows_tcp_at *a = bpf_sk_storage_get(&flows_tcp_sk, (void *)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!a)
+		return;
+	a->slot = slot;
+	a->gen = gen;
+	a->base = tcp_written(tp);
+}
+
+static __always_inline void tcp_sample(const struct sock *sk, bool btf, struct rc_flow_ctr *c,
+				       struct rc_flow_meta *m);
+
+/* !flows_send_calls, at the application's close: the TCP socket's bytes
+ * written into its flow's slot, and a srtt/cwnd sample (a sender that
+ * receives nothing and finishes between two snapshots has no other) */
+static __always_inline void tcp_tx_sync(const struct sock *sk)
+{
+	struct flows_tcp_at *a = bpf_sk_storage_get(&flows_tcp_sk, (void *)sk, 0, 0);
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!a || !tp)
+		return;
+	__u32 slot = a->slot;
+	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
+	if (!m || m->gen != a->gen)
+		return;
+	tcp_tx_store(tp, a, m);
+	struct rc_flow_ctr *c = bpf_map_lookup_elem(&flow_ctr, &slot);
+	if (c)
+		tcp_sample(sk, true, c, m);
+}
+
 /* Slow path, once per flow, and for sockets that are not recorded: the
  * tuple and the filters (first: a filtered socket's events end there),
  * the rest of the socket's probe window, a free slot in that window. task:
@@ -257,6 +337,8 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, con
 		if (k.proto == RC_IPPROTO_TCP) {
 			struct rc_flow_at at = { .slot = s, .gen = gen };
 			bpf_map_update_elem(&flow_tcp_slot, &x->skid, &at, BPF_ANY);
+			if (btf && !flows_send_calls)
+				tcp_at_claim(sk, s, gen);
 		}
 		*slotp = s;
 		return m;
@@ -442,6 +524,15 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 {
 	struct rc_flow_meta *m;
 	struct rc_flow_ctr *c;
+	/* !flows_send_calls: what was sent, final when the connection leaves
+	 * ESTABLISHED or CLOSE_WAIT (the application's shutdown or close: the
+	 * FIN is queued after the state changes; an abort). Later changes
+	 * would count the FIN, a close() after a shutdown() too: it "changes"
+	 * FIN_WAIT1 to FIN_WAIT1 (rec_flows.sh read one byte too many when the
+	 * FIN was not acknowledged yet at the close). */
+	if (btf && !flows_send_calls && (oldstate == RC_TCP_ESTABLISHED || oldstate == RC_TCP_CLOSE_WAIT) &&
+	    (newstate == RC_TCP_FIN_WAIT1 || newstate == RC_TCP_LAST_ACK || newstate == RC_TCP_CLOSE))
+		tcp_tx_sync(sk);
 	/* a connect()ing socket has no remote port yet at SYN_SENT time for
 	 * some paths; ESTABLISHED always has the full tuple */
 	if (newstate == RC_TCP_ESTABLISHED) {
@@ -465,6 +556,39 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		return 0;
 	}
 	count_ev(FLOWS_EV_HANDLED);
+	return 0;
+}
+
+/* !flows_send_calls: run by user space before it reads the slots at every
+ * snapshot: each open TCP flow's bytes sent from its socket, and one
+ * srtt/cwnd sample (a sender that receives nothing has no sampled calls).
+ * Sockets past the application's close keep what their close stored. */
+SEC("iter/bpf_sk_storage_map")
+int flows_tcp_iter(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct sock *sk = ctx->sk;
+	struct flows_tcp_at *a = ctx->value;
+	if (!sk || !a)
+		return 0;
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	__u32 slot = a->slot;
+	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
+	if (!tp || !m || m->gen != a->gen)
+		return 0;
+	/* the state after the counters: the application's close changes it
+	 * before it queues the FIN, so a write_seq read here with the FIN in
+	 * it is followed by a state read of FIN_WAIT1 or later (loads in
+	 * order here, stores in order there, as on x86) */
+	__u64 w = tcp_written(tp);
+	asm volatile("" ::: "memory");
+	__u8 state = sk->__sk_common.skc_state;
+	if (state != RC_TCP_ESTABLISHED && state != RC_TCP_CLOSE_WAIT)
+		return 0;
+	if (w > a->base && w - a->base > m->tx_bytes)
+		m->tx_bytes = w - a->base;
+	struct rc_flow_ctr *c = bpf_map_lookup_elem(&flow_ctr, &slot);
+	if (c)
+		tcp_sample(sk, true, c, m);
 	return 0;
 }
 

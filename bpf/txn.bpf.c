@@ -1318,10 +1318,11 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (!c)
 		return 0;
 	/* !txn_send_calls: a server's response that no request followed,
-	 * from its socket. Not at a CLOSE after the application's close: the
-	 * FIN is in write_seq by then, and that close saw the response. */
+	 * from its socket, when the connection leaves ESTABLISHED or
+	 * CLOSE_WAIT: later changes (a close() after a shutdown() "changes"
+	 * FIN_WAIT1 to FIN_WAIT1) have the FIN in write_seq. */
 	if (!txn_send_calls && btf && c->role == TXN_ROLE_SERVER &&
-	    (newstate != RC_TCP_CLOSE || oldstate == RC_TCP_ESTABLISHED || oldstate == RC_TCP_CLOSE_WAIT)) {
+	    (oldstate == RC_TCP_ESTABLISHED || oldstate == RC_TCP_CLOSE_WAIT)) {
 		const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 		if (tp)
 			resp_from_socket(c, tp, true);

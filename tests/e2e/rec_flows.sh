@@ -55,8 +55,11 @@ NPREC_TEST_NO_HUB=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/h.npr"; PH=$BG_PID
 # txn's join refused after flows joined: the hub dissolves those hooks,
 # every family runs its own program once (flows counts each byte once)
 NPREC_TEST_HUB_REFUSE=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/d.npr"; PD=$BG_PID
+# no program on socket sends (issue 24): TCP bytes sent read from the
+# sockets at snapshots and closes, transactions' sends at the next receive
+NPREC_TEST_FLOWS_NO_SEND=1 NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/s.npr"; PS=$BG_PID
 wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
-wait_file "$E2E_TMP/h.npr"; wait_file "$E2E_TMP/d.npr"
+wait_file "$E2E_TMP/h.npr"; wait_file "$E2E_TMP/d.npr"; wait_file "$E2E_TMP/s.npr"
 
 # 1. clean TCP transfer
 bg ip netns exec $NSB socat -u TCP-LISTEN:5001,reuseaddr OPEN:"$E2E_TMP/recv.bin",creat,trunc
@@ -125,7 +128,8 @@ wait_listen $NSB 5004
 ip netns exec $NSB socat -u OPEN:"$E2E_TMP/usend.bin" TCP:127.0.0.1:5004
 
 sleep 1.2
-kill -INT $PA $PB $PP $PR $PH $PD ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; wait $PH; wait $PD; [ -n "${PC:-}" ] && wait $PC
+kill -INT $PA $PB $PP $PR $PH $PD $PS ${PC:-}; wait $PA; RA=$?; wait $PB; RB=$?; wait $PP; wait $PR; wait $PH; wait $PD; wait $PS
+[ -n "${PC:-}" ] && wait $PC
 check "nprec exit 0 (both namespaces)" [ "$RA" -eq 0 -a "$RB" -eq 0 ]
 
 "$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR flows > "$E2E_TMP/a.flows"
@@ -159,6 +163,26 @@ check "hub dissolved: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fd_"))" 
 "$NPREPORT" dump "$E2E_TMP/d.npr" | $NPR probes > "$E2E_TMP/d.probes"
 check "hub dissolved: header says so for sock_send_length" grep -q '^hub tp_btf/sock_send_length failed a family could not join' "$E2E_TMP/d.probes"
 check "raw_tp fallback: header says raw_tp" bash -c "'$NPREPORT' dump '$E2E_TMP/r.npr' | $NPR probes | grep 'flows raw_tp/sock_send_length attached' >/dev/null"
+
+# without a program on sends: the TCP senders' bytes from their sockets
+"$NPREPORT" dump "$E2E_TMP/s.npr" > "$E2E_TMP/s.dump"
+$NPR flows < "$E2E_TMP/s.dump" > "$E2E_TMP/s.flows"
+$NPR probes < "$E2E_TMP/s.dump" > "$E2E_TMP/s.probes"
+fs=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/s.flows")
+check "no send hook: sock_send_length not hooked by flows or txn" \
+	[ "$(grep -cE '^(flows|txn) sock_send_length skipped not hooked' "$E2E_TMP/s.probes")" = 2 ]
+check "no send hook: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fs"))" [ "$(awk '{print $6}' <<<"$fs")" = "$SIZE" ]
+check "no send hook: sender srtt sampled at its close ($(awk '{print $11}' <<<"$fs") us)" \
+	bash -c "[ '$(awk '{print $11}' <<<"$fs")' -gt 0 ] && [ '$(awk '{print $11}' <<<"$fs")' -lt 100000 ]"
+check "no send hook: IPv6 sender tx_bytes == $SIZE" \
+	[ "$(awk '$3=="fd77:2::2" && $4==5006 && $5==6 {print $6}' "$E2E_TMP/s.flows")" = "$SIZE" ]
+check "no send hook: lossy transfer tx_bytes == $SIZE, retransmissions > 0" \
+	[ "$(awk '$4==5003 && $5==6 {print $6, ($10 > 0)}' "$E2E_TMP/s.flows")" = "$SIZE 1" ]
+check "no send hook: short connections: $NSHORT sender flows, $((NSHORT * 1000)) bytes" \
+	[ "$(awk '$4==5008 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/s.flows")" = "$NSHORT $((NSHORT * 1000))" ]
+check "no send hook: churn: $NCHURN sender flows, $((NCHURN * 100)) bytes" \
+	[ "$(awk '$4==5009 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/s.flows")" = "$NCHURN $((NCHURN * 100))" ]
+check "no send hook: nothing lost" [ "$($NPR lost flows < "$E2E_TMP/s.dump")" = "0" ]
 
 fu=$(awk '$3=="10.77.2.2" && $4==5002 && $5==17' "$E2E_TMP/a.flows")
 check "UDP sender tx_bytes == $USIZE ($(awk '{print $6}' <<<"$fu"))" [ "$(awk '{print $6}' <<<"$fu")" = "$USIZE" ]
