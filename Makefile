@@ -317,10 +317,11 @@ bench-record: all
 bench-e2e: all
 	@NP_BUILD=$(abspath $(O)) bash bench/e2e_pairs.sh
 # nprec's per-call programs switched off and on every 0.5 s in one saturated
-# run: their req/s cost with a ~3-point interval (~7 min: an A/A run, then nprec)
+# run: their req/s cost with a ~3-point interval; then in a paced run, their
+# p50/p99 latency inflation (~13 min: an A/A run, then nprec, each phase)
 .PHONY: bench-e2e-toggle
 bench-e2e-toggle: all
-	@NP_BUILD=$(abspath $(O)) D=180 bash bench/e2e_toggle.sh
+	@NP_BUILD=$(abspath $(O)) D=180 PHASE=both bash bench/e2e_toggle.sh
 # the cost of empty programs on nprec's default hooks (the floor; ~20 min)
 bench-hookfloor: all
 	@NP_BUILD=$(abspath $(O)) bench/hookfloor.sh
