@@ -89,8 +89,8 @@ const volatile __u32 flows_slot_mask = FLOWS_MAX_ENTRIES - 1;   /* flow_meta's m
  * kernels load the programs. */
 const volatile bool flows_retrans_has_err = false;
 
-/* False when sock_send_length is not hooked (NPREC_TEST_FLOWS_NO_SEND=1,
- * tp_btf only): a TCP flow's bytes sent come from its socket (tcp_written)
+/* False when sock_send_length is not hooked (--no-send-calls, tp_btf
+ * only): a TCP flow's bytes sent come from its socket (tcp_written)
  * at every snapshot (flows_tcp_iter) and when it closes; UDP sends are not
  * counted. */
 const volatile bool flows_send_calls = true;

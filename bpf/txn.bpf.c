@@ -172,8 +172,8 @@ static __always_inline struct txn_conn_id *conn_id(struct txn_conn *c, bool btf)
  * maps. */
 const volatile bool txn_buffered = false;
 
-/* False when sock_send_length is not hooked (NPREC_TEST_TXN_RECV_ONLY=1,
- * tp_btf only): what the sends told comes from the socket at the next
+/* False when sock_send_length is not hooked (--no-send-calls, tp_btf
+ * only): what the sends told comes from the socket at the next
  * receive or the close instead (on_recv_only). */
 const volatile bool txn_send_calls = true;
 

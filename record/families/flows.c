@@ -90,7 +90,7 @@ struct rc_flows {
 	struct flows_bpf *skel;
 	struct rc_tp tps[RC_FLOWS_NTP];
 	size_t tp0;                     /* tps[tp0..) in use: 1 without sock_send_length */
-	bool send_calls;                /* flows_send_calls (NPREC_TEST_FLOWS_NO_SEND=1 clears it) */
+	bool send_calls;                /* flows_send_calls (--no-send-calls clears it) */
 	int ncpus;
 	void *vbuf;                     /* ncpus x stride scratch */
 	void *zbuf;                     /* ncpus x stride zeroes (a slot given back) */
@@ -165,11 +165,10 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	/* without BTF (raw_tp) the prototype is unknown: every hit counts */
 	f->skel->rodata->flows_retrans_has_err = rc_flows_retrans_has_err(rc_vmlinux_btf());
 	rc_flows_tps(f);
-	/* TCP bytes sent from the socket at snapshots and closes instead of a
-	 * program on every send call (bpf/flows.bpf.c flows_tcp_iter):
-	 * tp_btf only; being measured (issue 24), not a user option yet */
-	const char *ns = getenv("NPREC_TEST_FLOWS_NO_SEND");
-	f->send_calls = use_raw || !(ns && *ns == '1');
+	/* --no-send-calls: TCP bytes sent from the socket at snapshots and
+	 * closes instead of a program on every send call (bpf/flows.bpf.c
+	 * flows_tcp_iter); tp_btf only */
+	f->send_calls = use_raw || !ctx->cfg->no_send_calls;
 	f->skel->rodata->flows_send_calls = f->send_calls;
 	f->tp0 = f->send_calls ? 0 : 1;
 	bpf_program__set_autoload(f->skel->progs.flows_tcp_iter, !f->send_calls);
@@ -352,7 +351,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 	}
 	if (!f->send_calls)
 		rec_probe(ctx, RC_FLOWS_FAMILY, "sock_send_length", REC_PROBE_SKIPPED,
-			  "not hooked (NPREC_TEST_FLOWS_NO_SEND=1): TCP bytes sent read from the socket at "
+			  "not hooked (--no-send-calls): TCP bytes sent read from the socket at "
 			  "snapshots and closes; UDP sends not counted");
 	*state = f;
 	return 0;

@@ -88,7 +88,7 @@ struct rc_txn {
 	bool sendmsg;                   /* tcp_sendmsg_locked hooked (NPREC_TEST_TXN_SENDMSG=1) */
 	size_t tp0, ntps;               /* tps[tp0..ntps) in use (without tcp_sendmsg_locked unless
 					 * sendmsg; without sock_send_length unless send_calls) */
-	bool send_calls;                /* txn_send_calls (NPREC_TEST_TXN_RECV_ONLY=1 clears it) */
+	bool send_calls;                /* txn_send_calls (--no-send-calls clears it) */
 	uint64_t flush_failed;          /* snapshots whose flush failed (counted as lost) */
 	int ncpus;
 	void *vbuf;
@@ -311,11 +311,11 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
 		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].raw_prog, false);
 	}
-	/* Sends from the socket at the next receive or the close instead of
-	 * a program on every send call (bpf/txn.bpf.c sends_from_socket):
-	 * tp_btf only; being measured (issue 24), not a user option yet */
-	const char *ro = getenv("NPREC_TEST_TXN_RECV_ONLY");
-	t->send_calls = use_raw || t->sendmsg || t->nc_start || !(ro && *ro == '1');
+	/* --no-send-calls: sends from the socket at the next receive or the
+	 * close instead of a program on every send call (bpf/txn.bpf.c
+	 * sends_from_socket); tp_btf only (the raw_tp programs cannot read
+	 * the socket's fields) */
+	t->send_calls = use_raw || t->sendmsg || t->nc_start || !ctx->cfg->no_send_calls;
 	t->skel->rodata->txn_send_calls = t->send_calls;
 	t->tp0 = t->send_calls ? RC_TXN_TP_SEND : RC_TXN_TP_RECV;
 	if (!t->send_calls) {
@@ -429,7 +429,7 @@ static int rc_txn_open(struct rec_ctx *ctx, void **state, char *err, size_t errl
 	}
 	if (!t->send_calls)
 		rec_probe(ctx, RC_TXN_FAMILY, "sock_send_length", REC_PROBE_SKIPPED,
-			  "not hooked (NPREC_TEST_TXN_RECV_ONLY=1): what a connection wrote is read from its "
+			  "not hooked (--no-send-calls): what a connection wrote is read from its "
 			  "socket at its next receive or close; no client request lines");
 	if (!t->sendmsg)
 		rec_probe(ctx, RC_TXN_FAMILY, "tcp_sendmsg_locked", REC_PROBE_SKIPPED,

@@ -69,8 +69,8 @@ bg "$NPREC" -q --txn-events all --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
 NPREC_TEST_TXN_SENDMSG=1 bg "$NPREC" -q --txn-events all --no-flows --no-netcpu --no-threads \
 	--netns $NSA -o "$E2E_TMP/sm.npr"; PSM=$BG_PID
 # without a program on socket sends (phase 1c below)
-NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ra.npr"; PRA=$BG_PID
-NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rb.npr"; PRB=$BG_PID
+bg "$NPREC" -q --no-send-calls --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ra.npr"; PRA=$BG_PID
+bg "$NPREC" -q --no-send-calls --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rb.npr"; PRB=$BG_PID
 for f in a b sm ra rb; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
 OUT=$(ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$K" -c 4 -u /index.html)
 echo "client: $OUT" >&2
@@ -166,8 +166,8 @@ check "128 KiB: every server transaction start inside its client's, ends in >= 9
 # Phase 1b: small responses (one segment each), same check
 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ca.npr"; PA=$BG_PID
 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/cb.npr"; PB=$BG_PID
-NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/rca.npr"; PRA=$BG_PID
-NPREC_TEST_TXN_RECV_ONLY=1 bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rcb.npr"; PRB=$BG_PID
+bg "$NPREC" -q --no-send-calls --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/rca.npr"; PRA=$BG_PID
+bg "$NPREC" -q --no-send-calls --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rcb.npr"; PRB=$BG_PID
 for f in ca cb rca rcb; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
 KC=2000
 ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n "$KC" -c 4 -u /small.txt >/dev/null
@@ -186,7 +186,7 @@ check "small responses: every server transaction start inside its client's, ends
 check "small responses: shortest server time ${CTMIN:-?} ns >= 1 us" [ "${CTMIN:-0}" -ge 1000 ]
 
 # Phase 1c: the traffic of phases 1 and 1b recorded without a program on
-# socket sends (NPREC_TEST_TXN_RECV_ONLY=1, issue 24): what a connection
+# socket sends (--no-send-calls, issue 24): what a connection
 # wrote is read from its socket at its next receive or its close
 # (bpf/txn.bpf.c sends_from_socket): a server's response ends at its last
 # segment's transmit (tcp_sock.rack.mstamp), a client's request starts at

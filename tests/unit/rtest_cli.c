@@ -147,6 +147,22 @@ static void test_txn_events(void)
 	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "1/65537") == RC_CLI_ERROR, "beyond the hash refused");
 }
 
+/* --no-send-calls; not with exact netcpu, which clocks every send call */
+static void test_no_send_calls(void)
+{
+	struct rec_config c;
+	char err[256];
+	CHECK(PARSE(&c, err, "-o", "x") == RC_CLI_RUN && !c.no_send_calls, "default: send calls hooked");
+	CHECK(PARSE(&c, err, "-o", "x", "--no-send-calls") == RC_CLI_RUN && c.no_send_calls, "--no-send-calls");
+	CHECK(PARSE(&c, err, "-o", "x", "--no-send-calls", "--netcpu", "exact") == RC_CLI_ERROR &&
+	      strstr(err, "--no-send-calls"), "with --netcpu exact refused: %s", err);
+	CHECK(PARSE(&c, err, "-o", "x", "--full", "--no-send-calls") == RC_CLI_ERROR, "with --full refused");
+	CHECK(PARSE(&c, err, "-o", "x", "--full", "--netcpu", "sample", "--no-send-calls") == RC_CLI_RUN &&
+	      c.no_send_calls && c.txn_events_n == 1, "--full with sampled netcpu: %s", err);
+	CHECK(PARSE(&c, err, "-o", "x", "--netcpu", "exact", "--no-netcpu", "--no-send-calls") == RC_CLI_RUN,
+	      "exact netcpu switched off: %s", err);
+}
+
 /* --redact-key FILE implies --redact-paths; a key file anyone may read is a
  * usage error found before recording (rc_cli_resolve). */
 static void test_redact_key(void)
@@ -262,6 +278,7 @@ int main(void)
 	test_defaults();
 	test_all_options();
 	test_txn_events();
+	test_no_send_calls();
 	test_redact_key();
 	test_sample_hz();
 	test_flight_and_shift();
