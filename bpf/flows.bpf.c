@@ -89,9 +89,10 @@ const volatile __u32 flows_slot_mask = FLOWS_MAX_ENTRIES - 1;   /* flow_meta's m
  * kernels load the programs. */
 const volatile bool flows_retrans_has_err = false;
 
-/* False when sock_send_length is not hooked (--no-send-calls, tp_btf
- * only): a TCP flow's bytes sent come from its socket (tcp_written)
- * at every snapshot (flows_tcp_iter) and when it closes; UDP sends are not
+/* False with --no-send-calls (tp_btf only): a TCP flow's bytes sent come
+ * from its socket (tcp_written) at every snapshot (flows_tcp_iter) and
+ * when it closes, and the send program counts only the other protocols'
+ * sends (UDP: no socket field totals them); TCP send calls are not
  * counted. */
 const volatile bool flows_send_calls = true;
 
@@ -473,6 +474,11 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 {
 	__u32 slot;
 	if (ret <= 0 || (!tx && (flags & RC_MSG_PEEK)) || !sk)
+		return 0;
+	/* !flows_send_calls: a TCP socket's bytes sent come from the socket
+	 * (flows_tcp_iter); the send program stays for the protocols that
+	 * keep no such count (UDP) */
+	if (tx && btf && !flows_send_calls && rc_sk_protocol_x(sk, btf) == RC_IPPROTO_TCP)
 		return 0;
 	/* AF_UNIX and the like pass here too: out before any lookup */
 	__u16 fam = rc_sk_family_x(sk, btf);

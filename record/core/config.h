@@ -56,9 +56,10 @@ struct rec_config {
 	bool redact_paths;            /* --redact-paths */
 	const char *redact_key_file;  /* --redact-key FILE: key of the path hash */
 	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
-	/* --no-send-calls: no program on socket sends (sock_send_length): flows
+	/* --no-send-calls: no work on TCP sends (sock_send_length): flows
 	 * reads TCP bytes sent from the sockets, txn what connections wrote;
-	 * UDP sends and client request lines are not recorded (issue 24) */
+	 * client request lines are not recorded (issue 24); flows' send
+	 * program counts UDP sends only */
 	bool no_send_calls;
 	bool full;                    /* --full: every family at full detail (the default before 0.x) */
 	uint32_t txn_events_n;        /* --txn-events: 0 auto (default), 1 all, N: 1 in N connections */

@@ -89,7 +89,6 @@ struct rc_flow_row {
 struct rc_flows {
 	struct flows_bpf *skel;
 	struct rc_tp tps[RC_FLOWS_NTP];
-	size_t tp0;                     /* tps[tp0..) in use: 1 without sock_send_length */
 	bool send_calls;                /* flows_send_calls (--no-send-calls clears it) */
 	int ncpus;
 	void *vbuf;                     /* ncpus x stride scratch */
@@ -166,17 +165,13 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	f->skel->rodata->flows_retrans_has_err = rc_flows_retrans_has_err(rc_vmlinux_btf());
 	rc_flows_tps(f);
 	/* --no-send-calls: TCP bytes sent from the socket at snapshots and
-	 * closes instead of a program on every send call (bpf/flows.bpf.c
-	 * flows_tcp_iter); tp_btf only */
+	 * closes (bpf/flows.bpf.c flows_tcp_iter); the send program returns at
+	 * once for TCP and counts the other protocols' sends, which no socket
+	 * field totals (UDP); tp_btf only */
 	f->send_calls = use_raw || !ctx->cfg->no_send_calls;
 	f->skel->rodata->flows_send_calls = f->send_calls;
-	f->tp0 = f->send_calls ? 0 : 1;
 	bpf_program__set_autoload(f->skel->progs.flows_tcp_iter, !f->send_calls);
-	if (!f->send_calls) {
-		bpf_program__set_autoload(f->tps[0].btf_prog, false);
-		bpf_program__set_autoload(f->tps[0].raw_prog, false);
-	}
-	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps + f->tp0, RC_FLOWS_NTP - f->tp0, use_raw, err, errlen);
+	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, use_raw, err, errlen);
 	if (!rc)
 		rc = flows_bpf__load(f->skel);
 	if (rc) {
@@ -193,7 +188,7 @@ static void rc_flows_close(void *state)
 	struct rc_flows *f = state;
 	if (!f)
 		return;
-	rc_tp_detach(f->tps + f->tp0, RC_FLOWS_NTP - f->tp0);
+	rc_tp_detach(f->tps, RC_FLOWS_NTP);
 	if (f->meta)
 		munmap(f->meta, f->meta_len);
 	flows_bpf__destroy(f->skel);
@@ -330,7 +325,7 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 			snprintf(err, errlen, "%s", err2);
 	}
 	if (!rc)
-		rc = rc_tp_attach(ctx, RC_FLOWS_FAMILY, f->tps + f->tp0, RC_FLOWS_NTP - f->tp0,
+		rc = rc_tp_attach(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP,
 				  !bpf_program__autoload(f->tps[1].btf_prog), err, errlen);
 	if (!rc && !f->send_calls)
 		rc = rc_flows_attach_iter(f, err, errlen);
@@ -350,9 +345,9 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;
 	}
 	if (!f->send_calls)
-		rec_probe(ctx, RC_FLOWS_FAMILY, "sock_send_length", REC_PROBE_SKIPPED,
-			  "not hooked (--no-send-calls): TCP bytes sent read from the socket at "
-			  "snapshots and closes; UDP sends not counted");
+		rec_probe(ctx, RC_FLOWS_FAMILY, "iter/bpf_sk_storage_map", REC_PROBE_ATTACHED,
+			  "--no-send-calls: TCP bytes sent read from the socket at snapshots and "
+			  "closes; the send program counts UDP sends only");
 	*state = f;
 	return 0;
 }
