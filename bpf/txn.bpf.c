@@ -976,6 +976,17 @@ static __always_inline void conn_forget(const struct sock *sk, bool btf)
 		bpf_map_delete_elem(&txn_conns, &skp);
 }
 
+/* A connection whose handshake was not seen, met at a receive with
+ * !txn_send_calls (who sends first is not seen): the side on the higher
+ * port is taken as the client (ephemeral ports are high). */
+#define TXN_ROLE_BY_PORTS 0xff     /* conn_get: a new connection's role from sk_guess_role */
+static __always_inline __u8 sk_guess_role(const struct sock *sk)
+{
+	__u16 lport = sk->__sk_common.skc_num;
+	__u16 rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	return lport > rport ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER;
+}
+
 static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 role, bool btf)
 {
 	__u64 skp = (__u64)sk;
@@ -989,6 +1000,8 @@ static __always_inline struct txn_conn *conn_get(const struct sock *sk, __u8 rol
 		c = bpf_map_lookup_elem(&txn_conns, &skp);
 	}
 	if (c && !conn_id(c, btf)->conn) {   /* new (conn ids start at 1) */
+		if (role == TXN_ROLE_BY_PORTS)
+			role = sk_guess_role(sk);
 		conn_id(c, btf)->k.role = role;
 		c->role = role;
 		c->path_due = 1;
@@ -1175,16 +1188,6 @@ static __always_inline bool sends_from_socket(struct txn_conn *c, const struct s
 	return true;
 }
 
-/* A connection whose handshake was not seen, met at a receive with
- * !txn_send_calls (who sends first is not seen): the side on the higher
- * port is taken as the client (ephemeral ports are high). */
-static __always_inline __u8 sk_guess_role(const struct sock *sk)
-{
-	__u16 lport = sk->__sk_common.skc_num;
-	__u16 rport = bpf_ntohs(sk->__sk_common.skc_dport);
-	return lport > rport ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER;
-}
-
 /* btf: a tp_btf program (direct loads from the socket, filter.bpf.h) */
 static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, bool btf)
 {
@@ -1194,7 +1197,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 		return 0;
 	/* a connection we saw no handshake for: who sends first is the client */
 	bool sends = txn_send_calls || !btf;
-	struct txn_conn *c = conn_get(sk, sends ? (tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER) : sk_guess_role(sk), btf);
+	struct txn_conn *c = conn_get(sk, sends ? (tx ? TXN_ROLE_CLIENT : TXN_ROLE_SERVER) : TXN_ROLE_BY_PORTS, btf);
 	if (!c)
 		return 0;
 	counter_add(TXN_CNT_IO);

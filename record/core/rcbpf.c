@@ -88,13 +88,16 @@ static bool rc_tp_exists(const char *name, bool *has_btf)
 	return *has_btf;
 }
 
+bool rc_tp_raw_forced(void)
+{
+	const char *force = getenv("NPREC_TEST_FORCE_RAW_TP");
+	return force && *force == '1';
+}
+
 int rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
 		 bool use_raw, char *err, size_t errlen)
 {
-	/* NPREC_TEST_FORCE_RAW_TP=1: the raw_tp variants even where tp_btf works, so
-	 * the fallback path is tested on kernels that accept tp_btf */
-	const char *force = getenv("NPREC_TEST_FORCE_RAW_TP");
-	if (force && *force == '1')
+	if (rc_tp_raw_forced())
 		use_raw = true;
 	for (size_t i = 0; i < n; i++) {
 		struct rc_tp *t = &tps[i];
@@ -240,9 +243,16 @@ int rc_iter_run(struct bpf_link *link)
 
 	if (fd < 0)
 		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		;
 	int rc = n < 0 ? -errno : 0;
 	close(fd);
 	return rc;
+}
+
+struct bpf_link *rc_iter_attach_sk_storage(struct bpf_program *prog, const struct bpf_map *map)
+{
+	union bpf_iter_link_info li = { .map.map_fd = (__u32)bpf_map__fd(map) };
+	LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &li, .link_info_len = sizeof(li));
+	return bpf_program__attach_iter(prog, &o);
 }

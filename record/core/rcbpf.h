@@ -29,6 +29,10 @@ struct rc_tp {
 /* Marks which variant loads: tp_btf unless use_raw; neither when the
  * kernel has no such tracepoint. Returns -ENOENT when a required one is
  * missing (err filled). */
+/* NPREC_TEST_FORCE_RAW_TP=1: the raw_tp variants even where tp_btf works
+ * (tests of the fallback on kernels that accept tp_btf); a family whose
+ * choices depend on the variant asks before rc_tp_select. */
+bool rc_tp_raw_forced(void);
 int  rc_tp_select(struct rec_ctx *ctx, const char *family, struct rc_tp *tps, size_t n,
 		  bool use_raw, char *err, size_t errlen);
 /* Attaches the selected variants; returns -errno when a required one fails. */
@@ -58,6 +62,9 @@ void rc_size_pcpu_map(struct bpf_map *m, int ncpus);
 /* One pass of the BPF iterator behind link (its programs run for every
  * element; their output, if any, is discarded). 0 or -errno. */
 int rc_iter_run(struct bpf_link *link);
+/* prog attached as an iterator over the elements of map (a
+ * BPF_MAP_TYPE_SK_STORAGE: one socket each). NULL with errno set. */
+struct bpf_link *rc_iter_attach_sk_storage(struct bpf_program *prog, const struct bpf_map *map);
 
 /* Shared vmlinux BTF (loaded once, never freed before exit). */
 const struct btf *rc_vmlinux_btf(void);

@@ -168,7 +168,7 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	 * closes (bpf/flows.bpf.c flows_tcp_iter); the send program returns at
 	 * once for TCP and counts the other protocols' sends, which no socket
 	 * field totals (UDP); tp_btf only */
-	f->send_calls = use_raw || !ctx->cfg->no_send_calls;
+	f->send_calls = use_raw || rc_tp_raw_forced() || !ctx->cfg->no_send_calls;
 	f->skel->rodata->flows_send_calls = f->send_calls;
 	bpf_program__set_autoload(f->skel->progs.flows_tcp_iter, !f->send_calls);
 	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, use_raw, err, errlen);
@@ -270,32 +270,14 @@ static int rc_flows_map_slots(struct rc_flows *f, char *err, size_t errlen)
 /* !send_calls: the iterator over TCP sockets with a flow (flows_tcp_sk) */
 static int rc_flows_attach_iter(struct rc_flows *f, char *err, size_t errlen)
 {
-	union bpf_iter_link_info li = { .map.map_fd = (__u32)bpf_map__fd(f->skel->maps.flows_tcp_sk) };
-	LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &li, .link_info_len = sizeof(li));
-
-	f->skel->links.flows_tcp_iter = bpf_program__attach_iter(f->skel->progs.flows_tcp_iter, &o);
+	f->skel->links.flows_tcp_iter = rc_iter_attach_sk_storage(f->skel->progs.flows_tcp_iter,
+								  f->skel->maps.flows_tcp_sk);
 	if (!f->skel->links.flows_tcp_iter) {
 		int e = errno;
 		snprintf(err, errlen, "cannot attach the TCP socket iterator: %s", strerror(e));
 		return -e;
 	}
 	return 0;
-}
-
-/* !send_calls: runs flows_tcp_iter (every open TCP flow's bytes sent into
- * its slot); it writes nothing to read */
-static int rc_flows_tcp_pass(struct rc_flows *f)
-{
-	char buf[64];
-	int fd = bpf_iter_create(bpf_link__fd(f->skel->links.flows_tcp_iter));
-	if (fd < 0)
-		return -errno;
-	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-		;
-	int rc = n < 0 ? -errno : 0;
-	close(fd);
-	return rc;
 }
 
 static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t errlen)
@@ -874,7 +856,7 @@ static int rc_flows_snapshot(void *state, struct rec_ctx *ctx, struct np_recbuf 
 {
 	struct rc_flows *f = state;
 	/* a failed pass leaves this interval's TCP bytes sent to the next */
-	if (!f->send_calls && rc_flows_tcp_pass(f))
+	if (!f->send_calls && rc_iter_run(f->skel->links.flows_tcp_iter))
 		f->tcp_pass_failed++;
 	int rc = rc_flows_collect(f);
 	if (!rc)

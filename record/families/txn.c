@@ -315,7 +315,7 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	 * close instead of a program on every send call (bpf/txn.bpf.c
 	 * sends_from_socket); tp_btf only (the raw_tp programs cannot read
 	 * the socket's fields) */
-	t->send_calls = use_raw || t->sendmsg || t->nc_start || !ctx->cfg->no_send_calls;
+	t->send_calls = use_raw || rc_tp_raw_forced() || t->sendmsg || t->nc_start || !ctx->cfg->no_send_calls;
 	t->skel->rodata->txn_send_calls = t->send_calls;
 	t->tp0 = t->send_calls ? RC_TXN_TP_SEND : RC_TXN_TP_RECV;
 	if (!t->send_calls) {
@@ -370,10 +370,8 @@ static void rc_txn_close(void *state)
 /* The flush iterator over the connections' socket storage. */
 static int rc_txn_attach_flush(struct rc_txn *t, char *err, size_t errlen)
 {
-	union bpf_iter_link_info li = { .map.map_fd = (__u32)bpf_map__fd(t->skel->maps.txn_conns_sk) };
-	LIBBPF_OPTS(bpf_iter_attach_opts, o, .link_info = &li, .link_info_len = sizeof(li));
-
-	t->skel->links.txn_flush_iter = bpf_program__attach_iter(t->skel->progs.txn_flush_iter, &o);
+	t->skel->links.txn_flush_iter = rc_iter_attach_sk_storage(t->skel->progs.txn_flush_iter,
+								  t->skel->maps.txn_conns_sk);
 	if (!t->skel->links.txn_flush_iter) {
 		int e = errno;
 		snprintf(err, errlen, "cannot attach the connection flush iterator: %s", strerror(e));
