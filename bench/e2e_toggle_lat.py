@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Latency analysis of bench/e2e_toggle.sh PHASE=paced: LABEL FLIPS REQLOG GUARD_MS.
+"""Latency analysis of bench/e2e_toggle.sh PHASE=paced: LABEL FLIPS REQLOG GUARD_MS
+[FLIPS REQLOG]... (more runs pooled).
 FLIPS: "mono_ns state" lines (state 1: programs attached from then on);
 REQLOG: "end_us latency_us" per request (CLOCK_MONOTONIC, bench/e2e_hist.lua).
 A request belongs to the window between two switches that holds all of
@@ -20,34 +21,42 @@ import math
 import random
 import sys
 
-label, flips_p, log_p, guard = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]) * 1000
-flips = [tuple(int(x) for x in l.split()) for l in open(flips_p) if l.strip()]
-bounds = [t // 1000 for t, _ in flips]                 # us
-states = [s for _, s in flips]
-wins = {}                                              # window index -> latencies (us)
-for line in open(log_p):
-    f = line.split()
-    if len(f) != 2:
-        continue
-    end, lat = float(f[0]), float(f[1])
-    start = end - lat
-    k = bisect.bisect_right(bounds, start) - 1
-    if k < 0 or k + 1 >= len(bounds):
-        continue
-    if start < bounds[k] + guard or end > bounds[k + 1] - guard:
-        continue
-    wins.setdefault(k, []).append(lat)
+def run_pairs(flips_p, log_p, guard):
+    """the (on latencies, off latencies) of adjacent windows of one run"""
+    flips = [tuple(int(x) for x in l.split()) for l in open(flips_p) if l.strip()]
+    bounds = [t // 1000 for t, _ in flips]             # us
+    states = [s for _, s in flips]
+    wins = {}                                          # window index -> latencies (us)
+    for line in open(log_p):
+        f = line.split()
+        if len(f) != 2:
+            continue
+        end, lat = float(f[0]), float(f[1])
+        start = end - lat
+        k = bisect.bisect_right(bounds, start) - 1
+        if k < 0 or k + 1 >= len(bounds):
+            continue
+        if start < bounds[k] + guard or end > bounds[k + 1] - guard:
+            continue
+        wins.setdefault(k, []).append(lat)
+    out = []
+    ks = sorted(wins)
+    i = 0
+    while i + 1 < len(ks):
+        a, b = ks[i], ks[i + 1]
+        if b == a + 1 and states[a] != states[b] and len(wins[a]) >= 20 and len(wins[b]) >= 20:
+            out.append((wins[b], wins[a]) if states[b] == 1 else (wins[a], wins[b]))
+            i += 2
+        else:
+            i += 1
+    return out
 
-pairs = []                                             # (on latencies, off latencies)
-ks = sorted(wins)
-i = 0
-while i + 1 < len(ks):
-    a, b = ks[i], ks[i + 1]
-    if b == a + 1 and states[a] != states[b] and len(wins[a]) >= 20 and len(wins[b]) >= 20:
-        pairs.append((wins[b], wins[a]) if states[b] == 1 else (wins[a], wins[b]))
-        i += 2
-    else:
-        i += 1
+
+# LABEL FLIPS REQLOG GUARD_MS [FLIPS REQLOG]...: further runs' pairs pooled
+# with the first's (the bootstrap resamples pairs of all of them)
+label, guard = sys.argv[1], int(sys.argv[4]) * 1000
+runs = [(sys.argv[2], sys.argv[3])] + list(zip(sys.argv[5::2], sys.argv[6::2]))
+pairs = [pr for fp, lp in runs for pr in run_pairs(fp, lp, guard)]
 if len(pairs) < 4:
     print("%s: too few windows (%d pairs)" % (label, len(pairs)))
     sys.exit(0)
