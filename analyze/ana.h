@@ -356,6 +356,10 @@ void ana_progs_note(struct ana_model *m, const struct ana_host *h);
 void ana_model_init(struct ana_model *m, const struct ana_options *opt);
 void ana_model_free(struct ana_model *m);
 int64_t ana_to_ref(const struct ana_model *m, int host, uint64_t t);
+/* ana_txname.c: client transactions without a request line (recorded
+ * without send calls) named from their servers' recordings; after the
+ * clock fit. */
+void ana_txn_name_clients(struct ana_model *m);
 bool ana_host_aligned(const struct ana_model *m, int host);
 /* t (reference timeline) inside --from/--to */
 bool ana_in_window(const struct ana_model *m, int64_t t);

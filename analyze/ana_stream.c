@@ -444,6 +444,7 @@ static int stream_prepare(struct ana_stream *st, struct ana_out *out)
 static int stream_finish(struct ana_stream *st, struct ana_out *out, const char *out_path,
 			 FILE *summary)
 {
+	ana_txn_name_clients(&st->g);
 	/* the slow-RPC windows before pass 2, which adds their segment sums */
 	ana_bneck_windows(&st->g);
 	if (stream_decompose(st))

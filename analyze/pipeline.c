@@ -146,6 +146,7 @@ int ana_run(struct ana_model *m, const char *out_path, FILE *summary)
 
 	pipe_clock(m, &pp);
 	pipe_window(m);
+	ana_txn_name_clients(m);
 	/* slow-RPC windows: in m->txevs, the clock; out m->bwins (a, b, ev, ports, what) */
 	ana_bneck_windows(m);
 	pipe_mark(m, &pp, "clock model");

@@ -16,7 +16,8 @@
 #
 # Environment: NP_BUILD (binaries, default build/), DEMO_OUT, DEMO_SECONDS,
 # DEMO_RATE (requests/s, default 40), DEMO_LOSS (drop probability, default
-# 0.01), DEMO_QUIET=1 (no report on stdout).
+# 0.01), DEMO_QUIET=1 (no report on stdout), DEMO_NPREC_ARGS (more nprec
+# options for every recorder, e.g. --no-send-calls).
 . "$(dirname "$0")/lib/e2e.sh"
 e2e_init demo
 E2E_KEEP=${E2E_KEEP:-}
@@ -60,7 +61,7 @@ done
 # stopped with SIGINT after the load; -d only bounds a forgotten recorder.
 # (SECS + 3 ended dm-back's recorder, started first, before the load did:
 # the drops of the last second were counted by iptables, not recorded)
-NPROPT=(-d "$((SECS + 120))s" -q --packets)
+NPROPT=(-d "$((SECS + 120))s" -q --packets ${DEMO_NPREC_ARGS:-})
 RECS=()
 # started server side first, each once its file exists, so every sync peer
 # is listening before its clients send the first probes

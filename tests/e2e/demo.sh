@@ -27,6 +27,7 @@ CAP_PID=$!
   kill -INT $CAP_PID 2>/dev/null ) &
 MONO_OFF=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_REALTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
 DEMO_OUT=$OUT DEMO_SECONDS=${DEMO_SECONDS:-8} DEMO_LOSS=0.03 DEMO_QUIET=1 NP_BUILD=$NP_BUILD \
+	DEMO_NPREC_ARGS=${DEMO_NPREC_ARGS:-} \
 	bash "$E2E_ROOT/tests/demo.sh" > "$E2E_TMP/demo.out" 2> "$E2E_TMP/demo.err"
 rc=$?
 tail -5 "$E2E_TMP/demo.err" >&2

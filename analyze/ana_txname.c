@@ -1,0 +1,239 @@
+/* Client transactions named from their servers' recordings. A recorder
+ * without a program on socket sends (nprec --no-send-calls) never sees a
+ * client's request line: it was in the send. When the server of the same
+ * connection was recorded too, its side has the line. The two sides of a
+ * connection are each other's mirror (the client's local address and port
+ * are the server's peer, and the other way round); a client's transaction
+ * is the server transaction of that connection that overlaps it most on
+ * the reference timeline (the server's lies inside it, up to the clock
+ * error). TXN_STATS rows without a request line take the endpoint of the
+ * server's row of the same connection nearest in time. Nothing is renamed
+ * that had a request line of its own, and nothing across a NAT (the
+ * mirrored tuple is not the same then). */
+#include "ana.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* one server connection side: its key "local>peer" and its events */
+struct tn_side {
+	const char *conn;           /* TXN_STATS conn of one of its rows */
+	uint16_t host;
+	uint64_t conn_id;
+	size_t row;                 /* a TXN_STATS row of it (m->txns) */
+};
+
+/* server events by (host, conn id, start) */
+struct tn_ev {
+	uint16_t host;
+	uint64_t conn_id;
+	uint64_t start;
+	size_t i;                   /* m->txevs */
+};
+
+static int tn_side_cmp(const void *a, const void *b)
+{
+	const struct tn_side *x = a, *y = b;
+	int c = strcmp(x->conn, y->conn);
+	if (c)
+		return c;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return (x->conn_id > y->conn_id) - (x->conn_id < y->conn_id);
+}
+
+static int tn_ev_cmp(const void *a, const void *b)
+{
+	const struct tn_ev *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	if (x->conn_id != y->conn_id)
+		return x->conn_id < y->conn_id ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* "peer:pport>local:lport": the key the server's rows of this client row carry */
+static void tn_mirror(const struct ana_txn *x, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s:%u>%s:%u", x->peer_host_addr, x->peer_port, x->local_addr, x->local_port);
+}
+
+static bool tn_named(const char *method, const char *path)
+{
+	return method[0] || path[0];
+}
+
+/* the first side with key conn (sorted by conn), or n */
+static size_t tn_side_first(const struct tn_side *s, size_t n, const char *conn)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(s[mid].conn, conn) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* the first event of (host, conn id) in ev, or n */
+static size_t tn_ev_first(const struct tn_ev *ev, size_t n, uint16_t host, uint64_t conn_id)
+{
+	struct tn_ev key = { .host = host, .conn_id = conn_id, .start = 0 };
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (tn_ev_cmp(&ev[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The server event of side s that overlaps client event e most on the
+ * reference timeline; NULL if none does. */
+static const struct ana_txev *tn_best(const struct ana_model *m, const struct tn_ev *ev, size_t nev,
+				      const struct tn_side *s, const struct ana_txev *e)
+{
+	int64_t a = ana_to_ref(m, e->host, e->start), b = ana_to_ref(m, e->host, e->end);
+	const struct ana_txev *best = NULL;
+	int64_t best_ov = 0;
+	for (size_t k = tn_ev_first(ev, nev, s->host, s->conn_id);
+	     k < nev && ev[k].host == s->host && ev[k].conn_id == s->conn_id; k++) {
+		const struct ana_txev *x = &m->txevs.v[ev[k].i];
+		int64_t xa = ana_to_ref(m, x->host, x->start), xb = ana_to_ref(m, x->host, x->end);
+		if (xa >= b)
+			break;
+		int64_t ov = (xb < b ? xb : b) - (xa > a ? xa : a);
+		if (ov > best_ov && tn_named(x->method, x->path)) {
+			best_ov = ov;
+			best = x;
+		}
+	}
+	return best;
+}
+
+/* m->txns rows by (host, conn id): the row of a client event */
+struct tn_row {
+	uint16_t host;
+	uint64_t conn_id;
+	size_t row;
+};
+
+static int tn_row_cmp(const void *a, const void *b)
+{
+	const struct tn_row *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return (x->conn_id > y->conn_id) - (x->conn_id < y->conn_id);
+}
+
+static const struct ana_txn *tn_row_of(const struct ana_model *m, const struct tn_row *r, size_t n,
+				       uint16_t host, uint64_t conn_id)
+{
+	struct tn_row key = { .host = host, .conn_id = conn_id };
+	const struct tn_row *f = bsearch(&key, r, n, sizeof(*r), tn_row_cmp);
+	return f ? &m->txns.v[f->row] : NULL;
+}
+
+/* Client events without a request line: method and path of their server's. */
+static size_t tn_events(struct ana_model *m, const struct tn_side *side, size_t nside,
+			const struct tn_row *rows, size_t nrows)
+{
+	struct tn_ev *ev = malloc((m->txevs.n + 1) * sizeof(*ev));
+	size_t nev = 0, named = 0;
+	if (!ev)
+		return 0;
+	for (size_t i = 0; i < m->txevs.n; i++) {
+		const struct ana_txev *x = &m->txevs.v[i];
+		if (x->server && tn_named(x->method, x->path) && ana_host_aligned(m, x->host))
+			ev[nev++] = (struct tn_ev){ .host = x->host, .conn_id = x->conn, .start = x->start, .i = i };
+	}
+	qsort(ev, nev, sizeof(*ev), tn_ev_cmp);
+	char key[sizeof(m->txns.v[0].conn)];
+	for (size_t i = 0; nev && i < m->txevs.n; i++) {
+		struct ana_txev *e = &m->txevs.v[i];
+		if (e->server || tn_named(e->method, e->path) || !ana_host_aligned(m, e->host))
+			continue;
+		const struct ana_txn *row = tn_row_of(m, rows, nrows, e->host, e->conn);
+		if (!row)
+			continue;
+		tn_mirror(row, key, sizeof(key));
+		const struct ana_txev *best = NULL;
+		size_t k0 = tn_side_first(side, nside, key);
+		for (size_t k = k0; !best && k < nside && !strcmp(side[k].conn, key); k++) {
+			/* a side has a row per interval: its events once */
+			if (side[k].host == e->host || (k > k0 && side[k].host == side[k - 1].host &&
+							 side[k].conn_id == side[k - 1].conn_id))
+				continue;
+			best = tn_best(m, ev, nev, &side[k], e);
+		}
+		if (best) {
+			memcpy(e->method, best->method, sizeof(e->method));
+			memcpy(e->path, best->path, sizeof(e->path));
+			named++;
+		}
+	}
+	free(ev);
+	return named;
+}
+
+/* Client TXN_STATS rows without a request line: the endpoint of their
+ * server's row nearest in time (reference timeline). */
+static void tn_rows(struct ana_model *m, const struct tn_side *side, size_t nside)
+{
+	char key[sizeof(m->txns.v[0].conn)];
+	for (size_t i = 0; i < m->txns.n; i++) {
+		struct ana_txn *x = &m->txns.v[i];
+		if (x->server || strchr(x->endpoint, ' ') || !ana_host_aligned(m, x->host))
+			continue;
+		tn_mirror(x, key, sizeof(key));
+		int64_t t = ana_to_ref(m, x->host, x->t), best_d = INT64_MAX;
+		const struct ana_txn *best = NULL;
+		for (size_t k = tn_side_first(side, nside, key); k < nside && !strcmp(side[k].conn, key); k++) {
+			const struct ana_txn *s = &m->txns.v[side[k].row];
+			int64_t d = ana_to_ref(m, s->host, s->t) - t;
+			if (d < 0)
+				d = -d;
+			if (s->host != x->host && d < best_d) {
+				best_d = d;
+				best = s;
+			}
+		}
+		size_t n = strlen(x->endpoint);
+		if (best && !strncmp(best->endpoint, x->endpoint, n) && best->endpoint[n] == ' ')
+			memcpy(x->endpoint, best->endpoint, sizeof(x->endpoint));
+	}
+}
+
+void ana_txn_name_clients(struct ana_model *m)
+{
+	if (m->hosts.n < 2 || !m->txns.n)
+		return;
+	struct tn_side *side = malloc(m->txns.n * sizeof(*side));
+	struct tn_row *rows = malloc(m->txns.n * sizeof(*rows));
+	size_t nside = 0, nrows = 0;
+	if (!side || !rows)
+		goto done;
+	for (size_t i = 0; i < m->txns.n; i++) {
+		const struct ana_txn *x = &m->txns.v[i];
+		rows[nrows++] = (struct tn_row){ .host = x->host, .conn_id = x->conn_id, .row = i };
+		if (x->server && strchr(x->endpoint, ' ') && ana_host_aligned(m, x->host))
+			side[nside++] = (struct tn_side){ .conn = x->conn, .host = x->host,
+							 .conn_id = x->conn_id, .row = i };
+	}
+	qsort(rows, nrows, sizeof(*rows), tn_row_cmp);
+	qsort(side, nside, sizeof(*side), tn_side_cmp);
+	if (nside) {
+		size_t named = tn_events(m, side, nside, rows, nrows);
+		tn_rows(m, side, nside);
+		if (named)
+			ana_note(m, "%zu client transactions without a request line (recorded without send "
+				 "calls) named from their servers' recordings", named);
+	}
+done:
+	free(side);
+	free(rows);
+}
