@@ -23,6 +23,8 @@ struct tn_side {
 	size_t row;                 /* a TXN_STATS row of it (m->txns) */
 };
 
+#define TN_BACK 8               /* events before a client's start looked at */
+
 /* server events by (host, conn id, start) */
 struct tn_ev {
 	uint16_t host;
@@ -100,8 +102,21 @@ static const struct ana_txev *tn_best(const struct ana_model *m, const struct tn
 	int64_t a = ana_to_ref(m, e->host, e->start), b = ana_to_ref(m, e->host, e->end);
 	const struct ana_txev *best = NULL;
 	int64_t best_ov = 0;
-	for (size_t k = tn_ev_first(ev, nev, s->host, s->conn_id);
-	     k < nev && ev[k].host == s->host && ev[k].conn_id == s->conn_id; k++) {
+	size_t k0 = tn_ev_first(ev, nev, s->host, s->conn_id), lo = k0, hi = k0;
+	while (hi < nev && ev[hi].host == s->host && ev[hi].conn_id == s->conn_id)
+		hi++;
+	/* the last event starting by a (the clock map is monotonic), then a
+	 * few before it that may still overlap (pipelined requests): not the
+	 * connection's whole history for each of its requests */
+	for (size_t l = k0, h = hi; l < h;) {
+		size_t mid = l + (h - l) / 2;
+		if (ana_to_ref(m, s->host, ev[mid].start) <= a)
+			lo = l = mid + 1;
+		else
+			h = mid;
+	}
+	lo = lo >= k0 + TN_BACK ? lo - TN_BACK : k0;
+	for (size_t k = lo; k < hi; k++) {
 		const struct ana_txev *x = &m->txevs.v[ev[k].i];
 		int64_t xa = ana_to_ref(m, x->host, x->start), xb = ana_to_ref(m, x->host, x->end);
 		if (xa >= b)

@@ -146,9 +146,39 @@ static void test_unnamed(void)
 	model_free(&m);
 }
 
+/* 300 requests on one connection: each named from its own server event
+ * (the search starts near the client's start, not at the connection's
+ * first event) */
+static void test_long(void)
+{
+	struct ana_model m;
+	memset(&m, 0, sizeof(m));
+	host(&m, "cli", 0);
+	host(&m, "srv", -(double)OFF);
+	row(&m, 0, false, 7, "10.0.0.1", 40000, "10.0.0.2", 80, T0, "");
+	row(&m, 1, true, 9, "10.0.0.2", 80, "10.0.0.1", 40000, T0 + OFF, "GET /p0");
+	size_t c[300];
+	char p[16];
+	for (int k = 0; k < 300; k++) {
+		uint64_t st = T0 + (uint64_t)k * 105 * US;
+		c[k] = ev(&m, 0, false, 7, st, 100 * US, "", "");
+		snprintf(p, sizeof(p), "/p%d", k);
+		ev(&m, 1, true, 9, st + OFF + 20 * US, 60 * US, "GET", p);
+	}
+	ana_txn_name_clients(&m);
+	int bad = 0;
+	for (int k = 0; k < 300; k++) {
+		snprintf(p, sizeof(p), "/p%d", k);
+		bad += strcmp(path_of(&m, c[k]), p) != 0;
+	}
+	CHECK(bad == 0, "300 requests on one connection each named from its own (%d wrong)", bad);
+	model_free(&m);
+}
+
 int main(void)
 {
 	test_keepalive();
+	test_long();
 	test_unnamed();
 	return tap_done();
 }
