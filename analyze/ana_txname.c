@@ -8,19 +8,29 @@
  * the reference timeline (the server's lies inside it, up to the clock
  * error). TXN_STATS rows without a request line take the endpoint of the
  * server's row of the same connection nearest in time. Nothing is renamed
- * that had a request line of its own, and nothing across a NAT (the
- * mirrored tuple is not the same then). */
+ * that had a request line of its own. Through a balancer's destination
+ * NAT the mirror is not there; the server connection whose client is the
+ * client's address and port is, when there is one (tn_sides_of). A
+ * source NAT between them (the client's address rewritten) is not
+ * followed. */
 #include "ana.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* one server connection side: its key "local>peer" and its events */
+/* one server connection side, under a key: its connection ("local>peer",
+ * TXN_STATS conn) or, for a destination NAT, its client ("peer:port") */
 struct tn_side {
-	const char *conn;           /* TXN_STATS conn of one of its rows */
+	const char *key;
 	uint16_t host;
 	uint64_t conn_id;
 	size_t row;                 /* a TXN_STATS row of it (m->txns) */
+};
+
+/* sides sorted by key */
+struct tn_index {
+	struct tn_side *v;
+	size_t n;
 };
 
 #define TN_BACK 8               /* events before a client's start looked at */
@@ -36,7 +46,7 @@ struct tn_ev {
 static int tn_side_cmp(const void *a, const void *b)
 {
 	const struct tn_side *x = a, *y = b;
-	int c = strcmp(x->conn, y->conn);
+	int c = strcmp(x->key, y->key);
 	if (c)
 		return c;
 	if (x->host != y->host)
@@ -65,18 +75,50 @@ static bool tn_named(const char *method, const char *path)
 	return method[0] || path[0];
 }
 
-/* the first side with key conn (sorted by conn), or n */
-static size_t tn_side_first(const struct tn_side *s, size_t n, const char *conn)
+/* the first side with key (sorted by key), or n */
+static size_t tn_side_first(const struct tn_side *s, size_t n, const char *key)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (strcmp(s[mid].conn, conn) < 0)
+		if (strcmp(s[mid].key, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The sides under key on hosts other than host: *n of them from *s. */
+static void tn_range(const struct tn_index *ix, const char *key, uint16_t host,
+		     const struct tn_side **s, size_t *n)
+{
+	size_t k0 = tn_side_first(ix->v, ix->n, key), k1 = k0;
+	bool other = false;
+	while (k1 < ix->n && !strcmp(ix->v[k1].key, key))
+		other |= ix->v[k1++].host != host;
+	*s = ix->v + k0;
+	*n = other ? k1 - k0 : 0;
+}
+
+/* The server sides of client row x's connection: its mirror on another
+ * host, else the server connection on another host whose client is x's
+ * address and port (a balancer's DNAT rewrote the server's address and
+ * port, not the client's), when that is one connection (the same client
+ * port towards two services is ambiguous: none). */
+static void tn_sides_of(const struct ana_model *m, const struct tn_index *mir, const struct tn_index *nat,
+			const struct ana_txn *x, const struct tn_side **s, size_t *n)
+{
+	char key[sizeof(x->conn)];
+	tn_mirror(x, key, sizeof(key));
+	tn_range(mir, key, x->host, s, n);
+	if (*n)
+		return;
+	snprintf(key, sizeof(key), "%s:%u", x->local_addr, x->local_port);
+	tn_range(nat, key, x->host, s, n);
+	for (size_t k = 1; k < *n; k++)
+		if (strcmp(m->txns.v[(*s)[k].row].conn, m->txns.v[(*s)[0].row].conn))
+			*n = 0;
 }
 
 /* the first event of (host, conn id) in ev, or n */
@@ -154,7 +196,7 @@ static const struct ana_txn *tn_row_of(const struct ana_model *m, const struct t
 }
 
 /* Client events without a request line: method and path of their server's. */
-static size_t tn_events(struct ana_model *m, const struct tn_side *side, size_t nside,
+static size_t tn_events(struct ana_model *m, const struct tn_index *mir, const struct tn_index *nat,
 			const struct tn_row *rows, size_t nrows)
 {
 	struct tn_ev *ev = malloc((m->txevs.n + 1) * sizeof(*ev));
@@ -167,7 +209,6 @@ static size_t tn_events(struct ana_model *m, const struct tn_side *side, size_t 
 			ev[nev++] = (struct tn_ev){ .host = x->host, .conn_id = x->conn, .start = x->start, .i = i };
 	}
 	qsort(ev, nev, sizeof(*ev), tn_ev_cmp);
-	char key[sizeof(m->txns.v[0].conn)];
 	for (size_t i = 0; nev && i < m->txevs.n; i++) {
 		struct ana_txev *e = &m->txevs.v[i];
 		if (e->server || tn_named(e->method, e->path) || !ana_host_aligned(m, e->host))
@@ -175,12 +216,13 @@ static size_t tn_events(struct ana_model *m, const struct tn_side *side, size_t 
 		const struct ana_txn *row = tn_row_of(m, rows, nrows, e->host, e->conn);
 		if (!row)
 			continue;
-		tn_mirror(row, key, sizeof(key));
+		const struct tn_side *side;
+		size_t nside;
+		tn_sides_of(m, mir, nat, row, &side, &nside);
 		const struct ana_txev *best = NULL;
-		size_t k0 = tn_side_first(side, nside, key);
-		for (size_t k = k0; !best && k < nside && !strcmp(side[k].conn, key); k++) {
+		for (size_t k = 0; !best && k < nside; k++) {
 			/* a side has a row per interval: its events once */
-			if (side[k].host == e->host || (k > k0 && side[k].host == side[k - 1].host &&
+			if (side[k].host == e->host || (k > 0 && side[k].host == side[k - 1].host &&
 							 side[k].conn_id == side[k - 1].conn_id))
 				continue;
 			best = tn_best(m, ev, nev, &side[k], e);
@@ -195,19 +237,22 @@ static size_t tn_events(struct ana_model *m, const struct tn_side *side, size_t 
 	return named;
 }
 
-/* Client TXN_STATS rows without a request line: the endpoint of their
- * server's row nearest in time (reference timeline). */
-static void tn_rows(struct ana_model *m, const struct tn_side *side, size_t nside)
+/* Client TXN_STATS rows without a request line: their own endpoint (the
+ * server's address and port as the client knew it, the balancer's through
+ * a NAT) with the request line of their server's row nearest in time
+ * (reference timeline). */
+static void tn_rows(struct ana_model *m, const struct tn_index *mir, const struct tn_index *nat)
 {
-	char key[sizeof(m->txns.v[0].conn)];
 	for (size_t i = 0; i < m->txns.n; i++) {
 		struct ana_txn *x = &m->txns.v[i];
 		if (x->server || strchr(x->endpoint, ' ') || !ana_host_aligned(m, x->host))
 			continue;
-		tn_mirror(x, key, sizeof(key));
+		const struct tn_side *side;
+		size_t nside;
+		tn_sides_of(m, mir, nat, x, &side, &nside);
 		int64_t t = ana_to_ref(m, x->host, x->t), best_d = INT64_MAX;
 		const struct ana_txn *best = NULL;
-		for (size_t k = tn_side_first(side, nside, key); k < nside && !strcmp(side[k].conn, key); k++) {
+		for (size_t k = 0; k < nside; k++) {
 			const struct ana_txn *s = &m->txns.v[side[k].row];
 			int64_t d = ana_to_ref(m, s->host, s->t) - t;
 			if (d < 0)
@@ -217,9 +262,10 @@ static void tn_rows(struct ana_model *m, const struct tn_side *side, size_t nsid
 				best = s;
 			}
 		}
+		const char *line = best ? strchr(best->endpoint, ' ') : NULL;
 		size_t n = strlen(x->endpoint);
-		if (best && !strncmp(best->endpoint, x->endpoint, n) && best->endpoint[n] == ' ')
-			memcpy(x->endpoint, best->endpoint, sizeof(x->endpoint));
+		if (line && n + strlen(line) < sizeof(x->endpoint))
+			memcpy(x->endpoint + n, line, strlen(line) + 1);
 	}
 }
 
@@ -227,28 +273,38 @@ void ana_txn_name_clients(struct ana_model *m)
 {
 	if (m->hosts.n < 2 || !m->txns.n)
 		return;
-	struct tn_side *side = malloc(m->txns.n * sizeof(*side));
+	struct tn_index mir = { malloc(m->txns.n * sizeof(struct tn_side)), 0 };
+	struct tn_index nat = { malloc(m->txns.n * sizeof(struct tn_side)), 0 };
+	char (*client)[sizeof(m->txns.v[0].conn)] = malloc(m->txns.n * sizeof(*client));
 	struct tn_row *rows = malloc(m->txns.n * sizeof(*rows));
-	size_t nside = 0, nrows = 0;
-	if (!side || !rows)
+	size_t nrows = 0;
+	if (!mir.v || !nat.v || !client || !rows)
 		goto done;
 	for (size_t i = 0; i < m->txns.n; i++) {
 		const struct ana_txn *x = &m->txns.v[i];
 		rows[nrows++] = (struct tn_row){ .host = x->host, .conn_id = x->conn_id, .row = i };
-		if (x->server && strchr(x->endpoint, ' ') && ana_host_aligned(m, x->host))
-			side[nside++] = (struct tn_side){ .conn = x->conn, .host = x->host,
-							 .conn_id = x->conn_id, .row = i };
+		if (!x->server || !strchr(x->endpoint, ' ') || !ana_host_aligned(m, x->host))
+			continue;
+		struct tn_side sd = { .key = x->conn, .host = x->host, .conn_id = x->conn_id, .row = i };
+		mir.v[mir.n] = sd;
+		snprintf(client[nat.n], sizeof(client[0]), "%s:%u", x->peer_host_addr, x->peer_port);
+		sd.key = client[nat.n];
+		nat.v[nat.n++] = sd;
+		mir.n++;
 	}
 	qsort(rows, nrows, sizeof(*rows), tn_row_cmp);
-	qsort(side, nside, sizeof(*side), tn_side_cmp);
-	if (nside) {
-		size_t named = tn_events(m, side, nside, rows, nrows);
-		tn_rows(m, side, nside);
+	qsort(mir.v, mir.n, sizeof(*mir.v), tn_side_cmp);
+	qsort(nat.v, nat.n, sizeof(*nat.v), tn_side_cmp);
+	if (mir.n) {
+		size_t named = tn_events(m, &mir, &nat, rows, nrows);
+		tn_rows(m, &mir, &nat);
 		if (named)
 			ana_note(m, "%zu client transactions without a request line (recorded without send "
 				 "calls) named from their servers' recordings", named);
 	}
 done:
-	free(side);
+	free(mir.v);
+	free(nat.v);
+	free(client);
 	free(rows);
 }

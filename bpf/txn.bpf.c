@@ -357,7 +357,11 @@ static __always_inline __u64 req_start(__u64 now)
  * (~150-300 ns each, issue 24). A stamp from before lo (the previous
  * response's last receive, or the handshake's end; 0: neither seen) is
  * another window's (the request is not transmitted yet, or pipelined
- * behind unacked data): then the end of the send (now). The stamp's us
+ * behind unacked data): then the end of the send (now). The ACK of a
+ * segment moves the stamp to that segment's (latest) transmit
+ * (tcp_rate_skb_delivered): read at the response, it is the request's
+ * last segment's, or its retransmission's when one was resent, which
+ * on_retrans forestalls under !txn_send_calls. The stamp's us
  * truncation may put it up to 1 us before lo. The clock is read only then:
  * a fitting stamp was taken before this hook ran (by this send's transmit,
  * on the same clock), so it is never after now, and a client's request
@@ -1162,6 +1166,16 @@ static __always_inline bool resp_from_socket(struct txn_conn *c, const struct tc
  * segment left (sk_tx_start; its request line is not read: it was in the
  * send). false: nothing to record at this receive (a client connection
  * first seen here is only marked: what it wrote before is unknown). */
+/* !txn_send_calls: a client's request of the bytes written since the
+ * mark (up to ws), begun when its first segment left. */
+static __always_inline void req_from_socket(struct txn_conn *c, const struct sock *sk, __u32 ws)
+{
+	__u32 n = ws - c->ws_mark;
+	c->ws_mark = ws;
+	req_begin(c, sk_tx_start(sk, c->last_ns, true), true);
+	c->bytes_req = n;
+}
+
 static __always_inline bool sends_from_socket(struct txn_conn *c, const struct sock *sk)
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
@@ -1179,13 +1193,45 @@ static __always_inline bool sends_from_socket(struct txn_conn *c, const struct s
 		c->last_ns = bpf_ktime_get_ns();
 		return false;
 	}
-	if (ws != c->ws_mark) {
-		__u32 n = ws - c->ws_mark;
-		c->ws_mark = ws;
-		req_begin(c, sk_tx_start(sk, c->last_ns, true), true);
-		c->bytes_req = n;
+	if (ws != c->ws_mark)
+		req_from_socket(c, sk, ws);
+	else if (!c->tid) {             /* begun at a retransmission (on_retrans) */
+		__u64 id = bpf_get_current_pid_tgid();
+		c->pid = id >> 32;
+		c->tid = (__u32)id;
 	}
 	return true;
+}
+
+/* !txn_send_calls: TCP retransmits a client's segment. A request written
+ * since the mark and not yet begun (no receive since) begins here, while
+ * first_tx_mstamp is still its first transmit's: the ACK of the resent
+ * segment will move the stamp to the retransmission (tcp_rate_skb_delivered
+ * records the send time of the latest packet delivered), and the request
+ * begun at the response's receive would then start after the timeout it
+ * waited (the demo's resent RPCs blamed on the client's application
+ * instead of the network). Runs in the timer's softirq or an ACK's, not
+ * the client's thread: the thread stays the connection's last one (0 for
+ * its first request: the response's receive fills it). Retransmissions
+ * are rare: a program of its own, not a hub member. */
+static __always_inline int on_retrans(const struct sock *sk)
+{
+	if (txn_send_calls || !sk)
+		return 0;
+	struct txn_conn *c = conn_find(sk, true);
+	if (!c || c->role != TXN_ROLE_CLIENT || !c->last_ns)
+		return 0;
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!tp)
+		return 0;
+	__u32 ws = tp->write_seq;
+	if (ws == c->ws_mark)
+		return 0;                   /* a request already begun, or nothing new */
+	__u32 pid = c->pid, tid = c->tid;
+	req_from_socket(c, sk, ws);
+	c->pid = pid;
+	c->tid = tid;
+	return 0;
 }
 
 /* btf: a tp_btf program (direct loads from the socket, filter.bpf.h) */
@@ -1401,6 +1447,10 @@ int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
 { return on_state(sk, oldstate, newstate, false); }
+
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(txn_retrans_btf, const struct sock *sk, const struct sk_buff *skb)
+{ return on_retrans(sk); }
 
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(txn_sendmsg_btf, const struct sock *sk, const struct msghdr *msg, const struct sk_buff *skb, int size_goal)

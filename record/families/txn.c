@@ -36,7 +36,8 @@
 #define RC_TXN_TP_SEND 0        /* sock_send_length: tps from tp0 (1 without it) */
 #define RC_TXN_TP_RECV 1
 #define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
-#define RC_TXN_TP_SENDMSG 3     /* tcp_sendmsg_locked, the last one */
+#define RC_TXN_TP_EXTRA 3       /* the last one, when in use: tcp_sendmsg_locked
+				 * (sendmsg) or tcp_retransmit_skb (!send_calls) */
 /* --txn-events auto: every connection's events until an interval has more
  * than RC_TXN_EV_AUTO_RATE a second, then 1 in RC_TXN_EV_AUTO_N connections
  * for the rest of the recording (per-transaction events cost a ring-buffer
@@ -264,10 +265,28 @@ static void rc_txn_tps(struct rc_txn *t)
 		  .hub_hook = HUB_SOCK_RECV, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_recv },
 		[RC_TXN_TP_STATE] = { .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
 		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_state },
-		/* the client's start time, with NPREC_TEST_TXN_SENDMSG=1 only */
-		[RC_TXN_TP_SENDMSG] = { .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf, .raw_prog = s->progs.txn_sendmsg_raw },
 	};
+	/* the client's start time, with NPREC_TEST_TXN_SENDMSG=1 only */
+	struct rc_tp sendmsg = { .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf,
+				 .raw_prog = s->progs.txn_sendmsg_raw };
+	/* a resent client request's start without send calls (tp_btf only) */
+	struct rc_tp retrans = { .name = "tcp_retransmit_skb", .btf_prog = s->progs.txn_retrans_btf };
+	v[RC_TXN_TP_EXTRA] = t->sendmsg ? sendmsg : retrans;
 	memcpy(t->tps, v, sizeof(v));
+	t->ntps = t->sendmsg || !t->send_calls ? RC_TXN_NTP : RC_TXN_TP_EXTRA;
+	if (!t->sendmsg) {
+		bpf_program__set_autoload(s->progs.txn_sendmsg_btf, false);
+		bpf_program__set_autoload(s->progs.txn_sendmsg_raw, false);
+	}
+	if (t->send_calls)
+		bpf_program__set_autoload(s->progs.txn_retrans_btf, false);
+	/* without send calls, sends come from the socket at the next receive
+	 * or the close instead (bpf/txn.bpf.c sends_from_socket) */
+	t->tp0 = t->send_calls ? RC_TXN_TP_SEND : RC_TXN_TP_RECV;
+	if (!t->send_calls) {
+		bpf_program__set_autoload(s->progs.txn_send_btf, false);
+		bpf_program__set_autoload(s->progs.txn_send_raw, false);
+	}
 }
 
 static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char *err, size_t errlen)
@@ -280,7 +299,6 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	RC_FILTER_SET(t->skel->rodata, ctx->cfg);
 	rc_size_pcpu_map(t->skel->maps.txn_stats, t->ncpus);
 	rc_size_pcpu_map(t->skel->maps.txn_sketch, t->ncpus);
-	rc_txn_tps(t);
 	/* a client request's start: the syscall entry netcpu stamps (its
 	 * programs run anyway; netcpu stamps syscalls only with --netcpu
 	 * exact), else its first segment's transmit stamp in the socket
@@ -306,22 +324,11 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	t->ev_auto = n == 0;
 	t->ev_keep = n > 1 ? TXN_EV_ALL / n : TXN_EV_ALL;
 	t->skel->data->txn_ev_keep = t->ev_keep;
-	t->ntps = t->sendmsg ? RC_TXN_NTP : RC_TXN_TP_SENDMSG;
-	if (!t->sendmsg) {
-		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].btf_prog, false);
-		bpf_program__set_autoload(t->tps[RC_TXN_TP_SENDMSG].raw_prog, false);
-	}
-	/* --no-send-calls: sends from the socket at the next receive or the
-	 * close instead of a program on every send call (bpf/txn.bpf.c
-	 * sends_from_socket); tp_btf only (the raw_tp programs cannot read
-	 * the socket's fields) */
+	/* --no-send-calls: tp_btf only (the raw_tp programs cannot read the
+	 * socket's fields) */
 	t->send_calls = use_raw || rc_tp_raw_forced() || t->sendmsg || t->nc_start || !ctx->cfg->no_send_calls;
 	t->skel->rodata->txn_send_calls = t->send_calls;
-	t->tp0 = t->send_calls ? RC_TXN_TP_SEND : RC_TXN_TP_RECV;
-	if (!t->send_calls) {
-		bpf_program__set_autoload(t->tps[RC_TXN_TP_SEND].btf_prog, false);
-		bpf_program__set_autoload(t->tps[RC_TXN_TP_SEND].raw_prog, false);
-	}
+	rc_txn_tps(t);
 	int rc = rc_tp_select(ctx, RC_TXN_FAMILY, t->tps + t->tp0, t->ntps - t->tp0, use_raw, err, errlen);
 	/* Transactions gather in socket storage and are flushed into the maps
 	 * at every snapshot and at close (bpf/txn.bpf.c): needs the tp_btf

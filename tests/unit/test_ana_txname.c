@@ -4,9 +4,10 @@
  * requests on one keep-alive connection take the paths of the server
  * transactions inside them across a 5 ms clock offset, in order, however
  * close together; a client event with a line of its own keeps it; a
- * connection whose server was not recorded, or is seen through a NAT (the
- * tuple does not mirror), stays unnamed; the client's TXN_STATS row takes
- * its server row's endpoint. */
+ * connection whose server was not recorded, or whose client port two
+ * server connections see, stays unnamed; through a balancer's DNAT the
+ * server connection that saw the client's port names it; the client's
+ * TXN_STATS row takes its server row's request line. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,12 +125,13 @@ static void test_unnamed(void)
 	/* a server nobody recorded */
 	row(&m, 0, false, 1, "10.0.0.1", 40001, "10.0.0.9", 80, T0, "");
 	size_t lone = ev(&m, 0, false, 1, T0, 100 * US, "", "");
-	/* through a NAT: the client talks to 10.0.0.8:80, the server sees
-	 * itself as 10.0.0.2:8080 */
-	row(&m, 0, false, 2, "10.0.0.1", 40002, "10.0.0.8", 80, T0, "");
-	row(&m, 1, true, 3, "10.0.0.2", 8080, "10.0.0.1", 40002, T0 + OFF, "GET /n");
-	size_t nat = ev(&m, 0, false, 2, T0, 100 * US, "", "");
-	ev(&m, 1, true, 3, T0 + OFF + 20 * US, 60 * US, "GET", "/n");
+	/* the same client address and port seen by two server connections
+	 * (a DNAT towards either, say): ambiguous */
+	row(&m, 0, false, 6, "10.0.0.1", 40006, "10.0.0.8", 80, T0, "");
+	row(&m, 1, true, 7, "10.0.0.2", 8080, "10.0.0.1", 40006, T0 + OFF, "GET /x");
+	row(&m, 1, true, 8, "10.0.0.3", 8080, "10.0.0.1", 40006, T0 + OFF, "GET /y");
+	size_t amb = ev(&m, 0, false, 6, T0, 100 * US, "", "");
+	ev(&m, 1, true, 7, T0 + OFF + 20 * US, 60 * US, "GET", "/x");
 	/* mirrored, but the server's transaction is at another time */
 	row(&m, 0, false, 4, "10.0.0.1", 40004, "10.0.0.2", 80, T0, "");
 	row(&m, 1, true, 5, "10.0.0.2", 80, "10.0.0.1", 40004, T0 + OFF, "GET /late");
@@ -137,12 +139,32 @@ static void test_unnamed(void)
 	ev(&m, 1, true, 5, T0 + OFF + 300 * US, 60 * US, "GET", "/late");
 	ana_txn_name_clients(&m);
 	CHECK(!path_of(&m, lone)[0], "unrecorded server: unnamed (%s)", path_of(&m, lone));
-	CHECK(!path_of(&m, nat)[0], "NAT: unnamed (%s)", path_of(&m, nat));
+	CHECK(!path_of(&m, amb)[0], "a client port two server connections see: unnamed (%s)", path_of(&m, amb));
 	CHECK(!path_of(&m, early)[0], "no overlapping server transaction: unnamed (%s)", path_of(&m, early));
 	CHECK(!strcmp(m.txns.v[0].endpoint, "10.0.0.9:80"), "unrecorded server's row unnamed (%s)",
 	      m.txns.v[0].endpoint);
-	CHECK(!strcmp(m.txns.v[1].endpoint, "10.0.0.8:80"), "NAT row unnamed (%s)", m.txns.v[1].endpoint);
+	CHECK(!strcmp(m.txns.v[1].endpoint, "10.0.0.8:80"), "ambiguous row unnamed (%s)", m.txns.v[1].endpoint);
 	CHECK(m.warnings.n == 0, "no note when nothing was named (%zu)", m.warnings.n);
+	model_free(&m);
+}
+
+/* Through a balancer's DNAT: the client talks to 10.0.0.8:80, the server
+ * sees itself as 10.0.0.2:8080 and the client as it is. */
+static void test_dnat(void)
+{
+	struct ana_model m;
+	memset(&m, 0, sizeof(m));
+	host(&m, "cli", 0);
+	host(&m, "srv", -(double)OFF);
+	row(&m, 0, false, 2, "10.0.0.1", 40002, "10.0.0.8", 80, T0, "");
+	row(&m, 1, true, 3, "10.0.0.2", 8080, "10.0.0.1", 40002, T0 + OFF, "GET /n");
+	size_t nat = ev(&m, 0, false, 2, T0, 100 * US, "", "");
+	ev(&m, 1, true, 3, T0 + OFF + 20 * US, 60 * US, "GET", "/n");
+	ana_txn_name_clients(&m);
+	CHECK(!strcmp(path_of(&m, nat), "/n"), "DNAT: named from the server its client port reached (%s)",
+	      path_of(&m, nat));
+	CHECK(!strcmp(m.txns.v[0].endpoint, "10.0.0.8:80 GET /n"),
+	      "DNAT row: the address the client used, the server's line (%s)", m.txns.v[0].endpoint);
 	model_free(&m);
 }
 
@@ -178,6 +200,7 @@ static void test_long(void)
 int main(void)
 {
 	test_keepalive();
+	test_dnat();
 	test_long();
 	test_unnamed();
 	return tap_done();
