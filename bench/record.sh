@@ -60,6 +60,8 @@ mode_none() { :; }
 mode_nprec() { rec_bg "$NPREC" -q -o "$1.npr"; }
 # nprec --full: every family at full detail (the default before issue 24: every transaction's event)
 mode_nprec_full() { rec_bg "$NPREC" -q --full -o "$1.npr"; }
+# nprec with a program on every TCP send call (the default before 2026-11-28)
+mode_nprec_sendcalls() { rec_bg "$NPREC" -q --send-calls -o "$1.npr"; }
 # nprec defaults without netcpu, and --full without it (txn and flows' part of the cost apart from netcpu's)
 mode_nprec_nonc() { rec_bg "$NPREC" -q --no-netcpu -o "$1.npr"; }
 mode_nprec_full_nonc() { rec_bg "$NPREC" -q --full --no-netcpu -o "$1.npr"; }

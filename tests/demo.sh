@@ -17,7 +17,7 @@
 # Environment: NP_BUILD (binaries, default build/), DEMO_OUT, DEMO_SECONDS,
 # DEMO_RATE (requests/s, default 40), DEMO_LOSS (drop probability, default
 # 0.01), DEMO_QUIET=1 (no report on stdout), DEMO_NPREC_ARGS (more nprec
-# options for every recorder, e.g. --no-send-calls).
+# options for every recorder, e.g. --send-calls).
 . "$(dirname "$0")/lib/e2e.sh"
 e2e_init demo
 E2E_KEEP=${E2E_KEEP:-}

@@ -200,7 +200,7 @@ enum {
 	OPT_FULL, OPT_TXN_EVENTS,
 	OPT_NETCPU,
 	OPT_REDACT_KEY,
-	OPT_NO_SEND_CALLS,
+	OPT_NO_SEND_CALLS, OPT_SEND_CALLS,
 };
 
 static const struct option rc_long_opts[] = {
@@ -253,6 +253,7 @@ static const struct option rc_long_opts[] = {
 	{ "user", required_argument, 0, 'Z' },
 	{ "full", no_argument, 0, OPT_FULL },
 	{ "no-send-calls", no_argument, 0, OPT_NO_SEND_CALLS },
+	{ "send-calls", no_argument, 0, OPT_SEND_CALLS },
 	{ "txn-events", required_argument, 0, OPT_TXN_EVENTS },
 	{ 0, 0, 0, 0 },
 };
@@ -284,15 +285,14 @@ void rc_cli_usage(FILE *f)
 "      --port P  --host ADDR  --pid PID   (each repeatable, up to 16)\n"
 "      --cgroup PATH        only this cgroup (v2 path, relative to the cgroup root)\n"
 "      --netns NAME|PATH    only this network namespace (/var/run/netns/NAME)\n"
-"families (default: flows, txn, netcpu, threads; target <= 3 % of the busy CPU: 0.8-1.0 /\n"
-"1.3-1.5 / 2.2-2.5 % of profile samples under bulk TCP / saturated HTTP / paced HTTP in the\n"
-"last two runs on a quiet 2-CPU VM (start-up ~0.4 s of CPU), tcpdump -w -s128 3.9-4.4 /\n"
-"9.5-10.0 / 5.1-6.0 %; end to end, the per-call programs cost saturated HTTP ~3 % of its\n"
-"req/s (2.9-3.4 % in three runs switching them off and on every 0.5 s, intervals within\n"
-"1.2-4.9 %: at the 3 % target, not shown below it; whole-phase pairs read 6-12 %, as wide\n"
-"as the host's drift; tcpdump 17-22 %); docs/BENCHMARKS.md \"Current figures\" and\n"
-"\"End-to-end pairs\"; opt-in,\n"
-"each costing more: --full, --netcpu exact, --txn-events all, --packets, --active-ids):\n"
+"families (default: flows, txn, netcpu, threads, no program on TCP send calls; target\n"
+"<= 3 % of the busy CPU. End to end, the per-call programs cost saturated HTTP 2.2-2.4 %\n"
+"of its req/s (three runs switching them off and on every 0.5 s; 3.0-4.1 % with\n"
+"--send-calls, tcpdump -w -s128 17-22 %); profile shares with --send-calls 0.8-1.0 /\n"
+"1.3-1.5 / 2.2-2.5 % of samples under bulk TCP / saturated HTTP / paced HTTP on a quiet\n"
+"2-CPU VM (start-up ~0.4 s of CPU), tcpdump 3.9-4.4 / 9.5-10.0 / 5.1-6.0 %;\n"
+"docs/BENCHMARKS.md \"Current figures\"; opt-in, each costing more: --send-calls, --full,\n"
+"--netcpu exact, --txn-events all, --packets, --active-ids):\n"
 "      --sample-hz tick|N|0 NET_RX stack sampling: tick (default) = on the scheduler\n"
 "                           tick under --netcpu exact, on the socket-time sampler's\n"
 "                           timer (97 Hz per CPU) at the default --netcpu sample; N = a\n"
@@ -302,20 +302,23 @@ void rc_cli_usage(FILE *f)
 "      --redact-key FILE    --redact-paths with the key from FILE (mode 0600): the same\n"
 "                           file on every host keeps their path hashes comparable\n"
 "      --no-flows --no-txn --no-netcpu --no-threads\n"
-"      --no-send-calls      no work on TCP send calls (saturated HTTP, the per-call\n"
-"                           programs' req/s cost: 2.2-2.4 % against 3.0-4.1 % with it,\n"
-"                           three interleaved runs each): TCP bytes sent read from\n"
-"                           the sockets at snapshots and closes, transactions' sends\n"
-"                           at the next receive (UDP sends still counted per call);\n"
-"                           client-side HTTP request lines, servers' first-response\n"
-"                           times and TCP send call counts not recorded\n"
+"      --send-calls         a program on every TCP send call (the default before\n"
+"                           2026-11-28; implied by --full and --netcpu exact): client-\n"
+"                           side HTTP request lines, servers' first-response times and\n"
+"                           TCP send call counts recorded. Without it (or with\n"
+"                           --no-send-calls) TCP bytes sent are read from the sockets\n"
+"                           at snapshots and closes, transactions' sends at the next\n"
+"                           receive, a resent request's start at its retransmission,\n"
+"                           UDP sends still counted per call; npanalyze names client\n"
+"                           transactions from their servers' recordings\n"
 "      --txn-events auto|all|1/N  per-transaction events (call trees, per-request\n"
 "                           paths) of which connections: auto (default) all until\n"
 "                           they pass 2000/s, then 1 in 16 connections, chosen by a\n"
 "                           hash both ends agree on; counts, bytes and the latency\n"
 "                           sketch of every transaction stay exact either way\n"
 "      --full               everything at full detail, the default before 2026-11-25\n"
-"                           (--txn-events all --netcpu exact): 4.7 / 7.5 / 8.0 %\n"
+"                           (--txn-events all --netcpu exact --send-calls): 4.7 /\n"
+"                           7.5 / 8.0 %\n"
 "      --netcpu sample|exact[:HZ]  socket send/receive and NET_RX/NET_TX CPU time.\n"
 "                           sample (default, cost class of the defaults): estimated\n"
 "                           from a cpu-clock timer at HZ per CPU (97), no per-call\n"
@@ -456,7 +459,8 @@ static int rc_cli_opt(struct rec_config *c, int opt, const char *a, struct rc_cl
 	case OPT_NO_FLOWS: c->no_flows = true; return 0;
 	case OPT_NO_NETCPU: c->no_netcpu = true; return 0;
 	case OPT_NO_THREADS: c->no_threads = true; return 0;
-	case OPT_NO_SEND_CALLS: c->no_send_calls = true; return 0;
+	case OPT_NO_SEND_CALLS: c->no_send_calls = true; c->send_calls_given = true; return 0;
+	case OPT_SEND_CALLS: c->no_send_calls = false; c->send_calls_given = true; return 0;
 	case OPT_NETCPU: {
 		/* sample|exact[:HZ], HZ the socket sampler's rate (exact: cross-check) */
 		size_t k = strcspn(a, ":");
@@ -506,6 +510,10 @@ static enum rc_cli_action rc_cli_check(struct rec_config *c, struct rc_cli_resul
 		c->txn_events_n = 1;
 	if (c->full && !c->netcpu_given)
 		c->netcpu_exact = true;
+	/* send calls are hooked only where asked for, or where what was
+	 * asked for clocks them anyway */
+	if (!c->send_calls_given)
+		c->no_send_calls = !c->full && !(c->netcpu_exact && !c->no_netcpu);
 	if (c->no_send_calls && c->netcpu_exact && !c->no_netcpu) {
 		snprintf(err, errlen, "--no-send-calls and --netcpu exact (or --full) exclude each other: "
 			 "exact mode clocks every socket send call");

@@ -56,11 +56,14 @@ struct rec_config {
 	bool redact_paths;            /* --redact-paths */
 	const char *redact_key_file;  /* --redact-key FILE: key of the path hash */
 	bool no_txn, no_flows, no_netcpu, no_threads;   /* --no-FAMILY */
-	/* --no-send-calls: no work on TCP sends (sock_send_length): flows
+	/* No work on TCP sends (sock_send_length), the default since
+	 * 2026-11-28 unless --send-calls, --full or --netcpu exact: flows
 	 * reads TCP bytes sent from the sockets, txn what connections wrote;
-	 * client request lines are not recorded (issue 24); flows' send
-	 * program counts UDP sends only */
+	 * client request lines are not recorded (issue 24; npanalyze names
+	 * them from their servers' recordings); flows' send program counts
+	 * UDP sends only */
 	bool no_send_calls;
+	bool send_calls_given;        /*   --send-calls / --no-send-calls given */
 	bool full;                    /* --full: every family at full detail (the default before 0.x) */
 	uint32_t txn_events_n;        /* --txn-events: 0 auto (default), 1 all, N: 1 in N connections */
 	bool txn_events_given;        /*   given explicitly (--full does not override it) */

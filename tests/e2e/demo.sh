@@ -5,6 +5,9 @@
 # the receiver-application bottleneck, the iptables drops are located on
 # dm-back with the netfilter drop reason, a degradation pattern conditions on
 # the orders RPC taking >= ~50 ms, and the report, CSV and plots are written.
+# The recorders run at their defaults (no program on TCP send calls: the
+# clients' request lines are named from the servers' recordings);
+# demo_sendcalls.sh runs the same with --send-calls.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init demo_e2e
 e2e_need_root

@@ -38,12 +38,15 @@ check "every family off: exit 2" expect_fail 2 "nothing to record: every family 
 check "no kernel BTF: exit 4 'kernel BTF missing'" expect_fail 4 "kernel BTF missing (/nonexistent-btf: No such file or directory): use a kernel built with CONFIG_DEBUG_INFO_BTF=y" \
 	env NPREC_TEST_BTF=/nonexistent-btf "$NPREC" -q -d 1 -o "$T/nobtf.npr"
 # a kernel without the socket tracepoints (Linux < 6.3), emulated
-NPREC_TEST_MISSING_TP=sock_send_length "$NPREC" -d 1.1 -o "$T/old.npr" 2> "$T/old.err"; RC=$?
-check "kernel lacking sock_send_length: recording goes on without flows/txn (exit $RC)" [ "$RC" -eq 0 ]
+NPREC_TEST_MISSING_TP=sock_send_length,sock_recv_length "$NPREC" -d 1.1 -o "$T/old.npr" 2> "$T/old.err"; RC=$?
+check "kernel lacking the socket tracepoints: recording goes on without flows/txn (exit $RC)" [ "$RC" -eq 0 ]
 check "... and says so on stderr" grep -q "flows family off: kernel lacks tracepoint sock_send_length" "$T/old.err"
-check "... and in the header" bash -c "'$NPREPORT' dump '$T/old.npr' | python3 '$E2E_ROOT/tests/tools/rc_npr.py' probes | grep -q '^txn sock_send_length skipped tracepoint not in this kernel'"
-check "... no family can run: exit 4, one line on what is missing" expect_fail 4 "every family is off; txn: kernel lacks tracepoint sock_send_length" \
+check "... and in the header" bash -c "'$NPREPORT' dump '$T/old.npr' | python3 '$E2E_ROOT/tests/tools/rc_npr.py' probes | grep -q '^txn sock_recv_length skipped tracepoint not in this kernel'"
+check "... no family can run: exit 4, one line on what is missing" expect_fail 4 "every family is off; txn: kernel lacks tracepoint sock_recv_length" \
 	env NPREC_TEST_MISSING_TP=sock_send_length,sock_recv_length "$NPREC" -q -d 1 --no-netcpu --no-threads -o "$T/old2.npr"
+# with --send-calls txn needs sock_send_length too
+check "... --send-calls: txn says sock_send_length is missing" expect_fail 4 "every family is off; txn: kernel lacks tracepoint sock_send_length" \
+	env NPREC_TEST_MISSING_TP=sock_send_length "$NPREC" -q -d 1 --send-calls --no-netcpu --no-threads -o "$T/old3.npr"
 check "--trigger of a dead pid: exit 1" expect_fail 1 "cannot signal nprec pid" "$NPREC" --trigger 999999999
 check "--help: exit 0, lists options" bash -c "'$NPREC' --help | grep -q -- '--netns NAME|PATH'"
 check "--version: exit 0" bash -c "'$NPREC' --version | grep -q '^nprec '"

@@ -55,9 +55,11 @@ NPREC_TEST_NO_HUB=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/h.npr"; PH=$BG_PID
 # txn's join refused after flows joined: the hub dissolves those hooks,
 # every family runs its own program once (flows counts each byte once)
 NPREC_TEST_HUB_REFUSE=1 bg "$NPREC" -q --netns $NSA -o "$E2E_TMP/d.npr"; PD=$BG_PID
-# no program on socket sends (issue 24): TCP bytes sent read from the
-# sockets at snapshots and closes, transactions' sends at the next receive
-bg "$NPREC" -q --no-send-calls --netns $NSA -o "$E2E_TMP/s.npr"; PS=$BG_PID
+# a program on every socket send (--send-calls, the default before
+# 2026-11-28): bytes sent counted per call. At the defaults (a.npr) TCP
+# bytes sent are read from the sockets at snapshots and closes,
+# transactions' sends at the next receive (issue 24)
+bg "$NPREC" -q --send-calls --netns $NSA -o "$E2E_TMP/s.npr"; PS=$BG_PID
 wait_file "$E2E_TMP/a.npr"; wait_file "$E2E_TMP/b.npr"; wait_file "$E2E_TMP/p.npr"; wait_file "$E2E_TMP/r.npr"
 wait_file "$E2E_TMP/h.npr"; wait_file "$E2E_TMP/d.npr"; wait_file "$E2E_TMP/s.npr"
 
@@ -164,29 +166,32 @@ check "hub dissolved: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fd_"))" 
 check "hub dissolved: header says so for sock_send_length" grep -q '^hub tp_btf/sock_send_length failed a family could not join' "$E2E_TMP/d.probes"
 check "raw_tp fallback: header says raw_tp" bash -c "'$NPREPORT' dump '$E2E_TMP/r.npr' | $NPR probes | grep 'flows raw_tp/sock_send_length attached' >/dev/null"
 
-# without a program on sends: the TCP senders' bytes from their sockets
+# with a program on every send (--send-calls): the same bytes, counted per call
 "$NPREPORT" dump "$E2E_TMP/s.npr" > "$E2E_TMP/s.dump"
 $NPR flows < "$E2E_TMP/s.dump" > "$E2E_TMP/s.flows"
 $NPR probes < "$E2E_TMP/s.dump" > "$E2E_TMP/s.probes"
 fs=$(awk '$3=="10.77.2.2" && $4==5001 && $5==6' "$E2E_TMP/s.flows")
-check "no send hook: txn has no send program, flows reads TCP sockets" \
-	bash -c "grep -q '^txn sock_send_length skipped not hooked' '$E2E_TMP/s.probes' &&
-		 grep -q '^flows iter/bpf_sk_storage_map attached' '$E2E_TMP/s.probes'"
-check "no send hook: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fs"))" [ "$(awk '{print $6}' <<<"$fs")" = "$SIZE" ]
-check "no send hook: sender srtt sampled at its close ($(awk '{print $11}' <<<"$fs") us)" \
-	bash -c "[ '$(awk '{print $11}' <<<"$fs")' -gt 0 ] && [ '$(awk '{print $11}' <<<"$fs")' -lt 100000 ]"
-check "no send hook: IPv6 sender tx_bytes == $SIZE" \
+check "--send-calls: flows and txn share sock_send_length, no socket iterator for flows" \
+	bash -c "[ \$(grep -cE '^(flows|txn) tp_btf/sock_send_length attached shared program [(]hub[)]\$' '$E2E_TMP/s.probes') = 2 ] &&
+		 ! grep -q '^flows iter/bpf_sk_storage_map attached' '$E2E_TMP/s.probes'"
+check "--send-calls: sender tx_bytes == $SIZE ($(awk '{print $6}' <<<"$fs"))" [ "$(awk '{print $6}' <<<"$fs")" = "$SIZE" ]
+check "--send-calls: IPv6 sender tx_bytes == $SIZE" \
 	[ "$(awk '$3=="fd77:2::2" && $4==5006 && $5==6 {print $6}' "$E2E_TMP/s.flows")" = "$SIZE" ]
-check "no send hook: lossy transfer tx_bytes == $SIZE, retransmissions > 0" \
+check "--send-calls: lossy transfer tx_bytes == $SIZE, retransmissions > 0" \
 	[ "$(awk '$4==5003 && $5==6 {print $6, ($10 > 0)}' "$E2E_TMP/s.flows")" = "$SIZE 1" ]
-check "no send hook: short connections: $NSHORT sender flows, $((NSHORT * 1000)) bytes" \
+check "--send-calls: short connections: $NSHORT sender flows, $((NSHORT * 1000)) bytes" \
 	[ "$(awk '$4==5008 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/s.flows")" = "$NSHORT $((NSHORT * 1000))" ]
-check "no send hook: churn: $NCHURN sender flows, $((NCHURN * 100)) bytes" \
+check "--send-calls: churn: $NCHURN sender flows, $((NCHURN * 100)) bytes" \
 	[ "$(awk '$4==5009 && $5==6 {n++; b+=$6} END {print n+0, b+0}' "$E2E_TMP/s.flows")" = "$NCHURN $((NCHURN * 100))" ]
-check "no send hook: nothing lost" [ "$($NPR lost flows < "$E2E_TMP/s.dump")" = "0" ]
-# its send program stays for UDP, which no socket field totals
-check "no send hook: UDP sender tx_bytes == $USIZE" \
+check "--send-calls: nothing lost" [ "$($NPR lost flows < "$E2E_TMP/s.dump")" = "0" ]
+check "--send-calls: UDP sender tx_bytes == $USIZE" \
 	[ "$(awk '$3=="10.77.2.2" && $4==5002 && $5==17 {print $6}' "$E2E_TMP/s.flows")" = "$USIZE" ]
+
+# at the defaults, no program on TCP sends: the senders' bytes from their sockets
+"$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR probes > "$E2E_TMP/a.probes"
+check "defaults: txn has no send program, flows reads TCP sockets" \
+	bash -c "grep -q '^txn sock_send_length skipped not hooked' '$E2E_TMP/a.probes' &&
+		 grep -q '^flows iter/bpf_sk_storage_map attached' '$E2E_TMP/a.probes'"
 
 fu=$(awk '$3=="10.77.2.2" && $4==5002 && $5==17' "$E2E_TMP/a.flows")
 check "UDP sender tx_bytes == $USIZE ($(awk '{print $6}' <<<"$fu"))" [ "$(awk '{print $6}' <<<"$fu")" = "$USIZE" ]
@@ -224,11 +229,11 @@ if [ -n "$CG" ]; then
 		[ "$(awk '$4!=5007' "$E2E_TMP/cg.flows" | wc -l)" -eq 0 ]
 	rmdir "$CG" 2>/dev/null
 fi
-check "header lists attached probes" bash -c "'$NPREPORT' dump '$E2E_TMP/a.npr' | $NPR probes | grep 'flows tp_btf/sock_send_length attached' >/dev/null"
+check "header lists attached probes" grep -q 'flows tp_btf/sock_send_length attached' "$E2E_TMP/a.probes"
 # one program per shared tracepoint: every family on it joined the hub
-"$NPREPORT" dump "$E2E_TMP/a.npr" | $NPR probes > "$E2E_TMP/a.probes"
-# (netcpu joins sock_send_length and sched_switch only with --netcpu exact)
-NHUB=$(grep -cE '^(flows|txn) tp_btf/sock_send_length attached shared program [(]hub[)]$|^threads tp_btf/sched_switch attached shared program [(]hub[)]$' "$E2E_TMP/a.probes")
+# (netcpu joins the socket hooks and sched_switch only with --netcpu
+# exact; txn sock_send_length only with --send-calls: checked above)
+NHUB=$(grep -cE '^(flows|txn) tp_btf/sock_recv_length attached shared program [(]hub[)]$|^threads tp_btf/sched_switch attached shared program [(]hub[)]$' "$E2E_TMP/a.probes")
 # without hardware counters threads reads the scheduler's figures with a
 # task iterator and has no sched_switch program
 if grep -qE '^threads iter/task attached' "$E2E_TMP/a.probes"; then
@@ -238,5 +243,5 @@ if grep -qE '^threads iter/task attached' "$E2E_TMP/a.probes"; then
 else
 	WANT=3
 fi
-check "hub: flows and txn share sock_send_length (threads sched_switch) ($NHUB of $WANT)" [ "$NHUB" = "$WANT" ]
+check "hub: flows and txn share sock_recv_length (threads sched_switch) ($NHUB of $WANT)" [ "$NHUB" = "$WANT" ]
 e2e_finish

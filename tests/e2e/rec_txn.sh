@@ -61,9 +61,11 @@ for _ in $(seq 50); do
 	[ -n "$WORKER" ] && break
 	sleep 0.1
 done
-# every event (the default keeps 1 in 16 connections' once they pass 2000/s)
-bg "$NPREC" -q --txn-events all --netns $NSA -o "$E2E_TMP/a.npr"; PA=$BG_PID
-bg "$NPREC" -q --txn-events all --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
+# every event (the default keeps 1 in 16 connections' once they pass
+# 2000/s), with a program on socket sends (the default before 2026-11-28:
+# the client's request lines); the defaults' recording is phase 1c's
+bg "$NPREC" -q --send-calls --txn-events all --netns $NSA -o "$E2E_TMP/a.npr"; PA=$BG_PID
+bg "$NPREC" -q --send-calls --txn-events all --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
 # the client's request starts as tcp:tcp_sendmsg_locked saw them (the hook
 # the defaults no longer load), to pair with a.npr's below
 NPREC_TEST_TXN_SENDMSG=1 bg "$NPREC" -q --txn-events all --no-flows --no-netcpu --no-threads \
@@ -164,8 +166,8 @@ check "128 KiB: every server transaction start inside its client's, ends in >= 9
 	contained "$EXP"
 
 # Phase 1b: small responses (one segment each), same check
-bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ca.npr"; PA=$BG_PID
-bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/cb.npr"; PB=$BG_PID
+bg "$NPREC" -q --send-calls --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/ca.npr"; PA=$BG_PID
+bg "$NPREC" -q --send-calls --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/cb.npr"; PB=$BG_PID
 bg "$NPREC" -q --no-send-calls --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/rca.npr"; PRA=$BG_PID
 bg "$NPREC" -q --no-send-calls --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/rcb.npr"; PRB=$BG_PID
 for f in ca cb rca rcb; do wait_file "$E2E_TMP/$f.npr" || echo "nprec ($f) did not start" >&2; done
@@ -186,7 +188,7 @@ check "small responses: every server transaction start inside its client's, ends
 check "small responses: shortest server time ${CTMIN:-?} ns >= 1 us" [ "${CTMIN:-0}" -ge 1000 ]
 
 # Phase 1c: the traffic of phases 1 and 1b recorded without a program on
-# socket sends (--no-send-calls, issue 24): what a connection
+# socket sends (the default since 2026-11-28, issue 24): what a connection
 # wrote is read from its socket at its next receive or its close
 # (bpf/txn.bpf.c sends_from_socket): a server's response ends at its last
 # segment's transmit (tcp_sock.rack.mstamp), a client's request starts at
@@ -511,9 +513,11 @@ check "request lines: method and path of each ($(wc -l < "$E2E_TMP/rl.got") even
 	cmp -s "$E2E_TMP/rl.got" "$E2E_TMP/rl.want"
 
 # --redact-paths (here through --redact-key): the path never reaches the
-# file, only method + a keyed hash, and the analysis tells endpoints apart by it
+# file, only method + a keyed hash, and the analysis tells endpoints apart
+# by it. The server's side: at the defaults the client's recorder reads no
+# request line (it was in the send)
 head -c 32 /dev/urandom > "$E2E_TMP/redact.key"; chmod 600 "$E2E_TMP/redact.key"
-bg "$NPREC" -q --redact-key "$E2E_TMP/redact.key" --netns $NSA -o "$E2E_TMP/r.npr"; PR=$BG_PID
+bg "$NPREC" -q --redact-key "$E2E_TMP/redact.key" --netns $NSB -o "$E2E_TMP/r.npr"; PR=$BG_PID
 wait_file "$E2E_TMP/r.npr"
 ip netns exec $NSA "$HTTPC" -h 10.77.$SUB.2 -p 8080 -n 50 -c 1 -u /secret-path-xyz >/dev/null
 sleep 1.2

@@ -21,6 +21,10 @@
 #    recorded events' own (at the rank or one either side, +-1 %), and the
 #    p50 within 10 % of the client's; no endpoint without a path, and
 #    per-interval series exist for each.
+# The recorders run with --send-calls: the client's request lines (split
+# ones too) are read from its sends. At the defaults a client's lines come
+# from its server's recording through the analysis, which needs the two
+# hosts' clocks aligned (demo.sh and mb_path.sh check that path).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init txn_endpoints
 e2e_need_root
@@ -74,8 +78,8 @@ PIN_S=() PIN_C=()
 bg ip netns exec $NSS "${PIN_S[@]}" python3 "$T/srv.py" $SRV $PORT $SLOW_MS
 ns_wait_listen $NSS $PORT
 
-bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
-bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
+bg "$NPREC" -q --send-calls --port $PORT --netns $NSC -o "$T/c.npr"; PC=$BG_PID
+bg "$NPREC" -q --send-calls --port $PORT --netns $NSS -o "$T/s.npr"; PS=$BG_PID
 wait_rec "$T/c.npr" $PC && wait_rec "$T/s.npr" $PS || echo "nprec did not start" >&2
 ip netns exec $NSC "${PIN_C[@]}" "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client.txt"
 check "client: every request answered" [ $? -eq 0 ]

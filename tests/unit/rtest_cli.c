@@ -147,12 +147,22 @@ static void test_txn_events(void)
 	CHECK(PARSE(&c, err, "-o", "x", "--txn-events", "1/65537") == RC_CLI_ERROR, "beyond the hash refused");
 }
 
-/* --no-send-calls; not with exact netcpu, which clocks every send call */
+/* Send calls unhooked by default; hooked with --send-calls, --full or
+ * --netcpu exact (which clocks every send call: --no-send-calls refused
+ * with it) */
 static void test_no_send_calls(void)
 {
 	struct rec_config c;
 	char err[256];
-	CHECK(PARSE(&c, err, "-o", "x") == RC_CLI_RUN && !c.no_send_calls, "default: send calls hooked");
+	CHECK(PARSE(&c, err, "-o", "x") == RC_CLI_RUN && c.no_send_calls, "default: send calls not hooked");
+	CHECK(PARSE(&c, err, "-o", "x", "--send-calls") == RC_CLI_RUN && !c.no_send_calls, "--send-calls");
+	CHECK(PARSE(&c, err, "-o", "x", "--full") == RC_CLI_RUN && !c.no_send_calls, "--full hooks them");
+	CHECK(PARSE(&c, err, "-o", "x", "--netcpu", "exact") == RC_CLI_RUN && !c.no_send_calls,
+	      "--netcpu exact hooks them");
+	CHECK(PARSE(&c, err, "-o", "x", "--netcpu", "exact", "--no-netcpu") == RC_CLI_RUN && c.no_send_calls,
+	      "--netcpu exact with netcpu off: not hooked");
+	CHECK(PARSE(&c, err, "-o", "x", "--send-calls", "--no-send-calls") == RC_CLI_RUN && c.no_send_calls,
+	      "the last of --send-calls / --no-send-calls counts");
 	CHECK(PARSE(&c, err, "-o", "x", "--no-send-calls") == RC_CLI_RUN && c.no_send_calls, "--no-send-calls");
 	CHECK(PARSE(&c, err, "-o", "x", "--no-send-calls", "--netcpu", "exact") == RC_CLI_ERROR &&
 	      strstr(err, "--no-send-calls"), "with --netcpu exact refused: %s", err);
