@@ -139,7 +139,7 @@ static size_t tn_ev_first(const struct tn_ev *ev, size_t n, uint16_t host, uint6
 /* The server event of side s that overlaps client event e most on the
  * reference timeline; NULL if none does. */
 static const struct ana_txev *tn_best(const struct ana_model *m, const struct tn_ev *ev, size_t nev,
-				      const struct tn_side *s, const struct ana_txev *e)
+				      const struct tn_side *s, const struct ana_txev *e, bool *had_events)
 {
 	int64_t a = ana_to_ref(m, e->host, e->start), b = ana_to_ref(m, e->host, e->end);
 	const struct ana_txev *best = NULL;
@@ -147,6 +147,7 @@ static const struct ana_txev *tn_best(const struct ana_model *m, const struct tn
 	size_t k0 = tn_ev_first(ev, nev, s->host, s->conn_id), lo = k0, hi = k0;
 	while (hi < nev && ev[hi].host == s->host && ev[hi].conn_id == s->conn_id)
 		hi++;
+	*had_events |= hi > k0;
 	/* the last event starting by a (the clock map is monotonic), then a
 	 * few before it that may still overlap (pipelined requests): not the
 	 * connection's whole history for each of its requests */
@@ -195,6 +196,47 @@ static const struct ana_txn *tn_row_of(const struct ana_model *m, const struct t
 	return f ? &m->txns.v[f->row] : NULL;
 }
 
+/* The server row of sides nearest in time to t (reference timeline), on
+ * a host other than host; NULL if none. */
+static const struct ana_txn *tn_nearest_row(const struct ana_model *m, const struct tn_side *side, size_t nside,
+					    uint16_t host, int64_t t)
+{
+	int64_t best_d = INT64_MAX;
+	const struct ana_txn *best = NULL;
+	for (size_t k = 0; k < nside; k++) {
+		const struct ana_txn *s = &m->txns.v[side[k].row];
+		int64_t d = ana_to_ref(m, s->host, s->t) - t;
+		if (d < 0)
+			d = -d;
+		if (s->host != host && d < best_d) {
+			best_d = d;
+			best = s;
+		}
+	}
+	return best;
+}
+
+/* A client event whose server connection kept no events (sampled out
+ * there: through a DNAT the two recorders hash different tuples, so they
+ * keep different connections' events) takes the request line of that
+ * connection's row nearest in time ("ip:port METHOD PATH"): its interval's
+ * last request, exact for a connection serving one path. Returns 1 when
+ * named. */
+static size_t tn_event_from_row(const struct ana_model *m, const struct tn_side *side, size_t nside,
+				struct ana_txev *e)
+{
+	const struct ana_txn *r = tn_nearest_row(m, side, nside, e->host, ana_to_ref(m, e->host, e->start));
+	const char *line = r ? strchr(r->endpoint, ' ') : NULL;
+	const char *path = line ? strchr(line + 1, ' ') : NULL;
+	size_t ml = path ? (size_t)(path - line - 1) : 0;
+	if (!path || !ml || ml >= sizeof(e->method) || strlen(path + 1) >= sizeof(e->path))
+		return 0;
+	memcpy(e->method, line + 1, ml);
+	e->method[ml] = 0;
+	snprintf(e->path, sizeof(e->path), "%s", path + 1);
+	return 1;
+}
+
 /* Client events without a request line: method and path of their server's. */
 static size_t tn_events(struct ana_model *m, const struct tn_index *mir, const struct tn_index *nat,
 			const struct tn_row *rows, size_t nrows)
@@ -220,17 +262,20 @@ static size_t tn_events(struct ana_model *m, const struct tn_index *mir, const s
 		size_t nside;
 		tn_sides_of(m, mir, nat, row, &side, &nside);
 		const struct ana_txev *best = NULL;
+		bool had_events = false;
 		for (size_t k = 0; !best && k < nside; k++) {
 			/* a side has a row per interval: its events once */
 			if (side[k].host == e->host || (k > 0 && side[k].host == side[k - 1].host &&
 							 side[k].conn_id == side[k - 1].conn_id))
 				continue;
-			best = tn_best(m, ev, nev, &side[k], e);
+			best = tn_best(m, ev, nev, &side[k], e, &had_events);
 		}
 		if (best) {
 			memcpy(e->method, best->method, sizeof(e->method));
 			memcpy(e->path, best->path, sizeof(e->path));
 			named++;
+		} else if (!had_events) {
+			named += tn_event_from_row(m, side, nside, e);
 		}
 	}
 	free(ev);
@@ -250,18 +295,7 @@ static void tn_rows(struct ana_model *m, const struct tn_index *mir, const struc
 		const struct tn_side *side;
 		size_t nside;
 		tn_sides_of(m, mir, nat, x, &side, &nside);
-		int64_t t = ana_to_ref(m, x->host, x->t), best_d = INT64_MAX;
-		const struct ana_txn *best = NULL;
-		for (size_t k = 0; k < nside; k++) {
-			const struct ana_txn *s = &m->txns.v[side[k].row];
-			int64_t d = ana_to_ref(m, s->host, s->t) - t;
-			if (d < 0)
-				d = -d;
-			if (s->host != x->host && d < best_d) {
-				best_d = d;
-				best = s;
-			}
-		}
+		const struct ana_txn *best = tn_nearest_row(m, side, nside, x->host, ana_to_ref(m, x->host, x->t));
 		const char *line = best ? strchr(best->endpoint, ' ') : NULL;
 		size_t n = strlen(x->endpoint);
 		if (line && n + strlen(line) < sizeof(x->endpoint))

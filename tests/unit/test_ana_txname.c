@@ -6,7 +6,8 @@
  * close together; a client event with a line of its own keeps it; a
  * connection whose server was not recorded, or whose client port two
  * server connections see, stays unnamed; through a balancer's DNAT the
- * server connection that saw the client's port names it; the client's
+ * server connection that saw the client's port names it, from its row's
+ * request line when it kept no events; the client's
  * TXN_STATS row takes its server row's request line. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -160,9 +161,16 @@ static void test_dnat(void)
 	row(&m, 1, true, 3, "10.0.0.2", 8080, "10.0.0.1", 40002, T0 + OFF, "GET /n");
 	size_t nat = ev(&m, 0, false, 2, T0, 100 * US, "", "");
 	ev(&m, 1, true, 3, T0 + OFF + 20 * US, 60 * US, "GET", "/n");
+	/* a second connection whose server kept no events (sampled out there:
+	 * the two recorders hash different tuples through a DNAT) */
+	row(&m, 0, false, 4, "10.0.0.1", 40004, "10.0.0.8", 80, T0, "");
+	row(&m, 1, true, 5, "10.0.0.2", 8080, "10.0.0.1", 40004, T0 + OFF, "POST /r");
+	size_t norow = ev(&m, 0, false, 4, T0, 100 * US, "", "");
 	ana_txn_name_clients(&m);
 	CHECK(!strcmp(path_of(&m, nat), "/n"), "DNAT: named from the server its client port reached (%s)",
 	      path_of(&m, nat));
+	CHECK(!strcmp(path_of(&m, norow), "/r") && !strcmp(m.txevs.v[norow].method, "POST"),
+	      "server without events: the line of its row (%s %s)", m.txevs.v[norow].method, path_of(&m, norow));
 	CHECK(!strcmp(m.txns.v[0].endpoint, "10.0.0.8:80 GET /n"),
 	      "DNAT row: the address the client used, the server's line (%s)", m.txns.v[0].endpoint);
 	model_free(&m);
