@@ -76,6 +76,7 @@ struct ana_host {
 	double clk_a, clk_b, clk_err_ns;
 	int clk_quality;
 	int clk_via;                /* host this one was aligned through, -1 direct */
+	bool clk_same_boot;         /* aligned by a shared boot, not a fit (ana_clock_same_boot) */
 	uint64_t pkt_events;
 	uint64_t sync_id;           /* self_id of its clock-sync family */
 	int64_t clock_shift_ns;     /* --test-clock-shift of its recorder (header config) */

@@ -570,6 +570,38 @@ static double ana_drift_bound(const struct ana_pairfit *f, double span)
 	return isfinite(w) && w > 0 ? w / 2 * span : 0;
 }
 
+/* Hosts that neither exchange nor matched traffic aligned, recorded on
+ * the boot of an aligned one (network namespaces or containers of one
+ * machine, recorded without --sync-peer), read that host's
+ * CLOCK_MONOTONIC (ana_sync_impossible relies on it too): aligned to it
+ * exactly, less the two recorders' --test-clock-shift. Not a fit: no
+ * drift of their own, the error bound that host's. */
+static void ana_clock_same_boot(struct ana_model *m)
+{
+	for (size_t i = 0; i < m->hosts.n; i++) {
+		struct ana_host *h = &m->hosts.v[i];
+		if (ana_host_aligned(m, (int)i) || !h->has_header || !h->boot_id[0])
+			continue;
+		for (size_t x = 0; x < m->hosts.n; x++) {
+			const struct ana_host *hx = &m->hosts.v[x];
+			if (x == i || !ana_host_aligned(m, (int)x) || hx->clk_same_boot || !hx->has_header ||
+			    strcmp(hx->boot_id, h->boot_id))
+				continue;
+			/* h's t is x's t - shift_h + shift_x */
+			double d = (double)(int64_t)(h->t0 - hx->t0) + (double)(hx->clock_shift_ns - h->clock_shift_ns);
+			h->clk_a = hx->clk_a;
+			h->clk_b = hx->clk_b + hx->clk_a * d;
+			h->clk_err_ns = hx->clk_err_ns;
+			h->clk_quality = hx->clk_quality == ANA_CLK_REF ? ANA_CLK_ACCURATE : hx->clk_quality;
+			h->clk_via = (int)x == m->ref ? -1 : (int)x;
+			h->clk_same_boot = true;
+			ana_note(m, "host %s aligned to %s by their shared boot (one machine's clock, no "
+				 "clock-sync exchange between them)", h->name, hx->name);
+			break;
+		}
+	}
+}
+
 void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out *o)
 {
 	size_t n = m->hosts.n;
@@ -633,6 +665,7 @@ void ana_clock_run(struct ana_model *m, struct ana_clockpts *cp, struct ana_out 
 			hh->clk_via = bx == m->ref ? -1 : bx;
 		}
 	}
+	ana_clock_same_boot(m);
 	for (size_t lo = 0; lo < n; lo++)
 		for (size_t hi = lo + 1; hi < n; hi++)
 			if (fits[lo * n + hi].q == ANA_CLK_FAILED)
