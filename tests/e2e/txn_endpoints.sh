@@ -22,9 +22,10 @@
 #    p50 within 10 % of the client's; no endpoint without a path, and
 #    per-interval series exist for each.
 # The recorders run with --send-calls: the client's request lines (split
-# ones too) are read from its sends. At the defaults a client's lines come
-# from its server's recording through the analysis, which needs the two
-# hosts' clocks aligned (demo.sh and mb_path.sh check that path).
+# ones too) are read from its sends. A last phase records the mix at the
+# defaults (no send calls): the client's lines then come from its
+# server's recording through the analysis, the two hosts aligned by their
+# shared boot.
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init txn_endpoints
 e2e_need_root
@@ -217,5 +218,34 @@ for p in slow fast; do
 			awk -F, -v k="endpoint|$KEY|$hr" '$1=="transactions" && $2==k && $3=="p99" {print $9; exit}')
 		check "compare has p99 samples of endpoint /$p on ${hr%|*} (${s:-none})" ge "${s:-0}" 4
 	done
+done
+
+# ---- the defaults: no send calls, the client's lines from the server's ----
+# The same mix recorded by recorders at their defaults (no program on TCP
+# send calls: the client's recorder reads no request line) and no
+# clock-sync exchange (one boot: npanalyze aligns the two by it). The
+# analysis names each client transaction from the server transaction of
+# the same connection inside it: per-path client endpoint rows with the
+# client's own counts, p50 within 10 % of its own.
+bg "$NPREC" -q --port $PORT --netns $NSC -o "$T/dc.npr"; PC=$BG_PID
+bg "$NPREC" -q --port $PORT --netns $NSS -o "$T/ds.npr"; PS=$BG_PID
+wait_rec "$T/dc.npr" $PC && wait_rec "$T/ds.npr" $PS || echo "nprec (defaults) did not start" >&2
+ip netns exec $NSC "${PIN_C[@]}" "$MIX" -h $SRV -p $PORT -n "$K" -c "$C" -u /slow,/fast > "$T/client2.txt"
+check "defaults: every request answered" [ $? -eq 0 ]
+sleep 1.2
+kill -INT $PC $PS; wait $PC $PS
+"$NPANALYZE" -o "$T/d.npa" --alias "$T/dc.npr=cli" --alias "$T/ds.npr=srv" "$T/dc.npr" "$T/ds.npr" \
+	>"$T/dsum.txt" 2>"$T/derr.txt"
+rm -rf "$T/csv"
+"$NPREPORT" "$T/d.npa" --format csv -o "$T/csv" >/dev/null 2>&1
+check "defaults: srv aligned to cli by their shared boot" grep -q "aligned to cli by their shared boot" "$T/csv/meta.csv"
+grep '^endpoint' "$T/csv/transactions.csv" | cut -d, -f1-5,8-12 >&2
+for p in slow fast; do
+	KEY="$SRV:$PORT GET /$p"
+	CREQ=$(sed -n "s|^path=/$p .*requests=\([0-9]*\).*|\1|p" "$T/client2.txt")
+	CP50=$(sed -n "s|^path=/$p .*p50_ns=\([0-9]*\).*|\1|p" "$T/client2.txt")
+	n=$(ep cli client "$KEY" requests) p50=$(ep cli client "$KEY" p50_ns)
+	check "defaults: cli endpoint /$p requests ${n:-0} = client's ${CREQ:-?}" [ "${n:-0}" = "${CREQ:-x}" ]
+	check "defaults: cli endpoint /$p p50 ${p50:-0} within 10 % of client's ${CP50:-?}" within "${p50:-0}" "${CP50:-1}" 10
 done
 e2e_finish
