@@ -1158,14 +1158,6 @@ static __always_inline bool resp_from_socket(struct txn_conn *c, const struct tc
 	return true;
 }
 
-/* !txn_send_calls, at a receive: what the sends would have told, from
- * what the connection wrote since its last mark (tcp_sock.write_seq). A
- * server's writes since its request began were the response: complete
- * now, and the mark moves to where this request begins. A client's
- * writes since the mark began a request, which started when its first
- * segment left (sk_tx_start; its request line is not read: it was in the
- * send). false: nothing to record at this receive (a client connection
- * first seen here is only marked: what it wrote before is unknown). */
 /* !txn_send_calls: a client's request of the bytes written since the
  * mark (up to ws), begun when its first segment left. */
 static __always_inline void req_from_socket(struct txn_conn *c, const struct sock *sk, __u32 ws)
@@ -1176,6 +1168,14 @@ static __always_inline void req_from_socket(struct txn_conn *c, const struct soc
 	c->bytes_req = n;
 }
 
+/* !txn_send_calls, at a receive: what the sends would have told, from
+ * what the connection wrote since its last mark (tcp_sock.write_seq). A
+ * server's writes since its request began were the response: complete
+ * now, and the mark moves to where this request begins. A client's
+ * writes since the mark began a request, which started when its first
+ * segment left (sk_tx_start; its request line is not read: it was in the
+ * send). false: nothing to record at this receive (a client connection
+ * first seen here is only marked: what it wrote before is unknown). */
 static __always_inline bool sends_from_socket(struct txn_conn *c, const struct sock *sk)
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
