@@ -36,8 +36,13 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_TCP_CLOSE_WAIT 8
 #define RC_TCP_LAST_ACK 9
 #define RC_MSG_PEEK 2
+#define RC_SEND_SHUTDOWN 2
 
 enum { PH_IDLE = 0, PH_REQ = 1, PH_RESP = 2 };
+
+/* tp_btf/tcp_destroy_sock attached (txn_destroy_btf): a connection that
+ * reaches CLOSE before its application is done ends there instead */
+const volatile bool txn_destroy_hook = false;
 
 const volatile bool txn_http = true;       /* read request lines for method + path */
 
@@ -1144,12 +1149,32 @@ static __always_inline __u64 sk_resp_end(const struct tcp_sock *tp, __u32 ws, __
 	return bpf_ktime_get_ns();
 }
 
+/* !txn_send_calls: what the application has written, as a sequence
+ * number: write_seq less the FIN. After a shutdown(SHUT_WR) or a close
+ * the FIN takes a number of its own (tcp_send_fin) once the state has
+ * left ESTABLISHED or CLOSE_WAIT: a client that half-closes after its
+ * request and then reads the response (socat, HTTP/1.0 tools) was given
+ * one request byte too many. SEND_SHUTDOWN is set before the state moves
+ * (inet_shutdown, tcp_close) and inet_sock_set_state fires before the
+ * store, so the state hooks read the old state and take nothing off. An
+ * abort (tcp_done) sets it too, with no FIN: a read after a reset that
+ * came once all was written counts one byte short. */
+static __always_inline __u32 tcp_app_seq(const struct tcp_sock *tp)
+{
+	const struct sock *sk = &tp->inet_conn.icsk_inet.sk;
+	__u8 st = sk->__sk_common.skc_state;
+	bool fin = (BPF_CORE_READ_BITFIELD(sk, sk_shutdown) & RC_SEND_SHUTDOWN) &&
+		   st != RC_TCP_ESTABLISHED && st != RC_TCP_CLOSE_WAIT &&
+		   st != RC_TCP_SYN_SENT && st != RC_TCP_SYN_RECV;
+	return tp->write_seq - fin;
+}
+
 /* !txn_send_calls: a server's response complete by its socket (bytes
  * written since the request began, sk_resp_end); false when it wrote
  * nothing. */
 static __always_inline bool resp_from_socket(struct txn_conn *c, const struct tcp_sock *tp, bool closing)
 {
-	__u32 ws = tp->write_seq;
+	__u32 ws = tcp_app_seq(tp);
 	if (c->phase != PH_REQ || ws == c->ws_mark)
 		return false;
 	c->bytes_resp = ws - c->ws_mark;
@@ -1181,7 +1206,7 @@ static __always_inline bool sends_from_socket(struct txn_conn *c, const struct s
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	if (!tp)
 		return false;
-	__u32 ws = tp->write_seq;
+	__u32 ws = tcp_app_seq(tp);
 	if (c->role == TXN_ROLE_SERVER) {
 		resp_from_socket(c, tp, false);
 		if (c->phase != PH_REQ)
@@ -1224,7 +1249,7 @@ static __always_inline int on_retrans(const struct sock *sk)
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	if (!tp)
 		return 0;
-	__u32 ws = tp->write_seq;
+	__u32 ws = tcp_app_seq(tp);
 	if (ws == c->ws_mark)
 		return 0;                   /* a request already begun, or nothing new */
 	__u32 pid = c->pid, tid = c->tid;
@@ -1329,6 +1354,30 @@ static __always_inline void stats_mark_closed(struct txn_conn *c, bool btf)
 		s->close_ns = bpf_ktime_get_ns();
 }
 
+/* The connection is over: what it gathered into the maps, its stats row
+ * marked closed, its storage gone. */
+static __always_inline void conn_end(struct txn_conn *c, const struct sock *sk, bool btf)
+{
+	if (btf && txn_buffered)
+		txn_flush((struct txn_conn_sk *)c, true);
+	if (c->keyed)
+		stats_mark_closed(c, btf);
+	conn_forget(sk, btf);
+}
+
+/* struct sock before sk_flags moved into sock_common (Linux 6.x) */
+struct sock___flags_old {
+	unsigned long sk_flags;
+} __attribute__((preserve_access_index));
+
+/* SOCK_DEAD (bit 0 of the flags): the application has let the socket go */
+static __always_inline bool sk_dead(const struct sock *sk)
+{
+	if (bpf_core_field_exists(sk->__sk_common.skc_flags))
+		return sk->__sk_common.skc_flags & 1;
+	return ((const struct sock___flags_old *)sk)->sk_flags & 1;
+}
+
 static __always_inline int on_state(const struct sock *sk, int oldstate, int newstate, bool btf)
 {
 	if (rc_sk_protocol_x(sk, btf) != RC_IPPROTO_TCP)
@@ -1376,6 +1425,17 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 		if (tp)
 			resp_from_socket(c, tp, true);
 	}
+	/* CLOSE while the application still holds the socket (the peer's
+	 * FIN ended a half-close, or a reset): it may still read what came
+	 * before, as a client that shut its side down after its request
+	 * reads the response (socat). Finished and forgotten here, the rest
+	 * of the response was a new connection's, the transaction lost
+	 * (txn_halfclose.sh: 10 of 20). It ends at tcp_destroy_sock. */
+	if (newstate == RC_TCP_CLOSE && btf && txn_destroy_hook && !sk_dead(sk)) {
+		if (txn_buffered)
+			txn_flush((struct txn_conn_sk *)c, false);
+		return 0;
+	}
 	/* the application closed (or the connection died): the response run
 	 * that was going on is complete */
 	if (c->phase == PH_RESP)
@@ -1389,13 +1449,22 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	 * churn run). A flush with nothing new leaves after the count. */
 	if (newstate != RC_TCP_CLOSE && btf && txn_buffered)
 		txn_flush((struct txn_conn_sk *)c, false);
-	if (newstate == RC_TCP_CLOSE) {
-		if (btf && txn_buffered)
-			txn_flush((struct txn_conn_sk *)c, true);
-		if (c->keyed)
-			stats_mark_closed(c, btf);
-		conn_forget(sk, btf);
-	}
+	if (newstate == RC_TCP_CLOSE)
+		conn_end(c, sk, btf);
+	return 0;
+}
+
+/* The socket is freed (the application's close of a connection already
+ * CLOSE, or an orphan's end): a connection still known here is one
+ * whose CLOSE came before its application was done (on_state). */
+static __always_inline int on_destroy(struct sock *sk)
+{
+	struct txn_conn *c = conn_find(sk, true);
+	if (!c)
+		return 0;
+	if (c->phase == PH_RESP)
+		txn_finish(c, true);
+	conn_end(c, sk, true);
 	return 0;
 }
 
@@ -1447,6 +1516,10 @@ int BPF_PROG(txn_state_btf, const struct sock *sk, int oldstate, int newstate)
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(txn_state_raw, const struct sock *sk, int oldstate, int newstate)
 { return on_state(sk, oldstate, newstate, false); }
+
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(txn_destroy_btf, struct sock *sk)
+{ return on_destroy(sk); }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(txn_retrans_btf, const struct sock *sk, const struct sk_buff *skb)

@@ -32,11 +32,12 @@
 #include "txn.skel.h"
 
 #define RC_TXN_FAMILY "txn"
-#define RC_TXN_NTP 4
+#define RC_TXN_NTP 5
 #define RC_TXN_TP_SEND 0        /* sock_send_length: tps from tp0 (1 without it) */
 #define RC_TXN_TP_RECV 1
 #define RC_TXN_TP_STATE 2       /* inet_sock_set_state in rc_txn.tps */
-#define RC_TXN_TP_EXTRA 3       /* the last one, when in use: tcp_sendmsg_locked
+#define RC_TXN_TP_DESTROY 3     /* tcp_destroy_sock (tp_btf only) */
+#define RC_TXN_TP_EXTRA 4       /* the last one, when in use: tcp_sendmsg_locked
 				 * (sendmsg) or tcp_retransmit_skb (!send_calls) */
 /* --txn-events auto: every connection's events until an interval has more
  * than RC_TXN_EV_AUTO_RATE a second, then 1 in RC_TXN_EV_AUTO_N connections
@@ -265,6 +266,10 @@ static void rc_txn_tps(struct rc_txn *t)
 		  .hub_hook = HUB_SOCK_RECV, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_recv },
 		[RC_TXN_TP_STATE] = { .name = "inet_sock_set_state", .btf_prog = s->progs.txn_state_btf, .raw_prog = s->progs.txn_state_raw,
 		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_TXN, .hub_map = s->maps.hub_sock_state },
+		/* a connection CLOSE before its application was done (a
+		 * half-closed client reading its response) ends at its socket's
+		 * end; once a connection, not a hub member */
+		[RC_TXN_TP_DESTROY] = { .name = "tcp_destroy_sock", .btf_prog = s->progs.txn_destroy_btf },
 	};
 	/* the client's start time, with NPREC_TEST_TXN_SENDMSG=1 only */
 	struct rc_tp sendmsg = { .name = "tcp_sendmsg_locked", .btf_prog = s->progs.txn_sendmsg_btf,
@@ -337,6 +342,7 @@ static int rc_txn_load(struct rc_txn *t, struct rec_ctx *ctx, bool use_raw, char
 	struct rc_tp *state = &t->tps[RC_TXN_TP_STATE];
 	t->buffered = !rc && bpf_program__autoload(t->tps[RC_TXN_TP_RECV].btf_prog) && state->present;
 	t->skel->rodata->txn_buffered = t->buffered;
+	t->skel->rodata->txn_destroy_hook = !rc && bpf_program__autoload(t->skel->progs.txn_destroy_btf);
 	state->required = t->buffered;
 	bpf_program__set_autoload(t->skel->progs.txn_flush_iter, t->buffered);
 	if (!rc)
