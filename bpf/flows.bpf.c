@@ -21,10 +21,15 @@ char LICENSE[] SEC("license") = "GPL";
 #define RC_IPPROTO_TCP 6
 #define RC_IPPROTO_UDP 17
 #define RC_TCP_ESTABLISHED 1
+#define RC_TCP_SYN_SENT 2
 #define RC_TCP_FIN_WAIT1 4
+#define RC_TCP_FIN_WAIT2 5
+#define RC_TCP_TIME_WAIT 6
 #define RC_TCP_CLOSE 7
 #define RC_TCP_CLOSE_WAIT 8
 #define RC_TCP_LAST_ACK 9
+#define RC_TCP_CLOSING 11
+#define RC_RCV_SHUTDOWN 1
 #define RC_MSG_PEEK 2
 #define RC_ETH_P_IP 0x0800
 #define RC_ETH_P_IPV6 0x86DD
@@ -99,11 +104,31 @@ const volatile bool flows_send_calls = true;
 /* generations handed out so far */
 __u64 flows_gen = 0;
 
-/* A TCP socket's flow and what the application had written to it when the
- * flow's slot was claimed (!flows_send_calls) */
+/* TCP flows claimed with no owner known (flow meta's unowned): while there
+ * are any, every TCP receive looks its flow up to name the owner
+ * (tcp_rx_call); else 1 in FLOWS_SAMPLE_EVERY does. */
+__u64 flows_unowned = 0;
+
+/* !flows_send_calls without --pid: a TCP flow's bytes received come from
+ * its socket too (tcp_read), and its receives only name the owner and
+ * sample (tcp_rx_call): the receive path was ~80 ns a call under nginx
+ * (docs/BENCHMARKS.md "flows: where its per-call time goes"). With --pid
+ * flows are claimed by the filtered tasks' calls, which count as before. */
+static __always_inline bool tcp_rx_sock(bool btf)
+{
+	return btf && !flows_send_calls && !rc_task_filter;
+}
+
+/* A TCP socket's flow and what the application had written to it and read
+ * from it when the flow's slot was claimed (!flows_send_calls); the owner
+ * of an active open, from its connect() (the flow is claimed at
+ * ESTABLISHED, in softirq); whether a FIN came in order. */
 struct flows_tcp_at {
-	__u32 slot, pad;
-	__u64 gen, base;
+	__u32 slot, fin_in;
+	__u64 gen, base, rbase;
+	__u32 tid, pid;
+	__u64 cgroup_id;
+	char comm[16];
 };
 
 struct {
@@ -130,6 +155,34 @@ static __always_inline void tcp_tx_store(const struct tcp_sock *tp, const struct
 	__u64 w = tcp_written(tp);
 	if (w > a->base && w - a->base > m->tx_bytes)
 		m->tx_bytes = w - a->base;
+}
+
+/* Bytes the application has read from a TCP socket: those received in
+ * order (bytes_received, 64 bits; a FIN counts one) less those still
+ * queued (rcv_nxt - copied_seq), less the FIN once a read stepped over it
+ * (copied_seq moves past it). Neither a peek nor unread data at a close
+ * moves copied_seq; a splice or zero-copy receive does (bytes read that
+ * sock_recv_length never saw). fin_in after the counters: the state hook
+ * sets it before any read can step over the FIN (x86 loads in order).
+ * bytes_received and rcv_nxt are stored one after the other by the
+ * softirq: a read between the two can count a segment as read before it
+ * is; the next read of the application makes that true. */
+static __always_inline __u64 tcp_read(const struct tcp_sock *tp, const struct flows_tcp_at *a)
+{
+	__u64 got = tp->bytes_received;
+	__u32 unread = tp->rcv_nxt - tp->copied_seq;
+	asm volatile("" ::: "memory");
+	return got - unread - (!unread && a->fin_in);
+}
+
+/* The slot's rx_bytes from its socket (tcp_rx_sock): only raised, as
+ * tcp_tx_store. */
+static __always_inline void tcp_rx_store(const struct tcp_sock *tp, const struct flows_tcp_at *a,
+					 struct rc_flow_meta *m)
+{
+	__u64 r = tcp_read(tp, a);
+	if (r > a->rbase && r - a->rbase > m->rx_bytes)
+		m->rx_bytes = r - a->rbase;
 }
 
 static __always_inline void count_ev(__u32 k)
@@ -259,9 +312,12 @@ static __always_inline void flow_owner(struct rc_flow_meta *m, __u64 id)
 }
 
 /* !flows_send_calls: the socket's storage names its new slot, with what
- * was written so far (what a flow first seen mid-connection sent before
- * is not its interval's). */
-static __always_inline void tcp_at_claim(const struct sock *sk, __u32 slot, __u64 gen)
+ * was written and read so far (what a flow first seen mid-connection
+ * moved before is not its interval's). A flow claimed outside its owner's
+ * context (task false: softirq) takes the owner its connect() left, or is
+ * counted unowned until a receive names it (tcp_rx_call). */
+static __always_inline void tcp_at_claim(const struct sock *sk, struct rc_flow_meta *m, __u32 slot, __u64 gen,
+					 bool task)
 {
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
 	if (!tp)
@@ -272,6 +328,89 @@ static __always_inline void tcp_at_claim(const struct sock *sk, __u32 slot, __u6
 	a->slot = slot;
 	a->gen = gen;
 	a->base = tcp_written(tp);
+	a->rbase = tcp_read(tp, a);
+	if (task || !tcp_rx_sock(true))
+		return;
+	if (a->tid) {
+		m->tid = a->tid;
+		m->pid = a->pid;
+		m->cgroup_id = a->cgroup_id;
+		__builtin_memcpy(m->comm, a->comm, sizeof(m->comm));
+		return;
+	}
+	m->unowned = 1;
+	__sync_fetch_and_add(&flows_unowned, 1);
+}
+
+/* A flow counted in flows_unowned no longer is (owned, closed); once. */
+static __always_inline void flow_uncount(struct rc_flow_meta *m)
+{
+	if (m->unowned && __sync_val_compare_and_swap(&m->unowned, 1, 0) == 1)
+		__sync_fetch_and_add(&flows_unowned, -1);
+}
+
+/* tcp_rx_sock, at SYN_SENT (connect(), in the caller's context): the
+ * owner for the flow that ESTABLISHED will claim in softirq. */
+static __always_inline void tcp_owner_stash(const struct sock *sk)
+{
+	struct flows_tcp_at *a = bpf_sk_storage_get(&flows_tcp_sk, (void *)sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!a)
+		return;
+	__u64 id = bpf_get_current_pid_tgid();
+	a->tid = (__u32)id;
+	a->pid = id >> 32;
+	a->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(a->comm, sizeof(a->comm));
+}
+
+/* At a state change: a FIN came in order. tcp_fin() marks the receive side
+ * shut before it moves the state (ESTABLISHED -> CLOSE_WAIT, FIN_WAIT1 ->
+ * CLOSING, FIN_WAIT2 -> CLOSE by tcp_time_wait() when the application
+ * still holds the socket: a half-closed client); an abort marks it after
+ * its move to CLOSE (tcp_done). Limit: an application's shutdown(SHUT_RD)
+ * marks it too, and a later change then takes one byte off once all was
+ * read. */
+static __always_inline bool tcp_fin_came(const struct sock *sk)
+{
+	return BPF_CORE_READ_BITFIELD(sk, sk_shutdown) & RC_RCV_SHUTDOWN;
+}
+
+/* tcp_rx_sock: a FIN came in order (tcp_read takes it off once read) */
+static __always_inline void tcp_fin_in(const struct sock *sk)
+{
+	struct flows_tcp_at *a = bpf_sk_storage_get(&flows_tcp_sk, (void *)sk, 0, 0);
+	if (a)
+		a->fin_in = 1;
+}
+
+/* !flows_send_calls: a TCP socket's storage, the socket and its flow's
+ * slot, while the slot is still its flow's (NULL else) */
+static __always_inline struct rc_flow_meta *tcp_at_flow(const struct sock *sk, struct flows_tcp_at **ap,
+							const struct tcp_sock **tpp, __u32 *slotp)
+{
+	struct flows_tcp_at *a = bpf_sk_storage_get(&flows_tcp_sk, (void *)sk, 0, 0);
+	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (!a || !tp || !a->gen)
+		return NULL;
+	__u32 slot = a->slot;
+	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
+	if (!m || m->gen != a->gen)
+		return NULL;
+	*ap = a;
+	*tpp = tp;
+	*slotp = slot;
+	return m;
+}
+
+/* tcp_rx_sock: the socket's bytes read into its flow's slot */
+static __always_inline void tcp_rx_sync(const struct sock *sk)
+{
+	struct flows_tcp_at *a;
+	const struct tcp_sock *tp;
+	__u32 slot;
+	struct rc_flow_meta *m = tcp_at_flow(sk, &a, &tp, &slot);
+	if (m)
+		tcp_rx_store(tp, a, m);
 }
 
 static __always_inline void tcp_sample(const struct sock *sk, bool btf, struct rc_flow_ctr *c,
@@ -282,15 +421,15 @@ static __always_inline void tcp_sample(const struct sock *sk, bool btf, struct r
  * receives nothing and finishes between two snapshots has no other) */
 static __always_inline void tcp_tx_sync(const struct sock *sk)
 {
-	struct flows_tcp_at *a = bpf_sk_storage_get(&flows_tcp_sk, (void *)sk, 0, 0);
-	const struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
-	if (!a || !tp)
-		return;
-	__u32 slot = a->slot;
-	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
-	if (!m || m->gen != a->gen)
+	struct flows_tcp_at *a;
+	const struct tcp_sock *tp;
+	__u32 slot;
+	struct rc_flow_meta *m = tcp_at_flow(sk, &a, &tp, &slot);
+	if (!m)
 		return;
 	tcp_tx_store(tp, a, m);
+	if (tcp_rx_sock(true))
+		tcp_rx_store(tp, a, m);
 	struct rc_flow_ctr *c = bpf_map_lookup_elem(&flow_ctr, &slot);
 	if (c)
 		tcp_sample(sk, true, c, m);
@@ -339,7 +478,7 @@ static __always_inline struct rc_flow_meta *flow_slow(const struct sock *sk, con
 			struct rc_flow_at at = { .slot = s, .gen = gen };
 			bpf_map_update_elem(&flow_tcp_slot, &x->skid, &at, BPF_ANY);
 			if (btf && !flows_send_calls)
-				tcp_at_claim(sk, s, gen);
+				tcp_at_claim(sk, m, s, gen, task);
 		}
 		*slotp = s;
 		return m;
@@ -465,6 +604,31 @@ static __always_inline void io_sample(const struct sock *sk, bool btf, struct rc
 		tcp_sample(sk, btf, c, m);
 }
 
+/* tcp_rx_sock, a TCP receive: its bytes come from the socket (tcp_read),
+ * so a receive only names the owner of a flow that has none (while any
+ * flow has none: a passive open claimed in softirq, a flow older than the
+ * recorder is claimed here) and samples the owner and srtt/cwnd on 1 in
+ * FLOWS_SAMPLE_EVERY, drawn at random (a CPU serving its connections in
+ * turn would sample the same one with a counter). */
+static __always_inline int tcp_rx_call(struct sock *sk)
+{
+	bool sample = bpf_get_prandom_u32() % FLOWS_SAMPLE_EVERY == 0;
+	if (!sample && !flows_unowned)
+		return 0;
+	__u16 fam = rc_sk_family_x(sk, true);
+	if (fam != AF_INET && fam != AF_INET6)
+		return 0;
+	__u32 slot;
+	struct rc_flow_meta *m = flow_get(sk, true, true, true, &slot);
+	if (!m)
+		return 0;
+	bool named = m->unowned;
+	flow_uncount(m);
+	if (sample || named)
+		io_sample(sk, true, m, slot);
+	return 0;
+}
+
 /* A send/recv touches the first line of its slot only (flows.h), but on 1
  * call in FLOWS_SAMPLE_EVERY of the flow (read before the add: two CPUs
  * racing may both sample or both skip, which only moves a sample). The
@@ -480,6 +644,8 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	 * keep no such count (UDP) */
 	if (tx && btf && !flows_send_calls && rc_sk_protocol_x(sk, btf) == RC_IPPROTO_TCP)
 		return 0;
+	if (!tx && tcp_rx_sock(btf) && rc_sk_protocol_x(sk, btf) == RC_IPPROTO_TCP)
+		return tcp_rx_call(sk);
 	/* AF_UNIX and the like pass here too: out before any lookup */
 	__u16 fam = rc_sk_family_x(sk, btf);
 	if (fam != AF_INET && fam != AF_INET6)
@@ -539,6 +705,12 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (btf && !flows_send_calls && (oldstate == RC_TCP_ESTABLISHED || oldstate == RC_TCP_CLOSE_WAIT) &&
 	    (newstate == RC_TCP_FIN_WAIT1 || newstate == RC_TCP_LAST_ACK || newstate == RC_TCP_CLOSE))
 		tcp_tx_sync(sk);
+	if (tcp_rx_sock(btf)) {
+		if (newstate == RC_TCP_SYN_SENT)
+			tcp_owner_stash(sk);
+		else if (newstate != RC_TCP_ESTABLISHED && tcp_fin_came(sk))
+			tcp_fin_in(sk);
+	}
 	/* a connect()ing socket has no remote port yet at SYN_SENT time for
 	 * some paths; ESTABLISHED always has the full tuple */
 	if (newstate == RC_TCP_ESTABLISHED) {
@@ -557,6 +729,11 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 			return 0;
 		m->close_ns = bpf_ktime_get_ns();
 		tcp_counters(sk, btf, c);
+		/* reads after this (a half-closed client reading its
+		 * response) come at the socket's end: flows_destroy_btf */
+		if (tcp_rx_sock(btf))
+			tcp_rx_sync(sk);
+		flow_uncount(m);
 		count_ev(FLOWS_EV_CLOSED);
 	} else {
 		return 0;
@@ -566,7 +743,8 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 }
 
 /* !flows_send_calls: run by user space before it reads the slots at every
- * snapshot: each open TCP flow's bytes sent from its socket, and one
+ * snapshot: each open TCP flow's bytes sent (and read: tcp_rx_sock) from
+ * its socket, and one
  * srtt/cwnd sample (a sender that receives nothing has no sampled calls).
  * Sockets past the application's close keep what their close stored. */
 SEC("iter/bpf_sk_storage_map")
@@ -579,8 +757,11 @@ int flows_tcp_iter(struct bpf_iter__bpf_sk_storage_map *ctx)
 	const struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 	__u32 slot = a->slot;
 	struct rc_flow_meta *m = bpf_map_lookup_elem(&flow_meta, &slot);
-	if (!tp || !m || m->gen != a->gen)
+	if (!tp || !a->gen || !m || m->gen != a->gen)
 		return 0;
+	/* reads go on in every state until the application's close */
+	if (tcp_rx_sock(true))
+		tcp_rx_store(tp, a, m);
 	/* the state after the counters: the application's close changes it
 	 * before it queues the FIN, so a write_seq read here with the FIN in
 	 * it is followed by a state read of FIN_WAIT1 or later (loads in
@@ -764,6 +945,18 @@ int BPF_PROG(flows_state_btf, const struct sock *sk, int oldstate, int newstate)
 SEC("raw_tp/inet_sock_set_state")
 int BPF_PROG(flows_state_raw, const struct sock *sk, int oldstate, int newstate)
 { return on_state(sk, oldstate, newstate, false); }
+
+/* tcp_rx_sock: a socket's end, after the application's close: what it
+ * read after CLOSE (the FIN of a half-closed connection came before its
+ * reads), into the slot while the flow is still there (user space gives a
+ * closed flow's slot back a grace period after its last report) */
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(flows_destroy_btf, struct sock *sk)
+{
+	if (tcp_rx_sock(true) && sk)
+		tcp_rx_sync(sk);
+	return 0;
+}
 
 SEC("tp_btf/kfree_skb")
 int BPF_PROG(flows_drop_btf, struct sk_buff *skb, void *location, int reason)

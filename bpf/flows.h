@@ -77,7 +77,8 @@ struct rc_flow_meta {
 	__u64 addrpair;                /* skc_addrpair */
 	__u32 portpair;                /* skc_portpair */
 	__u8  proto, pad0[3];
-	__u64 tx_bytes, rx_bytes;      /* payload, from sock_send/recv_length */
+	__u64 tx_bytes, rx_bytes;      /* payload: from sock_send/recv_length, or a
+					* TCP socket's own counts (!flows_send_calls) */
 	__u64 tx_calls, rx_calls;      /* send/recv operations (UDP datagrams) */
 	__u64 gen;                     /* flow generation, 0 until the slot is filled */
 	/* second line: an AF_INET6 socket's identity, the sampled calls */
@@ -89,7 +90,11 @@ struct rc_flow_meta {
 	__u64 cgroup_id;
 	struct rc_flow_key k;
 	char  comm[16];
-	__u8  pad1[8];                 /* 192 bytes: three cache lines */
+	/* 1 while the flow is counted in flows_unowned (a TCP flow claimed
+	 * outside its owner's context with no owner known); cleared with a
+	 * compare-and-swap by whoever uncounts it */
+	__u32 unowned;
+	__u8  pad1[4];                 /* 192 bytes: three cache lines */
 };
 
 /* A drop: the packet's own addresses (src -> dst, not local/remote). */

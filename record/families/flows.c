@@ -37,7 +37,8 @@
 /* drop events kept per interval with their own row; more are counted per
  * (tuple, reason) like the kernel's overflow map */
 #define RC_DROP_EVROWS 65536
-#define RC_FLOWS_NTP 5
+#define RC_FLOWS_TP_DROP 4   /* kfree_skb */
+#define RC_FLOWS_NTP 6
 
 /* the idle flows of a table a quarter full (or that had no free slot for a
  * new flow) go back after this many intervals without activity; their
@@ -135,7 +136,11 @@ static void rc_flows_tps(struct rc_flows *f)
 		{ .name = "tcp_retransmit_skb", .btf_prog = s->progs.flows_retrans_btf, .raw_prog = s->progs.flows_retrans_raw, .required = false },
 		{ .name = "inet_sock_set_state", .btf_prog = s->progs.flows_state_btf, .raw_prog = s->progs.flows_state_raw, .required = false,
 		  .hub_hook = HUB_SOCK_STATE, .hub_slot = HUB_SLOT_FLOWS, .hub_map = s->maps.hub_sock_state },
-		{ .name = "kfree_skb", .btf_prog = s->progs.flows_drop_btf, .raw_prog = s->progs.flows_drop_raw, .required = false },
+		[RC_FLOWS_TP_DROP] = { .name = "kfree_skb", .btf_prog = s->progs.flows_drop_btf, .raw_prog = s->progs.flows_drop_raw,
+				       .required = false },
+		/* a TCP socket's end: what its application read after CLOSE
+		 * (bytes received from the socket, --no-send-calls) */
+		{ .name = "tcp_destroy_sock", .btf_prog = s->progs.flows_destroy_btf, .required = false },
 	};
 	memcpy(f->tps, t, sizeof(t));
 }
@@ -447,6 +452,12 @@ static void rc_flow_release(struct rc_flows *f, uint32_t i)
 	if (ps->gen && rc_flow_read(f, i, &ps->prev, &r) && !rc_flow_active(r))
 		f->nrows--;
 	bpf_map_update_elem(bpf_map__fd(f->skel->maps.flow_ctr), &i, f->zbuf, BPF_ANY);
+	/* an open flow given back unowned (idle) leaves the count
+	 * (bpf/flows.bpf.c flow_uncount), or every TCP receive would keep
+	 * looking its flow up */
+	uint32_t one = 1;
+	if (__atomic_compare_exchange_n(&f->meta[i].unowned, &one, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		__atomic_fetch_sub(&f->skel->bss->flows_unowned, 1, __ATOMIC_ACQ_REL);
 	memset((char *)&f->meta[i] + sizeof(f->meta[i].sk), 0, sizeof(f->meta[i]) - sizeof(f->meta[i].sk));
 	__atomic_store_n(&f->meta[i].sk, 0, __ATOMIC_RELEASE);
 	memset(ps, 0, sizeof(*ps));
@@ -915,9 +926,9 @@ static uint64_t rc_flows_events(void *state)
  * while the program handled another free): drops never seen. */
 static uint64_t rc_drop_prog_missed(struct rc_flows *f)
 {
-	struct bpf_program *p = f->tps[RC_FLOWS_NTP - 1].btf_prog;
+	struct bpf_program *p = f->tps[RC_FLOWS_TP_DROP].btf_prog;
 	if (!bpf_program__autoload(p))
-		p = f->tps[RC_FLOWS_NTP - 1].raw_prog;
+		p = f->tps[RC_FLOWS_TP_DROP].raw_prog;
 	return rec_prog_missed(bpf_program__fd(p));
 }
 

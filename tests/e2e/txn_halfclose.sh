@@ -13,6 +13,10 @@
 # --send-calls (the bytes of the send calls) and the server's recording
 # (its receives) as references. Then curl -0, which does not half-close:
 # nginx closes first, the client reads the response in CLOSE_WAIT.
+# flows, on the same connections: at the defaults a TCP flow's bytes come
+# from its socket (read: bytes_received less unread, less a FIN read
+# past), also what a client reads after its connection reached CLOSE; the
+# owners from connect() (clients) and the first receive (nginx).
 . "$(dirname "$0")/../lib/e2e.sh"
 e2e_init txn_halfclose
 NSA=hc-a$$ NSB=hc-b$$
@@ -63,9 +67,9 @@ CURLREQ="GET /page.txt HTTP/1.0\r\nHost: $IPB:8080\r\nAccept: */*\r\nUser-Agent:
 round() {
 	local name=$1 L=$2 f B GOT=0 OK=0
 	rm -f "$E2E_TMP"/[dsb].npr
-	bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/d.npr"; PD=$BG_PID
+	bg "$NPREC" -q --txn-events all --no-threads --netns $NSA -o "$E2E_TMP/d.npr"; PD=$BG_PID
 	bg "$NPREC" -q --send-calls --txn-events all --no-flows --no-threads --netns $NSA -o "$E2E_TMP/s.npr"; PS=$BG_PID
-	bg "$NPREC" -q --txn-events all --no-flows --no-threads --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
+	bg "$NPREC" -q --txn-events all --no-threads --netns $NSB -o "$E2E_TMP/b.npr"; PB=$BG_PID
 	for f in d:$PD s:$PS b:$PB; do wait_rec "$E2E_TMP/${f%%:*}.npr" "${f#*:}" || echo "nprec (${f%%:*}) did not start" >&2; done
 	for _ in $(seq $N); do
 		B=$(client_$name | wc -c)
@@ -90,6 +94,17 @@ round() {
 	check "$name, --send-calls: response bytes $GOT (${SRESP:-none})" [ "${SRESP:-0}" -eq $GOT ]
 	check "$name, server: $N transactions, $EXP request bytes (${BC:-none}, ${BREQ:-none})" \
 		[ "${BC:-0}" -eq $N -a "${BREQ:-0}" -eq $EXP ]
+	# connections tx rx owners
+	local FC FT FR FO SC2 ST SR SO
+	read -r FC FT FR FO < <("$NPREPORT" dump "$E2E_TMP/d.npr" | $NPR flowsum 8080)
+	read -r SC2 ST SR SO < <("$NPREPORT" dump "$E2E_TMP/b.npr" | $NPR flowsum 8080)
+	echo "$name flows: client $FC $FT $FR $FO; server $SC2 $ST $SR $SO" >&2
+	check "$name, client flows: $N connections, sent $EXP, read $GOT ($FC, ${FT:-none}, ${FR:-none})" \
+		[ "${FC:-0}" -eq $N -a "${FT:-0}" -eq $EXP -a "${FR:-0}" -eq $GOT ]
+	check "$name, server flows: $N connections, read $EXP, sent $GOT ($SC2, ${SR:-none}, ${ST:-none})" \
+		[ "${SC2:-0}" -eq $N -a "${SR:-0}" -eq $EXP -a "${ST:-0}" -eq $GOT ]
+	check "$name, flow owners: $name:$N on the client ($FO), nginx:$N on the server ($SO)" \
+		[ "$FO" = "$name:$N" -a "$SO" = "nginx:$N" ]
 }
 
 # socat shuts its side down after the request: the half-close

@@ -2,6 +2,8 @@
 """Summaries of an nprec recording for the REC-CORE e2e tests and bench.
 Reads `npreport dump FILE` JSON lines on stdin.
   rc_npr.py flows    one line per flow: laddr lport raddr rport proto tx_bytes rx_bytes tx_pkts rx_pkts retrans srtt_us(last mean)
+  rc_npr.py flowsum PORT  TCP flows with PORT at either end: connections tx_bytes rx_bytes owners
+                     (owners: "comm" of each connection's last row, counted, e.g. nginx:20,-:1)
   rc_npr.py txn      one line per role: role count events http p50_ns p99_ns bytes_req bytes_resp paths
   rc_npr.py drops    one line per drop reason: name count
   rc_npr.py probes   one line per probe: family probe state reason
@@ -64,6 +66,27 @@ def flows():
         print(*k[:5], *a)
 
 
+def flowsum():
+    port = int(sys.argv[2])
+    acc = {}
+    for b in records("flows"):
+        opened = b.get("open_ns", [0] * b["n"])
+        for i in range(b["n"]):
+            if b["proto"][i] != 6 or port not in (b["lport"][i], b["rport"][i]):
+                continue
+            k = (b["laddr"][i], b["lport"][i], b["raddr"][i], b["rport"][i], opened[i])
+            a = acc.setdefault(k, [0, 0, "-"])
+            a[0] += b["tx_bytes"][i]
+            a[1] += b["rx_bytes"][i]
+            if b["pid"][i]:
+                a[2] = b["comm"][i] or "-"
+    owners = {}
+    for a in acc.values():
+        owners[a[2]] = owners.get(a[2], 0) + 1
+    print(len(acc), sum(a[0] for a in acc.values()), sum(a[1] for a in acc.values()),
+          ",".join("%s:%d" % kv for kv in sorted(owners.items())) or "-")
+
+
 def txn():
     roles = {1: "client", 2: "server"}
     acc = {}
@@ -119,4 +142,4 @@ def lost():
 
 
 if __name__ == "__main__":
-    {"flows": flows, "txn": txn, "drops": drops, "probes": probes, "lost": lost}[sys.argv[1]]()
+    {"flows": flows, "flowsum": flowsum, "txn": txn, "drops": drops, "probes": probes, "lost": lost}[sys.argv[1]]()
