@@ -51,20 +51,7 @@ done
 tc -n mb-b qdisc add dev mb-b1 root handle 1: htb default 10
 tc -n mb-b class add dev mb-b1 parent 1: classid 1:10 htb rate 200mbit
 
-cat > "$T/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $T/nginx.pid;
-error_log $T/nginx.err;
-events { worker_connections 512; }
-http {
-	access_log off;
-	client_body_temp_path $T; proxy_temp_path $T; fastcgi_temp_path $T;
-	uwsgi_temp_path $T; scgi_temp_path $T;
-	server { listen 10.91.2.2:8080; location / { return 200 "np middlebox test\n"; } }
-}
-EOF
-bg ip netns exec mb-s nginx -c "$T/nginx.conf" -p "$T"
+nginx_start mb-s "$T" 'server { listen 10.91.2.2:8080; location / { return 200 "np middlebox test\n"; } }' 512
 bg ip netns exec mb-s iperf3 -s -1 -p 5201 >/dev/null
 bg ip netns exec mb-s iperf3 -s -1 -p 5202 >/dev/null
 REDIS=

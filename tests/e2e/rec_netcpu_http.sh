@@ -41,26 +41,11 @@ veth_pair $NSA ${P}a0 $IPA/24 $NSB ${P}b0 $IPB/24 || e2e_skip "cannot create vet
 
 PIN_W=() AFF=""
 if [ "$(nproc)" -ge 2 ]; then PIN_W=(taskset -c 0) AFF="worker_cpu_affinity 10;"; fi
-mkdir -p "$E2E_TMP/www" "$E2E_TMP/logs"
+mkdir -p "$E2E_TMP/www"
 chmod 755 "$E2E_TMP" "$E2E_TMP/www"   # nginx workers run as nobody
 head -c 4096 /dev/zero | tr '\0' x > "$E2E_TMP/www/index.html"
-cat > "$E2E_TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-$AFF
-pid $E2E_TMP/nginx.pid;
-error_log $E2E_TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $E2E_TMP/logs; proxy_temp_path $E2E_TMP/logs; fastcgi_temp_path $E2E_TMP/logs;
-  uwsgi_temp_path $E2E_TMP/logs; scgi_temp_path $E2E_TMP/logs;
-  keepalive_requests 10000000;
-  server { listen $IPB:8080; root $E2E_TMP/www; }
-  server { listen $IPB:8081; root $E2E_TMP/www; sendfile on; }
-}
-CONF
-bg ip netns exec $NSB nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
+nginx_start $NSB "$E2E_TMP" "server { listen $IPB:8080; root $E2E_TMP/www; }
+  server { listen $IPB:8081; root $E2E_TMP/www; sendfile on; }" 1024 "$AFF"
 ns_wait_listen $NSB 8080 && ns_wait_listen $NSB 8081 || e2e_skip "nginx did not listen"
 sleep 0.5
 

@@ -24,28 +24,11 @@ veth_pair $NSA rca0 10.77.$SUB.1/24 $NSB rcb0 10.77.$SUB.2/24
 
 # nginx serving a 128 KiB file: request latencies of ~100-300 us, so the
 # ~1 us between the client's clock reads and the socket hooks stays < 1 %
-mkdir -p "$E2E_TMP/www" "$E2E_TMP/logs"
+mkdir -p "$E2E_TMP/www"
 chmod 755 "$E2E_TMP" "$E2E_TMP/www"   # nginx workers run as nobody
 head -c 131072 /dev/zero | tr '\0' x > "$E2E_TMP/www/index.html"
 echo ok > "$E2E_TMP/www/small.txt"
-cat > "$E2E_TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $E2E_TMP/nginx.pid;
-error_log $E2E_TMP/logs/error.log;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path $E2E_TMP/logs;
-  proxy_temp_path $E2E_TMP/logs;
-  fastcgi_temp_path $E2E_TMP/logs;
-  uwsgi_temp_path $E2E_TMP/logs;
-  scgi_temp_path $E2E_TMP/logs;
-  keepalive_requests 1000000;
-  server { listen 10.77.$SUB.2:8080; root $E2E_TMP/www; }
-}
-CONF
-bg ip netns exec $NSB nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
+nginx_start $NSB "$E2E_TMP" "server { listen 10.77.$SUB.2:8080; root $E2E_TMP/www; }"
 # ready when listening (no request: every transaction recorded is the client's)
 for _ in $(seq 50); do ip netns exec $NSB ss -ltn | grep -q 10.77.$SUB.2:8080 && break; sleep 0.1; done
 

@@ -32,26 +32,10 @@ IPB=10.78.$SUB.2
 ns_add $NSA && ns_add $NSB || e2e_skip "cannot create namespaces"
 veth_pair $NSA hca0 10.78.$SUB.1/24 $NSB hcb0 $IPB/24
 
-mkdir -p "$E2E_TMP/www" "$E2E_TMP/logs"
+mkdir -p "$E2E_TMP/www"
 chmod 755 "$E2E_TMP" "$E2E_TMP/www"   # nginx workers run as nobody
 head -c 1000 /dev/zero | tr '\0' y > "$E2E_TMP/www/page.txt"
-cat > "$E2E_TMP/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $E2E_TMP/nginx.pid;
-error_log $E2E_TMP/logs/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path $E2E_TMP/logs;
-  proxy_temp_path $E2E_TMP/logs;
-  fastcgi_temp_path $E2E_TMP/logs;
-  uwsgi_temp_path $E2E_TMP/logs;
-  scgi_temp_path $E2E_TMP/logs;
-  server { listen $IPB:8080; root $E2E_TMP/www; }
-}
-CONF
-bg ip netns exec $NSB nginx -e "$E2E_TMP/logs/error.log" -p "$E2E_TMP" -c "$E2E_TMP/nginx.conf"
+nginx_start $NSB "$E2E_TMP" "server { listen $IPB:8080; root $E2E_TMP/www; }" 64
 ns_wait_listen $NSB 8080 || e2e_skip "nginx did not start"
 
 # client_socat, client_curl: one request each, the response to stdout

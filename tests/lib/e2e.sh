@@ -119,6 +119,34 @@ ns_wait_listen() {
 # EOF and closed it. A sender's exit says only that the data is in its
 # socket buffer; a recorder stopped before the receiver read the tail
 # counts fewer bytes than were sent.
+# nginx_start NS DIR "SERVERS" [WORKER_CONNECTIONS] [MAIN]: nginx in namespace
+# NS as a bg job (the cleanup stops it): one worker in the foreground, its
+# configuration, pid, logs and temporary files in DIR (DIR/logs), no access
+# log, keep-alive connections kept for 10^7 requests; SERVERS the http
+# block's server lines, MAIN more top-level lines (worker_cpu_affinity).
+# DIR and what it serves must be readable by the workers (nobody). Ready
+# when a server listens: the caller waits with ns_wait_listen.
+nginx_start() {
+	local ns=$1 dir=$2 servers=$3 conns=${4:-256} main=${5:-}
+	mkdir -p "$dir/logs"
+	cat > "$dir/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+$main
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log;
+events { worker_connections $conns; }
+http {
+  access_log off;
+  client_body_temp_path $dir/logs; proxy_temp_path $dir/logs; fastcgi_temp_path $dir/logs;
+  uwsgi_temp_path $dir/logs; scgi_temp_path $dir/logs;
+  keepalive_requests 10000000;
+  $servers
+}
+CONF
+	bg ip netns exec "$ns" nginx -e "$dir/logs/error.log" -p "$dir" -c "$dir/nginx.conf"
+}
+
 ns_wait_drained() {
 	local i
 	for i in $(seq 100); do
