@@ -623,7 +623,6 @@ static void run(bool per_call)
 			(unsigned long long)col_sum(r.nested, r.ncpu), (unsigned long long)(cpu1 - cpu0));
 	}
 	CHECK(r.stacks_found, "no NETRX_STACKS record");
-	CHECK(r.samples_netrx > 0, "no sample inside NET_RX");
 	CHECK(r.cat_sum + r.unresolved <= r.samples_netrx + 5, "categorised %llu + %llu > %llu",
 	      (unsigned long long)r.cat_sum, (unsigned long long)r.unresolved,
 	      (unsigned long long)r.samples_netrx);
@@ -642,6 +641,9 @@ static void run(bool per_call)
 	uint64_t netrx = r.samples_netrx, tcp_ip = r.cat_tcp_ip;
 	rec_free(&r);
 	int rounds = 1 + more_netrx_samples(st, &ctx, &rb, &netrx, &tcp_ip);
+	/* over the transfers, as the tcp/ip share: one transfer's ~5 ms of
+	 * NET_RX gave 0 samples at 1 kHz once (CI of 585686a, ASan) */
+	CHECK(netrx > 0, "no sample inside NET_RX (%d transfers)", rounds);
 	CHECK(tcp_ip > 0, "no tcp/ip samples in loopback NET_RX (%llu samples, %d transfers)",
 	      (unsigned long long)netrx, rounds);
 
