@@ -101,13 +101,28 @@ const volatile bool flows_retrans_has_err = false;
  * counted. */
 const volatile bool flows_send_calls = true;
 
+/* NPREC_TEST_COUNT_ENTRIES=1 (tests only: rec_flows_gate.sh): the send
+ * and receive programs count their runs, which a tail call does not add to
+ * the kernel's run_cnt. A constant of the loaded program: when false the
+ * verifier leaves the counting out. */
+const volatile bool flows_count_entries = false;
+
 /* generations handed out so far */
 __u64 flows_gen = 0;
 
-/* TCP flows claimed with no owner known (flow meta's unowned): while there
- * are any, every TCP receive looks its flow up to name the owner
- * (tcp_rx_call); else 1 in FLOWS_SAMPLE_EVERY does. */
-__u64 flows_unowned = 0;
+/* The hub's TCP gates (bpf/hub.h), shared with the hub by user space.
+ * The receive gate's want counts the TCP flows claimed with no owner known
+ * (flow meta's unowned): while there are any, every TCP receive looks its
+ * flow up to name the owner (tcp_rx_call); else 1 in FLOWS_RX_SAMPLE
+ * does, drawn by the hub when its gate is on (the others never enter this
+ * program), here when not. Without a hub the map is this object's own. */
+HUB_GATES_MAP(hub_gates);
+
+static __always_inline struct hub_gate *flows_rx_gate(void)
+{
+	__u32 k = HUB_SOCK_RECV;
+	return bpf_map_lookup_elem(&hub_gates, &k);
+}
 
 /* !flows_send_calls without --pid: a TCP flow's bytes received come from
  * its socket too (tcp_read), and its receives only name the owner and
@@ -170,9 +185,15 @@ static __always_inline void tcp_tx_store(const struct tcp_sock *tp, const struct
 static __always_inline __u64 tcp_read(const struct tcp_sock *tp, const struct flows_tcp_at *a)
 {
 	__u64 got = tp->bytes_received;
+	/* bytes_received first: a segment that comes between the two reads
+	 * (tcp_rcv_nxt_update counts it, then moves rcv_nxt) is then in
+	 * unread and not in got, an undercount the raise-only stores pass
+	 * over; in the other order it would be counted before it is read */
+	asm volatile("" ::: "memory");
 	__u32 unread = tp->rcv_nxt - tp->copied_seq;
 	asm volatile("" ::: "memory");
-	return got - unread - (!unread && a->fin_in);
+	__u64 off = (__u64)unread + (!unread && a->fin_in);
+	return got > off ? got - off : 0;
 }
 
 /* The slot's rx_bytes from its socket (tcp_rx_sock): only raised, as
@@ -338,15 +359,22 @@ static __always_inline void tcp_at_claim(const struct sock *sk, struct rc_flow_m
 		__builtin_memcpy(m->comm, a->comm, sizeof(m->comm));
 		return;
 	}
+	struct hub_gate *g = flows_rx_gate();
+	if (!g)
+		return;
 	m->unowned = 1;
-	__sync_fetch_and_add(&flows_unowned, 1);
+	__sync_fetch_and_add(&g->want, 1);
 }
 
-/* A flow counted in flows_unowned no longer is (owned, closed); once. */
+/* A flow counted unowned (the receive gate's want) no longer is (owned,
+ * closed); once. */
 static __always_inline void flow_uncount(struct rc_flow_meta *m)
 {
-	if (m->unowned && __sync_val_compare_and_swap(&m->unowned, 1, 0) == 1)
-		__sync_fetch_and_add(&flows_unowned, -1);
+	if (!m->unowned || __sync_val_compare_and_swap(&m->unowned, 1, 0) != 1)
+		return;
+	struct hub_gate *g = flows_rx_gate();
+	if (g)
+		__sync_fetch_and_add(&g->want, -1);
 }
 
 /* tcp_rx_sock, at SYN_SENT (connect(), in the caller's context): the
@@ -365,13 +393,20 @@ static __always_inline void tcp_owner_stash(const struct sock *sk)
 
 /* At a state change: a FIN came in order. tcp_fin() marks the receive side
  * shut before it moves the state (ESTABLISHED -> CLOSE_WAIT, FIN_WAIT1 ->
- * CLOSING, FIN_WAIT2 -> CLOSE by tcp_time_wait() when the application
- * still holds the socket: a half-closed client); an abort marks it after
- * its move to CLOSE (tcp_done). Limit: an application's shutdown(SHUT_RD)
- * marks it too, and a later change then takes one byte off once all was
- * read. */
-static __always_inline bool tcp_fin_came(const struct sock *sk)
+ * CLOSING or TIME_WAIT, FIN_WAIT2 -> TIME_WAIT, or -> CLOSE by
+ * tcp_time_wait() when the application still holds the socket: a
+ * half-closed client); an abort marks it after its move to CLOSE
+ * (tcp_done). The application's close() marks it too, before its own
+ * moves (ESTABLISHED -> FIN_WAIT1 -> FIN_WAIT2): those are not a FIN, and
+ * taking one off a sender that had read nothing made its bytes read -1
+ * (rec_flows.sh, when a snapshot fell between its close and the peer's
+ * FIN). Left: FIN_WAIT2 -> CLOSE by the timer of a socket already closed,
+ * which reads nothing more. */
+static __always_inline bool tcp_fin_came(const struct sock *sk, int oldstate, int newstate)
 {
+	if (newstate != RC_TCP_CLOSE_WAIT && newstate != RC_TCP_CLOSING && newstate != RC_TCP_TIME_WAIT &&
+	    !(newstate == RC_TCP_CLOSE && oldstate == RC_TCP_FIN_WAIT2))
+		return false;
 	return BPF_CORE_READ_BITFIELD(sk, sk_shutdown) & RC_RCV_SHUTDOWN;
 }
 
@@ -606,14 +641,19 @@ static __always_inline void io_sample(const struct sock *sk, bool btf, struct rc
 
 /* tcp_rx_sock, a TCP receive: its bytes come from the socket (tcp_read),
  * so a receive only names the owner of a flow that has none (while any
- * flow has none: a passive open claimed in softirq, a flow older than the
- * recorder is claimed here) and samples the owner and srtt/cwnd on 1 in
- * FLOWS_SAMPLE_EVERY, drawn at random (a CPU serving its connections in
- * turn would sample the same one with a counter). */
+ * flow has none: a passive open claimed in softirq) and samples the owner
+ * and srtt/cwnd on 1 in FLOWS_RX_SAMPLE, drawn at random (a CPU serving its
+ * connections in turn would sample the same one with a counter), which
+ * claims a flow older than the recorder. */
 static __always_inline int tcp_rx_call(struct sock *sk)
 {
-	bool sample = bpf_get_prandom_u32() % FLOWS_SAMPLE_EVERY == 0;
-	if (!sample && !flows_unowned)
+	const struct hub_gate *g = flows_rx_gate();
+	if (!g)
+		return 0;
+	__u64 want = g->want;
+	/* with the gate on and nothing wanted, the hub drew this call */
+	bool sample = (g->on && !want) || (bpf_get_prandom_u32() & (FLOWS_RX_SAMPLE - 1)) == 0;
+	if (!sample && !want)
 		return 0;
 	__u16 fam = rc_sk_family_x(sk, true);
 	if (fam != AF_INET && fam != AF_INET6)
@@ -708,7 +748,7 @@ static __always_inline int on_state(const struct sock *sk, int oldstate, int new
 	if (tcp_rx_sock(btf)) {
 		if (newstate == RC_TCP_SYN_SENT)
 			tcp_owner_stash(sk);
-		else if (newstate != RC_TCP_ESTABLISHED && tcp_fin_came(sk))
+		else if (tcp_fin_came(sk, oldstate, newstate))
 			tcp_fin_in(sk);
 	}
 	/* a connect()ing socket has no remote port yet at SYN_SENT time for
@@ -911,6 +951,8 @@ HUB_PROG_ARRAY(hub_sock_state);
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(flows_send_btf, struct sock *sk, int ret, int flags)
 {
+	if (flows_count_entries)
+		count_ev(FLOWS_EV_SEND_IN);
 	on_io(sk, ret, flags, true, true);
 	HUB_NEXT(ctx, hub_sock_send, HUB_SLOT_FLOWS);
 	return 0;
@@ -921,6 +963,8 @@ int BPF_PROG(flows_send_raw, struct sock *sk, int ret, int flags) { return on_io
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(flows_recv_btf, struct sock *sk, int ret, int flags)
 {
+	if (flows_count_entries)
+		count_ev(FLOWS_EV_RECV_IN);
 	on_io(sk, ret, flags, false, true);
 	HUB_NEXT(ctx, hub_sock_recv, HUB_SLOT_FLOWS);
 	return 0;

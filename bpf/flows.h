@@ -19,6 +19,14 @@
 /* srtt/cwnd, the tcp_sock segment counters and the owner are read on 1
  * send/recv in FLOWS_SAMPLE_EVERY of a flow (the first one included) */
 #define FLOWS_SAMPLE_EVERY 16
+/* TCP receives when their bytes come from the socket (--no-send-calls,
+ * the default): 1 in FLOWS_RX_SAMPLE, drawn at random, samples the owner
+ * and srtt/cwnd (the snapshots' socket reads and the close sample every
+ * flow anyway) and claims a connection older than the recorder. A power
+ * of 2 (the hub's gate draws it); 16 before the gate, when the sampled
+ * calls, cold tcp_sock lines read, were ~0.3 % of a paced HTTP server's
+ * busy CPU (docs/BENCHMARKS.md "The hub's flows gate"). */
+#define FLOWS_RX_SAMPLE 256
 /* rc_flow_meta.sk of a slot user space is giving back: matches no socket,
  * and is not free (0) yet */
 #define FLOWS_SK_RELEASING 1ULL
@@ -27,7 +35,9 @@
 #define FLOWS_EV_CLOSED 1              /* TCP flows closed (user space gives their slots back early) */
 #define FLOWS_EV_DROPS_FULL 2          /* drop events that found the ring buffer full */
 #define FLOWS_EV_NO_SLOT 3             /* events lost: no free slot for a new flow */
-#define FLOWS_EV_N 4
+#define FLOWS_EV_SEND_IN 4             /* NPREC_TEST_COUNT_ENTRIES: runs of the send program */
+#define FLOWS_EV_RECV_IN 5             /* ... and of the receive program (tp_btf) */
+#define FLOWS_EV_N 6
 
 /* A flow as its socket sees it: local/remote addresses (v4 mapped into v6),
  * ports in host order, the network namespace inode. */

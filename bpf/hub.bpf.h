@@ -22,6 +22,18 @@
 	if ((slot) < 3) bpf_tail_call(ctx, &(map), 3);         \
 } while (0)
 
+/* The gates (bpf/hub.h), a struct hub_gate per hook; a member that keeps
+ * a gate's want declares it too and shares the hub's (hookhub_share_gates).
+ * Mappable: user space updates want atomically. */
+#define HUB_GATES_MAP(name)                                    \
+	struct {                                               \
+		__uint(type, BPF_MAP_TYPE_ARRAY);               \
+		__uint(max_entries, HUB_NHOOKS);                \
+		__uint(map_flags, BPF_F_MMAPABLE);              \
+		__type(key, __u32);                             \
+		__type(value, struct hub_gate);                 \
+	} name SEC(".maps")
+
 #define HUB_FIRST(ctx, map) do {                               \
 	bpf_tail_call(ctx, &(map), 0);                         \
 	HUB_NEXT(ctx, map, 0);                                 \

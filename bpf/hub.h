@@ -5,6 +5,9 @@
  * the BPF objects and record/core/hookhub.c. docs/NPREC.md has why. */
 #ifndef NP_BPF_HUB_H
 #define NP_BPF_HUB_H
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
 
 enum hub_hook {
 	HUB_NONE = 0,
@@ -25,5 +28,21 @@ enum hub_hook {
 #define HUB_SLOT_TXN     2
 #define HUB_SLOT_THREADS 3
 #define HUB_NSLOTS       4
+
+/* The flows gate of a socket call hook (issue 24): with on set, the hub
+ * starts after HUB_SLOT_FLOWS for the calls flows' program would return
+ * from at once: failed calls, sockets of other families, and TCP calls
+ * while want is 0, but 1 in sample drawn at random (sample a power of 2;
+ * 0: none). At the defaults flows counts TCP bytes from the sockets: it
+ * needs no TCP send, and a TCP receive only to name the owner of a flow
+ * claimed without one (want counts those) and for its 1-in-256 srtt/owner
+ * samples (FLOWS_RX_SAMPLE). UDP calls run every member. User space sets on only while
+ * flows is in its slot and no member sits before it
+ * (record/core/hookhub.c hookhub_gate). */
+struct hub_gate {
+	__u64 want;
+	__u32 on;
+	__u32 sample;
+};
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include "hookhub.h"
 #include "hub.skel.h"
@@ -18,6 +19,9 @@ struct hookhub {
 	struct bpf_program *prog[HUB_NHOOKS][HUB_NSLOTS];   /* members */
 	struct bpf_link *solo[HUB_NHOOKS][HUB_NSLOTS];      /* after dissolving */
 	bool dissolved[HUB_NHOOKS];
+	bool ungated[HUB_NHOOKS];                           /* a member joined before flows */
+	struct hub_gate *gates;                             /* hub_gates, mapped */
+	size_t gates_len;
 	/* NPREC_TEST_HUB_TOGGLE_MS (hookhub_toggle_start) */
 	pthread_t toggle_th;
 	pthread_mutex_t toggle_mu;
@@ -58,6 +62,24 @@ static void hub_index(struct hookhub *h)
 	h->head_prog[HUB_SCHED_SWITCH] = k->progs.hub_switch;
 }
 
+/* The gates mapped for user space (the map is BPF_F_MMAPABLE); without
+ * them no gate is ever turned on and every call runs every member. */
+static void hub_map_gates(struct hookhub *h)
+{
+	size_t len = (HUB_NHOOKS * sizeof(struct hub_gate) + 4095) & ~(size_t)4095;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(h->skel->maps.hub_gates), 0);
+	if (p == MAP_FAILED)
+		return;
+	h->gates = p;
+	h->gates_len = len;
+}
+
+static void hub_gate_off(struct hookhub *h, enum hub_hook hook)
+{
+	if (h->gates)
+		__atomic_store_n(&h->gates[hook].on, 0, __ATOMIC_RELEASE);
+}
+
 /* The hub of ctx, loaded on first call; NULL (and ctx->hub_off) when it
  * is turned off or cannot load, said once in the probe list. */
 static struct hookhub *hub_get(struct rec_ctx *ctx)
@@ -86,6 +108,7 @@ static struct hookhub *hub_get(struct rec_ctx *ctx)
 	}
 	h->ctx = ctx;
 	hub_index(h);
+	hub_map_gates(h);
 	ctx->hub = h;
 	return h;
 }
@@ -96,6 +119,22 @@ struct hookhub *hookhub_share(struct rec_ctx *ctx, enum hub_hook hook, struct bp
 	if (!h || !m || !hub_map(h, hook))
 		return NULL;
 	return bpf_map__reuse_fd(m, bpf_map__fd(hub_map(h, hook))) ? NULL : h;
+}
+
+bool hookhub_share_gates(struct rec_ctx *ctx, struct bpf_map *m)
+{
+	struct hookhub *h = hub_get(ctx);
+	return h && m && bpf_map__reuse_fd(m, bpf_map__fd(h->skel->maps.hub_gates)) == 0;
+}
+
+bool hookhub_gate(struct hookhub *h, enum hub_hook hook, __u32 sample)
+{
+	if (!h || !h->gates || !hub_map(h, hook) || h->dissolved[hook] || h->ungated[hook] ||
+	    !h->prog[hook][HUB_SLOT_FLOWS] || (sample & (sample - 1)))
+		return false;
+	h->gates[hook].sample = sample;
+	__atomic_store_n(&h->gates[hook].on, 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* A join failed after others joined: a member that attached on its own
@@ -118,6 +157,7 @@ static void hub_dissolve(struct hookhub *h, enum hub_hook hook, int why)
 	bpf_link__destroy(h->head[hook]);
 	h->head[hook] = NULL;
 	h->dissolved[hook] = true;
+	hub_gate_off(h, hook);
 	snprintf(probe, sizeof(probe), "tp_btf/%s", hookhub_tp(hook));
 	snprintf(reason, sizeof(reason), "a family could not join (%s): each attached its own program",
 		 strerror(why));
@@ -138,6 +178,11 @@ int hookhub_join(struct hookhub *h, enum hub_hook hook, unsigned slot, struct bp
 		return -EINVAL;
 	if (h->dissolved[hook])
 		return -EBUSY;
+	if (slot < HUB_SLOT_FLOWS) {
+		/* the gate would skip this member too */
+		h->ungated[hook] = true;
+		hub_gate_off(h, hook);
+	}
 	__u32 key = slot;
 	int fd = bpf_program__fd(p), e = 0;
 	if (hub_test_refuse(slot))
@@ -162,6 +207,8 @@ void hookhub_leave(struct hookhub *h, enum hub_hook hook, unsigned slot)
 		return;
 	__u32 key = slot;
 	h->prog[hook][slot] = NULL;
+	if (slot == HUB_SLOT_FLOWS)
+		hub_gate_off(h, hook);
 	if (h->solo[hook][slot]) {
 		bpf_link__destroy(h->solo[hook][slot]);
 		h->solo[hook][slot] = NULL;
@@ -287,6 +334,8 @@ void hookhub_free(struct rec_ctx *ctx)
 		for (int j = 0; j < HUB_NSLOTS; j++)
 			bpf_link__destroy(h->solo[i][j]);
 	}
+	if (h->gates)
+		munmap(h->gates, h->gates_len);
 	hub_bpf__destroy(h->skel);
 	free(h);
 	ctx->hub = NULL;

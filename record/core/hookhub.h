@@ -23,6 +23,15 @@ struct hookhub *hookhub_share(struct rec_ctx *ctx, enum hub_hook hook, struct bp
  * 0 or -errno (the family then attaches p itself). */
 int  hookhub_join(struct hookhub *h, enum hub_hook hook, unsigned slot, struct bpf_program *p);
 void hookhub_leave(struct hookhub *h, enum hub_hook hook, unsigned slot);
+/* Before NAME__load(): m (the family's copy of the gates, HUB_GATES_MAP)
+ * becomes the hub's; false when there is no hub. */
+bool hookhub_share_gates(struct rec_ctx *ctx, struct bpf_map *m);
+/* After the joins: TCP calls of hook skip flows' slot while the gate's want
+ * is 0, but 1 in sample (a power of 2; 0 = none) drawn at random (bpf/hub.h).
+ * Refused (false) unless flows' program is in its slot and no member sits
+ * before it; a later join before it, or the hook dissolving, turns the gate
+ * off. */
+bool hookhub_gate(struct hookhub *h, enum hub_hook hook, __u32 sample);
 /* Name of the hook's tracepoint ("sock_send_length"). */
 const char *hookhub_tp(enum hub_hook hook);
 /* A family's place on one hook, for families that attach by hand. */

@@ -25,6 +25,7 @@
 #include "flows.h"
 #include "flows.skel.h"
 #include "flowsbtf.h"
+#include "hookhub.h"
 #include "npmsg.h"
 #include "progtab.h"
 #include "rcbpf.h"
@@ -99,6 +100,8 @@ struct rc_flows {
 	uint32_t nslots;
 	struct rc_flow_meta *meta;      /* flow_meta, mmapped: nslots entries */
 	size_t meta_len;
+	struct hub_gate *gates;         /* hub_gates (the hub's when shared), mmapped */
+	size_t gates_len;
 	struct rc_flow_slot *slots;     /* nslots */
 	struct rc_dtab drops_prev;
 	struct rc_flow_row *rows;
@@ -145,6 +148,21 @@ static void rc_flows_tps(struct rc_flows *f)
 	memcpy(f->tps, t, sizeof(t));
 }
 
+/* !send_calls: the hub's TCP gates (bpf/hub.h). TCP sends never enter
+ * flows' program; TCP receives do while a flow has no owner, else 1 in
+ * FLOWS_RX_SAMPLE drawn by the hub (with --pid every filtered call
+ * counts: no receive gate). */
+static void rc_flows_gates(struct rc_flows *f, struct rec_ctx *ctx)
+{
+	char why[96];
+	bool tx = f->tps[0].hub.joined && hookhub_gate(f->tps[0].hub.hub, HUB_SOCK_SEND, 0);
+	bool rx = !ctx->cfg->npids && f->tps[1].hub.joined &&
+		  hookhub_gate(f->tps[1].hub.hub, HUB_SOCK_RECV, FLOWS_RX_SAMPLE);
+	snprintf(why, sizeof(why), "TCP sends %s; TCP receives %s", tx ? "skip flows" : "enter flows",
+		 rx ? "skip flows while every flow has an owner, but 1 in 256" : "enter flows");
+	rec_probe(ctx, RC_FLOWS_FAMILY, "hub TCP gate", tx || rx ? REC_PROBE_ATTACHED : REC_PROBE_SKIPPED, why);
+}
+
 /* Open + configure + load, with tp_btf or raw_tp programs. */
 static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, char *err, size_t errlen)
 {
@@ -166,6 +184,8 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	bpf_map__set_max_entries(f->skel->maps.flow_tcp_slot, f->nslots);
 	f->skel->rodata->flows_slot_mask = f->nslots - 1;
 	f->skel->rodata->rc_task_filter = ctx->cfg->npids > 0;
+	const char *ce = getenv("NPREC_TEST_COUNT_ENTRIES");
+	f->skel->rodata->flows_count_entries = ce && *ce == '1';
 	/* without BTF (raw_tp) the prototype is unknown: every hit counts */
 	f->skel->rodata->flows_retrans_has_err = rc_flows_retrans_has_err(rc_vmlinux_btf());
 	rc_flows_tps(f);
@@ -177,6 +197,10 @@ static int rc_flows_load(struct rc_flows *f, struct rec_ctx *ctx, bool use_raw, 
 	f->skel->rodata->flows_send_calls = f->send_calls;
 	bpf_program__set_autoload(f->skel->progs.flows_tcp_iter, !f->send_calls);
 	rc = rc_tp_select(ctx, RC_FLOWS_FAMILY, f->tps, RC_FLOWS_NTP, use_raw, err, errlen);
+	/* the receive gate's want is the count of flows with no owner: in the
+	 * hub's map, which the hub's heads read */
+	if (!rc && !f->send_calls)
+		hookhub_share_gates(ctx, f->skel->maps.hub_gates);
 	if (!rc)
 		rc = flows_bpf__load(f->skel);
 	if (rc) {
@@ -196,6 +220,8 @@ static void rc_flows_close(void *state)
 	rc_tp_detach(f->tps, RC_FLOWS_NTP);
 	if (f->meta)
 		munmap(f->meta, f->meta_len);
+	if (f->gates)
+		munmap(f->gates, f->gates_len);
 	flows_bpf__destroy(f->skel);
 	rc_dtab_free(&f->drops_prev);
 	rc_dtab_free(&f->dfold);
@@ -265,6 +291,14 @@ static int rc_flows_map_slots(struct rc_flows *f, char *err, size_t errlen)
 		return -e;
 	}
 	f->meta = p;
+	f->gates_len = (size_t)pg;
+	p = mmap(NULL, f->gates_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(f->skel->maps.hub_gates), 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+		snprintf(err, errlen, "cannot map the hub's gates: %s", strerror(e));
+		return -e;
+	}
+	f->gates = p;
 	f->slots = calloc(f->nslots, sizeof(*f->slots));
 	f->taken = calloc(f->nslots, sizeof(*f->taken));
 	f->live = calloc(f->nslots, sizeof(*f->live));
@@ -331,10 +365,12 @@ static int rc_flows_open(struct rec_ctx *ctx, void **state, char *err, size_t er
 		 * header says why); other failures stop nprec */
 		return rc == -ENOENT ? REC_FAM_OFF_KERNEL : rc;
 	}
-	if (!f->send_calls)
+	if (!f->send_calls) {
 		rec_probe(ctx, RC_FLOWS_FAMILY, "iter/bpf_sk_storage_map", REC_PROBE_ATTACHED,
 			  "--no-send-calls: TCP bytes sent read from the socket at snapshots and "
 			  "closes; the send program counts UDP sends only");
+		rc_flows_gates(f, ctx);
+	}
 	*state = f;
 	return 0;
 }
@@ -457,7 +493,7 @@ static void rc_flow_release(struct rc_flows *f, uint32_t i)
 	 * looking its flow up */
 	uint32_t one = 1;
 	if (__atomic_compare_exchange_n(&f->meta[i].unowned, &one, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		__atomic_fetch_sub(&f->skel->bss->flows_unowned, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_sub(&f->gates[HUB_SOCK_RECV].want, 1, __ATOMIC_ACQ_REL);
 	memset((char *)&f->meta[i] + sizeof(f->meta[i].sk), 0, sizeof(f->meta[i]) - sizeof(f->meta[i].sk));
 	__atomic_store_n(&f->meta[i].sk, 0, __ATOMIC_RELEASE);
 	memset(ps, 0, sizeof(*ps));

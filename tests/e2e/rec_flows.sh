@@ -111,6 +111,27 @@ wait_listen $NSB 5009
 ip netns exec $NSA python3 "$E2E_TMP/churn.py" client $NCHURN
 wait $PCH
 
+# 1f. a peer that closes 1.5 s after the client's close: a snapshot falls
+# between the client's close and the peer's FIN (the client's close marks
+# its receive side shut, which is not a FIN: its bytes read once came out
+# as 2^64-1)
+cat > "$E2E_TMP/slowclose.py" <<'PY'
+import socket, sys, time
+if sys.argv[1] == "server":
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("10.77.2.2", 5010)); ls.listen(8)
+    s, _ = ls.accept()
+    while s.recv(4096): pass
+    time.sleep(1.5)
+    s.close()
+else:
+    c = socket.create_connection(("10.77.2.2", 5010)); c.sendall(b"s" * 1000); c.close()
+PY
+bg ip netns exec $NSB python3 "$E2E_TMP/slowclose.py" server; PSC=$BG_PID
+wait_listen $NSB 5010
+ip netns exec $NSA python3 "$E2E_TMP/slowclose.py" client
+wait $PSC
+
 # 2. UDP datagrams (sender side is exact; the receiver may drop)
 bg ip netns exec $NSB socat -u UDP-RECV:5002 OPEN:/dev/null
 wait_listen $NSB 5002
@@ -147,6 +168,11 @@ check "sender flow: >= size/65536 segments out" [ "$(awk '{print $8}' <<<"$f1a")
 check "sender flow: srtt sampled, 0 < srtt < 100 ms ($(awk '{print $11}' <<<"$f1a") us)" \
 	bash -c "[ '$(awk '{print $11}' <<<"$f1a")' -gt 0 ] && [ '$(awk '{print $11}' <<<"$f1a")' -lt 100000 ]"
 check "receiver flow: segments in > 0" [ "$(awk '{print $9}' <<<"$f1b")" -gt 0 ]
+
+fsc=$(awk '$3=="10.77.2.2" && $4==5010 && $5==6 {tx += $6; rx += $7} END {print tx + 0, rx + 0}' "$E2E_TMP/a.flows")
+check "client closing before its peer: 1000 bytes sent, 0 read ($fsc)" [ "$fsc" = "1000 0" ]
+fsc=$(awk '$1=="10.77.2.2" && $2==5010 && $5==6 {tx += $6; rx += $7} END {print tx + 0, rx + 0}' "$E2E_TMP/b.flows")
+check "its peer: 0 bytes sent, 1000 read ($fsc)" [ "$fsc" = "0 1000" ]
 
 f6=$(awk '$3=="fd77:2::2" && $4==5006 && $5==6' "$E2E_TMP/a.flows")
 check "IPv6 sender flow tx_bytes == $SIZE ($(awk '{print $6}' <<<"$f6"))" [ "$(awk '{print $6}' <<<"$f6")" = "$SIZE" ]

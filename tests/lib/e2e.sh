@@ -15,6 +15,7 @@ E2E_SKIP=0
 E2E_NS=()
 E2E_PIDS=()
 E2E_LINKS=()
+E2E_SYSCTLS=()
 
 e2e_cleanup() {
 	local p ns l
@@ -32,6 +33,7 @@ e2e_cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	for l in "${E2E_LINKS[@]}"; do ip link del "$l" 2>/dev/null; done
+	for l in "${E2E_SYSCTLS[@]}"; do sysctl -qw "$l" 2>/dev/null; done
 	[ -n "${E2E_TMP:-}" ] && [ -z "${E2E_KEEP:-}" ] && rm -rf "$E2E_TMP"
 }
 
@@ -200,6 +202,27 @@ e2e_finish() {
 	[ "$E2E_SKIP" -gt 0 ] && sk=", $E2E_SKIP skipped"
 	echo "$E2E_PASS passed, $E2E_FAIL failed$sk"
 	[ "$E2E_FAIL" -eq 0 ]
+}
+
+# sysctl_set KEY VALUE: set a sysctl for the test, its value put back on exit.
+sysctl_set() {
+	local old
+	old=$(sysctl -n "$1" 2>/dev/null) || return 1
+	E2E_SYSCTLS+=("$1=$old")
+	sysctl -qw "$1=$2"
+}
+
+# prog_runs PID NAME: the runs of BPF program NAME held by process PID or
+# its children (fdinfo run_cnt: counted while kernel.bpf_stats_enabled is 1).
+prog_runs() {
+	local fd id n=0
+	for fd in /proc/"$1"/fd/* $(pgrep -P "$1" | sed 's|.*|/proc/&/fd/*|'); do
+		[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
+		id=$(awk '$1=="prog_id:" {print $2}' "${fd%/fd/*}/fdinfo/${fd##*/}")
+		bpftool prog show id "$id" 2>/dev/null | grep -q " name ${2:0:15}" || continue
+		n=$((n + $(awk '$1=="run_cnt:" {print $2 + 0}' "${fd%/fd/*}/fdinfo/${fd##*/}")))
+	done
+	echo $n
 }
 
 # prog_misses PID NAME: the runs the kernel skipped of BPF program NAME
