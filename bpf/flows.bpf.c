@@ -669,6 +669,28 @@ static __always_inline int tcp_rx_call(struct sock *sk)
 	return 0;
 }
 
+/* tcp_rx_sock, a TCP send: nothing to count (the socket has it), but while
+ * some flow has no owner it names the owner of its flow, if that is one:
+ * a server that only sends on a connection (iperf3 -R's data) has no
+ * receive to name it, and kept every TCP receive of the machine on the
+ * lookup path until it closed. The hub lets TCP sends in only then. */
+static __always_inline int tcp_tx_call(struct sock *sk)
+{
+	const struct hub_gate *g = flows_rx_gate();
+	if (!g || !g->want)
+		return 0;
+	__u16 fam = rc_sk_family_x(sk, true);
+	if (fam != AF_INET && fam != AF_INET6)
+		return 0;
+	__u32 slot;
+	struct rc_flow_meta *m = flow_get(sk, true, false, true, &slot);
+	if (!m || !m->unowned)
+		return 0;
+	flow_uncount(m);
+	io_sample(sk, true, m, slot);
+	return 0;
+}
+
 /* A send/recv touches the first line of its slot only (flows.h), but on 1
  * call in FLOWS_SAMPLE_EVERY of the flow (read before the add: two CPUs
  * racing may both sample or both skip, which only moves a sample). The
@@ -683,7 +705,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, bool tx, b
 	 * (flows_tcp_iter); the send program stays for the protocols that
 	 * keep no such count (UDP) */
 	if (tx && btf && !flows_send_calls && rc_sk_protocol_x(sk, btf) == RC_IPPROTO_TCP)
-		return 0;
+		return tcp_rx_sock(btf) ? tcp_tx_call(sk) : 0;
 	if (!tx && tcp_rx_sock(btf) && rc_sk_protocol_x(sk, btf) == RC_IPPROTO_TCP)
 		return tcp_rx_call(sk);
 	/* AF_UNIX and the like pass here too: out before any lookup */

@@ -37,7 +37,10 @@ static __always_inline bool hub_skips_flows(__u32 hook, const struct sock *sk, i
 	__u16 fam = sk->__sk_common.skc_family;
 	if (fam != HUB_AF_INET && fam != HUB_AF_INET6)
 		return true;
-	if (g->want || sk->sk_protocol != IPPROTO_TCP)
+	/* the receive gate's want opens both: a send names an owner too */
+	__u32 rk = HUB_SOCK_RECV;
+	const struct hub_gate *w = hook == HUB_SOCK_RECV ? g : bpf_map_lookup_elem(&hub_gates, &rk);
+	if ((w && w->want) || sk->sk_protocol != IPPROTO_TCP)
 		return false;
 	return !g->sample || (bpf_get_prandom_u32() & (g->sample - 1));
 }

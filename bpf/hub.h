@@ -34,9 +34,10 @@ enum hub_hook {
  * from at once: failed calls, sockets of other families, and TCP calls
  * while want is 0, but 1 in sample drawn at random (sample a power of 2;
  * 0: none). At the defaults flows counts TCP bytes from the sockets: it
- * needs no TCP send, and a TCP receive only to name the owner of a flow
- * claimed without one (want counts those) and for its 1-in-256 srtt/owner
- * samples (FLOWS_RX_SAMPLE). UDP calls run every member. User space sets on only while
+ * needs a TCP call only to name the owner of a flow claimed without one
+ * (the receive gate's want counts those, and opens both gates: a server
+ * that only sends is named by a send), and a receive for its 1-in-256
+ * srtt/owner samples (FLOWS_RX_SAMPLE). UDP calls run every member. User space sets on only while
  * flows is in its slot and no member sits before it
  * (record/core/hookhub.c hookhub_gate). */
 struct hub_gate {

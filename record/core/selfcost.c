@@ -1,5 +1,7 @@
 /* Recorder self cost and the --max-cpu sampling controller. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -19,16 +21,21 @@ static uint64_t sc_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t sc_rss_bytes(void)
+/* The resident set from the kept descriptor: an fopen, fscanf and fclose
+ * a second were ~7 % of an idle recorder's CPU (docs/BENCHMARKS.md). */
+static uint64_t sc_rss_bytes(const struct rec_selfcost *s)
 {
-	unsigned long size = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f)
+	char buf[128];
+	if (s->statm_fd < 0)
 		return 0;
-	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-		resident = 0;
-	fclose(f);
-	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	ssize_t n = pread(s->statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *end;
+	strtoull(buf, &end, 10);                    /* size */
+	unsigned long long resident = strtoull(end, NULL, 10);
+	return (uint64_t)resident * (uint64_t)s->page;
 }
 
 static void sc_read(struct rec_selfcost *s)
@@ -39,13 +46,15 @@ static void sc_read(struct rec_selfcost *s)
 		s->stime_ns = sc_tv_ns(&ru.ru_stime);
 		s->maxrss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
 	}
-	s->rss_bytes = sc_rss_bytes();
+	s->rss_bytes = sc_rss_bytes(s);
 	s->t_mono_ns = sc_mono_ns();
 }
 
 void rec_selfcost_init(struct rec_selfcost *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	s->page = sysconf(_SC_PAGESIZE);
 	sc_read(s);
 }
 

@@ -17,8 +17,12 @@ struct rec_selfcost {
 	double cpu_pct;            /* since the previous sample; 100 = one core */
 	uint64_t rss_bytes;        /* resident set now */
 	uint64_t maxrss_bytes;     /* peak resident set */
+	int statm_fd;              /* /proc/self/statm, kept open: -1 when it could not be */
+	long page;
 };
 
+/* Opens /proc/self/statm for the life of the process (before a privilege
+ * drop: the descriptor stays readable), and takes the first sample. */
 void rec_selfcost_init(struct rec_selfcost *s);
 /* Reads the counters; cpu_pct covers the time since the previous call. */
 void rec_selfcost_sample(struct rec_selfcost *s);

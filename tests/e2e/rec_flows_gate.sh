@@ -17,7 +17,12 @@
 #     send program for at most a tenth of the sends (none of the TCP ones;
 #     what else the machine sends over UDP meanwhile enters it).
 #  2. 400 UDP datagrams: flows' send program runs for each (>= 400).
-#  3. The same TCP transfer with --send-calls (no gate): flows' receive
+#  3. A server that only sends (100 KB, then 1.5 s before it closes): its
+#     passive open, claimed without an owner, is named by its first send
+#     (before, no receive ever named it: no owner, and the gate stayed open
+#     for every TCP receive of the machine until it closed): the gate's want
+#     is 0 while it waits, both ends have their owner.
+#  4. The same TCP transfer with --send-calls (no gate): flows' receive
 #     program runs for every receive.
 # The recorded bytes of phases 1 and 2 are checked as well (the gate must not
 # lose what the sockets say). Needs root, socat, python3, bpftool.
@@ -40,21 +45,35 @@ tcp_transfer() {   # PORT
 	ip netns exec gt-a socat -u OPEN:tcp.bin TCP:10.87.9.2:$1
 	wait $BG_PID 2> /dev/null
 }
-# flows_in PID KEY: flows' program entries (flow_events[KEY], all CPUs) of
-# recorder PID
-flows_in() {
+# map_id PID NAME: the id of BPF map NAME held by recorder PID (or its child)
+map_id() {
 	local fd id
 	for fd in /proc/"$1"/fd/* $(pgrep -P "$1" | sed 's|.*|/proc/&/fd/*|'); do
 		[ "$(readlink "$fd")" = "anon_inode:bpf-map" ] || continue
 		id=$(awk '$1=="map_id:" {print $2}' "${fd%/fd/*}/fdinfo/${fd##*/}")
-		bpftool map show id "$id" 2>/dev/null | grep -q " name flow_events " || continue
-		bpftool -j map lookup id "$id" key $2 0 0 0 | python3 -c '
+		bpftool map show id "$id" 2>/dev/null | grep -q " name $2 " && { echo "$id"; return; }
+	done
+}
+# flows_in PID KEY: flows' program entries (flow_events[KEY], all CPUs) of
+# recorder PID
+flows_in() {
+	local id
+	id=$(map_id "$1" flow_events)
+	[ -n "$id" ] || { echo 0; return; }
+	bpftool -j map lookup id "$id" key $2 0 0 0 | python3 -c '
 import json, sys
 print(sum(v["value"] if isinstance(v["value"], int) else int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little")
           for v in json.load(sys.stdin)["values"]))'
-		return
-	done
-	echo 0
+}
+# gate_want PID: the receive gate's want (flows without an owner) of recorder PID
+gate_want() {
+	local id
+	id=$(map_id "$1" hub_gates)
+	[ -n "$id" ] || { echo "?"; return; }
+	bpftool -j map lookup id "$id" key 2 0 0 0 | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+print(v["formatted"]["value"]["want"] if "formatted" in v else int.from_bytes(bytes(int(b, 16) for b in v["value"][:8]), "little"))'
 }
 # runs PID: "hub_send flows_send hub_recv flows_recv" so far
 runs() { echo "$(prog_runs $1 hub_send) $(flows_in $1 4) $(prog_runs $1 hub_recv) $(flows_in $1 5)"; }
@@ -98,6 +117,27 @@ ns_wait_listen gt-b 5502 udp
 phase $PD "UDP phase (defaults)" udp_send
 check "UDP phase: flows' send program entered for each of 400 datagrams ($fs)" [ "$fs" -ge 400 ]
 
+cat > sendonly.py <<'PY'
+import socket, sys, time
+if sys.argv[1] == "server":
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("10.87.9.2", 5504)); ls.listen(8)
+    s, _ = ls.accept()
+    s.sendall(b"d" * 100000)
+    time.sleep(1.5)
+    s.close()
+else:
+    c = socket.create_connection(("10.87.9.2", 5504))
+    while c.recv(65536): pass
+PY
+bg ip netns exec gt-b python3 sendonly.py server; PSO=$BG_PID
+ns_wait_listen gt-b 5504
+bg ip netns exec gt-a python3 sendonly.py client; PCO=$BG_PID
+sleep 0.8
+want=$(gate_want $PD)
+wait $PCO; wait $PSO
+check "a server that only sends: named by its send, no flow waits for an owner (want $want)" [ "$want" = 0 ]
+
 sleep 1.2
 kill -INT $PD; wait $PD
 check "nprec exit 0" [ $? -eq 0 ]
@@ -108,6 +148,9 @@ check "TCP phase recorded: client sent $SIZE ($(sum 5501 6 c)), server read $SIZ
 check "UDP phase recorded: 200000 bytes sent ($(awk '$4==5502 && $5==17 {n += $6} END {print n + 0}' d.flows))" \
 	[ "$(awk '$4==5502 && $5==17 {n += $6} END {print n + 0}' d.flows)" = 200000 ]
 "$NPREPORT" dump d.npr | $NPR probes > d.probes
+so=$("$NPREPORT" dump d.npr | $NPR flowsum 5504)
+check "a server that only sends: 2 flows, 100000 bytes each way, both owned by python3 ($so)" \
+	[ "$so" = "2 100000 100000 python3:2" ]
 check "header says the gate is on" grep -q '^flows hub TCP gate attached TCP sends skip flows' d.probes
 
 rec s.npr --send-calls; PS=$REC

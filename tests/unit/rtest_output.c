@@ -766,6 +766,19 @@ static void test_selfcost(void)
 	CHECK(s.cpu_pct > 0 && s.cpu_pct <= 100.0 * 1.05, "busy loop cpu %.1f%%", s.cpu_pct);
 	CHECK(s.rss_bytes > 0 && s.maxrss_bytes >= s.rss_bytes / 2, "rss %llu",
 	      (unsigned long long)s.rss_bytes);
+	/* the kept descriptor reads what a fresh open of another file says */
+	unsigned long long vmrss_kb = 0;
+	char line[256];
+	FILE *st = fopen("/proc/self/status", "r");
+	while (st && fgets(line, sizeof(line), st))
+		if (sscanf(line, "VmRSS: %llu kB", &vmrss_kb) == 1)
+			break;
+	if (st)
+		fclose(st);
+	rec_selfcost_sample(&s);
+	CHECK(vmrss_kb && s.rss_bytes / 1024 >= vmrss_kb * 9 / 10 && s.rss_bytes / 1024 <= vmrss_kb * 11 / 10,
+	      "rss %llu kB against VmRSS %llu kB", (unsigned long long)(s.rss_bytes / 1024), vmrss_kb);
+	close(s.statm_fd);
 
 	struct rec_ratectl r;
 	rec_ratectl_init(&r, 10, 1);
